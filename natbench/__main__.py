@@ -1,0 +1,5 @@
+"""``python -m natbench`` runs the CLI."""
+
+from natbench.cli import main
+
+main()

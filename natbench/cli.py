@@ -1,0 +1,35 @@
+"""The ``natbench`` command line."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from natbench import __version__
+from natbench.errors import NatbenchError
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="natbench")
+def cli() -> None:
+    """Benchmark stateful NATxy gateways by RFC 9693."""
+
+
+def main() -> None:
+    """Entry point: run the CLI; a natbench error becomes one line on stderr and its exit code."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2 if exc.exit_code in (1, 2) else exc.exit_code)
+    except NatbenchError as exc:
+        click.echo(f"natbench: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)

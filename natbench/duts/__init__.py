@@ -1,0 +1,1 @@
+"""DUT control: the :class:`~natbench.duts.base.Dut` protocol, executors, recipes, monitor."""

@@ -1,0 +1,1 @@
+"""Aggregation of trial records into seed-style tables and plots."""

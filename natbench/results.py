@@ -1,0 +1,209 @@
+"""Plain data every layer exchanges: phase results, verdicts and trial records.
+
+These are frozen dataclasses of plain values so that they serialise to one
+JSON line each (``to_dict`` / ``from_dict``) and so that every pass/fail
+decision can be recomputed from what was stored.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = [
+    "Direction",
+    "DirectionCounts",
+    "LatencyStats",
+    "PhaseResult",
+    "RepetitionResult",
+    "TrialRecord",
+    "Verdict",
+]
+
+
+class Direction(enum.StrEnum):
+    """A traffic direction through the DUT."""
+
+    FORWARD = "forward"
+    """Private -> public (Initiator -> Responder)."""
+    REVERSE = "reverse"
+    """Public -> private (Responder -> Initiator), using the Responder's state table."""
+
+
+class Verdict(enum.StrEnum):
+    """Outcome of one trial (one search step)."""
+
+    PASS = "pass"
+    """Loss within the acceptance criterion in every active direction; rate kept."""
+    FAIL = "fail"
+    """Loss above the acceptance criterion."""
+    INVALID = "invalid"
+    """The trial proves nothing about the DUT: tester fell behind, table not as expected, counts inconsistent."""
+
+
+@dataclass(frozen=True)
+class DirectionCounts:
+    """Frame counts of one direction in one phase."""
+
+    sent: int
+    """Test frames the tester transmitted."""
+    received: int
+    """Frames the tester received on the opposite port (any content)."""
+    valid: int
+    """Received frames that carried the test signature (only these count)."""
+
+    @property
+    def lost(self) -> int:
+        """Frames sent but not received as valid (never negative)."""
+        return max(self.sent - self.valid, 0)
+
+    @property
+    def loss_ratio(self) -> float:
+        """lost / sent; 0 when nothing was sent."""
+        return self.lost / self.sent if self.sent else 0.0
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Latency of tagged frames in one direction, in seconds (RFC 8219 7.2 / 7.3)."""
+
+    samples: int
+    """Number of tagged frames that arrived and were timed."""
+    minimum: float
+    """Smallest latency (D_min)."""
+    median: float
+    """Typical latency (median)."""
+    p99_9: float
+    """Worst-case latency (99.9th percentile)."""
+    maximum: float
+    """Largest latency."""
+
+    @property
+    def pdv(self) -> float:
+        """Packet delay variation D99.9 - Dmin (RFC 8219 7.3.1)."""
+        return self.p99_9 - self.minimum
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """What a tester reports for one phase-1 or phase-2 run."""
+
+    intended_rate: float
+    """Frames per second per direction the tester was asked to send."""
+    achieved_rate: float
+    """Frames per second per direction the tester actually sent (slowest direction)."""
+    duration: float
+    """Seconds from the first to the last frame sent."""
+    counts: dict[Direction, DirectionCounts]
+    """Counts for each active direction."""
+    latency: dict[Direction, LatencyStats] = field(default_factory=dict)
+    """Latency statistics per direction, when measured."""
+    tester_ok: bool = True
+    """False when the tester knows it could not generate the traffic as asked."""
+    tester_note: str = ""
+    """Why ``tester_ok`` is False (e.g. 'send queue full', 'fell behind by 3 %')."""
+    learned: int | None = None
+    """Number of distinct four-tuples the Responder learned (phase 1 with learning)."""
+    responder_mode: str | None = None
+    """How public -> private tuples were obtained (learn / read / compute)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Backend-specific facts worth storing (plain JSON values only)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form (directions as strings)."""
+        d = asdict(self)
+        d["counts"] = {str(k): asdict(v) for k, v in self.counts.items()}
+        d["latency"] = {str(k): asdict(v) for k, v in self.latency.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PhaseResult:
+        """Inverse of :meth:`to_dict`."""
+        d = dict(d)
+        d["counts"] = {Direction(k): DirectionCounts(**v) for k, v in d["counts"].items()}
+        d["latency"] = {Direction(k): LatencyStats(**v) for k, v in d.get("latency", {}).items()}
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial (one step of one search, or one timed operation), as stored.
+
+    Written to the run's ``trials.jsonl`` before the next trial starts.
+    """
+
+    point_id: str
+    """Stable id of the working point."""
+    metric: str
+    """Procedure name (``cps``, ``throughput``, ``teardown``, ...)."""
+    repetition: int
+    """Repetition number, 0-based."""
+    step: int
+    """Step number within this (point, metric, repetition), 0-based."""
+    kind: str
+    """What was done: ``phase1``, ``phase2``, ``flush_filled``, ``flush_empty``, ``validation``, ..."""
+    intended_rate: float
+    """Frames per second per direction asked of the tester (0 when not a traffic trial)."""
+    achieved_rate: float
+    """Frames per second per direction the tester reached."""
+    counts: dict[str, dict[str, int]]
+    """Per direction: sent / received / valid."""
+    verdict: Verdict
+    """pass / fail / invalid."""
+    reason: str
+    """Why this verdict (always filled for fail and invalid)."""
+    started_at: float
+    """Unix time the trial started."""
+    ended_at: float
+    """Unix time the trial ended."""
+    lower: float | None = None
+    """Lower bound of the search before this step (None outside searches)."""
+    upper: float | None = None
+    """Upper bound of the search before this step."""
+    value: float | None = None
+    """Measured value of a non-search trial (e.g. delete time in seconds)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Latency, DUT counts, CPU samples, responder mode, tester notes."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        d = asdict(self)
+        d["verdict"] = str(self.verdict)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrialRecord:
+        """Inverse of :meth:`to_dict`."""
+        d = dict(d)
+        d["verdict"] = Verdict(d["verdict"])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class RepetitionResult:
+    """The final result of one repetition of one metric at one working point."""
+
+    point_id: str
+    """Stable id of the working point."""
+    metric: str
+    """Procedure name."""
+    repetition: int
+    """Repetition number, 0-based."""
+    value: float | None
+    """The result (cps, fps, seconds, connections ...), None when the procedure could not finish."""
+    unit: str
+    """Unit of ``value`` (``cps``, ``fps``, ``s``, ``conn``)."""
+    error: float | None = None
+    """upper - lower bound when the search stopped (None when not a search)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Secondary values (e.g. T_N, T_0 for tear-down; latency quantiles)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RepetitionResult:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**d)

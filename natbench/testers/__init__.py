@@ -1,0 +1,1 @@
+"""Traffic generator backends behind the :class:`~natbench.testers.base.Tester` protocol."""

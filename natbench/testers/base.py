@@ -1,0 +1,95 @@
+"""The seam between procedures and traffic generators."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from natbench.results import Direction, PhaseResult
+from natbench.traffic.plan import TrafficPlan
+
+__all__ = ["Directions", "Mapping", "Phase2Options", "Tester"]
+
+
+class Directions(enum.StrEnum):
+    """Active directions of a phase-2 test."""
+
+    BIDIRECTIONAL = "bidirectional"
+    """Both directions at once (RFC 8219 requires it); rates are per direction."""
+    FORWARD = "forward"
+    """Private -> public only."""
+    REVERSE = "reverse"
+    """Public -> private only."""
+
+    @property
+    def active(self) -> tuple[Direction, ...]:
+        """The directions that carry traffic."""
+        if self is Directions.BIDIRECTIONAL:
+            return (Direction.FORWARD, Direction.REVERSE)
+        return (Direction(self.value),)
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """One translated connection as seen on the public side (a Responder state-table entry)."""
+
+    public_address: str
+    """DUT public address chosen for the connection."""
+    public_port: int
+    """DUT public port chosen for the connection."""
+    remote_port: int
+    """Responder port (the phase-1 destination port)."""
+    private_port: int | None = None
+    """Original Initiator source port, when the DUT tells it."""
+
+
+@dataclass(frozen=True)
+class Phase2Options:
+    """How phase 2 is measured."""
+
+    latency: bool = False
+    """Send timestamped tagged frames and report latency per direction."""
+    latency_rate: float = 1000.0
+    """Tagged frames per second per direction when ``latency`` is set."""
+    selection: str = "random"
+    """Responder state-table entry selection: ``random`` (default), ``linear`` or ``fixed``."""
+    mappings: tuple[Mapping, ...] | None = None
+    """Public -> private tuples read from the DUT (``ResponderMode.READ``); None otherwise."""
+
+
+@runtime_checkable
+class Tester(Protocol):
+    """A traffic generator that can run RFC 9693 phase 1 and phase 2.
+
+    Rates are frames per second *per direction*; reports double them for
+    bidirectional tests ("all frames per second").
+    """
+
+    def prepare(self, traffic: TrafficPlan) -> None:
+        """Load or compile streams for one working point (called once per point)."""
+        ...
+
+    def phase1(self, rate: float, learn: bool) -> PhaseResult:
+        """Send each enumerated (sport, dport) pair exactly once at ``rate``.
+
+        With ``learn`` the Responder records the translated four-tuples so that
+        a later phase 2 or validation can answer them.
+        """
+        ...
+
+    def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        """Send ``duration`` seconds of traffic at ``rate`` in ``directions`` and count it."""
+        ...
+
+    def validate(self, rate: float) -> PhaseResult:
+        """Send one reverse frame per learned tuple, reading the state table linearly."""
+        ...
+
+    def facts(self) -> dict[str, Any]:
+        """Tester facts for the run record (backend, versions, ports, cores)."""
+        ...
+
+    def close(self) -> None:
+        """Release ports, sockets and connections."""
+        ...

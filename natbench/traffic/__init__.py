@@ -1,0 +1,17 @@
+"""Traffic model: address plans, port ranges, RFC 4814 enumeration, frame layout."""
+
+from natbench.traffic.enumeration import PortEnumeration, SplitMix64, seeded_permutation
+from natbench.traffic.plan import AddressPlan, Family, ResponderMode, TrafficPlan, ipv6_frame_size
+from natbench.traffic.ports import PortRange
+
+__all__ = [
+    "AddressPlan",
+    "Family",
+    "PortEnumeration",
+    "PortRange",
+    "ResponderMode",
+    "SplitMix64",
+    "TrafficPlan",
+    "ipv6_frame_size",
+    "seeded_permutation",
+]
