@@ -48,6 +48,10 @@ class WorkingPoint:
     """Name of the DUT whose cores are swept (dual-DUT campaigns)."""
     name: str = ""
     """Short name of the DUT implementation used in labels (e.g. ``iptables``)."""
+    metric_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per metric name: settings this point overrides (e.g. seed 000's per-column search error)."""
+    tag: str = ""
+    """Extra label part that keeps labels unique in a campaign (e.g. ``128B``); not part of the id."""
 
     @property
     def connections(self) -> int:
@@ -57,7 +61,7 @@ class WorkingPoint:
     @property
     def params(self) -> dict[str, Any]:
         """The resolved parameters as plain JSON (what the id hashes)."""
-        return {
+        out: dict[str, Any] = {
             "src_ports": [self.src_ports.first, self.src_ports.last],
             "dst_ports": [self.dst_ports.first, self.dst_ports.last],
             "frame_size": self.frame_size,
@@ -65,6 +69,9 @@ class WorkingPoint:
             "dut_params": self.dut_params,
             "swept_dut": self.swept_dut,
         }
+        if self.metric_settings:  # only when present, so ids of points without overrides stay as before
+            out["metric_settings"] = self.metric_settings
+        return out
 
     @property
     def id(self) -> str:
@@ -78,4 +85,6 @@ class WorkingPoint:
         if self.cores is not None:
             parts.append(f"{self.cores}c")
         parts.append(si_count(self.connections))
+        if self.tag:
+            parts.append(self.tag)
         return "-".join(parts)
