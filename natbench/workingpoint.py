@@ -50,6 +50,8 @@ class WorkingPoint:
     """Short name of the DUT implementation used in labels (e.g. ``iptables``)."""
     metric_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per metric name: settings this point overrides (e.g. seed 000's per-column search error)."""
+    co_swept_duts: tuple[str, ...] = ()
+    """Further DUTs whose active cores also follow :attr:`cores` (seed 004 baseline: both routers)."""
     tag: str = ""
     """Extra label part that keeps labels unique in a campaign (e.g. ``128B``); not part of the id."""
 
@@ -69,8 +71,11 @@ class WorkingPoint:
             "dut_params": self.dut_params,
             "swept_dut": self.swept_dut,
         }
-        if self.metric_settings:  # only when present, so ids of points without overrides stay as before
+        # the optional parts only when present, so ids of points without them stay as before
+        if self.metric_settings:
             out["metric_settings"] = self.metric_settings
+        if self.co_swept_duts:
+            out["co_swept_duts"] = list(self.co_swept_duts)
         return out
 
     @property

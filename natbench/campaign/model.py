@@ -58,7 +58,7 @@ class Campaign:
         if self.spec.label:
             return self.spec.label
         duts = self.spec.testbed.duts
-        if self.spec.sweep.cores_dut:
+        if isinstance(self.spec.sweep.cores_dut, str):
             return self.spec.sweep.cores_dut
         return duts[0].name if len(duts) == 1 else self.name
 

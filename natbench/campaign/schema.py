@@ -517,8 +517,8 @@ class SweepSpec(_Model):
     order written x the ``zip`` columns (innermost, varied together).
     """
 
-    cores_dut: str | None = None
-    """The DUT whose active cores ``cores`` sets (default: the only DUT); other DUTs keep their ``cores``."""
+    cores_dut: str | list[str] | None = None
+    """The DUT (or DUTs) whose active cores ``cores`` sets (default: the only DUT); others keep their ``cores``."""
     product: dict[str, list[Any]] = Field(default_factory=dict)
     """Named lists combined as a cartesian product (first axis outermost)."""
     zip: dict[str, list[Any]] = Field(default_factory=dict)

@@ -137,25 +137,30 @@ def axes(spec: CampaignSpec) -> tuple[list[Axis], list[Axis]]:
     return product, zipped
 
 
-def cores_dut(spec: CampaignSpec, cores_swept: bool) -> DutSpec | None:
-    """The DUT whose cores a working point's ``cores`` refers to (None: no DUT's cores are set)."""
+def cores_duts(spec: CampaignSpec, cores_swept: bool) -> list[DutSpec]:
+    """The DUTs whose cores a working point's ``cores`` sets (first = ``swept_dut``); empty: none."""
     duts = spec.testbed.duts
-    if spec.sweep.cores_dut is not None:
-        for d in duts:
-            if d.name == spec.sweep.cores_dut:
-                return d
-        raise LocatedError(
-            ("sweep", "cores_dut"),
-            f"no DUT named {spec.sweep.cores_dut!r} (DUTs: {', '.join(d.name for d in duts)})",
-        )
+    wanted = spec.sweep.cores_dut
+    if wanted is not None:
+        names = [wanted] if isinstance(wanted, str) else list(wanted)
+        by_name = {d.name: d for d in duts}
+        out = []
+        for i, name in enumerate(names):
+            if name not in by_name:
+                path: Path_ = ("sweep", "cores_dut") if isinstance(wanted, str) else ("sweep", "cores_dut", i)
+                raise LocatedError(path, f"no DUT named {name!r} (DUTs: {', '.join(by_name)})")
+            out.append(by_name[name])
+        if not out:
+            raise LocatedError(("sweep", "cores_dut"), "name at least one DUT")
+        return out
     if len(duts) == 1:
-        return duts[0]
+        return [duts[0]]
     if cores_swept:
         raise LocatedError(
             ("sweep", "cores_dut"),
             "cores are swept and there are several DUTs: name the DUT whose cores vary in sweep.cores_dut",
         )
-    return None
+    return []
 
 
 def expand(spec: CampaignSpec, label_name: str) -> list[WorkingPoint]:
@@ -163,7 +168,8 @@ def expand(spec: CampaignSpec, label_name: str) -> list[WorkingPoint]:
     product, zipped = axes(spec)
     all_axes = product + zipped
     cores_swept = any(a.kind == "cores" for a in all_axes)
-    cdut = cores_dut(spec, cores_swept)
+    cduts = cores_duts(spec, cores_swept)
+    cdut = cduts[0] if cduts else None
     frame_axis_swept = any(a.kind == "frame_size" for a in all_axes)
 
     groups: list[list[list[tuple[Axis, int]]]] = []
@@ -206,6 +212,7 @@ def expand(spec: CampaignSpec, label_name: str) -> list[WorkingPoint]:
             cores=p.cores,
             dut_params=p.dut_params,
             swept_dut=cdut.name if cdut is not None and p.cores is not None else None,
+            co_swept_duts=tuple(d.name for d in cduts[1:]) if p.cores is not None else (),
             name=label_name,
             metric_settings=overrides,
         )

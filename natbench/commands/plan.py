@@ -31,7 +31,8 @@ def _varying(campaign: Campaign) -> tuple[list[tuple[str, str]], list[tuple[str,
     points = campaign.points()
     duts = sorted({(d, k) for p in points for d, ps in p.dut_params.items() for k in ps})
     dut_vary = [(d, k) for d, k in duts if len({repr(p.dut_params.get(d, {}).get(k)) for p in points}) > 1]
-    mets = sorted({(m, k) for p in points for m, s in p.metric_settings.items() for k in s})
+    # repetitions have their own column
+    mets = sorted({(m, k) for p in points for m, s in p.metric_settings.items() for k in s if k != "repetitions"})
     met_vary = [(m, k) for m, k in mets if len({repr(p.metric_settings.get(m, {}).get(k)) for p in points}) > 1]
     return dut_vary, met_vary
 
@@ -48,7 +49,7 @@ def plan_rows(campaign: Campaign, est: Estimate) -> tuple[list[str], list[list[s
     dut_vary, met_vary = _varying(campaign)
     multi = len(campaign.testbed.duts) > 1
     cores_head = "cores"
-    swept = {p.swept_dut for p in campaign.points() if p.swept_dut}
+    swept = {d for p in campaign.points() if p.swept_dut for d in (p.swept_dut, *p.co_swept_duts)}
     if multi and swept:
         cores_head = f"cores ({', '.join(sorted(swept))})"
     header = ["#", "label", "id", cores_head, "src ports", "dst ports", "connections", "frame"]

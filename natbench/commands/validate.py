@@ -36,4 +36,6 @@ def validate(files: tuple[str, ...], no_recipes: bool) -> None:
             f"~{format_duration(est.seconds)}; {recipes}"
         )
     if bad:
-        raise click.exceptions.Exit(2)
+        # SystemExit, not click's Exit: natbench.cli.main runs click with standalone_mode=False,
+        # where click turns Exit into a return value that main does not pass on.
+        raise SystemExit(2)
