@@ -31,6 +31,7 @@ Decisions a network test engineer should know (see also ``docs`` in the report):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import statistics
@@ -97,8 +98,10 @@ class MetricSettings:
     """When to refill the table between phase-2 steps: ``auto`` or ``always`` (see module docstring)."""
     rate: float | None = None
     """Fixed rate of latency / PDV / validation / FLR base (default: from an earlier metric at the point)."""
+    rates: tuple[float, ...] | None = None
+    """Frame loss rate: the per-direction rates to test, highest first (overrides ``fractions``)."""
     fractions: tuple[float, ...] = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
-    """Frame loss rate: fractions of the base rate to test, highest first (RFC 2544 26.3)."""
+    """Frame loss rate: fractions of the base rate (``rate`` or ``upper``) to test, highest first (RFC 2544 26.3)."""
     flr_stop_after_zero: int = 2
     """Frame loss rate: stop after this many consecutive loss-free rates (RFC 2544: 2; 0 = test all)."""
     latency_rate: float = 1000.0
@@ -109,6 +112,8 @@ class MetricSettings:
     """Throughput search: ``binary`` (RFC 2544) or ``mlr`` (MLRsearch 1.2.1, extra ``mlr``)."""
     alpha: float = 1.0
     """Capacity / validation: validation rate = alpha * tested rate (siitperf's alpha)."""
+    reverse_rate: float | None = None
+    """Validation: rate of the reverse frames (default: alpha * the phase-1 rate)."""
     beta: float = 0.2
     """Capacity: the exponential search stops when the rate falls below beta * previous rate."""
     gamma: float = 0.4
@@ -117,29 +122,50 @@ class MetricSettings:
     """Capacity: stop width in connections (default: one source port's worth, |D|)."""
     capacity_start: int | None = None
     """Capacity: first (safe) number of connections C0 (default: the point's connections)."""
+    capacity_max: int | None = None
+    """Capacity: largest number of connections probed (default: the whole source port space)."""
     on_search_error: str = "record"
     """``record``: a repetition that cannot finish is stored as failed and the run goes on; ``raise``: abort."""
 
     @classmethod
-    def from_any(cls, obj: Any) -> MetricSettings:
-        """Build from a mapping, a pydantic model or a dataclass; unknown fields are ignored."""
+    def from_any(cls, obj: Any, **overrides: Any) -> MetricSettings:
+        """Build from a mapping, a pydantic model or a dataclass; unknown fields are ignored.
+
+        ``overrides`` that are not None replace fields (e.g. the campaign-wide acceptance).
+        The campaign schema's names ``tagged_rate``, ``min_connections``, ``max_connections`` and
+        ``connection_error`` are accepted for ``latency_rate`` and the ``capacity_*`` fields.
+        """
         if isinstance(obj, MetricSettings):
-            return obj
+            return dataclasses.replace(obj, **{k: v for k, v in overrides.items() if v is not None})
         if obj is None:
-            return cls()
+            obj = {}
         if hasattr(obj, "model_dump"):
             data = obj.model_dump()
         elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
             data = dataclasses.asdict(obj)
         else:
             data = dict(obj)
+        data = dict(data)
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        for alias, name in _ALIASES.items():
+            if data.get(alias) is not None and data.get(name) is None:
+                data[name] = data[alias]
         names = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names and v is not None}
         if "directions" in kwargs:
             kwargs["directions"] = Directions(str(getattr(kwargs["directions"], "value", kwargs["directions"])))
-        if "fractions" in kwargs:
-            kwargs["fractions"] = tuple(float(f) for f in kwargs["fractions"])
+        for name in ("fractions", "rates"):
+            if name in kwargs:
+                kwargs[name] = tuple(float(f) for f in kwargs[name])
         return cls(**kwargs)
+
+
+_ALIASES = {
+    "tagged_rate": "latency_rate",
+    "min_connections": "capacity_start",
+    "max_connections": "capacity_max",
+    "connection_error": "capacity_error",
+}
 
 
 @dataclass
@@ -464,8 +490,14 @@ def throughput(ctx: ProcedureContext) -> RepetitionResult:
 
 
 def forwarding(ctx: ProcedureContext) -> RepetitionResult:
-    """Plain forwarding baseline: throughput binary search of phase-2 trials without state (no phase 1)."""
+    """Plain forwarding baseline: throughput binary search of phase-2 trials without state (no phase 1).
+
+    The DUT's table is emptied first (when it has one) so that no state left by an earlier metric
+    helps or hinders the baseline, and a restarted repetition sees the same DUT state.
+    """
     s = ctx.settings
+    with contextlib.suppress(NotImplementedError):
+        ctx.dut.reset_connections()
     out = _search(ctx, s.lower, s.upper, lambda st: _phase2_step(ctx, None, st.rate, lower=st.lower, upper=st.upper))
     n = len(s.directions.active)
     return ctx.result(
@@ -482,11 +514,11 @@ def frame_loss(ctx: ProcedureContext) -> RepetitionResult:
     """Frame loss rate (RFC 2544 26.3) at fractions of a base rate, highest first."""
     s = ctx.settings
     base = float(s.rate) if s.rate else float(s.upper)
+    rates = list(s.rates) if s.rates else [base * f for f in s.fractions]
     filler = _Filler(ctx)
     curve: list[list[float]] = []
     zero_run = 0
-    for f in s.fractions:
-        rate = base * f
+    for rate in rates:
 
         def trial(rate: float = rate) -> TrialRecord:
             return _phase2_step(ctx, filler, rate)
@@ -497,7 +529,7 @@ def frame_loss(ctx: ProcedureContext) -> RepetitionResult:
         zero_run = zero_run + 1 if flr == 0 else 0
         if s.flr_stop_after_zero and zero_run >= s.flr_stop_after_zero:
             break
-    return ctx.result(curve[0][1], "ratio", base_rate=base, curve=curve, directions=str(s.directions))
+    return ctx.result(curve[0][1], "ratio", rate=curve[0][0], curve=curve, directions=str(s.directions))
 
 
 def _latency_trial(ctx: ProcedureContext) -> tuple[float, dict[str, dict[str, float]]]:
@@ -539,6 +571,8 @@ def teardown(ctx: ProcedureContext) -> RepetitionResult:
     n = fill.extra.get("dut_connections")
     if n is None:
         n = sum(c["valid"] for c in fill.counts.values())
+    if ctx.settings.gap > 0:
+        ctx.sleep(ctx.settings.gap)
     started = ctx.clock()
     t_n = float(ctx.dut.timed_flush())
     ctx.record("flush_filled", None, Verdict.PASS, "", started, value=t_n, extra={"connections": n})
@@ -565,7 +599,7 @@ def teardown(ctx: ProcedureContext) -> RepetitionResult:
 def validation(ctx: ProcedureContext) -> RepetitionResult:
     """Validation of connection establishment: phase 1 at r, then one reverse frame per learned tuple."""
     rate = _from_prior(ctx, "cps")
-    ok, rec = _validated_step(ctx, rate)
+    ok, rec = _validated_step(ctx, rate, gap=ctx.settings.gap)
     return ctx.result(1.0 if ok else 0.0, "pass", rate=rate, reason=rec.reason)
 
 
@@ -576,8 +610,14 @@ def _validated_step(
     lower: float | None = None,
     upper: float | None = None,
     extra: dict[str, Any] | None = None,
+    gap: float = 0.0,
 ) -> tuple[bool, TrialRecord]:
-    """Phase 1 at ``rate`` with learning, then ``tester.validate(alpha * rate)``; both stored."""
+    """Phase 1 at ``rate`` with learning, [gap], then ``tester.validate(reverse rate)``; both stored.
+
+    The reverse rate is ``reverse_rate`` when set, else ``alpha * rate``. Validation passes only when
+    every reverse frame arrived (acceptance 0), whatever the metric's acceptance.
+    """
+    reverse = float(ctx.settings.reverse_rate) if ctx.settings.reverse_rate else rate * ctx.settings.alpha
 
     def attempt() -> TrialRecord:
         return _phase1_step(ctx, rate, learn=True, kind="phase1", lower=lower, upper=upper, extra=extra)
@@ -585,10 +625,12 @@ def _validated_step(
     p1 = _retry(ctx, f"phase 1 at {rate:g}", attempt)
     if p1.verdict is not Verdict.PASS:
         return False, p1
+    if gap > 0:
+        ctx.sleep(gap)
 
     def check() -> TrialRecord:
         started = ctx.clock()
-        phase = ctx.tester.validate(rate * ctx.settings.alpha)
+        phase = ctx.tester.validate(reverse)
         verdict, reason = judge_phase(phase, ctx.settings, acceptance=0.0)
         return ctx.record("validation", phase, verdict, reason, started, lower=lower, upper=upper, extra=extra)
 
@@ -610,6 +652,8 @@ def capacity(ctx: ProcedureContext) -> RepetitionResult:
     n_dst = len(ctx.point.dst_ports)
     first = ctx.point.src_ports.first
     max_src = 65535 - first + 1
+    if s.capacity_max:
+        max_src = max(1, min(max_src, s.capacity_max // n_dst))
     width = max(1, math.ceil((s.capacity_error or n_dst) / n_dst))
     start = min(max(1, math.ceil(int(s.capacity_start or ctx.point.connections) / n_dst)), max_src)
     probes: list[list[float]] = []

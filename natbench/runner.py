@@ -72,6 +72,14 @@ class RunSpec:
     """The resolved campaign (YAML) stored as campaign.yaml."""
     campaign_file: str | None = None
     """Where the campaign came from."""
+    settings_for: Callable[[WorkingPoint, str], MetricSettings] | None = None
+    """Per-point settings (a campaign's sweep may override e.g. the search error per point); default: ``metrics``."""
+
+    def settings(self, point: WorkingPoint, metric: str) -> MetricSettings:
+        """Settings of ``metric`` at ``point``."""
+        if self.settings_for is not None:
+            return self.settings_for(point, metric)
+        return self.metrics[metric]
 
     def ordered_metrics(self) -> list[str]:
         """Metric names in measurement order (cps before validation, throughput before latency/PDV)."""
@@ -82,7 +90,7 @@ class RunSpec:
 
     def total_repetitions(self) -> int:
         """Repetitions in the whole run."""
-        return len(self.points) * sum(s.repetitions for s in self.metrics.values())
+        return sum(self.settings(p, m).repetitions for p in self.points for m in self.metrics)
 
 
 class Observer:
@@ -193,7 +201,7 @@ class Runner:
                     todo = [
                         (m, r)
                         for m in metrics
-                        for r in range(self.spec.metrics[m].repetitions)
+                        for r in range(self.spec.settings(point, m).repetitions)
                         if not self.store.is_complete(point.id, m, r)
                     ]
                     if todo:
@@ -234,7 +242,7 @@ class Runner:
                     plan=plan,
                     metric=metric,
                     repetition=rep,
-                    settings=self.spec.metrics[metric],
+                    settings=self.spec.settings(point, metric),
                     emit=self._emit,
                     clock=self.clock,
                     sleep=self.sleep,
@@ -333,9 +341,28 @@ def resume_run(
 
 def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
     """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`."""
-    raw_metrics = campaign.metrics
-    items = raw_metrics.items() if hasattr(raw_metrics, "items") else dict(raw_metrics).items()
-    metrics = {str(name): MetricSettings.from_any(settings) for name, settings in items if settings is not None}
+    traffic = getattr(campaign, "traffic", None)
+    default_directions = getattr(traffic, "directions", None)
+
+    def convert(raw: Any, acceptance: float | None) -> MetricSettings:
+        return MetricSettings.from_any(
+            raw,
+            acceptance=acceptance if getattr(raw, "acceptance", None) is None else None,
+            directions=default_directions if getattr(raw, "directions", None) is None else None,
+        )
+
+    def default_acceptance() -> float | None:
+        value = getattr(traffic, "acceptance", None)
+        return None if value is None else float(value)
+
+    metrics = {str(name): convert(raw, default_acceptance()) for name, raw in dict(campaign.metrics).items()}
+
+    def settings_for(point: WorkingPoint, metric: str) -> MetricSettings:
+        per_point = getattr(campaign, "settings_for", None)
+        if per_point is None:
+            return metrics[metric]
+        return convert(per_point(point, metric), default_acceptance())
+
     return RunSpec(
         name=str(getattr(campaign, "name", "") or ""),
         points=list(campaign.points()),
@@ -343,6 +370,7 @@ def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | N
         metrics=metrics,
         campaign_text=campaign_text,
         campaign_file=campaign_file,
+        settings_for=settings_for,
     )
 
 
@@ -360,10 +388,11 @@ def _campaign_text(campaign: Any, path: Path) -> str:
 
 
 def _default_run_dir(campaign: Any, spec: RunSpec) -> Path:
+    """``campaign.output`` (a path; default results/<name>) with a UTC time stamp appended: one directory per run."""
     output = getattr(campaign, "output", None)
-    base = getattr(output, "directory", None) or getattr(output, "dir", None) or "runs"
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    return Path(str(base)) / f"{spec.name or 'run'}-{stamp}"
+    base = Path(str(output)) if output else Path("results") / (spec.name or "run")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return base.with_name(f"{base.name}-{stamp}")
 
 
 def run_campaign(
