@@ -316,8 +316,11 @@ static int tx_init(tx_t *t, PyObject *d, uint16_t tag) {
     t->flags = (uint16_t)v;
     if (get_ll(d, "tag_every", 0, &v) < 0) goto fail;
     t->tag_every = (uint64_t)v;
-    if (get_ll(d, "seed", 0, &v) < 0) goto fail;
-    t->rng = (uint64_t)v;
+    {
+        PyObject *so = PyDict_GetItemString(d, "seed");
+        t->rng = (so && so != Py_None) ? (uint64_t)PyLong_AsUnsignedLongLongMask(so) : 0;
+        if (PyErr_Occurred()) goto fail;
+    }
     if (t->mode == TX_ENUM && t->start + t->count > t->na * t->nb) {
         PyErr_SetString(PyExc_ValueError, "enumeration range beyond |S|*|D|");
         goto fail;
