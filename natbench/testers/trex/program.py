@@ -197,7 +197,9 @@ def _forward_frame(plan: TrafficPlan, sport: int, dport: int) -> FrameTemplate:
     return FrameTemplate(a.initiator, a.responder_as_seen_by_initiator, sport, dport, plan.private_frame_size)
 
 
-def _reverse_frame(plan: TrafficPlan, sport: int, dport: int, dst: ipaddress.IPv4Address | None = None) -> FrameTemplate:
+def _reverse_frame(
+    plan: TrafficPlan, sport: int, dport: int, dst: ipaddress.IPv4Address | None = None
+) -> FrameTemplate:
     a = plan.addresses
     return FrameTemplate(a.responder, dst or a.dut_public, sport, dport, plan.public_frame_size)
 
@@ -219,8 +221,7 @@ def check_step(step: int, fast_len: int, blocks: Sequence[int], cores: int) -> N
         raise ValueError(f"step {step} must be below the source-list length {fast_len}")
     if step * cores >= fast_len:
         raise ValueError(
-            f"step*cores = {step}*{cores} must stay below the source-list length {fast_len} "
-            "(one wrap per core stride)"
+            f"step*cores = {step}*{cores} must stay below the source-list length {fast_len} (one wrap per core stride)"
         )
     for b in blocks:
         if math.gcd(step, fast_len * b) != 1:
@@ -279,7 +280,9 @@ def _enumeration_streams(
         fast_var = f"{prefix}f"
         slow_var = f"{prefix}s"
         variables = (
-            FlowVar(fast_var, 2, "inc", value_list=fast_values, step=step, split_to_cores=not pinned, next_var=slow_var),
+            FlowVar(
+                fast_var, 2, "inc", value_list=fast_values, step=step, split_to_cores=not pinned, next_var=slow_var
+            ),
             FlowVar(slow_var, 2, "inc", value_list=tuple(int(v) for v in slow[d0:d1]), split_to_cores=False),
         )
         writes = (FieldWrite(fast_var, fast_offset), FieldWrite(slow_var, slow_offset))
@@ -438,7 +441,9 @@ def compile_validation(
     if plan.responder_mode is ResponderMode.READ:
         if mappings is None:
             raise ValueError("responder mode read needs the DUT's mappings")
-        return Program("validation", _mapping_streams(plan=plan, mappings=mappings, rate=rate, burst=True, prefix="v_"), cores)
+        return Program(
+            "validation", _mapping_streams(plan=plan, mappings=mappings, rate=rate, burst=True, prefix="v_"), cores
+        )
     e = plan.enumeration
     frame = _reverse_frame(plan, plan.dst_ports.first, plan.src_ports.first)
     streams, pinned, notes = _enumeration_streams(
@@ -496,9 +501,9 @@ def _random_streams(
     return tuple(streams)
 
 
-def _random_port_vars(prefix: str, sports: PortRange, dports: PortRange, frame: FrameTemplate) -> tuple[
-    tuple[FlowVar, ...], tuple[FieldWrite, ...]
-]:
+def _random_port_vars(
+    prefix: str, sports: PortRange, dports: PortRange, frame: FrameTemplate
+) -> tuple[tuple[FlowVar, ...], tuple[FieldWrite, ...]]:
     """Uniform random ports: 4-byte random variables (TRex draws 30 random bits) written through a 16-bit mask."""
     variables = (
         FlowVar(f"{prefix}sp", 4, "random", min_value=sports.first, max_value=sports.last),
@@ -542,14 +547,26 @@ def compile_phase2(
         frame = _forward_frame(plan, s0, d0)
         streams.extend(
             _random_streams(
-                prefix="f_", port=Port.PRIVATE, frame=frame, sports=plan.src_ports, dports=plan.dst_ports,
-                rate=data_rate, seed=plan.seed, tolerance=bias_tolerance, direction=Direction.FORWARD,
+                prefix="f_",
+                port=Port.PRIVATE,
+                frame=frame,
+                sports=plan.src_ports,
+                dports=plan.dst_ports,
+                rate=data_rate,
+                seed=plan.seed,
+                tolerance=bias_tolerance,
+                direction=Direction.FORWARD,
             )
         )
         if lat_rate:
             streams.append(
                 StreamPlan(
-                    "f_lat", Port.PRIVATE, frame, lat_rate, None, latency_pg_id=LATENCY_PG_BASE,
+                    "f_lat",
+                    Port.PRIVATE,
+                    frame,
+                    lat_rate,
+                    None,
+                    latency_pg_id=LATENCY_PG_BASE,
                     direction=Direction.FORWARD,
                 )
             )
@@ -572,8 +589,15 @@ def compile_phase2(
             if measure.selection == "random":
                 streams.extend(
                     _random_streams(
-                        prefix="r_", port=Port.PUBLIC, frame=frame, sports=plan.dst_ports, dports=plan.src_ports,
-                        rate=data_rate, seed=plan.seed, tolerance=bias_tolerance, direction=Direction.REVERSE,
+                        prefix="r_",
+                        port=Port.PUBLIC,
+                        frame=frame,
+                        sports=plan.dst_ports,
+                        dports=plan.src_ports,
+                        rate=data_rate,
+                        seed=plan.seed,
+                        tolerance=bias_tolerance,
+                        direction=Direction.REVERSE,
                     )
                 )
             elif measure.selection == "linear":
@@ -588,7 +612,9 @@ def compile_phase2(
                 raise ValueError(f"unknown selection {measure.selection!r} (random, linear or fixed)")
             if measure.selection != "random":
                 streams.append(
-                    StreamPlan("r_data", Port.PUBLIC, frame, data_rate, None, variables, writes, direction=Direction.REVERSE)
+                    StreamPlan(
+                        "r_data", Port.PUBLIC, frame, data_rate, None, variables, writes, direction=Direction.REVERSE
+                    )
                 )
         else:
             raise ValueError(
@@ -598,7 +624,12 @@ def compile_phase2(
         if lat_rate:
             streams.append(
                 StreamPlan(
-                    "r_lat", Port.PUBLIC, lat_frame, lat_rate, None, latency_pg_id=LATENCY_PG_BASE + 1,
+                    "r_lat",
+                    Port.PUBLIC,
+                    lat_frame,
+                    lat_rate,
+                    None,
+                    latency_pg_id=LATENCY_PG_BASE + 1,
                     direction=Direction.REVERSE,
                 )
             )
@@ -647,7 +678,6 @@ def random_port_bias(n: int) -> float:
     counts = random_port_counts(n)
     mean = (1 << 30) / n
     return float(np.max(np.abs(counts - mean)) / mean)
-
 
 
 def uniform_blocks(ports: PortRange, tolerance: float = DEFAULT_BIAS_TOLERANCE) -> tuple[PortRange, ...]:

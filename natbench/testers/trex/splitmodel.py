@@ -88,7 +88,9 @@ def _make_vars(instructions: list[dict[str, Any]]) -> list[_Var]:
         rng = hi - lo + 1
         step = int(ins["step"])
         out.append(
-            _Var(ins["name"], values, lo, hi, step % rng, step // rng, init, bool(ins["split_to_cores"]), ins["next_var"])
+            _Var(
+                ins["name"], values, lo, hi, step % rng, step // rng, init, bool(ins["split_to_cores"]), ins["next_var"]
+            )
         )
     for i, v in enumerate(out):
         if v.next_var is None:
@@ -137,7 +139,7 @@ def run_stream(stream_json: dict[str, Any], cores: int) -> list[CoreTrace]:
                 v.step, v.wa = (full * mul) % v.size, (full * mul) // v.size
                 v.index = new_init if v.values is not None else v.lo + new_init
             # memory initialised to peek_prev(): one step back from the initial index/value
-            back = (((v.index if v.values is not None else v.index - v.lo) - v.step) % v.size)
+            back = ((v.index if v.values is not None else v.index - v.lo) - v.step) % v.size
             v.memory = back if v.values is not None else v.lo + back
             # the data plane keeps only ``step mod size`` (the wrap count ``wa`` is lost), so a
             # per-core stride of a whole list or more silently breaks the enumeration: modelled as is
