@@ -90,7 +90,9 @@ class NatbenchProfile:
         mode = ResponderMode(getattr(args, "responder_mode", "compute"))
         return TrafficPlan(self.family, addresses, args.src_ports, args.dst_ports, args.frame_size, args.seed, mode)
 
-    def get_streams(self, direction: int = 0, port_id: int = 0, tunables: Sequence[str] = (), **kwargs: Any) -> list[Any]:
+    def get_streams(
+        self, direction: int = 0, port_id: int = 0, tunables: Sequence[str] = (), **kwargs: Any
+    ) -> list[Any]:
         """TRex entry point: direction 0 = private (Initiator) port, 1 = public (Responder) port."""
         args = self._parser().parse_args(list(tunables))
         plan = self.plan(args)
