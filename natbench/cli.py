@@ -33,3 +33,7 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+
+
+cli.add_command(__import__("natbench.commands.report", fromlist=["report"]).report)
+cli.add_command(__import__("natbench.commands.compare", fromlist=["compare"]).compare)
