@@ -165,3 +165,32 @@ def fig5_dir(tmp_path: Path) -> Path:
     return teardown_run(
         tmp_path / "fig5", FIG5_PORTS, FIG5_FILLED, FIG5_EMPTY, FIG5_EXP, name="iptables", sizes=FIG5_SIZES
     )
+
+
+def perf_run(
+    root: Path,
+    ports: list[tuple[int, int]],
+    series: dict[str, list[tuple[float, float, float]]],
+    *,
+    name: str,
+    cores: list[int | None] | None = None,
+    scale: float = 1.0,
+    exps: list[int] | None = None,
+    errors: dict[str, list[float]] | None = None,
+    sizes: list[tuple[int, int]] | None = None,
+) -> Path:
+    """A run with the given (median, min, max) per metric and point; throughput and forwarding
+    values are all-frames-per-second figures, stored per direction with directions = 2."""
+    points, records = [], []
+    n = len(ports)
+    for i, (src, dst) in enumerate(ports):
+        params = {"dut": {"conntrack_max": 2 ** sizes[i][0], "hashsize": 2 ** sizes[i][1]}} if sizes else {}
+        p = make_point(i, (1, src), (1, dst), cores=(cores or [None] * n)[i], name=name, dut_params=params,
+                       swept_dut="dut" if sizes else None)
+        points.append(p)
+        for metric, mmm in series.items():
+            unit = "cps" if metric == "cps" else "fps"
+            err = (errors or {}).get(metric, [None] * n)[i]  # type: ignore[list-item]
+            records += _series(p["id"], metric, unit, mmm[i], (exps or [10] * n)[i], scale=scale, error=err,
+                               per_direction=unit == "fps")
+    return write_run_dir(root, points, records, campaign_name=name)

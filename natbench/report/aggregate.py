@@ -308,7 +308,7 @@ def baseline_ratio(
     s["metric"] = s["metric"].astype(str)
     base = s[s["metric"] == baseline].set_index("point_id")["median"]
     key_cols = ["cores", "src_first", "src_last", "dst_first", "dst_last", "frame_size"]
-    keyed = points[key_cols].astype(str).agg("|".join, axis=1)
+    keyed = pd.Series(["|".join(map(str, r)) for r in points[key_cols].itertuples(index=False)], index=points.index)
     base_by_key = {keyed[pid]: pid for pid in base.index if pid in keyed.index}
     rows: list[dict[str, Any]] = []
     for m in metrics:

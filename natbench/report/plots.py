@@ -130,7 +130,7 @@ def plot_teardown(teardown: pd.DataFrame, points: pd.DataFrame) -> Figure:
     """Tear-down rate (left) and filled / empty delete times (right) against connections."""
     fig = Figure(figsize=(10, 4.2), layout="constrained")
     ax_rate, ax_time = fig.subplots(1, 2)
-    d = teardown.join(points[["connections", "label"]], rsuffix="_point").sort_values("connections")
+    d = teardown.drop(columns="connections").join(points[["connections", "label"]]).sort_values("connections")
     n = d["connections"].to_numpy(float)
     ax_rate.plot(n, d["rate"].to_numpy(float), marker="o", label="N / (median T_N - median T_0)")
     ax_rate.set_xscale("log")
