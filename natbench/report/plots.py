@@ -1,0 +1,241 @@
+"""Plots of a run (matplotlib), saved as PNG and SVG.
+
+Figures are built with the object API (``matplotlib.figure.Figure``, never pyplot), so nothing
+needs a display and a notebook's backend is left alone; they render through Agg when saved.
+
+* :func:`plot_cores`: median with min..max bars against CPU cores, and the ideal linear scale-up
+  n * P(n0) / n0 for reference (dashed).
+* :func:`plot_connections`: median with min..max bars against the number of connections (log x).
+* :func:`plot_teardown`: tear-down rate against connections (log x) and the filled / empty
+  delete times.
+* :func:`plot_cpu_idle`: per-core CPU idle time of one DUT over one trial (seed 004 Figures 12-22),
+  every core its own line, never averaged.
+
+CPU samples (produced by the DUT monitor, stored in a trial record's ``extra``)::
+
+    extra["monitor"][dut_name] = {
+        "interval": 1.0,                 # seconds between samples
+        "t": [0.0, 1.0, 2.0, ...],       # sample times, seconds since the trial started
+        "idle": {                        # idle time in percent (0..100) per CPU core
+            "cpu0": [12.0, 3.5, ...],    # one value per entry of "t"
+            "cpu1": [...],
+        },
+    }
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from natbench.report.load import Run
+
+__all__ = [
+    "cpu_idle_series",
+    "figure_bytes",
+    "plot_connections",
+    "plot_cores",
+    "plot_cpu_idle",
+    "plot_metric",
+    "plot_teardown",
+    "save_figure",
+]
+
+_LABELS = {
+    "cps": ("maximum connection establishment rate", "connections per second"),
+    "throughput": ("throughput", "frames per second (all directions)"),
+    "forwarding": ("forwarding baseline throughput", "frames per second (all directions)"),
+    "frame_loss": ("frame loss rate", "ratio"),
+    "latency": ("latency", "seconds"),
+    "pdv": ("packet delay variation", "seconds"),
+    "capacity": ("connection tracking table capacity", "connections"),
+    "validation": ("validated connection establishment rate", "connections per second"),
+}
+
+
+def _joined(summary: pd.DataFrame, points: pd.DataFrame, metric: str) -> pd.DataFrame:
+    s = summary.reset_index()
+    s = s[s["metric"].astype(str) == metric].copy()
+    s["point_id"] = s["point_id"].astype(str)
+    return s.merge(points, left_on="point_id", right_index=True, how="inner")
+
+
+def _new_axes(ax: Any) -> tuple[Figure, Any]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=(7, 4.2), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _errorbars(ax: Any, x: np.ndarray, d: pd.DataFrame, label: str, **kw: Any) -> None:
+    med = d["median"].to_numpy(float)
+    lo = med - d["min"].to_numpy(float)
+    hi = d["max"].to_numpy(float) - med
+    ax.errorbar(x, med, yerr=[lo, hi], marker="o", capsize=3, label=label, **kw)
+
+
+def plot_cores(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any = None) -> Figure:
+    """Performance against CPU cores, one line per series, with the ideal linear scale-up dashed."""
+    fig, ax = _new_axes(ax)
+    j = _joined(summary, points, metric).dropna(subset=["cores"])
+    title, unit = _LABELS.get(metric, (metric, ""))
+    for key, d in j.groupby("cores_group", sort=False):
+        d = d.sort_values("cores")
+        x = d["cores"].to_numpy(float)
+        name = str(d["name"].iloc[0]) or metric
+        _errorbars(ax, x, d, f"{name} (median, min..max)")
+        ideal = x * d["median"].iloc[0] / x[0]
+        ax.plot(x, ideal, "--", color="grey", label=f"{name}: ideal linear scale-up")
+        del key
+    ax.set_xscale("log", base=2)
+    ticks = sorted(j["cores"].unique())
+    ax.set_xticks(ticks, [str(int(t)) for t in ticks])
+    ax.set_xlabel("number of active CPU cores")
+    ax.set_ylabel(unit)
+    ax.set_title(f"{title} against the number of CPU cores")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_connections(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any = None) -> Figure:
+    """Performance against the number of connections (log x), one line per series."""
+    fig, ax = _new_axes(ax)
+    j = _joined(summary, points, metric)
+    title, unit = _LABELS.get(metric, (metric, ""))
+    for _, d in j.groupby("conn_group", sort=False):
+        d = d.sort_values("connections")
+        name = str(d["name"].iloc[0]) or metric
+        cores = d["cores"].iloc[0]
+        label = name + ("" if pd.isna(cores) else f", {int(cores)} cores")
+        _errorbars(ax, d["connections"].to_numpy(float), d, label)
+    ax.set_xscale("log")
+    ax.set_xlabel("number of connections")
+    ax.set_ylabel(unit)
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{title} against the number of connections")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_teardown(teardown: pd.DataFrame, points: pd.DataFrame) -> Figure:
+    """Tear-down rate (left) and filled / empty delete times (right) against connections."""
+    fig = Figure(figsize=(10, 4.2), layout="constrained")
+    ax_rate, ax_time = fig.subplots(1, 2)
+    d = teardown.drop(columns="connections").join(points[["connections", "label"]]).sort_values("connections")
+    n = d["connections"].to_numpy(float)
+    ax_rate.plot(n, d["rate"].to_numpy(float), marker="o", label="N / (median T_N - median T_0)")
+    ax_rate.set_xscale("log")
+    ax_rate.set_ylim(bottom=0)
+    ax_rate.set_xlabel("number of connections")
+    ax_rate.set_ylabel("connections per second")
+    ax_rate.set_title("connection tear-down rate")
+    ax_rate.grid(True, which="both", alpha=0.3)
+    ax_rate.legend(fontsize="small")
+    for prefix, label in (("filled", "filled table T_N"), ("empty", "empty table T_0")):
+        med = d[f"{prefix}_median"].to_numpy(float)
+        yerr = [med - d[f"{prefix}_min"].to_numpy(float), d[f"{prefix}_max"].to_numpy(float) - med]
+        ax_time.errorbar(n, med, yerr=yerr, marker="o", capsize=3, label=label)
+    ax_time.set_xscale("log")
+    ax_time.set_yscale("log")
+    ax_time.set_xlabel("number of connections")
+    ax_time.set_ylabel("delete time (s)")
+    ax_time.set_title("delete-all time (median, min..max)")
+    ax_time.grid(True, which="both", alpha=0.3)
+    ax_time.legend(fontsize="small")
+    return fig
+
+
+def cpu_idle_series(extra: Mapping[str, Any], dut: str) -> pd.DataFrame:
+    """The CPU idle samples of one DUT from a trial's ``extra`` as a frame: index t, one column per core."""
+    try:
+        mon = extra["monitor"][dut]
+        t = list(mon["t"])
+        idle = mon["idle"]
+    except (KeyError, TypeError):
+        raise KeyError(f"no CPU monitor samples for DUT {dut!r} in this trial") from None
+    cores = sorted(idle, key=lambda c: (len(c), c))
+    return pd.DataFrame({c: list(idle[c]) for c in cores}, index=pd.Index(t, name="t"))
+
+
+def plot_cpu_idle(extra: Mapping[str, Any], dut: str, title: str | None = None, ax: Any = None) -> Figure:
+    """Per-core CPU idle time (%) of one DUT over one trial; each core is its own line."""
+    fig, ax = _new_axes(ax)
+    df = cpu_idle_series(extra, dut)
+    for c in df.columns:
+        ax.plot(df.index.to_numpy(float), df[c].to_numpy(float), linewidth=1, label=str(c))
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("CPU idle time (%)")
+    ax.set_title(title or f"CPU idle time of {dut}")
+    ax.grid(True, alpha=0.3)
+    if len(df.columns) <= 16:
+        ax.legend(fontsize="x-small", ncol=4)
+    return fig
+
+
+def plot_metric(run: Run, metric: str, kind: str = "auto") -> Figure:
+    """The natural plot of one metric of a run: ``kind`` = auto | cores | connections | teardown."""
+    if metric == "teardown" or kind == "teardown":
+        if run.teardown.empty:
+            raise KeyError(f"no tear-down results in {run.path}")
+        return plot_teardown(run.teardown, run.points)
+    if metric not in run.metrics:
+        raise KeyError(f"no results for metric {metric!r} in {run.path}; have {', '.join(run.metrics)}")
+    if kind == "auto":
+        pts = run.points
+        cores_vary = bool((pts.groupby("cores_group")["cores"].nunique() > 1).any())
+        kind = "cores" if cores_vary else "connections"
+    if kind == "cores":
+        return plot_cores(run.summary, run.points, metric)
+    if kind == "connections":
+        return plot_connections(run.summary, run.points, metric)
+    raise ValueError(f"unknown plot kind {kind!r}; choose auto, cores, connections or teardown")
+
+
+def figure_bytes(fig: Figure, fmt: str = "png", dpi: int = 110) -> bytes:
+    """The figure rendered to PNG or SVG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    return buf.getvalue()
+
+
+def save_figure(fig: Figure, stem: str | Path, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Save a figure as ``stem.png`` and ``stem.svg``; returns the paths written."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for fmt in formats:
+        p = stem.with_suffix(f".{fmt}")
+        p.write_bytes(figure_bytes(fig, fmt))
+        out.append(p)
+    return out
+
+
+def monitored_trials(trials: pd.DataFrame) -> Iterable[tuple[str, str, str, Mapping[str, Any]]]:
+    """For each (point, metric, DUT) with CPU samples: the last passing trial with samples
+    (the highest rate the search kept), else the last trial with samples.
+
+    Yields (point_id, metric, dut, extra).
+    """
+    if trials.empty:
+        return
+    has = trials["extra"].map(lambda e: isinstance(e, dict) and bool(e.get("monitor")))
+    t = trials[has]
+    if t.empty:
+        return
+    t = t.assign(_pass=(t["verdict"].astype(str) == "pass").astype(int)).sort_values(
+        ["_pass", "intended_rate", "started_at"]
+    )
+    for (pid, metric), g in t.groupby(["point_id", "metric"], observed=True, sort=False):
+        extra = g["extra"].iloc[-1]
+        for dut in extra["monitor"]:
+            yield str(pid), str(metric), str(dut), extra
