@@ -33,3 +33,7 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+
+from natbench.commands.lab import lab as _lab_group  # noqa: E402
+
+cli.add_command(_lab_group)

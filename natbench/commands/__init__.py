@@ -1,0 +1,1 @@
+"""CLI command modules (one per command group), registered in natbench.cli."""
