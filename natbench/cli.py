@@ -33,3 +33,8 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+
+
+# Subcommands register themselves on `cli` when imported: one line each.
+import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
+import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
