@@ -34,6 +34,8 @@ def main() -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
 
-from natbench.commands.lab import lab as _lab_group  # noqa: E402
 
-cli.add_command(_lab_group)
+# Subcommands register themselves on `cli` when imported: one line each.
+import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
+import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
+import natbench.commands.lab  # noqa: E402, F401  natbench lab up|down|status

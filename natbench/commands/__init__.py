@@ -1,1 +1,1 @@
-"""CLI command modules (one per command group), registered in natbench.cli."""
+"""CLI subcommands; each module registers itself on :data:`natbench.cli.cli` (one import line in cli.py)."""

@@ -6,12 +6,13 @@ import json
 
 import click
 
+from natbench.cli import cli
 from natbench.traffic.plan import Family
 
 __all__ = ["lab"]
 
 
-@click.group("lab")
+@cli.group("lab")
 def lab() -> None:
     """Build, inspect and remove the local lab (DUT and tester namespaces joined by veth pairs)."""
 
