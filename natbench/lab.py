@@ -45,7 +45,7 @@ from natbench.errors import ConfigError, NatbenchError
 from natbench.testers.software.tester import Port
 from natbench.traffic.plan import AddressPlan, Family
 
-__all__ = ["DEFAULT_STATE_DIR", "Lab", "LabError", "list_labs"]
+__all__ = ["DEFAULT_STATE_DIR", "Lab", "LabError", "active_lab", "dut_namespace", "lab_for_campaign", "list_labs"]
 
 DEFAULT_STATE_DIR = Path(os.environ.get("NATBENCH_LAB_STATE", "/run/natbench/labs"))
 
@@ -104,7 +104,7 @@ class _Names:
 class Lab:
     """One local lab (see the module docstring). Needs root.
 
-    ``dut_cpus`` / ``tester_cpus`` default to: the tester gets the first CPU
+    ``dut_cpus`` / ``tester_cpus`` default to: the tester gets the last CPU
     this process may use, the DUT the others (on a 1-CPU machine both share it
     and the facts say so).
     """
@@ -126,7 +126,9 @@ class Lab:
         self.addresses = addresses or AddressPlan.default(self.family)
         self.state_dir = Path(state_dir) if state_dir else DEFAULT_STATE_DIR
         cpus = sorted(os.sched_getaffinity(0))
-        self.tester_cpus = tuple(tester_cpus) if tester_cpus else (cpus[0],)
+        # the tester takes the last CPU and the DUT the first ones, so that a recipe's own
+        # "cores n -> CPUs 0..n-1" convention (RPS) lands on the DUT's CPUs
+        self.tester_cpus = tuple(tester_cpus) if tester_cpus else (cpus[-1],)
         rest = [c for c in cpus if c not in self.tester_cpus]
         self.dut_cpus_available = tuple(dut_cpus) if dut_cpus else (tuple(rest) or tuple(cpus))
         self.names = _Names(f"nb-{name}-tester", f"nb-{name}-dut")
@@ -451,3 +453,82 @@ def _need_root() -> None:
         if shutil.which(tool) is None:
             raise LabError(f"the local lab needs {tool!r} on PATH")
 
+
+
+# ---------------------------------------------------------------------- campaigns with access kind "lab"
+
+_ACTIVE: dict[str, Lab] = {}
+
+
+def active_lab() -> Lab | None:
+    """The lab this process brought up for a campaign (None when there is none)."""
+    return next(iter(_ACTIVE.values()), None)
+
+
+def dut_namespace(dut: str) -> str | None:
+    """DUT namespace of the lab in use (called by natbench.duts.factory for ``access: {kind: lab}``).
+
+    Every DUT of a lab campaign shares the lab's DUT namespace (one box). When
+    this process has not brought a lab up, a single lab recorded in the state
+    directory is used (e.g. one started with ``natbench lab up``).
+    """
+    lab = active_lab()
+    if lab is not None:
+        return lab.dut_netns
+    names = list_labs()
+    if len(names) == 1:
+        return Lab(names[0]).dut_netns
+    return None
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> Lab | None:
+    """Bring up the lab of a campaign whose DUTs have ``access: {kind: lab}`` (None when none has).
+
+    The lab is named ``settings['lab']`` or after the campaign, takes the
+    campaign's family and address plan, and fills the recipe parameters the
+    lab determines (interfaces, addresses) where the campaign left them unset.
+    """
+    settings = settings or {}
+    testbed = _get(campaign, "testbed")
+    duts = list(_get(testbed, "duts", None) or [])
+    lab_duts = [d for d in duts if _get(_get(d, "access"), "kind") == "lab"]
+    if not lab_duts:
+        return None
+    traffic = _get(campaign, "traffic")
+    family = Family(_get(traffic, "family", Family.NAT44) or Family.NAT44)
+    plan_fn = _get(traffic, "address_plan")
+    addresses = plan_fn() if callable(plan_fn) else AddressPlan.default(family)
+    raw_name = str(settings.get("lab") or _get(campaign, "name", None) or "natbench")
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", raw_name)[:31]
+    lab = Lab(name, family=family, addresses=addresses)
+    lab.up()
+    _ACTIVE[lab.name] = lab
+    params = lab.recipe_params
+    a = lab.addresses
+    params["private_address"] = f"{a.dut_private}/{a.private_prefixlen}"
+    params["public_address"] = f"{a.dut_public}/{a.public_prefixlen}"
+    for d in lab_duts:
+        p = _get(d, "params")
+        if isinstance(p, dict):
+            for key, value in params.items():
+                if key in _recipe_param_names(str(_get(d, "recipe", ""))):
+                    p.setdefault(key, value)
+    return lab
+
+
+def _recipe_param_names(recipe: str) -> set[str]:
+    """Parameter names a recipe declares (empty when the recipe engine is not available)."""
+    try:
+        from natbench.duts.recipe import load_recipe
+    except ImportError:
+        return set()
+    try:
+        return set(load_recipe(recipe).params)
+    except NatbenchError:
+        return set()

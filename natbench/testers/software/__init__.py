@@ -1,0 +1,63 @@
+"""The built-in software tester (AF_PACKET, C data path) and its factory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from natbench.errors import ConfigError
+from natbench.testers.software.tester import Port, SoftwareTester, read_mac
+
+__all__ = ["Port", "SoftwareTester", "create"]
+
+_KNOWN = {"initiator", "responder", "cpus", "timeout", "rate_tolerance", "lab", "rcvbuf"}
+
+
+def _port(spec: Any, field: str) -> Port:
+    if not isinstance(spec, dict) or "interface" not in spec:
+        raise ConfigError("needs {interface, peer_mac[, mac, netns]}", field=f"testbed.tester.settings.{field}")
+    if "peer_mac" not in spec:
+        raise ConfigError("needs peer_mac (the DUT interface's MAC address)", field=f"testbed.tester.settings.{field}")
+    netns = spec.get("netns")
+    mac = spec.get("mac") or read_mac(str(spec["interface"]), netns)
+    return Port(str(spec["interface"]), str(mac), str(spec["peer_mac"]), netns)
+
+
+def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
+    """Build the software tester of a campaign (``testbed.tester.kind: software``).
+
+    With DUTs reached through ``access: {kind: lab}`` the local lab is brought
+    up (idempotently) and the tester uses its ports and CPU; otherwise
+    ``settings`` names the ports: ``initiator`` / ``responder`` =
+    ``{interface, peer_mac, mac?, netns?}``. Optional: ``cpus`` (tester CPUs),
+    ``timeout`` (receive wait after sending, s), ``rate_tolerance``.
+    """
+    settings = dict(settings or {})
+    unknown = set(settings) - _KNOWN
+    if unknown:
+        raise ConfigError(
+            f"unknown software tester setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN))}",
+            field="testbed.tester.settings",
+        )
+    from natbench.lab import lab_for_campaign  # the lab imports the tester, not the other way round
+
+    lab = lab_for_campaign(campaign, settings) if campaign is not None else None
+    options: dict[str, Any] = {}
+    if "timeout" in settings:
+        options["timeout"] = float(settings["timeout"])
+    if "rate_tolerance" in settings:
+        options["rate_tolerance"] = float(settings["rate_tolerance"])
+    if "rcvbuf" in settings:
+        options["rcvbuf"] = int(settings["rcvbuf"])
+    if lab is not None:
+        return SoftwareTester(lab.initiator, lab.responder, cpus=settings.get("cpus") or lab.tester_cpus, **options)
+    if "initiator" not in settings or "responder" not in settings:
+        raise ConfigError(
+            "the software tester needs a lab DUT (access: {kind: lab}) or settings initiator and responder",
+            field="testbed.tester.settings",
+        )
+    return SoftwareTester(
+        _port(settings["initiator"], "initiator"),
+        _port(settings["responder"], "responder"),
+        cpus=settings.get("cpus"),
+        **options,
+    )
