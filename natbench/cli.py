@@ -38,3 +38,4 @@ def main() -> None:
 # Subcommands register themselves on `cli` when imported: one line each.
 import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
 import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
+import natbench.commands.run  # noqa: E402, F401  natbench run FILE | --resume RUN_DIR
