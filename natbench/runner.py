@@ -149,7 +149,13 @@ def _sigterm_raises() -> Iterator[None]:
         yield
         return
 
+    fired = False
+
     def handler(signum: int, frame: FrameType | None) -> None:
+        nonlocal fired
+        if fired:  # a second SIGTERM must not break the DUT teardown the first one started
+            return
+        fired = True
         raise RunInterrupted("interrupted by SIGTERM")
 
     old = signal.signal(signal.SIGTERM, handler)
