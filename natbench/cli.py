@@ -41,3 +41,4 @@ import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
 cli.add_command(__import__("natbench.commands.report", fromlist=["report"]).report)
 cli.add_command(__import__("natbench.commands.compare", fromlist=["compare"]).compare)
 import natbench.commands.lab  # noqa: E402, F401  natbench lab up|down|status
+import natbench.commands.run  # noqa: E402, F401  natbench run FILE | --resume RUN_DIR
