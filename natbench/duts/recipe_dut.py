@@ -225,7 +225,7 @@ class RecipeDut:
         if cmd.parse is not None and res.returncode == 0:
             try:
                 value = get_parser(cmd.parse)(stdout)
-            except ParseError as exc:
+            except (ParseError, DutError, ValueError, KeyError, IndexError) as exc:
                 raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
             if cmd.select is not None:
                 if not isinstance(value, dict) or cmd.select not in value:
