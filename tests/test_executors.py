@@ -31,7 +31,7 @@ def test_local_executor_runs_through_sh() -> None:
 
 def test_local_executor_kills_the_whole_group_on_timeout() -> None:
     start = time.monotonic()
-    with pytest.raises(CommandTimeout, match="did not finish within 0.5 s"):
+    with pytest.raises(CommandTimeout, match=r"did not finish within 0\.5 s"):
         LocalExecutor().run("sleep 30 & sleep 30; wait", timeout=0.5)
     assert time.monotonic() - start < 5
 
@@ -154,7 +154,7 @@ def test_unparseable_output_names_the_step(scratch: Path) -> None:
 
 
 def test_bad_static_params_fail_when_the_dut_is_built(scratch: Path) -> None:
-    with pytest.raises(ConfigError, match="duts.d1.params.count"):
+    with pytest.raises(ConfigError, match=r"duts\.d1\.params\.count"):
         make(scratch, count="many")
 
 
@@ -255,7 +255,8 @@ def test_factory_builds_one_dut_or_a_group(scratch: Path) -> None:
     assert isinstance(dut, RecipeDut) and dut.name == "a"
     two = {"testbed": {"duts": [
         {"name": "ce", "recipe": str(recipe), "access": {"kind": "local"}, "params": {"dir": str(scratch)}},
-        {"name": "br", "recipe": str(recipe), "access": {"kind": "netns", "namespace": "nb-br"}, "params": {"dir": "x"}},
+        {"name": "br", "recipe": str(recipe), "access": {"kind": "netns", "namespace": "nb-br"},
+         "params": {"dir": "x"}},
     ]}}  # fmt: skip
     group = build_duts(two)
     assert isinstance(group, DutGroup) and [d.name for d in group.members()] == ["ce", "br"]

@@ -58,7 +58,10 @@ def test_conntrack_mappings_tayga_nat64() -> None:
 
 
 def test_conntrack_mappings_skips_other_protocols_and_rejects_garbage() -> None:
-    tcp = "tcp      6 431999 ESTABLISHED src=1.1.1.1 dst=2.2.2.2 sport=1 dport=2 src=2.2.2.2 dst=1.1.1.1 sport=2 dport=1 [ASSURED] mark=0 use=1"
+    tcp = (
+        "tcp      6 431999 ESTABLISHED src=1.1.1.1 dst=2.2.2.2 sport=1 dport=2 "
+        "src=2.2.2.2 dst=1.1.1.1 sport=2 dport=1 [ASSURED] mark=0 use=1"
+    )
     assert parse_conntrack_mappings(tcp + "\n" + data("conntrack-L.txt")) == parse_conntrack_mappings(
         data("conntrack-L.txt")
     )

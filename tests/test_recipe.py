@@ -294,7 +294,7 @@ def test_bad_recipes_get_one_error_with_file_line_field(
 
 
 def test_unknown_recipe_name_lists_the_known_ones() -> None:
-    with pytest.raises(RecipeError, match="unknown recipe 'ipchains'.*iptables-nat44"):
+    with pytest.raises(RecipeError, match=r"unknown recipe 'ipchains'.*iptables-nat44"):
         load_recipe("ipchains")
     with pytest.raises(RecipeError, match="not found"):
         load_recipe("/nonexistent/x.yaml")

@@ -37,8 +37,8 @@ def snapshot(ns: str) -> dict[str, str]:
         "nat": in_ns(ns, "iptables -t nat -S"),
         "nft": in_ns(ns, "nft list ruleset | grep -v '^#'"),
         "addr": in_ns(ns, "ip -br -4 addr; ip -br -6 addr scope global"),
-        "sysctl": in_ns(ns, "cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv6/conf/all/forwarding "
-                            "/proc/sys/net/netfilter/nf_conntrack_udp_timeout /proc/sys/net/netfilter/nf_conntrack_udp_timeout_stream"),
+        "sysctl": in_ns(ns, "cd /proc/sys/net && cat ipv4/ip_forward ipv6/conf/all/forwarding "
+                            "netfilter/nf_conntrack_udp_timeout netfilter/nf_conntrack_udp_timeout_stream"),
         "rps": in_ns(ns, "cat /sys/class/net/*/queues/rx-*/rps_cpus"),
         "links": in_ns(ns, "ip -br link | awk '{print $1}'"),
         "count": in_ns(ns, "conntrack -C"),
