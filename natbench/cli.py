@@ -42,3 +42,4 @@ cli.add_command(__import__("natbench.commands.report", fromlist=["report"]).repo
 cli.add_command(__import__("natbench.commands.compare", fromlist=["compare"]).compare)
 import natbench.commands.lab  # noqa: E402, F401  natbench lab up|down|status
 import natbench.commands.run  # noqa: E402, F401  natbench run FILE | --resume RUN_DIR
+import natbench.commands.recipes  # noqa: E402, F401  natbench recipes list|show|render
