@@ -9,7 +9,7 @@ from natbench.testers.software.tester import Port, SoftwareTester, read_mac
 
 __all__ = ["Port", "SoftwareTester", "create"]
 
-_KNOWN = {"initiator", "responder", "cpus", "timeout", "rate_tolerance", "lab", "rcvbuf"}
+_KNOWN = {"initiator", "responder", "cpus", "timeout", "rate_tolerance", "lab", "rcvbuf", "lateness_slack"}
 
 
 def _port(spec: Any, field: str) -> Port:
@@ -46,6 +46,8 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
         options["timeout"] = float(settings["timeout"])
     if "rate_tolerance" in settings:
         options["rate_tolerance"] = float(settings["rate_tolerance"])
+    if "lateness_slack" in settings:
+        options["lateness_slack"] = float(settings["lateness_slack"])
     if "rcvbuf" in settings:
         options["rcvbuf"] = int(settings["rcvbuf"])
     if lab is not None:

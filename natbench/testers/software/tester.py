@@ -62,7 +62,9 @@ class SoftwareTester:
     """natbench's built-in Tester: Initiator on ``initiator``, Responder on ``responder``.
 
     Rates are frames per second per direction. A trial in which the sender
-    fell behind the intended rate by more than ``rate_tolerance``, or in which
+    fell behind the intended rate (its last frame left later than its due time
+    by more than ``rate_tolerance`` of the trial's intended duration, or than
+    ``lateness_slack`` seconds if that is larger), or in which
     the tester's own receive socket dropped frames, is reported with
     ``tester_ok=False`` so the procedure marks it invalid.
     """
@@ -76,6 +78,7 @@ class SoftwareTester:
         timeout: float = 1.0,
         rate_tolerance: float = 0.001,
         rcvbuf: int = 64 << 20,
+        lateness_slack: float = 0.0005,
     ) -> None:
         if _engine is None:
             raise TesterError(f"software tester data path is not built ({_IMPORT_ERROR}); run: pip install -e .")
@@ -85,7 +88,9 @@ class SoftwareTester:
         self.receive_timeout = float(timeout)
         """Seconds to keep receiving after the last frame was sent (stops early once all arrived)."""
         self.rate_tolerance = float(rate_tolerance)
-        """Largest accepted relative shortfall of the achieved rate."""
+        """Largest accepted lateness of the last frame, relative to the trial's intended duration."""
+        self.lateness_slack = float(lateness_slack)
+        """Lateness (s) always accepted, for very short trials (scheduler wake-up jitter)."""
         self._fds: list[int] = []
         try:
             self._fd_init = _engine.open_port(initiator.interface, initiator.netns_path, rcvbuf)
@@ -326,6 +331,7 @@ class SoftwareTester:
             "cpus": list(self.cpus) if self.cpus else sorted(os.sched_getaffinity(0)),
             "receive_timeout": self.receive_timeout,
             "rate_tolerance": self.rate_tolerance,
+            "lateness_slack": self.lateness_slack,
             "kernel": platform.release(),
         }
 
@@ -437,9 +443,16 @@ class SoftwareTester:
             if sent < count and rate > 0 and math.isfinite(rate):
                 ok = False
                 notes.append(f"sent {sent} of {count} frames")
-            elif rate > 0 and math.isfinite(rate) and achieved < rate * (1.0 - self.rate_tolerance):
-                ok = False
-                notes.append(f"fell behind: {achieved:.0f} of {rate:.0f} fps ({100 * (1 - achieved / rate):.2f} % short)")
+            elif rate > 0 and math.isfinite(rate):
+                # the n-th frame is due (n-1)/rate after the start; how late was the last one?
+                lateness = float(t["last"]) - (count - 1) / rate
+                allowed = max(self.rate_tolerance * count / rate, self.lateness_slack)
+                if lateness > allowed:
+                    ok = False
+                    notes.append(
+                        f"fell behind: last frame {lateness * 1e3:.3f} ms late (allowed {allowed * 1e3:.3f} ms), "
+                        f"{achieved:.0f} of {rate:.0f} fps"
+                    )
         for r in rxs:
             if r["socket_drops"]:
                 ok = False
