@@ -18,11 +18,13 @@ from hypothesis import strategies as st
 
 pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
 
-from natbench.testers.base import Directions, Mapping, Phase2Options  # noqa: E402
-from natbench.testers.trex import program as prg  # noqa: E402
-from natbench.testers.trex.splitmodel import SplitModelError, run_stream  # noqa: E402
-from natbench.testers.trex.streams import build_stream, to_json  # noqa: E402
-from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan  # noqa: E402
+import itertools
+
+from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.testers.trex import program as prg
+from natbench.testers.trex.splitmodel import SplitModelError, run_stream
+from natbench.testers.trex.streams import build_stream, to_json
+from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
 L4_UDP = 11
 
@@ -237,7 +239,9 @@ def test_phase2_forward_random_ports_ipv4_and_ipv6() -> None:
         sp, dp = by_type(stream, "flow_var")
         assert (sp["op"], sp["size"], sp["min_value"], sp["max_value"]) == ("random", 4, 1024, 2023)
         assert (dp["op"], dp["size"], dp["min_value"], dp["max_value"]) == ("random", 4, 80, 4079)
-        masks = {w["name"]: (w["pkt_offset"], w["pkt_cast_size"], w["mask"]) for w in by_type(stream, "write_mask_flow_var")}
+        masks = {
+            w["name"]: (w["pkt_offset"], w["pkt_cast_size"], w["mask"]) for w in by_type(stream, "write_mask_flow_var")
+        }
         assert masks == {sp["name"]: (off, 2, 0xFFFF), dp["name"]: (off + 2, 2, 0xFFFF)}
         assert by_type(stream, "fix_checksum_hw")[0]["l4_type"] == L4_UDP
         assert stream["mode"] == {"type": "continuous", "rate": {"type": "pps", "value": 1e6}}
@@ -370,6 +374,6 @@ def test_uniform_blocks_cover_the_range_within_tolerance(first: int, width: int)
     last = min(65535, first + width - 1)
     blocks = prg.uniform_blocks(PortRange(first, last))
     assert blocks[0].first == first and blocks[-1].last == last
-    assert all(a.last + 1 == b.first for a, b in zip(blocks, blocks[1:], strict=False))
+    assert all(a.last + 1 == b.first for a, b in itertools.pairwise(blocks))
     assert all(prg.random_port_bias(len(b)) <= prg.DEFAULT_BIAS_TOLERANCE for b in blocks)
     assert len(blocks) <= 16
