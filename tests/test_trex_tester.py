@@ -11,7 +11,7 @@ import pytest
 from natbench.errors import ConfigError
 from natbench.errors import TesterError as TRexFailure
 from natbench.results import Direction
-from natbench.testers.base import Tester as TesterProtocol
+from natbench.testers import base as tester_base
 from natbench.testers.trex import client as trex_client
 from natbench.testers.trex import create
 from natbench.testers.trex.latency import latency_from_pgid
@@ -23,7 +23,7 @@ SETTINGS = {"server": "127.0.0.1", "private_dst_mac": "02:00:00:00:00:01", "publ
 
 def test_create_validates_settings_and_does_not_connect() -> None:
     tester = create(dict(SETTINGS), None)
-    assert isinstance(tester, TesterProtocol)
+    assert isinstance(tester, tester_base.Tester)
     facts = tester.facts()
     assert facts["backend"] == "trex" and facts["ports"] == [0, 1] and "server_version" not in facts
     with pytest.raises(ConfigError) as err:
