@@ -131,6 +131,7 @@ class TRexTester:
             raise TesterError(f"phase 1 cannot be compiled for TRex: {exc}") from exc
         self._plan = traffic
         self._mappings = None
+        self._ordered = None
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
         """Tuples read from the DUT (ResponderMode.READ) for :meth:`validate`; phase 2 also remembers them."""
