@@ -140,12 +140,12 @@ def test_phase1_exact_once_and_natbench_order_on_1_to_16_cores(family: Family) -
                 assert pair == expected[t.core + j * c]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n_src=st.integers(17, 400),
     n_dst=st.integers(1, 25),
     seed=st.integers(0, 2**32),
-    step=st.sampled_from([1, 2, 3]),
+    step=st.sampled_from([1, 1, 2, 3, 5]),
 )
 def test_phase1_exact_once_hypothesis(n_src: int, n_dst: int, seed: int, step: int) -> None:
     plan = make_plan(src=(1000, 1000 + n_src - 1), dst=(20000, 20000 + n_dst - 1), seed=seed)
@@ -160,6 +160,22 @@ def test_phase1_exact_once_hypothesis(n_src: int, n_dst: int, seed: int, step: i
         sent = replay(streams, cores, 34, 36)
         assert len(sent) == n
         assert Counter(sent) == expected, cores
+
+
+def test_phase1_exact_once_realistic_size() -> None:
+    """1,000 x 40 = 40,000 connections, every core count 1..16, checked by the model frame by frame."""
+    plan = make_plan(src=(10000, 10999), dst=(443, 482), seed=20250101)
+    streams = to_json(prg.compile_phase1(plan, 4e6))["private"]
+    expected = all_pairs(plan)
+    for cores in range(1, 17):
+        traces = run_stream(streams[0], cores)
+        assert sum(t.frames for t in traces) == 40_000
+        merged: list[tuple[int, int] | None] = [None] * 40_000
+        for t in traces:
+            for j, pair in enumerate(zip(t.fields[34], t.fields[36], strict=True)):
+                assert merged[t.core + j * len(traces)] is None
+                merged[t.core + j * len(traces)] = pair
+        assert merged == expected, cores
 
 
 def test_step_coprime_gives_same_set_other_order() -> None:
