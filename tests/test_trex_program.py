@@ -297,6 +297,27 @@ def test_phase2_compute_mode_bidirectional_with_latency() -> None:
     assert program.rate(prg.Port.PRIVATE) == 1e5 and program.rate(prg.Port.PUBLIC) == 1e5
 
 
+def test_phase2_compute_mode_linear_and_fixed_selection() -> None:
+    plan = make_plan(src=(1024, 1123), dst=(80, 89), mode=ResponderMode.COMPUTE)
+    linear = to_json(prg.compile_phase2(plan, 1e5, Directions.REVERSE, Phase2Options(selection="linear")))["public"]
+    fast, slow = by_type(linear[0], "flow_var")
+    assert fast["value_list"] == plan.enumeration.sources.tolist() and fast["next_var"] == slow["name"]
+    assert slow["value_list"] == plan.enumeration.destinations.tolist() and slow["split_to_cores"] is False
+    writes = {w["name"]: w["pkt_offset"] for w in by_type(linear[0], "write_flow_var")}
+    assert writes == {fast["name"]: 36, slow["name"]: 34}  # DUT public port <- source list
+    fixed = to_json(prg.compile_phase2(plan, 1e5, Directions.REVERSE, Phase2Options(selection="fixed")))["public"]
+    assert fixed[0]["vm"]["instructions"] == []
+    s0, d0 = plan.enumeration.pair(0)
+    raw = bytes(
+        build_stream(
+            prg.compile_phase2(plan, 1e5, Directions.REVERSE, Phase2Options(selection="fixed")).streams[0]
+        ).get_pkt()
+    )
+    assert (int.from_bytes(raw[34:36], "big"), int.from_bytes(raw[36:38], "big")) == (d0, s0)
+    with pytest.raises(ValueError, match="selection"):
+        prg.compile_phase2(plan, 1e5, Directions.REVERSE, Phase2Options(selection="sideways"))
+
+
 def mappings(n: int, addresses: int = 1) -> tuple[Mapping, ...]:
     return tuple(
         Mapping(f"198.19.0.{1 + i % addresses}", 10000 + (i * 7) % 50000, 80 + i % 10, 1024 + i) for i in range(n)

@@ -158,3 +158,20 @@ def test_latency_conversion_from_pgid_stats() -> None:
     assert lat.median == pytest.approx(10e-6) and lat.p99_9 == pytest.approx(30e-6)
     assert lat.pdv == pytest.approx(23e-6)
     assert latency_from_pgid({"latency": {"histogram": {}}}, 0) is None
+
+
+def test_nat64_latency_needs_software_mode() -> None:
+    tester = create(dict(SETTINGS), None)
+    tester._plan = TrafficPlan(
+        Family.NAT64,
+        AddressPlan.default(Family.NAT64),
+        PortRange(1, 100),
+        PortRange(1, 10),
+        64,
+        1,
+        ResponderMode.COMPUTE,
+    )
+    from natbench.testers.base import Directions, Phase2Options
+
+    with pytest.raises(TRexFailure, match="--software"):
+        tester.phase2(1000.0, 1.0, Directions.BIDIRECTIONAL, Phase2Options(latency=True))

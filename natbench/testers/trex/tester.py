@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from natbench.testers.trex import program as prg
 from natbench.testers.trex.client import TRexSession
 from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port, Program
-from natbench.traffic import ResponderMode, TrafficPlan
+from natbench.traffic import Family, ResponderMode, TrafficPlan
 
 __all__ = ["TRexSettings", "TRexTester", "create"]
 
@@ -162,6 +163,11 @@ class TRexTester:
         plan = self._need_plan()
         if duration <= 0:
             raise TesterError("phase 2 duration must be positive")
+        if measure.latency and plan.family is Family.NAT64 and not self.settings.software:
+            raise TesterError(
+                "NAT64 latency needs a TRex server started with --software (NIC latency filters match "
+                "IPv4 ID / IPv6 flow label, which translation rewrites): start it so and set software: true"
+            )
         if measure.mappings is not None:
             self._mappings = tuple(measure.mappings)
         if plan.responder_mode is ResponderMode.COMPUTE and measure.mappings:
@@ -230,6 +236,10 @@ class TRexTester:
             "private_dst_mac": self.settings.private_dst_mac,
             "public_dst_mac": self.settings.public_dst_mac,
         }
+        try:
+            out["client"] = "lbr-trex-client " + importlib.metadata.version("lbr-trex-client")
+        except importlib.metadata.PackageNotFoundError:
+            out["client"] = "trex.stl.api (TRex install)"
         if self._session is not None and self._connected:
             out["server_version"] = self._session.version.get("version")
             out["cores_per_port"] = self._session.cores_per_port
