@@ -31,6 +31,15 @@ def _port_range(text: str) -> PortRange:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def _flag(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise argparse.ArgumentTypeError(f"expected 1/0/true/false, got {text!r}")
+
+
 def read_mappings(path: str) -> tuple[Mapping, ...]:
     """Read DUT mappings from a CSV file: ``public_address,public_port,remote_port[,private_port]``."""
     out: list[Mapping] = []
@@ -73,7 +82,9 @@ class NatbenchProfile:
             p.add_argument("--responder-mode", "--responder_mode", choices=["compute", "read"], default="compute")
             p.add_argument("--mappings", help="CSV of DUT mappings (responder mode read)")
             p.add_argument("--selection", choices=["random", "linear", "fixed"], default="random")
-            p.add_argument("--latency", action="store_true", help="add a latency stream per direction")
+            p.add_argument(
+                "--latency", nargs="?", const="1", default="0", type=_flag, help="add a latency stream per direction"
+            )
             p.add_argument("--latency-rate", "--latency_rate", type=float, default=1000.0)
         return p
 

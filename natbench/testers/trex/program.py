@@ -18,8 +18,9 @@ order, interleaved across cores; with another step coprime with N it is a
 different order of the same set. Two conditions keep this exact:
 ``s*C < |S|`` (one source-list wrap per core stride, so the destination list
 advances exactly once per wrap and on every core's first frame) and
-``gcd(s, N) = 1``. When ``|S| <= s*C`` the compiler pins parallel streams over
-disjoint blocks of destination ports, one per core, instead.
+``gcd(s, N) = 1``; a step breaking either is refused. When ``|S| <= C`` (not
+even step 1 splits exactly) the compiler pins parallel streams over disjoint
+blocks of destination ports, one per core, instead (same set, other order).
 """
 
 from __future__ import annotations
@@ -252,7 +253,7 @@ def _enumeration_streams(
     fast_len, slow_len = len(fast), len(slow)
     total = fast_len * slow_len
     fast_values = tuple(int(v) for v in fast)
-    pinned = step * cores >= fast_len
+    pinned = cores >= fast_len  # not even step 1 can be split exactly
     notes: list[str] = []
     if pinned:
         # Too few source ports to split one stream exactly: one pinned stream per core over
@@ -267,7 +268,7 @@ def _enumeration_streams(
             notes.append(f"step {step} ignored: pinned streams run unsplit")
         step = 1
         notes.append(
-            f"source list of {fast_len} ports is not longer than step*cores={cores}: "
+            f"source list of {fast_len} ports is not longer than the {cores} cores: "
             f"{len(blocks)} streams pinned to cores 0..{len(blocks) - 1}"
         )
     else:

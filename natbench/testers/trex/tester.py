@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from natbench.testers.trex import program as prg
 from natbench.testers.trex.client import TRexSession
 from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port, Program
-from natbench.traffic import ResponderMode, TrafficPlan
+from natbench.traffic import Family, ResponderMode, TrafficPlan
 
 __all__ = ["TRexSettings", "TRexTester", "create"]
 
@@ -89,6 +90,7 @@ class TRexTester:
         self._plan: TrafficPlan | None = None
         self._mappings: tuple[Mapping, ...] | None = None
         self._macs: dict[int, str] = {}
+        self._ordered: tuple[tuple[int, int, str], tuple[Mapping, ...]] | None = None
 
     # -- connection ------------------------------------------------------------------------
 
@@ -130,6 +132,7 @@ class TRexTester:
             raise TesterError(f"phase 1 cannot be compiled for TRex: {exc}") from exc
         self._plan = traffic
         self._mappings = None
+        self._ordered = None
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
         """Tuples read from the DUT (ResponderMode.READ) for :meth:`validate`; phase 2 also remembers them."""
@@ -160,6 +163,11 @@ class TRexTester:
         plan = self._need_plan()
         if duration <= 0:
             raise TesterError("phase 2 duration must be positive")
+        if measure.latency and plan.family is Family.NAT64 and not self.settings.software:
+            raise TesterError(
+                "NAT64 latency needs a TRex server started with --software (NIC latency filters match "
+                "IPv4 ID / IPv6 flow label, which translation rewrites): start it so and set software: true"
+            )
         if measure.mappings is not None:
             self._mappings = tuple(measure.mappings)
         if plan.responder_mode is ResponderMode.COMPUTE and measure.mappings:
@@ -169,8 +177,16 @@ class TRexTester:
                     f"responder mode compute, but the DUT changed {len(moved)} source ports "
                     f"(e.g. {moved[0].private_port} -> {moved[0].public_port}): use responder_mode read"
                 )
-        if measure.mappings is None and self._mappings and plan.responder_mode is ResponderMode.READ:
-            measure = Phase2Options(measure.latency, measure.latency_rate, measure.selection, self._mappings)
+        if plan.responder_mode is ResponderMode.READ and self._mappings:
+            # order the tuples once per (mappings, selection): a search runs many trials on the same table
+            key = (id(self._mappings), len(self._mappings), measure.selection)
+            if self._ordered is None or self._ordered[0] != key:
+                try:
+                    ordered = prg.order_mappings(self._mappings, measure.selection, plan.seed)
+                except ValueError as exc:
+                    raise TesterError(str(exc)) from exc
+                self._ordered = (key, ordered)
+            measure = Phase2Options(measure.latency, measure.latency_rate, "linear", self._ordered[1])
         sess = self._connect()
         program = self._compile(
             lambda: prg.compile_phase2(
@@ -220,6 +236,10 @@ class TRexTester:
             "private_dst_mac": self.settings.private_dst_mac,
             "public_dst_mac": self.settings.public_dst_mac,
         }
+        try:
+            out["client"] = "lbr-trex-client " + importlib.metadata.version("lbr-trex-client")
+        except importlib.metadata.PackageNotFoundError:
+            out["client"] = "trex.stl.api (TRex install)"
         if self._session is not None and self._connected:
             out["server_version"] = self._session.version.get("version")
             out["cores_per_port"] = self._session.cores_per_port
