@@ -33,3 +33,7 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+
+
+# Subcommands register themselves on `cli` when imported: one line each.
+import natbench.commands.recipes  # noqa: E402, F401  natbench recipes list|show|render
