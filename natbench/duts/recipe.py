@@ -470,6 +470,8 @@ class Recipe:
     """Steps by name."""
     checks: tuple[Check, ...] = ()
     """Cross-parameter rules checked by :meth:`resolve`."""
+    params_line: int = 0
+    """Line of the ``params:`` section (where an unknown parameter is reported without a campaign)."""
 
     # -- parameters ---------------------------------------------------------
 
@@ -488,8 +490,10 @@ class Recipe:
         def where(key: str) -> int | None:
             if isinstance(params, LineDict):
                 return params.line_of(key)
+            if file is not None:
+                return None
             spec = self.params.get(key)
-            return spec.line if (spec and file is None) else None
+            return spec.line if spec else (self.params_line or None)
 
         for key in given:
             if key not in self.params:
@@ -736,6 +740,7 @@ class _Builder:
             params=params,
             steps=steps,
             checks=checks,
+            params_line=data.line_of("params") if "params" in data else 0,
         )
         self.check(recipe)
         return recipe

@@ -21,7 +21,7 @@ from natbench.duts.cores import LinuxCores
 from natbench.duts.executors import CommandFailed, CommandResult, ConnectionLost, Executor
 from natbench.duts.parsers import ParseError, get_parser
 from natbench.duts.recipe import Command, Recipe, RenderedCommand
-from natbench.errors import DutError
+from natbench.errors import DutError, RecipeError
 from natbench.testers.base import Mapping
 from natbench.workingpoint import WorkingPoint
 
@@ -178,7 +178,13 @@ class RecipeDut:
         variables = self.recipe.variables(params, self._context())
         errors: list[DutError] = []
         for cmd in self.recipe.steps[step].commands:
-            rendered = self.recipe.render_command(step, cmd, variables)
+            try:
+                rendered = self.recipe.render_command(step, cmd, variables)
+            except RecipeError as exc:  # e.g. a teardown value that setup never saved
+                if check:
+                    raise
+                self.warnings.append(f"step {step}: not run: {exc}")
+                continue
             if rendered is None:
                 continue
             try:

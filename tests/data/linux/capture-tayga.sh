@@ -3,7 +3,7 @@
 # SNAT) -> public ns (IPv4), 4 source ports x 2 destination ports of UDP through the NAT64 prefix
 # 2001:db8:64::/96. (With the well-known prefix 64:ff9b::/96 tayga drops traffic to 198.19.0.2:
 # RFC 6052 forbids the WKP for non-global IPv4 and tayga treats 198.18.0.0/15 as non-global.)
-# Run as root from tests/data: sh capture-tayga.sh
+# Run as root from tests/data/linux: sh capture-tayga.sh
 set -eu
 T=tg$$; C=${T}c; D=${T}d; P=${T}p; DD=$(mktemp -d)
 cleanup() { ip netns del $C 2>/dev/null; ip netns del $D 2>/dev/null; ip netns del $P 2>/dev/null; rm -rf "$DD"; }
