@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from natbench.duts import _xlat_parsers_draft as p
-from natbench.errors import DutError
+from natbench.duts import parsers_jool_pf as p
+from natbench.duts.parsers import ParseError, get_parser
 from natbench.testers.base import Mapping
 
 DATA = Path(__file__).parent / "data"
@@ -47,12 +47,12 @@ def test_jool_stats_all_has_zero_counters_and_session_count() -> None:
 def test_jool_session_count_missing_counter() -> None:
     # plain `stats display` omits zero counters: an empty table prints nothing
     assert p.jool_session_count("", require=False) == 0
-    with pytest.raises(DutError, match="JSTAT_SESSIONS"):
+    with pytest.raises(ParseError, match="JSTAT_SESSIONS"):
         p.jool_session_count("JSTAT_SUCCESS: 3\n", require=True)
 
 
 def test_jool_stats_garbage_names_the_line() -> None:
-    with pytest.raises(DutError, match="line 2"):
+    with pytest.raises(ParseError, match="line 2"):
         p.parse_jool_stats("JSTAT_SUCCESS: 3\njool: error: instance 'x' does not exist\n")
 
 
@@ -76,14 +76,14 @@ def test_jool_sessions_udp_rows_without_state_column() -> None:
 
 
 def test_jool_sessions_bad_row() -> None:
-    with pytest.raises(DutError, match="jool session CSV, line 1"):
+    with pytest.raises(ParseError, match="jool session CSV, line 1"):
         p.parse_jool_sessions_csv("UDP,2001:2::2,x\n")
 
 
 def test_jool_version() -> None:
     assert p.jool_version(read("jool/version-4.2.0-rc2.txt")) == (4, 1, 255, 3)
     assert p.jool_version(read("jool/version-4.1.6.txt")) == (4, 1, 6, 0)
-    with pytest.raises(DutError):
+    with pytest.raises(ParseError):
         p.jool_version("jool: command not found")
 
 
@@ -96,7 +96,7 @@ def test_pfctl_si_counts_states() -> None:
 
 
 def test_pfctl_si_without_state_table_is_an_error() -> None:
-    with pytest.raises(DutError, match="current entries"):
+    with pytest.raises(ParseError, match="current entries"):
         p.parse_pfctl_info("pfctl: /dev/pf: No such file or directory\n")
 
 
@@ -118,5 +118,22 @@ def test_pfctl_ss_vv_nat_to_states() -> None:
 
 
 def test_pfctl_ss_bad_line() -> None:
-    with pytest.raises(DutError, match="pfctl -ss output, line 1"):
+    with pytest.raises(ParseError, match="pfctl -ss output, line 1"):
         p.parse_pfctl_states("No ALTQ support in kernel\n")
+
+
+def test_registered_parsers_by_name() -> None:
+    assert get_parser("jool_session_count")(read("jool/stats-display-all.txt")) == 1_000_000
+    assert get_parser("jool_bib_count")(read("jool/stats-display-all.txt")) == 1_000_000
+    assert len(get_parser("jool_mappings")(read("jool/session-display-udp-numeric-csv.csv"))) == 4
+    assert get_parser("pfctl_state_count")(read("pf/pfctl-si.txt")) == 4_000_000
+    assert len(get_parser("pf_mappings")(read("pf/pfctl-ss-vv-nat64.txt"))) == 4
+    assert get_parser("jool_version")(read("jool/version-4.1.6.txt")) == "4.1.6.0"
+
+
+def test_mapt_version_check() -> None:
+    assert get_parser("jool_mapt_version")(read("jool/version-4.2.0-rc2.txt")) == "4.1.255.3"
+    assert get_parser("jool_mapt_release")(read("jool/version-4.2.0-rc2.txt")) == "4.2.0-rc2"
+    with pytest.raises(ParseError, match=r"Jool 4\.1\.6\.0 has no MAP-T: MAP-T exists only in Jool's 4\.2 release"):
+        get_parser("jool_mapt_version")(read("jool/version-4.1.6.txt"))
+    assert get_parser("jool_mapt_release")(read("jool/version-4.1.6.txt")).startswith("none")

@@ -38,7 +38,9 @@ later steps, e.g. an original value restored by ``teardown``), ``timed``,
 Conditions: ``name`` (truthy), ``not name``, ``name == word``, ``name != word``,
 ``name in [a, b]``, joined by ``and`` / ``or`` (``and`` binds tighter).
 
-Steps with a meaning to natbench: ``setup``, ``teardown``, ``reset_connections``,
+Steps with a meaning to natbench: ``prepare`` (run before ``setup``: preconditions and
+checks that are not part of the configuration itself, e.g. a version check or creating a
+namespace the configuration assumes), ``setup``, ``teardown``, ``reset_connections``,
 ``count_connections`` (parser gives an int), ``timed_flush`` (one or more ``timed``
 commands), ``show_mappings`` (parser gives mappings), ``set_cores``, ``rss``, ``facts``.
 Other step names are allowed and can be run by name.
@@ -76,6 +78,7 @@ __all__ = [
 ]
 
 KNOWN_STEPS = (
+    "prepare",
     "setup",
     "teardown",
     "reset_connections",

@@ -1,6 +1,24 @@
-"""Parsers for Jool and OpenBSD PF command outputs (pure functions, no I/O).
+"""Parsers for Jool and OpenBSD PF command output (pure functions, no I/O).
 
-Samples and their provenance: tests/data/README.md.
+Registered with :func:`natbench.duts.parsers.register_parser` (this module is
+loaded automatically as a ``parsers_*`` plugin). Sample outputs and where each
+came from: ``tests/data/README.md``.
+
+=========================  =========================================  ==================
+parser name                command                                    value
+=========================  =========================================  ==================
+``jool_stats``             ``jool stats display [--all|--explain]``   {counter: int}
+``jool_session_count``     ``jool stats display --all``               JSTAT_SESSIONS
+``jool_bib_count``         ``jool stats display --all``               JSTAT_BIB_ENTRIES
+``jool_mappings``          ``jool session display --udp --numeric      list[Mapping]
+                           --csv``
+``jool_version``           ``jool --version``                         "4.1.255.3"
+``jool_mapt_version``      ``jool_mapt --version``                    "4.1.255.3", error
+                                                                      unless MAP-T exists
+``pfctl_info``             ``pfctl -si``                              {counter: int}
+``pfctl_state_count``      ``pfctl -si``                              current entries
+``pf_mappings``            ``pfctl -ss -vv``                          list[Mapping]
+=========================  =========================================  ==================
 """
 
 from __future__ import annotations
@@ -10,7 +28,7 @@ import io
 import re
 from dataclasses import dataclass
 
-from natbench.errors import DutError
+from natbench.duts.parsers import ParseError, register_parser
 from natbench.testers.base import Mapping
 
 __all__ = [
@@ -27,9 +45,9 @@ __all__ = [
 _STAT_LINE = re.compile(r"^(JSTAT[A-Z0-9_]*): (\d+)$")
 
 
-def _bad(what: str, line_no: int, line: str) -> DutError:
+def _bad(parser: str, what: str, line_no: int, line: str) -> ParseError:
     shown = line if len(line) <= 120 else line[:117] + "..."
-    return DutError(f"cannot parse {what}, line {line_no}: {shown!r}")
+    return ParseError(parser, f"cannot parse {what}, line {line_no}: {shown!r}")
 
 
 def parse_jool_stats(text: str, explain: bool | None = None) -> dict[str, int]:
@@ -59,7 +77,7 @@ def parse_jool_stats(text: str, explain: bool | None = None) -> dict[str, int]:
             continue
         if in_explanation:
             continue  # --explain text belongs to the counter above
-        raise _bad("jool stats output", no, line)
+        raise _bad("jool_stats", "jool stats output", no, line)
     return stats
 
 
@@ -69,7 +87,7 @@ def _parse_jool_stats_csv(text: str) -> dict[str, int]:
         if not row or row[:2] == ["Stat", "Value"]:
             continue
         if len(row) < 2 or not row[0].startswith("JSTAT") or not row[1].isdigit():
-            raise _bad("jool stats CSV", no, ",".join(row))
+            raise _bad("jool_stats", "jool stats CSV", no, ",".join(row))
         stats[row[0]] = int(row[1])
     return stats
 
@@ -84,7 +102,7 @@ def jool_session_count(text: str, *, require: bool = True) -> int:
     if "JSTAT_SESSIONS" in stats:
         return stats["JSTAT_SESSIONS"]
     if require:
-        raise DutError("jool stats output has no JSTAT_SESSIONS counter (was it run with --all?)")
+        raise ParseError("jool_session_count", "no JSTAT_SESSIONS counter (was it run with --all?)", text)
     return 0
 
 
@@ -115,7 +133,7 @@ def parse_jool_sessions_csv(text: str, protocol: str | None = "UDP") -> list[Map
         if not row or (row[0] == "Protocol" and tuple(row[: len(_SESSION_HEADER)]) == _SESSION_HEADER):
             continue
         if len(row) not in (10, 11) or row[0] not in ("TCP", "UDP", "ICMP"):
-            raise _bad("jool session CSV", no, ",".join(row))
+            raise _bad("jool_mappings", "jool session CSV", no, ",".join(row))
         if protocol is not None and row[0] != protocol:
             continue
         try:
@@ -128,7 +146,7 @@ def parse_jool_sessions_csv(text: str, protocol: str | None = "UDP") -> list[Map
                 )
             )
         except ValueError:
-            raise _bad("jool session CSV", no, ",".join(row)) from None
+            raise _bad("jool_mappings", "jool session CSV", no, ",".join(row)) from None
     return out
 
 
@@ -141,7 +159,7 @@ def jool_version(text: str) -> tuple[int, int, int, int]:
         m = _VERSION.match(line)
         if m:
             return (int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4) or 0))
-    raise DutError(f"cannot parse a Jool version from {text.strip()[:80]!r}")
+    raise ParseError("jool_version", "cannot find a Jool version (N.N.N.N)", text)
 
 
 # ---------------------------------------------------------------- OpenBSD PF
@@ -174,7 +192,7 @@ def parse_pfctl_info(text: str) -> dict[str, int]:
             key = f"{section.lower()}.{key}"
         values[key] = int(m.group(2))
     if "current entries" not in values:
-        raise DutError("pfctl -si output has no 'State Table / current entries' line")
+        raise ParseError("pfctl_info", "no 'State Table / current entries' line", text)
     return values
 
 
@@ -226,7 +244,7 @@ def parse_pfctl_states(text: str) -> list[PfState]:
             continue  # "   age ...", "   id: ...", "   [seq ...]" detail lines
         m = _STATE_LINE.match(raw.rstrip())
         if not m:
-            raise _bad("pfctl -ss output", no, raw)
+            raise _bad("pf_mappings", "pfctl -ss output", no, raw)
         states.append(
             PfState(
                 ifname=m["ifname"],
@@ -257,3 +275,80 @@ def pf_mappings(text: str, proto: str = "udp") -> list[Mapping]:
             Mapping(public_address=st.a[0], public_port=st.a[1], remote_port=st.b[1], private_port=st.a_orig[1])
         )
     return out
+
+
+# ---------------------------------------------------------------- registered parsers
+
+MAPT_VERSIONS = {(4, 1, 255, 2): "4.2.0-rc1", (4, 1, 255, 3): "4.2.0-rc2", (4, 1, 255, 5): "4.2.0-rc3"}
+"""Jool's internal version numbers of the 4.2 release candidates (``src/common/xlat.h`` at each tag)."""
+
+
+def mapt_release(version: tuple[int, int, int, int]) -> str | None:
+    """The 4.2 release candidate a Jool version is (MAP-T exists only there), or None.
+
+    Jool numbers its 4.2 release candidates 4.1.255.N; an unknown 4.1.255.N is
+    still a pre-4.2 development build of the MAP-T branch.
+    """
+    if version in MAPT_VERSIONS:
+        return MAPT_VERSIONS[version]
+    if version[:3] == (4, 1, 255):
+        return f"4.2 pre-release ({'.'.join(map(str, version))})"
+    return None
+
+
+register_parser("jool_stats")(parse_jool_stats)
+
+
+@register_parser("jool_session_count")
+def _jool_session_count(out: str) -> int:
+    return jool_session_count(out, require=True)
+
+
+@register_parser("jool_bib_count")
+def _jool_bib_count(out: str) -> int:
+    stats = parse_jool_stats(out)
+    if "JSTAT_BIB_ENTRIES" not in stats:
+        raise ParseError("jool_bib_count", "no JSTAT_BIB_ENTRIES counter (was it run with --all?)", out)
+    return stats["JSTAT_BIB_ENTRIES"]
+
+
+@register_parser("jool_mappings")
+def _jool_mappings(out: str) -> list[Mapping]:
+    return parse_jool_sessions_csv(out, protocol="UDP")
+
+
+@register_parser("jool_version")
+def _jool_version(out: str) -> str:
+    return ".".join(str(n) for n in jool_version(out))
+
+
+@register_parser("jool_mapt_version")
+def _jool_mapt_version(out: str) -> str:
+    v = jool_version(out)
+    text = ".".join(str(n) for n in v)
+    if mapt_release(v) is None:
+        raise ParseError(
+            "jool_mapt_version",
+            f"Jool {text} has no MAP-T: MAP-T exists only in Jool's 4.2 release candidates "
+            "(4.1.255.x = 4.2.0-rc1..rc3, the 'mapt' branch); install one of those on this DUT",
+            out,
+        )
+    return text
+
+
+@register_parser("jool_mapt_release")
+def _jool_mapt_release(out: str) -> str:
+    return mapt_release(jool_version(out)) or "none (no MAP-T in this Jool)"
+
+
+register_parser("pfctl_info")(parse_pfctl_info)
+
+
+@register_parser("pfctl_state_count")
+def _pfctl_state_count(out: str) -> int:
+    return parse_pfctl_info(out)["current entries"]
+
+
+@register_parser("pf_mappings")
+def _pf_mappings(out: str) -> list[Mapping]:
+    return pf_mappings(out, proto="udp")
