@@ -185,12 +185,27 @@ def perf_run(
     n = len(ports)
     for i, (src, dst) in enumerate(ports):
         params = {"dut": {"conntrack_max": 2 ** sizes[i][0], "hashsize": 2 ** sizes[i][1]}} if sizes else {}
-        p = make_point(i, (1, src), (1, dst), cores=(cores or [None] * n)[i], name=name, dut_params=params,
-                       swept_dut="dut" if sizes else None)
+        p = make_point(
+            i,
+            (1, src),
+            (1, dst),
+            cores=(cores or [None] * n)[i],
+            name=name,
+            dut_params=params,
+            swept_dut="dut" if sizes else None,
+        )
         points.append(p)
         for metric, mmm in series.items():
             unit = "cps" if metric == "cps" else "fps"
             err = (errors or {}).get(metric, [None] * n)[i]  # type: ignore[list-item]
-            records += _series(p["id"], metric, unit, mmm[i], (exps or [10] * n)[i], scale=scale, error=err,
-                               per_direction=unit == "fps")
+            records += _series(
+                p["id"],
+                metric,
+                unit,
+                mmm[i],
+                (exps or [10] * n)[i],
+                scale=scale,
+                error=err,
+                per_direction=unit == "fps",
+            )
     return write_run_dir(root, points, records, campaign_name=name)

@@ -191,3 +191,31 @@ def test_notebook_api(fig2_dir: Path) -> None:
     assert isinstance(run.plot("cps"), Figure)
     with pytest.raises(KeyError, match="latency"):
         run.table("latency")
+
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "docs" / "examples" / "notebook.ipynb"
+
+
+def test_example_notebook_is_valid_and_runs(fig2_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nb = json.loads(NOTEBOOK.read_text())
+    assert nb["nbformat"] == 4 and nb["nbformat_minor"] >= 5
+    ids = [c["id"] for c in nb["cells"]]
+    assert len(set(ids)) == len(ids)
+    for c in nb["cells"]:
+        assert c["cell_type"] in ("markdown", "code") and isinstance(c["source"], str | list)
+        if c["cell_type"] == "code":
+            assert c["outputs"] == [] and c["execution_count"] is None
+    try:
+        import nbformat
+    except ImportError:
+        pass  # structure checked above; nbformat is not a dependency
+    else:
+        nbformat.validate(nbformat.reads(NOTEBOOK.read_text(), as_version=4))
+    # run every code cell against a real run directory
+    monkeypatch.setenv("NATBENCH_RUN", str(fig2_dir))
+    ns: dict[str, object] = {}
+    for c in nb["cells"]:
+        if c["cell_type"] == "code":
+            src = c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+            exec(compile(src, "notebook", "exec"), ns)
+    assert "natbench" in ns and ns["metric"] == "cps"

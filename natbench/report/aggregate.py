@@ -224,7 +224,8 @@ def points_frame(points: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return pd.DataFrame(columns=["index", "label", "cores", "connections"]).rename_axis("point_id")
-    return df.sort_values("index").set_index("point_id")
+    # an id is the hash of a point's parameters: a repeated id is the same point listed twice
+    return df.drop_duplicates("point_id").sort_values("index").set_index("point_id")
 
 
 def summarize(results: pd.DataFrame) -> pd.DataFrame:
@@ -303,22 +304,25 @@ def baseline_ratio(
     same cores, port ranges and frame size (a separate forwarding DUT measured with the same port
     number ranges). Returns ``point_id``, ``metric``, ``baseline_point``, ``ratio`` (a fraction).
     """
-    s = summary.reset_index()
-    s["point_id"] = s["point_id"].astype(str)
-    s["metric"] = s["metric"].astype(str)
-    base = s[s["metric"] == baseline].set_index("point_id")["median"]
+    cols = ["point_id", "metric", "baseline_point", "ratio"]
+    s = summary.reset_index()[["point_id", "metric", "median"]]
+    s = s.astype({"point_id": str, "metric": str})
     key_cols = ["cores", "src_first", "src_last", "dst_first", "dst_last", "frame_size"]
-    keyed = pd.Series(["|".join(map(str, r)) for r in points[key_cols].itertuples(index=False)], index=points.index)
-    base_by_key = {keyed[pid]: pid for pid in base.index if pid in keyed.index}
-    rows: list[dict[str, Any]] = []
-    for m in metrics:
-        for _, r in s[s["metric"] == m].iterrows():
-            pid = r["point_id"]
-            bp = pid if pid in base.index else base_by_key.get(keyed.get(pid, ""))
-            if bp is None:
-                continue
-            rows.append({"point_id": pid, "metric": m, "baseline_point": bp, "ratio": r["median"] / base[bp]})
-    return pd.DataFrame(rows, columns=["point_id", "metric", "baseline_point", "ratio"])
+    keys = pd.Series(["|".join(map(str, r)) for r in points[key_cols].itertuples(index=False)], index=points.index)
+    s["key"] = s["point_id"].map(keys)
+    base = s[s["metric"] == baseline][["point_id", "key", "median"]]
+    wanted = s[s["metric"].isin(list(metrics))]
+    if base.empty or wanted.empty:
+        return pd.DataFrame(columns=cols)
+    same = wanted.merge(base.rename(columns={"median": "base", "key": "_k"}), on="point_id", how="left")
+    same["baseline_point"] = same["point_id"].where(same["base"].notna())
+    by_key = base.drop_duplicates("key").rename(columns={"point_id": "kp", "median": "kbase"})
+    same = same.merge(by_key, on="key", how="left")
+    same["baseline_point"] = same["baseline_point"].fillna(same["kp"])
+    same["base"] = same["base"].fillna(same["kbase"])
+    same = same[same["base"].notna()]
+    same["ratio"] = same["median"] / same["base"]
+    return same[cols].reset_index(drop=True)
 
 
 def teardown_summary(results: pd.DataFrame, points: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -329,7 +333,7 @@ def teardown_summary(results: pd.DataFrame, points: pd.DataFrame | None = None) 
     median T_N - median T_0 and ``rate`` = N / deletion_time (seed 000 Figure 5), plus
     ``rep_rate_median/min/max``: the per-repetition rates the engine stored, for reference.
     """
-    t = results[results["metric"].astype(str) == "teardown"]
+    t = results[(results["metric"] == "teardown").to_numpy(bool)]
     cols = [
         "experiments",
         "connections",
@@ -347,8 +351,7 @@ def teardown_summary(results: pd.DataFrame, points: pd.DataFrame | None = None) 
     ]
     if t.empty:
         return pd.DataFrame(columns=cols).rename_axis("point_id")
-    t = t.assign(point_id=t["point_id"].astype(str))
-    g = t.groupby("point_id", sort=False)
+    g = t.groupby(t["point_id"].astype(str), sort=False)
     out = pd.DataFrame(
         {
             "experiments": g["filled_delete_s"].count(),
