@@ -299,9 +299,7 @@ def sweep_points(
         ranges = [(_ports(s, "ports"), _ports(d, "ports")) for s, d in ports]
     core_list: list[int | None] = [int(c) for c in cores] if cores is not None else [None]
     sizes: list[int | None] = [int(f) for f in frame_sizes] if frame_sizes is not None else [None]
-    out = [
-        SweepPoint(c, s, d, f) for c in core_list for (s, d) in ranges for f in sizes
-    ]
+    out = [SweepPoint(c, s, d, f) for c in core_list for (s, d) in ranges for f in sizes]
     if not out or (cores is not None and not cores) or (connections is not None and not connections):
         raise ConfigError("a sweep needs at least one value per axis", field="natbench_sweep")
     return out
@@ -343,7 +341,7 @@ class Measurement:
 
     def _need(self) -> list[float]:
         if not self.values:
-            reasons = "; ".join(str(r.extra.get("error", "no value")) for r in self.results)
+            reasons = "; ".join(str(r.extra.get("failed") or r.extra.get("error") or "no value") for r in self.results)
             raise ValueError(f"{self.metric} at {self.label}: no repetition finished ({reasons})")
         return self.values
 
@@ -446,6 +444,9 @@ class Experiment:
                     settings["lab"] = f"nbpt{os.getpid()}"
                     self._own_lab = settings["lab"]
             traffic = self._base_traffic()
+            # the session campaign only builds the testbed: a one-connection placeholder point
+            traffic.setdefault("src_ports", self.testbed.traffic.get("src_ports") or "1024-1024")
+            traffic.setdefault("dst_ports", self.testbed.traffic.get("dst_ports") or "1-1")
             metrics = {"validation": {"rate": 1.0, "repetitions": 1}}  # placeholder: nothing is measured with it
             self._session_campaign = Campaign.from_dict(
                 self._campaign_dict(metrics, traffic, {}), file=self.testbed.file
@@ -659,6 +660,7 @@ class Experiment:
                 campaign_name=self.name,
                 tester_facts=_plain(tester.facts()),
             )
+            _point_latest(self.run_dir)
         return self._store
 
     def _setup(self, dut: Any, point: WorkingPoint) -> None:
@@ -743,6 +745,20 @@ class Experiment:
     def points(self) -> Iterable[WorkingPoint]:
         """The working points measured so far, in order."""
         return list(self._points.values())
+
+
+def _point_latest(run_dir: Path) -> None:
+    """Make ``<results>/latest`` a symlink to the newest run directory (best effort)."""
+    link = run_dir.parent / "latest"
+    tmp = run_dir.parent / f".latest.{os.getpid()}"
+    with contextlib.suppress(OSError):
+        if tmp.is_symlink():
+            tmp.unlink()
+        tmp.symlink_to(run_dir.name)
+        if link.exists() and not link.is_symlink():
+            tmp.unlink()
+            return
+        os.replace(tmp, link)
 
 
 def _atomic_write(path: Path, text: str) -> None:

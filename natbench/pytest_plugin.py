@@ -93,9 +93,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if len(marks) > 1:
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: use one {_MARKER} marker per test")
     if "nb_point" not in metafunc.fixturenames:
-        raise pytest.UsageError(
-            f"{metafunc.definition.nodeid}: {_MARKER} needs the test to use nb_measure or nb_point"
-        )
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: {_MARKER} needs the test to use nb_measure or nb_point")
     from natbench.errors import NatbenchError
     from natbench.experiment import sweep_points
 
