@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 
 __all__ = ["campaign_reference", "main"]
 
@@ -136,10 +135,7 @@ def _constraints(metadata: Sequence[Any]) -> str:
 def _default(f: FieldInfo) -> str:
     if f.is_required():
         return "**required**"
-    if f.default_factory is not None:
-        value = f.default_factory()  # type: ignore[call-arg]
-    else:
-        value = f.default
+    value = f.default_factory() if f.default_factory is not None else f.default  # type: ignore[call-arg]
     if value is None:
         return "unset"
     if isinstance(value, BaseModel):
@@ -222,7 +218,7 @@ def _member_doc(e: type[enum.Enum], name: str) -> str:
         targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
         if name in targets and i + 1 < len(body):
             nxt = body[i + 1]
-            if isinstance(nxt, ast.Expr) and isinstance(getattr(nxt, "value", None), ast.Constant):
+            if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
                 return str(nxt.value.value)
     return ""
 

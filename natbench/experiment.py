@@ -433,8 +433,6 @@ class Experiment:
     def session_campaign(self) -> Any:
         """The campaign the tester and DUT are built from: the testbed plus the session's traffic."""
         if self._session_campaign is None:
-            from natbench.campaign import Campaign
-
             tb = self.testbed.testbed
             tester = tb.get("tester", {})
             if tester.get("kind") == "software" and any(d.get("access", {}).get("kind") == "lab" for d in tb["duts"]):
@@ -448,9 +446,7 @@ class Experiment:
             traffic.setdefault("src_ports", self.testbed.traffic.get("src_ports") or "1024-1024")
             traffic.setdefault("dst_ports", self.testbed.traffic.get("dst_ports") or "1-1")
             metrics = {"validation": {"rate": 1.0, "repetitions": 1}}  # placeholder: nothing is measured with it
-            self._session_campaign = Campaign.from_dict(
-                self._campaign_dict(metrics, traffic, {}), file=self.testbed.file
-            )
+            self._session_campaign = _campaign(self._campaign_dict(metrics, traffic, {}), file=self.testbed.file)
         return self._session_campaign
 
     def _base_traffic(self) -> dict[str, Any]:
@@ -519,7 +515,7 @@ class Experiment:
         **settings: Any,
     ) -> Any:
         """The one-point campaign of a measurement (validated; ConfigError names the bad field)."""
-        from natbench.campaign import METRIC_NAMES, Campaign
+        from natbench.campaign import METRIC_NAMES
 
         if metric not in METRIC_NAMES:
             raise ConfigError(f"unknown metric {metric!r}; known: {', '.join(METRIC_NAMES)}", field="metric")
@@ -561,7 +557,7 @@ class Experiment:
                 sweep["product"][f"duts.{dut}.{key}"] = [value]
         base = dict(self.testbed.metrics.get(metric, {}))
         base.update(settings)
-        return Campaign.from_dict(self._campaign_dict({metric: base}, t, sweep), file=self.testbed.file)
+        return _campaign(self._campaign_dict({metric: base}, t, sweep))
 
     def measure(
         self,
@@ -745,6 +741,28 @@ class Experiment:
     def points(self) -> Iterable[WorkingPoint]:
         """The working points measured so far, in order."""
         return list(self._points.values())
+
+
+def _campaign(data: dict[str, Any], file: Path | None = None) -> Any:
+    """Validate a campaign built in code; a schema error names the field (there is no line to name)."""
+    from pydantic import ValidationError
+
+    from natbench.campaign import Campaign, CampaignSpec
+    from natbench.campaign.source import format_path
+
+    try:
+        CampaignSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = [p for p in err["loc"] if isinstance(p, int) or not any(c in str(p) for c in "[(")]
+        kind = err.get("type")
+        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if kind == "missing":
+            msg = "required field is missing"
+        elif kind == "extra_forbidden":
+            msg = "unknown setting"
+        raise ConfigError(msg, field=format_path(loc)) from None
+    return Campaign.from_dict(data, file=file)
 
 
 def _point_latest(run_dir: Path) -> None:

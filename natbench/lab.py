@@ -161,7 +161,9 @@ class Lab:
     @property
     def initiator(self) -> Port:
         """The tester's private-side port."""
-        return Port(TESTER_INITIATOR_IF, self.macs[TESTER_INITIATOR_IF], self.macs[DUT_PRIVATE_IF], self.names.tester_ns)
+        return Port(
+            TESTER_INITIATOR_IF, self.macs[TESTER_INITIATOR_IF], self.macs[DUT_PRIVATE_IF], self.names.tester_ns
+        )
 
     @property
     def responder(self) -> Port:
@@ -295,9 +297,7 @@ class Lab:
         rules = ["table netdev natbench_tester {"]
         for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
             chain = ifname.replace("-", "_")
-            rules.append(
-                f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}'
-            )
+            rules.append(f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}')
         rules.append("}")
         _run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
         # DUT side
@@ -452,7 +452,6 @@ def _need_root() -> None:
     for tool in ("ip", "nft", "sysctl"):
         if shutil.which(tool) is None:
             raise LabError(f"the local lab needs {tool!r} on PATH")
-
 
 
 # ---------------------------------------------------------------------- campaigns with access kind "lab"

@@ -49,8 +49,8 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
-    "tester",
     "testbed",
+    "tester",
 ]
 
 _MARKER = "natbench_sweep"
@@ -137,7 +137,7 @@ def testbed(pytestconfig: pytest.Config) -> TestbedFile:
         pytest.skip(f"natbench: {state['skip']}")
     tb = state["testbed"]
     assert tb is not None
-    return tb  # type: ignore[no-any-return]
+    return tb
 
 
 @pytest.fixture(scope="session")
