@@ -38,7 +38,6 @@ def main() -> None:
 # Subcommands register themselves on `cli` when imported: one line each.
 import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
 import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
-
 cli.add_command(__import__("natbench.commands.report", fromlist=["report"]).report)
 cli.add_command(__import__("natbench.commands.compare", fromlist=["compare"]).compare)
 import natbench.commands.lab  # noqa: E402, F401  natbench lab up|down|status

@@ -161,9 +161,7 @@ class Lab:
     @property
     def initiator(self) -> Port:
         """The tester's private-side port."""
-        return Port(
-            TESTER_INITIATOR_IF, self.macs[TESTER_INITIATOR_IF], self.macs[DUT_PRIVATE_IF], self.names.tester_ns
-        )
+        return Port(TESTER_INITIATOR_IF, self.macs[TESTER_INITIATOR_IF], self.macs[DUT_PRIVATE_IF], self.names.tester_ns)
 
     @property
     def responder(self) -> Port:
@@ -297,7 +295,9 @@ class Lab:
         rules = ["table netdev natbench_tester {"]
         for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
             chain = ifname.replace("-", "_")
-            rules.append(f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}')
+            rules.append(
+                f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}'
+            )
         rules.append("}")
         _run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
         # DUT side
@@ -452,6 +452,7 @@ def _need_root() -> None:
     for tool in ("ip", "nft", "sysctl"):
         if shutil.which(tool) is None:
             raise LabError(f"the local lab needs {tool!r} on PATH")
+
 
 
 # ---------------------------------------------------------------------- campaigns with access kind "lab"

@@ -155,9 +155,7 @@ def _check(spec: CampaignSpec) -> None:
     names: dict[str, int] = {}
     for i, d in enumerate(duts):
         if d.name in names:
-            raise LocatedError(
-                ("testbed", "duts", i, "name"), f"duplicate DUT name {d.name!r} (also DUT {names[d.name]})"
-            )
+            raise LocatedError(("testbed", "duts", i, "name"), f"duplicate DUT name {d.name!r} (also DUT {names[d.name]})")
         names[d.name] = i
         if len(duts) > 1 and d.role is None:
             raise LocatedError(("testbed", "duts", i), "role is required when there are several DUTs")

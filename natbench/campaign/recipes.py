@@ -64,7 +64,9 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
         try:
             recipe = load_recipe(recipe_reference(campaign, dut.recipe))
         except ConfigError as exc:  # RecipeError is a ConfigError
-            raise source.error(shown, ("testbed", "duts", i, "recipe"), f"recipe {dut.recipe!r}: {exc}") from None
+            raise source.error(
+                shown, ("testbed", "duts", i, "recipe"), f"recipe {dut.recipe!r}: {exc}"
+            ) from None
         seen: list[dict[str, Any]] = []
         for p in points:
             params = p.dut_params.get(dut.name, {})

@@ -324,7 +324,9 @@ class SearchSettings(MetricSettings):
         if self.lower >= self.upper:
             raise ValueError(f"lower ({self.lower:g}) must be below upper ({self.upper:g})")
         if self.error >= self.upper - self.lower:
-            raise ValueError(f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})")
+            raise ValueError(
+                f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})"
+            )
         return self
 
 

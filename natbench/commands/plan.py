@@ -97,9 +97,7 @@ def _preamble(campaign: Campaign) -> list[str]:
         lines.append(f"DUT {d.name}: " + "; ".join(parts))
     for name, s in campaign.metrics.items():
         shown = {k: v for k, v in s.model_dump(exclude_none=True).items() if k != "repetitions"}
-        lines.append(
-            f"metric {name}: {s.repetitions} repetitions; " + ", ".join(f"{k}={_value(v)}" for k, v in shown.items())
-        )
+        lines.append(f"metric {name}: {s.repetitions} repetitions; " + ", ".join(f"{k}={_value(v)}" for k, v in shown.items()))
     lines.append(f"output: {campaign.output}")
     return lines
 
@@ -133,7 +131,8 @@ def plan(file: str, fmt: str) -> None:
     est = estimate(campaign)
     header, rows = plan_rows(campaign, est)
     total = (
-        f"{len(est.points)} working points, {est.trials:,} trials, estimated duration {format_duration(est.seconds)}"
+        f"{len(est.points)} working points, {est.trials:,} trials, "
+        f"estimated duration {format_duration(est.seconds)}"
     )
     if fmt == "json":
         data = {
@@ -152,10 +151,7 @@ def plan(file: str, fmt: str) -> None:
                     "dut_params": pe.point.dut_params,
                     "swept_dut": pe.point.swept_dut,
                     "metric_settings": pe.point.metric_settings,
-                    "metrics": {
-                        m.metric: {"repetitions": m.repetitions, "trials": m.trials, "seconds": m.seconds}
-                        for m in pe.metrics
-                    },
+                    "metrics": {m.metric: {"repetitions": m.repetitions, "trials": m.trials, "seconds": m.seconds} for m in pe.metrics},
                     "trials": pe.trials,
                     "seconds": pe.seconds,
                 }

@@ -520,3 +520,4 @@ def read_mac(interface: str, netns: str | None = None) -> str:
         return str(json.loads(out)[0]["address"])
     except (subprocess.CalledProcessError, OSError, ValueError, KeyError, IndexError) as exc:
         raise TesterError(f"cannot read the MAC address of {interface}: {exc}") from exc
+
