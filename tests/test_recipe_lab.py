@@ -204,7 +204,10 @@ def test_memory_per_connection_is_a_fact() -> None:
             facts = dut.facts()
             assert facts["memory_per_connection_n"] == 400
             assert facts["memory_per_connection_mem_available"] == per["mem_available"]
-            if "conntrack_slab" in per:  # the slab cache only grows in whole slabs; never shrinks here
-                assert per["conntrack_slab"] >= 0
+            # the nf_conntrack slab and MemAvailable are host-wide (other namespaces allocate and free
+            # concurrently), so the per-connection figures are noisy at 400 connections: only their
+            # presence and type are checked here; bench/ scripts measure them at scale
+            assert isinstance(per["mem_available"], float)
+            assert "conntrack_slab" not in per or isinstance(per["conntrack_slab"], float)
         finally:
             dut.teardown()
