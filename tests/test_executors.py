@@ -268,3 +268,14 @@ def test_factory_builds_one_dut_or_a_group(scratch: Path) -> None:
         build_executor({"kind": "telnet"})
     with pytest.raises(ConfigError, match="needs 'namespace'"):
         build_executor({"kind": "netns"})
+
+
+def test_lab_access_applies_global_conntrack_settings_on_the_host_by_default() -> None:
+    lab = {"name": "ipt", "recipe": "iptables-nat44", "access": {"kind": "lab", "namespace": "nb-lab-x"},
+           "params": {"private_if": "a", "public_if": "b"}}  # fmt: skip
+    dut = build_duts({"testbed": {"duts": [lab]}})
+    assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is True
+    assert isinstance(dut.executor, NetnsExecutor) and dut.executor.namespace == "nb-lab-x"
+    explicit = {**lab, "params": {"private_if": "a", "public_if": "b", "host_settings": False}}
+    dut = build_duts({"testbed": {"duts": [explicit]}})
+    assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is False

@@ -153,6 +153,7 @@ class RecipeDut:
         self._core_facts: dict[str, Any] = {}
         self._facts: dict[str, Any] = {}
         self._is_setup = False
+        self._monitor: Any = None
 
     def __repr__(self) -> str:
         return f"RecipeDut({self.name!r}, recipe={self.recipe.name!r}, {self.executor.description})"
@@ -533,6 +534,21 @@ class RecipeDut:
 
         return Monitor(self.executor, interval=interval, name=self.name)
 
+    def start_monitor(self, interval: float = 1.0) -> None:
+        """Start sampling per-core idle time and memory (e.g. when a trial starts)."""
+        self.stop_monitor()
+        self._monitor = self.monitor(interval).start()
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        """Stop sampling; ``{dut name: samples}`` to store with the trial ({} when not started)."""
+        mon, self._monitor = self._monitor, None
+        if mon is None:
+            return {}
+        samples = mon.stop()
+        if mon.errors:
+            self.warnings.extend(f"monitor: {e}" for e in mon.errors[:5])
+        return {self.name: samples}
+
 
 class DutGroup:
     """Several DUTs acting as one (dual-DUT IPv4aaS: CE + PE).
@@ -601,6 +617,18 @@ class DutGroup:
     def facts(self) -> dict[str, Any]:
         """``{dut name: facts}``."""
         return {d.name: d.facts() for d in self.duts}
+
+    def start_monitor(self, interval: float = 1.0) -> None:
+        """Start sampling every member DUT (each is monitored: seed 004 finds the bottleneck this way)."""
+        for d in self.duts:
+            d.start_monitor(interval)
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        """Stop sampling; ``{dut name: samples}`` for every member."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for d in self.duts:
+            out.update(d.stop_monitor())
+        return out
 
     def teardown(self) -> None:
         """Tear down in reverse order; every DUT is tried, the first error is raised."""
