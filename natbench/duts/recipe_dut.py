@@ -381,6 +381,8 @@ class RecipeDut:
         self.cores = point.cores if (self.swept_by(point) and point.cores is not None) else self.fixed_cores
         self._is_setup = True
         try:
+            if self.recipe.has_step("prepare"):
+                self.run_step("prepare")
             if self.cores is not None:
                 self._set_cores(self.cores)
             self.run_step("setup")
