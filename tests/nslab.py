@@ -125,3 +125,17 @@ def send_udp(lab: NsLab, sports: tuple[int, int], dports: tuple[int, int]) -> in
         timeout=60,
     )
     return (sports[1] - sports[0] + 1) * (dports[1] - dports[0] + 1)
+
+
+@contextmanager
+def global_conntrack_lock() -> Iterator[None]:
+    """Serialize tests that read or change the kernel-global conntrack settings (nf_conntrack_max,
+    hashsize): the kernel is shared with every other test run on this machine."""
+    import fcntl
+
+    with open("/run/lock/natbench-conntrack-global.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
