@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["NsLab", "ns_lab", "send_udp"]
+__all__ = ["NsLab", "global_conntrack_lock", "ns_lab", "send_udp"]
 
 
 def _sh(*argv: str) -> None:
@@ -133,7 +134,7 @@ def global_conntrack_lock() -> Iterator[None]:
     hashsize): the kernel is shared with every other test run on this machine."""
     import fcntl
 
-    with open("/run/lock/natbench-conntrack-global.lock", "a") as f:
+    with open(os.path.join(tempfile.gettempdir(), "natbench-conntrack-global.lock"), "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
