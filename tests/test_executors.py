@@ -327,3 +327,15 @@ def test_ssh_command_wrapping_with_sudo() -> None:
 
     assert SshExecutor("h").wrap("echo 'a'; id") == "sh -c 'echo '\"'\"'a'\"'\"'; id'"
     assert SshExecutor("h", sudo=True).wrap("id") == "sudo -n sh -c id"
+
+
+def test_a_value_saved_and_used_in_the_same_step_works_in_batch_mode(tmp_path: Path) -> None:
+    text = (
+        "recipe: s\nstateful: false\nsteps:\n  facts:\n"
+        "    - {run: echo 41, save: base}\n"
+        "    - {run: 'echo $(( {{ base }} + 1 ))', parse: int, as: answer}\n"
+        "    - {run: echo 'a b', parse: text, as: words}\n"
+    )
+    dut = RecipeDut("s", parse_recipe(text, "s.yaml"), LocalExecutor(), batch=True)
+    facts = dut.facts()
+    assert facts["answer"] == 42 and facts["words"] == "a b"
