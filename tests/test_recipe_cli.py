@@ -1,13 +1,30 @@
-"""`natbench recipes list|show|render` through the real entry point."""
+"""`natbench recipes list|show|render` (in process through click; errors through the real entry point)."""
 
 from __future__ import annotations
 
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
+
+from click.testing import CliRunner
+
+from natbench.cli import cli
 
 
-def natbench(*args: str) -> subprocess.CompletedProcess[str]:
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def natbench(*args: str) -> Result:
+    res = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return Result(res.exit_code, res.stdout, "")
+
+
+def natbench_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "natbench", *args], capture_output=True, text=True, timeout=60)
 
 
@@ -38,9 +55,11 @@ def test_render_quotes_values_and_selects_steps() -> None:
 
 
 def test_bad_parameter_is_one_line_and_exit_2() -> None:
-    res = natbench("recipes", "render", "iptables-nat44", "-p", "private_if=a", "-p", "public_if=b", "-p", "nat=dnat")
+    res = natbench_process(
+        "recipes", "render", "iptables-nat44", "-p", "private_if=a", "-p", "public_if=b", "-p", "nat=dnat"
+    )
     assert res.returncode == 2
     assert res.stderr.strip().count("\n") == 0
     assert "nat" in res.stderr and "not one of" in res.stderr and "Traceback" not in res.stderr
-    res = natbench("recipes", "show", "no-such-recipe")
+    res = natbench_process("recipes", "show", "no-such-recipe")
     assert res.returncode == 2 and "unknown recipe" in res.stderr
