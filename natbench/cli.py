@@ -36,5 +36,5 @@ def main() -> None:
 
 
 # Subcommands register themselves on `cli` when imported: one line each.
-import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
-import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
+import natbench.commands.plan  # noqa: E402  natbench plan FILE
+import natbench.commands.validate  # noqa: E402  natbench validate FILE...

@@ -36,7 +36,7 @@ class Campaign:
             _check(spec)
             self._points = expand(spec, self.label)
         except LocatedError as exc:
-            raise self._source.error(_show(file), exc.path, exc.message) from None
+            raise self._source.error(_show(file), exc.path, exc.message, exact=True) from None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -155,7 +155,9 @@ def _check(spec: CampaignSpec) -> None:
     names: dict[str, int] = {}
     for i, d in enumerate(duts):
         if d.name in names:
-            raise LocatedError(("testbed", "duts", i, "name"), f"duplicate DUT name {d.name!r} (also DUT {names[d.name]})")
+            raise LocatedError(
+                ("testbed", "duts", i, "name"), f"duplicate DUT name {d.name!r} (also DUT {names[d.name]})"
+            )
         names[d.name] = i
         if len(duts) > 1 and d.role is None:
             raise LocatedError(("testbed", "duts", i), "role is required when there are several DUTs")
@@ -201,6 +203,8 @@ def _message(err: Any) -> str:
     if kind == "missing":
         return "required field is missing"
     msg = msg.removeprefix("Value error, ")
+    if msg.startswith("Input should be "):
+        msg = "must be " + msg.removeprefix("Input should be ")
     if kind in ("union_tag_invalid",):
         return msg.replace("Input tag", "kind")
     return msg

@@ -65,7 +65,7 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
             recipe = load_recipe(recipe_reference(campaign, dut.recipe))
         except ConfigError as exc:  # RecipeError is a ConfigError
             raise source.error(
-                shown, ("testbed", "duts", i, "recipe"), f"recipe {dut.recipe!r}: {exc}"
+                shown, ("testbed", "duts", i, "recipe"), f"recipe {dut.recipe!r}: {exc}", exact=True
             ) from None
         seen: list[dict[str, Any]] = []
         for p in points:
@@ -77,7 +77,7 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
                 recipe.resolve(dict(params))
             except ConfigError as exc:
                 path = _param_path(campaign, i, dut.name, exc.field)
-                raise source.error(shown, path, f"recipe {dut.recipe!r}: {exc.message}") from None
+                raise source.error(shown, path, f"recipe {dut.recipe!r}: {exc.message}", exact=True) from None
             resolved += 1
     return RecipeCheck(True, f"recipes checked: {len(campaign.testbed.duts)} DUT(s), {resolved} parameter set(s)")
 

@@ -219,7 +219,7 @@ class TestbedSpec(_Model):
     __test__: ClassVar[bool] = False  # not a pytest test class
 
     tester: TesterSpec
-    """The traffic generator."""
+    """The traffic generator: TRex or the built-in software tester."""
     duts: list[DutSpec] = Field(min_length=1)
     """One DUT, or several in path order (464XLAT: CLAT then PLAT; MAP-T: CE then BR)."""
 
@@ -251,7 +251,7 @@ class TrafficSpec(_Model):
 
     family: Family
     """``nat44`` (also dual-DUT IPv4aaS systems, measured as one NAT44) or ``nat64``."""
-    addresses: AddressSpec = Field(default_factory=AddressSpec)
+    addresses: AddressSpec = Field(default_factory=lambda: AddressSpec())
     """Address plan overrides; defaults: natbench.traffic.AddressPlan.default(family)."""
     src_ports: PortRangeField | None = None
     """Initiator source port range (unless swept), e.g. ``1-4000`` or ``4000``."""
@@ -324,9 +324,7 @@ class SearchSettings(MetricSettings):
         if self.lower >= self.upper:
             raise ValueError(f"lower ({self.lower:g}) must be below upper ({self.upper:g})")
         if self.error >= self.upper - self.lower:
-            raise ValueError(
-                f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})"
-            )
+            raise ValueError(f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})")
         return self
 
 

@@ -1,0 +1,100 @@
+"""Malformed campaigns are rejected with one ConfigError naming file, line and field."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from natbench.campaign import Campaign, load_campaign, parse_campaign
+from natbench.errors import ConfigError
+
+BAD = Path(__file__).resolve().parent / "data" / "bad_campaigns"
+BAD_FILES = sorted(BAD.glob("*.yaml"))
+_EXPECT = re.compile(r"^# expect: (\d+): ([^ ]*): (.+)$")
+
+GOOD = """\
+schema_version: 1
+testbed:
+  tester: {kind: software}
+  duts:
+    - name: nat
+      recipe: iptables-nat44
+      access: {kind: lab}
+      params:
+        hashsize: PARAM
+traffic:
+  family: nat44
+  src_ports: 1-100
+  dst_ports: 1-10
+metrics:
+  cps: {upper: 100k, error: 1k}
+"""
+
+
+@pytest.mark.parametrize("path", BAD_FILES, ids=[f.stem for f in BAD_FILES])
+def test_bad_campaign_is_rejected_at_its_line(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NATBENCH_TEST_SURELY_UNSET", raising=False)
+    m = _EXPECT.match(path.read_text().splitlines()[0])
+    assert m, f"{path.name} needs a first line '# expect: LINE: FIELD: MESSAGE'"
+    line, field, message = int(m.group(1)), m.group(2) or None, m.group(3)
+    with pytest.raises(ConfigError) as info:
+        load_campaign(path)
+    err = info.value
+    assert err.file == str(path)
+    assert err.line == line
+    assert err.field == field
+    assert message in err.message
+    assert str(err).startswith(f"{path}:{line}: ")
+    assert "\n" not in str(err)
+
+
+def test_there_are_enough_bad_campaigns() -> None:
+    assert len(BAD_FILES) >= 20
+
+
+def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        load_campaign(tmp_path / "nope.yaml")
+
+
+def test_empty_file_and_non_mapping(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="empty"):
+        parse_campaign("", "x.yaml")
+    with pytest.raises(ConfigError, match="mapping"):
+        parse_campaign("- 1\n- 2\n", "x.yaml")
+
+
+def test_natbench_variables_are_substituted_and_typed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NATBENCH_HASH", "4096")
+    c = parse_campaign(GOOD.replace("PARAM", "${NATBENCH_HASH}"), "x.yaml")
+    assert c.points()[0].dut_params["nat"]["hashsize"] == 4096
+    monkeypatch.delenv("NATBENCH_HASH")
+    c = parse_campaign(GOOD.replace("PARAM", "${NATBENCH_HASH:-2^12}"), "x.yaml")
+    assert c.points()[0].dut_params["nat"]["hashsize"] == 4096
+    c = parse_campaign(GOOD.replace("PARAM", "'cost $$5'"), "x.yaml")
+    assert c.points()[0].dut_params["nat"]["hashsize"] == "cost $5"
+    c = parse_campaign(GOOD.replace("PARAM", "'${NATBENCH_HASH:-7}'"), "x.yaml")
+    assert c.points()[0].dut_params["nat"]["hashsize"] == "7", "a quoted value stays a string"
+
+
+def test_only_natbench_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH_LIKE", "x")
+    with pytest.raises(ConfigError) as info:
+        parse_campaign(GOOD.replace("PARAM", "${PATH_LIKE}"), "x.yaml")
+    assert info.value.line == 9
+    assert "PATH_LIKE" in info.value.message
+
+
+def test_error_without_a_file_names_the_field() -> None:
+    with pytest.raises(ConfigError) as info:
+        Campaign.from_dict({"schema_version": 1})
+    assert info.value.file is None and info.value.line is None
+    assert info.value.field == "testbed"
+
+
+def test_yaml_anchor_and_merge_keys_work() -> None:
+    text = GOOD.replace("PARAM", "1024") + "  throughput: &tp {upper: 100k, error: 1k, fill_rate: 10k}\n"
+    c = parse_campaign(text, "x.yaml")
+    assert c.metrics["throughput"].fill_rate == 10_000
