@@ -36,5 +36,5 @@ def main() -> None:
 
 
 # Subcommands register themselves on `cli` when imported: one line each.
-import natbench.commands.plan  # noqa: E402  natbench plan FILE
-import natbench.commands.validate  # noqa: E402  natbench validate FILE...
+from natbench.commands import plan as _plan  # noqa: E402, F401  natbench plan FILE
+from natbench.commands import validate as _validate  # noqa: E402, F401  natbench validate FILE...
