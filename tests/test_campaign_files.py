@@ -106,3 +106,13 @@ def test_quickstart_fits_a_small_box() -> None:
             assert s.repetitions == 3
             assert getattr(s, "upper", 0) <= 200_000
     assert estimate(c).seconds < 600
+
+
+def test_readme_annotated_campaign_is_valid() -> None:
+    readme = (CAMPAIGNS.parent / "README.md").read_text()
+    block = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    from natbench.campaign import parse_campaign
+
+    c = parse_campaign(block, "README.md")
+    assert [p.label for p in c.points()] == [f"iptables-{n}c-4M" for n in (1, 2, 4, 8, 16)]
+    assert [c.settings_for(p, "cps").error for p in c.points()] == [100, 100, 100, 1000, 1000]
