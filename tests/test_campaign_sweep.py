@@ -193,3 +193,32 @@ def test_bad_numbers_and_ranges(bad: object) -> None:
             parse_port_range(bad)
         else:
             parse_count(bad)
+
+
+@given(
+    cores=st.lists(st.integers(1, 64), min_size=1, max_size=4, unique=True),
+    frames=st.lists(st.sampled_from([64, 128, 256, 512, 1024, 1280, 1518]), min_size=1, max_size=3, unique=True),
+    columns=st.lists(
+        st.tuples(st.integers(1, 300), st.integers(1, 300), st.sampled_from([10, 12, 14, 16])),
+        min_size=1,
+        max_size=4,
+        unique=True,
+    ),
+)
+def test_any_sweep_gives_unique_labels_and_ids(
+    cores: list[int], frames: list[int], columns: list[tuple[int, int, int]]
+) -> None:
+    src = [c[0] for c in columns]
+    dst = [c[1] for c in columns]
+    hs = [f"2^{c[2]}" for c in columns]
+    sweep = (
+        f"  product:\n    cores: {cores}\n"
+        f"  zip:\n    src_ports: {src}\n    dst_ports: {dst}\n    duts.nat.hashsize: [{', '.join(hs)}]\n"
+    )
+    text = campaign(sweep, traffic=f"  frame_sizes: {frames}\n")
+    pts = parse_campaign(text, "t.yaml").points()
+    assert len(pts) == len(frames) * len(cores) * len(columns)
+    assert len({p.label for p in pts}) == len(pts)
+    assert len({p.id for p in pts}) == len(pts)
+    first = pts[0]
+    assert (first.frame_size, first.cores, len(first.src_ports)) == (frames[0], cores[0], src[0])
