@@ -20,7 +20,7 @@ def _value(v: Any) -> str:
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, int):
-        return format_count(v)
+        return format_count(v) if v >= 10_000 or (v >= 1024 and v & (v - 1) == 0) else str(v)
     if isinstance(v, float):
         return f"{v:,.0f}" if v.is_integer() else f"{v:g}"
     return str(v)
