@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from natbench.campaign import Campaign, load_campaign, parse_campaign
+from natbench.campaign import Campaign, check_recipes, load_campaign, parse_campaign
 from natbench.errors import ConfigError
 
 BAD = Path(__file__).resolve().parent / "data" / "bad_campaigns"
@@ -98,3 +98,52 @@ def test_yaml_anchor_and_merge_keys_work() -> None:
     text = GOOD.replace("PARAM", "1024") + "  throughput: &tp {upper: 100k, error: 1k, fill_rate: 10k}\n"
     c = parse_campaign(text, "x.yaml")
     assert c.metrics["throughput"].fill_rate == 10_000
+
+
+RECIPE_CAMPAIGN = """\
+schema_version: 1
+testbed:
+  tester: {kind: software}
+  duts:
+    - name: nat
+      recipe: RECIPE
+      access: {kind: lab}
+      params:
+        nat: NAT
+traffic:
+  family: nat44
+  src_ports: 1-100
+  dst_ports: 1-10
+sweep:
+  zip:
+    duts.nat.udp_timeout: [300, TIMEOUT]
+metrics:
+  cps: {upper: 100k, error: 1k}
+"""
+
+
+def _recipe_campaign(recipe: str = "iptables-nat44", nat: str = "snat", timeout: str = "600") -> str:
+    return RECIPE_CAMPAIGN.replace("RECIPE", recipe).replace("NAT", nat).replace("TIMEOUT", timeout)
+
+
+def test_recipe_check_passes_with_lab_supplied_interfaces() -> None:
+    result = check_recipes(parse_campaign(_recipe_campaign(), "r.yaml"))
+    assert result.checked
+    assert result.detail == "recipes checked: 1 DUT(s), 2 parameter set(s)"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "line", "field", "words"),
+    [
+        ({"recipe": "ipchains-nat44"}, 6, "testbed.duts[0].recipe", "unknown recipe 'ipchains-nat44'"),
+        ({"nat": "dnat"}, 9, "testbed.duts[0].params.nat", "dnat"),
+        ({"timeout": "-5"}, 16, "sweep.zip.duts.nat.udp_timeout[1]", "udp_timeout"),
+    ],
+)
+def test_recipe_errors_point_into_the_campaign(kwargs: dict[str, str], line: int, field: str, words: str) -> None:
+    c = parse_campaign(_recipe_campaign(**kwargs), "r.yaml")
+    with pytest.raises(ConfigError) as info:
+        check_recipes(c)
+    err = info.value
+    assert (err.file, err.line, err.field) == ("r.yaml", line, field)
+    assert words in str(err)

@@ -19,12 +19,18 @@ def natbench(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_validate_all_shipped_campaigns() -> None:
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "campaigns").glob("*.yaml"))
-    r = natbench("validate", *files)
+    r = natbench("validate", "--no-recipes", *files)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == len(files)
     assert all(line.startswith(f"OK {f}: ") for line, f in zip(lines, files, strict=True))
     assert r.stderr == ""
+
+
+def test_validate_checks_recipes() -> None:
+    r = natbench("validate", FIG2, "campaigns/quickstart.yaml")
+    assert r.returncode == 0, r.stderr
+    assert all("recipes checked: 1 DUT(s)" in line for line in r.stdout.splitlines())
 
 
 def test_validate_reports_every_bad_file_and_exits_2() -> None:

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from natbench.campaign.schema import resolve_param_value
 from natbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["RecipeCheck", "check_recipes", "recipe_reference"]
+__all__ = ["RecipeCheck", "check_recipes", "lab_params", "recipe_reference"]
 
 RECIPE_MODULE = "natbench.duts.recipe"
 """Module providing ``load_recipe(name_or_path) -> Recipe`` with ``Recipe.resolve(params) -> dict``."""
@@ -64,31 +65,56 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
         try:
             recipe = load_recipe(recipe_reference(campaign, dut.recipe))
         except ConfigError as exc:  # RecipeError is a ConfigError
-            raise source.error(
-                shown, ("testbed", "duts", i, "recipe"), f"recipe {dut.recipe!r}: {exc}", exact=True
-            ) from None
+            # a broken recipe file: keep its own file:line; an unknown name: just the message
+            detail = str(exc) if exc.file else exc.message
+            raise source.error(shown, ("testbed", "duts", i, "recipe"), detail, exact=True) from None
+        supplied = lab_params(campaign) if dut.access.kind == "lab" else {}
         seen: list[dict[str, Any]] = []
         for p in points:
             params = p.dut_params.get(dut.name, {})
             if params in seen:
                 continue
             seen.append(params)
+            declared = getattr(recipe, "params", None) or {}
+            given = {k: v for k, v in supplied.items() if k in declared and k not in params}
             try:
-                recipe.resolve(dict(params))
+                recipe.resolve({**given, **params})
             except ConfigError as exc:
-                path = _param_path(campaign, i, dut.name, exc.field)
+                path = _param_path(campaign, i, dut.name, exc.field, params)
                 raise source.error(shown, path, f"recipe {dut.recipe!r}: {exc.message}", exact=True) from None
             resolved += 1
     return RecipeCheck(True, f"recipes checked: {len(campaign.testbed.duts)} DUT(s), {resolved} parameter set(s)")
 
 
-def _param_path(campaign: Campaign, index: int, dut: str, field: str | None) -> tuple[str | int, ...]:
+def lab_params(campaign: Campaign) -> dict[str, Any]:
+    """Recipe parameters the local lab supplies for ``access: {kind: lab}`` DUTs when a campaign leaves them unset.
+
+    Mirrors natbench.lab: the DUT's interfaces ``nb-priv`` / ``nb-pub`` and the
+    DUT addresses of the campaign's address plan.
+    """
+    plan = campaign.traffic.address_plan()
+    return {
+        "private_if": "nb-priv",
+        "public_if": "nb-pub",
+        "private_address": f"{plan.dut_private}/{plan.private_prefixlen}",
+        "public_address": f"{plan.dut_public}/{plan.public_prefixlen}",
+    }
+
+
+def _param_path(
+    campaign: Campaign, index: int, dut: str, field: str | None, params: dict[str, Any]
+) -> tuple[str | int, ...]:
+    """Where the offending parameter was written: the swept value, else the DUT's params entry."""
     base: tuple[str | int, ...] = ("testbed", "duts", index, "params")
     if field is None:
         return base
     name = field.split(".")[-1]
     key = f"duts.{dut}.{name}"
     for group in ("zip", "product"):
-        if key in getattr(campaign.spec.sweep, group):
+        values = getattr(campaign.spec.sweep, group).get(key)
+        if values is not None:
+            for j, raw in enumerate(values):
+                if resolve_param_value(raw) == params.get(name):
+                    return ("sweep", group, key, j)
             return ("sweep", group, key)
     return (*base, name)
