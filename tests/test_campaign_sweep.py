@@ -19,6 +19,7 @@ from natbench.campaign import (
     parse_count,
     parse_port_range,
 )
+from natbench.errors import ConfigError
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -222,3 +223,49 @@ def test_any_sweep_gives_unique_labels_and_ids(
     assert len({p.id for p in pts}) == len(pts)
     first = pts[0]
     assert (first.frame_size, first.cores, len(first.src_ports)) == (frames[0], cores[0], src[0])
+
+
+def test_no_sweep_is_one_point() -> None:
+    text = campaign("  {}\n").replace("sweep:\n  {}\n", "")
+    pts = parse_campaign(text, "t.yaml").points()
+    assert len(pts) == 1
+    assert pts[0].label == "nat-1k"
+    assert pts[0].cores is None and pts[0].swept_dut is None
+
+
+def test_frame_size_axis_and_conflict_with_frame_sizes() -> None:
+    pts = parse_campaign(campaign("  product:\n    frame_size: [64, 1280]\n"), "t.yaml").points()
+    assert [p.frame_size for p in pts] == [64, 1280]
+    assert [p.label for p in pts] == ["nat-1k-64B", "nat-1k-1280B"]
+    both = campaign(
+        "  product:\n    frame_size: [64, 128]\n",
+        traffic="  src_ports: 1-100\n  dst_ports: 1-10\n  frame_sizes: [64]\n",
+    )
+    with pytest.raises(ConfigError, match=r"also set in traffic\.frame_sizes"):
+        parse_campaign(both, "t.yaml")
+
+
+def test_cores_of_several_duts() -> None:
+    text = """\
+schema_version: 1
+testbed:
+  tester: {kind: trex}
+  duts:
+    - {name: clat, recipe: jool-siit, role: clat, cores: 32, access: {kind: local}}
+    - {name: plat, recipe: jool-nat64, role: plat, access: {kind: local}}
+traffic: {family: nat44, src_ports: 1-4000, dst_ports: 1-1000}
+sweep:
+  cores_dut: CORES
+  product: {cores: [1, 16]}
+metrics:
+  cps: {upper: 1M, error: 1k}
+"""
+    one = parse_campaign(text.replace("CORES", "plat"), "t.yaml")
+    assert [(p.swept_dut, p.co_swept_duts, p.cores) for p in one.points()] == [("plat", (), 1), ("plat", (), 16)]
+    assert one.points()[0].label == "plat-1c-4M"
+    both = parse_campaign(text.replace("CORES", "[clat, plat]"), "t.yaml")
+    assert [(p.swept_dut, p.co_swept_duts) for p in both.points()] == [("clat", ("plat",)), ("clat", ("plat",))]
+    assert both.points()[0].label == "t-1c-4M", "no label and several DUTs: the campaign name"
+    assert {p.id for p in both.points()}.isdisjoint({p.id for p in one.points()})
+    with pytest.raises(ConfigError, match="no DUT named 'pe'"):
+        parse_campaign(text.replace("CORES", "pe"), "t.yaml")
