@@ -128,3 +128,11 @@ def test_readme_annotated_campaign_is_valid() -> None:
     c = parse_campaign(block, "README.md")
     assert [p.label for p in c.points()] == [f"iptables-{n}c-4M" for n in (1, 2, 4, 8, 16)]
     assert [c.settings_for(p, "cps").error for p in c.points()] == [100, 100, 100, 1000, 1000]
+
+
+def test_schema_reference_doc_is_current() -> None:
+    from natbench.campaign.reference import markdown
+
+    doc = (CAMPAIGNS.parent / "docs" / "campaign-schema.md").read_text()
+    assert doc == markdown(), "regenerate: python -m natbench.campaign.reference > docs/campaign-schema.md"
+    assert "| `fill_rate` |" in doc and "## SshAccess" in doc
