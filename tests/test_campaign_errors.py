@@ -147,3 +147,12 @@ def test_recipe_errors_point_into_the_campaign(kwargs: dict[str, str], line: int
     err = info.value
     assert (err.file, err.line, err.field) == ("r.yaml", line, field)
     assert words in str(err)
+
+
+def test_resolved_yaml_keeps_dollars(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NATBENCH_HASH", "a${b}$c")
+    c = parse_campaign(GOOD.replace("PARAM", "${NATBENCH_HASH}"), "x.yaml")
+    assert c.points()[0].dut_params["nat"]["hashsize"] == "a${b}$c"
+    again = parse_campaign(c.to_yaml(), "campaign.yaml")
+    assert again.points()[0].dut_params["nat"]["hashsize"] == "a${b}$c"
+    assert [p.id for p in again.points()] == [p.id for p in c.points()]

@@ -140,11 +140,24 @@ class Campaign:
         return data
 
     def to_yaml(self) -> str:
-        """:meth:`to_dict` as YAML (what a run directory's campaign.yaml holds); it loads back unchanged."""
-        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=100)
+        """:meth:`to_dict` as YAML (what a run directory's campaign.yaml holds); it loads back unchanged.
+
+        ``$`` in values is written as ``$$`` so that loading it substitutes nothing.
+        """
+        return yaml.safe_dump(_escape_dollars(self.to_dict()), sort_keys=False, default_flow_style=None, width=100)
 
     def __repr__(self) -> str:
         return f"Campaign({self.name!r}, {len(self._points)} points, metrics={list(self.metrics)})"
+
+
+def _escape_dollars(data: Any) -> Any:
+    if isinstance(data, str):
+        return data.replace("$", "$$")
+    if isinstance(data, dict):
+        return {k: _escape_dollars(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_escape_dollars(v) for v in data]
+    return data
 
 
 def _show(file: Path | None) -> str | None:
