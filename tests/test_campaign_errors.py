@@ -156,3 +156,14 @@ def test_resolved_yaml_keeps_dollars(monkeypatch: pytest.MonkeyPatch) -> None:
     again = parse_campaign(c.to_yaml(), "campaign.yaml")
     assert again.points()[0].dut_params["nat"]["hashsize"] == "a${b}$c"
     assert [p.id for p in again.points()] == [p.id for p in c.points()]
+
+
+def test_a_dut_timeout_shorter_than_a_trial_is_warned() -> None:
+    text = _recipe_campaign(timeout="5") + "  throughput: {upper: 100k, error: 1k, fill_rate: 100, duration: 10}\n"
+    result = check_recipes(parse_campaign(text, "r.yaml"))
+    assert result.checked
+    assert result.warnings == (
+        "DUT nat: udp_timeout 5 s is shorter than throughput's phase 1 + gap + phase 2 at nat-1k-udp_timeout5 "
+        "(~26 s): connections would expire during the trial",  # 1000/100 + 2 + 2 + 10 + 2
+    )
+    assert check_recipes(parse_campaign(_recipe_campaign(), "r.yaml")).warnings == ()

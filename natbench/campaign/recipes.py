@@ -34,6 +34,8 @@ class RecipeCheck:
     """True when every DUT's recipe was loaded and every point's parameters resolved."""
     detail: str
     """What was checked, or why nothing was."""
+    warnings: tuple[str, ...] = ()
+    """Problems that do not stop a run but spoil it (e.g. a DUT timeout shorter than a trial)."""
 
 
 def recipe_reference(campaign: Campaign, recipe: str) -> str:
@@ -61,6 +63,7 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
     shown = str(campaign.file) if campaign.file is not None else None
     points = campaign.points()
     resolved = 0
+    warnings: list[str] = []
     for i, dut in enumerate(campaign.testbed.duts):
         try:
             recipe = load_recipe(recipe_reference(campaign, dut.recipe))
@@ -69,21 +72,46 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
             detail = str(exc) if exc.file else exc.message
             raise source.error(shown, ("testbed", "duts", i, "recipe"), detail, exact=True) from None
         supplied = lab_params(campaign) if dut.access.kind == "lab" else {}
-        seen: list[dict[str, Any]] = []
+        declared = getattr(recipe, "params", None) or {}
+        cache: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        worst: dict[str, tuple[float, int, str]] = {}
         for p in points:
             params = p.dut_params.get(dut.name, {})
-            if params in seen:
-                continue
-            seen.append(params)
-            declared = getattr(recipe, "params", None) or {}
-            given = {k: v for k, v in supplied.items() if k in declared and k not in params}
-            try:
-                recipe.resolve({**given, **params})
-            except ConfigError as exc:
-                path = _param_path(campaign, i, dut.name, exc.field, params)
-                raise source.error(shown, path, f"recipe {dut.recipe!r}: {exc.message}", exact=True) from None
-            resolved += 1
-    return RecipeCheck(True, f"recipes checked: {len(campaign.testbed.duts)} DUT(s), {resolved} parameter set(s)")
+            values = next((r for q, r in cache if q == params), None)
+            if values is None:
+                given = {k: v for k, v in supplied.items() if k in declared and k not in params}
+                try:
+                    values = dict(recipe.resolve({**given, **params}))
+                except ConfigError as exc:
+                    path = _param_path(campaign, i, dut.name, exc.field, params)
+                    raise source.error(shown, path, f"recipe {dut.recipe!r}: {exc.message}", exact=True) from None
+                cache.append((params, values))
+                resolved += 1
+            limit = values.get("udp_timeout")
+            if isinstance(limit, int | float) and not isinstance(limit, bool):
+                for metric, need in _connection_lifetimes(campaign, p).items():
+                    if need > limit and need > worst.get(metric, (0.0, 0, ""))[0]:
+                        worst[metric] = (need, int(limit), p.label)
+        for metric, (need, limit, label) in worst.items():
+            warnings.append(
+                f"DUT {dut.name}: udp_timeout {limit} s is shorter than {metric}'s phase 1 + gap + phase 2 "
+                f"at {label} (~{need:.0f} s): connections would expire during the trial"
+            )
+    detail = f"recipes checked: {len(campaign.testbed.duts)} DUT(s), {resolved} parameter set(s)"
+    return RecipeCheck(True, detail, tuple(warnings))
+
+
+def _connection_lifetimes(campaign: Campaign, point: Any) -> dict[str, float]:
+    """Seconds connections must live per metric that fills the table at ``fill_rate`` (RFC 9693: nothing may expire)."""
+    out: dict[str, float] = {}
+    for name in campaign.metrics:
+        s = campaign.settings_for(point, name)
+        fill = getattr(s, "fill_rate", None)
+        if not fill:
+            continue
+        phase2 = float(getattr(s, "duration", 0.0))
+        out[name] = point.connections / fill + s.timeout + float(getattr(s, "gap", 0.0)) + phase2 + s.timeout
+    return out
 
 
 def lab_params(campaign: Campaign) -> dict[str, Any]:
