@@ -25,8 +25,9 @@ def validate(files: tuple[str, ...], no_recipes: bool) -> None:
     for path in files:
         try:
             campaign = load_campaign(path)
+            warnings: tuple[str, ...] = ()
             if no_recipes:
-                recipes, warnings = "recipes not checked (--no-recipes)", ()
+                recipes = "recipes not checked (--no-recipes)"
             else:
                 check = check_recipes(campaign)
                 recipes, warnings = check.detail, check.warnings
