@@ -83,3 +83,13 @@ def test_missing_file_and_bad_usage_exit_2() -> None:
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
     r = natbench("validate")
     assert r.returncode == 2 and "Missing argument" in r.stderr
+
+
+def test_validate_prints_warnings_but_passes(tmp_path: Path) -> None:
+    text = (ROOT / "campaigns" / "quickstart.yaml").read_text().replace("udp_timeout: 300 ", "udp_timeout: 1 ")
+    f = tmp_path / "short-timeout.yaml"
+    f.write_text(text)
+    r = natbench("validate", str(f))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"OK {f}: 3 working points")
+    assert r.stderr.startswith(f"natbench: warning: {f}: DUT iptables: udp_timeout 1 s is shorter than")
