@@ -177,6 +177,7 @@ def _check(spec: CampaignSpec) -> None:
         if len(duts) > 1 and d.role is None:
             raise LocatedError(("testbed", "duts", i), "role is required when there are several DUTs")
     fam = spec.traffic.family
+    _check_roles(spec)
     want = 6 if fam.value == "nat64" else 4
     for key in ("initiator", "dut_private"):
         addr = getattr(spec.traffic.addresses, key)
@@ -196,6 +197,48 @@ def _check(spec: CampaignSpec) -> None:
     v = selected.get("validation")
     if v is not None and getattr(v, "rate", None) is None and "cps" not in selected:
         raise LocatedError(("metrics", "validation", "rate"), "validation.rate is required unless cps is measured too")
+
+
+# Roles that must come before others on the path from the Initiator to the Responder.
+_ROLE_ORDER = {"clat": 0, "ce": 0, "ce-nat44": 0, "ce-nat46": 1, "plat": 2, "br": 2}
+# The traffic family a role implies (a dual-DUT IPv4aaS system is measured as one NAT44).
+_ROLE_FAMILY = {
+    "nat44": "nat44",
+    "nat64": "nat64",
+    "clat": "nat44",
+    "plat": "nat44",
+    "ce": "nat44",
+    "ce-nat44": "nat44",
+    "ce-nat46": "nat44",
+    "br": "nat44",
+}
+
+
+def _check_roles(spec: CampaignSpec) -> None:
+    family = spec.traffic.family.value
+    previous: tuple[int, str] | None = None
+    for i, d in enumerate(spec.testbed.duts):
+        if d.role is None:
+            continue
+        role = d.role.value
+        implied = _ROLE_FAMILY.get(role)
+        if implied is not None and implied != family:
+            raise LocatedError(
+                ("testbed", "duts", i, "role"),
+                f"role {role} needs traffic.family {implied} (the campaign says {family})",
+            )
+        if role == "nat64" and len(spec.testbed.duts) > 1:
+            raise LocatedError(
+                ("testbed", "duts", i, "role"), "role nat64 is a single-DUT role; 464XLAT uses clat + plat"
+            )
+        rank = _ROLE_ORDER.get(role)
+        if rank is not None:
+            if previous is not None and rank < previous[0]:
+                raise LocatedError(
+                    ("testbed", "duts", i, "role"),
+                    f"{role} must come before {previous[1]}: list DUTs in path order, Initiator side first",
+                )
+            previous = (rank, role)
 
 
 def _build(data: Any, file: Path | None, source: SourceMap) -> Campaign:
