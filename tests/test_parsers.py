@@ -43,7 +43,9 @@ def test_conntrack_count() -> None:
 def test_conntrack_mappings_nat44() -> None:
     maps = parse_conntrack_mappings(data("conntrack-L.txt"))
     assert len(maps) == 6
-    assert {(m.private_port, m.remote_port) for m in maps} == {(sp, dp) for sp in (10000, 10001, 10002) for dp in (80, 81)}
+    assert {(m.private_port, m.remote_port) for m in maps} == {
+        (sp, dp) for sp in (10000, 10001, 10002) for dp in (80, 81)
+    }
     # MASQUERADE kept the source ports (no clash) and used the DUT's public address
     assert all(m.public_address == "198.19.0.1" and m.public_port == m.private_port for m in maps)
     assert parse_conntrack_mappings(data("conntrack-L-empty.txt")) == []
@@ -56,8 +58,13 @@ def test_conntrack_mappings_tayga_nat64() -> None:
 
 
 def test_conntrack_mappings_skips_other_protocols_and_rejects_garbage() -> None:
-    tcp = "tcp      6 431999 ESTABLISHED src=1.1.1.1 dst=2.2.2.2 sport=1 dport=2 src=2.2.2.2 dst=1.1.1.1 sport=2 dport=1 [ASSURED] mark=0 use=1"
-    assert parse_conntrack_mappings(tcp + "\n" + data("conntrack-L.txt")) == parse_conntrack_mappings(data("conntrack-L.txt"))
+    tcp = (
+        "tcp      6 431999 ESTABLISHED src=1.1.1.1 dst=2.2.2.2 sport=1 dport=2 "
+        "src=2.2.2.2 dst=1.1.1.1 sport=2 dport=1 [ASSURED] mark=0 use=1"
+    )
+    assert parse_conntrack_mappings(tcp + "\n" + data("conntrack-L.txt")) == parse_conntrack_mappings(
+        data("conntrack-L.txt")
+    )
     with pytest.raises(ParseError, match="unexpected line"):
         parse_conntrack_mappings("Operation not permitted\n")
     with pytest.raises(ParseError, match="both tuples"):

@@ -100,7 +100,12 @@ GOLDEN_CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "linux-forwarding-v4": (
         "linux-forwarding",
-        {"private_if": "enp5s0f0", "public_if": "enp5s0f1", "private_address": "198.18.0.1/24", "public_address": "198.19.0.1/24"},
+        {
+            "private_if": "enp5s0f0",
+            "public_if": "enp5s0f1",
+            "private_address": "198.18.0.1/24",
+            "public_address": "198.19.0.1/24",
+        },
     ),
 }
 
@@ -236,21 +241,48 @@ steps:
         (GOOD.replace("echo {{ a }}", "echo {{ b }}"), 6, "steps.setup[0].run", "unknown template variable 'b'"),
         (GOOD.replace("echo {{ a }}", "echo {{ a | shout }}"), 6, "steps.setup[0].run", "unknown filter"),
         (GOOD.replace("echo {{ a }}", "echo {{ a }"), 6, "steps.setup[0].run", "unbalanced"),
-        (GOOD.replace("    - echo {{ a }}", "    - run: echo\n      when: a >> 3"), 7, "steps.setup[0].when", "condition"),
-        (GOOD.replace("    - echo {{ a }}", "    - run: echo\n      parse: magic"), 6, "steps.setup[0].parse", "unknown parser"),
-        (GOOD.replace("    - echo {{ a }}", "    - run: echo\n      timed: true"), 6, "steps.setup[0].timed", "timed_flush"),
+        (
+            GOOD.replace("    - echo {{ a }}", "    - run: echo\n      when: a >> 3"),
+            7,
+            "steps.setup[0].when",
+            "condition",
+        ),
+        (
+            GOOD.replace("    - echo {{ a }}", "    - run: echo\n      parse: magic"),
+            6,
+            "steps.setup[0].parse",
+            "unknown parser",
+        ),
+        (
+            GOOD.replace("    - echo {{ a }}", "    - run: echo\n      timed: true"),
+            6,
+            "steps.setup[0].timed",
+            "timed_flush",
+        ),
         (GOOD.replace("    - echo {{ a }}", "    - run: echo\n      scope: moon"), 7, "steps.setup[0].scope", "scope"),
-        (GOOD.replace("    - echo {{ a }}", "    - run: echo\n      timeout: -1"), 7, "steps.setup[0].timeout", "positive"),
+        (
+            GOOD.replace("    - echo {{ a }}", "    - run: echo\n      timeout: -1"),
+            7,
+            "steps.setup[0].timeout",
+            "positive",
+        ),
         (GOOD + "  count_connections:\n    - conntrack -C\n", 9, "steps.count_connections", "parser"),
         (GOOD + "  timed_flush:\n    - conntrack -F\n", 9, "steps.timed_flush", "timed: true"),
         (GOOD + "  set_cores: {builtin: magic}\n", 9, "steps.set_cores.builtin", "unknown builtin"),
         (GOOD.replace("  teardown:\n    - echo bye\n", ""), None, "steps", "teardown"),
         (GOOD + "  setup: []\n", 9, None, "duplicate key"),
-        (GOOD.replace("params:", "checks:\n  - {when: zz, error: nope}\nparams:"), 3, "checks[0].when", "unknown parameter"),
+        (
+            GOOD.replace("params:", "checks:\n  - {when: zz, error: nope}\nparams:"),
+            3,
+            "checks[0].when",
+            "unknown parameter",
+        ),
         ("recipe: [\n", 2, None, "malformed YAML"),
     ],
 )
-def test_bad_recipes_get_one_error_with_file_line_field(text: str, line: int | None, field: str | None, words: str) -> None:
+def test_bad_recipes_get_one_error_with_file_line_field(
+    text: str, line: int | None, field: str | None, words: str
+) -> None:
     with pytest.raises(RecipeError) as err:
         parse_recipe(text, "bad.yaml")
     e = err.value
@@ -262,7 +294,7 @@ def test_bad_recipes_get_one_error_with_file_line_field(text: str, line: int | N
 
 
 def test_unknown_recipe_name_lists_the_known_ones() -> None:
-    with pytest.raises(RecipeError, match="unknown recipe 'ipchains'.*iptables-nat44"):
+    with pytest.raises(RecipeError, match=r"unknown recipe 'ipchains'.*iptables-nat44"):
         load_recipe("ipchains")
     with pytest.raises(RecipeError, match="not found"):
         load_recipe("/nonexistent/x.yaml")
