@@ -21,7 +21,7 @@ def cli() -> None:
 def main() -> None:
     """Entry point: run the CLI; a natbench error becomes one line on stderr and its exit code."""
     try:
-        cli.main(standalone_mode=False)
+        rc = cli.main(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
@@ -33,6 +33,8 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    # with standalone_mode=False click returns ctx.exit()'s code instead of exiting
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 # Subcommands register themselves on `cli` when imported: one line each.
@@ -43,3 +45,7 @@ cli.add_command(__import__("natbench.commands.compare", fromlist=["compare"]).co
 import natbench.commands.lab  # noqa: E402, F401  natbench lab up|down|status
 import natbench.commands.run  # noqa: E402, F401  natbench run FILE | --resume RUN_DIR
 import natbench.commands.recipes  # noqa: E402, F401  natbench recipes list|show|render
+# (the `from ... import X as _X` form keeps each line independent for ruff's F401/RUF100)
+from natbench.commands import plan as _plan  # noqa: E402, F401  natbench plan FILE
+from natbench.commands import recipes as _recipes  # noqa: E402, F401  natbench recipes list|show|render
+from natbench.commands import validate as _validate  # noqa: E402, F401  natbench validate FILE...

@@ -109,12 +109,14 @@ def scratch(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def make(scratch: Path, name: str = "d1", **params: object) -> RecipeDut:
-    return RecipeDut(name, parse_recipe(RECIPE, "scratch.yaml"), LocalExecutor(), {"dir": str(scratch), **params})
+def make(scratch: Path, name: str = "d1", batch: bool = True, **params: object) -> RecipeDut:
+    recipe = parse_recipe(RECIPE, "scratch.yaml")
+    return RecipeDut(name, recipe, LocalExecutor(), {"dir": str(scratch), **params}, batch=batch)
 
 
-def test_recipe_dut_runs_steps_in_order_and_saves_values(scratch: Path) -> None:
-    dut = make(scratch)
+@pytest.mark.parametrize("batch", [True, False], ids=["one-script-per-step", "one-call-per-command"])
+def test_recipe_dut_runs_steps_in_order_and_saves_values(scratch: Path, batch: bool) -> None:
+    dut = make(scratch, batch=batch)
     dut.setup(POINT)
     assert dut.count_connections() == 7
     dut.reset_connections()
@@ -135,8 +137,9 @@ def test_recipe_dut_runs_steps_in_order_and_saves_values(scratch: Path) -> None:
     assert any("ignored exit status 4" in w for w in dut.warnings)
 
 
-def test_failing_setup_stops_at_the_first_failing_command_and_tears_down(scratch: Path) -> None:
-    dut = make(scratch, fail_at_setup=True)
+@pytest.mark.parametrize("batch", [True, False], ids=["one-script-per-step", "one-call-per-command"])
+def test_failing_setup_stops_at_the_first_failing_command_and_tears_down(scratch: Path, batch: bool) -> None:
+    dut = make(scratch, batch=batch, fail_at_setup=True)
     with pytest.raises(DutError) as err:
         dut.setup(POINT)
     msg = str(err.value)
@@ -265,3 +268,74 @@ def test_factory_builds_one_dut_or_a_group(scratch: Path) -> None:
         build_executor({"kind": "telnet"})
     with pytest.raises(ConfigError, match="needs 'namespace'"):
         build_executor({"kind": "netns"})
+
+
+def test_lab_access_applies_global_conntrack_settings_on_the_host_by_default() -> None:
+    lab = {"name": "ipt", "recipe": "iptables-nat44", "access": {"kind": "lab", "namespace": "nb-lab-x"},
+           "params": {"private_if": "a", "public_if": "b"}}  # fmt: skip
+    dut = build_duts({"testbed": {"duts": [lab]}})
+    assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is True
+    assert isinstance(dut.executor, NetnsExecutor) and dut.executor.namespace == "nb-lab-x"
+    explicit = {**lab, "params": {"private_if": "a", "public_if": "b", "host_settings": False}}
+    dut = build_duts({"testbed": {"duts": [explicit]}})
+    assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is False
+
+
+def test_ssh_connect_never_blocks_on_a_silent_server() -> None:
+    """A TCP peer that accepts but never speaks SSH: the connect timeout ends the wait."""
+    import contextlib
+    import socket
+    import threading
+
+    from natbench.duts.executors import ExecutorError
+    from natbench.duts.ssh import SshExecutor
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    port = srv.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(srv.accept()[0])
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        ex = SshExecutor("127.0.0.1", port=port, connect_timeout=0.5, retries=1, backoff=0.05,
+                         allow_unknown_host_key=True, passphrase="s3cret-passphrase")  # fmt: skip
+        assert "s3cret" not in repr(ex) and "s3cret" not in ex.description
+        start = time.monotonic()
+        with pytest.raises(ExecutorError) as err:
+            ex.run("true")
+        assert time.monotonic() - start < 6
+        assert "s3cret" not in str(err.value)
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        srv.close()
+
+
+def test_ssh_command_wrapping_with_sudo() -> None:
+    from natbench.duts.ssh import SshExecutor
+
+    assert SshExecutor("h").wrap("echo 'a'; id") == "sh -c 'echo '\"'\"'a'\"'\"'; id'"
+    assert SshExecutor("h", sudo=True).wrap("id") == "sudo -n sh -c id"
+
+
+def test_a_value_saved_and_used_in_the_same_step_works_in_batch_mode(tmp_path: Path) -> None:
+    text = (
+        "recipe: s\nstateful: false\nsteps:\n  facts:\n"
+        "    - {run: echo 41, save: base}\n"
+        "    - {run: 'echo $(( {{ base }} + 1 ))', parse: int, as: answer}\n"
+        "    - {run: echo 'a b', parse: text, as: words}\n"
+    )
+    dut = RecipeDut("s", parse_recipe(text, "s.yaml"), LocalExecutor(), batch=True)
+    facts = dut.facts()
+    assert facts["answer"] == 42 and facts["words"] == "a b"

@@ -35,6 +35,10 @@ that namespace: rendered as an ``ip netns exec`` prefix), ``parse`` (parser name
 later steps, e.g. an original value restored by ``teardown``), ``timed``,
 ``ignore_errors``, ``error`` (hint), ``timeout`` (seconds), ``scope`` (``dut`` | ``host``).
 
+``checks`` (top level) are rules over several parameters: ``{when: condition, error: message,
+field: param}``; :meth:`Recipe.resolve` rejects parameters for which a check's condition holds.
+The full description of the format is docs/recipes.md.
+
 Conditions: ``name`` (truthy), ``not name``, ``name == word``, ``name != word``,
 ``name in [a, b]``, joined by ``and`` / ``or`` (``and`` binds tighter).
 
