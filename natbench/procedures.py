@@ -55,6 +55,7 @@ __all__ = [
     "MetricSettings",
     "ProcedureContext",
     "judge_phase",
+    "monitor_columns",
     "run_repetition",
 ]
 
@@ -124,6 +125,8 @@ class MetricSettings:
     """Capacity: first (safe) number of connections C0 (default: the point's connections)."""
     capacity_max: int | None = None
     """Capacity: largest number of connections probed (default: the whole source port space)."""
+    monitor_interval: float | None = None
+    """Sample the DUTs' per-core CPU idle time every this many seconds during each traffic trial (None: off)."""
     on_search_error: str = "record"
     """``record``: a repetition that cannot finish is stored as failed and the run goes on; ``raise``: abort."""
 
@@ -277,6 +280,48 @@ def judge_phase(
     return Verdict.PASS, ""
 
 
+def monitor_columns(samples: Mapping[str, Sequence[Mapping[str, Any]]], interval: float) -> dict[str, Any]:
+    """DUT monitor samples (``{dut: [{"t", "idle": {core: %}, ...}, ...]}``) in the stored, columnar form.
+
+    ``{dut: {"interval", "t": [...], "idle": {core: [...]}, <other sample keys>: [...]}}``: one list
+    entry per sample, each core its own series (seed 004 plots every core, never an average).
+    """
+    out: dict[str, Any] = {}
+    for dut, rows in samples.items():
+        cores: list[str] = []
+        for r in rows:
+            for c in r.get("idle") or {}:
+                if c not in cores:
+                    cores.append(c)
+        col: dict[str, Any] = {"interval": interval, "t": [r.get("t") for r in rows]}
+        col["idle"] = {c: [(r.get("idle") or {}).get(c) for r in rows] for c in cores}
+        for key in sorted({k for r in rows for k in r} - {"t", "idle"}):
+            col[key] = [r.get(key) for r in rows]
+        out[str(dut)] = col
+    return out
+
+
+def _traffic(ctx: ProcedureContext, call: Callable[[], PhaseResult]) -> tuple[PhaseResult, dict[str, Any]]:
+    """Run one tester call, sampling the DUT monitor around it when asked and available."""
+    interval = ctx.settings.monitor_interval
+    start = getattr(ctx.dut, "start_monitor", None)
+    stop = getattr(ctx.dut, "stop_monitor", None)
+    if not interval or not callable(start) or not callable(stop):
+        return call(), {}
+    start(interval)
+    try:
+        phase = call()
+    finally:
+        samples = stop()
+    return phase, ({"monitor": monitor_columns(samples, interval)} if samples else {})
+
+
+def _direction_extra(settings: MetricSettings) -> dict[str, Any]:
+    """How results and trials name their directions: ``directions`` = number of active directions
+    (2 for bidirectional: reports multiply per-direction fps by it), ``direction_mode`` = the mode."""
+    return {"directions": len(settings.directions.active), "direction_mode": str(settings.directions)}
+
+
 def _count(ctx: ProcedureContext) -> int | None:
     """The DUT's connection count, or None when the DUT cannot count (or checks are off)."""
     if not ctx.settings.check_table:
@@ -316,9 +361,9 @@ def _phase1_step(
     """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it."""
     ctx.dut.reset_connections()
     started = ctx.clock()
-    phase = ctx.tester.phase1(rate, learn)
+    phase, mon = _traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
     verdict, reason = judge_phase(phase, ctx.settings)
-    ext: dict[str, Any] = dict(extra or {})
+    ext: dict[str, Any] = {**(extra or {}), **mon}
     if verdict is Verdict.PASS:
         bad = _check_filled(ctx, phase, ext)
         if bad:
@@ -413,9 +458,10 @@ def _phase2_step(
         s = ctx.settings
         options = Phase2Options(latency=latency, latency_rate=s.latency_rate, selection=s.selection)
     started = ctx.clock()
-    phase = ctx.tester.phase2(rate, ctx.settings.duration, ctx.settings.directions, options)
+    s = ctx.settings
+    phase, mon = _traffic(ctx, lambda: ctx.tester.phase2(rate, s.duration, s.directions, options))
     verdict, reason = judge_phase(phase, ctx.settings, acceptance=acceptance)
-    extra: dict[str, Any] = {"directions": str(ctx.settings.directions)}
+    extra: dict[str, Any] = {**_direction_extra(ctx.settings), **mon}
     if filler is not None:
         verdict, reason = filler.after(verdict, reason, extra)
     value = max((c.loss_ratio for c in phase.counts.values()), default=None) if phase.counts else None
@@ -483,7 +529,7 @@ def throughput(ctx: ProcedureContext) -> RepetitionResult:
         out.value,
         "fps",
         error=out.error,
-        directions=str(s.directions),
+        **_direction_extra(s),
         all_frames_per_second=out.value * n,
         **_search_extra(out),
     )
@@ -504,7 +550,7 @@ def forwarding(ctx: ProcedureContext) -> RepetitionResult:
         out.value,
         "fps",
         error=out.error,
-        directions=str(s.directions),
+        **_direction_extra(s),
         all_frames_per_second=out.value * n,
         **_search_extra(out),
     )
@@ -529,7 +575,7 @@ def frame_loss(ctx: ProcedureContext) -> RepetitionResult:
         zero_run = zero_run + 1 if flr == 0 else 0
         if s.flr_stop_after_zero and zero_run >= s.flr_stop_after_zero:
             break
-    return ctx.result(curve[0][1], "ratio", rate=curve[0][0], curve=curve, directions=str(s.directions))
+    return ctx.result(curve[0][1], "ratio", rate=curve[0][0], curve=curve, **_direction_extra(s))
 
 
 def _latency_trial(ctx: ProcedureContext) -> tuple[float, dict[str, dict[str, float]]]:
@@ -593,7 +639,9 @@ def teardown(ctx: ProcedureContext) -> RepetitionResult:
     deletion = t_n - t_0
     if deletion <= 0:
         raise SearchError(f"filled-table delete time {t_n:g} s is not above the empty-table time {t_0:g} s")
-    return ctx.result(n / deletion, "conn/s", T_N=t_n, T_0=t_0, deletion_time=deletion, connections=n)
+    return ctx.result(
+        n / deletion, "conn/s", filled_delete_s=t_n, empty_delete_s=t_0, deletion_time=deletion, connections=n
+    )
 
 
 def validation(ctx: ProcedureContext) -> RepetitionResult:
@@ -630,9 +678,10 @@ def _validated_step(
 
     def check() -> TrialRecord:
         started = ctx.clock()
-        phase = ctx.tester.validate(reverse)
+        phase, mon = _traffic(ctx, lambda: ctx.tester.validate(reverse))
         verdict, reason = judge_phase(phase, ctx.settings, acceptance=0.0)
-        return ctx.record("validation", phase, verdict, reason, started, lower=lower, upper=upper, extra=extra)
+        ext = {**(extra or {}), **mon}
+        return ctx.record("validation", phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
 
     v = _retry(ctx, f"validation at {rate:g}", check)
     return v.verdict is Verdict.PASS, v
@@ -754,7 +803,7 @@ def _throughput_mlr(ctx: ProcedureContext, filler: _Filler) -> RepetitionResult:
     res = results[goal]
     value = float(res.conditional_throughput) if res is not None and res.conditional_throughput is not None else 0.0
     n = len(s.directions.active)
-    return ctx.result(value, "fps", directions=str(s.directions), all_frames_per_second=value * n, algorithm="mlr")
+    return ctx.result(value, "fps", all_frames_per_second=value * n, algorithm="mlr", **_direction_extra(s))
 
 
 PROCEDURES: dict[str, Callable[[ProcedureContext], RepetitionResult]] = {

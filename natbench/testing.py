@@ -119,6 +119,22 @@ class FakeDut:
         """Optional hook: nothing to do for the DUT."""
         self.events.append(f"rep:{metric}:{repetition}")
 
+    def start_monitor(self, interval: float = 1.0) -> None:
+        """Optional monitor hook (as RecipeDut has): remember the interval."""
+        self.events.append("monitor")
+        self._interval = interval
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        """Two modelled samples: idle time falls as the table fills."""
+        fill = min(self.connections / max(self.model.table_limit, 1), 1.0)
+        iv = getattr(self, "_interval", 1.0)
+        return {
+            "fake": [
+                {"t": 0.0, "idle": {"cpu0": 100.0, "cpu1": 100.0}, "conntrack_objs": 0},
+                {"t": iv, "idle": {"cpu0": 100.0 - 50 * fill, "cpu1": 90.0}, "conntrack_objs": self.connections},
+            ]
+        }
+
 
 @dataclass
 class FakeTester:

@@ -123,6 +123,7 @@ def test_throughput_converges_to_the_forwarding_ceiling(directions: Directions) 
     res = h.run("throughput", upper=1_000_000, error=500, fill_rate=50_000, directions=directions)
     assert 299_500 <= res.value <= 300_000
     assert res.extra["all_frames_per_second"] == res.value * len(directions.active)
+    assert (res.extra["directions"], res.extra["direction_mode"]) == (len(directions.active), str(directions))
     assert h.kinds()[0] == "fill"
     assert set(h.kinds()[1:]) == {"phase2"}
     # one fill, one gap; the table never changed during phase 2, so no refill
@@ -223,8 +224,8 @@ def test_teardown_rate_arithmetic() -> None:
     res = h.run("teardown", fill_rate=50_000)
     assert h.kinds() == ["fill", "flush_filled", "flush_empty"]
     t_n = 0.75 + 4000 * 1e-5
-    assert res.extra["T_N"] == pytest.approx(t_n)
-    assert res.extra["T_0"] == pytest.approx(0.75)
+    assert res.extra["filled_delete_s"] == pytest.approx(t_n)
+    assert res.extra["empty_delete_s"] == pytest.approx(0.75)
     assert res.extra["connections"] == 4000
     assert res.extra["deletion_time"] == pytest.approx(4000 * 1e-5)
     assert res.value == pytest.approx(4000 / (t_n - 0.75))  # 100,000 connections per second
@@ -317,3 +318,16 @@ def test_settings_from_campaign_shapes() -> None:
         100,
         0.0001,
     )
+
+
+def test_dut_cpu_monitor_is_stored_per_trial_in_columns() -> None:
+    h = Harness()
+    h.run("throughput", upper=1_000_000, error=100_000, fill_rate=50_000)
+    assert "monitor" not in h.dut.events  # off unless asked
+    h.run("throughput", upper=1_000_000, error=100_000, fill_rate=50_000, monitor_interval=0.5)
+    assert all("monitor" in r.extra for r in h.records)
+    mon = h.records[-1].extra["monitor"]["fake"]
+    assert mon["interval"] == 0.5
+    assert mon["t"] == [0.0, 0.5]
+    assert mon["idle"] == {"cpu0": [100.0, 100.0 - 50 * 4000 / 10_000_000], "cpu1": [100.0, 90.0]}
+    assert mon["conntrack_objs"] == [0, 4000]
