@@ -93,6 +93,8 @@ class MetricSettings:
     """Relative shortfall of the achieved rate that still counts as keeping the rate."""
     table_slack: int = 64
     """Extra connections the DUT table may hold beyond the test's (e.g. its own management session)."""
+    table_drift: int = 0
+    """Change of the DUT table count between phase-2 steps still tolerated (background traffic of the DUT)."""
     check_table: bool = True
     """Count the DUT's connections to check steps (where the DUT can count)."""
     refill: str = "auto"
@@ -432,7 +434,7 @@ class _Filler:
                 self.needed = True
             return verdict, reason
         extra["dut_connections"] = count
-        if self.filled is not None and count != self.filled:
+        if self.filled is not None and abs(count - self.filled) > self.ctx.settings.table_drift:
             self.needed = True
             if verdict is not Verdict.INVALID:
                 return Verdict.INVALID, f"DUT table changed from {self.filled} to {count} connections during phase 2"
@@ -461,6 +463,9 @@ def _phase2_step(
     s = ctx.settings
     phase, mon = _traffic(ctx, lambda: ctx.tester.phase2(rate, s.duration, s.directions, options))
     verdict, reason = judge_phase(phase, ctx.settings, acceptance=acceptance)
+    missing = [str(d) for d in s.directions.active if d not in phase.counts]
+    if missing:
+        verdict, reason = Verdict.INVALID, f"the tester reported no counts for {', '.join(missing)}"
     extra: dict[str, Any] = {**_direction_extra(ctx.settings), **mon}
     if filler is not None:
         verdict, reason = filler.after(verdict, reason, extra)
@@ -578,24 +583,25 @@ def frame_loss(ctx: ProcedureContext) -> RepetitionResult:
     return ctx.result(curve[0][1], "ratio", rate=curve[0][0], curve=curve, **_direction_extra(s))
 
 
-def _latency_trial(ctx: ProcedureContext) -> tuple[float, dict[str, dict[str, float]]]:
+def _latency_trial(ctx: ProcedureContext) -> tuple[float, dict[str, dict[str, float]], dict[str, Any]]:
     rate = _from_prior(ctx, "throughput")
     filler = _Filler(ctx)
     rec = _retry(ctx, f"latency at {rate:g}", lambda: _phase2_step(ctx, filler, rate, latency=True))
     lat = rec.extra.get("latency") or {}
     if not lat:
         raise SearchError("the tester returned no latency samples")
-    return rate, lat
+    # RFC 8219 measures latency at the throughput rate; loss above the acceptance is reported beside the value
+    return rate, lat, {"rate": rate, "verdict": str(rec.verdict), "reason": rec.reason}
 
 
 def latency(ctx: ProcedureContext) -> RepetitionResult:
     """Latency at the throughput rate: typical (median) and worst case (99.9th percentile) per direction."""
-    rate, lat = _latency_trial(ctx)
+    _rate, lat, info = _latency_trial(ctx)
     worst = max(lat.values(), key=lambda v: v["median"])
     return ctx.result(
         worst["median"],
         "s",
-        rate=rate,
+        **info,
         worst_case=max(v["p99_9"] for v in lat.values()),
         per_direction={d: {"median": v["median"], "p99_9": v["p99_9"]} for d, v in lat.items()},
     )
@@ -603,9 +609,9 @@ def latency(ctx: ProcedureContext) -> RepetitionResult:
 
 def pdv(ctx: ProcedureContext) -> RepetitionResult:
     """Packet delay variation D99.9 - Dmin (RFC 8219 7.3.1) at the throughput rate, worst direction."""
-    rate, lat = _latency_trial(ctx)
+    _rate, lat, info = _latency_trial(ctx)
     per = {d: v["p99_9"] - v["minimum"] for d, v in lat.items()}
-    return ctx.result(max(per.values()), "s", rate=rate, per_direction=per)
+    return ctx.result(max(per.values()), "s", per_direction=per, **info)
 
 
 def teardown(ctx: ProcedureContext) -> RepetitionResult:

@@ -331,3 +331,16 @@ def test_dut_cpu_monitor_is_stored_per_trial_in_columns() -> None:
     assert mon["t"] == [0.0, 0.5]
     assert mon["idle"] == {"cpu0": [100.0, 100.0 - 50 * 4000 / 10_000_000], "cpu1": [100.0, 90.0]}
     assert mon["conntrack_objs"] == [0, 4000]
+
+
+def test_phase2_without_counts_for_an_active_direction_is_invalid() -> None:
+    h = Harness()
+
+    def one_sided(rate: float, duration: float, directions: Directions, measure: Any, _orig: Any = h.tester.phase2):
+        return _orig(rate, duration, Directions.FORWARD, measure)
+
+    h.tester.phase2 = one_sided  # type: ignore[method-assign]
+    res = h.run("throughput", upper=1_000_000, error=100_000, fill_rate=50_000, max_invalid=1)
+    assert res.value is None
+    phase2 = [r for r in h.records if r.kind == "phase2"]
+    assert phase2 and all(r.reason == "the tester reported no counts for reverse" for r in phase2)
