@@ -6,7 +6,7 @@ returns a :class:`~natbench.results.RepetitionResult`. Every trial it runs
 :class:`~natbench.results.TrialRecord` handed to ``ctx.emit`` *before* the
 next trial starts; the runner stores it (fsync) and tells the observers.
 
-Decisions a network test engineer should know (see also ``docs`` in the report):
+Decisions a network test engineer should know (docs/engine.md has the long form):
 
 * **Verdicts.** A trial is INVALID when the tester reports it could not keep
   the rate, the achieved rate is below the intended one by more than
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from natbench.duts.base import Dut
-from natbench.errors import SearchError
+from natbench.errors import ConfigError, SearchError
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchOutcome, SearchStep
 from natbench.testers.base import Directions, Phase2Options, Tester
@@ -131,6 +131,18 @@ class MetricSettings:
     """Sample the DUTs' per-core CPU idle time every this many seconds during each traffic trial (None: off)."""
     on_search_error: str = "record"
     """``record``: a repetition that cannot finish is stored as failed and the run goes on; ``raise``: abort."""
+
+    def __post_init__(self) -> None:
+        choices = {"refill": ("auto", "always"), "algorithm": ("binary", "mlr"), "on_search_error": ("record", "raise")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"must be one of {', '.join(allowed)}, got {getattr(self, name)!r}", field=name)
+        if self.repetitions < 1:
+            raise ConfigError(f"must be at least 1, got {self.repetitions}", field="repetitions")
+        if not 0 <= self.acceptance < 1:
+            raise ConfigError(f"must be in [0, 1), got {self.acceptance}", field="acceptance")
+        if self.max_invalid < 0:
+            raise ConfigError(f"must be >= 0, got {self.max_invalid}", field="max_invalid")
 
     @classmethod
     def from_any(cls, obj: Any, **overrides: Any) -> MetricSettings:

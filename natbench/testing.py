@@ -22,7 +22,7 @@ from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["FakeDut", "FakeModel", "FakeTester"]
+__all__ = ["FakeDut", "FakeModel", "FakeTester", "fake_pair", "with_model"]
 
 
 @dataclass(frozen=True)

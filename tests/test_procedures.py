@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from natbench.errors import SearchError
+from natbench.errors import ConfigError, SearchError
 from natbench.procedures import MetricSettings, ProcedureContext, judge_phase, run_repetition
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testers.base import Directions
@@ -344,3 +344,11 @@ def test_phase2_without_counts_for_an_active_direction_is_invalid() -> None:
     assert res.value is None
     phase2 = [r for r in h.records if r.kind == "phase2"]
     assert phase2 and all(r.reason == "the tester reported no counts for reverse" for r in phase2)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("refill", "sometimes"), ("algorithm", "golden"), ("repetitions", 0), ("acceptance", 1.5)]
+)
+def test_bad_settings_name_their_field(field: str, value: Any) -> None:
+    with pytest.raises(ConfigError, match=f"^{field}: "):
+        MetricSettings(**{field: value})
