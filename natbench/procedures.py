@@ -54,6 +54,7 @@ __all__ = [
     "PROCEDURES",
     "MetricSettings",
     "ProcedureContext",
+    "dut_supports",
     "judge_phase",
     "monitor_columns",
     "run_repetition",
@@ -336,9 +337,19 @@ def _direction_extra(settings: MetricSettings) -> dict[str, Any]:
     return {"directions": len(settings.directions.active), "direction_mode": str(settings.directions)}
 
 
+def dut_supports(dut: Any, operation: str) -> bool:
+    """Whether ``dut`` can do ``operation`` (e.g. ``count_connections``).
+
+    A DUT may offer the optional capability hook ``supports(operation) -> bool``; without it every
+    protocol operation is assumed available (a DUT may still raise NotImplementedError).
+    """
+    hook = getattr(dut, "supports", None)
+    return bool(hook(operation)) if callable(hook) else True
+
+
 def _count(ctx: ProcedureContext) -> int | None:
     """The DUT's connection count, or None when the DUT cannot count (or checks are off)."""
-    if not ctx.settings.check_table:
+    if not ctx.settings.check_table or not dut_supports(ctx.dut, "count_connections"):
         return None
     try:
         return int(ctx.dut.count_connections())

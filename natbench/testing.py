@@ -88,6 +88,10 @@ class FakeDut:
         self.events.append("reset")
         self.connections = 0
 
+    def supports(self, operation: str) -> bool:
+        """Optional capability hook: counting depends on the model."""
+        return operation != "count_connections" or self.model.can_count
+
     def count_connections(self) -> int:
         """Connections in the table (NotImplementedError when the model cannot count)."""
         if not self.model.can_count:
