@@ -31,7 +31,6 @@ Decisions a network test engineer should know (docs/engine.md has the long form)
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import statistics
@@ -41,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from natbench.duts.base import Dut
-from natbench.errors import ConfigError, SearchError
+from natbench.errors import ConfigError, DutError, SearchError
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchOutcome, SearchStep
 from natbench.testers.base import Directions, Phase2Options, Tester
@@ -570,8 +569,7 @@ def forwarding(ctx: ProcedureContext) -> RepetitionResult:
     helps or hinders the baseline, and a restarted repetition sees the same DUT state.
     """
     s = ctx.settings
-    with contextlib.suppress(NotImplementedError):
-        ctx.dut.reset_connections()
+    table_reset = _optional_reset(ctx)
     out = _search(ctx, s.lower, s.upper, lambda st: _phase2_step(ctx, None, st.rate, lower=st.lower, upper=st.upper))
     n = len(s.directions.active)
     return ctx.result(
@@ -580,8 +578,20 @@ def forwarding(ctx: ProcedureContext) -> RepetitionResult:
         error=out.error,
         **_direction_extra(s),
         all_frames_per_second=out.value * n,
+        table_reset=table_reset,
         **_search_extra(out),
     )
+
+
+def _optional_reset(ctx: ProcedureContext) -> bool:
+    """Empty the DUT table when the DUT has one (a stateless forwarding recipe has no reset step)."""
+    if not dut_supports(ctx.dut, "reset_connections"):
+        return False
+    try:
+        ctx.dut.reset_connections()
+    except (NotImplementedError, DutError):
+        return False  # no table to empty; a broken DUT shows up in the next trial
+    return True
 
 
 def frame_loss(ctx: ProcedureContext) -> RepetitionResult:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from natbench.errors import ConfigError, SearchError
+from natbench.errors import ConfigError, DutError, SearchError
 from natbench.procedures import MetricSettings, ProcedureContext, judge_phase, run_repetition
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testers.base import Directions
@@ -276,6 +276,19 @@ def test_forwarding_baseline_with_a_stateless_dut() -> None:
     res = h.run("forwarding", upper=1_000_000, error=1000)
     assert 799_000 <= res.value <= 800_000
     assert "fill" not in h.kinds()
+    assert res.extra["table_reset"] is True
+
+
+def test_forwarding_baseline_on_a_dut_without_a_table() -> None:
+    h = Harness(nat=False, stateless_forwarding=800_000)
+
+    def no_reset() -> None:
+        raise DutError("recipe linux-forwarding has no reset_connections step", step="reset_connections")
+
+    h.dut.reset_connections = no_reset  # type: ignore[method-assign]
+    res = h.run("forwarding", upper=1_000_000, error=1000)
+    assert 799_000 <= res.value <= 800_000
+    assert res.extra["table_reset"] is False
 
 
 def test_mlrsearch_adapter_finds_the_throughput() -> None:
