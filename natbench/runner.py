@@ -19,6 +19,7 @@ Two levels of API:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import threading
 import time
@@ -76,12 +77,15 @@ class RunSpec:
     """Where the campaign came from."""
     settings_for: Callable[[WorkingPoint, str], MetricSettings] | None = None
     """Per-point settings (a campaign's sweep may override e.g. the search error per point); default: ``metrics``."""
+    monitor_interval: float | None = None
+    """When set, sample the DUTs' CPU idle time every this many seconds in every traffic trial of every metric."""
 
     def settings(self, point: WorkingPoint, metric: str) -> MetricSettings:
         """Settings of ``metric`` at ``point``."""
-        if self.settings_for is not None:
-            return self.settings_for(point, metric)
-        return self.metrics[metric]
+        s = self.settings_for(point, metric) if self.settings_for is not None else self.metrics[metric]
+        if self.monitor_interval:
+            s = dataclasses.replace(s, monitor_interval=self.monitor_interval)
+        return s
 
     def ordered_metrics(self) -> list[str]:
         """Metric names in measurement order (cps before validation, throughput before latency/PDV)."""
@@ -418,6 +422,7 @@ def run_campaign(
     observers: Sequence[Observer] = (),
     testbed: Testbed | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    monitor_interval: float | None = None,
 ) -> RunDirectory:
     """Load the campaign file, build its testbed (unless one is given), run it; return the run directory.
 
@@ -430,6 +435,8 @@ def run_campaign(
     path = Path(path)
     campaign = load_campaign(path)
     spec = spec_from_campaign(campaign, _campaign_text(campaign, path), str(path))
+    if monitor_interval:
+        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
     target = Path(run_dir) if run_dir else default_run_dir(campaign)
     with testbed if testbed is not None else build_testbed(campaign) as bed:
         return start_run(spec, target, bed.tester, bed.dut, observers=observers, sleep=sleep)
@@ -441,6 +448,7 @@ def resume_campaign(
     observers: Sequence[Observer] = (),
     testbed: Testbed | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    monitor_interval: float | None = None,
 ) -> RunDirectory:
     """Resume the run in ``run_dir`` from its stored, resolved campaign.yaml."""
     from natbench.campaign import load_campaign
@@ -449,5 +457,7 @@ def resume_campaign(
     existing = RunDirectory.open(run_dir)
     campaign = load_campaign(existing.path / "campaign.yaml")
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
+    if monitor_interval:
+        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
     with testbed if testbed is not None else build_testbed(campaign) as bed:
         return resume_run(spec, run_dir, bed.tester, bed.dut, observers=observers, sleep=sleep)

@@ -108,3 +108,19 @@ def test_run_directory_reader_on_the_campaign_run(campaign_file: Path) -> None:
     df = reader.results_frame()
     assert set(df["metric"]) == {"cps", "throughput", "teardown"}
     assert sorted(set(df["connections"])) == [1000, 4000, 16000]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "campaigns").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_campaign_converts_to_engine_settings(path: Path) -> None:
+    campaign = load_campaign(path)
+    spec = spec_from_campaign(campaign, campaign.to_yaml(), str(path))
+    assert spec.points and spec.metrics
+    for point in spec.points:
+        for metric in spec.ordered_metrics():
+            s = spec.settings(point, metric)
+            raw = campaign.settings_for(point, metric)
+            assert s.repetitions == raw.repetitions
+            assert s.acceptance == campaign.acceptance(point, metric)
+            for name in ("lower", "upper", "error", "fill_rate", "duration", "gap", "rate"):
+                if getattr(raw, name, None) is not None:
+                    assert getattr(s, name) == getattr(raw, name), (metric, name)
