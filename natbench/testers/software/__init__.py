@@ -9,7 +9,7 @@ from natbench.testers.software.tester import Port, SoftwareTester, read_mac
 
 __all__ = ["Port", "SoftwareTester", "create"]
 
-_KNOWN = {"initiator", "responder", "cpus", "timeout", "rate_tolerance", "lab", "rcvbuf", "lateness_slack"}
+_KNOWN = {"initiator", "responder", "cpus", "timeout", "rate_tolerance", "lab", "rcvbuf", "lateness_slack", "max_stall", "realtime"}
 
 
 def _port(spec: Any, field: str) -> Port:
@@ -48,6 +48,10 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
         options["rate_tolerance"] = float(settings["rate_tolerance"])
     if "lateness_slack" in settings:
         options["lateness_slack"] = float(settings["lateness_slack"])
+    if "max_stall" in settings:
+        options["max_stall"] = float(settings["max_stall"])
+    if "realtime" in settings:
+        options["realtime"] = bool(settings["realtime"])
     if "rcvbuf" in settings:
         options["rcvbuf"] = int(settings["rcvbuf"])
     if lab is not None:
