@@ -38,4 +38,5 @@ def main() -> None:
 # Subcommands register themselves on `cli` when imported: one line each.
 import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
 import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
+import natbench.commands.run  # noqa: E402, F401  natbench run FILE | --resume RUN_DIR
 import natbench.commands.lab  # noqa: E402, F401  natbench lab up|down|status

@@ -285,7 +285,7 @@ class RunStore:
         """Create a new run directory (StoreError if it already holds a run)."""
         p = Path(path)
         p.mkdir(parents=True, exist_ok=True)
-        if (p / RUN).exists() or (p / TRIALS).exists():
+        if any((p / name).exists() for name in (RUN, TRIALS, POINTS, CAMPAIGN)):
             raise StoreError(f"{p}: already holds a run; use --resume to continue it or choose another directory")
         meta: dict[str, Any] = {
             "natbench_version": __version__,
@@ -300,6 +300,7 @@ class RunStore:
         }
         _atomic_write(p / CAMPAIGN, campaign_text)
         _atomic_write(p / POINTS, json.dumps([point_to_dict(pt) for pt in points], indent=2) + "\n")
+        _atomic_write(p / TRIALS, "")  # exists (and its directory entry is durable) before the first trial
         _atomic_write(p / RUN, json.dumps(meta, indent=2, sort_keys=True) + "\n")
         return cls(p, meta, set())
 
