@@ -40,3 +40,4 @@ import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
 import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
 import natbench.commands.run  # noqa: E402, F401  natbench run FILE | --resume RUN_DIR
 import natbench.commands.lab  # noqa: E402, F401  natbench lab up|down|status
+import natbench.commands.recipes  # noqa: E402, F401  natbench recipes list|show|render

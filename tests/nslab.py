@@ -44,8 +44,36 @@ def ns_lab(configure_dut_addresses: bool = True) -> Iterator[NsLab]:
         for ns in (lab.client, lab.dut, lab.public):
             _sh("ip", "netns", "add", ns)
             _sh("ip", "-n", ns, "link", "set", "lo", "up")
-        _sh("ip", "link", "add", f"{tag}a", "netns", lab.client, "type", "veth", "peer", "name", lab.dut_private_if, "netns", lab.dut)
-        _sh("ip", "link", "add", lab.dut_public_if, "netns", lab.dut, "type", "veth", "peer", "name", f"{tag}b", "netns", lab.public)
+        _sh(
+            "ip",
+            "link",
+            "add",
+            f"{tag}a",
+            "netns",
+            lab.client,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            lab.dut_private_if,
+            "netns",
+            lab.dut,
+        )
+        _sh(
+            "ip",
+            "link",
+            "add",
+            lab.dut_public_if,
+            "netns",
+            lab.dut,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            f"{tag}b",
+            "netns",
+            lab.public,
+        )
         _sh("ip", "-n", lab.client, "addr", "add", lab.client_address + "/24", "dev", f"{tag}a")
         _sh("ip", "-n", lab.client, "link", "set", f"{tag}a", "up")
         _sh("ip", "-n", lab.client, "route", "add", "default", "via", lab.dut_private_address.split("/")[0])
@@ -77,8 +105,21 @@ for sp in range(sp0, sp1 + 1):
 def send_udp(lab: NsLab, sports: tuple[int, int], dports: tuple[int, int]) -> int:
     """Send one UDP frame per (sport, dport) from the client to the responder address; return the count."""
     subprocess.run(
-        ["ip", "netns", "exec", lab.client, "python3", "-c", _SENDER, lab.client_address, lab.responder_address,
-         str(sports[0]), str(sports[1]), str(dports[0]), str(dports[1])],
+        [
+            "ip",
+            "netns",
+            "exec",
+            lab.client,
+            "python3",
+            "-c",
+            _SENDER,
+            lab.client_address,
+            lab.responder_address,
+            str(sports[0]),
+            str(sports[1]),
+            str(dports[0]),
+            str(dports[1]),
+        ],
         check=True,
         capture_output=True,
         timeout=60,

@@ -38,10 +38,13 @@ later steps, e.g. an original value restored by ``teardown``), ``timed``,
 Conditions: ``name`` (truthy), ``not name``, ``name == word``, ``name != word``,
 ``name in [a, b]``, joined by ``and`` / ``or`` (``and`` binds tighter).
 
+``checks`` (top level) are rules over several parameters: ``{when: condition, error: message,
+field: param}``; :meth:`Recipe.resolve` rejects parameters for which a check's condition holds.
+
 Steps with a meaning to natbench: ``setup``, ``teardown``, ``reset_connections``,
 ``count_connections`` (parser gives an int), ``timed_flush`` (one or more ``timed``
 commands), ``show_mappings`` (parser gives mappings), ``set_cores``, ``rss``, ``facts``.
-Other step names are allowed and can be run by name.
+Other step names are allowed and can be run by name. The full description is docs/recipes.md.
 """
 
 from __future__ import annotations
@@ -467,6 +470,8 @@ class Recipe:
     """Steps by name."""
     checks: tuple[Check, ...] = ()
     """Cross-parameter rules checked by :meth:`resolve`."""
+    params_line: int = 0
+    """Line of the ``params:`` section (where an unknown parameter is reported without a campaign)."""
 
     # -- parameters ---------------------------------------------------------
 
@@ -485,8 +490,10 @@ class Recipe:
         def where(key: str) -> int | None:
             if isinstance(params, LineDict):
                 return params.line_of(key)
+            if file is not None:
+                return None
             spec = self.params.get(key)
-            return spec.line if (spec and file is None) else None
+            return spec.line if spec else (self.params_line or None)
 
         for key in given:
             if key not in self.params:
@@ -733,6 +740,7 @@ class _Builder:
             params=params,
             steps=steps,
             checks=checks,
+            params_line=data.line_of("params") if "params" in data else 0,
         )
         self.check(recipe)
         return recipe

@@ -1,6 +1,6 @@
 #!/bin/sh
 # How the captures in this directory were made (Debian 12 VM, kernel 6.18, conntrack-tools 1.4.7,
-# nftables 1.0.6, iptables 1.8.9 nf_tables, tayga 0.9.2). Run as root from tests/data:
+# nftables 1.0.6, iptables 1.8.9 nf_tables, tayga 0.9.2). Run as root from tests/data/linux:
 #   sh capture.sh
 # It builds three throw-away namespaces (client -> DUT -> public) joined by veth pairs, installs
 # MASQUERADE in the DUT, sends a few UDP frames, captures the tools' output and removes everything.
