@@ -217,7 +217,7 @@ def expand(spec: CampaignSpec, label_name: str) -> list[WorkingPoint]:
             metric_settings=overrides,
         )
         if wp.id in seen:
-            where = next(iter(p.sources.values()), ("sweep",))
+            where = list(p.sources.values())[-1] if p.sources else ("sweep",)
             raise LocatedError(where, f"working points {seen[wp.id]} and {wp.index} are identical")
         seen[wp.id] = wp.index
         points.append(wp)
@@ -262,7 +262,10 @@ def _check_metrics(selected: dict[str, MetricSettings], p: _Point) -> dict[str, 
 
 
 def _clean(msg: str) -> str:
-    return msg.removeprefix("Value error, ")
+    msg = msg.removeprefix("Value error, ")
+    if msg.startswith("Input should be "):
+        msg = "must be " + msg.removeprefix("Input should be ")
+    return msg
 
 
 def settings_for(base: MetricSettings, overrides: dict[str, Any]) -> MetricSettings:
