@@ -12,7 +12,7 @@ import math
 import os
 import platform
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,8 @@ class SoftwareTester:
         lateness_slack: float = 0.0005,
         max_stall: float = 0.002,
         realtime: bool = True,
+        before_prepare: Callable[[], None] | None = None,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
         if _engine is None:
             raise TesterError(f"software tester data path is not built ({_IMPORT_ERROR}); run: pip install -e .")
@@ -97,6 +99,10 @@ class SoftwareTester:
         """Longest accepted moment behind schedule (s); beyond it (and beyond one batch) the trial is flagged."""
         self.realtime = bool(realtime)
         """Run the data path as SCHED_FIFO (when permitted) so other processes cannot preempt it."""
+        self.before_prepare = before_prepare
+        """Called at the start of every ``prepare`` (the lab re-installs the DUT's static neighbours)."""
+        self.on_close = on_close
+        """Called once by ``close`` (the lab a campaign brought up is taken down)."""
         self._fds: list[int] = []
         try:
             self._fd_init = _engine.open_port(initiator.interface, initiator.netns_path, rcvbuf)
@@ -116,6 +122,8 @@ class SoftwareTester:
 
     def prepare(self, traffic: TrafficPlan) -> None:
         """Build frame templates and the enumeration arrays for one working point."""
+        if self.before_prepare is not None:
+            self.before_prepare()
         if traffic.connections >= 2**32:
             raise TesterError(f"{traffic.connections} connections exceed the 32-bit sequence space")
         a = traffic.addresses
@@ -344,13 +352,16 @@ class SoftwareTester:
         }
 
     def close(self) -> None:
-        """Close the sockets."""
+        """Close the sockets (and run ``on_close`` once)."""
         for fd in self._fds:
             try:
                 os.close(fd)
             except OSError:
                 pass
         self._fds = []
+        hook, self.on_close = self.on_close, None
+        if hook is not None:
+            hook()
 
     # ------------------------------------------------------------------ extras
 
