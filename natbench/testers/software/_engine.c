@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #define BATCH 64
+#define SPIN_NS 20000ull /* wake-up margin: spin rather than sleep when a deadline is this close */
 #define SNAP 128
 #define MAX_TX 2
 #define MAX_RX 2
@@ -652,7 +653,7 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
         }
         /* pacing: sleep until the next frame is due, but at least one quantum, so that the
            kernel's receive work (softirq) and the DUT get the CPU between rounds; never while behind */
-        uint64_t wake = UINT64_MAX;
+        uint64_t wake = UINT64_MAX, tail = UINT64_MAX;
         int behind = 0;
         for (i = 0; i < ntx; i++) {
             if (tx[i].done) continue;
@@ -661,14 +662,20 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
                 break;
             }
             double next_at = (double)t0 + ((double)tx[i].sent) / tx[i].rate * 1e9;
+            double last_at = (double)t0 + ((double)tx[i].count - 1.0) / tx[i].rate * 1e9;
             if (next_at <= (double)now) {
                 behind = 1;
                 break;
             }
             if ((uint64_t)next_at < wake) wake = (uint64_t)next_at;
+            if ((uint64_t)last_at < tail) tail = (uint64_t)last_at;
         }
         if (behind) continue;
+        if (tail < now + quantum_ns + SPIN_NS) continue; /* the last frames: spin, so the trial ends on time */
         if (wake < now + quantum_ns) wake = now + quantum_ns;
+        if (wake > tail - SPIN_NS) wake = tail - SPIN_NS;
+        if (wake <= now + SPIN_NS) continue;
+        wake -= SPIN_NS / 2; /* wake a little early: timer wake-up latency */
         struct timespec ts = {(time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
