@@ -57,7 +57,8 @@ def run_tester(tester: SoftwareTester, seconds: float) -> tuple[float, float]:
 
 
 def run_reference(binary: Path, ns: str, cpu: int, size: int, seconds: float) -> tuple[float, float]:
-    out = sh("taskset", "-c", str(cpu), str(binary), ns, "bx0", "bx1", str(size), str(seconds))
+    # same CPU and the same scheduling class as the tester's data path (SCHED_FIFO 10)
+    out = sh("taskset", "-c", str(cpu), "chrt", "-f", "10", str(binary), ns, "bx0", "bx1", str(size), str(seconds))
     f = dict(kv.split("=") for kv in out.split())
     t = float(f["seconds"])
     return int(f["sent"]) / t, int(f["received"]) / t
@@ -71,7 +72,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement")
     ap.add_argument("--repeat", type=int, default=3, help="measurements per tool and size (alternating)")
-    ap.add_argument("--cpu", type=int, default=0, help="CPU for the tester, the reference and the veth receive work")
+    ap.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1, help="CPU for the tester, the reference and the veth receive work")
     ap.add_argument("--sizes", default="64,1518", help="IPv4 frame sizes")
     ap.add_argument("--dut-fps", type=float, default=0.0,
                     help="throughput the quickstart measured for the DUT (all frames/s) to check the 3x target")

@@ -46,6 +46,7 @@ import natbench.commands.lab  # noqa: E402, F401  natbench lab up|down|status
 import natbench.commands.run  # noqa: E402, F401  natbench run FILE | --resume RUN_DIR
 import natbench.commands.recipes  # noqa: E402, F401  natbench recipes list|show|render
 # (the `from ... import X as _X` form keeps each line independent for ruff's F401/RUF100)
+from natbench.commands import lab as _lab  # noqa: E402, F401  natbench lab up|down|status
 from natbench.commands import plan as _plan  # noqa: E402, F401  natbench plan FILE
 from natbench.commands import recipes as _recipes  # noqa: E402, F401  natbench recipes list|show|render
 from natbench.commands import run as _run  # noqa: E402, F401  natbench run FILE | --resume RUN_DIR

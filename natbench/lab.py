@@ -248,6 +248,19 @@ class Lab:
                 os.sched_setaffinity(pid, used)
         return used
 
+    def ensure_neighbours(self) -> None:
+        """(Re)install the DUT's permanent neighbour entries for the Initiator and the Responder.
+
+        The kernel flushes them when a recipe removes and re-adds the DUT's
+        addresses, so the tester calls this after every DUT setup (``prepare``).
+        """
+        a, d = self.addresses, self.names.dut_ns
+        for addr, tif, dif in (
+            (a.initiator, TESTER_INITIATOR_IF, DUT_PRIVATE_IF),
+            (a.responder, TESTER_RESPONDER_IF, DUT_PUBLIC_IF),
+        ):
+            _run(["ip", "-n", d, "neigh", "replace", str(addr), "lladdr", self.macs[tif], "nud", "permanent", "dev", dif])
+
     def dut_exec(self, command: Sequence[str], *, check: bool = True, input: str | None = None) -> str:
         """Run a command inside the DUT namespace (for tests and diagnostics); returns stdout."""
         return _run(["ip", "netns", "exec", self.names.dut_ns, *command], check=check, input=input).stdout
@@ -314,14 +327,7 @@ class Lab:
         _run(["ip", "-n", d, "addr", "add", f"{a.dut_public}/{a.public_prefixlen}", "dev", DUT_PUBLIC_IF])
         for ifname in (DUT_PRIVATE_IF, DUT_PUBLIC_IF):
             _run(["ip", "-n", d, "link", "set", "dev", ifname, "up"])
-        _run(
-            ["ip", "-n", d, "neigh", "replace", str(a.initiator), "lladdr", self.macs[TESTER_INITIATOR_IF]]
-            + ["nud", "permanent", "dev", DUT_PRIVATE_IF]
-        )
-        _run(
-            ["ip", "-n", d, "neigh", "replace", str(a.responder), "lladdr", self.macs[TESTER_RESPONDER_IF]]
-            + ["nud", "permanent", "dev", DUT_PUBLIC_IF]
-        )
+        self.ensure_neighbours()
         for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
             self._write_sys(t, f"/sys/class/net/{ifname}/queues/rx-0/rps_cpus", _mask(self.tester_cpus))
         self._write_state(
@@ -487,8 +493,10 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
-def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> Lab | None:
-    """Bring up the lab of a campaign whose DUTs have ``access: {kind: lab}`` (None when none has).
+def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> tuple[Lab | None, bool]:
+    """Bring up the lab of a campaign whose DUTs have ``access: {kind: lab}``; (lab, created by this call).
+
+    Returns (None, False) when no DUT of the campaign is in the lab.
 
     The lab is named ``settings['lab']`` or after the campaign, takes the
     campaign's family and address plan, and fills the recipe parameters the
@@ -499,7 +507,7 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> L
     duts = list(_get(testbed, "duts", None) or [])
     lab_duts = [d for d in duts if _get(_get(d, "access"), "kind") == "lab"]
     if not lab_duts:
-        return None
+        return None, False
     traffic = _get(campaign, "traffic")
     family = Family(_get(traffic, "family", Family.NAT44) or Family.NAT44)
     plan_fn = _get(traffic, "address_plan")
@@ -507,6 +515,7 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> L
     raw_name = str(settings.get("lab") or _get(campaign, "name", None) or "natbench")
     name = re.sub(r"[^A-Za-z0-9_.-]", "-", raw_name)[:31]
     lab = Lab(name, family=family, addresses=addresses)
+    created = not lab.is_up()
     lab.up()
     _ACTIVE[lab.name] = lab
     params = lab.recipe_params
@@ -519,7 +528,7 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> L
             for key, value in params.items():
                 if key in _recipe_param_names(str(_get(d, "recipe", ""))):
                     p.setdefault(key, value)
-    return lab
+    return lab, created
 
 
 def _recipe_param_names(recipe: str) -> set[str]:

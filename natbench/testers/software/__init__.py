@@ -9,7 +9,7 @@ from natbench.testers.software.tester import Port, SoftwareTester, read_mac
 
 __all__ = ["Port", "SoftwareTester", "create"]
 
-_KNOWN = {"initiator", "responder", "cpus", "timeout", "rate_tolerance", "lab", "rcvbuf", "lateness_slack"}
+_KNOWN = {"initiator", "responder", "cpus", "timeout", "rate_tolerance", "lab", "rcvbuf", "lateness_slack", "max_stall", "realtime", "keep_lab"}
 
 
 def _port(spec: Any, field: str) -> Port:
@@ -22,6 +22,11 @@ def _port(spec: Any, field: str) -> Port:
     return Port(str(spec["interface"]), str(mac), str(spec["peer_mac"]), netns)
 
 
+def _metric_settings(campaign: Any) -> list[Any]:
+    metrics = getattr(campaign, "metrics", None) if campaign is not None else None
+    return list(metrics.values()) if isinstance(metrics, dict) else []
+
+
 def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
     """Build the software tester of a campaign (``testbed.tester.kind: software``).
 
@@ -29,7 +34,11 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
     up (idempotently) and the tester uses its ports and CPU; otherwise
     ``settings`` names the ports: ``initiator`` / ``responder`` =
     ``{interface, peer_mac, mac?, netns?}``. Optional: ``cpus`` (tester CPUs),
-    ``timeout`` (receive wait after sending, s), ``rate_tolerance``.
+    ``timeout`` (receive wait after sending, s; default: the longest metric
+    ``timeout`` of the campaign), ``rate_tolerance``, ``lateness_slack``,
+    ``max_stall``, ``realtime``; ``lab`` (lab name, default: the campaign's
+    name) and ``keep_lab`` (leave a lab this run created up after it; by
+    default it is taken down when the tester closes).
     """
     settings = dict(settings or {})
     unknown = set(settings) - _KNOWN
@@ -40,7 +49,7 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
         )
     from natbench.lab import lab_for_campaign  # the lab imports the tester, not the other way round
 
-    lab = lab_for_campaign(campaign, settings) if campaign is not None else None
+    lab, created = lab_for_campaign(campaign, settings) if campaign is not None else (None, False)
     options: dict[str, Any] = {}
     if "timeout" in settings:
         options["timeout"] = float(settings["timeout"])
@@ -48,10 +57,26 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
         options["rate_tolerance"] = float(settings["rate_tolerance"])
     if "lateness_slack" in settings:
         options["lateness_slack"] = float(settings["lateness_slack"])
+    if "max_stall" in settings:
+        options["max_stall"] = float(settings["max_stall"])
+    if "realtime" in settings:
+        options["realtime"] = bool(settings["realtime"])
     if "rcvbuf" in settings:
         options["rcvbuf"] = int(settings["rcvbuf"])
+    if "timeout" not in options:
+        waits = [getattr(m, "timeout", None) for m in _metric_settings(campaign)]
+        waits = [float(w) for w in waits if isinstance(w, int | float)]
+        if waits:  # the procedures do not pass it per trial; the longest a metric asks for
+            options["timeout"] = max(waits)
     if lab is not None:
-        return SoftwareTester(lab.initiator, lab.responder, cpus=settings.get("cpus") or lab.tester_cpus, **options)
+        return SoftwareTester(
+            lab.initiator,
+            lab.responder,
+            cpus=settings.get("cpus") or lab.tester_cpus,
+            before_prepare=lab.ensure_neighbours,
+            on_close=lab.down if created and not settings.get("keep_lab") else None,
+            **options,
+        )
     if "initiator" not in settings or "responder" not in settings:
         raise ConfigError(
             "the software tester needs a lab DUT (access: {kind: lab}) or settings initiator and responder",

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #define BATCH 64
+#define SPIN_NS 20000ull /* wake-up margin: spin rather than sleep when a deadline is this close */
 #define SNAP 128
 #define MAX_TX 2
 #define MAX_RX 2
@@ -580,13 +581,14 @@ static int rx_step(rx_t *r, uint16_t tag) {
 }
 
 static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"tx", "rx", "timeout", "tag", NULL};
+    static char *kwlist[] = {"tx", "rx", "timeout", "tag", "quantum", NULL};
     PyObject *txl, *rxl;
-    double timeout;
+    double timeout, quantum = 50e-6;
     int tag;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!di", kwlist, &PyList_Type, &txl, &PyList_Type, &rxl, &timeout,
-                                     &tag))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!di|d", kwlist, &PyList_Type, &txl, &PyList_Type, &rxl, &timeout,
+                                     &tag, &quantum))
         return NULL;
+    uint64_t quantum_ns = quantum > 0 ? (uint64_t)(quantum * 1e9) : 0;
     Py_ssize_t ntx = PyList_GET_SIZE(txl), nrx = PyList_GET_SIZE(rxl);
     if (ntx > MAX_TX || nrx > MAX_RX) {
         PyErr_SetString(PyExc_ValueError, "at most 2 tx streams and 2 rx ports");
@@ -623,42 +625,59 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
     t0 = now_ns(CLOCK_MONOTONIC);
     for (;;) {
         uint64_t now = now_ns(CLOCK_MONOTONIC);
-        int work = 0, all_done = 1;
+        int rx_work = 0, all_done = 1;
         for (i = 0; i < ntx; i++) {
-            work += tx_step(&tx[i], now, t0);
+            tx_step(&tx[i], now, t0);
             if (!tx[i].done) all_done = 0;
         }
-        for (i = 0; i < nrx; i++) work += rx_step(&rx[i], (uint16_t)tag);
+        for (i = 0; i < nrx; i++)
+            for (int k = 0; k < 16; k++) { /* drain, bounded so sending is not starved */
+                int n = rx_step(&rx[i], (uint16_t)tag);
+                rx_work += n;
+                if (n < BATCH) break;
+            }
+        now = now_ns(CLOCK_MONOTONIC);
         if (all_done) {
-            if (!tend) tend = now_ns(CLOCK_MONOTONIC);
+            if (!tend) tend = now;
             int complete = 1;
             for (i = 0; i < nrx; i++)
                 if (rx[i].valid < rx[i].expect) complete = 0;
-            if (complete && !work) break;
-            if (now_ns(CLOCK_MONOTONIC) - tend >= timeout_ns) break;
+            if (complete && !rx_work) break;
+            if (now - tend >= timeout_ns) break;
+            if (rx_work) continue;
+            uint64_t left = tend + timeout_ns - now;
+            if (left > 10000000ull) left = 10000000ull;
+            struct timespec ts = {(time_t)(left / 1000000000ull), (long)(left % 1000000000ull)};
+            ppoll(pfd, (nfds_t)nrx, &ts, NULL);
+            continue;
         }
-        if (work) continue;
-        /* idle: sleep until the next frame is due (or a frame arrives) when that is far enough away */
-        uint64_t wait_ns = 10000000ull;
-        now = now_ns(CLOCK_MONOTONIC);
-        if (all_done) {
-            uint64_t left = tend + timeout_ns > now ? tend + timeout_ns - now : 0;
-            if (left < wait_ns) wait_ns = left;
-        }
+        /* pacing: sleep until the next frame is due, but at least one quantum, so that the
+           kernel's receive work (softirq) and the DUT get the CPU between rounds; never while behind */
+        uint64_t wake = UINT64_MAX, tail = UINT64_MAX;
+        int behind = 0;
         for (i = 0; i < ntx; i++) {
             if (tx[i].done) continue;
             if (tx[i].rate <= 0.0) {
-                wait_ns = 0;
+                behind = 1;
                 break;
             }
             double next_at = (double)t0 + ((double)tx[i].sent) / tx[i].rate * 1e9;
-            uint64_t w = next_at > (double)now ? (uint64_t)(next_at - (double)now) : 0;
-            if (w < wait_ns) wait_ns = w;
+            double last_at = (double)t0 + ((double)tx[i].count - 1.0) / tx[i].rate * 1e9;
+            if (next_at <= (double)now) {
+                behind = 1;
+                break;
+            }
+            if ((uint64_t)next_at < wake) wake = (uint64_t)next_at;
+            if ((uint64_t)last_at < tail) tail = (uint64_t)last_at;
         }
-        if (wait_ns > 30000) {
-            struct timespec ts = {(time_t)((wait_ns - 20000) / 1000000000ull), (long)((wait_ns - 20000) % 1000000000ull)};
-            ppoll(pfd, (nfds_t)nrx, &ts, NULL);
-        }
+        if (behind) continue;
+        if (tail < now + quantum_ns + SPIN_NS) continue; /* the last frames: spin, so the trial ends on time */
+        if (wake < now + quantum_ns) wake = now + quantum_ns;
+        if (wake > tail - SPIN_NS) wake = tail - SPIN_NS;
+        if (wake <= now + SPIN_NS) continue;
+        wake -= SPIN_NS / 2; /* wake a little early: timer wake-up latency */
+        struct timespec ts = {(time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
     tstop = now_ns(CLOCK_MONOTONIC);
     Py_END_ALLOW_THREADS;
@@ -835,7 +854,7 @@ static PyObject *engine_draws(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))engine_run, METH_VARARGS | METH_KEYWORDS,
-     "run(tx, rx, timeout, tag) -> dict: send the tx streams paced, count the rx ports."},
+     "run(tx, rx, timeout, tag, quantum=50e-6) -> dict: send the tx streams paced, count the rx ports."},
     {"open_port", engine_open_port, METH_VARARGS,
      "open_port(ifname, netns_path=None, rcvbuf=64MiB, sndbuf=4MiB) -> fd of a bound AF_PACKET socket."},
     {"drain", engine_drain, METH_VARARGS, "drain(fd) -> frames discarded; also resets drop statistics."},

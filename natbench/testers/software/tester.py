@@ -12,7 +12,7 @@ import math
 import os
 import platform
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +79,10 @@ class SoftwareTester:
         rate_tolerance: float = 0.001,
         rcvbuf: int = 64 << 20,
         lateness_slack: float = 0.0005,
+        max_stall: float = 0.002,
+        realtime: bool = True,
+        before_prepare: Callable[[], None] | None = None,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
         if _engine is None:
             raise TesterError(f"software tester data path is not built ({_IMPORT_ERROR}); run: pip install -e .")
@@ -91,6 +95,14 @@ class SoftwareTester:
         """Largest accepted lateness of the last frame, relative to the trial's intended duration."""
         self.lateness_slack = float(lateness_slack)
         """Lateness (s) always accepted, for very short trials (scheduler wake-up jitter)."""
+        self.max_stall = float(max_stall)
+        """Longest accepted moment behind schedule (s); beyond it (and beyond one batch) the trial is flagged."""
+        self.realtime = bool(realtime)
+        """Run the data path as SCHED_FIFO (when permitted) so other processes cannot preempt it."""
+        self.before_prepare = before_prepare
+        """Called at the start of every ``prepare`` (the lab re-installs the DUT's static neighbours)."""
+        self.on_close = on_close
+        """Called once by ``close`` (the lab a campaign brought up is taken down)."""
         self._fds: list[int] = []
         try:
             self._fd_init = _engine.open_port(initiator.interface, initiator.netns_path, rcvbuf)
@@ -110,6 +122,8 @@ class SoftwareTester:
 
     def prepare(self, traffic: TrafficPlan) -> None:
         """Build frame templates and the enumeration arrays for one working point."""
+        if self.before_prepare is not None:
+            self.before_prepare()
         if traffic.connections >= 2**32:
             raise TesterError(f"{traffic.connections} connections exceed the 32-bit sequence space")
         a = traffic.addresses
@@ -332,17 +346,22 @@ class SoftwareTester:
             "receive_timeout": self.receive_timeout,
             "rate_tolerance": self.rate_tolerance,
             "lateness_slack": self.lateness_slack,
+            "max_stall": self.max_stall,
+            "realtime": self.realtime,
             "kernel": platform.release(),
         }
 
     def close(self) -> None:
-        """Close the sockets."""
+        """Close the sockets (and run ``on_close`` once)."""
         for fd in self._fds:
             try:
                 os.close(fd)
             except OSError:
                 pass
         self._fds = []
+        hook, self.on_close = self.on_close, None
+        if hook is not None:
+            hook()
 
     # ------------------------------------------------------------------ extras
 
@@ -412,13 +431,25 @@ class SoftwareTester:
             _engine.drain(fd)
         softnet_before = _softnet_drops(self.cpus)
         old = os.sched_getaffinity(0)
+        old_policy = os.sched_getscheduler(0)
+        old_param = os.sched_getparam(0)
+        realtime = False
         if self.cpus:
             os.sched_setaffinity(0, self.cpus)
+        if self.realtime:
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(_RT_PRIORITY))
+                realtime = True
+            except OSError:
+                realtime = False
         try:
             raw: dict[str, Any] = _engine.run(tx, rx, self.receive_timeout, self._tag)
         finally:
+            if realtime:
+                os.sched_setscheduler(0, old_policy, old_param)
             if self.cpus:
                 os.sched_setaffinity(0, old)
+        raw["realtime"] = realtime
         raw["softnet_drops"] = _softnet_drops(self.cpus) - softnet_before
         return raw
 
@@ -453,6 +484,15 @@ class SoftwareTester:
                         f"fell behind: last frame {lateness * 1e3:.3f} ms late (allowed {allowed * 1e3:.3f} ms), "
                         f"{achieved:.0f} of {rate:.0f} fps"
                     )
+                # a stall that was caught up later still sent a burst the DUT never should have seen
+                lag = int(t["max_lag"])
+                lag_allowed = max(self.max_stall * rate, self.rate_tolerance * count, _engine.BATCH)
+                if lag > lag_allowed:
+                    ok = False
+                    notes.append(
+                        f"stalled: {lag} frames ({lag / rate * 1e3:.1f} ms) behind schedule at one point, "
+                        f"then sent in bursts (allowed {lag_allowed:.0f} frames)"
+                    )
         for r in rxs:
             if r["socket_drops"]:
                 ok = False
@@ -472,8 +512,13 @@ class SoftwareTester:
                 "send_errors": [int(t["errors"]) for t in raw["tx"]],
                 "socket_drops": [int(r["socket_drops"]) for r in raw["rx"]],
                 "softnet_drops_tester_cpus": int(raw.get("softnet_drops", 0)),
+                "realtime": bool(raw.get("realtime", False)),
             }
         }
+
+
+_RT_PRIORITY = 10
+"""SCHED_FIFO priority of the data path during a trial (RT throttling still leaves the kernel 5 %)."""
 
 
 def _latency_stats(ns: np.ndarray) -> LatencyStats:
