@@ -25,7 +25,7 @@ from natbench.errors import DutError, RecipeError
 from natbench.testers.base import Mapping
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["CommandRecord", "DutGroup", "RecipeDut", "StepResult", "timed_wrapper"]
+__all__ = ["CommandRecord", "DutGroup", "GroupMonitor", "RecipeDut", "StepResult", "timed_wrapper"]
 
 log = logging.getLogger(__name__)
 
@@ -482,6 +482,14 @@ class DutGroup:
         """``{dut name: facts}``."""
         return {d.name: d.facts() for d in self.duts}
 
+    def swept(self, point: WorkingPoint) -> list[str]:
+        """Names of the members whose cores ``point.cores`` sets (the others keep their fixed cores)."""
+        return [d.name for d in self.duts if d.swept_by(point)]
+
+    def monitor(self, interval: float = 1.0) -> GroupMonitor:
+        """A monitor sampling every member at once (seed 004 checks each DUT's per-core idle time)."""
+        return GroupMonitor(self, interval)
+
     def teardown(self) -> None:
         """Tear down in reverse order; every DUT is tried, the first error is raised."""
         errors: list[BaseException] = []
@@ -492,3 +500,51 @@ class DutGroup:
                 errors.append(exc)
         if errors:
             raise errors[0]
+
+
+class GroupMonitor:
+    """Per-core idle time and memory of every member of a :class:`DutGroup`, sampled together.
+
+    ``samples`` and :meth:`stop` give ``{dut name: samples}``; ``errors`` likewise. Each
+    member is sampled by its own :class:`~natbench.duts.monitor.Monitor` thread, so a slow
+    DUT does not delay the others' readings; a failing sample is recorded, never raised.
+    """
+
+    def __init__(self, group: DutGroup, interval: float = 1.0) -> None:
+        self.monitors = {d.name: d.monitor(interval) for d in group.members()}
+        """Member name -> its monitor."""
+
+    @property
+    def samples(self) -> dict[str, list[dict[str, Any]]]:
+        """Member name -> samples so far."""
+        return {name: list(m.samples) for name, m in self.monitors.items()}
+
+    @property
+    def errors(self) -> dict[str, list[str]]:
+        """Member name -> sampling failures."""
+        return {name: list(m.errors) for name, m in self.monitors.items()}
+
+    def start(self) -> GroupMonitor:
+        """Start sampling every member (stopping those already started if one fails to start)."""
+        started = []
+        try:
+            for m in self.monitors.values():
+                m.start()
+                started.append(m)
+        except BaseException:
+            for m in started:
+                m.stop()
+            raise
+        return self
+
+    def stop(self) -> dict[str, list[dict[str, Any]]]:
+        """Stop every member's monitor; return ``{name: samples}``."""
+        for m in self.monitors.values():
+            m.stop()
+        return self.samples
+
+    def __enter__(self) -> GroupMonitor:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
