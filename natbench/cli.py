@@ -36,4 +36,7 @@ def main() -> None:
 
 
 # Subcommands register themselves on `cli` when imported: one line each.
-import natbench.commands.recipes  # noqa: E402, F401  natbench recipes list|show|render
+# (the `from ... import X as _X` form keeps each line independent for ruff's F401/RUF100)
+from natbench.commands import plan as _plan  # noqa: E402, F401  natbench plan FILE
+from natbench.commands import recipes as _recipes  # noqa: E402, F401  natbench recipes list|show|render
+from natbench.commands import validate as _validate  # noqa: E402, F401  natbench validate FILE...

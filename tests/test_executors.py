@@ -109,12 +109,14 @@ def scratch(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def make(scratch: Path, name: str = "d1", **params: object) -> RecipeDut:
-    return RecipeDut(name, parse_recipe(RECIPE, "scratch.yaml"), LocalExecutor(), {"dir": str(scratch), **params})
+def make(scratch: Path, name: str = "d1", batch: bool = True, **params: object) -> RecipeDut:
+    recipe = parse_recipe(RECIPE, "scratch.yaml")
+    return RecipeDut(name, recipe, LocalExecutor(), {"dir": str(scratch), **params}, batch=batch)
 
 
-def test_recipe_dut_runs_steps_in_order_and_saves_values(scratch: Path) -> None:
-    dut = make(scratch)
+@pytest.mark.parametrize("batch", [True, False], ids=["one-script-per-step", "one-call-per-command"])
+def test_recipe_dut_runs_steps_in_order_and_saves_values(scratch: Path, batch: bool) -> None:
+    dut = make(scratch, batch=batch)
     dut.setup(POINT)
     assert dut.count_connections() == 7
     dut.reset_connections()
@@ -135,8 +137,9 @@ def test_recipe_dut_runs_steps_in_order_and_saves_values(scratch: Path) -> None:
     assert any("ignored exit status 4" in w for w in dut.warnings)
 
 
-def test_failing_setup_stops_at_the_first_failing_command_and_tears_down(scratch: Path) -> None:
-    dut = make(scratch, fail_at_setup=True)
+@pytest.mark.parametrize("batch", [True, False], ids=["one-script-per-step", "one-call-per-command"])
+def test_failing_setup_stops_at_the_first_failing_command_and_tears_down(scratch: Path, batch: bool) -> None:
+    dut = make(scratch, batch=batch, fail_at_setup=True)
     with pytest.raises(DutError) as err:
         dut.setup(POINT)
     msg = str(err.value)
@@ -265,3 +268,14 @@ def test_factory_builds_one_dut_or_a_group(scratch: Path) -> None:
         build_executor({"kind": "telnet"})
     with pytest.raises(ConfigError, match="needs 'namespace'"):
         build_executor({"kind": "netns"})
+
+
+def test_lab_access_applies_global_conntrack_settings_on_the_host_by_default() -> None:
+    lab = {"name": "ipt", "recipe": "iptables-nat44", "access": {"kind": "lab", "namespace": "nb-lab-x"},
+           "params": {"private_if": "a", "public_if": "b"}}  # fmt: skip
+    dut = build_duts({"testbed": {"duts": [lab]}})
+    assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is True
+    assert isinstance(dut.executor, NetnsExecutor) and dut.executor.namespace == "nb-lab-x"
+    explicit = {**lab, "params": {"private_if": "a", "public_if": "b", "host_settings": False}}
+    dut = build_duts({"testbed": {"duts": [explicit]}})
+    assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is False

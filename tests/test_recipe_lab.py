@@ -176,12 +176,14 @@ def test_forwarding_baseline_and_monitor() -> None:
             assert dut.facts()["ip_forward"] == 1
             with pytest.raises(DutError, match="no count_connections step"):
                 dut.count_connections()
-            with dut.monitor(0.1) as mon:
-                time.sleep(0.55)
-            assert len(mon.samples) >= 3 and not mon.errors
-            ts = [s["t"] for s in mon.samples]
+            dut.start_monitor(0.1)
+            time.sleep(0.55)
+            samples = dut.stop_monitor()["fwd"]
+            assert len(samples) >= 3
+            assert not any(w.startswith("monitor") for w in dut.warnings)
+            ts = [s["t"] for s in samples]
             assert ts == sorted(ts) and ts[-1] > 0.3
-            for s in mon.samples:
+            for s in samples:
                 assert set(s["idle"]) >= {"cpu0"}
                 assert all(0.0 <= v <= 100.0 for v in s["idle"].values())
                 assert s["mem_available"] > 0
@@ -204,7 +206,10 @@ def test_memory_per_connection_is_a_fact() -> None:
             facts = dut.facts()
             assert facts["memory_per_connection_n"] == 400
             assert facts["memory_per_connection_mem_available"] == per["mem_available"]
-            if "conntrack_slab" in per:  # the slab cache only grows in whole slabs; never shrinks here
-                assert per["conntrack_slab"] >= 0
+            # the nf_conntrack slab and MemAvailable are host-wide (other namespaces allocate and free
+            # concurrently), so the per-connection figures are noisy at 400 connections: only their
+            # presence and type are checked here; bench/ scripts measure them at scale
+            assert isinstance(per["mem_available"], float)
+            assert "conntrack_slab" not in per or isinstance(per["conntrack_slab"], float)
         finally:
             dut.teardown()

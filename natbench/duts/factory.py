@@ -9,7 +9,9 @@ Works on the campaign model (attributes) and on plain dicts alike. Access kinds:
 ``netns``  :class:`~natbench.duts.executors.NetnsExecutor` (``namespace``).
 ``lab``    the DUT namespace of natbench's local lab: ``access.namespace`` if given, else
            ``$NATBENCH_LAB_NETNS_<NAME>`` / ``$NATBENCH_LAB_NETNS``, else
-           ``natbench.lab.dut_namespace(name)`` when the lab module provides it.
+           ``natbench.lab.dut_namespace(name)`` when the lab module provides it. The lab's
+           namespace shares this machine's kernel, so ``host_settings`` defaults to true there
+           (global conntrack table/hash sizes are applied, and restored at teardown).
 
 One DUT gives a :class:`~natbench.duts.recipe_dut.RecipeDut`, several a
 :class:`~natbench.duts.recipe_dut.DutGroup` (set up in path order).
@@ -125,10 +127,13 @@ def build_duts(campaign: Any) -> RecipeDut | DutGroup:
         if not recipe_name:
             raise ConfigError("every DUT needs a recipe", field=f"testbed.duts[{i}].recipe")
         recipe = load_recipe(_recipe_ref(campaign, str(recipe_name)))
-        executor = build_executor(_get(spec, "access"), dut=name)
-        duts.append(
-            RecipeDut(name, recipe, executor, dict(_get(spec, "params", None) or {}), fixed_cores=_get(spec, "cores"))
-        )
+        access = _get(spec, "access")
+        executor = build_executor(access, dut=name)
+        params = dict(_get(spec, "params", None) or {})
+        if _get(access, "kind") == "lab" and "host_settings" in recipe.params:
+            # the lab's DUT namespace shares this kernel: its global conntrack settings are the DUT's
+            params.setdefault("host_settings", True)
+        duts.append(RecipeDut(name, recipe, executor, params, fixed_cores=_get(spec, "cores")))
     if len(duts) == 1:
         return duts[0]
     return DutGroup(duts)

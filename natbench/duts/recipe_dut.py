@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
+import shlex
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +27,7 @@ from natbench.errors import DutError, RecipeError
 from natbench.testers.base import Mapping
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["CommandRecord", "DutGroup", "GroupMonitor", "RecipeDut", "StepResult", "timed_wrapper"]
+__all__ = ["CommandRecord", "DutGroup", "RecipeDut", "StepResult", "timed_wrapper"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,17 @@ def timed_wrapper(command: str, clock: str) -> str:
         f"__nb_t0=$({clock}); {{ {command}\n}}; __nb_rc=$?; __nb_t1=$({clock}); "
         f'printf \'\\n{TIMING_MARK} %s %s %s\\n\' "$__nb_t0" "$__nb_t1" "$__nb_rc"; exit $__nb_rc'
     )
+
+
+def _scope_groups(commands: list[RenderedCommand]) -> list[list[RenderedCommand]]:
+    """Consecutive runs of commands with the same scope."""
+    groups: list[list[RenderedCommand]] = []
+    for rc in commands:
+        if groups and groups[-1][-1].command.scope == rc.command.scope:
+            groups[-1].append(rc)
+        else:
+            groups.append([rc])
+    return groups
 
 
 def _split_timing(stdout: str, clock: str) -> tuple[str, float]:
@@ -115,8 +128,12 @@ class RecipeDut:
         step_retries: int = 2,
         retry_backoff: float = 1.0,
         fixed_cores: int | None = None,
+        batch: bool = True,
     ) -> None:
         self.name = name
+        self.batch = batch
+        """Send the commands of a step as one script (one round trip) when no command needs a value
+        saved earlier in the same step; results are still per command."""
         self.fixed_cores = fixed_cores
         """Cores used when the working point does not sweep this DUT's cores (None: leave as is)."""
         self.recipe = recipe
@@ -136,6 +153,7 @@ class RecipeDut:
         self._core_facts: dict[str, Any] = {}
         self._facts: dict[str, Any] = {}
         self._is_setup = False
+        self._monitor: Any = None
 
     def __repr__(self) -> str:
         return f"RecipeDut({self.name!r}, recipe={self.recipe.name!r}, {self.executor.description})"
@@ -176,43 +194,148 @@ class RecipeDut:
             return result
         params = self._params()
         variables = self.recipe.variables(params, self._context())
+        commands = list(self.recipe.steps[step].commands)
         errors: list[DutError] = []
-        for cmd in self.recipe.steps[step].commands:
-            try:
-                rendered = self.recipe.render_command(step, cmd, variables)
-            except RecipeError as exc:  # e.g. a teardown value that setup never saved
-                if check:
-                    raise
-                self.warnings.append(f"step {step}: not run: {exc}")
-                continue
-            if rendered is None:
-                continue
-            try:
-                record = self._run_command(rendered)
-            except DutError as exc:
-                if check:
-                    raise
-                errors.append(exc)
-                continue
-            result.records.append(record)
-            if cmd.save is not None and record.returncode == 0:
-                self.saved[cmd.save] = record.stdout.strip()
-                variables[cmd.save] = self.saved[cmd.save]
+        if self.batch and self._batchable(commands):
+            rendered: list[RenderedCommand] = []
+            for cmd in commands:
+                rc = self._render(step, cmd, variables, check)
+                if rc is not None:
+                    rendered.append(rc)
+            for group in _scope_groups(rendered):
+                outcomes = self._execute_batch(group, check)
+                stopped = False
+                for rc, res in zip(group, outcomes, strict=True):
+                    if res is None:  # not reached: an earlier command failed
+                        stopped = True
+                        break
+                    self._record(rc, res, result, variables, errors, check)
+                if stopped:
+                    break
+        else:
+            for cmd in commands:
+                rc = self._render(step, cmd, variables, check)
+                if rc is None:
+                    continue
+                self._record(rc, self._execute(rc), result, variables, errors, check)
         if errors:
             self.warnings.extend(str(e) for e in errors)
         return result
 
-    def _run_command(self, rc: RenderedCommand) -> CommandRecord:
-        cmd = rc.command
-        executor = self.executor.host() if cmd.scope == "host" else self.executor
-        text = timed_wrapper(rc.text, self.recipe.clock) if cmd.timed else rc.text
+    def _render(self, step: str, cmd: Command, variables: dict[str, Any], check: bool) -> RenderedCommand | None:
+        try:
+            return self.recipe.render_command(step, cmd, variables)
+        except RecipeError as exc:  # e.g. a teardown value that setup never saved
+            if check:
+                raise
+            self.warnings.append(f"step {step}: not run: {exc}")
+            return None
+
+    def _record(
+        self,
+        rc: RenderedCommand,
+        res: CommandResult,
+        result: StepResult,
+        variables: dict[str, Any],
+        errors: list[DutError],
+        check: bool,
+    ) -> None:
+        try:
+            record = self._finish(rc, res)
+        except DutError as exc:
+            if check:
+                raise
+            errors.append(exc)
+            return
+        result.records.append(record)
+        if rc.command.save is not None and record.returncode == 0:
+            self.saved[rc.command.save] = record.stdout.strip()
+            variables[rc.command.save] = self.saved[rc.command.save]
+
+    def _batchable(self, commands: list[Command]) -> bool:
+        """A step can go as one script unless a command needs a value saved earlier in the same step."""
+        saved: set[str] = set()
+        for cmd in commands:
+            if saved:
+                texts = [cmd.run, cmd.netns or "", cmd.when or ""]
+                if any(re.search(rf"\b{re.escape(name)}\b", t) for name in saved for t in texts):
+                    return False
+            if cmd.save:
+                saved.add(cmd.save)
+        return True
+
+    def _shell_text(self, rc: RenderedCommand) -> str:
+        return timed_wrapper(rc.text, self.recipe.clock) if rc.command.timed else rc.text
+
+    def _execute(self, rc: RenderedCommand) -> CommandResult:
+        executor = self.executor.host() if rc.command.scope == "host" else self.executor
         log.debug("DUT %s step %s: %s", self.name, rc.step, rc.text)
         try:
-            res: CommandResult = executor.run(text, timeout=cmd.timeout)
+            return executor.run(self._shell_text(rc), timeout=rc.command.timeout)
         except ConnectionLost:
             raise
         except DutError as exc:
             raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
+
+    def _execute_batch(self, group: list[RenderedCommand], check: bool) -> list[CommandResult | None]:
+        """Run consecutive commands of one scope as one script (one round trip); per-command
+        stdout, stderr and exit status come back between random markers."""
+        if len(group) == 1:
+            return [self._execute(group[0])]
+        token = "@@natbench-" + secrets.token_hex(6)
+        parts = []
+        for i, rc in enumerate(group):
+            log.debug("DUT %s step %s: %s", self.name, rc.step, rc.text)
+            parts.append(
+                f"printf '%s\\n' '{token} o {i}'; printf '%s\\n' '{token} e {i}' >&2; "
+                f"sh -c {shlex.quote(self._shell_text(rc))} </dev/null; __nb=$?; "
+                f"printf '\\n%s %s\\n' '{token} x {i}' \"$__nb\"; printf '\\n' >&2"
+            )
+            if check and not rc.command.ignore_errors:
+                parts.append('[ "$__nb" -eq 0 ] || exit 0')
+        timeouts = [rc.command.timeout for rc in group if rc.command.timeout is not None]
+        limit = None if not timeouts else sum(timeouts) + 60.0 * (len(group) - len(timeouts))
+        executor = self.executor.host() if group[0].command.scope == "host" else self.executor
+        step = group[0].step
+        try:
+            res = executor.run("\n".join(parts), timeout=limit)
+        except ConnectionLost:
+            raise
+        except DutError as exc:
+            raise DutError(
+                f"{exc} (batch of {len(group)} commands from: {group[0].text})", step=step, dut=self.name
+            ) from None
+        outs = {
+            int(m.group(1)): (m.group(2), int(m.group(3)))
+            for m in re.finditer(rf"^{token} o (\d+)\n(.*?)\n{token} x \1 (-?\d+)$", res.stdout, re.S | re.M)
+        }
+        errs: dict[int, str] = {}
+        pieces = re.split(rf"^{token} e (\d+)\n", res.stderr, flags=re.M)
+        for j in range(1, len(pieces) - 1, 2):
+            text = pieces[j + 1]
+            errs[int(pieces[j])] = text[:-1] if text.endswith("\n") else text
+        out: list[CommandResult | None] = []
+        per = res.duration / max(1, len(outs))
+        for i, rc in enumerate(group):
+            if i not in outs:
+                if out and out[-1] is not None and out[-1].returncode != 0:
+                    out.append(None)  # the script stopped at the failure before
+                    continue
+                if out and out[-1] is None:
+                    out.append(None)
+                    continue
+                raise DutError(
+                    f"batch output is incomplete at command {i + 1} of {len(group)} (exit status {res.returncode}; "
+                    f"stderr: {res.stderr.strip()[-300:]!r}): {rc.text}",
+                    step=step,
+                    dut=self.name,
+                )
+            stdout, code = outs[i]
+            out.append(CommandResult(self._shell_text(rc), code, stdout, errs.get(i, ""), per))
+        return out
+
+    def _finish(self, rc: RenderedCommand, res: CommandResult) -> CommandRecord:
+        cmd = rc.command
         stdout = res.stdout
         dut_seconds = None
         if cmd.timed:
@@ -413,6 +536,21 @@ class RecipeDut:
 
         return Monitor(self.executor, interval=interval, name=self.name)
 
+    def start_monitor(self, interval: float = 1.0) -> None:
+        """Start sampling per-core idle time and memory (e.g. when a trial starts)."""
+        self.stop_monitor()
+        self._monitor = self.monitor(interval).start()
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        """Stop sampling; ``{dut name: samples}`` to store with the trial ({} when not started)."""
+        mon, self._monitor = self._monitor, None
+        if mon is None:
+            return {}
+        samples = mon.stop()
+        if mon.errors:
+            self.warnings.extend(f"monitor: {e}" for e in mon.errors[:5])
+        return {self.name: samples}
+
 
 class DutGroup:
     """Several DUTs acting as one (dual-DUT IPv4aaS: CE + PE).
@@ -486,9 +624,17 @@ class DutGroup:
         """Names of the members whose cores ``point.cores`` sets (the others keep their fixed cores)."""
         return [d.name for d in self.duts if d.swept_by(point)]
 
-    def monitor(self, interval: float = 1.0) -> GroupMonitor:
-        """A monitor sampling every member at once (seed 004 checks each DUT's per-core idle time)."""
-        return GroupMonitor(self, interval)
+    def start_monitor(self, interval: float = 1.0) -> None:
+        """Start sampling every member DUT (each is monitored: seed 004 finds the bottleneck this way)."""
+        for d in self.duts:
+            d.start_monitor(interval)
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        """Stop sampling; ``{dut name: samples}`` for every member."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for d in self.duts:
+            out.update(d.stop_monitor())
+        return out
 
     def teardown(self) -> None:
         """Tear down in reverse order; every DUT is tried, the first error is raised."""
@@ -501,50 +647,3 @@ class DutGroup:
         if errors:
             raise errors[0]
 
-
-class GroupMonitor:
-    """Per-core idle time and memory of every member of a :class:`DutGroup`, sampled together.
-
-    ``samples`` and :meth:`stop` give ``{dut name: samples}``; ``errors`` likewise. Each
-    member is sampled by its own :class:`~natbench.duts.monitor.Monitor` thread, so a slow
-    DUT does not delay the others' readings; a failing sample is recorded, never raised.
-    """
-
-    def __init__(self, group: DutGroup, interval: float = 1.0) -> None:
-        self.monitors = {d.name: d.monitor(interval) for d in group.members()}
-        """Member name -> its monitor."""
-
-    @property
-    def samples(self) -> dict[str, list[dict[str, Any]]]:
-        """Member name -> samples so far."""
-        return {name: list(m.samples) for name, m in self.monitors.items()}
-
-    @property
-    def errors(self) -> dict[str, list[str]]:
-        """Member name -> sampling failures."""
-        return {name: list(m.errors) for name, m in self.monitors.items()}
-
-    def start(self) -> GroupMonitor:
-        """Start sampling every member (stopping those already started if one fails to start)."""
-        started = []
-        try:
-            for m in self.monitors.values():
-                m.start()
-                started.append(m)
-        except BaseException:
-            for m in started:
-                m.stop()
-            raise
-        return self
-
-    def stop(self) -> dict[str, list[dict[str, Any]]]:
-        """Stop every member's monitor; return ``{name: samples}``."""
-        for m in self.monitors.values():
-            m.stop()
-        return self.samples
-
-    def __enter__(self) -> GroupMonitor:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
