@@ -211,7 +211,9 @@ def test_recipe_over_ssh_sends_commands_in_order(lab: Lab, name: str) -> None:
     dut = RecipeDut(name, recipe, lab.executor(), params)
     try:
         dut.setup(POINT)
-        assert lab.take() == expected(recipe, ["prepare", "setup", "rss", "facts"], params), "setup commands or their order"
+        assert lab.take() == expected(recipe, ["prepare", "setup", "rss", "facts"], params), (
+            "setup commands or their order"
+        )
         case = CASES[name]
         if recipe.stateful:
             assert dut.count_connections() == case["count"]

@@ -409,9 +409,7 @@ class RecipeDut:
         if step.unsupported is not None:
             if not self._cores_swept:
                 # a fixed core count (the DUT's size in the campaign), not a swept one: record it honestly
-                self.warnings.append(
-                    f"step set_cores: {cores} cores requested but not applied: {step.unsupported}"
-                )
+                self.warnings.append(f"step set_cores: {cores} cores requested but not applied: {step.unsupported}")
                 self._core_facts = {"cores_requested": cores, "cores_method": "none (unsupported)"}
                 return
             raise DutError(f"cannot set cores on this DUT: {step.unsupported}", step="set_cores", dut=self.name)
@@ -655,4 +653,3 @@ class DutGroup:
                 errors.append(exc)
         if errors:
             raise errors[0]
-
