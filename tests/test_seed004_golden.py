@@ -12,9 +12,9 @@ import shlex
 from pathlib import Path
 
 import pytest
+import seed004_params as seed
 
 from natbench.duts.recipe import load_recipe
-import seed004_params as seed
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -271,9 +271,7 @@ def pf_mappings(text: str, proto: str = "udp") -> list[Mapping]:
     for st in parse_pfctl_states(text):
         if st.proto != proto or st.direction != "->" or st.a_orig is None:
             continue
-        out.append(
-            Mapping(public_address=st.a[0], public_port=st.a[1], remote_port=st.b[1], private_port=st.a_orig[1])
-        )
+        out.append(Mapping(public_address=st.a[0], public_port=st.a[1], remote_port=st.b[1], private_port=st.a_orig[1]))
     return out
 
 
