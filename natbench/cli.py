@@ -35,5 +35,8 @@ def main() -> None:
         sys.exit(exc.exit_code)
 
 
-cli.add_command(__import__("natbench.commands.report", fromlist=["report"]).report)
-cli.add_command(__import__("natbench.commands.compare", fromlist=["compare"]).compare)
+# Subcommands register themselves on `cli` when imported: one line each.
+import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
+import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
+import natbench.commands.report  # noqa: E402, F401  natbench report RUN_DIR
+import natbench.commands.compare  # noqa: E402, F401  natbench compare RUN_A RUN_B

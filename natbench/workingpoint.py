@@ -48,6 +48,12 @@ class WorkingPoint:
     """Name of the DUT whose cores are swept (dual-DUT campaigns)."""
     name: str = ""
     """Short name of the DUT implementation used in labels (e.g. ``iptables``)."""
+    metric_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per metric name: settings this point overrides (e.g. seed 000's per-column search error)."""
+    co_swept_duts: tuple[str, ...] = ()
+    """Further DUTs whose active cores also follow :attr:`cores` (seed 004 baseline: both routers)."""
+    tag: str = ""
+    """Extra label part that keeps labels unique in a campaign (e.g. ``128B``); not part of the id."""
 
     @property
     def connections(self) -> int:
@@ -57,7 +63,7 @@ class WorkingPoint:
     @property
     def params(self) -> dict[str, Any]:
         """The resolved parameters as plain JSON (what the id hashes)."""
-        return {
+        out: dict[str, Any] = {
             "src_ports": [self.src_ports.first, self.src_ports.last],
             "dst_ports": [self.dst_ports.first, self.dst_ports.last],
             "frame_size": self.frame_size,
@@ -65,6 +71,12 @@ class WorkingPoint:
             "dut_params": self.dut_params,
             "swept_dut": self.swept_dut,
         }
+        # the optional parts only when present, so ids of points without them stay as before
+        if self.metric_settings:
+            out["metric_settings"] = self.metric_settings
+        if self.co_swept_duts:
+            out["co_swept_duts"] = list(self.co_swept_duts)
+        return out
 
     @property
     def id(self) -> str:
@@ -78,4 +90,6 @@ class WorkingPoint:
         if self.cores is not None:
             parts.append(f"{self.cores}c")
         parts.append(si_count(self.connections))
+        if self.tag:
+            parts.append(self.tag)
         return "-".join(parts)

@@ -1,0 +1,229 @@
+"""The :class:`Campaign`: a validated campaign file and everything derived from it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from natbench.campaign.schema import CampaignSpec, DutSpec, MetricSettings, TestbedSpec, TrafficSpec
+from natbench.campaign.source import LocatedError, SourceMap, parse_yaml
+from natbench.campaign.sweep import expand, settings_for
+from natbench.errors import ConfigError
+from natbench.traffic.plan import ResponderMode, TrafficPlan
+from natbench.workingpoint import WorkingPoint
+
+__all__ = ["Campaign", "load_campaign", "parse_campaign"]
+
+
+class Campaign:
+    """A validated campaign: the schema data (:attr:`spec`) plus its working points.
+
+    Build one with :func:`load_campaign` (a file), :func:`parse_campaign`
+    (YAML text) or :meth:`from_dict` (a dict, e.g. in a notebook).
+    """
+
+    def __init__(self, spec: CampaignSpec, *, file: Path | None = None, _source: SourceMap | None = None) -> None:
+        self.spec = spec
+        """The validated campaign data."""
+        self.file = file
+        """The file it was read from (None when built from a dict)."""
+        self._source = _source or SourceMap(None)
+        try:
+            _check(spec)
+            self._points = expand(spec, self.label)
+        except LocatedError as exc:
+            raise self._source.error(_show(file), exc.path, exc.message) from None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_dict(cls, data: Any, *, file: str | Path | None = None) -> Campaign:
+        """Validate plain data (as YAML would give) into a Campaign; errors name the field (no line)."""
+        return _build(data, Path(file) if file is not None else None, SourceMap(None))
+
+    # ------------------------------------------------------------------ the agreed API
+    @property
+    def name(self) -> str:
+        """Campaign name (``name:`` or the file name without its suffix)."""
+        if self.spec.name:
+            return self.spec.name
+        return self.file.stem if self.file is not None else "campaign"
+
+    @property
+    def label(self) -> str:
+        """First part of every working-point label."""
+        if self.spec.label:
+            return self.spec.label
+        duts = self.spec.testbed.duts
+        if isinstance(self.spec.sweep.cores_dut, str):
+            return self.spec.sweep.cores_dut
+        return duts[0].name if len(duts) == 1 else self.name
+
+    @property
+    def testbed(self) -> TestbedSpec:
+        """Tester (kind + settings) and DUTs (in path order)."""
+        return self.spec.testbed
+
+    @property
+    def traffic(self) -> TrafficSpec:
+        """The traffic section."""
+        return self.spec.traffic
+
+    @property
+    def metrics(self) -> dict[str, MetricSettings]:
+        """Selected metrics, name -> settings, in run order (per-point overrides: :meth:`settings_for`)."""
+        return self.spec.metrics.selected()
+
+    @property
+    def output(self) -> Path:
+        """Run directory (default ``results/<name>``)."""
+        return self.spec.output if self.spec.output is not None else Path("results") / self.name
+
+    def points(self) -> list[WorkingPoint]:
+        """The working points in expansion order."""
+        return list(self._points)
+
+    def point(self, key: str | int) -> WorkingPoint:
+        """One working point by index, id or label."""
+        for p in self._points:
+            if key in (p.index, p.id, p.label):
+                return p
+        raise KeyError(key)
+
+    def settings_for(self, point: WorkingPoint, metric: str) -> MetricSettings:
+        """Settings of ``metric`` at ``point`` (the campaign's, with the point's sweep overrides)."""
+        return settings_for(self.metrics[metric], point.metric_settings.get(metric, {}))
+
+    def acceptance(self, point: WorkingPoint, metric: str) -> float:
+        """Loss ratio accepted by ``metric`` at ``point`` (its own or traffic.acceptance)."""
+        s = self.settings_for(point, metric)
+        return s.acceptance if s.acceptance is not None else self.traffic.acceptance
+
+    def dut(self, name: str) -> DutSpec:
+        """A DUT by name."""
+        for d in self.testbed.duts:
+            if d.name == name:
+                return d
+        raise KeyError(name)
+
+    @property
+    def responder_mode(self) -> ResponderMode:
+        """traffic.responder, or the tester's natural mode (software: learn, trex: read)."""
+        if self.traffic.responder is not None:
+            return self.traffic.responder
+        return ResponderMode.LEARN if self.testbed.tester.kind == "software" else ResponderMode.READ
+
+    def traffic_plan(self, point: WorkingPoint) -> TrafficPlan:
+        """What the tester needs for ``point``: family, addresses, ranges, frame size, seed, responder mode."""
+        return TrafficPlan(
+            family=self.traffic.family,
+            addresses=self.traffic.address_plan(),
+            src_ports=point.src_ports,
+            dst_ports=point.dst_ports,
+            frame_size=point.frame_size,
+            seed=self.traffic.seed,
+            responder_mode=self.responder_mode,
+            extra=dict(self.testbed.tester.settings),
+        )
+
+    # ------------------------------------------------------------------ resolved form
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved campaign (env substituted, defaults filled) as plain JSON-able data."""
+        data: dict[str, Any] = json.loads(self.spec.model_dump_json(exclude_none=True))
+        data["name"] = self.name
+        data["output"] = str(self.output)
+        return data
+
+    def to_yaml(self) -> str:
+        """:meth:`to_dict` as YAML (what a run directory's campaign.yaml holds); it loads back unchanged."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=100)
+
+    def __repr__(self) -> str:
+        return f"Campaign({self.name!r}, {len(self._points)} points, metrics={list(self.metrics)})"
+
+
+def _show(file: Path | None) -> str | None:
+    return str(file) if file is not None else None
+
+
+def _check(spec: CampaignSpec) -> None:
+    """Cross-field checks that pydantic models cannot place on one field."""
+    duts = spec.testbed.duts
+    names: dict[str, int] = {}
+    for i, d in enumerate(duts):
+        if d.name in names:
+            raise LocatedError(("testbed", "duts", i, "name"), f"duplicate DUT name {d.name!r} (also DUT {names[d.name]})")
+        names[d.name] = i
+        if len(duts) > 1 and d.role is None:
+            raise LocatedError(("testbed", "duts", i), "role is required when there are several DUTs")
+    fam = spec.traffic.family
+    want = 6 if fam.value == "nat64" else 4
+    for key in ("initiator", "dut_private"):
+        addr = getattr(spec.traffic.addresses, key)
+        if addr is not None and addr.version != want:
+            raise LocatedError(
+                ("traffic", "addresses", key), f"{key} must be an IPv{want} address for family {fam.value}, got {addr}"
+            )
+    if spec.traffic.addresses.nat64_prefix is not None and fam.value != "nat64":
+        raise LocatedError(("traffic", "addresses", "nat64_prefix"), "nat64_prefix applies to family nat64 only")
+    selected = spec.metrics.selected()
+    for metric in ("latency", "pdv"):
+        s = selected.get(metric)
+        if s is not None and getattr(s, "rate", None) is None and "throughput" not in selected:
+            raise LocatedError(
+                ("metrics", metric, "rate"), f"{metric}.rate is required unless throughput is measured too"
+            )
+    v = selected.get("validation")
+    if v is not None and getattr(v, "rate", None) is None and "cps" not in selected:
+        raise LocatedError(("metrics", "validation", "rate"), "validation.rate is required unless cps is measured too")
+
+
+def _build(data: Any, file: Path | None, source: SourceMap) -> Campaign:
+    shown = _show(file)
+    if not isinstance(data, dict):
+        raise ConfigError("a campaign must be a YAML mapping (key: value pairs)", file=shown, line=1)
+    try:
+        spec = CampaignSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        raise source.error(shown, err["loc"], _message(err)) from None
+    return Campaign(spec, file=file, _source=source)
+
+
+def _message(err: Any) -> str:
+    kind = err.get("type")
+    msg = str(err.get("msg", "invalid value"))
+    if kind == "extra_forbidden":
+        return "unknown key (not part of schema_version 1)"
+    if kind == "missing":
+        return "required field is missing"
+    msg = msg.removeprefix("Value error, ")
+    if kind in ("union_tag_invalid",):
+        return msg.replace("Input tag", "kind")
+    return msg
+
+
+def parse_campaign(text: str, file: str | Path | None = None) -> Campaign:
+    """Parse campaign YAML text; ``file`` is only used in error messages and as the default name."""
+    shown = str(file) if file is not None else None
+    data, source = parse_yaml(text, shown)
+    return _build(data, Path(file) if file is not None else None, source)
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Read, validate and expand a campaign file; any problem is one ConfigError naming file, line and field."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("no such file", file=str(p)) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory, not a campaign file", file=str(p)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(p)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", file=str(p)) from None
+    return parse_campaign(text, p)

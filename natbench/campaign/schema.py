@@ -1,0 +1,566 @@
+"""The campaign schema (version 1): pydantic models, one docstring per field.
+
+Every model forbids unknown keys. Field docstrings become the field
+descriptions (``use_attribute_docstrings``), so reference documentation can be
+generated from :meth:`CampaignSpec.model_json_schema`.
+
+Numbers that are counts, sizes or rates accept ``2^23``, ``200k`` or plain
+integers; port ranges accept ``"1-4000"``, ``{first, last}``, ``{first, count}``
+or a count ``N`` (= ports ``1..N``); see :mod:`natbench.campaign.values`.
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+import re
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    IPvAnyAddress,
+    PlainSerializer,
+    field_validator,
+    model_validator,
+)
+
+from natbench.campaign.values import parse_count, parse_number, parse_port_range
+from natbench.testers.base import Directions
+from natbench.traffic.plan import AddressPlan, Family, ResponderMode
+from natbench.traffic.ports import PortRange
+
+__all__ = [
+    "METRIC_NAMES",
+    "SCHEMA_VERSION",
+    "AddressSpec",
+    "CampaignSpec",
+    "CapacitySettings",
+    "CpsSettings",
+    "DutAccess",
+    "DutRole",
+    "DutSpec",
+    "ForwardingSettings",
+    "FrameLossSettings",
+    "LabAccess",
+    "LatencySettings",
+    "LocalAccess",
+    "MetricSettings",
+    "MetricsSpec",
+    "NetnsAccess",
+    "PdvSettings",
+    "SearchSettings",
+    "SshAccess",
+    "SweepSpec",
+    "TeardownSettings",
+    "TestbedSpec",
+    "TesterSpec",
+    "ThroughputSettings",
+    "TrafficSpec",
+    "ValidationSettings",
+]
+
+SCHEMA_VERSION = 1
+"""The campaign schema version this natbench reads and writes."""
+
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_POWER = re.compile(r"^\s*\d+\s*(\^|\*\*)\s*\d+\s*$")
+
+Count = Annotated[int, BeforeValidator(parse_count)]
+"""A whole number written as ``8388608``, ``2^23`` or ``4M``."""
+Rate = Annotated[float, BeforeValidator(parse_number)]
+"""A rate or count written as ``200000``, ``200k`` or ``2^17``."""
+PortRangeField = Annotated[PortRange, BeforeValidator(parse_port_range), PlainSerializer(str, return_type=str)]
+"""A port range written as ``"1-4000"``, ``{first, last}``, ``{first, count}`` or a count."""
+FrameSize = Annotated[int, Field(ge=64, le=1518)]
+"""An IPv4 frame size in bytes (64..1518); the IPv6 frame of the same test is 20 bytes longer."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=True)
+
+
+# --------------------------------------------------------------------------- testbed
+
+
+class SshAccess(_Model):
+    """Reach a DUT over SSH (paramiko); the host key is verified unless explicitly allowed."""
+
+    kind: Literal["ssh"]
+    """Access kind: ``ssh``."""
+    host: str = Field(min_length=1)
+    """Host name or address of the DUT's management interface."""
+    user: str = "root"
+    """Login user."""
+    port: int = Field(22, ge=1, le=65535)
+    """SSH port."""
+    key: Path | None = None
+    """Private key file (None: the SSH agent or the default keys)."""
+    known_hosts: Path | None = None
+    """known_hosts file used to verify the host key (None: ~/.ssh/known_hosts)."""
+    allow_unknown_host_key: bool = False
+    """Accept a host key that is not in known_hosts (off by default; never for production DUTs)."""
+    sudo: bool = False
+    """Run recipe commands through ``sudo -n``."""
+    connect_timeout: float = Field(10.0, gt=0)
+    """Seconds to wait for the SSH connection."""
+    command_timeout: float = Field(3600.0, gt=0)
+    """Seconds one recipe command may take (deleting 800M connections took ~40 minutes in seed 000)."""
+
+    @field_validator("key", "known_hosts")
+    @classmethod
+    def _home(cls, v: Path | None) -> Path | None:
+        return v.expanduser() if v is not None else None
+
+
+class LocalAccess(_Model):
+    """Run the recipe on this machine, in the current network namespace."""
+
+    kind: Literal["local"]
+    """Access kind: ``local``."""
+
+
+class NetnsAccess(_Model):
+    """Run the recipe on this machine inside an existing network namespace."""
+
+    kind: Literal["netns"]
+    """Access kind: ``netns``."""
+    namespace: str = Field(min_length=1)
+    """Name of the network namespace (``ip netns exec NAME``)."""
+
+
+class LabAccess(_Model):
+    """Run the recipe in a namespace of the local lab that natbench builds (``natbench lab``)."""
+
+    kind: Literal["lab"]
+    """Access kind: ``lab``."""
+
+
+DutAccess = Annotated[SshAccess | LocalAccess | NetnsAccess | LabAccess, Field(discriminator="kind")]
+"""How natbench reaches a DUT, chosen by ``kind``."""
+
+
+class DutRole(enum.StrEnum):
+    """What a DUT does in the system under test."""
+
+    NAT44 = "nat44"
+    """Single-DUT stateful NAT44 gateway."""
+    NAT64 = "nat64"
+    """Single-DUT stateful NAT64 gateway."""
+    FORWARDER = "forwarder"
+    """Plain IP router (baseline measurements)."""
+    CLAT = "clat"
+    """464XLAT customer-side translator (stateless NAT46, SIIT)."""
+    PLAT = "plat"
+    """464XLAT provider-side translator (stateful NAT64)."""
+    CE = "ce"
+    """MAP-T customer edge (stateful NAT44 + stateless NAT46 in one device)."""
+    CE_NAT44 = "ce-nat44"
+    """The stateful NAT44 half of a MAP-T CE split over two devices (seed 004, Fig. 18)."""
+    CE_NAT46 = "ce-nat46"
+    """The stateless NAT46 half of a MAP-T CE split over two devices."""
+    BR = "br"
+    """MAP-T border relay (stateless)."""
+
+
+class TesterSpec(_Model):
+    """The traffic generator."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    kind: Literal["software", "trex"]
+    """``software`` (built-in tester, local lab) or ``trex`` (a TRex STL server)."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Backend settings (TRex server, ports, MAC addresses, ...); checked by the backend and passed to it."""
+
+
+class DutSpec(_Model):
+    """One Device Under Test: a recipe, its parameters, and how to reach it."""
+
+    name: str
+    """Short unique name (lowercase letters, digits, ``-``, ``_``); used in labels and sweep axes."""
+    recipe: str = Field(min_length=1)
+    """Recipe name (``dut_recipes/<name>.yaml``) or path."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Recipe parameters (typed and defaulted by the recipe); ``2^23`` is accepted for sizes."""
+    access: DutAccess
+    """How natbench reaches this DUT."""
+    role: DutRole | None = None
+    """Its role in the system (required when there are several DUTs)."""
+    cores: int | None = Field(None, ge=1)
+    """Active CPU cores of this DUT when its cores are not swept (None: leave as is)."""
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError(f"DUT name {v!r} must match [a-z][a-z0-9_-]* (it is used in sweep axes and labels)")
+        return v
+
+    @field_validator("params")
+    @classmethod
+    def _powers(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return {k: resolve_param_value(x) for k, x in v.items()}
+
+
+def resolve_param_value(value: Any) -> Any:
+    """Turn a ``B^E`` string into its integer; leave every other recipe parameter value alone."""
+    if isinstance(value, str) and _POWER.match(value):
+        return parse_count(value)
+    return value
+
+
+class TestbedSpec(_Model):
+    """The tester and the DUTs, in path order from the Initiator side to the Responder side."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+
+    tester: TesterSpec
+    """The traffic generator."""
+    duts: list[DutSpec] = Field(min_length=1)
+    """One DUT, or several in path order (464XLAT: CLAT then PLAT; MAP-T: CE then BR)."""
+
+
+# --------------------------------------------------------------------------- traffic
+
+
+class AddressSpec(_Model):
+    """Overrides of the default address plan (seed 000 Figures 1 and 6); unset fields keep the default."""
+
+    initiator: IPvAnyAddress | None = None
+    """Tester address on the private side (IPv4 for nat44, IPv6 for nat64)."""
+    dut_private: IPvAnyAddress | None = None
+    """DUT address on the private side (same family as ``initiator``)."""
+    dut_public: ipaddress.IPv4Address | None = None
+    """DUT address on the public side."""
+    responder: ipaddress.IPv4Address | None = None
+    """Tester address on the public side."""
+    nat64_prefix: ipaddress.IPv6Network | None = None
+    """NAT64 prefix (nat64 only; default 64:ff9b::/96)."""
+    private_prefixlen: int | None = Field(None, ge=1, le=128)
+    """Prefix length of the private-side subnet."""
+    public_prefixlen: int | None = Field(None, ge=1, le=32)
+    """Prefix length of the public-side subnet."""
+
+
+class TrafficSpec(_Model):
+    """The test traffic shared by every working point."""
+
+    family: Family
+    """``nat44`` (also dual-DUT IPv4aaS systems, measured as one NAT44) or ``nat64``."""
+    addresses: AddressSpec = Field(default_factory=AddressSpec)
+    """Address plan overrides; defaults: natbench.traffic.AddressPlan.default(family)."""
+    src_ports: PortRangeField | None = None
+    """Initiator source port range (unless swept), e.g. ``1-4000`` or ``4000``."""
+    dst_ports: PortRangeField | None = None
+    """Responder destination port range (unless swept), e.g. ``1-1000`` or ``1000``."""
+    frame_sizes: list[FrameSize] = Field(default_factory=lambda: [64], min_length=1)
+    """IPv4 frame sizes in bytes (64..1518); IPv6 frames are 20 bytes longer. Several sizes are swept."""
+    directions: Directions = Directions.BIDIRECTIONAL
+    """Phase-2 directions (RFC 8219 requires bidirectional; metrics may override)."""
+    acceptance: float = Field(0.0, ge=0.0, lt=1.0)
+    """Acceptance criterion as a loss ratio: 0 (RFC 2544) or 0.0001 (99.99 %, seed 004)."""
+    seed: int = Field(1, ge=0, lt=2**64)
+    """Seed of the phase-1 enumeration and of phase-2 pseudorandom ports."""
+    responder: ResponderMode | None = None
+    """How public -> private tuples are known: learn, read or compute (None: learn with software, read with trex)."""
+    selection: Literal["random", "linear", "fixed"] = "random"
+    """Phase-2 Responder state-table entry selection."""
+
+    @field_validator("frame_sizes")
+    @classmethod
+    def _unique_sizes(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"frame sizes must be unique, got {v}")
+        return v
+
+    def address_plan(self) -> AddressPlan:
+        """The default address plan of ``family`` with this section's overrides applied."""
+        base = AddressPlan.default(self.family)
+        over = {k: v for k, v in self.addresses.model_dump().items() if v is not None}
+        if not over:
+            return base
+        from dataclasses import replace
+
+        return replace(base, **over)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+class MetricSettings(_Model):
+    """Settings every metric (procedure) has."""
+
+    repetitions: int = Field(10, ge=1)
+    """Number of repetitions (the seeds use 10 or 20); median, min and max are reported."""
+    acceptance: float | None = Field(None, ge=0.0, lt=1.0)
+    """Loss ratio a step may have and still pass (None: traffic.acceptance)."""
+    directions: Directions | None = None
+    """Active directions (None: traffic.directions)."""
+    timeout: float = Field(2.0, ge=0)
+    """Seconds to wait for frames still in flight after sending stops."""
+
+    #: set by subclasses: this metric runs phase 1 before phase 2 (needs fill_rate)
+    needs_fill: ClassVar[bool] = False
+
+
+class SearchSettings(MetricSettings):
+    """A binary search on the rate (frames per second per direction)."""
+
+    lower: Rate = Field(0.0, ge=0)
+    """Lower bound of the search, frames (or connections) per second per direction."""
+    upper: Rate = Field(gt=0)
+    """Upper bound of the search (e.g. the line rate), per direction."""
+    error: Rate = Field(gt=0)
+    """The search stops when upper - lower < error (seed 000: 100 or 1000, under 0.1 % of the result)."""
+    max_invalid: int = Field(3, ge=0)
+    """Retries of a step whose trial was invalid (the tester could not keep the rate, ...)."""
+
+    @model_validator(mode="after")
+    def _bounds(self) -> SearchSettings:
+        if self.lower >= self.upper:
+            raise ValueError(f"lower ({self.lower:g}) must be below upper ({self.upper:g})")
+        if self.error >= self.upper - self.lower:
+            raise ValueError(
+                f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})"
+            )
+        return self
+
+
+class CpsSettings(SearchSettings):
+    """Maximum connection establishment rate: binary search with phase 1 only, table emptied before each step."""
+
+
+class ThroughputSettings(SearchSettings):
+    """Throughput: phase 1 fills the tables at fill_rate, then a binary search with phase-2 trials."""
+
+    duration: float = Field(60.0, gt=0)
+    """Seconds of each phase-2 trial (RFC 2544: 60)."""
+    gap: float = Field(2.0, ge=0)
+    """Seconds between phase 1 and phase 2."""
+    fill_rate: Rate = Field(gt=0)
+    """Safe phase-1 rate (connections per second) that fills the tables before phase 2."""
+
+    needs_fill: ClassVar[bool] = True
+
+
+class ForwardingSettings(SearchSettings):
+    """Plain forwarding baseline: RFC 8219 throughput search without phase 1 (stateless DUT)."""
+
+    duration: float = Field(60.0, gt=0)
+    """Seconds of each trial."""
+
+
+class FrameLossSettings(MetricSettings):
+    """Frame loss rate at fixed rates (RFC 8219), each in phase 2 after phase 1."""
+
+    rates: list[Rate] = Field(min_length=1)
+    """Per-direction rates to measure, e.g. from the line rate downwards in 10 % steps."""
+    duration: float = Field(60.0, gt=0)
+    """Seconds of each phase-2 trial."""
+    gap: float = Field(2.0, ge=0)
+    """Seconds between phase 1 and phase 2."""
+    fill_rate: Rate = Field(gt=0)
+    """Safe phase-1 rate (connections per second)."""
+
+    needs_fill: ClassVar[bool] = True
+
+
+class LatencySettings(MetricSettings):
+    """Latency (typical = median, worst case = 99.9th percentile of tagged frames) in phase 2."""
+
+    rate: Rate | None = Field(None, gt=0)
+    """Per-direction frame rate (None: the throughput result of the same working point)."""
+    duration: float = Field(120.0, gt=0)
+    """Seconds of each trial (RFC 8219: 120)."""
+    gap: float = Field(2.0, ge=0)
+    """Seconds between phase 1 and phase 2."""
+    fill_rate: Rate = Field(gt=0)
+    """Safe phase-1 rate (connections per second)."""
+    tagged_rate: float = Field(1000.0, gt=0)
+    """Timestamped (tagged) frames per second per direction."""
+
+    needs_fill: ClassVar[bool] = True
+
+
+class PdvSettings(MetricSettings):
+    """Packet delay variation (D99.9 - Dmin) in phase 2."""
+
+    rate: Rate | None = Field(None, gt=0)
+    """Per-direction frame rate (None: the throughput result of the same working point)."""
+    duration: float = Field(60.0, gt=0)
+    """Seconds of each trial."""
+    gap: float = Field(2.0, ge=0)
+    """Seconds between phase 1 and phase 2."""
+    fill_rate: Rate = Field(gt=0)
+    """Safe phase-1 rate (connections per second)."""
+
+    needs_fill: ClassVar[bool] = True
+
+
+class TeardownSettings(MetricSettings):
+    """Connection tear-down rate: N / (T_N - T_0) with the DUT's own delete-all command."""
+
+    fill_rate: Rate = Field(gt=0)
+    """Safe phase-1 rate that loads the N connections."""
+    gap: float = Field(2.0, ge=0)
+    """Seconds between loading the table and deleting it."""
+    empty_repetitions: int | None = Field(None, ge=1)
+    """Timings of the empty-table delete (T_0) per working point (None: same as repetitions)."""
+
+    needs_fill: ClassVar[bool] = True
+
+
+class CapacitySettings(SearchSettings):
+    """Connection tracking table capacity: exponential then binary search over the connection count.
+
+    Each probe is a maximum-connection-establishment-rate search (lower/upper/error
+    of this section) with validation.
+    """
+
+    min_connections: Count = Field(gt=0)
+    """First connection count probed."""
+    max_connections: Count = Field(gt=0)
+    """Largest connection count probed."""
+    connection_error: Count = Field(gt=0)
+    """The capacity search stops when its bounds are closer than this many connections."""
+    beta: float = Field(0.2, gt=0, lt=1)
+    """A rate below beta x the previous probe's rate counts as collapsed."""
+    gamma: float = Field(0.4, gt=0, lt=1)
+    """Fraction of the previous rate used as the next probe's safe rate."""
+
+    @model_validator(mode="after")
+    def _conn_bounds(self) -> CapacitySettings:
+        if self.min_connections >= self.max_connections:
+            raise ValueError(
+                f"min_connections ({self.min_connections}) must be below max_connections ({self.max_connections})"
+            )
+        return self
+
+
+class ValidationSettings(MetricSettings):
+    """Validation of connection establishment: phase 1 at rate, then Responder -> Initiator frames only."""
+
+    rate: Rate | None = Field(None, gt=0)
+    """Phase-1 rate (None: the cps result of the same working point)."""
+    reverse_rate: Rate | None = Field(None, gt=0)
+    """Rate of the public -> private frames that read the state table linearly (None: same as rate)."""
+    gap: float = Field(2.0, ge=0)
+    """Seconds between phase 1 and the reverse send."""
+
+
+METRIC_NAMES: tuple[str, ...] = (
+    "cps",
+    "throughput",
+    "frame_loss",
+    "latency",
+    "pdv",
+    "teardown",
+    "capacity",
+    "validation",
+    "forwarding",
+)
+"""Metric (procedure) names in the order a working point runs them."""
+
+
+class MetricsSpec(_Model):
+    """Which metrics to measure at every working point, with their settings. At least one."""
+
+    cps: CpsSettings | None = None
+    """Maximum connection establishment rate (connections per second)."""
+    throughput: ThroughputSettings | None = None
+    """Throughput (frames per second per direction inside natbench; reports show all frames)."""
+    frame_loss: FrameLossSettings | None = None
+    """Frame loss rate at fixed rates."""
+    latency: LatencySettings | None = None
+    """Latency of tagged frames."""
+    pdv: PdvSettings | None = None
+    """Packet delay variation."""
+    teardown: TeardownSettings | None = None
+    """Connection tear-down rate."""
+    capacity: CapacitySettings | None = None
+    """Connection tracking table capacity."""
+    validation: ValidationSettings | None = None
+    """Validation of connection establishment."""
+    forwarding: ForwardingSettings | None = None
+    """Plain forwarding baseline throughput."""
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> MetricsSpec:
+        if not self.selected():
+            raise ValueError(f"select at least one metric: {', '.join(METRIC_NAMES)}")
+        return self
+
+    def selected(self) -> dict[str, MetricSettings]:
+        """The selected metrics, name -> settings, in :data:`METRIC_NAMES` order."""
+        out: dict[str, MetricSettings] = {}
+        for name in METRIC_NAMES:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+class SweepSpec(_Model):
+    """What varies between working points.
+
+    Axes: ``cores``, ``src_ports``, ``dst_ports``, ``frame_size``,
+    ``duts.<dut>.<param>`` (a recipe parameter of one DUT) and
+    ``metrics.<metric>.<setting>`` (e.g. a per-point search error).
+    Points = ``traffic.frame_sizes`` (outermost) x ``product`` axes in the
+    order written x the ``zip`` columns (innermost, varied together).
+    """
+
+    cores_dut: str | list[str] | None = None
+    """The DUT (or DUTs) whose active cores ``cores`` sets (default: the only DUT); others keep their ``cores``."""
+    product: dict[str, list[Any]] = Field(default_factory=dict)
+    """Named lists combined as a cartesian product (first axis outermost)."""
+    zip: dict[str, list[Any]] = Field(default_factory=dict)
+    """Columns of equal length varied together, column by column (seed 000 Figure 4)."""
+
+    @field_validator("product", "zip")
+    @classmethod
+    def _non_empty(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for key, values in v.items():
+            if not values:
+                raise ValueError(f"sweep axis {key!r} has no values")
+        return v
+
+
+# --------------------------------------------------------------------------- campaign
+
+
+class CampaignSpec(_Model):
+    """A campaign file: testbed, traffic, sweep, metrics and output directory."""
+
+    schema_version: int
+    """Version of this schema the file is written for (currently 1)."""
+    name: str | None = None
+    """Campaign name (default: the file name without .yaml)."""
+    description: str = ""
+    """Free text: what the campaign reproduces and why."""
+    label: str | None = None
+    """First part of every working-point label, e.g. ``iptables`` (default: the swept or only DUT's name)."""
+    testbed: TestbedSpec
+    """Tester and DUTs."""
+    traffic: TrafficSpec
+    """Test traffic shared by all working points."""
+    sweep: SweepSpec = Field(default_factory=SweepSpec)
+    """What varies between working points (empty: one working point)."""
+    metrics: MetricsSpec
+    """Metrics measured at every working point."""
+    output: Path | None = None
+    """Run directory (relative paths are relative to the directory natbench runs in; default results/<name>)."""
+
+    @field_validator("schema_version", mode="before")
+    @classmethod
+    def _version(cls, v: Any) -> Any:
+        if v != SCHEMA_VERSION or isinstance(v, bool):
+            raise ValueError(f"unsupported schema_version {v!r}: this natbench reads schema_version {SCHEMA_VERSION}")
+        return v

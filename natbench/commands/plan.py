@@ -1,0 +1,187 @@
+"""``natbench plan FILE``: the working points of a campaign, its trials and an estimated duration."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from natbench.campaign import Campaign, Estimate, estimate, load_campaign
+from natbench.campaign.estimate import format_duration
+from natbench.campaign.values import format_count
+from natbench.cli import cli
+
+__all__ = ["plan", "plan_rows"]
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return format_count(v)
+    if isinstance(v, float):
+        return f"{v:,.0f}" if v.is_integer() else f"{v:g}"
+    return str(v)
+
+
+def _varying(campaign: Campaign) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(dut, param) and (metric, setting) pairs whose value differs between working points."""
+    points = campaign.points()
+    duts = sorted({(d, k) for p in points for d, ps in p.dut_params.items() for k in ps})
+    dut_vary = [(d, k) for d, k in duts if len({repr(p.dut_params.get(d, {}).get(k)) for p in points}) > 1]
+    # repetitions have their own column
+    mets = sorted({(m, k) for p in points for m, s in p.metric_settings.items() for k in s if k != "repetitions"})
+    met_vary = [(m, k) for m, k in mets if len({repr(p.metric_settings.get(m, {}).get(k)) for p in points}) > 1]
+    return dut_vary, met_vary
+
+
+def _repetitions(campaign: Campaign, pe: Any) -> str:
+    reps = {m.metric: m.repetitions for m in pe.metrics}
+    if len(set(reps.values())) == 1:
+        return str(next(iter(reps.values())))
+    return " ".join(f"{k}:{v}" for k, v in reps.items())
+
+
+def plan_rows(campaign: Campaign, est: Estimate) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the working-point table."""
+    dut_vary, met_vary = _varying(campaign)
+    multi = len(campaign.testbed.duts) > 1
+    cores_head = "cores"
+    swept = {d for p in campaign.points() if p.swept_dut for d in (p.swept_dut, *p.co_swept_duts)}
+    if multi and swept:
+        cores_head = f"cores ({', '.join(sorted(swept))})"
+    header = ["#", "label", "id", cores_head, "src ports", "dst ports", "connections", "frame"]
+    header += [f"{d}.{k}" if multi else k for d, k in dut_vary]
+    header += [f"{m}.{k}" for m, k in met_vary]
+    header += ["reps", "trials", "est."]
+    rows = []
+    for pe in est.points:
+        p = pe.point
+        row = [
+            str(p.index),
+            p.label,
+            p.id,
+            "-" if p.cores is None else str(p.cores),
+            f"{p.src_ports} ({len(p.src_ports):,})",
+            f"{p.dst_ports} ({len(p.dst_ports):,})",
+            f"{p.connections:,}",
+            f"{p.frame_size}",
+        ]
+        row += [_value(p.dut_params.get(d, {}).get(k)) for d, k in dut_vary]
+        row += [_value(campaign.settings_for(p, m).model_dump()[k]) for m, k in met_vary]
+        row += [_repetitions(campaign, pe), f"{pe.trials:,}", format_duration(pe.seconds)]
+        rows.append(row)
+    return header, rows
+
+
+def _preamble(campaign: Campaign) -> list[str]:
+    dut_vary, _ = _varying(campaign)
+    varying = set(dut_vary)
+    lines = [f"campaign {campaign.name} ({campaign.file}), schema_version {campaign.spec.schema_version}"]
+    t = campaign.traffic
+    lines.append(
+        f"tester: {campaign.testbed.tester.kind}; traffic: {t.family.value}, {t.directions.value}, "
+        f"acceptance {t.acceptance:g} loss, seed {t.seed}, responder {campaign.responder_mode.value}"
+    )
+    for d in campaign.testbed.duts:
+        fixed = {k: v for k, v in d.params.items() if (d.name, k) not in varying}
+        parts = [f"recipe {d.recipe}", f"access {d.access.kind}"]
+        if d.role is not None:
+            parts.append(f"role {d.role.value}")
+        if d.cores is not None:
+            parts.append(f"{d.cores} cores")
+        if fixed:
+            parts.append(", ".join(f"{k}={_value(v)}" for k, v in fixed.items()))
+        lines.append(f"DUT {d.name}: " + "; ".join(parts))
+    for name, s in campaign.metrics.items():
+        shown = {k: v for k, v in s.model_dump(exclude_none=True).items() if k != "repetitions"}
+        lines.append(f"metric {name}: {s.repetitions} repetitions; " + ", ".join(f"{k}={_value(v)}" for k, v in shown.items()))
+    lines.append(f"output: {campaign.output}")
+    return lines
+
+
+def _plain_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    fmt = "  ".join("{:<%d}" % w for w in widths)
+    out = [fmt.format(*header).rstrip(), fmt.format(*["-" * w for w in widths]).rstrip()]
+    out += [fmt.format(*r).rstrip() for r in rows]
+    return "\n".join(out)
+
+
+@cli.command("plan")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "rich", "plain", "json"]),
+    default="auto",
+    show_default=True,
+    help="auto: a rich table on a terminal, plain text otherwise.",
+)
+def plan(file: str, fmt: str) -> None:
+    """Show the working points of campaign FILE, the number of trials and an estimated duration.
+
+    The estimate counts binary-search steps, ceil(log2((upper - lower) / error)), and
+    per step the phase-1 time N / rate plus timeouts, gap and phase-2 duration
+    (see natbench.campaign.estimate for the model).
+    """
+    campaign = load_campaign(file)
+    est = estimate(campaign)
+    header, rows = plan_rows(campaign, est)
+    total = (
+        f"{len(est.points)} working points, {est.trials:,} trials, "
+        f"estimated duration {format_duration(est.seconds)}"
+    )
+    if fmt == "json":
+        data = {
+            "campaign": campaign.name,
+            "file": str(campaign.file),
+            "points": [
+                {
+                    "index": pe.point.index,
+                    "label": pe.point.label,
+                    "id": pe.point.id,
+                    "cores": pe.point.cores,
+                    "src_ports": [pe.point.src_ports.first, pe.point.src_ports.last],
+                    "dst_ports": [pe.point.dst_ports.first, pe.point.dst_ports.last],
+                    "connections": pe.point.connections,
+                    "frame_size": pe.point.frame_size,
+                    "dut_params": pe.point.dut_params,
+                    "swept_dut": pe.point.swept_dut,
+                    "metric_settings": pe.point.metric_settings,
+                    "metrics": {m.metric: {"repetitions": m.repetitions, "trials": m.trials, "seconds": m.seconds} for m in pe.metrics},
+                    "trials": pe.trials,
+                    "seconds": pe.seconds,
+                }
+                for pe in est.points
+            ],
+            "trials": est.trials,
+            "seconds": est.seconds,
+            "notes": list(est.notes),
+        }
+        click.echo(json.dumps(data, indent=2, default=str))
+        return
+    if fmt == "rich" or (fmt == "auto" and sys.stdout.isatty()):
+        from rich.console import Console
+        from rich.table import Table
+
+        console = Console()
+        for line in _preamble(campaign):
+            console.print(line, highlight=False, markup=False)
+        table = Table(*header, title=f"working points of {campaign.name}")
+        for r in rows:
+            table.add_row(*r)
+        console.print(table)
+        console.print(total, highlight=False, markup=False)
+        for note in est.notes:
+            console.print(f"  ({note})", highlight=False, markup=False)
+        return
+    click.echo("\n".join(_preamble(campaign)))
+    click.echo("")
+    click.echo(_plain_table(header, rows))
+    click.echo("")
+    click.echo(total)
+    for note in est.notes:
+        click.echo(f"  ({note})")

@@ -1,0 +1,41 @@
+"""``natbench validate FILE...``: check campaign files; one line per file, exit 2 if any is bad."""
+
+from __future__ import annotations
+
+import click
+
+from natbench.campaign import check_recipes, estimate, load_campaign
+from natbench.campaign.estimate import format_duration
+from natbench.cli import cli
+from natbench.errors import ConfigError
+
+__all__ = ["validate"]
+
+
+@cli.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.option("--no-recipes", is_flag=True, help="Do not check DUT recipes and their parameters.")
+def validate(files: tuple[str, ...], no_recipes: bool) -> None:
+    """Validate campaign FILES: schema, sweep, recipes.
+
+    Prints one OK line per good file and one error line (file:line: field: message)
+    per bad file; exits 2 if any file is bad.
+    """
+    bad = 0
+    for path in files:
+        try:
+            campaign = load_campaign(path)
+            recipes = "recipes not checked (--no-recipes)" if no_recipes else check_recipes(campaign).detail
+        except ConfigError as exc:
+            bad += 1
+            click.echo(f"natbench: error: {exc}", err=True)
+            continue
+        est = estimate(campaign)
+        click.echo(
+            f"OK {path}: {len(est.points)} working points, {est.trials} trials, "
+            f"~{format_duration(est.seconds)}; {recipes}"
+        )
+    if bad:
+        # SystemExit, not click's Exit: natbench.cli.main runs click with standalone_mode=False,
+        # where click turns Exit into a return value that main does not pass on.
+        raise SystemExit(2)
