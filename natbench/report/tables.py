@@ -141,7 +141,7 @@ class SeedTable:
         lines += ["\\hline", "\\end{tabular}", "\\end{table}"]
         body = "\n".join(lines) + "\n"
         if standalone:
-            return "\\documentclass{article}\n\\usepackage[margin=1cm,landscape]{geometry}\n\\begin{document}\n" + (
+            return "\\documentclass{article}\n\\begin{document}\n" + (
                 body + "\\end{document}\n"
             )
         return body
