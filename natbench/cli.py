@@ -21,7 +21,7 @@ def cli() -> None:
 def main() -> None:
     """Entry point: run the CLI; a natbench error becomes one line on stderr and its exit code."""
     try:
-        cli.main(standalone_mode=False)
+        rc = cli.main(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
@@ -33,10 +33,14 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    # with standalone_mode=False click returns ctx.exit()'s code instead of exiting
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 # Subcommands register themselves on `cli` when imported: one line each.
-import natbench.commands.validate  # noqa: E402, F401  natbench validate FILE...
-import natbench.commands.plan  # noqa: E402, F401  natbench plan FILE
-import natbench.commands.report  # noqa: E402, F401  natbench report RUN_DIR
-import natbench.commands.compare  # noqa: E402, F401  natbench compare RUN_A RUN_B
+# (the `from ... import X as _X` form keeps each line independent for ruff's F401/RUF100)
+from natbench.commands import compare as _compare  # noqa: E402, F401  natbench compare RUN_A RUN_B
+from natbench.commands import plan as _plan  # noqa: E402, F401  natbench plan FILE
+from natbench.commands import recipes as _recipes  # noqa: E402, F401  natbench recipes list|show|render
+from natbench.commands import report as _report  # noqa: E402, F401  natbench report RUN_DIR
+from natbench.commands import validate as _validate  # noqa: E402, F401  natbench validate FILE...

@@ -171,9 +171,7 @@ def estimate(campaign: Campaign) -> Estimate:
             if isinstance(s, TeardownSettings):
                 empty = s.empty_repetitions or s.repetitions
                 extra_trials, extra_seconds = empty, empty * STEP_OVERHEAD
-            per_metric.append(
-                MetricEstimate(name, reps, reps * trials + extra_trials, reps * seconds + extra_seconds)
-            )
+            per_metric.append(MetricEstimate(name, reps, reps * trials + extra_trials, reps * seconds + extra_seconds))
         out.append(PointEstimate(p, tuple(per_metric)))
     if "teardown" in campaign.metrics:
         notes.append("teardown: the connection delete time is not known in advance and is not included")

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from natbench.campaign.schema import CampaignSpec, DutSpec, MetricSettings, TestbedSpec, TrafficSpec
-from natbench.campaign.source import LocatedError, SourceMap, parse_yaml
+from natbench.campaign.source import LocatedError, SourceMap, parse_yaml, plain_message
 from natbench.campaign.sweep import expand, settings_for
 from natbench.errors import ConfigError
 from natbench.traffic.plan import ResponderMode, TrafficPlan
@@ -36,7 +38,7 @@ class Campaign:
             _check(spec)
             self._points = expand(spec, self.label)
         except LocatedError as exc:
-            raise self._source.error(_show(file), exc.path, exc.message) from None
+            raise self._source.error(_show(file), exc.path, exc.message, exact=True) from None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -138,11 +140,24 @@ class Campaign:
         return data
 
     def to_yaml(self) -> str:
-        """:meth:`to_dict` as YAML (what a run directory's campaign.yaml holds); it loads back unchanged."""
-        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None, width=100)
+        """:meth:`to_dict` as YAML (what a run directory's campaign.yaml holds); it loads back unchanged.
+
+        ``$`` in values is written as ``$$`` so that loading it substitutes nothing.
+        """
+        return yaml.safe_dump(_escape_dollars(self.to_dict()), sort_keys=False, default_flow_style=None, width=100)
 
     def __repr__(self) -> str:
         return f"Campaign({self.name!r}, {len(self._points)} points, metrics={list(self.metrics)})"
+
+
+def _escape_dollars(data: Any) -> Any:
+    if isinstance(data, str):
+        return data.replace("$", "$$")
+    if isinstance(data, dict):
+        return {k: _escape_dollars(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_escape_dollars(v) for v in data]
+    return data
 
 
 def _show(file: Path | None) -> str | None:
@@ -155,11 +170,14 @@ def _check(spec: CampaignSpec) -> None:
     names: dict[str, int] = {}
     for i, d in enumerate(duts):
         if d.name in names:
-            raise LocatedError(("testbed", "duts", i, "name"), f"duplicate DUT name {d.name!r} (also DUT {names[d.name]})")
+            raise LocatedError(
+                ("testbed", "duts", i, "name"), f"duplicate DUT name {d.name!r} (also DUT {names[d.name]})"
+            )
         names[d.name] = i
         if len(duts) > 1 and d.role is None:
             raise LocatedError(("testbed", "duts", i), "role is required when there are several DUTs")
     fam = spec.traffic.family
+    _check_roles(spec)
     want = 6 if fam.value == "nat64" else 4
     for key in ("initiator", "dut_private"):
         addr = getattr(spec.traffic.addresses, key)
@@ -181,6 +199,48 @@ def _check(spec: CampaignSpec) -> None:
         raise LocatedError(("metrics", "validation", "rate"), "validation.rate is required unless cps is measured too")
 
 
+# Roles that must come before others on the path from the Initiator to the Responder.
+_ROLE_ORDER = {"clat": 0, "ce": 0, "ce-nat44": 0, "ce-nat46": 1, "plat": 2, "br": 2}
+# The traffic family a role implies (a dual-DUT IPv4aaS system is measured as one NAT44).
+_ROLE_FAMILY = {
+    "nat44": "nat44",
+    "nat64": "nat64",
+    "clat": "nat44",
+    "plat": "nat44",
+    "ce": "nat44",
+    "ce-nat44": "nat44",
+    "ce-nat46": "nat44",
+    "br": "nat44",
+}
+
+
+def _check_roles(spec: CampaignSpec) -> None:
+    family = spec.traffic.family.value
+    previous: tuple[int, str] | None = None
+    for i, d in enumerate(spec.testbed.duts):
+        if d.role is None:
+            continue
+        role = d.role.value
+        implied = _ROLE_FAMILY.get(role)
+        if implied is not None and implied != family:
+            raise LocatedError(
+                ("testbed", "duts", i, "role"),
+                f"role {role} needs traffic.family {implied} (the campaign says {family})",
+            )
+        if role == "nat64" and len(spec.testbed.duts) > 1:
+            raise LocatedError(
+                ("testbed", "duts", i, "role"), "role nat64 is a single-DUT role; 464XLAT uses clat + plat"
+            )
+        rank = _ROLE_ORDER.get(role)
+        if rank is not None:
+            if previous is not None and rank < previous[0]:
+                raise LocatedError(
+                    ("testbed", "duts", i, "role"),
+                    f"{role} must come before {previous[1]}: list DUTs in path order, Initiator side first",
+                )
+            previous = (rank, role)
+
+
 def _build(data: Any, file: Path | None, source: SourceMap) -> Campaign:
     shown = _show(file)
     if not isinstance(data, dict):
@@ -193,17 +253,68 @@ def _build(data: Any, file: Path | None, source: SourceMap) -> Campaign:
     return Campaign(spec, file=file, _source=source)
 
 
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str] | None:
+    """Keys the schema allows in the mapping that holds ``loc[-1]`` (None when it cannot tell)."""
+    model: Any = CampaignSpec
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            field = model.model_fields.get(str(part))
+            if field is None:
+                model = _member(model, part)
+                continue
+            model = _unwrap(field.annotation)
+        else:
+            model = _member(model, part)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The model inside ``X | None``, ``list[X]``, ``Annotated[...]``; a union of models stays a tuple."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(args[0])
+    if origin in (list, tuple):
+        return _unwrap(args[0]) if args else annotation
+    if origin is dict:
+        return None
+    if args and origin is not None:  # a union
+        models = [_unwrap(a) for a in args]
+        models = [m for m in models if isinstance(m, type) and issubclass(m, BaseModel)]
+        if len(models) == 1:
+            return models[0]
+        return tuple(models) or None
+    return annotation
+
+
+def _member(model: Any, tag: Any) -> Any:
+    """Pick a union member by pydantic's loc tag (a discriminator value such as ``ssh``)."""
+    if isinstance(model, tuple):
+        for m in model:
+            kind = m.model_fields.get("kind")
+            if kind is not None and tag in typing.get_args(kind.annotation):
+                return m
+    return model
+
+
 def _message(err: Any) -> str:
     kind = err.get("type")
     msg = str(err.get("msg", "invalid value"))
     if kind == "extra_forbidden":
+        loc = tuple(err.get("loc", ()))
+        allowed = _allowed_keys(loc) if loc else None
+        if allowed:
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            return f"unknown key; {hint}allowed here: {', '.join(allowed)}"
         return "unknown key (not part of schema_version 1)"
     if kind == "missing":
         return "required field is missing"
-    msg = msg.removeprefix("Value error, ")
-    if kind in ("union_tag_invalid",):
-        return msg.replace("Input tag", "kind")
-    return msg
+    return plain_message(msg)
 
 
 def parse_campaign(text: str, file: str | Path | None = None) -> Campaign:

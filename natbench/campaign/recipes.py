@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from natbench.campaign.schema import resolve_param_value
 from natbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["RecipeCheck", "check_recipes", "recipe_reference"]
+__all__ = ["RecipeCheck", "check_recipes", "lab_params", "recipe_reference"]
 
 RECIPE_MODULE = "natbench.duts.recipe"
 """Module providing ``load_recipe(name_or_path) -> Recipe`` with ``Recipe.resolve(params) -> dict``."""
@@ -33,6 +34,8 @@ class RecipeCheck:
     """True when every DUT's recipe was loaded and every point's parameters resolved."""
     detail: str
     """What was checked, or why nothing was."""
+    warnings: tuple[str, ...] = ()
+    """Problems that do not stop a run but spoil it (e.g. a DUT timeout shorter than a trial)."""
 
 
 def recipe_reference(campaign: Campaign, recipe: str) -> str:
@@ -60,35 +63,86 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
     shown = str(campaign.file) if campaign.file is not None else None
     points = campaign.points()
     resolved = 0
+    warnings: list[str] = []
     for i, dut in enumerate(campaign.testbed.duts):
         try:
             recipe = load_recipe(recipe_reference(campaign, dut.recipe))
         except ConfigError as exc:  # RecipeError is a ConfigError
-            raise source.error(
-                shown, ("testbed", "duts", i, "recipe"), f"recipe {dut.recipe!r}: {exc}"
-            ) from None
-        seen: list[dict[str, Any]] = []
+            # a broken recipe file: keep its own file:line; an unknown name: just the message
+            detail = str(exc) if exc.file else exc.message
+            raise source.error(shown, ("testbed", "duts", i, "recipe"), detail, exact=True) from None
+        supplied = lab_params(campaign) if dut.access.kind == "lab" else {}
+        declared = getattr(recipe, "params", None) or {}
+        cache: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        worst: dict[str, tuple[float, int, str]] = {}
         for p in points:
             params = p.dut_params.get(dut.name, {})
-            if params in seen:
-                continue
-            seen.append(params)
-            try:
-                recipe.resolve(dict(params))
-            except ConfigError as exc:
-                path = _param_path(campaign, i, dut.name, exc.field)
-                raise source.error(shown, path, f"recipe {dut.recipe!r}: {exc.message}") from None
-            resolved += 1
-    return RecipeCheck(True, f"recipes checked: {len(campaign.testbed.duts)} DUT(s), {resolved} parameter set(s)")
+            values = next((r for q, r in cache if q == params), None)
+            if values is None:
+                given = {k: v for k, v in supplied.items() if k in declared and k not in params}
+                try:
+                    values = dict(recipe.resolve({**given, **params}))
+                except ConfigError as exc:
+                    path = _param_path(campaign, i, dut.name, exc.field, params)
+                    raise source.error(shown, path, f"recipe {dut.recipe!r}: {exc.message}", exact=True) from None
+                cache.append((params, values))
+                resolved += 1
+            limit = values.get("udp_timeout")
+            if isinstance(limit, int | float) and not isinstance(limit, bool):
+                for metric, need in _connection_lifetimes(campaign, p).items():
+                    if need > limit and need > worst.get(metric, (0.0, 0, ""))[0]:
+                        worst[metric] = (need, int(limit), p.label)
+        for metric, (need, limit, label) in worst.items():
+            warnings.append(
+                f"DUT {dut.name}: udp_timeout {limit} s is shorter than {metric}'s phase 1 + gap + phase 2 "
+                f"at {label} (~{need:.0f} s): connections would expire during the trial"
+            )
+    detail = f"recipes checked: {len(campaign.testbed.duts)} DUT(s), {resolved} parameter set(s)"
+    return RecipeCheck(True, detail, tuple(warnings))
 
 
-def _param_path(campaign: Campaign, index: int, dut: str, field: str | None) -> tuple[str | int, ...]:
+def _connection_lifetimes(campaign: Campaign, point: Any) -> dict[str, float]:
+    """Seconds connections must live per metric that fills the table at ``fill_rate`` (RFC 9693: nothing may expire)."""
+    out: dict[str, float] = {}
+    for name in campaign.metrics:
+        s = campaign.settings_for(point, name)
+        fill = getattr(s, "fill_rate", None)
+        if not fill:
+            continue
+        phase2 = float(getattr(s, "duration", 0.0))
+        out[name] = point.connections / fill + s.timeout + float(getattr(s, "gap", 0.0)) + phase2 + s.timeout
+    return out
+
+
+def lab_params(campaign: Campaign) -> dict[str, Any]:
+    """Recipe parameters the local lab supplies for ``access: {kind: lab}`` DUTs when a campaign leaves them unset.
+
+    Mirrors natbench.lab: the DUT's interfaces ``nb-priv`` / ``nb-pub`` and the
+    DUT addresses of the campaign's address plan.
+    """
+    plan = campaign.traffic.address_plan()
+    return {
+        "private_if": "nb-priv",
+        "public_if": "nb-pub",
+        "private_address": f"{plan.dut_private}/{plan.private_prefixlen}",
+        "public_address": f"{plan.dut_public}/{plan.public_prefixlen}",
+    }
+
+
+def _param_path(
+    campaign: Campaign, index: int, dut: str, field: str | None, params: dict[str, Any]
+) -> tuple[str | int, ...]:
+    """Where the offending parameter was written: the swept value, else the DUT's params entry."""
     base: tuple[str | int, ...] = ("testbed", "duts", index, "params")
     if field is None:
         return base
     name = field.split(".")[-1]
     key = f"duts.{dut}.{name}"
     for group in ("zip", "product"):
-        if key in getattr(campaign.spec.sweep, group):
+        values = getattr(campaign.spec.sweep, group).get(key)
+        if values is not None:
+            for j, raw in enumerate(values):
+                if resolve_param_value(raw) == params.get(name):
+                    return ("sweep", group, key, j)
             return ("sweep", group, key)
     return (*base, name)

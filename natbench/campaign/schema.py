@@ -76,6 +76,18 @@ Rate = Annotated[float, BeforeValidator(parse_number)]
 PortRangeField = Annotated[PortRange, BeforeValidator(parse_port_range), PlainSerializer(str, return_type=str)]
 """A port range written as ``"1-4000"``, ``{first, last}``, ``{first, count}`` or a count."""
 FrameSize = Annotated[int, Field(ge=64, le=1518)]
+
+
+def _loss_ratio(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 1:
+        raise ValueError(
+            f"acceptance is a loss ratio below 1 (0.0001 = 0.01 % loss, the seeds' 99.99 % criterion), got {value!r}"
+        )
+    return value
+
+
+LossRatio = Annotated[float, BeforeValidator(_loss_ratio), Field(ge=0.0, lt=1.0)]
+"""A frame loss ratio: 0 (RFC 2544) .. below 1."""
 """An IPv4 frame size in bytes (64..1518); the IPv6 frame of the same test is 20 bytes longer."""
 
 
@@ -95,7 +107,7 @@ class SshAccess(_Model):
     """Host name or address of the DUT's management interface."""
     user: str = "root"
     """Login user."""
-    port: int = Field(22, ge=1, le=65535)
+    port: int = Field(default=22, ge=1, le=65535)
     """SSH port."""
     key: Path | None = None
     """Private key file (None: the SSH agent or the default keys)."""
@@ -105,9 +117,9 @@ class SshAccess(_Model):
     """Accept a host key that is not in known_hosts (off by default; never for production DUTs)."""
     sudo: bool = False
     """Run recipe commands through ``sudo -n``."""
-    connect_timeout: float = Field(10.0, gt=0)
+    connect_timeout: float = Field(default=10.0, gt=0)
     """Seconds to wait for the SSH connection."""
-    command_timeout: float = Field(3600.0, gt=0)
+    command_timeout: float = Field(default=3600.0, gt=0)
     """Seconds one recipe command may take (deleting 800M connections took ~40 minutes in seed 000)."""
 
     @field_validator("key", "known_hosts")
@@ -190,7 +202,7 @@ class DutSpec(_Model):
     """How natbench reaches this DUT."""
     role: DutRole | None = None
     """Its role in the system (required when there are several DUTs)."""
-    cores: int | None = Field(None, ge=1)
+    cores: int | None = Field(default=None, ge=1)
     """Active CPU cores of this DUT when its cores are not swept (None: leave as is)."""
 
     @field_validator("name")
@@ -219,7 +231,7 @@ class TestbedSpec(_Model):
     __test__: ClassVar[bool] = False  # not a pytest test class
 
     tester: TesterSpec
-    """The traffic generator."""
+    """The traffic generator: TRex or the built-in software tester."""
     duts: list[DutSpec] = Field(min_length=1)
     """One DUT, or several in path order (464XLAT: CLAT then PLAT; MAP-T: CE then BR)."""
 
@@ -240,9 +252,9 @@ class AddressSpec(_Model):
     """Tester address on the public side."""
     nat64_prefix: ipaddress.IPv6Network | None = None
     """NAT64 prefix (nat64 only; default 64:ff9b::/96)."""
-    private_prefixlen: int | None = Field(None, ge=1, le=128)
+    private_prefixlen: int | None = Field(default=None, ge=1, le=128)
     """Prefix length of the private-side subnet."""
-    public_prefixlen: int | None = Field(None, ge=1, le=32)
+    public_prefixlen: int | None = Field(default=None, ge=1, le=32)
     """Prefix length of the public-side subnet."""
 
 
@@ -251,7 +263,7 @@ class TrafficSpec(_Model):
 
     family: Family
     """``nat44`` (also dual-DUT IPv4aaS systems, measured as one NAT44) or ``nat64``."""
-    addresses: AddressSpec = Field(default_factory=AddressSpec)
+    addresses: AddressSpec = Field(default_factory=lambda: AddressSpec())
     """Address plan overrides; defaults: natbench.traffic.AddressPlan.default(family)."""
     src_ports: PortRangeField | None = None
     """Initiator source port range (unless swept), e.g. ``1-4000`` or ``4000``."""
@@ -261,9 +273,9 @@ class TrafficSpec(_Model):
     """IPv4 frame sizes in bytes (64..1518); IPv6 frames are 20 bytes longer. Several sizes are swept."""
     directions: Directions = Directions.BIDIRECTIONAL
     """Phase-2 directions (RFC 8219 requires bidirectional; metrics may override)."""
-    acceptance: float = Field(0.0, ge=0.0, lt=1.0)
+    acceptance: LossRatio = 0.0
     """Acceptance criterion as a loss ratio: 0 (RFC 2544) or 0.0001 (99.99 %, seed 004)."""
-    seed: int = Field(1, ge=0, lt=2**64)
+    seed: int = Field(default=1, ge=0, lt=2**64)
     """Seed of the phase-1 enumeration and of phase-2 pseudorandom ports."""
     responder: ResponderMode | None = None
     """How public -> private tuples are known: learn, read or compute (None: learn with software, read with trex)."""
@@ -294,13 +306,13 @@ class TrafficSpec(_Model):
 class MetricSettings(_Model):
     """Settings every metric (procedure) has."""
 
-    repetitions: int = Field(10, ge=1)
+    repetitions: int = Field(default=10, ge=1)
     """Number of repetitions (the seeds use 10 or 20); median, min and max are reported."""
-    acceptance: float | None = Field(None, ge=0.0, lt=1.0)
+    acceptance: LossRatio | None = None
     """Loss ratio a step may have and still pass (None: traffic.acceptance)."""
     directions: Directions | None = None
     """Active directions (None: traffic.directions)."""
-    timeout: float = Field(2.0, ge=0)
+    timeout: float = Field(default=2.0, ge=0)
     """Seconds to wait for frames still in flight after sending stops."""
 
     #: set by subclasses: this metric runs phase 1 before phase 2 (needs fill_rate)
@@ -310,13 +322,13 @@ class MetricSettings(_Model):
 class SearchSettings(MetricSettings):
     """A binary search on the rate (frames per second per direction)."""
 
-    lower: Rate = Field(0.0, ge=0)
+    lower: Rate = Field(default=0.0, ge=0)
     """Lower bound of the search, frames (or connections) per second per direction."""
     upper: Rate = Field(gt=0)
     """Upper bound of the search (e.g. the line rate), per direction."""
     error: Rate = Field(gt=0)
     """The search stops when upper - lower < error (seed 000: 100 or 1000, under 0.1 % of the result)."""
-    max_invalid: int = Field(3, ge=0)
+    max_invalid: int = Field(default=3, ge=0)
     """Retries of a step whose trial was invalid (the tester could not keep the rate, ...)."""
 
     @model_validator(mode="after")
@@ -324,9 +336,7 @@ class SearchSettings(MetricSettings):
         if self.lower >= self.upper:
             raise ValueError(f"lower ({self.lower:g}) must be below upper ({self.upper:g})")
         if self.error >= self.upper - self.lower:
-            raise ValueError(
-                f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})"
-            )
+            raise ValueError(f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})")
         return self
 
 
@@ -337,9 +347,9 @@ class CpsSettings(SearchSettings):
 class ThroughputSettings(SearchSettings):
     """Throughput: phase 1 fills the tables at fill_rate, then a binary search with phase-2 trials."""
 
-    duration: float = Field(60.0, gt=0)
+    duration: float = Field(default=60.0, gt=0)
     """Seconds of each phase-2 trial (RFC 2544: 60)."""
-    gap: float = Field(2.0, ge=0)
+    gap: float = Field(default=2.0, ge=0)
     """Seconds between phase 1 and phase 2."""
     fill_rate: Rate = Field(gt=0)
     """Safe phase-1 rate (connections per second) that fills the tables before phase 2."""
@@ -350,7 +360,7 @@ class ThroughputSettings(SearchSettings):
 class ForwardingSettings(SearchSettings):
     """Plain forwarding baseline: RFC 8219 throughput search without phase 1 (stateless DUT)."""
 
-    duration: float = Field(60.0, gt=0)
+    duration: float = Field(default=60.0, gt=0)
     """Seconds of each trial."""
 
 
@@ -359,9 +369,9 @@ class FrameLossSettings(MetricSettings):
 
     rates: list[Rate] = Field(min_length=1)
     """Per-direction rates to measure, e.g. from the line rate downwards in 10 % steps."""
-    duration: float = Field(60.0, gt=0)
+    duration: float = Field(default=60.0, gt=0)
     """Seconds of each phase-2 trial."""
-    gap: float = Field(2.0, ge=0)
+    gap: float = Field(default=2.0, ge=0)
     """Seconds between phase 1 and phase 2."""
     fill_rate: Rate = Field(gt=0)
     """Safe phase-1 rate (connections per second)."""
@@ -372,15 +382,15 @@ class FrameLossSettings(MetricSettings):
 class LatencySettings(MetricSettings):
     """Latency (typical = median, worst case = 99.9th percentile of tagged frames) in phase 2."""
 
-    rate: Rate | None = Field(None, gt=0)
+    rate: Rate | None = Field(default=None, gt=0)
     """Per-direction frame rate (None: the throughput result of the same working point)."""
-    duration: float = Field(120.0, gt=0)
+    duration: float = Field(default=120.0, gt=0)
     """Seconds of each trial (RFC 8219: 120)."""
-    gap: float = Field(2.0, ge=0)
+    gap: float = Field(default=2.0, ge=0)
     """Seconds between phase 1 and phase 2."""
     fill_rate: Rate = Field(gt=0)
     """Safe phase-1 rate (connections per second)."""
-    tagged_rate: float = Field(1000.0, gt=0)
+    tagged_rate: float = Field(default=1000.0, gt=0)
     """Timestamped (tagged) frames per second per direction."""
 
     needs_fill: ClassVar[bool] = True
@@ -389,11 +399,11 @@ class LatencySettings(MetricSettings):
 class PdvSettings(MetricSettings):
     """Packet delay variation (D99.9 - Dmin) in phase 2."""
 
-    rate: Rate | None = Field(None, gt=0)
+    rate: Rate | None = Field(default=None, gt=0)
     """Per-direction frame rate (None: the throughput result of the same working point)."""
-    duration: float = Field(60.0, gt=0)
+    duration: float = Field(default=60.0, gt=0)
     """Seconds of each trial."""
-    gap: float = Field(2.0, ge=0)
+    gap: float = Field(default=2.0, ge=0)
     """Seconds between phase 1 and phase 2."""
     fill_rate: Rate = Field(gt=0)
     """Safe phase-1 rate (connections per second)."""
@@ -406,9 +416,9 @@ class TeardownSettings(MetricSettings):
 
     fill_rate: Rate = Field(gt=0)
     """Safe phase-1 rate that loads the N connections."""
-    gap: float = Field(2.0, ge=0)
+    gap: float = Field(default=2.0, ge=0)
     """Seconds between loading the table and deleting it."""
-    empty_repetitions: int | None = Field(None, ge=1)
+    empty_repetitions: int | None = Field(default=None, ge=1)
     """Timings of the empty-table delete (T_0) per working point (None: same as repetitions)."""
 
     needs_fill: ClassVar[bool] = True
@@ -427,9 +437,9 @@ class CapacitySettings(SearchSettings):
     """Largest connection count probed."""
     connection_error: Count = Field(gt=0)
     """The capacity search stops when its bounds are closer than this many connections."""
-    beta: float = Field(0.2, gt=0, lt=1)
+    beta: float = Field(default=0.2, gt=0, lt=1)
     """A rate below beta x the previous probe's rate counts as collapsed."""
-    gamma: float = Field(0.4, gt=0, lt=1)
+    gamma: float = Field(default=0.4, gt=0, lt=1)
     """Fraction of the previous rate used as the next probe's safe rate."""
 
     @model_validator(mode="after")
@@ -444,11 +454,11 @@ class CapacitySettings(SearchSettings):
 class ValidationSettings(MetricSettings):
     """Validation of connection establishment: phase 1 at rate, then Responder -> Initiator frames only."""
 
-    rate: Rate | None = Field(None, gt=0)
+    rate: Rate | None = Field(default=None, gt=0)
     """Phase-1 rate (None: the cps result of the same working point)."""
-    reverse_rate: Rate | None = Field(None, gt=0)
+    reverse_rate: Rate | None = Field(default=None, gt=0)
     """Rate of the public -> private frames that read the state table linearly (None: same as rate)."""
-    gap: float = Field(2.0, ge=0)
+    gap: float = Field(default=2.0, ge=0)
     """Seconds between phase 1 and the reverse send."""
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ import yaml
 
 from natbench.errors import ConfigError
 
-__all__ = ["Located", "LocatedError", "SourceMap", "format_path", "parse_yaml"]
+__all__ = ["Located", "LocatedError", "SourceMap", "format_path", "parse_yaml", "plain_message"]
 
 Path_ = tuple[str | int, ...]
 
@@ -44,6 +44,14 @@ class Located:
     line: int | None
 
 
+def plain_message(msg: str) -> str:
+    """A pydantic message in natbench's words: no ``Value error,`` prefix; ``Input should be`` -> ``must be``."""
+    msg = msg.removeprefix("Value error, ")
+    if msg.startswith("Input should be "):
+        msg = "must be " + msg.removeprefix("Input should be ")
+    return msg.replace("Input tag", "kind")
+
+
 def format_path(path: Iterable[str | int]) -> str:
     """Render a path as ``sweep.zip.src_ports[2]``."""
     out = ""
@@ -61,46 +69,53 @@ class SourceMap:
     def __init__(self, root: yaml.Node | None) -> None:
         self.root = root
 
-    def locate(self, path: Sequence[Any]) -> Located:
+    def locate(self, path: Sequence[Any], *, exact: bool = False) -> Located:
         """Follow ``path`` through the YAML tree as far as it goes.
 
-        Path parts that are not keys of the current mapping (pydantic's union
-        tags such as ``ssh`` or ``function-after[...]``) are skipped, except a
-        last part below a mapping: that is a missing key, reported on the
-        mapping's line.
+        The line is that of the key introducing the deepest value found (or of
+        the sequence item). Path parts that are not keys of the current mapping
+        are pydantic's union tags (``ssh``, ``function-after[...]``) and are
+        skipped, unless ``exact`` (a path natbench built itself) or the part is
+        the last one below a mapping: that is a missing key, reported on the
+        line of the mapping's own key.
         """
         node = self.root
+        if node is None:  # built from a dict: no lines; drop pydantic's internal tags such as function-after[...]
+            return Located(format_path(p for p in path if not (isinstance(p, str) and "[" in p)), None)
+        line = node.start_mark.line + 1
         shown: list[str | int] = []
         parts = list(path)
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
-            child = _child(node, part)
-            if child is not None:
-                node = child
+            found = _child(node, part)
+            if found is not None:
+                key_line, node = found
+                line = key_line
                 shown.append(part)
-            elif last and isinstance(node, yaml.MappingNode) and isinstance(part, str):
-                shown.append(part)  # a missing key: point at the mapping that lacks it
+            elif exact or (last and isinstance(node, yaml.MappingNode) and isinstance(part, str)):
+                shown.append(part)
+                node = None
             elif isinstance(part, int) and not isinstance(node, yaml.SequenceNode):
                 shown.append(part)
             # anything else is a pydantic-internal tag: skip it
-        line = node.start_mark.line + 1 if node is not None else None
         return Located(format_path(shown), line)
 
-    def error(self, file: str | None, path: Sequence[Any], message: str) -> ConfigError:
+    def error(self, file: str | None, path: Sequence[Any], message: str, *, exact: bool = False) -> ConfigError:
         """A :class:`ConfigError` for ``path`` with its file and line."""
-        where = self.locate(path)
+        where = self.locate(path, exact=exact)
         return ConfigError(message, file=file, line=where.line, field=where.field or None)
 
 
-def _child(node: yaml.Node | None, part: Any) -> yaml.Node | None:
+def _child(node: yaml.Node | None, part: Any) -> tuple[int, yaml.Node] | None:
+    """(line of the key or item, child node) of ``node`` at ``part``, or None."""
     if isinstance(node, yaml.MappingNode):
         for key, value in _mapping_items(node):
             if isinstance(key, yaml.ScalarNode) and key.value == str(part):
-                return value
+                return key.start_mark.line + 1, value
         return None
     if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
         child: yaml.Node = node.value[part]
-        return child
+        return child.start_mark.line + 1, child
     return None
 
 
@@ -196,7 +211,7 @@ def _substitute(node: yaml.Node, file: str | None, loader: yaml.SafeLoader, seen
             if node.style is None:  # a plain scalar: let YAML type the substituted text (22 -> int)
                 node.tag = loader.resolve(yaml.ScalarNode, new, (True, False))
     elif isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
+        for _key, value in node.value:
             _substitute(value, file, loader, seen)
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
@@ -226,12 +241,3 @@ def _expand(match: re.Match[str], file: str | None, line: int) -> str:
             line=line,
         )
     return value
-
-
-def plain(data: Any) -> Any:
-    """Deep-copy YAML data into plain dicts and lists (no shared alias objects)."""
-    if isinstance(data, Mapping):
-        return {k: plain(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [plain(v) for v in data]
-    return data

@@ -20,7 +20,7 @@ def _value(v: Any) -> str:
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, int):
-        return format_count(v)
+        return format_count(v) if v >= 10_000 or (v >= 1024 and v & (v - 1) == 0) else str(v)
     if isinstance(v, float):
         return f"{v:,.0f}" if v.is_integer() else f"{v:g}"
     return str(v)
@@ -97,14 +97,15 @@ def _preamble(campaign: Campaign) -> list[str]:
         lines.append(f"DUT {d.name}: " + "; ".join(parts))
     for name, s in campaign.metrics.items():
         shown = {k: v for k, v in s.model_dump(exclude_none=True).items() if k != "repetitions"}
-        lines.append(f"metric {name}: {s.repetitions} repetitions; " + ", ".join(f"{k}={_value(v)}" for k, v in shown.items()))
+        settings = ", ".join(f"{k}={_value(v)}" for k, v in shown.items())
+        lines.append(f"metric {name}: {s.repetitions} repetitions; {settings}")
     lines.append(f"output: {campaign.output}")
     return lines
 
 
 def _plain_table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    fmt = "  ".join("{:<%d}" % w for w in widths)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     out = [fmt.format(*header).rstrip(), fmt.format(*["-" * w for w in widths]).rstrip()]
     out += [fmt.format(*r).rstrip() for r in rows]
     return "\n".join(out)
@@ -131,8 +132,7 @@ def plan(file: str, fmt: str) -> None:
     est = estimate(campaign)
     header, rows = plan_rows(campaign, est)
     total = (
-        f"{len(est.points)} working points, {est.trials:,} trials, "
-        f"estimated duration {format_duration(est.seconds)}"
+        f"{len(est.points)} working points, {est.trials:,} trials, estimated duration {format_duration(est.seconds)}"
     )
     if fmt == "json":
         data = {
@@ -151,7 +151,10 @@ def plan(file: str, fmt: str) -> None:
                     "dut_params": pe.point.dut_params,
                     "swept_dut": pe.point.swept_dut,
                     "metric_settings": pe.point.metric_settings,
-                    "metrics": {m.metric: {"repetitions": m.repetitions, "trials": m.trials, "seconds": m.seconds} for m in pe.metrics},
+                    "metrics": {
+                        m.metric: {"repetitions": m.repetitions, "trials": m.trials, "seconds": m.seconds}
+                        for m in pe.metrics
+                    },
                     "trials": pe.trials,
                     "seconds": pe.seconds,
                 }

@@ -25,7 +25,12 @@ def validate(files: tuple[str, ...], no_recipes: bool) -> None:
     for path in files:
         try:
             campaign = load_campaign(path)
-            recipes = "recipes not checked (--no-recipes)" if no_recipes else check_recipes(campaign).detail
+            warnings: tuple[str, ...] = ()
+            if no_recipes:
+                recipes = "recipes not checked (--no-recipes)"
+            else:
+                check = check_recipes(campaign)
+                recipes, warnings = check.detail, check.warnings
         except ConfigError as exc:
             bad += 1
             click.echo(f"natbench: error: {exc}", err=True)
@@ -35,6 +40,8 @@ def validate(files: tuple[str, ...], no_recipes: bool) -> None:
             f"OK {path}: {len(est.points)} working points, {est.trials} trials, "
             f"~{format_duration(est.seconds)}; {recipes}"
         )
+        for warning in warnings:
+            click.echo(f"natbench: warning: {path}: {warning}", err=True)
     if bad:
         # SystemExit, not click's Exit: natbench.cli.main runs click with standalone_mode=False,
         # where click turns Exit into a return value that main does not pass on.

@@ -1,0 +1,96 @@
+"""Campaign schema reference as Markdown, generated from the pydantic models and their field docstrings.
+
+``python -m natbench.campaign.reference > docs/campaign-schema.md`` regenerates the
+committed reference; a test keeps the two identical.
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from natbench.campaign.schema import SCHEMA_VERSION, CampaignSpec
+
+__all__ = ["markdown"]
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    out: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        out += _models(arg)
+    return out
+
+
+def _type_name(annotation: Any) -> str:
+    if annotation is type(None):
+        return "null"
+    if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            return " \\| ".join(str(m.value) for m in annotation)
+        return annotation.__name__
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin is typing.Literal:
+        return " \\| ".join(str(a) for a in args)
+    if origin in (list, tuple):
+        return f"list[{_type_name(args[0])}]" if args else "list"
+    if origin is dict:
+        return "mapping"
+    if args:
+        return " \\| ".join(_type_name(a) for a in args)
+    return str(annotation).replace("typing.", "")
+
+
+def _default(field: Any) -> str:
+    if field.is_required():
+        return "**required**"
+    if field.default_factory is not None:
+        value = field.default_factory()
+        value = value.model_dump(exclude_none=True) if isinstance(value, BaseModel) else value
+        return f"`{value}`" if value not in ({}, []) else "empty"
+    if field.default is PydanticUndefined or field.default is None:
+        return "unset"
+    d = field.default
+    if d == "":
+        return '`""`'
+    return f"`{d.value if isinstance(d, enum.Enum) else d}`"
+
+
+def markdown() -> str:
+    """The reference of every campaign section and field."""
+    lines = [
+        f"# Campaign schema reference (schema_version {SCHEMA_VERSION})",
+        "",
+        "Generated from `natbench/campaign/schema.py` by `python -m natbench.campaign.reference`;",
+        "see the README's *Campaigns* section for the rules (numbers, port ranges, sweeps, environment).",
+        "",
+    ]
+    seen: set[type[BaseModel]] = set()
+    queue: list[tuple[str, type[BaseModel]]] = [("(top level)", CampaignSpec)]
+    while queue:
+        where, model = queue.pop(0)
+        if model in seen:
+            continue
+        seen.add(model)
+        lines += [f"## {model.__name__}: `{where}`", "", (model.__doc__ or "").strip().splitlines()[0], ""]
+        lines += ["| field | type | default | description |", "|---|---|---|---|"]
+        for name, field in model.model_fields.items():
+            desc = (field.description or "").replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| `{name}` | {_type_name(field.annotation)} | {_default(field)} | {desc} |")
+            for sub in _models(field.annotation):
+                path = name if where == "(top level)" else f"{where}.{name}"
+                queue.append((path, sub))
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(markdown(), end="")

@@ -1,0 +1,103 @@
+"""``natbench recipes``: list DUT recipes, show one, render its commands for given parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import yaml
+
+from natbench.cli import cli
+from natbench.duts.recipe import KNOWN_STEPS, Recipe, list_recipes, load_recipe
+from natbench.errors import ConfigError
+
+__all__ = ["recipes"]
+
+
+def _parse_params(items: tuple[str, ...]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"expected NAME=VALUE, got {item!r}", field="--param")
+        parsed = yaml.safe_load(value) if value.strip() else ""
+        # keep text that YAML would turn into something else than a scalar or list
+        params[key.strip()] = parsed if isinstance(parsed, str | int | float | bool | list) else value
+    return params
+
+
+def _steps_in_order(recipe: Recipe) -> list[str]:
+    known = [s for s in KNOWN_STEPS if s in recipe.steps]
+    return known + sorted(s for s in recipe.steps if s not in KNOWN_STEPS)
+
+
+@cli.group("recipes")
+def recipes() -> None:
+    """DUT recipes: list them, show one, render its commands."""
+
+
+@recipes.command("list")
+def list_cmd() -> None:
+    """List the recipes natbench finds (name, family, implementation, description)."""
+    found = list_recipes()
+    if not found:
+        click.echo("no recipes found (set NATBENCH_RECIPES or run from a natbench checkout)")
+        return
+    for name, path in found.items():
+        try:
+            r = load_recipe(path)
+            click.echo(f"{name:20} {r.family:12} {r.implementation:12} {r.description}")
+        except ConfigError as exc:
+            click.echo(f"{name:20} BROKEN: {exc}")
+
+
+@recipes.command("show")
+@click.argument("name")
+def show(name: str) -> None:
+    """Show recipe NAME (a name or a file): parameters with types and defaults, and its steps."""
+    r = load_recipe(name)
+    click.echo(f"recipe {r.name} ({r.path})")
+    click.echo(f"  {r.description}")
+    click.echo(f"  implementation {r.implementation}, family {r.family}, os {r.os}, stateful {str(r.stateful).lower()}")
+    click.echo("parameters:")
+    for p in r.params.values():
+        extra = " required" if p.required else (f" default {p.default}" if p.default is not None else " optional")
+        if p.choices:
+            extra += f" ({'|'.join(p.choices)})"
+        click.echo(f"  {p.name:20} {p.type:11}{extra}  {p.doc}")
+    click.echo("steps:")
+    for s in _steps_in_order(r):
+        step = r.steps[s]
+        what = f"{len(step.commands)} command(s)"
+        if step.builtin:
+            what = f"builtin {step.builtin}" + (f" + {what}" if step.commands else "")
+        if step.unsupported:
+            what = f"unsupported: {step.unsupported}"
+        click.echo(f"  {s:20} {what}")
+
+
+@recipes.command("render")
+@click.argument("name")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A recipe parameter (repeatable).")
+@click.option("-s", "--step", "steps", multiple=True, help="Only this step (repeatable); default: all.")
+@click.option("--cores", type=int, default=None, help="Value of the run-time variable 'cores'.")
+def render(name: str, params: tuple[str, ...], steps: tuple[str, ...], cores: int | None) -> None:
+    """Print the shell commands recipe NAME runs for the given parameters (every value quoted)."""
+    r = load_recipe(name)
+    values = _parse_params(params)
+    r.resolve(values, file="--param")
+    context: dict[str, Any] = {"cores": cores, "cpus": list(range(cores)) if cores else []}
+    for s in steps or tuple(_steps_in_order(r)):
+        step = r.steps.get(s)
+        if step is None:
+            raise ConfigError(
+                f"recipe {r.name} has no step {s!r} (steps: {', '.join(_steps_in_order(r))})", field="--step"
+            )
+        click.echo(f"# {s}")
+        if step.unsupported:
+            click.echo(f"#   unsupported: {step.unsupported}")
+        if step.builtin:
+            opts = r.step_options(s, values, context)
+            click.echo(f"#   builtin {step.builtin} {opts}")
+        for line in r.render(s, values, context):
+            click.echo(line)

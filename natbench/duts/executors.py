@@ -1,0 +1,223 @@
+"""Where DUT commands run: this machine, a network namespace, or (see :mod:`natbench.duts.ssh`) SSH.
+
+Every executor runs a command line the same way: ``sh -c <command>`` on the
+target, so a recipe's shell text (``;``, ``>``, ``$(...)``) means the same thing
+locally, inside a namespace and over SSH. A command that outlives its timeout
+is killed and reported; nothing blocks forever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from natbench.errors import DutError
+
+__all__ = [
+    "CommandFailed",
+    "CommandResult",
+    "CommandTimeout",
+    "ConnectionLost",
+    "Executor",
+    "ExecutorError",
+    "LocalExecutor",
+    "NetnsExecutor",
+]
+
+DEFAULT_COMMAND_TIMEOUT = 120.0
+
+
+class ExecutorError(DutError):
+    """An executor could not run a command (unreachable, refused, timed out)."""
+
+
+class CommandTimeout(ExecutorError):
+    """A command did not finish within its timeout and was killed."""
+
+
+class ConnectionLost(ExecutorError):
+    """The connection to the DUT dropped while a command ran; the step may be retried."""
+
+
+class CommandFailed(DutError):
+    """A command exited non-zero (``check=True``)."""
+
+    def __init__(
+        self, result: CommandResult, *, hint: str | None = None, step: str | None = None, dut: str | None = None
+    ):
+        self.result = result
+        err = result.stderr.strip() or result.stdout.strip()
+        if len(err) > 400:
+            err = err[:400] + "..."
+        msg = f"command failed with exit status {result.returncode}: {result.command}"
+        if err:
+            msg += f" -- {err}"
+        if hint:
+            msg += f" ({hint})"
+        super().__init__(msg, step=step, dut=dut)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command did."""
+
+    command: str
+    """The command line as given to the executor (before any sh/sudo/netns wrapping)."""
+    returncode: int
+    """Exit status."""
+    stdout: str
+    """Standard output (decoded as UTF-8, undecodable bytes replaced)."""
+    stderr: str
+    """Standard error."""
+    duration: float
+    """Seconds the call took as seen by natbench (includes transport; not a DUT-side timing)."""
+
+    @property
+    def ok(self) -> bool:
+        """Exit status 0."""
+        return self.returncode == 0
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs shell command lines on a DUT."""
+
+    @property
+    def description(self) -> str:
+        """Where commands go (``local``, ``netns nb-dut-123``, ``ssh root@host:22``); never secrets."""
+        ...
+
+    @property
+    def namespaced(self) -> bool:
+        """True when commands run in a network namespace of a larger host (``host()`` differs)."""
+        ...
+
+    def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
+        """Run ``sh -c command``; raise :class:`CommandTimeout` after ``timeout`` seconds,
+        :class:`CommandFailed` on non-zero exit when ``check``."""
+        ...
+
+    def host(self) -> Executor:
+        """The executor for commands of ``scope: host`` (itself unless namespaced)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the executor may be used again (it reconnects)."""
+        ...
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+class LocalExecutor:
+    """Runs commands on this machine through ``sh -c`` (optionally under ``sudo -n``)."""
+
+    def __init__(self, *, sudo: bool = False, command_timeout: float = DEFAULT_COMMAND_TIMEOUT) -> None:
+        self.sudo = sudo
+        self.command_timeout = command_timeout
+
+    @property
+    def description(self) -> str:
+        """``local``."""
+        return "local" + (" (sudo)" if self.sudo else "")
+
+    @property
+    def namespaced(self) -> bool:
+        """Never namespaced."""
+        return False
+
+    def argv(self, command: str) -> list[str]:
+        """The argv that runs ``command``."""
+        argv = ["sh", "-c", command]
+        return ["sudo", "-n", *argv] if self.sudo else argv
+
+    def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
+        """Run ``command``; kill its whole process group when it times out."""
+        return self._run_argv(self.argv(command), command, timeout, check)
+
+    def _run_argv(self, argv: list[str], command: str, timeout: float | None, check: bool) -> CommandResult:
+        limit = timeout if timeout is not None else self.command_timeout
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ExecutorError(f"cannot start {argv[0]}: {exc}") from None
+        try:
+            out, err = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise CommandTimeout(
+                f"{self.description}: command did not finish within {limit:g} s and was killed: {command}"
+            ) from None
+        result = CommandResult(command, proc.returncode, _decode(out), _decode(err), time.monotonic() - start)
+        if check and not result.ok:
+            raise CommandFailed(result)
+        return result
+
+    def host(self) -> LocalExecutor:
+        """Itself."""
+        return self
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class NetnsExecutor:
+    """Runs commands inside a named network namespace: ``ip netns exec NS sh -c CMD``.
+
+    The namespace is entered on the machine of ``inner`` (default: this machine), so
+    ``NetnsExecutor("dut", SshExecutor(...))`` drives a namespace on a remote host.
+    Commands of ``scope: host`` run through ``inner`` directly.
+    """
+
+    def __init__(self, namespace: str, inner: Executor | None = None, *, command_timeout: float | None = None) -> None:
+        if not namespace or "/" in namespace or namespace in (".", ".."):
+            raise ValueError(f"bad network namespace name {namespace!r}")
+        self.namespace = namespace
+        self.inner: Executor = inner if inner is not None else LocalExecutor()
+        self.command_timeout = command_timeout
+
+    @property
+    def description(self) -> str:
+        """``netns NAME`` (on the inner executor's machine)."""
+        return f"netns {self.namespace} via {self.inner.description}"
+
+    @property
+    def namespaced(self) -> bool:
+        """Always namespaced."""
+        return True
+
+    def wrap(self, command: str) -> str:
+        """The command line the inner executor runs."""
+        return f"ip netns exec {shlex.quote(self.namespace)} sh -c {shlex.quote(command)}"
+
+    def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
+        """Run ``command`` inside the namespace."""
+        res = self.inner.run(self.wrap(command), timeout=timeout if timeout is not None else self.command_timeout)
+        result = CommandResult(command, res.returncode, res.stdout, res.stderr, res.duration)
+        if check and not result.ok:
+            raise CommandFailed(result)
+        return result
+
+    def host(self) -> Executor:
+        """The inner executor (outside the namespace)."""
+        return self.inner
+
+    def close(self) -> None:
+        """Close the inner executor."""
+        self.inner.close()

@@ -1,0 +1,173 @@
+"""The recipe template language: ``{{ name }}`` / ``{{ name | filter }}``, always shell-quoted.
+
+Recipes are data; their command text is trusted (it is reviewed like code), the
+values substituted into it are not (they come from campaigns). So the only
+way a value enters a command is through a placeholder, and every placeholder
+is rendered through :func:`shlex.quote`. A list value renders as several
+individually quoted words (an argument list, never shell syntax). There is
+no "raw" escape hatch: shell syntax a command needs (``;``, ``>``, ``$(...)``)
+belongs to the recipe text.
+
+Filters (applied left to right, the last result is quoted):
+
+``first`` / ``last``  first / last port of a port range
+``csv``              a list joined with commas (one word)
+``words``            a list as separate words (the default for lists)
+``hexmask``          a list of CPU numbers (or an int n: CPUs 0..n-1) as a hex mask, e.g. ``00ff0000``
+``len``              number of items
+``upper`` / ``lower`` case conversion
+``addr`` / ``plen``  address part / prefix length of ``198.18.0.1/24``
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from natbench.traffic.ports import PortRange
+
+__all__ = ["FILTERS", "Placeholder", "TemplateSyntaxError", "cpu_hexmask", "parse_template", "render_template"]
+
+_PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.S)
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class TemplateSyntaxError(ValueError):
+    """A malformed placeholder or an unknown filter."""
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """One ``{{ name | f1 | f2 }}`` occurrence."""
+
+    name: str
+    """Variable name."""
+    filters: tuple[str, ...]
+    """Filter names, applied in order."""
+
+
+def cpu_hexmask(value: Any) -> str:
+    """Hex CPU mask as written to ``rps_cpus`` / ``smp_affinity``: [16..23] -> ``00ff0000``.
+
+    An int n means CPUs 0..n-1. The mask has at least 8 hex digits (groups of 32 bits
+    are separated by commas, as the kernel prints them).
+    """
+    cpus = list(range(value)) if isinstance(value, int) else [int(c) for c in value]
+    mask = 0
+    for cpu in cpus:
+        if cpu < 0:
+            raise ValueError(f"negative CPU number {cpu}")
+        mask |= 1 << cpu
+    digits = max(8, ((max(cpus, default=0) // 32) + 1) * 8)
+    text = f"{mask:0{digits}x}"
+    return ",".join(text[i : i + 8] for i in range(0, len(text), 8))
+
+
+def _first(v: Any) -> Any:
+    if isinstance(v, PortRange):
+        return v.first
+    if isinstance(v, list | tuple):
+        return v[0]
+    raise ValueError("filter 'first' needs a port range or list")
+
+
+def _last(v: Any) -> Any:
+    if isinstance(v, PortRange):
+        return v.last
+    if isinstance(v, list | tuple):
+        return v[-1]
+    raise ValueError("filter 'last' needs a port range or list")
+
+
+def _csv(v: Any) -> str:
+    if not isinstance(v, list | tuple):
+        raise ValueError("filter 'csv' needs a list")
+    return ",".join(str(x) for x in v)
+
+
+def _words(v: Any) -> list[Any]:
+    return list(v) if isinstance(v, list | tuple) else [v]
+
+
+def _addr(v: Any) -> str:
+    return str(v).split("/", 1)[0]
+
+
+def _plen(v: Any) -> int:
+    text = str(v)
+    if "/" not in text:
+        raise ValueError(f"{text!r} has no prefix length")
+    return int(text.split("/", 1)[1])
+
+
+FILTERS: dict[str, Callable[[Any], Any]] = {
+    "first": _first,
+    "last": _last,
+    "csv": _csv,
+    "words": _words,
+    "hexmask": cpu_hexmask,
+    "len": lambda v: len(v),
+    "upper": lambda v: str(v).upper(),
+    "lower": lambda v: str(v).lower(),
+    "addr": _addr,
+    "plen": _plen,
+}
+"""Filter name -> function. Add here (and document above) to extend the language."""
+
+
+def parse_template(text: str) -> list[Placeholder]:
+    """All placeholders of ``text``; raises :class:`TemplateSyntaxError` on bad syntax."""
+    found: list[Placeholder] = []
+    for match in _PLACEHOLDER.finditer(text):
+        parts = [p.strip() for p in match.group(1).split("|")]
+        name, filters = parts[0], tuple(parts[1:])
+        if not _NAME.match(name):
+            raise TemplateSyntaxError(
+                f"bad placeholder {match.group(0)!r}: expected {{{{ name }}}} or {{{{ name | filter }}}}"
+            )
+        for f in filters:
+            if f not in FILTERS:
+                raise TemplateSyntaxError(
+                    f"unknown filter {f!r} in {match.group(0)!r} (known: {', '.join(sorted(FILTERS))})"
+                )
+        found.append(Placeholder(name, filters))
+    rest = _PLACEHOLDER.sub("", text)
+    if "{{" in rest or "}}" in rest:
+        raise TemplateSyntaxError("unbalanced '{{' or '}}'")
+    return found
+
+
+def _to_word(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def render_template(text: str, variables: Mapping[str, Any], *, quote: bool = True) -> str:
+    """Substitute every placeholder; each value is shell-quoted unless ``quote`` is False.
+
+    ``quote=False`` is for values consumed by natbench itself (e.g. interface names handed
+    to a builtin step), never for command text. Raises ``KeyError`` for an unknown name,
+    ``ValueError`` when a value is None or a filter does not apply.
+    """
+
+    def substitute(match: re.Match[str]) -> str:
+        parts = [p.strip() for p in match.group(1).split("|")]
+        name = parts[0]
+        if name not in variables:
+            raise KeyError(name)
+        value = variables[name]
+        if value is None:
+            raise ValueError(f"{name} has no value (guard the command with 'when: {name}')")
+        for f in parts[1:]:
+            value = FILTERS[f](value)
+        if isinstance(value, list | tuple):
+            words = [_to_word(v) for v in value]
+            return " ".join(shlex.quote(w) for w in words) if quote else " ".join(words)
+        word = _to_word(value)
+        return shlex.quote(word) if quote else word
+
+    return _PLACEHOLDER.sub(substitute, text)

@@ -1,0 +1,138 @@
+"""Every campaign shipped in campaigns/ validates and says what its seed says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from natbench.campaign import check_recipes, estimate, load_campaign
+from natbench.duts.recipe import list_recipes
+from natbench.traffic import Family, PortRange
+
+CAMPAIGNS = Path(__file__).resolve().parent.parent / "campaigns"
+FILES = sorted(CAMPAIGNS.glob("*.yaml"))
+
+
+def test_there_is_a_campaign_per_seed_experiment() -> None:
+    names = {f.stem for f in FILES}
+    for expected in (
+        "quickstart",
+        "seed000-fig2-iptables-cores",
+        "seed000-fig2-forwarding-cores",
+        "seed000-fig4-iptables-connections",
+        "seed000-fig5-iptables-teardown",
+        "seed000-fig7-jool-cores",
+        "seed000-fig8-jool-connections",
+        "seed000-fig9-jool-teardown",
+        "seed001-pf-connections",
+        "seed004-table2-ipv4-forwarding",
+        "seed004-table4-464xlat-cores",
+        "seed004-table5-464xlat-connections",
+        "seed004-table6-mapt-cores",
+        "seed004-table7-mapt-connections",
+        "seed004-table8-mapt-split-cores",
+        "seed004-table9-mapt-split-connections",
+    ):
+        assert expected in names
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+def test_campaign_validates(path: Path) -> None:
+    c = load_campaign(path)
+    points = c.points()
+    assert points, "a campaign has at least one working point"
+    assert len({p.label for p in points}) == len(points)
+    assert len({p.id for p in points}) == len(points)
+    assert c.name == path.stem
+    assert estimate(c).trials > 0
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+def test_campaign_recipes_resolve(path: Path) -> None:
+    c = load_campaign(path)
+    missing = sorted({d.recipe for d in c.testbed.duts} - set(list_recipes()))
+    if missing:
+        pytest.skip(f"recipe(s) {', '.join(missing)} not in this tree yet (Jool/PF/MAP-T recipes come with issue-8)")
+    result = check_recipes(c)
+    assert result.checked, result.detail
+    assert f"{len(c.testbed.duts)} DUT(s)" in result.detail
+
+
+def test_seed000_fig2_is_the_seed_table() -> None:
+    c = load_campaign(CAMPAIGNS / "seed000-fig2-iptables-cores.yaml")
+    pts = c.points()
+    assert [p.cores for p in pts] == [1, 2, 4, 8, 16]
+    assert {(p.src_ports, p.dst_ports) for p in pts} == {(PortRange(1, 4000), PortRange(1, 1000))}
+    assert {p.connections for p in pts} == {4_000_000}
+    assert [p.label for p in pts] == [f"iptables-{n}c-4M" for n in (1, 2, 4, 8, 16)]
+    assert all(p.dut_params["iptables"]["conntrack_max"] == 2**23 for p in pts)
+    assert all(p.dut_params["iptables"]["hashsize"] == 2**23 for p in pts)
+    assert [c.settings_for(p, "cps").error for p in pts] == [100, 100, 100, 1000, 1000]
+    assert {c.settings_for(p, m).repetitions for p in pts for m in c.metrics} == {10}
+    assert list(c.metrics) == ["cps", "throughput"]
+
+
+def test_seed000_fig4_zips_ranges_and_table_sizes() -> None:
+    c = load_campaign(CAMPAIGNS / "seed000-fig4-iptables-connections.yaml")
+    pts = c.points()
+    assert [si for si in (p.label for p in pts)] == [
+        "iptables-1.56M",
+        "iptables-6.25M",
+        "iptables-25M",
+        "iptables-100M",
+        "iptables-400M",
+        "iptables-800M",
+    ]
+    assert [p.dut_params["iptables"]["hashsize"] for p in pts] == [2**21, 2**23, 2**25, 2**27, 2**28, 2**28]
+    assert [p.dut_params["iptables"]["conntrack_max"] for p in pts][-1] == 2**30
+    assert [c.settings_for(p, "cps").repetitions for p in pts] == [10, 10, 10, 10, 10, 5]
+
+
+def test_seed004_dual_dut_sweeps_the_pe_cores() -> None:
+    c = load_campaign(CAMPAIGNS / "seed004-table4-464xlat-cores.yaml")
+    assert [d.name for d in c.testbed.duts] == ["clat", "plat"]
+    assert c.dut("clat").cores == 32
+    pts = c.points()
+    assert {p.swept_dut for p in pts} == {"plat"}
+    assert [p.cores for p in pts] == [1, 2, 4, 8, 16]
+    assert c.acceptance(pts[0], "throughput") == pytest.approx(0.0001)
+    assert c.traffic.family is Family.NAT44
+    t5 = load_campaign(CAMPAIGNS / "seed004-table5-464xlat-connections.yaml").points()
+    assert [p.connections for p in t5] == [4000 * 250 * 2**i for i in range(9)]
+
+
+def test_quickstart_fits_a_small_box() -> None:
+    c = load_campaign(CAMPAIGNS / "quickstart.yaml")
+    assert c.testbed.tester.kind == "software"
+    assert [d.access.kind for d in c.testbed.duts] == ["lab"]
+    assert c.testbed.duts[0].recipe == "iptables-nat44"
+    assert set(c.metrics) == {"cps", "throughput", "teardown"}
+    assert c.settings_for(c.points()[0], "throughput").directions in (None, "bidirectional")
+    pts = c.points()
+    assert len({p.connections for p in pts}) >= 3
+    assert max(p.connections for p in pts) <= 20_000
+    for p in pts:
+        for m in c.metrics:
+            s = c.settings_for(p, m)
+            assert s.repetitions == 3
+            assert getattr(s, "upper", 0) <= 200_000
+    assert estimate(c).seconds < 600
+
+
+def test_readme_annotated_campaign_is_valid() -> None:
+    readme = (CAMPAIGNS.parent / "README.md").read_text()
+    block = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    from natbench.campaign import parse_campaign
+
+    c = parse_campaign(block, "README.md")
+    assert [p.label for p in c.points()] == [f"iptables-{n}c-4M" for n in (1, 2, 4, 8, 16)]
+    assert [c.settings_for(p, "cps").error for p in c.points()] == [100, 100, 100, 1000, 1000]
+
+
+def test_schema_reference_doc_is_current() -> None:
+    from natbench.campaign.reference import markdown
+
+    doc = (CAMPAIGNS.parent / "docs" / "campaign-schema.md").read_text()
+    assert doc == markdown(), "regenerate: python -m natbench.campaign.reference > docs/campaign-schema.md"
+    assert "| `fill_rate` |" in doc and "## SshAccess" in doc

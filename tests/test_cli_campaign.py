@@ -1,0 +1,95 @@
+"""`natbench validate` and `natbench plan`: output and exit codes (0 ok, 2 user error, no traceback)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIG2 = "campaigns/seed000-fig2-iptables-cores.yaml"
+BAD = "tests/data/bad_campaigns/zip-bad-port-range.yaml"
+
+
+def natbench(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "natbench", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def test_validate_all_shipped_campaigns() -> None:
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "campaigns").glob("*.yaml"))
+    r = natbench("validate", "--no-recipes", *files)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == len(files)
+    assert all(line.startswith(f"OK {f}: ") for line, f in zip(lines, files, strict=True))
+    assert r.stderr == ""
+
+
+def test_validate_checks_recipes() -> None:
+    r = natbench("validate", FIG2, "campaigns/quickstart.yaml")
+    assert r.returncode == 0, r.stderr
+    assert all("recipes checked: 1 DUT(s)" in line for line in r.stdout.splitlines())
+
+
+def test_validate_reports_every_bad_file_and_exits_2() -> None:
+    r = natbench("validate", BAD, FIG2, "tests/data/bad_campaigns/duplicate-key.yaml")
+    assert r.returncode == 2
+    assert r.stdout.splitlines() == [next(line for line in r.stdout.splitlines() if line.startswith(f"OK {FIG2}"))]
+    err = r.stderr.splitlines()
+    assert err == [
+        f"natbench: error: {BAD}:17: sweep.zip.src_ports[2]: "
+        "invalid port range 1-70000: need 1 <= first <= last <= 65535",
+        "natbench: error: tests/data/bad_campaigns/duplicate-key.yaml:12: traffic.src_ports: "
+        "duplicate key 'src_ports' (first defined on line 11)",
+    ]
+    assert "Traceback" not in r.stderr
+
+
+def test_plan_prints_the_five_fig2_points() -> None:
+    r = natbench("plan", FIG2)
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in r.stdout.splitlines() if line[:1].isdigit() and "iptables-" in line]
+    assert [row[1] for row in rows] == [f"iptables-{n}c-4M" for n in (1, 2, 4, 8, 16)]
+    assert [row[3] for row in rows] == ["1", "2", "4", "8", "16"]
+    for row in rows:
+        assert row[4:8] == ["1-4000", "(4,000)", "1-1000", "(1,000)"]
+        assert row[8] == "4,000,000"
+    header = next(line for line in r.stdout.splitlines() if line.startswith("#"))
+    reps_col = header.split().index("reps")
+    assert {row[reps_col] for row in rows} == {"10"}
+    assert "5 working points, 1,510 trials, estimated duration" in r.stdout
+
+
+def test_plan_json() -> None:
+    r = natbench("plan", "--format", "json", "campaigns/quickstart.yaml")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert [p["connections"] for p in data["points"]] == [1000, 4000, 16000]
+    assert data["trials"] == sum(p["trials"] for p in data["points"])
+    assert 0 < data["seconds"] < 600
+
+
+def test_plan_of_a_bad_file_is_one_line_exit_2() -> None:
+    r = natbench("plan", BAD)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"natbench: error: {BAD}:17: sweep.zip.src_ports[2]")
+
+
+def test_missing_file_and_bad_usage_exit_2() -> None:
+    r = natbench("plan", "nope.yaml")
+    assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
+    r = natbench("validate")
+    assert r.returncode == 2 and "Missing argument" in r.stderr
+
+
+def test_validate_prints_warnings_but_passes(tmp_path: Path) -> None:
+    text = (ROOT / "campaigns" / "quickstart.yaml").read_text().replace("udp_timeout: 300 ", "udp_timeout: 1 ")
+    f = tmp_path / "short-timeout.yaml"
+    f.write_text(text)
+    r = natbench("validate", str(f))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"OK {f}: 3 working points")
+    assert r.stderr.startswith(f"natbench: warning: {f}: DUT iptables: udp_timeout 1 s is shorter than")

@@ -1,0 +1,281 @@
+"""Local executor, the DUT-side timing wrapper, and RecipeDut step semantics on this machine."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from natbench.duts.cores import LinuxCores
+from natbench.duts.executors import CommandFailed, CommandTimeout, LocalExecutor, NetnsExecutor
+from natbench.duts.factory import build_duts, build_executor
+from natbench.duts.monitor import idle_percent
+from natbench.duts.recipe import parse_recipe
+from natbench.duts.recipe_dut import DutGroup, RecipeDut, timed_wrapper
+from natbench.errors import ConfigError, DutError
+from natbench.traffic.ports import PortRange
+from natbench.workingpoint import WorkingPoint
+
+POINT = WorkingPoint(0, PortRange(1, 10), PortRange(1, 10), 64)
+
+
+def test_local_executor_runs_through_sh() -> None:
+    ex = LocalExecutor()
+    res = ex.run("echo out; echo err >&2; exit 3")
+    assert (res.returncode, res.stdout, res.stderr) == (3, "out\n", "err\n")
+    assert not res.ok and res.duration >= 0
+    with pytest.raises(CommandFailed, match="exit status 3: echo out; echo err >&2; exit 3 -- err"):
+        ex.run("echo out; echo err >&2; exit 3", check=True)
+
+
+def test_local_executor_kills_the_whole_group_on_timeout() -> None:
+    start = time.monotonic()
+    with pytest.raises(CommandTimeout, match=r"did not finish within 0\.5 s"):
+        LocalExecutor().run("sleep 30 & sleep 30; wait", timeout=0.5)
+    assert time.monotonic() - start < 5
+
+
+def test_netns_executor_wraps_the_command() -> None:
+    ex = NetnsExecutor("nb-x", LocalExecutor())
+    assert ex.wrap("echo a; echo 'b'") == "ip netns exec nb-x sh -c 'echo a; echo '\"'\"'b'\"'\"''"
+    assert ex.namespaced and ex.host() is ex.inner
+    with pytest.raises(ValueError):
+        NetnsExecutor("../etc")
+
+
+def test_timed_wrapper_measures_on_the_target_and_keeps_the_exit_status() -> None:
+    ex = LocalExecutor()
+    res = ex.run(timed_wrapper("sleep 0.2; echo done", "date +%s.%N"))
+    lines = res.stdout.strip().splitlines()
+    assert lines[0] == "done"
+    _, t0, t1, rc = lines[-1].split()
+    assert rc == "0" and 0.15 < float(t1) - float(t0) < 2.0
+    assert ex.run(timed_wrapper("false", "date +%s.%N")).returncode == 1
+
+
+# -- RecipeDut on a scratch directory (no root needed) ---------------------------------------
+
+RECIPE = """\
+recipe: scratch
+stateful: true
+params:
+  dir: {type: str, required: true}
+  fail_at_setup: {type: bool, default: false}
+  count: {type: int, default: 7}
+steps:
+  setup:
+    - run: cat {{ dir }}/orig
+      save: orig
+    - echo setup {{ dut }} >> {{ dir }}/log
+    - run: "false"
+      when: fail_at_setup
+      error: the hint
+    - echo never >> {{ dir }}/log
+  teardown:
+    - echo teardown {{ dut }} {{ orig }} >> {{ dir }}/log
+    - run: exit 4
+      ignore_errors: true
+  reset_connections:
+    - echo reset >> {{ dir }}/log
+  count_connections:
+    - run: echo {{ count }}
+      parse: conntrack_count
+  timed_flush:
+    - echo before >> {{ dir }}/log
+    - run: sleep 0.1
+      timed: true
+    - run: sleep 0.05
+      timed: true
+  show_mappings:
+    - run: cat {{ dir }}/ct
+      parse: conntrack_mappings
+  facts:
+    - run: "printf 'a=1\\\\nb: two\\\\n'"
+      parse: key_value
+    - run: echo 12
+      parse: int
+      as: twelve
+    - run: echo not-a-number
+      parse: int
+      as: broken
+"""
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    (tmp_path / "orig").write_text("v0\n")
+    (tmp_path / "log").write_text("")
+    return tmp_path
+
+
+def make(scratch: Path, name: str = "d1", batch: bool = True, **params: object) -> RecipeDut:
+    recipe = parse_recipe(RECIPE, "scratch.yaml")
+    return RecipeDut(name, recipe, LocalExecutor(), {"dir": str(scratch), **params}, batch=batch)
+
+
+@pytest.mark.parametrize("batch", [True, False], ids=["one-script-per-step", "one-call-per-command"])
+def test_recipe_dut_runs_steps_in_order_and_saves_values(scratch: Path, batch: bool) -> None:
+    dut = make(scratch, batch=batch)
+    dut.setup(POINT)
+    assert dut.count_connections() == 7
+    dut.reset_connections()
+    flush = dut.timed_flush()
+    assert 0.12 < flush < 2.0  # the two timed commands only, measured by the DUT's clock
+    facts = dut.facts()
+    assert facts["a"] == 1 and facts["b"] == "two" and facts["twelve"] == 12 and "broken" not in facts
+    assert facts["recipe"] == "scratch" and facts["access"] == "local"
+    assert any("parser int" in w for w in facts["warnings"])
+    dut.teardown()
+    assert (scratch / "log").read_text().splitlines() == [
+        "setup d1",
+        "never",
+        "reset",
+        "before",
+        "teardown d1 v0",
+    ]
+    assert any("ignored exit status 4" in w for w in dut.warnings)
+
+
+@pytest.mark.parametrize("batch", [True, False], ids=["one-script-per-step", "one-call-per-command"])
+def test_failing_setup_stops_at_the_first_failing_command_and_tears_down(scratch: Path, batch: bool) -> None:
+    dut = make(scratch, batch=batch, fail_at_setup=True)
+    with pytest.raises(DutError) as err:
+        dut.setup(POINT)
+    msg = str(err.value)
+    assert "DUT d1: step setup: command failed with exit status 1: false" in msg and "(the hint)" in msg
+    assert (scratch / "log").read_text().splitlines() == ["setup d1", "teardown d1 v0"]
+
+
+def test_unparseable_output_names_the_step(scratch: Path) -> None:
+    dut = make(scratch)
+    (scratch / "ct").write_text("Operation not permitted\n")
+    dut.setup(POINT)
+    with pytest.raises(DutError, match="DUT d1: step show_mappings: parser conntrack_mappings: unexpected line"):
+        dut.mappings()
+    dut.teardown()
+
+
+def test_bad_static_params_fail_when_the_dut_is_built(scratch: Path) -> None:
+    with pytest.raises(ConfigError, match=r"duts\.d1\.params\.count"):
+        make(scratch, count="many")
+
+
+def test_dut_group_sets_up_in_order_and_tears_down_in_reverse(scratch: Path) -> None:
+    group = DutGroup([make(scratch, "ce"), make(scratch, "br")], stateful=["br"])
+    group.setup(POINT)
+    assert group.count_connections() == 7  # only the stateful member counts
+    assert set(group.facts()) == {"ce", "br"}
+    group.teardown()
+    assert (scratch / "log").read_text().splitlines() == [
+        "setup ce", "never", "setup br", "never", "teardown br v0", "teardown ce v0",
+    ]  # fmt: skip
+
+
+def test_dut_group_undoes_a_partial_setup(scratch: Path) -> None:
+    group = DutGroup([make(scratch, "ce"), make(scratch, "br", fail_at_setup=True)])
+    with pytest.raises(DutError, match="DUT br"):
+        group.setup(POINT)
+    assert (scratch / "log").read_text().splitlines() == [
+        "setup ce",
+        "never",
+        "setup br",
+        "teardown br v0",
+        "teardown ce v0",
+    ]
+
+
+def test_cores_requested_from_a_recipe_without_set_cores_is_an_error(scratch: Path) -> None:
+    dut = make(scratch)
+    with pytest.raises(DutError, match="no set_cores step"):
+        dut.setup(WorkingPoint(0, PortRange(1, 1), PortRange(1, 1), 64, cores=2))
+    assert (scratch / "log").read_text() == ""  # setup never ran; teardown skipped what it cannot render
+    assert any("not run" in w and "orig" in w for w in dut.warnings)
+
+
+# -- CPU hotplug against a scratch sysfs tree (the real one is shared with other engineers) -------
+
+
+def fake_sysfs(root: Path, n: int) -> None:
+    cpu = root / "devices/system/cpu"
+    cpu.mkdir(parents=True)
+    (cpu / "present").write_text(f"0-{n - 1}\n")
+    (cpu / "online").write_text(f"0-{n - 1}\n")
+    for i in range(n):
+        (cpu / f"cpu{i}").mkdir()
+        if i:
+            (cpu / f"cpu{i}" / "online").write_text("1\n")
+
+
+def test_hotplug_takes_cpus_offline_and_restores_them(tmp_path: Path) -> None:
+    fake_sysfs(tmp_path, 4)
+    cores = LinuxCores(LocalExecutor(), method="hotplug", sysfs=str(tmp_path))
+    assert cores.hotplug_possible()
+    # the fake kernel does not update 'online' by itself: emulate it after each write
+    cpu = tmp_path / "devices/system/cpu"
+    orig_write = cores._write
+
+    def write(path: str, value: str) -> None:
+        orig_write(path, value)
+        online = [0] + [i for i in range(1, 4) if (cpu / f"cpu{i}" / "online").read_text().strip() == "1"]
+        (cpu / "online").write_text(",".join(map(str, online)) + "\n")
+
+    cores._write = write  # type: ignore[method-assign]
+    st = cores.apply(2)
+    assert st.method == "hotplug" and st.active_cpus == [0, 1]
+    assert [(cpu / f"cpu{i}" / "online").read_text().strip() for i in (1, 2, 3)] == ["1", "0", "0"]
+    cores.restore()
+    assert [(cpu / f"cpu{i}" / "online").read_text().strip() for i in (1, 2, 3)] == ["1", "1", "1"]
+    with pytest.raises(DutError, match="has 4 CPUs"):
+        cores.apply(5)
+
+
+def test_auto_method_never_hotplugs_a_namespaced_dut() -> None:
+    assert LinuxCores(NetnsExecutor("nb-any"), interfaces=["x"]).choose_method() == "rps"
+
+
+# -- monitor arithmetic ---------------------------------------------------------------------------
+
+
+def test_idle_percent_per_core() -> None:
+    before = {"cpu": {"idle": 0}, "cpu0": {"user": 100, "idle": 100}, "cpu1": {"user": 0, "idle": 200}}
+    after = {"cpu": {"idle": 0}, "cpu0": {"user": 190, "idle": 110}, "cpu1": {"user": 0, "idle": 300, "iowait": 0}}
+    assert idle_percent(before, after) == {"cpu0": 10.0, "cpu1": 100.0}
+
+
+# -- factory ----------------------------------------------------------------------------------------
+
+
+def test_factory_builds_one_dut_or_a_group(scratch: Path) -> None:
+    recipe = scratch / "scratch.yaml"
+    recipe.write_text(RECIPE)
+    one = {
+        "testbed": {
+            "duts": [{"name": "a", "recipe": str(recipe), "access": {"kind": "local"}, "params": {"dir": str(scratch)}}]
+        }
+    }
+    dut = build_duts(one)
+    assert isinstance(dut, RecipeDut) and dut.name == "a"
+    two = {"testbed": {"duts": [
+        {"name": "ce", "recipe": str(recipe), "access": {"kind": "local"}, "params": {"dir": str(scratch)}},
+        {"name": "br", "recipe": str(recipe), "access": {"kind": "netns", "namespace": "nb-br"},
+         "params": {"dir": "x"}},
+    ]}}  # fmt: skip
+    group = build_duts(two)
+    assert isinstance(group, DutGroup) and [d.name for d in group.members()] == ["ce", "br"]
+    assert group.members()[1].executor.description.startswith("netns nb-br")
+    with pytest.raises(ConfigError, match="unknown access kind"):
+        build_executor({"kind": "telnet"})
+    with pytest.raises(ConfigError, match="needs 'namespace'"):
+        build_executor({"kind": "netns"})
+
+
+def test_lab_access_applies_global_conntrack_settings_on_the_host_by_default() -> None:
+    lab = {"name": "ipt", "recipe": "iptables-nat44", "access": {"kind": "lab", "namespace": "nb-lab-x"},
+           "params": {"private_if": "a", "public_if": "b"}}  # fmt: skip
+    dut = build_duts({"testbed": {"duts": [lab]}})
+    assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is True
+    assert isinstance(dut.executor, NetnsExecutor) and dut.executor.namespace == "nb-lab-x"
+    explicit = {**lab, "params": {"private_if": "a", "public_if": "b", "host_settings": False}}
+    dut = build_duts({"testbed": {"duts": [explicit]}})
+    assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is False
