@@ -58,10 +58,11 @@ def _series(
         value = v * scale
         extra: dict[str, Any] = {}
         err = error
-        if per_direction:  # the engine stores frames per second per direction
+        if per_direction:  # the engine stores frames per second per direction (issue-4's extra keys)
             value /= 2
             err = None if error is None else error / 2
-            extra["directions"] = 2
+            extra["directions"] = "bidirectional"
+            extra["all_frames_per_second"] = value * 2
         out.append(result_record(pid, metric, rep, value, unit, error=err, extra=extra))
     return out
 
@@ -148,8 +149,8 @@ def teardown_run(
         points.append(p)
         n = p["connections"]
         for rep, (tn, t0) in enumerate(zip(spread(*filled[i], exps[i]), spread(*empty[i], exps[i]), strict=True)):
-            extra = {"filled_delete_s": tn, "empty_delete_s": t0, "connections": n}
-            records.append(result_record(p["id"], "teardown", rep, n / (tn - t0), "cps", extra=extra))
+            extra = {"T_N": tn, "T_0": t0, "deletion_time": tn - t0, "connections": n}  # issue-4's engine
+            records.append(result_record(p["id"], "teardown", rep, n / (tn - t0), "conn/s", extra=extra))
     return write_run_dir(root, points, records, campaign_name=f"{name}-teardown")
 
 

@@ -29,6 +29,15 @@ def test_summary_counts_failed_repetitions_and_worst_error() -> None:
     assert (s["experiments"], s["failed"], s["error"]) == (3, 1, 6)
 
 
+def test_directions_forms() -> None:
+    recs = [
+        result_record("p", "throughput", 0, 1000.0, "fps", extra={"directions": "forward"}),
+        result_record("q", "throughput", 0, 1000.0, "fps", extra={"directions": "bidirectional"}),
+        result_record("r", "throughput", 0, 1000.0, "fps", extra={"all_frames_per_second": 2000.0}),
+    ]
+    assert ag.results_frame(recs)["reported"].tolist() == [1000.0, 2000.0, 2000.0]
+
+
 def test_throughput_reported_as_all_frames() -> None:
     recs = [
         result_record("p", "throughput", 0, 1000.0, "fps", error=10, extra={"directions": 2}),

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import click
 
+from natbench.cli import cli
+
 __all__ = ["compare"]
 
 
-@click.command("compare")
+@cli.command("compare")
 @click.argument("run_a", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(file_okay=False, path_type=Path))
 @click.option(

@@ -6,12 +6,14 @@ from pathlib import Path
 
 import click
 
+from natbench.cli import cli
+
 __all__ = ["report"]
 
 FORMATS = ("text", "md", "tex", "csv", "html")
 
 
-@click.command("report")
+@cli.command("report")
 @click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--format",

@@ -5,12 +5,14 @@ Conventions (shared with the engine, see GUIDE.md):
 * A ``{"type": "result"}`` record is one :class:`~natbench.results.RepetitionResult`: the final
   value of one repetition of one metric at one working point.
 * Frame rates (unit ``fps``: throughput, forwarding) are stored PER DIRECTION, with
-  ``extra["directions"]`` = 2 for bidirectional tests. The ``reported`` column multiplies by the
-  number of directions, so reports show all frames per second like the seeds. The search error is
-  scaled the same way (it is in the unit of the reported value).
-* Tear-down results carry ``extra = {"filled_delete_s": T_N, "empty_delete_s": T_0,
-  "connections": N}``; the reported tear-down rate is ``N / (median T_N - median T_0)``, as
-  seed 000 Figure 5 computes it (not the median of per-repetition rates, which is kept beside it).
+  ``extra["directions"]`` = "bidirectional" (or 2) and ``extra["all_frames_per_second"]``.
+  The ``reported`` column is the all-frames figure (value x number of directions), so reports
+  show all frames per second like the seeds. The search error is scaled the same way (it is in
+  the unit of the reported value).
+* Tear-down results carry ``extra = {"T_N": .., "T_0": .., "connections": N}`` (issue-4's
+  engine; ``filled_delete_s`` / ``empty_delete_s`` are accepted too). The reported tear-down
+  rate is ``N / (median T_N - median T_0)``, as seed 000 Figure 5 computes it (not the median
+  of per-repetition rates, which is kept beside it).
 """
 
 from __future__ import annotations
@@ -81,8 +83,28 @@ def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)
 
 
+#: Unit spellings normalised in reports.
+UNIT_ALIASES = {"conn/s": "cps", "pps": "fps"}
+
+_DIRECTION_WORDS = {"bidirectional": 2, "both": 2, "forward": 1, "reverse": 1}
+
+
+def _directions(d: Any) -> int:
+    """Number of active directions from ``extra["directions"]`` (2, "bidirectional", "forward", ...)."""
+    if d is None:
+        return 1
+    if isinstance(d, int | float):
+        return int(d) or 1
+    return _DIRECTION_WORDS.get(str(d).lower(), 1)
+
+
 def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per repetition result (``RepetitionResult.to_dict()`` shaped mappings).
+
+    Frame rates: ``reported`` = ``extra["all_frames_per_second"]`` when the engine stored it,
+    else value x number of directions (``extra["directions"]``: 2 or "bidirectional" -> x2).
+    Tear-down delete times are read from ``extra["T_N"]`` / ``extra["T_0"]`` (the engine's keys)
+    or ``filled_delete_s`` / ``empty_delete_s``; the unit ``conn/s`` is reported as ``cps``.
 
     Records of another ``type`` (e.g. ``"trial"``) are ignored, so the raw lines of
     ``trials.jsonl`` can be passed directly.
@@ -92,11 +114,14 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         if r.get("type", "result") != "result":
             continue
         extra = r.get("extra") or {}
-        unit = str(r.get("unit", ""))
-        directions = int(extra.get("directions", 1) or 1)
-        factor = directions if unit == "fps" else 1
+        unit = UNIT_ALIASES.get(str(r.get("unit", "")), str(r.get("unit", "")))
+        directions = _directions(extra.get("directions"))
         value = _num(r.get("value"))
         error = _num(r.get("error"))
+        factor = float(directions) if unit == "fps" else 1.0
+        all_fps = extra.get("all_frames_per_second")
+        if unit == "fps" and all_fps is not None and value:
+            factor = float(all_fps) / value  # the engine's own all-frames figure wins
         cols["point_id"].append(str(r["point_id"]))
         cols["metric"].append(str(r["metric"]))
         cols["repetition"].append(int(r.get("repetition", 0)))
@@ -106,8 +131,8 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         cols["directions"].append(directions)
         cols["reported"].append(value * factor)
         cols["reported_error"].append(error * factor)
-        cols["filled_delete_s"].append(_num(extra.get("filled_delete_s")))
-        cols["empty_delete_s"].append(_num(extra.get("empty_delete_s")))
+        cols["filled_delete_s"].append(_num(extra.get("filled_delete_s", extra.get("T_N"))))
+        cols["empty_delete_s"].append(_num(extra.get("empty_delete_s", extra.get("T_0"))))
         cols["connections"].append(_num(extra.get("connections")))
     return _results_from_columns(cols)
 
@@ -300,13 +325,18 @@ def baseline_ratio(
 ) -> pd.DataFrame:
     """Ratio of a metric's median to the baseline's median (e.g. seed 000 "throughput ratio (%)").
 
+    Both medians are taken per direction (all frames / number of directions), which equals the
+    all-frames ratio when both were measured bidirectionally, as in the seed.
+
     The baseline is looked up at the same working point first; failing that, at a point with the
     same cores, port ranges and frame size (a separate forwarding DUT measured with the same port
     number ranges). Returns ``point_id``, ``metric``, ``baseline_point``, ``ratio`` (a fraction).
     """
     cols = ["point_id", "metric", "baseline_point", "ratio"]
-    s = summary.reset_index()[["point_id", "metric", "median"]]
+    s = summary.reset_index()[["point_id", "metric", "median", "directions"]]
     s = s.astype({"point_id": str, "metric": str})
+    # per direction, so that a bidirectional result compares fairly with a one-way baseline
+    s["median"] = s["median"] / s["directions"].clip(lower=1)
     key_cols = ["cores", "src_first", "src_last", "dst_first", "dst_last", "frame_size"]
     keys = pd.Series(["|".join(map(str, r)) for r in points[key_cols].itertuples(index=False)], index=points.index)
     s["key"] = s["point_id"].map(keys)

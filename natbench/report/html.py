@@ -102,6 +102,10 @@ def render_html(run: Run, scale: str = "1", images: Sequence[tuple[str, bytes]] 
     parts.append(_facts({**versions, "host": meta.get("host", {})}))
     parts.append("<h2>Tester</h2>" + _facts(meta.get("tester", {})))
     parts.append("<h2>DUTs</h2>" + _facts(meta.get("duts", {})))
+    if meta.get("point_facts"):
+        labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
+        per_point = {labels.get(k, k): v for k, v in meta["point_facts"].items()}
+        parts.append("<h3>DUT facts per working point</h3>" + _facts(per_point))
     parts.append("<h2>Working points</h2>")
     if not run.points.empty:
         cols = ["index", "label", "cores", "src_count", "dst_count", "connections", "frame_size"]

@@ -53,7 +53,7 @@ def write_report(run: Run, out: Path, formats: Iterable[str], *, scale: str = "1
         elif fmt == "tex":
             body = "\n".join(t.to_latex() for t in tables)
             doc = (
-                "\\documentclass{article}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
+                "\\documentclass{article}\n"
                 f"\\begin{{document}}\n{body}\\end{{document}}\n"
             )
             written.append(_write(out / "tables.tex", doc))

@@ -33,6 +33,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter, NullFormatter
+
+from natbench.workingpoint import si_count
 
 if TYPE_CHECKING:
     from natbench.report.load import Run
@@ -53,8 +56,8 @@ _LABELS = {
     "throughput": ("throughput", "frames per second (all directions)"),
     "forwarding": ("forwarding baseline throughput", "frames per second (all directions)"),
     "frame_loss": ("frame loss rate", "ratio"),
-    "latency": ("latency", "seconds"),
-    "pdv": ("packet delay variation", "seconds"),
+    "latency": ("latency", "s"),
+    "pdv": ("packet delay variation", "s"),
     "capacity": ("connection tracking table capacity", "connections"),
     "validation": ("validated connection establishment rate", "connections per second"),
 }
@@ -70,8 +73,26 @@ def _joined(summary: pd.DataFrame, points: pd.DataFrame, metric: str) -> pd.Data
 def _new_axes(ax: Any) -> tuple[Figure, Any]:
     if ax is not None:
         return ax.figure, ax
-    fig = Figure(figsize=(7, 4.2), layout="constrained")
+    fig = Figure(figsize=(7, 4.2))
+    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.12, top=0.91)  # fixed margins: layout engines are slow
     return fig, fig.add_subplot()
+
+
+def _y_axis(ax: Any, unit: str, top: float) -> None:
+    """Linear y from 0 with engineering prefixes (400 k, 2.1 M, 98 µs) and headroom above the data."""
+    ax.yaxis.set_major_formatter(EngFormatter(unit="s" if unit == "s" else "", sep=" "))
+    if np.isfinite(top) and top > 0:
+        ax.set_ylim(0, top * 1.1)
+    else:
+        ax.set_ylim(bottom=0)
+
+
+def _connection_ticks(ax: Any, values: Iterable[float]) -> None:
+    """Log x axis with a tick at every measured connection count, labelled like the seeds (1.56M)."""
+    ticks = sorted({float(v) for v in values if np.isfinite(v)})
+    ax.set_xscale("log")
+    ax.set_xticks(ticks, [si_count(int(t)) for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _errorbars(ax: Any, x: np.ndarray, d: pd.DataFrame, label: str, **kw: Any) -> None:
@@ -86,6 +107,7 @@ def plot_cores(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any
     fig, ax = _new_axes(ax)
     j = _joined(summary, points, metric).dropna(subset=["cores"])
     title, unit = _LABELS.get(metric, (metric, ""))
+    ideal_tops: list[float] = []
     for key, d in j.groupby("cores_group", sort=False):
         d = d.sort_values("cores")
         x = d["cores"].to_numpy(float)
@@ -93,12 +115,15 @@ def plot_cores(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any
         _errorbars(ax, x, d, f"{name} (median, min..max)")
         ideal = x * d["median"].iloc[0] / x[0]
         ax.plot(x, ideal, "--", color="grey", label=f"{name}: ideal linear scale-up")
+        ideal_tops.append(float(ideal.max()))
         del key
     ax.set_xscale("log", base=2)
     ticks = sorted(j["cores"].unique())
     ax.set_xticks(ticks, [str(int(t)) for t in ticks])
     ax.set_xlabel("number of active CPU cores")
     ax.set_ylabel(unit)
+    top = max([float(j["max"].max()), *ideal_tops]) if len(j) else float("nan")
+    _y_axis(ax, unit, top)
     ax.set_title(f"{title} against the number of CPU cores")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
@@ -114,12 +139,12 @@ def plot_connections(summary: pd.DataFrame, points: pd.DataFrame, metric: str, a
         d = d.sort_values("connections")
         name = str(d["name"].iloc[0]) or metric
         cores = d["cores"].iloc[0]
-        label = name + ("" if pd.isna(cores) else f", {int(cores)} cores")
+        label = name + ("" if pd.isna(cores) else f", {int(cores)} core{'s' if int(cores) != 1 else ''}")
         _errorbars(ax, d["connections"].to_numpy(float), d, label)
-    ax.set_xscale("log")
+    _connection_ticks(ax, j["connections"])
     ax.set_xlabel("number of connections")
     ax.set_ylabel(unit)
-    ax.set_ylim(bottom=0)
+    _y_axis(ax, unit, float(j["max"].max()) if len(j) else float("nan"))
     ax.set_title(f"{title} against the number of connections")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
@@ -128,13 +153,14 @@ def plot_connections(summary: pd.DataFrame, points: pd.DataFrame, metric: str, a
 
 def plot_teardown(teardown: pd.DataFrame, points: pd.DataFrame) -> Figure:
     """Tear-down rate (left) and filled / empty delete times (right) against connections."""
-    fig = Figure(figsize=(10, 4.2), layout="constrained")
+    fig = Figure(figsize=(10, 4.2))
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.91, wspace=0.28)
     ax_rate, ax_time = fig.subplots(1, 2)
     d = teardown.drop(columns="connections").join(points[["connections", "label"]]).sort_values("connections")
     n = d["connections"].to_numpy(float)
     ax_rate.plot(n, d["rate"].to_numpy(float), marker="o", label="N / (median T_N - median T_0)")
-    ax_rate.set_xscale("log")
-    ax_rate.set_ylim(bottom=0)
+    _connection_ticks(ax_rate, n)
+    _y_axis(ax_rate, "cps", float(np.nanmax(d["rate"].to_numpy(float))) if len(d) else float("nan"))
     ax_rate.set_xlabel("number of connections")
     ax_rate.set_ylabel("connections per second")
     ax_rate.set_title("connection tear-down rate")
@@ -144,8 +170,13 @@ def plot_teardown(teardown: pd.DataFrame, points: pd.DataFrame) -> Figure:
         med = d[f"{prefix}_median"].to_numpy(float)
         yerr = [med - d[f"{prefix}_min"].to_numpy(float), d[f"{prefix}_max"].to_numpy(float) - med]
         ax_time.errorbar(n, med, yerr=yerr, marker="o", capsize=3, label=label)
-    ax_time.set_xscale("log")
-    ax_time.set_yscale("log")
+    _connection_ticks(ax_time, n)
+    times = d[["filled_min", "filled_max", "empty_min", "empty_max"]].to_numpy(float)
+    positive = times[np.isfinite(times) & (times > 0)]
+    if positive.size and positive.max() / positive.min() > 20:
+        ax_time.set_yscale("log")  # seed 000 Figure 5 spans 0.55 s .. 2,275 s
+    else:
+        _y_axis(ax_time, "s", float(positive.max()) if positive.size else float("nan"))
     ax_time.set_xlabel("number of connections")
     ax_time.set_ylabel("delete time (s)")
     ax_time.set_title("delete-all time (median, min..max)")

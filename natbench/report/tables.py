@@ -141,7 +141,7 @@ class SeedTable:
         lines += ["\\hline", "\\end{tabular}", "\\end{table}"]
         body = "\n".join(lines) + "\n"
         if standalone:
-            return "\\documentclass{article}\n\\usepackage[margin=1cm,landscape]{geometry}\n\\begin{document}\n" + (
+            return "\\documentclass{article}\n\\begin{document}\n" + (
                 body + "\\end{document}\n"
             )
         return body
@@ -364,7 +364,8 @@ def performance_table(
     if show_baseline:
         caption += (
             f" {_ABBR[baseline][0] if baseline in _ABBR else baseline}: plain packet forwarding baseline with the"
-            " same port number ranges; throughput ratio (%) = throughput median / baseline median."
+            " same port number ranges; throughput ratio (%) = throughput median / baseline median"
+            " (both per direction)."
         )
     if sc is not None:
         caption += " rel. scale up = P(n) / (n * P(1)), n: number of CPU cores."
@@ -376,8 +377,16 @@ def performance_table(
 
 
 def _time_decimals(col: pd.Series) -> int:
+    """2 decimals (seed 000 Figure 5), 1 when a time reaches 1,000 s, more for times below 0.1 s
+    (so that a fast software DUT's milliseconds keep three significant digits)."""
     m = col.max(skipna=True)
-    return 1 if (not math.isnan(m) and m >= 999.95) else 2
+    if not math.isnan(m) and m >= 999.95:
+        return 1
+    positive = col[col > 0]
+    smallest = positive.min() if len(positive) else float("nan")
+    if not math.isnan(smallest) and smallest < 0.1:
+        return min(6, 1 - math.floor(math.log10(smallest)) + 1)
+    return 2
 
 
 def teardown_table(
