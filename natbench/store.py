@@ -364,10 +364,13 @@ class RunStore:
             else:
                 keep.append(ln)
         if cut or torn:
-            if cut:
-                # first keep the cut-off trials safely, then replace trials.jsonl atomically
+            # first keep the cut-off trials safely, then replace trials.jsonl atomically; a crash in
+            # between leaves them in both files, and the next resume does not copy them twice
+            already = set(_read_lines(p / ABANDONED)[0])
+            new = [ln for ln in cut if ln not in already]
+            if new:
                 with open(p / ABANDONED, "a", encoding="utf-8") as f:
-                    f.write("".join(ln + "\n" for ln in cut))
+                    f.write("".join(ln + "\n" for ln in new))
                     f.flush()
                     os.fsync(f.fileno())
             _atomic_write(p / TRIALS, "".join(ln + "\n" for ln in keep))
