@@ -339,3 +339,17 @@ def test_a_value_saved_and_used_in_the_same_step_works_in_batch_mode(tmp_path: P
     dut = RecipeDut("s", parse_recipe(text, "s.yaml"), LocalExecutor(), batch=True)
     facts = dut.facts()
     assert facts["answer"] == 42 and facts["words"] == "a b"
+
+
+def test_factory_builds_from_real_campaign_files() -> None:
+    from natbench.campaign import load_campaign
+    from natbench.duts.ssh import SshExecutor
+
+    root = Path(__file__).resolve().parents[1] / "campaigns"
+    dut = build_duts(load_campaign(root / "seed000-fig2-iptables-cores.yaml"))
+    assert isinstance(dut, RecipeDut) and dut.recipe.name == "iptables-nat44"
+    assert isinstance(dut.executor, SshExecutor) and dut.executor.allow_unknown_host_key is False
+    assert dut.base_params["conntrack_max"] == 2**23
+    group = build_duts(load_campaign(root / "seed004-table2-ipv4-forwarding.yaml"))
+    assert isinstance(group, DutGroup) and len(group.members()) == 2
+    assert all(d.recipe.name == "linux-forwarding" for d in group.members()) and group.stateful == []
