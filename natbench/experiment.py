@@ -235,15 +235,15 @@ class SweepPoint:
 
 
 def split_connections(connections: int, dst_ports: int | None = None) -> tuple[PortRange, PortRange]:
-    """Port ranges giving ``connections`` = |S| x |D| (seed practice: |D| = 1000 for millions).
+    """Port ranges giving ``connections`` = |S| x |D|, more source than destination ports as in the seeds.
 
-    ``dst_ports`` fixes |D|; otherwise the largest of 1000, 100, 10, 1 that
-    divides the count and leaves |S| <= 64511 is used. Source ports start at
-    1024, destination ports at 1 (as in seed 000).
+    ``dst_ports`` fixes |D|; otherwise |D| is the largest of 1000, 100, 10, 1 that divides
+    the count and is not larger than |S| (4M -> 4000 x 1000, 16k -> 160 x 100, 1k -> 100 x 10),
+    with |S| <= 64511. Source ports start at 1024, destination ports at 1.
     """
     if connections < 1:
         raise ConfigError(f"connections must be at least 1, got {connections}", field="connections")
-    choices = [dst_ports] if dst_ports else [1000, 100, 10, 1]
+    choices = [dst_ports] if dst_ports else [d for d in (1000, 100, 10, 1) if d * d <= connections] or [1]
     for d in choices:
         if d and connections % d == 0 and connections // d <= 64511 and d <= 65535:
             s = connections // d

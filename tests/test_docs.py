@@ -194,7 +194,12 @@ def _producer(name: str) -> Block | None:
     return None
 
 
+_DONE: set[str] = set()
+
+
 def _run_block(block: Block, workdir: Path) -> None:
+    if block.body in _DONE:
+        return  # the same commands on another page already ran in this session
     # a block that reads a run another block writes: make sure that run exists (e.g. with -k)
     for m in re.finditer(r"(results/[\w-]+)/latest", block.body):
         producer = _producer(m.group(1))
@@ -205,6 +210,7 @@ def _run_block(block: Block, workdir: Path) -> None:
     assert proc.returncode == 0, f"{where} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr, f"{where}\n{proc.stderr[-3000:]}"
     assert proc.stdout.strip() or proc.stderr.strip(), f"{where}: printed nothing"
+    _DONE.add(block.body)
 
 
 def _params(tag: str, marks: tuple[pytest.MarkDecorator, ...] = ()) -> list[object]:

@@ -173,7 +173,9 @@ def test_sweep_marker_misuse_is_a_clear_error(pytester: pytest.Pytester) -> None
 
 def test_split_connections_follows_seed_practice() -> None:
     assert split_connections(4_000_000) == (PortRange(1024, 5023), PortRange(1, 1000))
-    assert split_connections(1000) == (PortRange(1024, 1024), PortRange(1, 1000))
+    assert split_connections(1000) == (PortRange(1024, 1123), PortRange(1, 10))
+    assert split_connections(16_000) == (PortRange(1024, 1183), PortRange(1, 100))
+    assert split_connections(3) == (PortRange(1024, 1026), PortRange(1, 1))
     assert split_connections(16_000, 40) == (PortRange(1024, 1423), PortRange(1, 40))
     with pytest.raises(ConfigError, match="cannot split 65537 connections"):
         split_connections(65537)  # a prime above the 64,511 usable source ports
