@@ -26,11 +26,12 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", ROOT / "docs" / "index.md"] + sorted(
-    p for p in (ROOT / "docs").glob("*.md") if p.name != "index.md"
-)
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "docs" / "index.md",
+    *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "index.md"),
+]
 _BLOCK = re.compile(
     r"(?:<!--\s*natbench-doc-test:\s*(?P<tag>\w+)\s*(?P<reason>[^>]*?)\s*-->\s*\n)?```(?P<lang>sh|python)\n(?P<body>.*?)```",
     re.S,
@@ -170,10 +171,7 @@ def _env(workdir: Path) -> dict[str, str]:
 
 
 def _execute(block: Block, workdir: Path) -> subprocess.CompletedProcess[str]:
-    if block.lang == "sh":
-        cmd = ["bash", "-euo", "pipefail", "-c", block.body]
-    else:
-        cmd = [sys.executable, "-c", block.body]
+    cmd = ["bash", "-euo", "pipefail", "-c", block.body] if block.lang == "sh" else [sys.executable, "-c", block.body]
     env = _env(workdir)
     env["MPLBACKEND"] = "Agg"
     return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=900, check=False)
