@@ -43,6 +43,9 @@ UNTAGGED = {
     ("trex.md", "ip neigh replace"): ("skip", "configures a hardware DUT (placeholders for its MACs and interfaces)"),
     ("engine.md", "run_campaign("): ("slow", "runs the quickstart campaign (about 6 minutes)"),
     ("recipes.md", "natbench recipes list"): ("run", ""),
+    ("report.md", "natbench report RUN_DIR"): ("skip", "RUN_DIR placeholders; results.md runs them on a real run"),
+    ("report.md", 'extra["monitor"]'): ("skip", "a data structure, not a command"),
+    ("report.md", "runs/quickstart"): ("skip", "needs a quickstart run; results.md runs the same calls on the lab run"),
 }
 
 
@@ -239,3 +242,26 @@ def test_slow_block(block: Block, workdir: Path) -> None:
 @pytest.mark.parametrize("block", _params("skip"))
 def test_skip_block(block: Block) -> None:
     pytest.skip(f"{block.page}:{block.line}: {block.reason}")
+
+
+@pytest.mark.lab
+def test_notebook_runs_on_a_real_lab_run(workdir: Path) -> None:
+    """docs/examples/notebook.ipynb (its code cells, in order) on the lab example's run directory."""
+    import json
+
+    _need_lab()
+    notebook = ROOT / "docs" / "examples" / "notebook.ipynb"
+    if not notebook.exists():
+        pytest.skip("docs/examples/notebook.ipynb is not there yet (written by the reports work)")
+    producer = _producer("results/lab")
+    assert producer is not None, "no documented command writes results/lab"
+    if not (workdir / "results/lab/latest").exists():
+        _run_block(producer, workdir)
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    code = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    env = _env(workdir)
+    env.update(MPLBACKEND="Agg", NATBENCH_RUN=str(workdir / "results/lab/latest"))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=workdir, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
