@@ -339,9 +339,8 @@ def test_unreachable_trex_server_and_dut_skip_with_the_reason(tmp_path: Path, mo
     monkeypatch.setenv("NATBENCH_DUT_PRIV_MAC", "02:00:00:00:00:01")
     monkeypatch.setenv("NATBENCH_DUT_PUB_MAC", "02:00:00:00:00:02")
     text = (ROOT / "docs" / "examples" / "trex-testbed.yaml").read_text()
-    text = text.replace("ports: [0, 1]", f"ports: [0, 1]\n    sync_port: {port}").replace(
-        "user: root", f"user: root\n      port: {port}"
-    )
+    monkeypatch.setenv("NATBENCH_TREX_SYNC_PORT", str(port))
+    text = text.replace("user: root", f"user: root\n      port: {port}")
     tb = load_testbed(_write(tmp_path / "trex.yaml", text))
     problems = problems_of(tb)
     assert any(p.startswith(f"no TRex server reachable: 127.0.0.1:{port}") for p in problems), problems
