@@ -44,6 +44,16 @@ def test_spec_from_campaign_takes_traffic_defaults(campaign_file: Path) -> None:
     assert s.acceptance == 0.001  # from traffic.acceptance
     assert s.directions is Directions.BIDIRECTIONAL
     assert spec.total_repetitions() == 27
+    assert s.rate_tolerance == 0.001  # engine default: the quickstart's tester sets none
+
+
+def test_tester_rate_tolerance_reaches_the_verdicts(campaign_file: Path) -> None:
+    data = yaml.safe_load(campaign_file.read_text())
+    data["testbed"]["tester"]["settings"] = {"rate_tolerance": 0.02}
+    campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    campaign = load_campaign(campaign_file)
+    spec = spec_from_campaign(campaign, campaign.to_yaml())
+    assert spec.settings(spec.points[0], "cps").rate_tolerance == 0.02
 
 
 def test_a_campaign_runs_with_the_fakes_through_the_library_api(campaign_file: Path) -> None:
