@@ -102,6 +102,7 @@ def run_command(
     else:
         assert resume_dir is not None
         where = resume_dir
+    click.echo(f"natbench: run directory {where}", err=True)
     try:
         if resume_dir is not None:
             run = resume_campaign(resume_dir, observers=observers, monitor_interval=monitor_interval)
