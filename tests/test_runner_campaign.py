@@ -134,3 +134,29 @@ def test_every_shipped_campaign_converts_to_engine_settings(path: Path) -> None:
             for name in ("lower", "upper", "error", "fill_rate", "duration", "gap", "rate"):
                 if getattr(raw, name, None) is not None:
                     assert getattr(s, name) == getattr(raw, name), (metric, name)
+
+
+def test_run_command_end_to_end_with_a_substituted_testbed(
+    campaign_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command's wiring (run, summary, Parquet, resume) with the testbed builder swapped for fakes."""
+    from click.testing import CliRunner
+
+    import natbench.testbed
+    from natbench.cli import cli
+
+    monkeypatch.setattr(natbench.testbed, "build_testbed", lambda campaign: fake_testbed())
+    data = yaml.safe_load(campaign_file.read_text())
+    for metric in ("throughput", "teardown"):
+        data["metrics"][metric]["gap"] = 0  # the fakes need no settling time
+    campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    out = campaign_file.parent / "cli-run"
+    res = CliRunner().invoke(cli, ["run", str(campaign_file), "-o", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.strip().splitlines()
+    assert lines[-1] == f"run directory: {out} (complete)"
+    assert any(ln.startswith("iptables-1k") and "cps" in ln and "(n=3)" in ln for ln in lines)
+    assert (out / "trials.parquet").exists()
+    again = CliRunner().invoke(cli, ["run", "--resume", str(out), "--no-parquet"])
+    assert again.exit_code == 0, again.output
+    assert again.output.strip().splitlines()[-1] == f"run directory: {out} (complete)"
