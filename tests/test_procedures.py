@@ -228,8 +228,8 @@ def test_teardown_rate_arithmetic() -> None:
     res = h.run("teardown", fill_rate=50_000)
     assert h.kinds() == ["fill", "flush_filled", "flush_empty"]
     t_n = 0.75 + 4000 * 1e-5
-    assert res.extra["filled_delete_s"] == pytest.approx(t_n)
-    assert res.extra["empty_delete_s"] == pytest.approx(0.75)
+    assert res.extra["filled_delete_s"] == res.extra["T_N"] == pytest.approx(t_n)
+    assert res.extra["empty_delete_s"] == res.extra["T_0"] == pytest.approx(0.75)
     assert res.extra["connections"] == 4000
     assert res.extra["deletion_time"] == pytest.approx(4000 * 1e-5)
     assert res.value == pytest.approx(4000 / (t_n - 0.75))  # 100,000 connections per second
