@@ -20,6 +20,7 @@ from natbench.duts.factory import build_duts
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.ssh import SshExecutor
+from natbench.errors import DutError
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -114,6 +115,31 @@ def test_a_step_interrupted_by_a_dropped_connection_is_retried(sshd: Sshd, tmp_p
         t.join()
         ex.close()
     assert ex.reconnects >= 1
+
+
+def test_a_timed_flush_cut_by_a_drop_is_an_error_not_a_second_measurement(sshd: Sshd, tmp_path: Path) -> None:
+    recipe = tmp_path / "flush.yaml"
+    recipe.write_text("recipe: flush\nstateful: false\nsteps:\n  timed_flush:\n    - run: sleep 1\n      timed: true\n")
+    ex = sshd.executor()
+    dut = RecipeDut("flush", load_recipe(str(recipe)), ex, retry_backoff=0.1)
+    assert 0.9 < dut.timed_flush() < 5
+
+    def drop() -> None:
+        time.sleep(0.4)
+        assert ex._client is not None
+        transport = ex._client.get_transport()
+        assert transport is not None
+        transport.close()
+
+    t = threading.Thread(target=drop)
+    t.start()
+    try:
+        with pytest.raises(DutError, match="not retried: the step is a measurement") as err:
+            dut.timed_flush()
+        assert "step timed_flush" in str(err.value)
+    finally:
+        t.join()
+        ex.close()
 
 
 @pytest.mark.lab
