@@ -158,6 +158,7 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
 
         before = state()
         host_max = int(Path("/proc/sys/net/netfilter/nf_conntrack_max").read_text())
+        host_hashsize = int(Path("/sys/module/nf_conntrack/parameters/hashsize").read_text())
         campaign = {
             "testbed": {
                 "duts": [
@@ -169,7 +170,8 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
                                    "namespace": lab.dut, "connect_timeout": 5, "command_timeout": 30},
                         "params": {"private_if": lab.dut_private_if, "public_if": lab.dut_public_if,
                                    "private_address": lab.dut_private_address, "public_address": lab.dut_public_address,
-                                   "nat": "snat", "conntrack_max": host_max + 4096, "host_settings": True,
+                                   "nat": "snat", "conntrack_max": host_max + 4096, "hashsize": host_hashsize + 512,
+                                   "host_settings": True,
                                    "udp_timeout": 600},
                     }
                 ]
@@ -182,6 +184,7 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
         try:
             facts = dut.facts()
             assert facts["conntrack_max"] == host_max + 4096  # set (globally, through the host scope)
+            assert facts["hashsize"] == host_hashsize + 512
             assert facts["udp_timeout"] == 600
             assert any("-j SNAT --to-source 198.19.0.1" in r for r in facts["nat_rules"])
             assert dut.count_connections() == 0
@@ -197,3 +200,4 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
             dut.executor.close()
         assert state() == before
         assert int(Path("/proc/sys/net/netfilter/nf_conntrack_max").read_text()) == host_max
+        assert int(Path("/sys/module/nf_conntrack/parameters/hashsize").read_text()) == host_hashsize
