@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from typing import Any
@@ -100,6 +101,8 @@ def test_table_size_that_cannot_be_set_in_a_namespace_fails_clearly_and_leaves_n
         assert int(in_ns(lab.dut, "cat /proc/sys/net/netfilter/nf_conntrack_max")) == current
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/net/tun"), reason="tayga needs /dev/net/tun")
+@pytest.mark.skipif(shutil.which("tayga") is None, reason="tayga is not installed (apt-get install tayga)")
 def test_tayga_nat64_recipe_in_a_namespace(tmp_path: Any) -> None:
     tag = f"tg{os.getpid() % 100000}{os.urandom(2).hex()}"
     c, d, p = f"{tag}c", f"{tag}d", f"{tag}p"
