@@ -190,6 +190,11 @@ def test_forwarding_baseline_and_monitor() -> None:
                 assert set(s["idle"]) >= {"cpu0"}
                 assert all(0.0 <= v <= 100.0 for v in s["idle"].values())
                 assert s["mem_available"] > 0
+            # the same with one sampler loop on the DUT
+            with dut.monitor(0.1, mode="remote") as mon:
+                time.sleep(0.55)
+            assert len(mon.samples) >= 3 and not mon.errors
+            assert all(0.05 < b["t"] - a["t"] < 0.5 for a, b in zip(mon.samples, mon.samples[1:], strict=False))
         finally:
             dut.teardown()
         assert snapshot(lab.dut) == before

@@ -86,6 +86,21 @@ def test_command_timeout_and_reconnect_after_a_drop(sshd: Sshd) -> None:
         ex.close()
 
 
+def test_remote_monitor_samples_every_100_ms_over_ssh(sshd: Sshd) -> None:
+    from natbench.duts.monitor import Monitor
+
+    ex = sshd.executor()
+    try:
+        with Monitor(ex, interval=0.1, mode="remote", name="ssh") as mon:
+            time.sleep(1.0)
+        assert len(mon.samples) >= 5, mon.errors
+        assert not mon.errors
+        assert all(set(s["idle"]) >= {"cpu0"} for s in mon.samples)
+        assert ex.run("ls /tmp").stdout.count("natbench-monitor-") == 0  # the stop file is gone
+    finally:
+        ex.close()
+
+
 def test_wrong_port_fails_after_bounded_retries(sshd: Sshd) -> None:
     ex = sshd.executor(port=free_port(), retries=2, backoff=0.05, connect_timeout=1.0)
     start = time.monotonic()

@@ -547,16 +547,16 @@ class RecipeDut:
         self._facts["memory_per_connection_n"] = connections
         return per
 
-    def monitor(self, interval: float = 1.0) -> Any:
+    def monitor(self, interval: float = 1.0, mode: str = "thread") -> Any:
         """A :class:`~natbench.duts.monitor.Monitor` sampling this DUT (use as a context manager)."""
         from natbench.duts.monitor import Monitor
 
-        return Monitor(self.executor, interval=interval, name=self.name)
+        return Monitor(self.executor, interval=interval, name=self.name, mode=mode)
 
-    def start_monitor(self, interval: float = 1.0) -> None:
+    def start_monitor(self, interval: float = 1.0, mode: str = "thread") -> None:
         """Start sampling per-core idle time and memory (e.g. when a trial starts)."""
         self.stop_monitor()
-        self._monitor = self.monitor(interval).start()
+        self._monitor = self.monitor(interval, mode).start()
 
     def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
         """Stop sampling; ``{dut name: samples}`` to store with the trial ({} when not started)."""
@@ -637,10 +637,10 @@ class DutGroup:
         """``{dut name: facts}``."""
         return {d.name: d.facts() for d in self.duts}
 
-    def start_monitor(self, interval: float = 1.0) -> None:
+    def start_monitor(self, interval: float = 1.0, mode: str = "thread") -> None:
         """Start sampling every member DUT (each is monitored: seed 004 finds the bottleneck this way)."""
         for d in self.duts:
-            d.start_monitor(interval)
+            d.start_monitor(interval, mode)
 
     def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
         """Stop sampling; ``{dut name: samples}`` for every member."""
