@@ -138,6 +138,9 @@ class RecipeDut:
         saved earlier in the same step; results are still per command."""
         self.fixed_cores = fixed_cores
         """Cores used when the working point does not sweep this DUT's cores (None: leave as is)."""
+        self.monitor_mode = "thread"
+        """How :meth:`start_monitor` samples: ``thread`` (a command per sample) or ``remote``
+        (one sampler loop on the DUT; for sub-second intervals over SSH)."""
         self.recipe = recipe
         self.executor = executor
         self.base_params = dict(params or {})
@@ -560,10 +563,11 @@ class RecipeDut:
 
         return Monitor(self.executor, interval=interval, name=self.name, mode=mode)
 
-    def start_monitor(self, interval: float = 1.0, mode: str = "thread") -> None:
-        """Start sampling per-core idle time and memory (e.g. when a trial starts)."""
+    def start_monitor(self, interval: float = 1.0, mode: str | None = None) -> None:
+        """Start sampling per-core idle time and memory (e.g. when a trial starts); ``mode``
+        defaults to :attr:`monitor_mode`."""
         self.stop_monitor()
-        self._monitor = self.monitor(interval, mode).start()
+        self._monitor = self.monitor(interval, mode or self.monitor_mode).start()
 
     def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
         """Stop sampling; ``{dut name: samples}`` to store with the trial ({} when not started)."""
@@ -648,10 +652,10 @@ class DutGroup:
         """Names of the members whose cores ``point.cores`` sets (the others keep their fixed cores)."""
         return [d.name for d in self.duts if d.swept_by(point)]
 
-    def start_monitor(self, interval: float = 1.0, mode: str = "thread") -> None:
+    def start_monitor(self, interval: float = 1.0) -> None:
         """Start sampling every member DUT (each is monitored: seed 004 finds the bottleneck this way)."""
         for d in self.duts:
-            d.start_monitor(interval, mode)
+            d.start_monitor(interval)
 
     def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
         """Stop sampling; ``{dut name: samples}`` for every member."""
