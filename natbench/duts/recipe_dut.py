@@ -138,6 +138,9 @@ class RecipeDut:
         saved earlier in the same step; results are still per command."""
         self.fixed_cores = fixed_cores
         """Cores used when the working point does not sweep this DUT's cores (None: leave as is)."""
+        self.monitor_mode = "thread"
+        """How :meth:`start_monitor` samples: ``thread`` (a command per sample) or ``remote``
+        (one sampler loop on the DUT; for sub-second intervals over SSH)."""
         self.recipe = recipe
         self.executor = executor
         self.base_params = dict(params or {})
@@ -554,16 +557,17 @@ class RecipeDut:
         self._facts["memory_per_connection_n"] = connections
         return per
 
-    def monitor(self, interval: float = 1.0) -> Any:
+    def monitor(self, interval: float = 1.0, mode: str = "thread") -> Any:
         """A :class:`~natbench.duts.monitor.Monitor` sampling this DUT (use as a context manager)."""
         from natbench.duts.monitor import Monitor
 
-        return Monitor(self.executor, interval=interval, name=self.name)
+        return Monitor(self.executor, interval=interval, name=self.name, mode=mode)
 
-    def start_monitor(self, interval: float = 1.0) -> None:
-        """Start sampling per-core idle time and memory (e.g. when a trial starts)."""
+    def start_monitor(self, interval: float = 1.0, mode: str | None = None) -> None:
+        """Start sampling per-core idle time and memory (e.g. when a trial starts); ``mode``
+        defaults to :attr:`monitor_mode`."""
         self.stop_monitor()
-        self._monitor = self.monitor(interval).start()
+        self._monitor = self.monitor(interval, mode or self.monitor_mode).start()
 
     def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
         """Stop sampling; ``{dut name: samples}`` to store with the trial ({} when not started)."""
