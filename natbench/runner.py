@@ -273,9 +273,11 @@ class Runner:
                 self.dut.teardown()
             except Exception as exc:
                 if error is None:
+                    error = exc
                     raise
                 self._obs.on_warning(f"DUT teardown after an error failed too: {exc}")
-            self._obs.on_point_end(point, error)
+            finally:
+                self._obs.on_point_end(point, error)
 
     def _emit(self, record: TrialRecord) -> None:
         self.store.append_trial(record)
@@ -355,14 +357,18 @@ def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | N
     """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`.
 
     Per-point settings come from ``campaign.settings_for(point, metric)``; a metric without its own
-    acceptance or directions takes the traffic section's, and the Responder's entry selection is the
-    traffic section's ``selection``.
+    acceptance or directions takes the traffic section's, the Responder's entry selection is the
+    traffic section's ``selection``, and the achieved-rate tolerance is the tester's ``rate_tolerance``
+    setting when it has one.
     """
     traffic = getattr(campaign, "traffic", None)
+    tester_settings = getattr(getattr(getattr(campaign, "testbed", None), "tester", None), "settings", None) or {}
     defaults = {
         "acceptance": getattr(traffic, "acceptance", None),
         "directions": getattr(traffic, "directions", None),
         "selection": getattr(traffic, "selection", None),
+        # the engine's "kept the rate" check uses the tolerance the tester itself was given
+        "rate_tolerance": tester_settings.get("rate_tolerance") if isinstance(tester_settings, dict) else None,
     }
 
     def convert(raw: Any, acceptance: float | None = None) -> MetricSettings:

@@ -44,6 +44,16 @@ def test_spec_from_campaign_takes_traffic_defaults(campaign_file: Path) -> None:
     assert s.acceptance == 0.001  # from traffic.acceptance
     assert s.directions is Directions.BIDIRECTIONAL
     assert spec.total_repetitions() == 27
+    assert s.rate_tolerance == 0.001  # engine default: the quickstart's tester sets none
+
+
+def test_tester_rate_tolerance_reaches_the_verdicts(campaign_file: Path) -> None:
+    data = yaml.safe_load(campaign_file.read_text())
+    data["testbed"]["tester"]["settings"] = {"rate_tolerance": 0.02}
+    campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    campaign = load_campaign(campaign_file)
+    spec = spec_from_campaign(campaign, campaign.to_yaml())
+    assert spec.settings(spec.points[0], "cps").rate_tolerance == 0.02
 
 
 def test_a_campaign_runs_with_the_fakes_through_the_library_api(campaign_file: Path) -> None:
@@ -124,3 +134,77 @@ def test_every_shipped_campaign_converts_to_engine_settings(path: Path) -> None:
             for name in ("lower", "upper", "error", "fill_rate", "duration", "gap", "rate"):
                 if getattr(raw, name, None) is not None:
                     assert getattr(s, name) == getattr(raw, name), (metric, name)
+
+
+def test_run_command_end_to_end_with_a_substituted_testbed(
+    campaign_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command's wiring (run, summary, Parquet, resume) with the testbed builder swapped for fakes."""
+    from click.testing import CliRunner
+
+    import natbench.testbed
+    from natbench.cli import cli
+
+    monkeypatch.setattr(natbench.testbed, "build_testbed", lambda campaign: fake_testbed())
+    data = yaml.safe_load(campaign_file.read_text())
+    for metric in ("throughput", "teardown"):
+        data["metrics"][metric]["gap"] = 0  # the fakes need no settling time
+    campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    out = campaign_file.parent / "cli-run"
+    res = CliRunner().invoke(cli, ["run", str(campaign_file), "-o", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.strip().splitlines()
+    assert lines[-1] == f"run directory: {out} (complete)"
+    assert any(ln.startswith("iptables-1k") and "cps" in ln and "(n=3)" in ln for ln in lines)
+    assert not any("upper bound limits" in ln for ln in lines)  # the fake's ceilings are inside the ranges
+    assert (out / "trials.parquet").exists()
+    again = CliRunner().invoke(cli, ["run", "--resume", str(out), "--no-parquet"])
+    assert again.exit_code == 0, again.output
+    assert again.output.strip().splitlines()[-1] == f"run directory: {out} (complete)"
+
+
+def test_schema_names_of_every_metric_reach_the_procedures(campaign_file: Path) -> None:
+    data = yaml.safe_load(campaign_file.read_text())
+    data["metrics"].update(
+        {
+            "frame_loss": {"repetitions": 1, "rates": ["150k", "100k"], "fill_rate": "10k", "duration": 1},
+            "latency": {"repetitions": 1, "fill_rate": "10k", "tagged_rate": 500, "duration": 1},
+            "pdv": {"repetitions": 1, "rate": "50k", "fill_rate": "10k", "duration": 1},
+            "capacity": {
+                "repetitions": 1,
+                "upper": "200k",
+                "error": "10k",
+                "min_connections": 1000,
+                "max_connections": 64000,
+                "connection_error": 500,
+                "beta": 0.25,
+                "gamma": 0.5,
+            },
+            "validation": {"repetitions": 1, "rate": "20k", "reverse_rate": "5k", "gap": 0},
+            "forwarding": {"repetitions": 1, "upper": "200k", "error": "10k", "duration": 1},
+        }
+    )
+    campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    campaign = load_campaign(campaign_file)
+    spec = spec_from_campaign(campaign, campaign.to_yaml())
+    p = spec.points[0]
+    assert spec.settings(p, "frame_loss").rates == (150_000.0, 100_000.0)
+    assert spec.settings(p, "latency").latency_rate == 500
+    assert spec.settings(p, "pdv").rate == 50_000
+    cap = spec.settings(p, "capacity")
+    assert (cap.capacity_start, cap.capacity_max, cap.capacity_error, cap.beta, cap.gamma) == (
+        1000,
+        64000,
+        500,
+        0.25,
+        0.5,
+    )
+    assert spec.settings(p, "validation").reverse_rate == 5000
+    bed = fake_testbed(table_limit=20_000)
+    run = run_campaign(campaign_file, campaign_file.parent / "all", testbed=bed, sleep=lambda s: None)
+    by_metric = {r.metric: r for r in run.results() if r.point_id == p.id}
+    assert set(by_metric) == set(spec.metrics)
+    failed = {m: r.extra.get("failed") for m, r in by_metric.items() if r.value is None}
+    assert not failed, failed
+    assert 19_000 <= by_metric["capacity"].value <= 20_000
+    assert by_metric["validation"].value == 1.0

@@ -20,6 +20,7 @@ from natbench.duts.factory import build_duts
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.ssh import SshExecutor
+from natbench.errors import DutError
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -69,8 +70,13 @@ def test_command_timeout_and_reconnect_after_a_drop(sshd: Sshd) -> None:
     try:
         start = time.monotonic()
         with pytest.raises(CommandTimeout):
-            ex.run("sleep 20", timeout=0.5)
+            ex.run("sleep 20; echo natbench-timeout-test-$$", timeout=0.5)
         assert time.monotonic() - start < 5
+        # the DUT ends the command itself shortly after (it does not linger for 20 s)
+        deadline = time.monotonic() + 8
+        while "natbench-timeout-test" in ex.run("ps -eo args").stdout:
+            assert time.monotonic() < deadline, "the timed-out command still runs on the DUT"
+            time.sleep(0.3)
         assert ex.run("echo a").stdout == "a\n"
         # drop the connection under the executor's feet: the next command reconnects
         transport = ex._client.get_transport() if ex._client else None
@@ -78,6 +84,21 @@ def test_command_timeout_and_reconnect_after_a_drop(sshd: Sshd) -> None:
         transport.close()
         assert ex.run("echo b").stdout == "b\n"
         assert ex.reconnects == 1
+    finally:
+        ex.close()
+
+
+def test_remote_monitor_samples_every_100_ms_over_ssh(sshd: Sshd) -> None:
+    from natbench.duts.monitor import Monitor
+
+    ex = sshd.executor()
+    try:
+        with Monitor(ex, interval=0.1, mode="remote", name="ssh") as mon:
+            time.sleep(1.0)
+        assert len(mon.samples) >= 5, mon.errors
+        assert not mon.errors
+        assert all(set(s["idle"]) >= {"cpu0"} for s in mon.samples)
+        assert ex.run("ls /tmp").stdout.count("natbench-monitor-") == 0  # the stop file is gone
     finally:
         ex.close()
 
@@ -116,6 +137,31 @@ def test_a_step_interrupted_by_a_dropped_connection_is_retried(sshd: Sshd, tmp_p
     assert ex.reconnects >= 1
 
 
+def test_a_timed_flush_cut_by_a_drop_is_an_error_not_a_second_measurement(sshd: Sshd, tmp_path: Path) -> None:
+    recipe = tmp_path / "flush.yaml"
+    recipe.write_text("recipe: flush\nstateful: false\nsteps:\n  timed_flush:\n    - run: sleep 1\n      timed: true\n")
+    ex = sshd.executor()
+    dut = RecipeDut("flush", load_recipe(str(recipe)), ex, retry_backoff=0.1)
+    assert 0.9 < dut.timed_flush() < 5
+
+    def drop() -> None:
+        time.sleep(0.4)
+        assert ex._client is not None
+        transport = ex._client.get_transport()
+        assert transport is not None
+        transport.close()
+
+    t = threading.Thread(target=drop)
+    t.start()
+    try:
+        with pytest.raises(DutError, match="not retried: the step is a measurement") as err:
+            dut.timed_flush()
+        assert "step timed_flush" in str(err.value)
+    finally:
+        t.join()
+        ex.close()
+
+
 @pytest.mark.lab
 def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
     """Table size set, rule installed, UDP frames create connections, the DUT-timed flush empties them,
@@ -132,6 +178,7 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
 
         before = state()
         host_max = int(Path("/proc/sys/net/netfilter/nf_conntrack_max").read_text())
+        host_hashsize = int(Path("/sys/module/nf_conntrack/parameters/hashsize").read_text())
         campaign = {
             "testbed": {
                 "duts": [
@@ -143,7 +190,8 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
                                    "namespace": lab.dut, "connect_timeout": 5, "command_timeout": 30},
                         "params": {"private_if": lab.dut_private_if, "public_if": lab.dut_public_if,
                                    "private_address": lab.dut_private_address, "public_address": lab.dut_public_address,
-                                   "nat": "snat", "conntrack_max": host_max + 4096, "host_settings": True,
+                                   "nat": "snat", "conntrack_max": host_max + 4096, "hashsize": host_hashsize + 512,
+                                   "host_settings": True,
                                    "udp_timeout": 600},
                     }
                 ]
@@ -156,6 +204,7 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
         try:
             facts = dut.facts()
             assert facts["conntrack_max"] == host_max + 4096  # set (globally, through the host scope)
+            assert facts["hashsize"] == host_hashsize + 512
             assert facts["udp_timeout"] == 600
             assert any("-j SNAT --to-source 198.19.0.1" in r for r in facts["nat_rules"])
             assert dut.count_connections() == 0
@@ -171,3 +220,4 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
             dut.executor.close()
         assert state() == before
         assert int(Path("/proc/sys/net/netfilter/nf_conntrack_max").read_text()) == host_max
+        assert int(Path("/sys/module/nf_conntrack/parameters/hashsize").read_text()) == host_hashsize

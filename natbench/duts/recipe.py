@@ -35,10 +35,6 @@ that namespace: rendered as an ``ip netns exec`` prefix), ``parse`` (parser name
 later steps, e.g. an original value restored by ``teardown``), ``timed``,
 ``ignore_errors``, ``error`` (hint), ``timeout`` (seconds), ``scope`` (``dut`` | ``host``).
 
-``checks`` (top level) are rules over several parameters: ``{when: condition, error: message,
-field: param}``; :meth:`Recipe.resolve` rejects parameters for which a check's condition holds.
-The full description of the format is docs/recipes.md.
-
 Conditions: ``name`` (truthy), ``not name``, ``name == word``, ``name != word``,
 ``name in [a, b]``, joined by ``and`` / ``or`` (``and`` binds tighter).
 
@@ -47,7 +43,7 @@ checks that are not part of the configuration itself, e.g. a version check or cr
 namespace the configuration assumes), ``setup``, ``teardown``, ``reset_connections``,
 ``count_connections`` (parser gives an int), ``timed_flush`` (one or more ``timed``
 commands), ``show_mappings`` (parser gives mappings), ``set_cores``, ``rss``, ``facts``.
-Other step names are allowed and can be run by name.
+Other step names are allowed and can be run by name. The full description is docs/recipes.md.
 """
 
 from __future__ import annotations
