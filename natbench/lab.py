@@ -133,7 +133,7 @@ class Lab:
         self.dut_cpus_available = tuple(dut_cpus) if dut_cpus else (tuple(rest) or tuple(cpus))
         self.names = _Names(f"nb-{name}-tester", f"nb-{name}-dut")
         digest = hashlib.sha256(name.encode()).digest()
-        base = "02:4e:%02x:%02x:%02x" % (digest[0], digest[1], digest[2])
+        base = f"02:4e:{digest[0]:02x}:{digest[1]:02x}:{digest[2]:02x}"
         self.macs = {
             TESTER_INITIATOR_IF: base + ":01",
             TESTER_RESPONDER_IF: base + ":02",
@@ -161,7 +161,9 @@ class Lab:
     @property
     def initiator(self) -> Port:
         """The tester's private-side port."""
-        return Port(TESTER_INITIATOR_IF, self.macs[TESTER_INITIATOR_IF], self.macs[DUT_PRIVATE_IF], self.names.tester_ns)
+        return Port(
+            TESTER_INITIATOR_IF, self.macs[TESTER_INITIATOR_IF], self.macs[DUT_PRIVATE_IF], self.names.tester_ns
+        )
 
     @property
     def responder(self) -> Port:
@@ -259,7 +261,18 @@ class Lab:
             (a.initiator, TESTER_INITIATOR_IF, DUT_PRIVATE_IF),
             (a.responder, TESTER_RESPONDER_IF, DUT_PUBLIC_IF),
         ):
-            _run(["ip", "-n", d, "neigh", "replace", str(addr), "lladdr", self.macs[tif], "nud", "permanent", "dev", dif])
+            _run(
+                ["ip", "-n", d, "neigh", "replace", str(addr), "lladdr", self.macs[tif], "nud", "permanent", "dev", dif]
+            )
+
+    def after_dut_setup(self) -> None:
+        """What the lab redoes after a recipe configured the DUT: static neighbours, DUT processes on DUT CPUs."""
+        self.ensure_neighbours()
+        state = self._read_state() if self.state_file.exists() else {}
+        cpus = state.get("dut_cpus") or list(self.dut_cpus_available)
+        for pid in self._pids(self.names.dut_ns):  # e.g. tayga, started by the recipe
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(pid, cpus)
 
     def dut_exec(self, command: Sequence[str], *, check: bool = True, input: str | None = None) -> str:
         """Run a command inside the DUT namespace (for tests and diagnostics); returns stdout."""
@@ -308,9 +321,7 @@ class Lab:
         rules = ["table netdev natbench_tester {"]
         for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
             chain = ifname.replace("-", "_")
-            rules.append(
-                f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}'
-            )
+            rules.append(f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}')
         rules.append("}")
         _run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
         # DUT side
@@ -458,7 +469,6 @@ def _need_root() -> None:
     for tool in ("ip", "nft", "sysctl"):
         if shutil.which(tool) is None:
             raise LabError(f"the local lab needs {tool!r} on PATH")
-
 
 
 # ---------------------------------------------------------------------- campaigns with access kind "lab"

@@ -79,8 +79,9 @@ def test_topology_addresses_neighbours_cpus(lab: Lab) -> None:
     # the tester side has no address and drops everything after AF_PACKET has seen it
     t_addrs = subprocess.run(["ip", "-n", lab.tester_netns, "-j", "addr", "show"], capture_output=True, text=True)
     assert not [i for a in json.loads(t_addrs.stdout) if a["ifname"] != "lo" for i in a.get("addr_info", [])]
-    rules = subprocess.run(["ip", "netns", "exec", lab.tester_netns, "nft", "list", "ruleset"],
-                           capture_output=True, text=True).stdout
+    rules = subprocess.run(
+        ["ip", "netns", "exec", lab.tester_netns, "nft", "list", "ruleset"], capture_output=True, text=True
+    ).stdout
     assert "hook ingress" in rules and "policy drop" in rules
     # DUT and tester CPUs are disjoint when the machine has more than one CPU
     facts = lab.facts()
@@ -118,7 +119,8 @@ def test_crash_during_up_then_down_leaves_nothing(lab: Lab) -> None:
         lab = Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r}))
         def build():
             subprocess.run(["ip", "netns", "add", lab.dut_netns], check=True)
-            subprocess.Popen(["ip", "netns", "exec", lab.dut_netns, "sleep", "300"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.Popen(["ip", "netns", "exec", lab.dut_netns, "sleep", "300"], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             subprocess.run(["ip", "netns", "add", lab.tester_netns], check=True)
             os.kill(os.getpid(), signal.SIGKILL)
         lab._build = build
@@ -138,7 +140,13 @@ def test_crash_during_up_then_down_leaves_nothing(lab: Lab) -> None:
 @needs_root
 def test_crash_after_up_then_up_and_down(lab: Lab) -> None:
     """After a crash of the owner, a new `up` reuses or rebuilds the lab and `down` removes all of it."""
-    code = f"from pathlib import Path\nfrom natbench.lab import Lab\nLab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    code = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from natbench.lab import Lab
+        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == -9, proc.stderr
     assert lab.is_up()
