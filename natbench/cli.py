@@ -21,7 +21,7 @@ def cli() -> None:
 def main() -> None:
     """Entry point: run the CLI; a natbench error becomes one line on stderr and its exit code."""
     try:
-        cli.main(standalone_mode=False)
+        rc = cli.main(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
@@ -33,6 +33,8 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    # with standalone_mode=False click returns ctx.exit()'s code instead of exiting
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 # Subcommands register themselves on `cli` when imported: one line each.

@@ -12,7 +12,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from natbench.campaign.schema import CampaignSpec, DutSpec, MetricSettings, TestbedSpec, TrafficSpec
-from natbench.campaign.source import LocatedError, SourceMap, parse_yaml
+from natbench.campaign.source import LocatedError, SourceMap, parse_yaml, plain_message
 from natbench.campaign.sweep import expand, settings_for
 from natbench.errors import ConfigError
 from natbench.traffic.plan import ResponderMode, TrafficPlan
@@ -314,12 +314,7 @@ def _message(err: Any) -> str:
         return "unknown key (not part of schema_version 1)"
     if kind == "missing":
         return "required field is missing"
-    msg = msg.removeprefix("Value error, ")
-    if msg.startswith("Input should be "):
-        msg = "must be " + msg.removeprefix("Input should be ")
-    if kind in ("union_tag_invalid",):
-        return msg.replace("Input tag", "kind")
-    return msg
+    return plain_message(msg)
 
 
 def parse_campaign(text: str, file: str | Path | None = None) -> Campaign:

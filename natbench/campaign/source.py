@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ import yaml
 
 from natbench.errors import ConfigError
 
-__all__ = ["Located", "LocatedError", "SourceMap", "format_path", "parse_yaml"]
+__all__ = ["Located", "LocatedError", "SourceMap", "format_path", "parse_yaml", "plain_message"]
 
 Path_ = tuple[str | int, ...]
 
@@ -42,6 +42,14 @@ class Located:
 
     field: str
     line: int | None
+
+
+def plain_message(msg: str) -> str:
+    """A pydantic message in natbench's words: no ``Value error,`` prefix; ``Input should be`` -> ``must be``."""
+    msg = msg.removeprefix("Value error, ")
+    if msg.startswith("Input should be "):
+        msg = "must be " + msg.removeprefix("Input should be ")
+    return msg.replace("Input tag", "kind")
 
 
 def format_path(path: Iterable[str | int]) -> str:
@@ -233,12 +241,3 @@ def _expand(match: re.Match[str], file: str | None, line: int) -> str:
             line=line,
         )
     return value
-
-
-def plain(data: Any) -> Any:
-    """Deep-copy YAML data into plain dicts and lists (no shared alias objects)."""
-    if isinstance(data, Mapping):
-        return {k: plain(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [plain(v) for v in data]
-    return data

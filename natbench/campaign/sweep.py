@@ -24,7 +24,7 @@ from natbench.campaign.schema import (
     MetricSettings,
     resolve_param_value,
 )
-from natbench.campaign.source import LocatedError, Path_
+from natbench.campaign.source import LocatedError, Path_, plain_message
 from natbench.campaign.values import format_count, parse_count, parse_port_range
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
@@ -256,16 +256,9 @@ def _check_metrics(selected: dict[str, MetricSettings], p: _Point) -> dict[str, 
             loc = [str(x) for x in err["loc"]]
             setting = loc[0] if loc and loc[0] in over else next(iter(over))
             path = p.sources[f"metrics.{metric}.{setting}"]
-            raise LocatedError(path, _clean(err["msg"])) from None
+            raise LocatedError(path, plain_message(err["msg"])) from None
         out[metric] = {k: getattr(settings, k) for k in over}
     return out
-
-
-def _clean(msg: str) -> str:
-    msg = msg.removeprefix("Value error, ")
-    if msg.startswith("Input should be "):
-        msg = "must be " + msg.removeprefix("Input should be ")
-    return msg
 
 
 def settings_for(base: MetricSettings, overrides: dict[str, Any]) -> MetricSettings:

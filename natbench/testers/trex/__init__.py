@@ -1,0 +1,9 @@
+"""TRex STL backend: offline program compiler, stream builder, live tester.
+
+``create(settings, campaign)`` is the testbed factory. The client library is
+only imported when streams are built or a server is contacted.
+"""
+
+from natbench.testers.trex.tester import TRexSettings, TRexTester, create
+
+__all__ = ["TRexSettings", "TRexTester", "create"]

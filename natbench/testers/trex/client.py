@@ -1,0 +1,197 @@
+"""Finding the TRex client library and a small typed wrapper around it.
+
+The TRex client is untyped and imports scapy; the rest of natbench only sees
+:class:`TRexSession` and :func:`load_api`. Resolution order:
+
+1. an importable ``trex.stl.api`` (a TRex install already on ``sys.path``);
+2. ``TREX_CLIENT_PATH``: a TRex install (``.../v3.xx``), its
+   ``automation/trex_control_plane/interactive`` directory, or any directory
+   holding the ``trex`` package;
+3. the ``lbr-trex-client`` wheel (``pip install 'natbench[trex]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import sys
+import warnings
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from natbench.errors import TesterError
+
+__all__ = ["MIN_SERVER_VERSION", "TRexSession", "load_api", "parse_version"]
+
+MIN_SERVER_VERSION = (3, 0)
+"""Oldest TRex server natbench drives (value lists with next_var and the v3 core splitter)."""
+
+_HINT = (
+    "TRex client library not found: install the 'trex' extra (pip install 'natbench[trex]', which brings "
+    "lbr-trex-client, Python < 3.12), or set TREX_CLIENT_PATH to a TRex installation "
+    "(its automation/trex_control_plane/interactive directory), or put trex.stl.api on PYTHONPATH"
+)
+
+_API: ModuleType | None = None
+
+
+def _import_api() -> ModuleType:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return importlib.import_module("trex.stl.api")
+
+
+def _candidates(root: Path) -> list[Path]:
+    return [
+        root,
+        root / "interactive",
+        root / "automation" / "trex_control_plane" / "interactive",
+        root / "trex_client" / "interactive",
+    ]
+
+
+def load_api() -> ModuleType:
+    """Return the ``trex.stl.api`` module, resolving the client as documented; TesterError if absent."""
+    global _API
+    if _API is not None:
+        return _API
+    tried: list[str] = []
+    try:
+        _API = _import_api()
+        return _API
+    except ImportError as exc:
+        tried.append(f"trex.stl.api ({exc})")
+    path = os.environ.get("TREX_CLIENT_PATH")
+    if path:
+        for cand in _candidates(Path(path)):
+            if (cand / "trex" / "stl" / "api.py").is_file():
+                sys.path.insert(0, str(cand))
+                try:
+                    _API = _import_api()
+                    return _API
+                except ImportError as exc:
+                    sys.path.remove(str(cand))
+                    tried.append(f"TREX_CLIENT_PATH {cand} ({exc})")
+                    break
+        else:
+            tried.append(f"TREX_CLIENT_PATH={path} (no trex/stl/api.py below it)")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            importlib.import_module("lbr_trex_client")
+        _API = _import_api()
+        return _API
+    except ImportError as exc:
+        tried.append(f"lbr_trex_client ({exc})")
+    raise TesterError(_HINT + "; tried: " + "; ".join(tried))
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """``'v3.04'`` -> ``(3, 4)``; TesterError when the server reports something else."""
+    m = re.search(r"(\d+)\.(\d+)", text or "")
+    if not m:
+        raise TesterError(f"cannot parse the TRex server version {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+class TRexSession:
+    """The few TRex STL client calls natbench needs, typed, with TRex errors turned into TesterError."""
+
+    def __init__(self, server: str, sync_port: int = 4501, async_port: int = 4500, timeout: float | None = None):
+        self.api = load_api()
+        self.server = server
+        self.sync_port = sync_port
+        self._client: Any = self.api.STLClient(
+            server=server, sync_port=sync_port, async_port=async_port, verbose_level="error", sync_timeout=timeout
+        )
+        self.version: dict[str, Any] = {}
+        self.system: dict[str, Any] = {}
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except self.api.TRexError as exc:
+            raise TesterError(f"TRex {self.server}:{self.sync_port}: {what}: {exc}") from exc
+
+    def connect(self) -> None:
+        """Connect (the client negotiates the STL API version) and check the server version."""
+        self._call("connect (is the server running in STL mode and reachable?)", self._client.connect)
+        self.version = dict(self._call("get_server_version", self._client.get_server_version) or {})
+        self.system = dict(self._call("get_server_system_info", self._client.get_server_system_info) or {})
+        found = parse_version(str(self.version.get("version", "")))
+        if found < MIN_SERVER_VERSION:
+            raise TesterError(
+                f"TRex server {self.server} runs {self.version.get('version')}; natbench needs "
+                f"v{MIN_SERVER_VERSION[0]}.{MIN_SERVER_VERSION[1]:02d} or newer"
+            )
+
+    @property
+    def cores_per_port(self) -> int:
+        """Data-plane cores serving one port (shared by the two ports of a dual port unless pinned)."""
+        return int(self.system.get("dp_core_count_per_port") or self.system.get("dp_core_count") or 1)
+
+    def port_count(self) -> int:
+        """Ports the server has."""
+        return int(self.system.get("port_count", 0))
+
+    def acquire(self, ports: list[int]) -> None:
+        """Take ownership of ``ports`` and reset them (streams removed, stopped)."""
+        self._call("reset", self._client.reset, ports=ports)
+
+    def set_l2(self, port: int, dst_mac: str) -> None:
+        """L2 mode with an explicit destination MAC: no ARP / ND from the tester."""
+        self._call(f"set_l2_mode port {port}", self._client.set_l2_mode, port, dst_mac=dst_mac)
+
+    def set_promiscuous(self, ports: list[int], enabled: bool) -> None:
+        """Promiscuous mode off keeps frames for other MACs out of the counters."""
+        self._call("set_port_attr", self._client.set_port_attr, ports=ports, promiscuous=enabled)
+
+    def port_macs(self, ports: list[int]) -> dict[int, str]:
+        """Source MAC address of every port."""
+        info = self._call("get_port_info", self._client.get_port_info, ports=ports)
+        return {port: str(i.get("src_mac", "")) for port, i in zip(ports, info, strict=False)}
+
+    def load(self, port: int, streams: list[Any]) -> None:
+        """Replace the streams of ``port``."""
+        self._call("remove_all_streams", self._client.remove_all_streams, ports=[port])
+        if streams:
+            self._call("add_streams", self._client.add_streams, streams, ports=[port])
+
+    def clear_stats(self, ports: list[int]) -> None:
+        """Zero port, global and latency counters."""
+        self._call("clear_stats", self._client.clear_stats, ports=ports)
+
+    def start(self, ports: list[int], *, duration: float = -1, pin: bool = False) -> None:
+        """Start the loaded streams at their own rates (multiplier 1); ``pin`` splits each dual port's cores."""
+        mask = self.api.STLClient.CORE_MASK_PIN if pin else self.api.STLClient.CORE_MASK_SPLIT
+        self._call("start", self._client.start, ports=ports, mult="1", force=True, duration=duration, core_mask=mask)
+
+    def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> None:
+        """Block until traffic ends (TesterError after ``timeout`` seconds), then wait ``rx_delay_ms``."""
+        try:
+            self._client.wait_on_traffic(ports=ports, timeout=timeout, rx_delay_ms=rx_delay_ms)
+        except self.api.TRexTimeoutError as exc:
+            self._call("stop", self._client.stop, ports=ports)
+            raise TesterError(f"TRex traffic did not end within {timeout:.1f} s") from exc
+        except self.api.TRexError as exc:
+            raise TesterError(f"TRex wait_on_traffic: {exc}") from exc
+
+    def stop(self, ports: list[int]) -> None:
+        """Stop traffic on ``ports``."""
+        self._call("stop", self._client.stop, ports=ports)
+
+    def stats(self) -> dict[Any, Any]:
+        """Port and global counters since the last clear (``get_stats``)."""
+        return dict(self._call("get_stats", self._client.get_stats))
+
+    def latency(self, pg_ids: list[int]) -> dict[Any, Any]:
+        """Latency statistics of the packet groups ``pg_ids``."""
+        return dict(self._call("get_pgid_stats", self._client.get_pgid_stats, pg_ids))
+
+    def close(self) -> None:
+        """Release the ports and disconnect (never raises)."""
+        with contextlib.suppress(Exception):  # the session is going away anyway
+            self._client.disconnect()

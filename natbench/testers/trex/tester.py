@@ -1,0 +1,382 @@
+"""The TRex STL tester: compiles programs, loads them on a live server and counts (the part that talks)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from natbench.errors import ConfigError, TesterError
+from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
+from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.testers.trex import program as prg
+from natbench.testers.trex.client import TRexSession
+from natbench.testers.trex.latency import latency_from_pgid
+from natbench.testers.trex.program import Port, Program
+from natbench.traffic import Family, ResponderMode, TrafficPlan
+
+__all__ = ["TRexSettings", "TRexTester", "create"]
+
+_MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
+
+
+class TRexSettings(BaseModel):
+    """The campaign's ``testbed.tester`` settings for ``kind: trex``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str
+    """Host name or address of the TRex server (started with ``-i``, STL mode)."""
+    sync_port: int = 4501
+    """RPC port of the server."""
+    async_port: int = 4500
+    """Publisher port of the server."""
+    ports: tuple[int, int] = (0, 1)
+    """TRex ports (private / Initiator side, public / Responder side); a dual port pair."""
+    private_dst_mac: str = Field(pattern=_MAC)
+    """MAC address of the DUT's private interface (destination of Initiator frames)."""
+    public_dst_mac: str = Field(pattern=_MAC)
+    """MAC address of the DUT's public interface (destination of Responder frames)."""
+    software: bool = False
+    """The server runs with ``--software`` (needed for NAT64 latency; af_packet / veth setups)."""
+    pin_cores: bool = True
+    """Bidirectional traffic: give each port of the dual port its own half of the cores (CORE_MASK_PIN)."""
+    rx_delay_ms: int = Field(default=200, ge=0)
+    """Wait after the last frame before counters are read (the receive timeout; larger for slow DUTs)."""
+    rate_tolerance: float = Field(default=0.01, ge=0, lt=1)
+    """Relative shortfall of the achieved TX rate that still counts as keeping the rate."""
+    timing_slack: float = Field(default=0.1, ge=0)
+    """Seconds of RPC / polling overhead allowed on top of a burst's nominal duration."""
+    timeout_margin: float = Field(default=30.0, gt=0)
+    """Seconds added to a trial's nominal duration before natbench gives up waiting."""
+    step: int = Field(default=1, ge=1)
+    """Phase-1 source-list step (1 = the natbench order; another value coprime with N = another order)."""
+    bias_tolerance: float = Field(default=prg.DEFAULT_BIAS_TOLERANCE, gt=0)
+    """Largest relative deviation from uniform of a phase-2 random port before its range is split."""
+    connect_timeout: float | None = Field(default=None, gt=0)
+    """RPC timeout in seconds (client default when unset)."""
+
+    @field_validator("ports")
+    @classmethod
+    def _distinct(cls, v: tuple[int, int]) -> tuple[int, int]:
+        if v[0] == v[1] or min(v) < 0:
+            raise ValueError("need two different non-negative port numbers")
+        return v
+
+
+def create(settings: dict[str, Any], campaign: Any = None) -> TRexTester:
+    """Factory used by the testbed registry (``trex -> natbench.testers.trex:create``)."""
+    try:
+        parsed = TRexSettings.model_validate(settings)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in ("testbed", "tester", *err["loc"]))
+        file = getattr(campaign, "path", None) or getattr(campaign, "file", None)
+        raise ConfigError(err["msg"], file=str(file) if file else None, field=field) from exc
+    return TRexTester(parsed)
+
+
+class TRexTester:
+    """RFC 9693 phase 1 and phase 2 on a TRex STL server (implements ``natbench.testers.base.Tester``)."""
+
+    def __init__(self, settings: TRexSettings, session: TRexSession | None = None) -> None:
+        self.settings = settings
+        self._session = session
+        self._connected = False
+        self._plan: TrafficPlan | None = None
+        self._mappings: tuple[Mapping, ...] | None = None
+        self._macs: dict[int, str] = {}
+        self._ordered: tuple[tuple[int, int, str], tuple[Mapping, ...]] | None = None
+
+    # -- connection ------------------------------------------------------------------------
+
+    @property
+    def _port_ids(self) -> dict[Port, int]:
+        return {Port.PRIVATE: self.settings.ports[0], Port.PUBLIC: self.settings.ports[1]}
+
+    def _connect(self) -> TRexSession:
+        s = self.settings
+        if self._session is None:
+            self._session = TRexSession(s.server, s.sync_port, s.async_port, s.connect_timeout)
+        if not self._connected:
+            sess = self._session
+            sess.connect()
+            ports = list(s.ports)
+            if sess.port_count() and max(ports) >= sess.port_count():
+                raise TesterError(f"TRex server {s.server} has {sess.port_count()} ports; settings ask for {ports}")
+            sess.acquire(ports)
+            sess.set_promiscuous(ports, False)
+            sess.set_l2(s.ports[0], s.private_dst_mac)
+            sess.set_l2(s.ports[1], s.public_dst_mac)
+            self._macs = sess.port_macs(ports)
+            self._connected = True
+        return self._session
+
+    # -- protocol --------------------------------------------------------------------------
+
+    def prepare(self, traffic: TrafficPlan) -> None:
+        """Check the plan against what TRex can do, compile phase 1 once offline, connect."""
+        if traffic.responder_mode is ResponderMode.LEARN:
+            raise TesterError(
+                "the TRex tester cannot learn tuples (responder_mode learn): use compute for a DUT verified "
+                "to preserve ports, or read to load the DUT's mappings through its recipe's show_mappings"
+            )
+        sess = self._connect()
+        try:
+            prg.compile_phase1(traffic, 1.0, cores=sess.cores_per_port, step=self.settings.step)
+        except ValueError as exc:
+            raise TesterError(f"phase 1 cannot be compiled for TRex: {exc}") from exc
+        self._plan = traffic
+        self._mappings = None
+        self._ordered = None
+
+    def load_mappings(self, mappings: Sequence[Mapping]) -> None:
+        """Tuples read from the DUT (ResponderMode.READ) for :meth:`validate`; phase 2 also remembers them."""
+        self._mappings = tuple(mappings)
+
+    def phase1(self, rate: float, learn: bool) -> PhaseResult:
+        """N frames, each pair once, at ``rate`` from the private port (TRex does not learn: ``learned`` is None)."""
+        plan = self._need_plan()
+        sess = self._connect()
+        program = self._compile(
+            lambda: prg.compile_phase1(plan, rate, cores=sess.cores_per_port, step=self.settings.step)
+        )
+        return self._run_burst(program, Port.PRIVATE, Direction.FORWARD, rate, responder_mode=None)
+
+    def validate(self, rate: float) -> PhaseResult:
+        """One reverse frame per state-table entry, linearly (computed table or the DUT's mappings)."""
+        plan = self._need_plan()
+        sess = self._connect()
+        if plan.responder_mode is ResponderMode.READ and not self._mappings:
+            raise TesterError("validation in responder mode read needs the DUT's mappings (load_mappings)")
+        program = self._compile(
+            lambda: prg.compile_validation(plan, rate, mappings=self._mappings, cores=sess.cores_per_port)
+        )
+        return self._run_burst(program, Port.PUBLIC, Direction.REVERSE, rate, responder_mode=str(plan.responder_mode))
+
+    def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        """``duration`` seconds at ``rate`` per direction; port counters for loss, latency streams when asked."""
+        plan = self._need_plan()
+        if duration <= 0:
+            raise TesterError("phase 2 duration must be positive")
+        if measure.latency and plan.family is Family.NAT64 and not self.settings.software:
+            raise TesterError(
+                "NAT64 latency needs a TRex server started with --software (NIC latency filters match "
+                "IPv4 ID / IPv6 flow label, which translation rewrites): start it so and set software: true"
+            )
+        if measure.mappings is not None:
+            self._mappings = tuple(measure.mappings)
+        if plan.responder_mode is ResponderMode.COMPUTE and measure.mappings:
+            moved = [m for m in measure.mappings if m.private_port is not None and m.private_port != m.public_port]
+            if moved:
+                raise TesterError(
+                    f"responder mode compute, but the DUT changed {len(moved)} source ports "
+                    f"(e.g. {moved[0].private_port} -> {moved[0].public_port}): use responder_mode read"
+                )
+        if plan.responder_mode is ResponderMode.READ and self._mappings:
+            # order the tuples once per (mappings, selection): a search runs many trials on the same table
+            key = (id(self._mappings), len(self._mappings), measure.selection)
+            if self._ordered is None or self._ordered[0] != key:
+                try:
+                    ordered = prg.order_mappings(self._mappings, measure.selection, plan.seed)
+                except ValueError as exc:
+                    raise TesterError(str(exc)) from exc
+                self._ordered = (key, ordered)
+            measure = Phase2Options(measure.latency, measure.latency_rate, "linear", self._ordered[1])
+        sess = self._connect()
+        program = self._compile(
+            lambda: prg.compile_phase2(
+                plan, rate, directions, measure, cores=sess.cores_per_port, bias_tolerance=self.settings.bias_tolerance
+            )
+        )
+        ids = self._port_ids
+        active = [p for p in Port if program.on(p)]
+        for p in Port:
+            sess.load(ids[p], self._streams(program, p))
+        port_list = [ids[p] for p in active]
+        sess.clear_stats(list(ids.values()))
+        t0 = time.monotonic()
+        sess.start(port_list, duration=duration, pin=self.settings.pin_cores and len(active) == 2)
+        sess.wait(port_list, duration + self.settings.timeout_margin, self.settings.rx_delay_ms)
+        wall = time.monotonic() - t0 - self.settings.rx_delay_ms / 1000
+        stats = sess.stats()
+        counts = self._counts(stats, active)
+        latency: dict[Direction, LatencyStats] = {}
+        pgs = [s.latency_pg_id for s in program.streams if s.latency_pg_id is not None]
+        if pgs:
+            latency = self._latency(sess.latency(pgs), program)
+        intended = rate * duration
+        notes = self._rate_notes(stats, counts, intended, wall, duration, continuous=True)
+        notes.extend(program.notes if measure.latency else ())
+        slowest = min(c.sent for c in counts.values()) if counts else 0
+        return PhaseResult(
+            intended_rate=rate,
+            achieved_rate=slowest / duration,
+            duration=duration,
+            counts=counts,
+            latency=latency,
+            tester_ok=not any(n.startswith("!") for n in notes),
+            tester_note="; ".join(n.lstrip("!") for n in notes),
+            responder_mode=str(plan.responder_mode),
+            extra={"wall_s": wall, "streams": len(program.streams), "queue_full": _queue_full(stats)},
+        )
+
+    def facts(self) -> dict[str, Any]:
+        """Backend, client and server versions, ports, cores, MACs."""
+        out: dict[str, Any] = {
+            "backend": "trex",
+            "server": self.settings.server,
+            "ports": list(self.settings.ports),
+            "software_mode": self.settings.software,
+            "pin_cores": self.settings.pin_cores,
+            "private_dst_mac": self.settings.private_dst_mac,
+            "public_dst_mac": self.settings.public_dst_mac,
+        }
+        try:
+            out["client"] = "lbr-trex-client " + importlib.metadata.version("lbr-trex-client")
+        except importlib.metadata.PackageNotFoundError:
+            out["client"] = "trex.stl.api (TRex install)"
+        if self._session is not None and self._connected:
+            out["server_version"] = self._session.version.get("version")
+            out["cores_per_port"] = self._session.cores_per_port
+            out["tester_macs"] = {str(k): v for k, v in self._macs.items()}
+        return out
+
+    def close(self) -> None:
+        """Stop traffic and disconnect."""
+        if self._session is not None:
+            if self._connected:
+                with contextlib.suppress(TesterError):
+                    self._session.stop(list(self.settings.ports))
+            self._session.close()
+        self._connected = False
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _need_plan(self) -> TrafficPlan:
+        if self._plan is None:
+            raise TesterError("prepare() was not called")
+        return self._plan
+
+    @staticmethod
+    def _compile(build: Any) -> Program:
+        try:
+            result: Program = build()
+        except ValueError as exc:
+            raise TesterError(str(exc)) from exc
+        return result
+
+    def _streams(self, program: Program, port: Port) -> list[Any]:
+        from natbench.testers.trex.streams import build_streams
+
+        return build_streams(program, port)
+
+    def _run_burst(
+        self, program: Program, port: Port, direction: Direction, rate: float, responder_mode: str | None
+    ) -> PhaseResult:
+        sess = self._connect()
+        ids = self._port_ids
+        for p in Port:
+            sess.load(ids[p], self._streams(program, p) if p is port else [])
+        frames = program.burst_frames(port) or 0
+        nominal = frames / rate
+        sess.clear_stats(list(ids.values()))
+        t0 = time.monotonic()
+        sess.start([ids[port]], pin=False)
+        sess.wait([ids[port]], nominal + self.settings.timeout_margin, self.settings.rx_delay_ms)
+        wall = time.monotonic() - t0 - self.settings.rx_delay_ms / 1000
+        stats = sess.stats()
+        counts = self._counts(stats, [port])
+        notes = self._rate_notes(stats, counts, frames, wall, nominal, continuous=False)
+        notes.extend(program.notes)
+        sent = counts[direction].sent
+        return PhaseResult(
+            intended_rate=rate,
+            achieved_rate=sent / max(wall, nominal) if sent else 0.0,
+            duration=max(wall, nominal),
+            counts=counts,
+            tester_ok=not any(n.startswith("!") for n in notes),
+            tester_note="; ".join(n.lstrip("!") for n in notes),
+            learned=None,
+            responder_mode=responder_mode,
+            extra={
+                "wall_s": wall,
+                "frames": frames,
+                "step": program.step,
+                "pinned": program.pinned,
+                "queue_full": _queue_full(stats),
+            },
+        )
+
+    def _counts(self, stats: dict[Any, Any], senders: Sequence[Port]) -> dict[Direction, DirectionCounts]:
+        ids = self._port_ids
+        out: dict[Direction, DirectionCounts] = {}
+        for p in senders:
+            other = Port.PUBLIC if p is Port.PRIVATE else Port.PRIVATE
+            sent = int(_port_stat(stats, ids[p], "opackets"))
+            received = int(_port_stat(stats, ids[other], "ipackets"))
+            # port counters cannot see the payload: with explicit MACs, promiscuous off and no
+            # ARP/ND (static neighbours on the DUT) every received frame is a test frame
+            out[Direction.FORWARD if p is Port.PRIVATE else Direction.REVERSE] = DirectionCounts(
+                sent, received, received
+            )
+        return out
+
+    def _rate_notes(
+        self,
+        stats: dict[Any, Any],
+        counts: dict[Direction, DirectionCounts],
+        intended_frames: float,
+        wall: float,
+        nominal: float,
+        *,
+        continuous: bool,
+    ) -> list[str]:
+        """Reasons the tester did not generate what was asked; a leading '!' marks the trial invalid."""
+        tol = self.settings.rate_tolerance
+        notes: list[str] = []
+        qf = _queue_full(stats)
+        if qf:
+            notes.append(f"!TRex send queue full {qf} times")
+        for d, c in counts.items():
+            if continuous:
+                if c.sent < intended_frames * (1 - tol):
+                    notes.append(
+                        f"!{d}: sent {c.sent} of {intended_frames:.0f} frames ({c.sent / intended_frames:.2%})"
+                    )
+            elif c.sent != intended_frames:
+                notes.append(f"!{d}: sent {c.sent} of {intended_frames:.0f} frames")
+            if c.received > c.sent:
+                notes.append(f"!{d}: received {c.received} > sent {c.sent}: non-test frames reached the counters")
+        if not continuous and wall > nominal * (1 + tol) + self.settings.timing_slack:
+            notes.append(f"!fell behind: {wall:.3f} s for a {nominal:.3f} s burst")
+        return notes
+
+    def _latency(self, pgid: dict[Any, Any], program: Program) -> dict[Direction, LatencyStats]:
+        out: dict[Direction, LatencyStats] = {}
+        lat = pgid.get("latency", {})
+        flow = pgid.get("flow_stats", {})
+        for s in program.streams:
+            if s.latency_pg_id is None:
+                continue
+            entry = lat.get(s.latency_pg_id)
+            if entry is None:
+                continue
+            rx = flow.get(s.latency_pg_id, {}).get("rx_pkts", {}).get("total", 0)
+            stats = latency_from_pgid(entry, int(rx))
+            if stats is not None:
+                out[s.direction] = stats
+        return out
+
+
+def _port_stat(stats: dict[Any, Any], port: int, key: str) -> int:
+    entry = stats.get(port, stats.get(str(port), {}))
+    return int(entry.get(key, 0))
+
+
+def _queue_full(stats: dict[Any, Any]) -> int:
+    return int(stats.get("global", {}).get("queue_full", 0) or 0)

@@ -1,0 +1,117 @@
+"""Live TRex tests (marker ``trex``): run only when NATBENCH_TREX=host[:port] names a reachable server.
+
+Environment:
+  NATBENCH_TREX              host[:sync_port] of a TRex server in STL mode (``t-rex-64 -i``)
+  NATBENCH_TREX_PRIVATE_MAC  MAC of the DUT's private interface (behind TRex port 0)
+  NATBENCH_TREX_PUBLIC_MAC   MAC of the DUT's public interface (behind TRex port 1)
+  NATBENCH_TREX_COUNT_CMD    shell command printing the DUT's connection count (e.g. ``ssh dut conntrack -C``)
+  NATBENCH_TREX_RESET_CMD    shell command emptying the DUT's connection table (e.g. ``ssh dut conntrack -F``)
+  NATBENCH_TREX_SOFTWARE     1 when the server runs with --software
+The DUT must be a port-preserving NAT44 with the seeds' address plan and
+static neighbours for 198.18.0.2 and 198.19.0.2 (see docs/trex.md).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+
+import pytest
+
+from natbench.results import Direction
+from natbench.testers.base import Directions, Phase2Options
+from natbench.testers.trex import create
+from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
+
+pytestmark = pytest.mark.trex
+
+
+def _server() -> tuple[str, int]:
+    spec = os.environ.get("NATBENCH_TREX")
+    if not spec:
+        pytest.skip("NATBENCH_TREX is not set (host[:port] of a live TRex server)")
+    host, _, port = spec.partition(":")
+    sync = int(port or 4501)
+    try:
+        with socket.create_connection((host, sync), timeout=3):
+            pass
+    except OSError as exc:
+        pytest.skip(f"TRex server {host}:{sync} is not reachable: {exc}")
+    return host, sync
+
+
+def _env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        pytest.skip(f"{name} is not set (see the module docstring)")
+    return value
+
+
+def _sh(cmd: str) -> str:
+    return subprocess.run(cmd, shell=True, check=True, capture_output=True, text=True, timeout=120).stdout
+
+
+@pytest.fixture
+def tester():  # type: ignore[no-untyped-def]
+    host, sync = _server()
+    t = create(
+        {
+            "server": host,
+            "sync_port": sync,
+            "async_port": sync - 1,
+            "private_dst_mac": _env("NATBENCH_TREX_PRIVATE_MAC"),
+            "public_dst_mac": _env("NATBENCH_TREX_PUBLIC_MAC"),
+            "software": os.environ.get("NATBENCH_TREX_SOFTWARE") == "1",
+        },
+        None,
+    )
+    yield t
+    t.close()
+
+
+PLAN = TrafficPlan(
+    Family.NAT44,
+    AddressPlan.default(Family.NAT44),
+    PortRange(1024, 1223),
+    PortRange(80, 129),
+    64,
+    seed=2025,
+    responder_mode=ResponderMode.COMPUTE,
+)
+
+
+def test_phase1_creates_n_connections(tester) -> None:  # type: ignore[no-untyped-def]
+    count_cmd = _env("NATBENCH_TREX_COUNT_CMD")
+    _sh(_env("NATBENCH_TREX_RESET_CMD"))
+    before = int(_sh(count_cmd).split()[-1])
+    tester.prepare(PLAN)
+    result = tester.phase1(10_000.0, learn=False)
+    fwd = result.counts[Direction.FORWARD]
+    assert result.tester_ok, result.tester_note
+    assert fwd.sent == PLAN.connections == 10_000
+    assert fwd.received == PLAN.connections
+    after = int(_sh(count_cmd).split()[-1])
+    assert after - before == PLAN.connections
+    check = tester.validate(10_000.0)
+    assert check.counts[Direction.REVERSE].received == PLAN.connections
+
+
+def test_throughput_search_completes(tester) -> None:  # type: ignore[no-untyped-def]
+    tester.prepare(PLAN)
+    reset = os.environ.get("NATBENCH_TREX_RESET_CMD")
+    if reset:
+        _sh(reset)
+    assert tester.phase1(10_000.0, learn=False).tester_ok
+    lower, upper, steps = 1_000.0, 2_000_000.0, 0
+    while upper - lower > 0.05 * upper and steps < 20:
+        rate = (lower + upper) / 2
+        r = tester.phase2(rate, 2.0, Directions.BIDIRECTIONAL, Phase2Options())
+        steps += 1
+        if not r.tester_ok:
+            upper = rate  # the tester could not keep it: no DUT verdict possible above
+            continue
+        ok = all(c.loss_ratio <= 0.0001 for c in r.counts.values())
+        lower, upper = (rate, upper) if ok else (lower, rate)
+        assert r.responder_mode == "compute"
+    assert steps and lower >= 1_000.0

@@ -1,0 +1,177 @@
+"""TRex tester pieces that need no server: settings, client resolution, counting and rate checks, latency."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from natbench.errors import ConfigError
+from natbench.errors import TesterError as TRexFailure
+from natbench.results import Direction
+from natbench.testers import base as tester_base
+from natbench.testers.trex import client as trex_client
+from natbench.testers.trex import create
+from natbench.testers.trex.latency import latency_from_pgid
+from natbench.testers.trex.program import Port
+from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
+
+SETTINGS = {"server": "127.0.0.1", "private_dst_mac": "02:00:00:00:00:01", "public_dst_mac": "02:00:00:00:00:02"}
+
+
+def test_create_validates_settings_and_does_not_connect() -> None:
+    tester = create(dict(SETTINGS), None)
+    assert isinstance(tester, tester_base.Tester)
+    facts = tester.facts()
+    assert facts["backend"] == "trex" and facts["ports"] == [0, 1] and "server_version" not in facts
+    with pytest.raises(ConfigError) as err:
+        create({**SETTINGS, "private_dst_mac": "02:00:00"}, None)
+    assert err.value.field == "testbed.tester.private_dst_mac"
+    with pytest.raises(ConfigError, match=r"testbed\.tester\.colour"):
+        create({**SETTINGS, "colour": "blue"}, None)
+    with pytest.raises(ConfigError, match=r"testbed\.tester\.ports"):
+        create({**SETTINGS, "ports": [1, 1]}, None)
+
+
+def test_learn_mode_is_refused_before_connecting() -> None:
+    plan = TrafficPlan(
+        Family.NAT44, AddressPlan.default(Family.NAT44), PortRange(1, 100), PortRange(1, 10), 64, 1, ResponderMode.LEARN
+    )
+    with pytest.raises(TRexFailure, match="cannot learn"):
+        create(dict(SETTINGS), None).prepare(plan)
+
+
+def test_missing_client_names_every_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def no_trex() -> None:
+        raise ImportError("No module named 'trex'")
+
+    real_import = trex_client.importlib.import_module
+
+    def no_lbr(name: str, *args: object) -> object:
+        if name == "lbr_trex_client":
+            raise ImportError("No module named 'lbr_trex_client'")
+        return real_import(name)
+
+    monkeypatch.setattr(trex_client, "_API", None)
+    monkeypatch.setattr(trex_client, "_import_api", no_trex)
+    monkeypatch.setattr(trex_client.importlib, "import_module", no_lbr)
+    monkeypatch.setenv("TREX_CLIENT_PATH", str(tmp_path))
+    with pytest.raises(TRexFailure) as err:
+        trex_client.load_api()
+    text = str(err.value)
+    assert "natbench[trex]" in text and "lbr-trex-client" in text and "TREX_CLIENT_PATH" in text
+    assert str(tmp_path) in text
+
+
+def test_trex_client_path_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
+    import lbr_trex_client
+
+    interactive = Path(lbr_trex_client.__file__).parent / "interactive"
+    calls: list[str] = []
+    real = trex_client._import_api
+
+    def first_fails() -> object:
+        calls.append("import")
+        if len(calls) == 1:
+            raise ImportError("not on sys.path yet")
+        return real()
+
+    monkeypatch.setattr(trex_client, "_API", None)
+    monkeypatch.setattr(trex_client, "_import_api", first_fails)
+    monkeypatch.setenv("TREX_CLIENT_PATH", str(interactive))
+    api = trex_client.load_api()
+    assert hasattr(api, "STLStream") and len(calls) == 2
+    import sys
+
+    assert str(interactive) in sys.path
+
+
+def test_version_parsing() -> None:
+    assert trex_client.parse_version("v3.04") == (3, 4)
+    assert trex_client.parse_version("v2.99") < trex_client.MIN_SERVER_VERSION
+    with pytest.raises(TRexFailure):
+        trex_client.parse_version("unknown")
+
+
+def test_unreachable_server_is_a_tester_error() -> None:
+    pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    session = trex_client.TRexSession("127.0.0.1", sync_port=port, async_port=port + 1, timeout=1)
+    t0 = time.monotonic()
+    with pytest.raises(TRexFailure, match=f"127.0.0.1:{port}"):
+        session.connect()
+    assert time.monotonic() - t0 < 30
+    session.close()
+
+
+def stats(sent0: int, recv0: int, sent1: int, recv1: int, queue_full: int = 0) -> dict[object, object]:
+    return {
+        0: {"opackets": sent0, "ipackets": recv0},
+        1: {"opackets": sent1, "ipackets": recv1},
+        "global": {"queue_full": queue_full},
+    }
+
+
+def test_counts_and_rate_checks() -> None:
+    tester = create(dict(SETTINGS), None)
+    s = stats(1000, 990, 1000, 1000)
+    counts = tester._counts(s, [Port.PRIVATE, Port.PUBLIC])
+    assert counts[Direction.FORWARD].sent == 1000 and counts[Direction.FORWARD].valid == 1000
+    assert counts[Direction.REVERSE].received == 990 and counts[Direction.REVERSE].lost == 10
+    # a burst that was sent whole and in time
+    assert tester._rate_notes(s, counts, 1000, 1.0, 1.0, continuous=False) == []
+    # late burst, send-queue full, short burst: each makes the trial invalid ('!')
+    late = tester._rate_notes(s, counts, 1000, 1.5, 1.0, continuous=False)
+    assert late and late[0].startswith("!fell behind")
+    qf = tester._rate_notes(stats(1000, 990, 1000, 1000, queue_full=5), counts, 1000, 1.0, 1.0, continuous=False)
+    assert any("queue full 5" in n for n in qf)
+    short = tester._counts(stats(900, 0, 0, 900), [Port.PRIVATE])
+    assert any("sent 900 of 1000" in n for n in tester._rate_notes(s, short, 1000, 1.0, 1.0, continuous=False))
+    # continuous phase 2: 1 % tolerance on the frames sent
+    ok = tester._counts(stats(99_500, 0, 0, 99_500), [Port.PRIVATE])
+    assert tester._rate_notes(s, ok, 100_000, 1.0, 1.0, continuous=True) == []
+    slow = tester._counts(stats(98_000, 0, 0, 98_000), [Port.PRIVATE])
+    assert tester._rate_notes(s, slow, 100_000, 1.0, 1.0, continuous=True)[0].startswith("!forward: sent 98000")
+    # more received than sent = foreign frames in the counters
+    leak = tester._counts(stats(100, 0, 0, 101), [Port.PRIVATE])
+    assert any("non-test frames" in n for n in tester._rate_notes(s, leak, 100, 1.0, 1.0, continuous=False))
+
+
+def test_latency_conversion_from_pgid_stats() -> None:
+    entry = {
+        "latency": {
+            "total_min": 7.0,
+            "total_max": 480.0,
+            "average": 20.0,
+            "jitter": 3,
+            "histogram": {"10": 600, "20": 390, "30": 9, "400": 1},
+        }
+    }
+    lat = latency_from_pgid(entry, 1000)
+    assert lat is not None
+    assert lat.samples == 1000 and lat.minimum == pytest.approx(7e-6) and lat.maximum == pytest.approx(480e-6)
+    assert lat.median == pytest.approx(10e-6) and lat.p99_9 == pytest.approx(30e-6)
+    assert lat.pdv == pytest.approx(23e-6)
+    assert latency_from_pgid({"latency": {"histogram": {}}}, 0) is None
+
+
+def test_nat64_latency_needs_software_mode() -> None:
+    tester = create(dict(SETTINGS), None)
+    tester._plan = TrafficPlan(
+        Family.NAT64,
+        AddressPlan.default(Family.NAT64),
+        PortRange(1, 100),
+        PortRange(1, 10),
+        64,
+        1,
+        ResponderMode.COMPUTE,
+    )
+    from natbench.testers.base import Directions, Phase2Options
+
+    with pytest.raises(TRexFailure, match="--software"):
+        tester.phase2(1000.0, 1.0, Directions.BIDIRECTIONAL, Phase2Options(latency=True))
