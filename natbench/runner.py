@@ -19,6 +19,7 @@ Two levels of API:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import threading
 import time
@@ -76,12 +77,15 @@ class RunSpec:
     """Where the campaign came from."""
     settings_for: Callable[[WorkingPoint, str], MetricSettings] | None = None
     """Per-point settings (a campaign's sweep may override e.g. the search error per point); default: ``metrics``."""
+    monitor_interval: float | None = None
+    """When set, sample the DUTs' CPU idle time every this many seconds in every traffic trial of every metric."""
 
     def settings(self, point: WorkingPoint, metric: str) -> MetricSettings:
         """Settings of ``metric`` at ``point``."""
-        if self.settings_for is not None:
-            return self.settings_for(point, metric)
-        return self.metrics[metric]
+        s = self.settings_for(point, metric) if self.settings_for is not None else self.metrics[metric]
+        if self.monitor_interval:
+            s = dataclasses.replace(s, monitor_interval=self.monitor_interval)
+        return s
 
     def ordered_metrics(self) -> list[str]:
         """Metric names in measurement order (cps before validation, throughput before latency/PDV)."""
@@ -351,14 +355,18 @@ def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | N
     """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`.
 
     Per-point settings come from ``campaign.settings_for(point, metric)``; a metric without its own
-    acceptance or directions takes the traffic section's, and the Responder's entry selection is the
-    traffic section's ``selection``.
+    acceptance or directions takes the traffic section's, the Responder's entry selection is the
+    traffic section's ``selection``, and the achieved-rate tolerance is the tester's ``rate_tolerance``
+    setting when it has one.
     """
     traffic = getattr(campaign, "traffic", None)
+    tester_settings = getattr(getattr(getattr(campaign, "testbed", None), "tester", None), "settings", None) or {}
     defaults = {
         "acceptance": getattr(traffic, "acceptance", None),
         "directions": getattr(traffic, "directions", None),
         "selection": getattr(traffic, "selection", None),
+        # the engine's "kept the rate" check uses the tolerance the tester itself was given
+        "rate_tolerance": tester_settings.get("rate_tolerance") if isinstance(tester_settings, dict) else None,
     }
 
     def convert(raw: Any, acceptance: float | None = None) -> MetricSettings:
@@ -418,6 +426,7 @@ def run_campaign(
     observers: Sequence[Observer] = (),
     testbed: Testbed | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    monitor_interval: float | None = None,
 ) -> RunDirectory:
     """Load the campaign file, build its testbed (unless one is given), run it; return the run directory.
 
@@ -430,6 +439,8 @@ def run_campaign(
     path = Path(path)
     campaign = load_campaign(path)
     spec = spec_from_campaign(campaign, _campaign_text(campaign, path), str(path))
+    if monitor_interval:
+        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
     target = Path(run_dir) if run_dir else default_run_dir(campaign)
     with testbed if testbed is not None else build_testbed(campaign) as bed:
         return start_run(spec, target, bed.tester, bed.dut, observers=observers, sleep=sleep)
@@ -441,6 +452,7 @@ def resume_campaign(
     observers: Sequence[Observer] = (),
     testbed: Testbed | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    monitor_interval: float | None = None,
 ) -> RunDirectory:
     """Resume the run in ``run_dir`` from its stored, resolved campaign.yaml."""
     from natbench.campaign import load_campaign
@@ -449,5 +461,7 @@ def resume_campaign(
     existing = RunDirectory.open(run_dir)
     campaign = load_campaign(existing.path / "campaign.yaml")
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
+    if monitor_interval:
+        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
     with testbed if testbed is not None else build_testbed(campaign) as bed:
         return resume_run(spec, run_dir, bed.tester, bed.dut, observers=observers, sleep=sleep)

@@ -44,6 +44,16 @@ def test_spec_from_campaign_takes_traffic_defaults(campaign_file: Path) -> None:
     assert s.acceptance == 0.001  # from traffic.acceptance
     assert s.directions is Directions.BIDIRECTIONAL
     assert spec.total_repetitions() == 27
+    assert s.rate_tolerance == 0.001  # engine default: the quickstart's tester sets none
+
+
+def test_tester_rate_tolerance_reaches_the_verdicts(campaign_file: Path) -> None:
+    data = yaml.safe_load(campaign_file.read_text())
+    data["testbed"]["tester"]["settings"] = {"rate_tolerance": 0.02}
+    campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    campaign = load_campaign(campaign_file)
+    spec = spec_from_campaign(campaign, campaign.to_yaml())
+    assert spec.settings(spec.points[0], "cps").rate_tolerance == 0.02
 
 
 def test_a_campaign_runs_with_the_fakes_through_the_library_api(campaign_file: Path) -> None:
@@ -108,3 +118,45 @@ def test_run_directory_reader_on_the_campaign_run(campaign_file: Path) -> None:
     df = reader.results_frame()
     assert set(df["metric"]) == {"cps", "throughput", "teardown"}
     assert sorted(set(df["connections"])) == [1000, 4000, 16000]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "campaigns").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_campaign_converts_to_engine_settings(path: Path) -> None:
+    campaign = load_campaign(path)
+    spec = spec_from_campaign(campaign, campaign.to_yaml(), str(path))
+    assert spec.points and spec.metrics
+    for point in spec.points:
+        for metric in spec.ordered_metrics():
+            s = spec.settings(point, metric)
+            raw = campaign.settings_for(point, metric)
+            assert s.repetitions == raw.repetitions
+            assert s.acceptance == campaign.acceptance(point, metric)
+            for name in ("lower", "upper", "error", "fill_rate", "duration", "gap", "rate"):
+                if getattr(raw, name, None) is not None:
+                    assert getattr(s, name) == getattr(raw, name), (metric, name)
+
+
+def test_run_command_end_to_end_with_a_substituted_testbed(
+    campaign_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command's wiring (run, summary, Parquet, resume) with the testbed builder swapped for fakes."""
+    from click.testing import CliRunner
+
+    import natbench.testbed
+    from natbench.cli import cli
+
+    monkeypatch.setattr(natbench.testbed, "build_testbed", lambda campaign: fake_testbed())
+    data = yaml.safe_load(campaign_file.read_text())
+    for metric in ("throughput", "teardown"):
+        data["metrics"][metric]["gap"] = 0  # the fakes need no settling time
+    campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    out = campaign_file.parent / "cli-run"
+    res = CliRunner().invoke(cli, ["run", str(campaign_file), "-o", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.strip().splitlines()
+    assert lines[-1] == f"run directory: {out} (complete)"
+    assert any(ln.startswith("iptables-1k") and "cps" in ln and "(n=3)" in ln for ln in lines)
+    assert (out / "trials.parquet").exists()
+    again = CliRunner().invoke(cli, ["run", "--resume", str(out), "--no-parquet"])
+    assert again.exit_code == 0, again.output
+    assert again.output.strip().splitlines()[-1] == f"run directory: {out} (complete)"

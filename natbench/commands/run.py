@@ -63,6 +63,13 @@ def summary_lines(run: RunDirectory) -> list[str]:
 )
 @click.option("--parquet/--no-parquet", default=True, show_default=True, help="Export trials.parquet at the end.")
 @click.option("--progress/--no-progress", default=None, help="Live progress display (default: when stderr is a tty).")
+@click.option(
+    "--monitor",
+    "monitor_interval",
+    type=click.FloatRange(min=0.05),
+    default=None,
+    help="Sample every DUT's per-core CPU idle time every SECONDS during each traffic trial (stored with it).",
+)
 @click.option("-v", "--verbose", count=True, help="Log run events to stderr (-v results, -vv every trial).")
 def run_command(
     campaign_file: Path | None,
@@ -70,6 +77,7 @@ def run_command(
     output: Path | None,
     parquet: bool,
     progress: bool | None,
+    monitor_interval: float | None,
     verbose: int,
 ) -> None:
     """Run a campaign (FILE), or resume an interrupted run (--resume RUN_DIR)."""
@@ -94,12 +102,13 @@ def run_command(
     else:
         assert resume_dir is not None
         where = resume_dir
+    click.echo(f"natbench: run directory {where}", err=True)
     try:
         if resume_dir is not None:
-            run = resume_campaign(resume_dir, observers=observers)
+            run = resume_campaign(resume_dir, observers=observers, monitor_interval=monitor_interval)
         else:
             assert campaign_file is not None
-            run = run_campaign(campaign_file, where, observers=observers)
+            run = run_campaign(campaign_file, where, observers=observers, monitor_interval=monitor_interval)
     except (KeyboardInterrupt, RunInterrupted, NatbenchError) as exc:
         if (where / "trials.jsonl").exists() and not isinstance(exc, ConfigError | StoreError):
             click.echo(f"natbench: the run can be resumed: natbench run --resume {where}", err=True)
