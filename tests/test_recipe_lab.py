@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from nslab import NsLab, ns_lab, send_udp
+from nslab import NsLab, global_conntrack_lock, ns_lab, send_udp
 
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe import load_recipe
@@ -57,7 +57,7 @@ def nat44_params(lab: NsLab, **extra: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("recipe", ["iptables-nat44", "nftables-nat44"])
 def test_nat44_recipe_in_a_namespace(recipe: str) -> None:
-    with ns_lab(configure_dut_addresses=False) as lab:
+    with ns_lab(configure_dut_addresses=False) as lab, global_conntrack_lock():
         before = snapshot(lab.dut)
         current_max = int(in_ns(lab.dut, "cat /proc/sys/net/netfilter/nf_conntrack_max"))
         params = nat44_params(lab, nat="snat", conntrack_max=current_max, udp_timeout=120)
@@ -88,7 +88,7 @@ def test_nat44_recipe_in_a_namespace(recipe: str) -> None:
 
 
 def test_table_size_that_cannot_be_set_in_a_namespace_fails_clearly_and_leaves_nothing() -> None:
-    with ns_lab(configure_dut_addresses=False) as lab:
+    with ns_lab(configure_dut_addresses=False) as lab, global_conntrack_lock():
         before = snapshot(lab.dut)
         current = int(in_ns(lab.dut, "cat /proc/sys/net/netfilter/nf_conntrack_max"))
         params = nat44_params(lab, conntrack_max=current + 1024)

@@ -32,6 +32,8 @@ __all__ = ["CommandRecord", "DutGroup", "RecipeDut", "StepResult", "timed_wrappe
 log = logging.getLogger(__name__)
 
 TIMING_MARK = "__natbench_timing__"
+NOT_RETRIED = ("timed_flush",)
+"""Steps not repeated after a dropped connection (their result is a measurement)."""
 _TIMING_LINE = re.compile(rf"^{TIMING_MARK} (\S*) (\S*) (\S*)\s*$", re.M)
 
 
@@ -174,19 +176,34 @@ class RecipeDut:
         return self.params if self.params is not None else self.recipe.resolve(self.base_params)
 
     def run_step(self, step: str, *, check: bool = True) -> StepResult:
-        """Run the commands of ``step`` (retried after a dropped connection); raise on the first failure."""
+        """Run the commands of ``step``; raise on the first failure.
+
+        When the connection drops, the executor reconnects (with backoff) and the step is
+        retried: ``setup`` after tearing down what it had done. ``timed_flush`` is not
+        retried: a flush interrupted half-way cannot be timed again on the same table, so
+        the error goes to the procedure (the trial is invalid and repeated there).
+        """
         attempt = 0
+        pending_teardown = False
         while True:
             try:
+                if pending_teardown:
+                    self._run_step_once("teardown", check=False)
+                    pending_teardown = False
                 return self._run_step_once(step, check=check)
             except ConnectionLost as exc:
-                if attempt >= self.step_retries:
-                    raise DutError(f"{exc} (gave up after {attempt + 1} attempts)", step=step, dut=self.name) from None
+                if step in NOT_RETRIED or attempt >= self.step_retries:
+                    why = (
+                        "not retried: the step is a measurement"
+                        if step in NOT_RETRIED
+                        else f"gave up after {attempt + 1} attempts"
+                    )
+                    raise DutError(f"{exc} ({why})", step=step, dut=self.name) from None
                 attempt += 1
                 log.warning("DUT %s: %s; retrying step %s (attempt %d)", self.name, exc, step, attempt + 1)
                 time.sleep(self.retry_backoff * attempt)
                 if step == "setup" and self.recipe.has_step("teardown"):
-                    self._run_step_once("teardown", check=False)
+                    pending_teardown = True
 
     def _run_step_once(self, step: str, *, check: bool) -> StepResult:
         result = StepResult(step)
@@ -381,6 +398,8 @@ class RecipeDut:
         self.cores = point.cores if (self.swept_by(point) and point.cores is not None) else self.fixed_cores
         self._is_setup = True
         try:
+            if self.recipe.has_step("prepare"):
+                self.run_step("prepare")
             if self.cores is not None:
                 self._set_cores(self.cores)
             self.run_step("setup")

@@ -251,6 +251,7 @@ class SshExecutor:
             chan.exec_command(self.wrap(command))
             chan.shutdown_write()
             deadline = start + limit
+            idle = 0.001
             while True:
                 got = False
                 if chan.recv_ready():
@@ -269,7 +270,10 @@ class SshExecutor:
                     transport = chan.get_transport()
                     if transport is None or not transport.is_active():
                         raise ConnectionLost(f"{self.description}: connection dropped while running: {command}")
-                    time.sleep(0.002)
+                    time.sleep(idle)  # short commands answer fast; long ones (a 40-minute flush) poll slowly
+                    idle = min(idle * 1.5, 0.05)
+                else:
+                    idle = 0.001
             # drain what is left
             while chan.recv_ready():
                 out.append(chan.recv(65536))
