@@ -99,6 +99,9 @@ class MetricSettings:
     """Count the DUT's connections to check steps (where the DUT can count)."""
     refill: str = "auto"
     """When to refill the table between phase-2 steps: ``auto`` or ``always`` (see module docstring)."""
+    refill_after: float | None = None
+    """Refill before a phase-2 step that would end more than this many seconds after the fill (e.g. the
+    DUT's UDP timeout minus a margin), so no connection expires during a step; None: no time limit."""
     rate: float | None = None
     """Fixed rate of latency / PDV / validation / FLR base (default: from an earlier metric at the point)."""
     rates: tuple[float, ...] | None = None
@@ -423,11 +426,15 @@ class _Filler:
         self.filled: int | None = None
         self.needed = True
         self.mappings: tuple[Any, ...] | None = None
+        self.filled_at = 0.0
 
     def ensure(self) -> None:
         """Fill (empty + phase 1 with learning + gap) if needed."""
         ctx = self.ctx
-        if not (self.needed or ctx.settings.refill == "always"):
+        s = ctx.settings
+        if s.refill_after and ctx.clock() - self.filled_at + s.duration > s.refill_after:
+            self.needed = True
+        if not (self.needed or s.refill == "always"):
             return
         rec = _retry(ctx, "filling the table", lambda: _phase1_step(ctx, self.rate, learn=True, kind="fill"))
         if rec.verdict is Verdict.FAIL:
@@ -438,6 +445,7 @@ class _Filler:
         if ctx.plan.responder_mode is ResponderMode.READ:
             self.mappings = tuple(ctx.dut.mappings())
         self.needed = False
+        self.filled_at = rec.started_at  # connections exist from the start of phase 1 on
         if ctx.settings.gap > 0:
             ctx.sleep(ctx.settings.gap)
 
@@ -678,8 +686,16 @@ def teardown(ctx: ProcedureContext) -> RepetitionResult:
     deletion = t_n - t_0
     if deletion <= 0:
         raise SearchError(f"filled-table delete time {t_n:g} s is not above the empty-table time {t_0:g} s")
+    # T_N / T_0 are the methodology's names; filled_delete_s / empty_delete_s the report columns' (both kept)
     return ctx.result(
-        n / deletion, "conn/s", filled_delete_s=t_n, empty_delete_s=t_0, deletion_time=deletion, connections=n
+        n / deletion,
+        "conn/s",
+        T_N=t_n,
+        T_0=t_0,
+        filled_delete_s=t_n,
+        empty_delete_s=t_0,
+        deletion_time=deletion,
+        connections=n,
     )
 
 

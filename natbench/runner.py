@@ -273,9 +273,11 @@ class Runner:
                 self.dut.teardown()
             except Exception as exc:
                 if error is None:
+                    error = exc
                     raise
                 self._obs.on_warning(f"DUT teardown after an error failed too: {exc}")
-            self._obs.on_point_end(point, error)
+            finally:
+                self._obs.on_point_end(point, error)
 
     def _emit(self, record: TrialRecord) -> None:
         self.store.append_trial(record)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import platform
 import socket
@@ -146,8 +147,23 @@ def _atomic_write(path: Path, text: str) -> None:
     _fsync_dir(path.parent)
 
 
+def _json_safe(obj: Any) -> Any:
+    """Strict-JSON copy: NaN and infinities (JSON has neither) become null; other values pass through."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
 def _line(kind: str, obj: TrialRecord | RepetitionResult) -> str:
-    return json.dumps({"type": kind, **obj.to_dict()}, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
+    data = _json_safe({"type": kind, **obj.to_dict()})
+    try:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"cannot store a {kind} record of {obj.metric}: {exc}") from exc
 
 
 def _parse_line(raw: str, where: str) -> TrialRecord | RepetitionResult:

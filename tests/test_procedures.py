@@ -228,8 +228,8 @@ def test_teardown_rate_arithmetic() -> None:
     res = h.run("teardown", fill_rate=50_000)
     assert h.kinds() == ["fill", "flush_filled", "flush_empty"]
     t_n = 0.75 + 4000 * 1e-5
-    assert res.extra["filled_delete_s"] == pytest.approx(t_n)
-    assert res.extra["empty_delete_s"] == pytest.approx(0.75)
+    assert res.extra["filled_delete_s"] == res.extra["T_N"] == pytest.approx(t_n)
+    assert res.extra["empty_delete_s"] == res.extra["T_0"] == pytest.approx(0.75)
     assert res.extra["connections"] == 4000
     assert res.extra["deletion_time"] == pytest.approx(4000 * 1e-5)
     assert res.value == pytest.approx(4000 / (t_n - 0.75))  # 100,000 connections per second
@@ -369,3 +369,37 @@ def test_phase2_without_counts_for_an_active_direction_is_invalid() -> None:
 def test_bad_settings_name_their_field(field: str, value: Any) -> None:
     with pytest.raises(ConfigError, match=f"^{field}: "):
         MetricSettings(**{field: value})
+
+
+def test_refill_after_keeps_every_step_within_the_connection_timeout() -> None:
+    h = Harness()
+    now = [0.0]
+
+    def phase2(rate: float, duration: float, *a: Any, _orig: Any = h.tester.phase2) -> PhaseResult:
+        now[0] += duration  # time passes while traffic runs
+        return _orig(rate, duration, *a)
+
+    h.tester.phase2 = phase2  # type: ignore[method-assign]
+
+    def clock() -> float:
+        return now[0]
+
+    ctx = ProcedureContext(
+        tester=h.tester,
+        dut=h.dut,
+        point=POINT,
+        plan=h.plan,
+        metric="throughput",
+        repetition=0,
+        settings=MetricSettings(upper=1_000_000, error=50_000, fill_rate=50_000, gap=0, duration=30, refill_after=100),
+        emit=h.records.append,
+        clock=clock,
+        sleep=lambda s: None,
+    )
+    run_repetition(ctx)
+    fills = [i for i, r in enumerate(h.records) if r.kind == "fill"]
+    assert len(fills) > 1  # refilled on time, though the table never changed
+    for i, r in enumerate(h.records):
+        if r.kind == "phase2":
+            last_fill = h.records[max(f for f in fills if f < i)]
+            assert r.ended_at - last_fill.started_at <= 100

@@ -162,3 +162,50 @@ def test_run_command_end_to_end_with_a_substituted_testbed(
     again = CliRunner().invoke(cli, ["run", "--resume", str(out), "--no-parquet"])
     assert again.exit_code == 0, again.output
     assert again.output.strip().splitlines()[-1] == f"run directory: {out} (complete)"
+
+
+def test_schema_names_of_every_metric_reach_the_procedures(campaign_file: Path) -> None:
+    data = yaml.safe_load(campaign_file.read_text())
+    data["metrics"].update(
+        {
+            "frame_loss": {"repetitions": 1, "rates": ["150k", "100k"], "fill_rate": "10k", "duration": 1},
+            "latency": {"repetitions": 1, "fill_rate": "10k", "tagged_rate": 500, "duration": 1},
+            "pdv": {"repetitions": 1, "rate": "50k", "fill_rate": "10k", "duration": 1},
+            "capacity": {
+                "repetitions": 1,
+                "upper": "200k",
+                "error": "10k",
+                "min_connections": 1000,
+                "max_connections": 64000,
+                "connection_error": 500,
+                "beta": 0.25,
+                "gamma": 0.5,
+            },
+            "validation": {"repetitions": 1, "rate": "20k", "reverse_rate": "5k", "gap": 0},
+            "forwarding": {"repetitions": 1, "upper": "200k", "error": "10k", "duration": 1},
+        }
+    )
+    campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    campaign = load_campaign(campaign_file)
+    spec = spec_from_campaign(campaign, campaign.to_yaml())
+    p = spec.points[0]
+    assert spec.settings(p, "frame_loss").rates == (150_000.0, 100_000.0)
+    assert spec.settings(p, "latency").latency_rate == 500
+    assert spec.settings(p, "pdv").rate == 50_000
+    cap = spec.settings(p, "capacity")
+    assert (cap.capacity_start, cap.capacity_max, cap.capacity_error, cap.beta, cap.gamma) == (
+        1000,
+        64000,
+        500,
+        0.25,
+        0.5,
+    )
+    assert spec.settings(p, "validation").reverse_rate == 5000
+    bed = fake_testbed(table_limit=20_000)
+    run = run_campaign(campaign_file, campaign_file.parent / "all", testbed=bed, sleep=lambda s: None)
+    by_metric = {r.metric: r for r in run.results() if r.point_id == p.id}
+    assert set(by_metric) == set(spec.metrics)
+    failed = {m: r.extra.get("failed") for m, r in by_metric.items() if r.value is None}
+    assert not failed, failed
+    assert 19_000 <= by_metric["capacity"].value <= 20_000
+    assert by_metric["validation"].value == 1.0

@@ -186,3 +186,12 @@ def test_a_crash_between_saving_and_rewriting_does_not_duplicate_abandoned_trial
     reader = RunDirectory.open(run)
     assert reader.abandoned() == [trial(0, 0)]
     assert reader.trials() == []
+
+
+def test_non_finite_values_are_stored_as_null(tmp_path: Path) -> None:
+    odd = RepetitionResult(PID, "latency", 0, float("nan"), "s", None, {"worst_case": float("inf"), "ok": 1.5})
+    with new_store(tmp_path) as store:
+        store.append_result(odd)
+    [back] = RunDirectory.open(tmp_path / "run").results()
+    assert back.value is None
+    assert back.extra == {"worst_case": None, "ok": 1.5}

@@ -101,7 +101,7 @@ def run_command(
         where = output or default_run_dir(load_campaign(campaign_file))  # ConfigError: one line, exit 2
     else:
         assert resume_dir is not None
-        where = resume_dir
+        where = RunDirectory.open(resume_dir).path  # StoreError: one line, exit 2
     click.echo(f"natbench: run directory {where}", err=True)
     try:
         if resume_dir is not None:
