@@ -70,8 +70,13 @@ def test_command_timeout_and_reconnect_after_a_drop(sshd: Sshd) -> None:
     try:
         start = time.monotonic()
         with pytest.raises(CommandTimeout):
-            ex.run("sleep 20", timeout=0.5)
+            ex.run("sleep 20; echo natbench-timeout-test-$$", timeout=0.5)
         assert time.monotonic() - start < 5
+        # the DUT ends the command itself shortly after (it does not linger for 20 s)
+        deadline = time.monotonic() + 8
+        while "natbench-timeout-test" in ex.run("ps -eo args").stdout:
+            assert time.monotonic() < deadline, "the timed-out command still runs on the DUT"
+            time.sleep(0.3)
         assert ex.run("echo a").stdout == "a\n"
         # drop the connection under the executor's feet: the next command reconnects
         transport = ex._client.get_transport() if ex._client else None
@@ -79,6 +84,21 @@ def test_command_timeout_and_reconnect_after_a_drop(sshd: Sshd) -> None:
         transport.close()
         assert ex.run("echo b").stdout == "b\n"
         assert ex.reconnects == 1
+    finally:
+        ex.close()
+
+
+def test_remote_monitor_samples_every_100_ms_over_ssh(sshd: Sshd) -> None:
+    from natbench.duts.monitor import Monitor
+
+    ex = sshd.executor()
+    try:
+        with Monitor(ex, interval=0.1, mode="remote", name="ssh") as mon:
+            time.sleep(1.0)
+        assert len(mon.samples) >= 5, mon.errors
+        assert not mon.errors
+        assert all(set(s["idle"]) >= {"cpu0"} for s in mon.samples)
+        assert ex.run("ls /tmp").stdout.count("natbench-monitor-") == 0  # the stop file is gone
     finally:
         ex.close()
 

@@ -138,6 +138,9 @@ class RecipeDut:
         saved earlier in the same step; results are still per command."""
         self.fixed_cores = fixed_cores
         """Cores used when the working point does not sweep this DUT's cores (None: leave as is)."""
+        self.monitor_mode = "thread"
+        """How :meth:`start_monitor` samples: ``thread`` (a command per sample) or ``remote``
+        (one sampler loop on the DUT; for sub-second intervals over SSH)."""
         self.recipe = recipe
         self.executor = executor
         self.base_params = dict(params or {})
@@ -153,6 +156,7 @@ class RecipeDut:
         self.warnings: list[str] = []
         self._cores: LinuxCores | None = None
         self._core_facts: dict[str, Any] = {}
+        self._cores_swept = False
         self._facts: dict[str, Any] = {}
         self._is_setup = False
         self._monitor: Any = None
@@ -395,7 +399,8 @@ class RecipeDut:
         self.params = self.recipe.resolve(merged, field_prefix=f"duts.{self.name}.params.")
         self.saved = {}
         self.warnings = []
-        self.cores = point.cores if (self.swept_by(point) and point.cores is not None) else self.fixed_cores
+        self._cores_swept = self.swept_by(point) and point.cores is not None
+        self.cores = point.cores if self._cores_swept else self.fixed_cores
         self._is_setup = True
         try:
             if self.recipe.has_step("prepare"):
@@ -422,6 +427,11 @@ class RecipeDut:
                 dut=self.name,
             )
         if step.unsupported is not None:
+            if not self._cores_swept:
+                # a fixed core count (the DUT's size in the campaign), not a swept one: record it honestly
+                self.warnings.append(f"step set_cores: {cores} cores requested but not applied: {step.unsupported}")
+                self._core_facts = {"cores_requested": cores, "cores_method": "none (unsupported)"}
+                return
             raise DutError(f"cannot set cores on this DUT: {step.unsupported}", step="set_cores", dut=self.name)
         if step.builtin == "linux-cores":
             opts = self.recipe.step_options("set_cores", self._params(), self._context())
@@ -547,16 +557,17 @@ class RecipeDut:
         self._facts["memory_per_connection_n"] = connections
         return per
 
-    def monitor(self, interval: float = 1.0) -> Any:
+    def monitor(self, interval: float = 1.0, mode: str = "thread") -> Any:
         """A :class:`~natbench.duts.monitor.Monitor` sampling this DUT (use as a context manager)."""
         from natbench.duts.monitor import Monitor
 
-        return Monitor(self.executor, interval=interval, name=self.name)
+        return Monitor(self.executor, interval=interval, name=self.name, mode=mode)
 
-    def start_monitor(self, interval: float = 1.0) -> None:
-        """Start sampling per-core idle time and memory (e.g. when a trial starts)."""
+    def start_monitor(self, interval: float = 1.0, mode: str | None = None) -> None:
+        """Start sampling per-core idle time and memory (e.g. when a trial starts); ``mode``
+        defaults to :attr:`monitor_mode`."""
         self.stop_monitor()
-        self._monitor = self.monitor(interval).start()
+        self._monitor = self.monitor(interval, mode or self.monitor_mode).start()
 
     def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
         """Stop sampling; ``{dut name: samples}`` to store with the trial ({} when not started)."""
@@ -636,6 +647,10 @@ class DutGroup:
     def facts(self) -> dict[str, Any]:
         """``{dut name: facts}``."""
         return {d.name: d.facts() for d in self.duts}
+
+    def swept(self, point: WorkingPoint) -> list[str]:
+        """Names of the members whose cores ``point.cores`` sets (the others keep their fixed cores)."""
+        return [d.name for d in self.duts if d.swept_by(point)]
 
     def start_monitor(self, interval: float = 1.0) -> None:
         """Start sampling every member DUT (each is monitored: seed 004 finds the bottleneck this way)."""

@@ -10,6 +10,7 @@ key passphrase, if any, is never logged or shown in ``repr``.
 from __future__ import annotations
 
 import logging
+import math
 import shlex
 import threading
 import time
@@ -195,9 +196,20 @@ class SshExecutor:
 
     # -- commands ---------------------------------------------------------
 
-    def wrap(self, command: str) -> str:
-        """The remote command line."""
+    def wrap(self, command: str, limit: float | None = None) -> str:
+        """The remote command line.
+
+        With ``limit``, the DUT ends the command itself one second after natbench stops
+        waiting (coreutils ``timeout`` where the DUT has it), so a hung command does not
+        linger there after its channel is closed.
+        """
         inner = f"sh -c {shlex.quote(command)}"
+        if limit is not None:
+            secs = math.ceil(limit) + 1
+            inner = (
+                f"if command -v timeout >/dev/null 2>&1; then exec timeout -k 2 {secs} {inner}; else exec {inner}; fi"
+            )
+            inner = f"sh -c {shlex.quote(inner)}"
         return f"sudo -n {inner}" if self.sudo else inner
 
     def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
@@ -248,7 +260,7 @@ class SshExecutor:
         err: list[bytes] = []
         try:
             chan.settimeout(min(1.0, limit))
-            chan.exec_command(self.wrap(command))
+            chan.exec_command(self.wrap(command, limit))
             chan.shutdown_write()
             deadline = start + limit
             idle = 0.001
