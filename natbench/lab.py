@@ -221,7 +221,10 @@ class Lab:
         """Remove everything the lab created (idempotent); True when something was removed."""
         _need_root()
         with self._lock():
-            return self._destroy()
+            removed = self._destroy()
+            with contextlib.suppress(OSError):
+                (self.state_dir / f"{self.name}.lock").unlink()
+            return removed
 
     def status(self) -> dict[str, Any]:
         """The recorded state plus what exists now."""

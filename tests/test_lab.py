@@ -45,6 +45,7 @@ def _nothing_left(lab: Lab) -> None:
     assert not any(n.startswith(f"nb-{lab.name}-") for n in names), names
     assert not {"nb-init", "nb-resp", "nb-priv", "nb-pub"} & _root_links()
     assert not lab.state_file.exists()
+    assert not (lab.state_dir / f"{lab.name}.lock").exists()
     assert not (Path("/run/netns") / lab.tester_netns).exists()
 
 
