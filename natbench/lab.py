@@ -45,7 +45,16 @@ from natbench.errors import ConfigError, NatbenchError
 from natbench.testers.software.tester import Port
 from natbench.traffic.plan import AddressPlan, Family
 
-__all__ = ["DEFAULT_STATE_DIR", "Lab", "LabError", "active_lab", "dut_namespace", "lab_for_campaign", "list_labs"]
+__all__ = [
+    "DEFAULT_STATE_DIR",
+    "Lab",
+    "LabError",
+    "active_lab",
+    "dut_namespace",
+    "lab_for_campaign",
+    "list_labs",
+    "stale_labs",
+]
 
 DEFAULT_STATE_DIR = Path(os.environ.get("NATBENCH_LAB_STATE", "/run/natbench/labs"))
 
@@ -206,6 +215,7 @@ class Lab:
             if self.is_up():
                 state = self._read_state()
                 if state.get("family") == str(self.family) and state.get("addresses") == self._addresses_json():
+                    self._write_state({})  # this process owns it now
                     return self.status()
             self._destroy()
             self._write_state({"phase": "building"})
@@ -456,6 +466,20 @@ def list_labs(state_dir: Path | str | None = None) -> list[str]:
     return sorted(p.stem for p in d.glob("*.json")) if d.exists() else []
 
 
+def stale_labs(state_dir: Path | str | None = None) -> list[str]:
+    """Recorded labs whose owning process is gone (left behind by a crash or a kill)."""
+    out = []
+    for name in list_labs(state_dir):
+        lab = Lab(name, state_dir=state_dir)
+        try:
+            pid = int(lab._read_state().get("owner_pid", 0))
+        except (LabError, ValueError):
+            pid = 0
+        if not pid or not _alive(pid):
+            out.append(name)
+    return out
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -511,7 +535,7 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> t
 
     Returns (None, False) when no DUT of the campaign is in the lab.
 
-    The lab is named ``settings['lab']`` or after the campaign, takes the
+    The lab is named ``settings['lab']`` or ``<campaign name>-<pid>``, takes the
     campaign's family and address plan, and fills the recipe parameters the
     lab determines (interfaces, addresses) where the campaign left them unset.
     """
@@ -525,8 +549,11 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> t
     family = Family(_get(traffic, "family", Family.NAT44) or Family.NAT44)
     plan_fn = _get(traffic, "address_plan")
     addresses = plan_fn() if callable(plan_fn) else AddressPlan.default(family)
-    raw_name = str(settings.get("lab") or _get(campaign, "name", None) or "natbench")
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", raw_name)[:31]
+    if settings.get("lab"):
+        name = str(settings["lab"])
+    else:  # one lab per run: other people may run the same campaign on this machine
+        base = re.sub(r"[^A-Za-z0-9_.-]", "-", str(_get(campaign, "name", None) or "natbench"))
+        name = f"{base[:20]}-{os.getpid()}"
     lab = Lab(name, family=family, addresses=addresses)
     created = not lab.is_up()
     lab.up()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from natbench.errors import ConfigError
-from natbench.lab import Lab, LabError, dut_namespace, list_labs
+from natbench.lab import Lab, LabError, dut_namespace, list_labs, stale_labs
 
 ROOT = os.geteuid() == 0
 pytestmark = pytest.mark.lab
@@ -151,7 +151,9 @@ def test_crash_after_up_then_up_and_down(lab: Lab) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == -9, proc.stderr
     assert lab.is_up()
+    assert lab.name in stale_labs(lab.state_dir)  # its owner is dead: `natbench lab down --stale` finds it
     assert lab.up()["up"]
+    assert lab.name not in stale_labs(lab.state_dir)
     assert lab.down() is True
     _nothing_left(lab)
 
