@@ -272,7 +272,13 @@ class SshExecutor:
                 if chan.recv_stderr_ready():
                     err.append(chan.recv_stderr(65536))
                     got = True
-                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                # sshd may send the exit status before the last output: stop only after EOF too
+                if (
+                    chan.exit_status_ready()
+                    and chan.eof_received
+                    and not chan.recv_ready()
+                    and not chan.recv_stderr_ready()
+                ):
                     break
                 if chan.closed and not got:
                     break
