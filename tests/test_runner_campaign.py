@@ -158,6 +158,7 @@ def test_run_command_end_to_end_with_a_substituted_testbed(
     lines = res.output.strip().splitlines()
     assert lines[-1] == f"run directory: {out} (complete)"
     assert any(ln.startswith("iptables-1k") and "cps" in ln and "(n=3)" in ln for ln in lines)
+    assert not any("upper bound limits" in ln for ln in lines)  # the fake's ceilings are inside the ranges
     assert (out / "trials.parquet").exists()
     again = CliRunner().invoke(cli, ["run", "--resume", str(out), "--no-parquet"])
     assert again.exit_code == 0, again.output

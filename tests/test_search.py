@@ -103,3 +103,29 @@ def test_stop_below_ends_a_collapsing_search_early() -> None:
 def test_bad_bounds_are_rejected(lower: float, upper: float, error: float) -> None:
     with pytest.raises(SearchError):
         BinarySearch(lower, upper, error)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ceiling=st.integers(min_value=0, max_value=2_000_000),
+    error=st.integers(min_value=1, max_value=5000),
+    invalid_runs=st.lists(st.integers(min_value=0, max_value=2), max_size=40),
+)
+def test_invalid_trials_never_change_the_result(ceiling: int, error: int, invalid_runs: list[int]) -> None:
+    """Up to max_invalid invalid trials before each real one leave the search path and result unchanged."""
+    clean = run_binary_search(BinarySearch(0, 2_000_000, error, max_invalid=2), threshold_trial(ceiling))
+    runs = iter(invalid_runs)
+    pending = [next(runs, 0)]
+    rates: list[float] = []
+
+    def flaky(step: SearchStep) -> Verdict:
+        if pending[0] > 0:
+            pending[0] -= 1
+            return Verdict.INVALID
+        rates.append(step.rate)
+        pending[0] = next(runs, 0)
+        return threshold_trial(ceiling)(step)
+
+    out = run_binary_search(BinarySearch(0, 2_000_000, error, max_invalid=2), flaky)
+    assert (out.value, out.upper, out.steps) == (clean.value, clean.upper, clean.steps)
+    assert len(rates) == out.steps

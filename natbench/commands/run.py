@@ -26,11 +26,14 @@ def summary_lines(run: RunDirectory) -> list[str]:
     values: dict[tuple[str, str], list[float]] = defaultdict(list)
     units: dict[str, str] = {}
     failed: dict[tuple[str, str], int] = defaultdict(int)
+    at_limit: set[tuple[str, str]] = set()
     for r in run.results():
         if r.value is None:
             failed[(r.point_id, r.metric)] += 1
         else:
             values[(r.point_id, r.metric)].append(r.value)
+            if r.extra.get("at_upper_limit"):
+                at_limit.add((r.point_id, r.metric))
         units[r.metric] = r.unit
     lines = []
     for p in run.points:
@@ -40,6 +43,8 @@ def summary_lines(run: RunDirectory) -> list[str]:
             if vs:
                 text += f" median {statistics.median(vs):>14,.6g}  min {min(vs):>14,.6g}  max {max(vs):>14,.6g}"
                 text += f" {units[metric]} (n={len(vs)})"
+            if (p["id"], metric) in at_limit:
+                text += "  [no step failed: the search's upper bound limits the result]"
             n_failed = failed.get((p["id"], metric), 0)
             if n_failed:
                 text += f"  {n_failed} repetition(s) failed"
