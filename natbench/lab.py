@@ -508,6 +508,12 @@ def active_lab() -> Lab | None:
     return next(iter(_ACTIVE.values()), None)
 
 
+def release_lab(lab: Lab) -> None:
+    """Take down a lab this process brought up for a campaign and forget it."""
+    _ACTIVE.pop(lab.name, None)
+    lab.down()
+
+
 def dut_namespace(dut: str) -> str | None:
     """DUT namespace of the lab in use (called by natbench.duts.factory for ``access: {kind: lab}``).
 

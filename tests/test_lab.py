@@ -171,3 +171,26 @@ def test_needs_root_message(tmp_path: Path) -> None:
         pytest.skip("runs as root: the non-root error path cannot be reached")
     with pytest.raises(LabError, match="needs root"):
         Lab("x", state_dir=tmp_path).up()
+
+
+@needs_root
+def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The software tester's factory builds the lab of a campaign with `access: {kind: lab}` and removes it on close."""
+    from natbench.campaign import load_campaign
+    from natbench.testers.software import create
+
+    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", tmp_path)
+    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml")
+    tester = create({}, campaign)
+    try:
+        ns = dut_namespace("iptables")
+        assert ns is not None and ns in _netns()
+        params = campaign.testbed.duts[0].params
+        assert params["private_if"] == "nb-priv" and params["public_address"] == "198.19.0.1/24"
+        assert tester.receive_timeout == max(m.timeout for m in campaign.metrics.values())
+        assert tester.facts()["initiator"]["netns"].startswith("nb-quickstart-")
+    finally:
+        tester.close()
+    assert ns not in _netns()
+    assert list_labs(tmp_path) == []
+    assert dut_namespace("iptables") is None

@@ -59,7 +59,7 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
             f"unknown software tester setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN))}",
             field="testbed.tester.settings",
         )
-    from natbench.lab import lab_for_campaign  # the lab imports the tester, not the other way round
+    from natbench.lab import lab_for_campaign, release_lab  # the lab imports the tester, not the other way round
 
     lab, created = lab_for_campaign(campaign, settings) if campaign is not None else (None, False)
     options: dict[str, Any] = {}
@@ -87,7 +87,7 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
             lab.responder,
             cpus=settings.get("cpus") or lab.tester_cpus,
             before_prepare=lab.after_dut_setup,
-            on_close=lab.down if created and not settings.get("keep_lab") else None,
+            on_close=(lambda: release_lab(lab)) if created and not settings.get("keep_lab") else None,
             **options,
         )
     if "initiator" not in settings or "responder" not in settings:
