@@ -72,10 +72,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement")
     ap.add_argument("--repeat", type=int, default=3, help="measurements per tool and size (alternating)")
-    ap.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1, help="CPU for the tester, the reference and the veth receive work")
+    ap.add_argument(
+        "--cpu",
+        type=int,
+        default=(os.cpu_count() or 1) - 1,
+        help="CPU for the tester, the reference and the veth receive work",
+    )
     ap.add_argument("--sizes", default="64,1518", help="IPv4 frame sizes")
-    ap.add_argument("--dut-fps", type=float, default=0.0,
-                    help="throughput the quickstart measured for the DUT (all frames/s) to check the 3x target")
+    ap.add_argument(
+        "--dut-fps",
+        type=float,
+        default=0.0,
+        help="throughput the quickstart measured for the DUT (all frames/s) to check the 3x target",
+    )
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("tester_capacity: needs root (network namespaces, AF_PACKET)", file=sys.stderr)
@@ -86,14 +95,23 @@ def main() -> int:
         sh("gcc", "-O2", "-Wall", "-o", str(binary), str(HERE / "blaster.c"))
         make_pair(ns, f"{1 << args.cpu:x}")
         try:
-            tester = SoftwareTester(Port("bx0", MAC_A, MAC_B, ns), Port("bx1", MAC_B, MAC_A, ns), cpus=[args.cpu],
-                                    timeout=0.2)
-            print(f"kernel {os.uname().release}, cpu {args.cpu} of {os.cpu_count()}, {args.seconds} s x {args.repeat}"
-                  f", load average {os.getloadavg()[0]:.2f}")
+            tester = SoftwareTester(
+                Port("bx0", MAC_A, MAC_B, ns), Port("bx1", MAC_B, MAC_A, ns), cpus=[args.cpu], timeout=0.2
+            )
+            print(
+                f"kernel {os.uname().release}, cpu {args.cpu} of {os.cpu_count()}, {args.seconds} s x {args.repeat}"
+                f", load average {os.getloadavg()[0]:.2f}"
+            )
             print(f"{'frame':>5} | {'':9} | {'tester fps':>28} | {'reference fps':>28} | ratio")
             for size in (int(s) for s in args.sizes.split(",")):
-                plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), PortRange(10000, 19999),
-                                   PortRange(1000, 1099), size, seed=1)
+                plan = TrafficPlan(
+                    Family.NAT44,
+                    AddressPlan.default(Family.NAT44),
+                    PortRange(10000, 19999),
+                    PortRange(1000, 1099),
+                    size,
+                    seed=1,
+                )
                 tester.prepare(plan)
                 t_s, t_r, r_s, r_r = [], [], [], []
                 for _ in range(args.repeat):
@@ -109,7 +127,8 @@ def main() -> int:
                     print(f"{size:>5} | {what:9} | {fmt(a):>28} | {fmt(b):>28} | {100 * ratio:5.1f} %")
                 if args.dut_fps:
                     rx = statistics.median(t_r)
-                    print(f"{size:>5} | tester received / DUT throughput ({args.dut_fps:.0f} fps) = {rx / args.dut_fps:.1f}x")
+                    ratio = rx / args.dut_fps
+                    print(f"{size:>5} | tester received / DUT throughput ({args.dut_fps:.0f} fps) = {ratio:.1f}x")
             tester.close()
         finally:
             subprocess.run(["ip", "netns", "del", ns], check=False)

@@ -45,7 +45,16 @@ from natbench.errors import ConfigError, NatbenchError
 from natbench.testers.software.tester import Port
 from natbench.traffic.plan import AddressPlan, Family
 
-__all__ = ["DEFAULT_STATE_DIR", "Lab", "LabError", "active_lab", "dut_namespace", "lab_for_campaign", "list_labs"]
+__all__ = [
+    "DEFAULT_STATE_DIR",
+    "Lab",
+    "LabError",
+    "active_lab",
+    "dut_namespace",
+    "lab_for_campaign",
+    "list_labs",
+    "stale_labs",
+]
 
 DEFAULT_STATE_DIR = Path(os.environ.get("NATBENCH_LAB_STATE", "/run/natbench/labs"))
 
@@ -133,7 +142,7 @@ class Lab:
         self.dut_cpus_available = tuple(dut_cpus) if dut_cpus else (tuple(rest) or tuple(cpus))
         self.names = _Names(f"nb-{name}-tester", f"nb-{name}-dut")
         digest = hashlib.sha256(name.encode()).digest()
-        base = "02:4e:%02x:%02x:%02x" % (digest[0], digest[1], digest[2])
+        base = f"02:4e:{digest[0]:02x}:{digest[1]:02x}:{digest[2]:02x}"
         self.macs = {
             TESTER_INITIATOR_IF: base + ":01",
             TESTER_RESPONDER_IF: base + ":02",
@@ -161,7 +170,9 @@ class Lab:
     @property
     def initiator(self) -> Port:
         """The tester's private-side port."""
-        return Port(TESTER_INITIATOR_IF, self.macs[TESTER_INITIATOR_IF], self.macs[DUT_PRIVATE_IF], self.names.tester_ns)
+        return Port(
+            TESTER_INITIATOR_IF, self.macs[TESTER_INITIATOR_IF], self.macs[DUT_PRIVATE_IF], self.names.tester_ns
+        )
 
     @property
     def responder(self) -> Port:
@@ -204,6 +215,7 @@ class Lab:
             if self.is_up():
                 state = self._read_state()
                 if state.get("family") == str(self.family) and state.get("addresses") == self._addresses_json():
+                    self._write_state({})  # this process owns it now
                     return self.status()
             self._destroy()
             self._write_state({"phase": "building"})
@@ -219,7 +231,10 @@ class Lab:
         """Remove everything the lab created (idempotent); True when something was removed."""
         _need_root()
         with self._lock():
-            return self._destroy()
+            removed = self._destroy()
+            with contextlib.suppress(OSError):
+                (self.state_dir / f"{self.name}.lock").unlink()
+            return removed
 
     def status(self) -> dict[str, Any]:
         """The recorded state plus what exists now."""
@@ -259,7 +274,18 @@ class Lab:
             (a.initiator, TESTER_INITIATOR_IF, DUT_PRIVATE_IF),
             (a.responder, TESTER_RESPONDER_IF, DUT_PUBLIC_IF),
         ):
-            _run(["ip", "-n", d, "neigh", "replace", str(addr), "lladdr", self.macs[tif], "nud", "permanent", "dev", dif])
+            _run(
+                ["ip", "-n", d, "neigh", "replace", str(addr), "lladdr", self.macs[tif], "nud", "permanent", "dev", dif]
+            )
+
+    def after_dut_setup(self) -> None:
+        """What the lab redoes after a recipe configured the DUT: static neighbours, DUT processes on DUT CPUs."""
+        self.ensure_neighbours()
+        state = self._read_state() if self.state_file.exists() else {}
+        cpus = state.get("dut_cpus") or list(self.dut_cpus_available)
+        for pid in self._pids(self.names.dut_ns):  # e.g. tayga, started by the recipe
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(pid, cpus)
 
     def dut_exec(self, command: Sequence[str], *, check: bool = True, input: str | None = None) -> str:
         """Run a command inside the DUT namespace (for tests and diagnostics); returns stdout."""
@@ -308,9 +334,7 @@ class Lab:
         rules = ["table netdev natbench_tester {"]
         for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
             chain = ifname.replace("-", "_")
-            rules.append(
-                f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}'
-            )
+            rules.append(f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}')
         rules.append("}")
         _run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
         # DUT side
@@ -442,6 +466,20 @@ def list_labs(state_dir: Path | str | None = None) -> list[str]:
     return sorted(p.stem for p in d.glob("*.json")) if d.exists() else []
 
 
+def stale_labs(state_dir: Path | str | None = None) -> list[str]:
+    """Recorded labs whose owning process is gone (left behind by a crash or a kill)."""
+    out = []
+    for name in list_labs(state_dir):
+        lab = Lab(name, state_dir=state_dir)
+        try:
+            pid = int(lab._read_state().get("owner_pid", 0))
+        except (LabError, ValueError):
+            pid = 0
+        if not pid or not _alive(pid):
+            out.append(name)
+    return out
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -460,7 +498,6 @@ def _need_root() -> None:
             raise LabError(f"the local lab needs {tool!r} on PATH")
 
 
-
 # ---------------------------------------------------------------------- campaigns with access kind "lab"
 
 _ACTIVE: dict[str, Lab] = {}
@@ -469,6 +506,12 @@ _ACTIVE: dict[str, Lab] = {}
 def active_lab() -> Lab | None:
     """The lab this process brought up for a campaign (None when there is none)."""
     return next(iter(_ACTIVE.values()), None)
+
+
+def release_lab(lab: Lab) -> None:
+    """Take down a lab this process brought up for a campaign and forget it."""
+    _ACTIVE.pop(lab.name, None)
+    lab.down()
 
 
 def dut_namespace(dut: str) -> str | None:
@@ -498,7 +541,7 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> t
 
     Returns (None, False) when no DUT of the campaign is in the lab.
 
-    The lab is named ``settings['lab']`` or after the campaign, takes the
+    The lab is named ``settings['lab']`` or ``<campaign name>-<pid>``, takes the
     campaign's family and address plan, and fills the recipe parameters the
     lab determines (interfaces, addresses) where the campaign left them unset.
     """
@@ -512,8 +555,11 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> t
     family = Family(_get(traffic, "family", Family.NAT44) or Family.NAT44)
     plan_fn = _get(traffic, "address_plan")
     addresses = plan_fn() if callable(plan_fn) else AddressPlan.default(family)
-    raw_name = str(settings.get("lab") or _get(campaign, "name", None) or "natbench")
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", raw_name)[:31]
+    if settings.get("lab"):
+        name = str(settings["lab"])
+    else:  # one lab per run: other people may run the same campaign on this machine
+        base = re.sub(r"[^A-Za-z0-9_.-]", "-", str(_get(campaign, "name", None) or "natbench"))
+        name = f"{base[:20]}-{os.getpid()}"
     lab = Lab(name, family=family, addresses=addresses)
     created = not lab.is_up()
     lab.up()

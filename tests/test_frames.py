@@ -55,12 +55,24 @@ def test_known_checksum_vector() -> None:
 def test_payload_is_the_same_on_both_sides_of_a_nat64() -> None:
     """The IPv6 frame is 20 bytes longer, so the UDP payload (signature, seq, stamp) is identical."""
     f4 = v4(frame_size=128, tag=7, seq=99, stamp=123456789, flags=FLAG_PHASE1)
-    f6 = build_frame(**MACS, src="2001:2::2", dst="64:ff9b::c613:2", sport=1024, dport=80, frame_size=148,
-                     tag=7, seq=99, stamp=123456789, flags=FLAG_PHASE1)
+    f6 = build_frame(
+        **MACS,
+        src="2001:2::2",
+        dst="64:ff9b::c613:2",
+        sport=1024,
+        dport=80,
+        frame_size=148,
+        tag=7,
+        seq=99,
+        stamp=123456789,
+        flags=FLAG_PHASE1,
+    )
     assert f4[l4_offset(False) + 8 :] == f6[l4_offset(True) + 8 :]
     p4, p6 = parse_frame(f4), parse_frame(f6)
     assert p4 is not None and p6 is not None
-    assert (p4.tag, p4.seq, p4.stamp, p4.flags) == (p6.tag, p6.seq, p6.stamp, p6.flags) == (7, 99, 123456789, FLAG_PHASE1)
+    assert (
+        (p4.tag, p4.seq, p4.stamp, p4.flags) == (p6.tag, p6.seq, p6.stamp, p6.flags) == (7, 99, 123456789, FLAG_PHASE1)
+    )
     assert p6.dst == ipaddress.IPv6Address("64:ff9b::c613:2") and p6.ipv6
 
 
@@ -98,8 +110,9 @@ def test_c_data_path_builds_the_same_frames(
     src, dst = ("2001:2::2", "64:ff9b::c613:2") if ipv6 else ("198.18.0.2", "198.19.0.2")
     fsize = size + 20 if ipv6 else size
     template = build_frame(**MACS, src=src, dst=dst, sport=0, dport=0, frame_size=fsize)
-    expected = build_frame(**MACS, src=src, dst=dst, sport=sport, dport=dport, frame_size=fsize,
-                           tag=tag, seq=seq, stamp=stamp, flags=flags)
+    expected = build_frame(
+        **MACS, src=src, dst=dst, sport=sport, dport=dport, frame_size=fsize, tag=tag, seq=seq, stamp=stamp, flags=flags
+    )
     got = _engine.build(template, ipv6, sport, dport, tag, seq, stamp, flags)
     assert got == expected
     assert verify_checksums(got)

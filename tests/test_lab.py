@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from natbench.errors import ConfigError
-from natbench.lab import Lab, LabError, dut_namespace, list_labs
+from natbench.lab import Lab, LabError, dut_namespace, list_labs, stale_labs
 
 ROOT = os.geteuid() == 0
 pytestmark = pytest.mark.lab
@@ -45,6 +45,7 @@ def _nothing_left(lab: Lab) -> None:
     assert not any(n.startswith(f"nb-{lab.name}-") for n in names), names
     assert not {"nb-init", "nb-resp", "nb-priv", "nb-pub"} & _root_links()
     assert not lab.state_file.exists()
+    assert not (lab.state_dir / f"{lab.name}.lock").exists()
     assert not (Path("/run/netns") / lab.tester_netns).exists()
 
 
@@ -79,8 +80,9 @@ def test_topology_addresses_neighbours_cpus(lab: Lab) -> None:
     # the tester side has no address and drops everything after AF_PACKET has seen it
     t_addrs = subprocess.run(["ip", "-n", lab.tester_netns, "-j", "addr", "show"], capture_output=True, text=True)
     assert not [i for a in json.loads(t_addrs.stdout) if a["ifname"] != "lo" for i in a.get("addr_info", [])]
-    rules = subprocess.run(["ip", "netns", "exec", lab.tester_netns, "nft", "list", "ruleset"],
-                           capture_output=True, text=True).stdout
+    rules = subprocess.run(
+        ["ip", "netns", "exec", lab.tester_netns, "nft", "list", "ruleset"], capture_output=True, text=True
+    ).stdout
     assert "hook ingress" in rules and "policy drop" in rules
     # DUT and tester CPUs are disjoint when the machine has more than one CPU
     facts = lab.facts()
@@ -118,7 +120,8 @@ def test_crash_during_up_then_down_leaves_nothing(lab: Lab) -> None:
         lab = Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r}))
         def build():
             subprocess.run(["ip", "netns", "add", lab.dut_netns], check=True)
-            subprocess.Popen(["ip", "netns", "exec", lab.dut_netns, "sleep", "300"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.Popen(["ip", "netns", "exec", lab.dut_netns, "sleep", "300"], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             subprocess.run(["ip", "netns", "add", lab.tester_netns], check=True)
             os.kill(os.getpid(), signal.SIGKILL)
         lab._build = build
@@ -138,11 +141,19 @@ def test_crash_during_up_then_down_leaves_nothing(lab: Lab) -> None:
 @needs_root
 def test_crash_after_up_then_up_and_down(lab: Lab) -> None:
     """After a crash of the owner, a new `up` reuses or rebuilds the lab and `down` removes all of it."""
-    code = f"from pathlib import Path\nfrom natbench.lab import Lab\nLab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    code = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from natbench.lab import Lab
+        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == -9, proc.stderr
     assert lab.is_up()
+    assert lab.name in stale_labs(lab.state_dir)  # its owner is dead: `natbench lab down --stale` finds it
     assert lab.up()["up"]
+    assert lab.name not in stale_labs(lab.state_dir)
     assert lab.down() is True
     _nothing_left(lab)
 
@@ -160,3 +171,26 @@ def test_needs_root_message(tmp_path: Path) -> None:
         pytest.skip("runs as root: the non-root error path cannot be reached")
     with pytest.raises(LabError, match="needs root"):
         Lab("x", state_dir=tmp_path).up()
+
+
+@needs_root
+def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The software tester's factory builds the lab of a campaign with `access: {kind: lab}` and removes it on close."""
+    from natbench.campaign import load_campaign
+    from natbench.testers.software import create
+
+    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", tmp_path)
+    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml")
+    tester = create({}, campaign)
+    try:
+        ns = dut_namespace("iptables")
+        assert ns is not None and ns in _netns()
+        params = campaign.testbed.duts[0].params
+        assert params["private_if"] == "nb-priv" and params["public_address"] == "198.19.0.1/24"
+        assert tester.receive_timeout == max(m.timeout for m in campaign.metrics.values())
+        assert tester.facts()["initiator"]["netns"].startswith("nb-quickstart-")
+    finally:
+        tester.close()
+    assert ns not in _netns()
+    assert list_labs(tmp_path) == []
+    assert dut_namespace("iptables") is None

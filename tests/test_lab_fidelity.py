@@ -58,8 +58,12 @@ def rig() -> Iterator[Rig]:
     lab = Lab(f"f{os.getpid()}{secrets.token_hex(2)}")
     lab.up()
     try:
-        params = {**lab.recipe_params, "nat": "snat", "private_address": "198.18.0.1/24",
-                  "public_address": "198.19.0.1/24"}
+        params = {
+            **lab.recipe_params,
+            "nat": "snat",
+            "private_address": "198.18.0.1/24",
+            "public_address": "198.19.0.1/24",
+        }
         dut = RecipeDut("iptables", load_recipe("iptables-nat44"), NetnsExecutor(lab.dut_netns), params)
         dut.setup(WorkingPoint(index=0, src_ports=SRC, dst_ports=DST, frame_size=64))
         tester = SoftwareTester(lab.initiator, lab.responder, cpus=lab.tester_cpus, timeout=0.3)
@@ -126,9 +130,11 @@ def test_cps_search_finds_a_known_connection_rate_limit(rig: Rig) -> None:
     limit = 4000
     rig.clear_limits()
     rig.nft(f"""table inet nblimit {{
-      chain nbfwd {{ type filter hook forward priority -10; ct state new limit rate over {limit}/second burst {BURST} packets drop; }}
+      chain nbfwd {{ type filter hook forward priority -10;
+        ct state new limit rate over {limit}/second burst {BURST} packets drop; }}
     }}""")
     try:
+
         def trial(rate: float) -> Verdict:
             rig.dut.reset_connections()
             r = rig.tester.phase1(rate, learn=False)
@@ -153,6 +159,7 @@ def test_throughput_search_finds_a_known_forwarding_limit(rig: Rig) -> None:
         iifname "nb-pub" limit rate over {limit}/second burst {BURST} packets drop; }}
     }}""")
     try:
+
         def trial(rate: float) -> Verdict:
             r = rig.tester.phase2(rate, 1.0, Directions.BIDIRECTIONAL, Phase2Options())
             if not r.tester_ok:

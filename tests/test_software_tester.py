@@ -19,8 +19,8 @@ import pytest
 
 from natbench.errors import ConfigError
 from natbench.results import Direction, PhaseResult
-from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.testers import base as tester_base
+from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.testers.software import create
 from natbench.testers.software.tester import Port, SoftwareTester
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
@@ -75,8 +75,15 @@ def kept_rate(trial: Callable[[], PhaseResult], tries: int = 5) -> PhaseResult:
     raise AssertionError(f"the tester could not keep its rate in {tries} tries: {r.tester_note}")
 
 
-def plan(src: PortRange = PortRange(20000, 20099), dst: PortRange = PortRange(80, 89), size: int = 64,
-         mode: ResponderMode = ResponderMode.LEARN) -> TrafficPlan:
+SRC, DST = PortRange(20000, 20099), PortRange(80, 89)
+
+
+def plan(
+    src: PortRange = SRC,
+    dst: PortRange = DST,
+    size: int = 64,
+    mode: ResponderMode = ResponderMode.LEARN,
+) -> TrafficPlan:
     return TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), src, dst, size, seed=5, responder_mode=mode)
 
 
@@ -109,7 +116,9 @@ def test_validation_and_bidirectional_phase2_with_latency(wire: SoftwareTester) 
     wire.phase1(20000, learn=True)
     v = wire.validate(20000)
     assert v.counts[Direction.REVERSE].sent == v.counts[Direction.REVERSE].valid == 1000
-    r = kept_rate(lambda: wire.phase2(10000, 0.5, Directions.BIDIRECTIONAL, Phase2Options(latency=True, latency_rate=1000)))
+    r = kept_rate(
+        lambda: wire.phase2(10000, 0.5, Directions.BIDIRECTIONAL, Phase2Options(latency=True, latency_rate=1000))
+    )
     for d in (Direction.FORWARD, Direction.REVERSE):
         assert r.counts[d].sent == 5000 and r.counts[d].valid == 5000
         lat = r.latency[d]
@@ -169,8 +178,18 @@ def test_only_frames_with_this_trials_signature_count(wire: SoftwareTester) -> N
 
     wire.prepare(plan())
     inject = _engine.open_port("wa", wire.initiator.netns_path)
-    stale = build_frame(src_mac=MAC_A, dst_mac=MAC_B, src="198.18.0.2", dst="198.19.0.2", sport=20000, dport=80,
-                        frame_size=64, tag=(wire._tag + 7) % 0xFFFF, seq=0, flags=FLAG_PHASE1)  # noqa: SLF001
+    stale = build_frame(
+        src_mac=MAC_A,
+        dst_mac=MAC_B,
+        src="198.18.0.2",
+        dst="198.19.0.2",
+        sport=20000,
+        dport=80,
+        frame_size=64,
+        tag=(wire._tag + 7) % 0xFFFF,
+        seq=0,
+        flags=FLAG_PHASE1,
+    )
     foreign = bytes(stale[:42]) + b"not a natbench frame"
 
     def spray() -> None:

@@ -38,12 +38,14 @@ def up(name: str, family: str) -> None:
 
 @lab.command("down")
 @_name
-def down(name: str) -> None:
+@click.option("--stale", is_flag=True, help="Remove every recorded lab whose owning process is gone (after crashes).")
+def down(name: str, stale: bool) -> None:
     """Remove every namespace, veth and rule of the lab (idempotent; also after a crash)."""
-    from natbench.lab import Lab
+    from natbench.lab import Lab, stale_labs
 
-    removed = Lab(name).down()
-    click.echo(f"lab {name}: {'removed' if removed else 'nothing to remove'}")
+    for n in stale_labs() if stale else [name]:
+        removed = Lab(n).down()
+        click.echo(f"lab {n}: {'removed' if removed else 'nothing to remove'}")
 
 
 @lab.command("status")

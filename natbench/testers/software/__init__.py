@@ -9,7 +9,19 @@ from natbench.testers.software.tester import Port, SoftwareTester, read_mac
 
 __all__ = ["Port", "SoftwareTester", "create"]
 
-_KNOWN = {"initiator", "responder", "cpus", "timeout", "rate_tolerance", "lab", "rcvbuf", "lateness_slack", "max_stall", "realtime", "keep_lab"}
+_KNOWN = {
+    "initiator",
+    "responder",
+    "cpus",
+    "timeout",
+    "rate_tolerance",
+    "lab",
+    "rcvbuf",
+    "lateness_slack",
+    "max_stall",
+    "realtime",
+    "keep_lab",
+}
 
 
 def _port(spec: Any, field: str) -> Port:
@@ -47,7 +59,7 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
             f"unknown software tester setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN))}",
             field="testbed.tester.settings",
         )
-    from natbench.lab import lab_for_campaign  # the lab imports the tester, not the other way round
+    from natbench.lab import lab_for_campaign, release_lab  # the lab imports the tester, not the other way round
 
     lab, created = lab_for_campaign(campaign, settings) if campaign is not None else (None, False)
     options: dict[str, Any] = {}
@@ -64,8 +76,9 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
     if "rcvbuf" in settings:
         options["rcvbuf"] = int(settings["rcvbuf"])
     if "timeout" not in options:
-        waits = [getattr(m, "timeout", None) for m in _metric_settings(campaign)]
-        waits = [float(w) for w in waits if isinstance(w, int | float)]
+        waits = [
+            float(w) for m in _metric_settings(campaign) if isinstance(w := getattr(m, "timeout", None), int | float)
+        ]
         if waits:  # the procedures do not pass it per trial; the longest a metric asks for
             options["timeout"] = max(waits)
     if lab is not None:
@@ -73,8 +86,8 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
             lab.initiator,
             lab.responder,
             cpus=settings.get("cpus") or lab.tester_cpus,
-            before_prepare=lab.ensure_neighbours,
-            on_close=lab.down if created and not settings.get("keep_lab") else None,
+            before_prepare=lab.after_dut_setup,
+            on_close=(lambda: release_lab(lab)) if created and not settings.get("keep_lab") else None,
             **options,
         )
     if "initiator" not in settings or "responder" not in settings:

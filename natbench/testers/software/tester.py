@@ -8,6 +8,7 @@ released, on the tester's own CPU(s).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import platform
@@ -31,7 +32,7 @@ __all__ = ["Port", "SoftwareTester"]
 try:
     from natbench.testers.software import _engine
 except ImportError as exc:  # pragma: no cover - only without a build
-    _engine = None
+    _engine = None  # type: ignore[assignment]
     _IMPORT_ERROR: ImportError | None = exc
 else:
     _IMPORT_ERROR = None
@@ -82,7 +83,7 @@ class SoftwareTester:
         max_stall: float = 0.002,
         realtime: bool = True,
         before_prepare: Callable[[], None] | None = None,
-        on_close: Callable[[], None] | None = None,
+        on_close: Callable[[], object] | None = None,
     ) -> None:
         if _engine is None:
             raise TesterError(f"software tester data path is not built ({_IMPORT_ERROR}); run: pip install -e .")
@@ -207,10 +208,10 @@ class SoftwareTester:
 
     def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
         """Send ``duration`` seconds at ``rate`` per direction; count valid frames; time tagged frames."""
-        plan = self._need_plan()
+        self._need_plan()
         directions = Directions(directions)
         unlimited = not math.isfinite(rate)
-        count = 2**62 if unlimited else max(int(round(rate * duration)), 1)
+        count = 2**62 if unlimited else max(round(rate * duration), 1)
         engine_rate = 0.0 if unlimited else float(rate)
         time_limit = float(duration) if unlimited else 0.0
         tag_every = max(int(rate // measure.latency_rate), 1) if measure.latency and not unlimited else 0
@@ -339,7 +340,7 @@ class SoftwareTester:
         return {
             "kind": "software",
             "natbench_version": __version__,
-            "data_path": "C extension, AF_PACKET sendmmsg/recvmmsg, batch %d" % _engine.BATCH,
+            "data_path": f"C extension, AF_PACKET sendmmsg/recvmmsg, batch {_engine.BATCH}",
             "initiator": {"interface": self.initiator.interface, "netns": self.initiator.netns},
             "responder": {"interface": self.responder.interface, "netns": self.responder.netns},
             "cpus": list(self.cpus) if self.cpus else sorted(os.sched_getaffinity(0)),
@@ -354,10 +355,8 @@ class SoftwareTester:
     def close(self) -> None:
         """Close the sockets (and run ``on_close`` once)."""
         for fd in self._fds:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._fds = []
         hook, self.on_close = self.on_close, None
         if hook is not None:
@@ -565,4 +564,3 @@ def read_mac(interface: str, netns: str | None = None) -> str:
         return str(json.loads(out)[0]["address"])
     except (subprocess.CalledProcessError, OSError, ValueError, KeyError, IndexError) as exc:
         raise TesterError(f"cannot read the MAC address of {interface}: {exc}") from exc
-
