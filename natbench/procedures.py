@@ -6,7 +6,7 @@ returns a :class:`~natbench.results.RepetitionResult`. Every trial it runs
 :class:`~natbench.results.TrialRecord` handed to ``ctx.emit`` *before* the
 next trial starts; the runner stores it (fsync) and tells the observers.
 
-Decisions a network test engineer should know (see also ``docs`` in the report):
+Decisions a network test engineer should know (docs/engine.md has the long form):
 
 * **Verdicts.** A trial is INVALID when the tester reports it could not keep
   the rate, the achieved rate is below the intended one by more than
@@ -31,7 +31,6 @@ Decisions a network test engineer should know (see also ``docs`` in the report):
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import statistics
@@ -41,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from natbench.duts.base import Dut
-from natbench.errors import SearchError
+from natbench.errors import ConfigError, DutError, SearchError
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchOutcome, SearchStep
 from natbench.testers.base import Directions, Phase2Options, Tester
@@ -54,7 +53,9 @@ __all__ = [
     "PROCEDURES",
     "MetricSettings",
     "ProcedureContext",
+    "dut_supports",
     "judge_phase",
+    "monitor_columns",
     "run_repetition",
 ]
 
@@ -92,6 +93,8 @@ class MetricSettings:
     """Relative shortfall of the achieved rate that still counts as keeping the rate."""
     table_slack: int = 64
     """Extra connections the DUT table may hold beyond the test's (e.g. its own management session)."""
+    table_drift: int = 0
+    """Change of the DUT table count between phase-2 steps still tolerated (background traffic of the DUT)."""
     check_table: bool = True
     """Count the DUT's connections to check steps (where the DUT can count)."""
     refill: str = "auto"
@@ -124,8 +127,22 @@ class MetricSettings:
     """Capacity: first (safe) number of connections C0 (default: the point's connections)."""
     capacity_max: int | None = None
     """Capacity: largest number of connections probed (default: the whole source port space)."""
+    monitor_interval: float | None = None
+    """Sample the DUTs' per-core CPU idle time every this many seconds during each traffic trial (None: off)."""
     on_search_error: str = "record"
     """``record``: a repetition that cannot finish is stored as failed and the run goes on; ``raise``: abort."""
+
+    def __post_init__(self) -> None:
+        choices = {"refill": ("auto", "always"), "algorithm": ("binary", "mlr"), "on_search_error": ("record", "raise")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"must be one of {', '.join(allowed)}, got {getattr(self, name)!r}", field=name)
+        if self.repetitions < 1:
+            raise ConfigError(f"must be at least 1, got {self.repetitions}", field="repetitions")
+        if not 0 <= self.acceptance < 1:
+            raise ConfigError(f"must be in [0, 1), got {self.acceptance}", field="acceptance")
+        if self.max_invalid < 0:
+            raise ConfigError(f"must be >= 0, got {self.max_invalid}", field="max_invalid")
 
     @classmethod
     def from_any(cls, obj: Any, **overrides: Any) -> MetricSettings:
@@ -277,9 +294,61 @@ def judge_phase(
     return Verdict.PASS, ""
 
 
+def monitor_columns(samples: Mapping[str, Sequence[Mapping[str, Any]]], interval: float) -> dict[str, Any]:
+    """DUT monitor samples (``{dut: [{"t", "idle": {core: %}, ...}, ...]}``) in the stored, columnar form.
+
+    ``{dut: {"interval", "t": [...], "idle": {core: [...]}, <other sample keys>: [...]}}``: one list
+    entry per sample, each core its own series (seed 004 plots every core, never an average).
+    """
+    out: dict[str, Any] = {}
+    for dut, rows in samples.items():
+        cores: list[str] = []
+        for r in rows:
+            for c in r.get("idle") or {}:
+                if c not in cores:
+                    cores.append(c)
+        col: dict[str, Any] = {"interval": interval, "t": [r.get("t") for r in rows]}
+        col["idle"] = {c: [(r.get("idle") or {}).get(c) for r in rows] for c in cores}
+        for key in sorted({k for r in rows for k in r} - {"t", "idle"}):
+            col[key] = [r.get(key) for r in rows]
+        out[str(dut)] = col
+    return out
+
+
+def _traffic(ctx: ProcedureContext, call: Callable[[], PhaseResult]) -> tuple[PhaseResult, dict[str, Any]]:
+    """Run one tester call, sampling the DUT monitor around it when asked and available."""
+    interval = ctx.settings.monitor_interval
+    start = getattr(ctx.dut, "start_monitor", None)
+    stop = getattr(ctx.dut, "stop_monitor", None)
+    if not interval or not callable(start) or not callable(stop):
+        return call(), {}
+    start(interval)
+    try:
+        phase = call()
+    finally:
+        samples = stop()
+    return phase, ({"monitor": monitor_columns(samples, interval)} if samples else {})
+
+
+def _direction_extra(settings: MetricSettings) -> dict[str, Any]:
+    """How results and trials name their directions: ``directions`` = number of active directions
+    (2 for bidirectional: reports multiply per-direction fps by it), ``direction_mode`` = the mode."""
+    return {"directions": len(settings.directions.active), "direction_mode": str(settings.directions)}
+
+
+def dut_supports(dut: Any, operation: str) -> bool:
+    """Whether ``dut`` can do ``operation`` (e.g. ``count_connections``).
+
+    A DUT may offer the optional capability hook ``supports(operation) -> bool``; without it every
+    protocol operation is assumed available (a DUT may still raise NotImplementedError).
+    """
+    hook = getattr(dut, "supports", None)
+    return bool(hook(operation)) if callable(hook) else True
+
+
 def _count(ctx: ProcedureContext) -> int | None:
     """The DUT's connection count, or None when the DUT cannot count (or checks are off)."""
-    if not ctx.settings.check_table:
+    if not ctx.settings.check_table or not dut_supports(ctx.dut, "count_connections"):
         return None
     try:
         return int(ctx.dut.count_connections())
@@ -316,9 +385,9 @@ def _phase1_step(
     """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it."""
     ctx.dut.reset_connections()
     started = ctx.clock()
-    phase = ctx.tester.phase1(rate, learn)
+    phase, mon = _traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
     verdict, reason = judge_phase(phase, ctx.settings)
-    ext: dict[str, Any] = dict(extra or {})
+    ext: dict[str, Any] = {**(extra or {}), **mon}
     if verdict is Verdict.PASS:
         bad = _check_filled(ctx, phase, ext)
         if bad:
@@ -387,7 +456,7 @@ class _Filler:
                 self.needed = True
             return verdict, reason
         extra["dut_connections"] = count
-        if self.filled is not None and count != self.filled:
+        if self.filled is not None and abs(count - self.filled) > self.ctx.settings.table_drift:
             self.needed = True
             if verdict is not Verdict.INVALID:
                 return Verdict.INVALID, f"DUT table changed from {self.filled} to {count} connections during phase 2"
@@ -413,9 +482,13 @@ def _phase2_step(
         s = ctx.settings
         options = Phase2Options(latency=latency, latency_rate=s.latency_rate, selection=s.selection)
     started = ctx.clock()
-    phase = ctx.tester.phase2(rate, ctx.settings.duration, ctx.settings.directions, options)
+    s = ctx.settings
+    phase, mon = _traffic(ctx, lambda: ctx.tester.phase2(rate, s.duration, s.directions, options))
     verdict, reason = judge_phase(phase, ctx.settings, acceptance=acceptance)
-    extra: dict[str, Any] = {"directions": str(ctx.settings.directions)}
+    missing = [str(d) for d in s.directions.active if d not in phase.counts]
+    if missing:
+        verdict, reason = Verdict.INVALID, f"the tester reported no counts for {', '.join(missing)}"
+    extra: dict[str, Any] = {**_direction_extra(ctx.settings), **mon}
     if filler is not None:
         verdict, reason = filler.after(verdict, reason, extra)
     value = max((c.loss_ratio for c in phase.counts.values()), default=None) if phase.counts else None
@@ -483,7 +556,7 @@ def throughput(ctx: ProcedureContext) -> RepetitionResult:
         out.value,
         "fps",
         error=out.error,
-        directions=str(s.directions),
+        **_direction_extra(s),
         all_frames_per_second=out.value * n,
         **_search_extra(out),
     )
@@ -496,18 +569,29 @@ def forwarding(ctx: ProcedureContext) -> RepetitionResult:
     helps or hinders the baseline, and a restarted repetition sees the same DUT state.
     """
     s = ctx.settings
-    with contextlib.suppress(NotImplementedError):
-        ctx.dut.reset_connections()
+    table_reset = _optional_reset(ctx)
     out = _search(ctx, s.lower, s.upper, lambda st: _phase2_step(ctx, None, st.rate, lower=st.lower, upper=st.upper))
     n = len(s.directions.active)
     return ctx.result(
         out.value,
         "fps",
         error=out.error,
-        directions=str(s.directions),
+        **_direction_extra(s),
         all_frames_per_second=out.value * n,
+        table_reset=table_reset,
         **_search_extra(out),
     )
+
+
+def _optional_reset(ctx: ProcedureContext) -> bool:
+    """Empty the DUT table when the DUT has one (a stateless forwarding recipe has no reset step)."""
+    if not dut_supports(ctx.dut, "reset_connections"):
+        return False
+    try:
+        ctx.dut.reset_connections()
+    except (NotImplementedError, DutError):
+        return False  # no table to empty; a broken DUT shows up in the next trial
+    return True
 
 
 def frame_loss(ctx: ProcedureContext) -> RepetitionResult:
@@ -529,27 +613,28 @@ def frame_loss(ctx: ProcedureContext) -> RepetitionResult:
         zero_run = zero_run + 1 if flr == 0 else 0
         if s.flr_stop_after_zero and zero_run >= s.flr_stop_after_zero:
             break
-    return ctx.result(curve[0][1], "ratio", rate=curve[0][0], curve=curve, directions=str(s.directions))
+    return ctx.result(curve[0][1], "ratio", rate=curve[0][0], curve=curve, **_direction_extra(s))
 
 
-def _latency_trial(ctx: ProcedureContext) -> tuple[float, dict[str, dict[str, float]]]:
+def _latency_trial(ctx: ProcedureContext) -> tuple[float, dict[str, dict[str, float]], dict[str, Any]]:
     rate = _from_prior(ctx, "throughput")
     filler = _Filler(ctx)
     rec = _retry(ctx, f"latency at {rate:g}", lambda: _phase2_step(ctx, filler, rate, latency=True))
     lat = rec.extra.get("latency") or {}
     if not lat:
         raise SearchError("the tester returned no latency samples")
-    return rate, lat
+    # RFC 8219 measures latency at the throughput rate; loss above the acceptance is reported beside the value
+    return rate, lat, {"rate": rate, "verdict": str(rec.verdict), "reason": rec.reason}
 
 
 def latency(ctx: ProcedureContext) -> RepetitionResult:
     """Latency at the throughput rate: typical (median) and worst case (99.9th percentile) per direction."""
-    rate, lat = _latency_trial(ctx)
+    _rate, lat, info = _latency_trial(ctx)
     worst = max(lat.values(), key=lambda v: v["median"])
     return ctx.result(
         worst["median"],
         "s",
-        rate=rate,
+        **info,
         worst_case=max(v["p99_9"] for v in lat.values()),
         per_direction={d: {"median": v["median"], "p99_9": v["p99_9"]} for d, v in lat.items()},
     )
@@ -557,9 +642,9 @@ def latency(ctx: ProcedureContext) -> RepetitionResult:
 
 def pdv(ctx: ProcedureContext) -> RepetitionResult:
     """Packet delay variation D99.9 - Dmin (RFC 8219 7.3.1) at the throughput rate, worst direction."""
-    rate, lat = _latency_trial(ctx)
+    _rate, lat, info = _latency_trial(ctx)
     per = {d: v["p99_9"] - v["minimum"] for d, v in lat.items()}
-    return ctx.result(max(per.values()), "s", rate=rate, per_direction=per)
+    return ctx.result(max(per.values()), "s", per_direction=per, **info)
 
 
 def teardown(ctx: ProcedureContext) -> RepetitionResult:
@@ -593,7 +678,9 @@ def teardown(ctx: ProcedureContext) -> RepetitionResult:
     deletion = t_n - t_0
     if deletion <= 0:
         raise SearchError(f"filled-table delete time {t_n:g} s is not above the empty-table time {t_0:g} s")
-    return ctx.result(n / deletion, "conn/s", T_N=t_n, T_0=t_0, deletion_time=deletion, connections=n)
+    return ctx.result(
+        n / deletion, "conn/s", filled_delete_s=t_n, empty_delete_s=t_0, deletion_time=deletion, connections=n
+    )
 
 
 def validation(ctx: ProcedureContext) -> RepetitionResult:
@@ -630,9 +717,10 @@ def _validated_step(
 
     def check() -> TrialRecord:
         started = ctx.clock()
-        phase = ctx.tester.validate(reverse)
+        phase, mon = _traffic(ctx, lambda: ctx.tester.validate(reverse))
         verdict, reason = judge_phase(phase, ctx.settings, acceptance=0.0)
-        return ctx.record("validation", phase, verdict, reason, started, lower=lower, upper=upper, extra=extra)
+        ext = {**(extra or {}), **mon}
+        return ctx.record("validation", phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
 
     v = _retry(ctx, f"validation at {rate:g}", check)
     return v.verdict is Verdict.PASS, v
@@ -754,7 +842,7 @@ def _throughput_mlr(ctx: ProcedureContext, filler: _Filler) -> RepetitionResult:
     res = results[goal]
     value = float(res.conditional_throughput) if res is not None and res.conditional_throughput is not None else 0.0
     n = len(s.directions.active)
-    return ctx.result(value, "fps", directions=str(s.directions), all_frames_per_second=value * n, algorithm="mlr")
+    return ctx.result(value, "fps", all_frames_per_second=value * n, algorithm="mlr", **_direction_extra(s))
 
 
 PROCEDURES: dict[str, Callable[[ProcedureContext], RepetitionResult]] = {

@@ -19,6 +19,7 @@ Two levels of API:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import threading
 import time
@@ -33,6 +34,7 @@ from natbench.errors import NatbenchError, StoreError
 from natbench.procedures import METRICS, MetricSettings, ProcedureContext, run_repetition
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.store import RunDirectory, RunStore, point_to_dict
+from natbench.testbed import Testbed
 from natbench.testers.base import Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -42,6 +44,7 @@ __all__ = [
     "RunInterrupted",
     "RunSpec",
     "Runner",
+    "default_run_dir",
     "resume_campaign",
     "resume_run",
     "run_campaign",
@@ -74,12 +77,15 @@ class RunSpec:
     """Where the campaign came from."""
     settings_for: Callable[[WorkingPoint, str], MetricSettings] | None = None
     """Per-point settings (a campaign's sweep may override e.g. the search error per point); default: ``metrics``."""
+    monitor_interval: float | None = None
+    """When set, sample the DUTs' CPU idle time every this many seconds in every traffic trial of every metric."""
 
     def settings(self, point: WorkingPoint, metric: str) -> MetricSettings:
         """Settings of ``metric`` at ``point``."""
-        if self.settings_for is not None:
-            return self.settings_for(point, metric)
-        return self.metrics[metric]
+        s = self.settings_for(point, metric) if self.settings_for is not None else self.metrics[metric]
+        if self.monitor_interval:
+            s = dataclasses.replace(s, monitor_interval=self.monitor_interval)
+        return s
 
     def ordered_metrics(self) -> list[str]:
         """Metric names in measurement order (cps before validation, throughput before latency/PDV)."""
@@ -147,7 +153,13 @@ def _sigterm_raises() -> Iterator[None]:
         yield
         return
 
+    fired = False
+
     def handler(signum: int, frame: FrameType | None) -> None:
+        nonlocal fired
+        if fired:  # a second SIGTERM must not break the DUT teardown the first one started
+            return
+        fired = True
         raise RunInterrupted("interrupted by SIGTERM")
 
     old = signal.signal(signal.SIGTERM, handler)
@@ -340,28 +352,34 @@ def resume_run(
 
 
 def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
-    """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`."""
+    """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`.
+
+    Per-point settings come from ``campaign.settings_for(point, metric)``; a metric without its own
+    acceptance or directions takes the traffic section's, and the Responder's entry selection is the
+    traffic section's ``selection``.
+    """
     traffic = getattr(campaign, "traffic", None)
-    default_directions = getattr(traffic, "directions", None)
+    defaults = {
+        "acceptance": getattr(traffic, "acceptance", None),
+        "directions": getattr(traffic, "directions", None),
+        "selection": getattr(traffic, "selection", None),
+    }
 
-    def convert(raw: Any, acceptance: float | None) -> MetricSettings:
-        return MetricSettings.from_any(
-            raw,
-            acceptance=acceptance if getattr(raw, "acceptance", None) is None else None,
-            directions=default_directions if getattr(raw, "directions", None) is None else None,
-        )
+    def convert(raw: Any, acceptance: float | None = None) -> MetricSettings:
+        over = {k: v for k, v in defaults.items() if getattr(raw, k, None) is None}
+        if acceptance is not None:
+            over["acceptance"] = acceptance
+        return MetricSettings.from_any(raw, **over)
 
-    def default_acceptance() -> float | None:
-        value = getattr(traffic, "acceptance", None)
-        return None if value is None else float(value)
-
-    metrics = {str(name): convert(raw, default_acceptance()) for name, raw in dict(campaign.metrics).items()}
+    metrics = {str(name): convert(raw) for name, raw in dict(campaign.metrics).items()}
+    per_point = getattr(campaign, "settings_for", None)
+    acceptance_for = getattr(campaign, "acceptance", None)
 
     def settings_for(point: WorkingPoint, metric: str) -> MetricSettings:
-        per_point = getattr(campaign, "settings_for", None)
         if per_point is None:
             return metrics[metric]
-        return convert(per_point(point, metric), default_acceptance())
+        acc = acceptance_for(point, metric) if callable(acceptance_for) else None
+        return convert(per_point(point, metric), acc)
 
     return RunSpec(
         name=str(getattr(campaign, "name", "") or ""),
@@ -387,10 +405,12 @@ def _campaign_text(campaign: Any, path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def _default_run_dir(campaign: Any, spec: RunSpec) -> Path:
-    """``campaign.output`` (a path; default results/<name>) with a UTC time stamp appended: one directory per run."""
+def default_run_dir(campaign: Any) -> Path:
+    """``campaign.output`` (default results/<name>); when that already holds something, a UTC-stamped sibling."""
     output = getattr(campaign, "output", None)
-    base = Path(str(output)) if output else Path("results") / (spec.name or "run")
+    base = Path(str(output)) if output else Path("results") / (str(getattr(campaign, "name", "")) or "run")
+    if not base.exists() or (base.is_dir() and not any(base.iterdir())):
+        return base
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     return base.with_name(f"{base.name}-{stamp}")
 
@@ -400,27 +420,44 @@ def run_campaign(
     run_dir: str | Path | None = None,
     *,
     observers: Sequence[Observer] = (),
+    testbed: Testbed | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    monitor_interval: float | None = None,
 ) -> RunDirectory:
-    """Load the campaign file, build its testbed, run it; return the run directory."""
+    """Load the campaign file, build its testbed (unless one is given), run it; return the run directory.
+
+    ``testbed`` lets tests and notebooks drive a campaign with their own tester and DUT
+    (e.g. :mod:`natbench.testing` fakes); the CLI never passes one.
+    """
     from natbench.campaign import load_campaign
     from natbench.testbed import build_testbed
 
     path = Path(path)
     campaign = load_campaign(path)
     spec = spec_from_campaign(campaign, _campaign_text(campaign, path), str(path))
-    target = Path(run_dir) if run_dir else _default_run_dir(campaign, spec)
-    with build_testbed(campaign) as bed:
-        return start_run(spec, target, bed.tester, bed.dut, observers=observers)
+    if monitor_interval:
+        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
+    target = Path(run_dir) if run_dir else default_run_dir(campaign)
+    with testbed if testbed is not None else build_testbed(campaign) as bed:
+        return start_run(spec, target, bed.tester, bed.dut, observers=observers, sleep=sleep)
 
 
-def resume_campaign(run_dir: str | Path, *, observers: Sequence[Observer] = ()) -> RunDirectory:
-    """Resume the run in ``run_dir`` from its stored, resolved campaign."""
+def resume_campaign(
+    run_dir: str | Path,
+    *,
+    observers: Sequence[Observer] = (),
+    testbed: Testbed | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    monitor_interval: float | None = None,
+) -> RunDirectory:
+    """Resume the run in ``run_dir`` from its stored, resolved campaign.yaml."""
     from natbench.campaign import load_campaign
     from natbench.testbed import build_testbed
 
     existing = RunDirectory.open(run_dir)
-    campaign_path = existing.path / "campaign.yaml"
-    campaign = load_campaign(campaign_path)
+    campaign = load_campaign(existing.path / "campaign.yaml")
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
-    with build_testbed(campaign) as bed:
-        return resume_run(spec, run_dir, bed.tester, bed.dut, observers=observers)
+    if monitor_interval:
+        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
+    with testbed if testbed is not None else build_testbed(campaign) as bed:
+        return resume_run(spec, run_dir, bed.tester, bed.dut, observers=observers, sleep=sleep)

@@ -31,6 +31,7 @@ torn last line (the process died while writing it) is dropped the same way.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -110,6 +111,20 @@ def _git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _lock_dir(path: Path) -> int:
+    """Take an exclusive lock on the run directory (flock on its descriptor); StoreError when another process has it.
+
+    The lock dies with the process, so a SIGKILL-ed run never leaves a stale lock behind.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StoreError(f"{path}: another natbench process is writing this run") from None
+    return fd
 
 
 def _fsync_dir(path: Path) -> None:
@@ -263,10 +278,11 @@ class RunDirectory:
 class RunStore:
     """Writes one run directory; use :meth:`create` for a new run and :meth:`resume` to continue one."""
 
-    def __init__(self, path: Path, meta: dict[str, Any], completed: set[RepKey]) -> None:
+    def __init__(self, path: Path, meta: dict[str, Any], completed: set[RepKey], lock: int) -> None:
         self.path = path
         self.meta = meta
         self._completed = completed
+        self._lock: int | None = lock
         self._fh: IO[str] | None = open(path / TRIALS, "a", encoding="utf-8")  # noqa: SIM115 - kept open
 
     # -- creation -------------------------------------------------------------------
@@ -285,7 +301,25 @@ class RunStore:
         """Create a new run directory (StoreError if it already holds a run)."""
         p = Path(path)
         p.mkdir(parents=True, exist_ok=True)
-        if (p / RUN).exists() or (p / TRIALS).exists():
+        lock = _lock_dir(p)
+        try:
+            meta = cls._create_files(p, campaign_text, points, campaign_file, campaign_name, tester_facts, dut_facts)
+        except BaseException:
+            os.close(lock)
+            raise
+        return cls(p, meta, set(), lock)
+
+    @staticmethod
+    def _create_files(
+        p: Path,
+        campaign_text: str,
+        points: Iterable[WorkingPoint],
+        campaign_file: str | None,
+        campaign_name: str | None,
+        tester_facts: dict[str, Any] | None,
+        dut_facts: dict[str, dict[str, Any]] | None,
+    ) -> dict[str, Any]:
+        if any((p / name).exists() for name in (RUN, TRIALS, POINTS, CAMPAIGN)):
             raise StoreError(f"{p}: already holds a run; use --resume to continue it or choose another directory")
         meta: dict[str, Any] = {
             "natbench_version": __version__,
@@ -300,13 +334,24 @@ class RunStore:
         }
         _atomic_write(p / CAMPAIGN, campaign_text)
         _atomic_write(p / POINTS, json.dumps([point_to_dict(pt) for pt in points], indent=2) + "\n")
+        _atomic_write(p / TRIALS, "")  # exists (and its directory entry is durable) before the first trial
         _atomic_write(p / RUN, json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        return cls(p, meta, set())
+        return meta
 
     @classmethod
     def resume(cls, path: str | os.PathLike[str]) -> RunStore:
         """Reopen a run for appending: drop a torn last line, move cut-off repetitions' trials aside."""
         run = RunDirectory.open(path)
+        p = run.path
+        lock = _lock_dir(p)
+        try:
+            return cls._resume_locked(RunDirectory.open(p), lock)
+        except BaseException:
+            os.close(lock)
+            raise
+
+    @classmethod
+    def _resume_locked(cls, run: RunDirectory, lock: int) -> RunStore:
         p = run.path
         lines, torn = _read_lines(p / TRIALS)
         parsed = [(ln, _parse_line(ln, f"{p / TRIALS}:{i}")) for i, ln in enumerate(lines, 1)]
@@ -319,10 +364,13 @@ class RunStore:
             else:
                 keep.append(ln)
         if cut or torn:
-            if cut:
-                # first keep the cut-off trials safely, then replace trials.jsonl atomically
+            # first keep the cut-off trials safely, then replace trials.jsonl atomically; a crash in
+            # between leaves them in both files, and the next resume does not copy them twice
+            already = set(_read_lines(p / ABANDONED)[0])
+            new = [ln for ln in cut if ln not in already]
+            if new:
                 with open(p / ABANDONED, "a", encoding="utf-8") as f:
-                    f.write("".join(ln + "\n" for ln in cut))
+                    f.write("".join(ln + "\n" for ln in new))
                     f.flush()
                     os.fsync(f.fileno())
             _atomic_write(p / TRIALS, "".join(ln + "\n" for ln in keep))
@@ -330,7 +378,7 @@ class RunStore:
         meta.setdefault("resumed_at", []).append(time.time())
         meta["status"] = "running"
         meta.pop("failure", None)
-        store = cls(p, meta, done)
+        store = cls(p, meta, done, lock)
         store._write_meta()
         return store
 
@@ -379,11 +427,15 @@ class RunStore:
         return RunDirectory.open(self.path)
 
     def close(self) -> None:
-        """Close the trials file."""
+        """Close the trials file and release the run directory."""
         if self._fh is not None:
             with contextlib.suppress(OSError):
                 self._fh.close()
             self._fh = None
+        if self._lock is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock)  # closing the descriptor releases the flock
+            self._lock = None
 
     def __enter__(self) -> RunStore:
         return self

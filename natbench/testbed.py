@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from natbench.duts.base import Dut
 from natbench.errors import ConfigError
@@ -88,6 +88,8 @@ def build_dut(campaign: Any) -> Dut:
 @dataclass
 class Testbed:
     """A built tester and DUT; closing it closes the tester."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
 
     tester: Tester
     """The traffic generator."""

@@ -22,7 +22,7 @@ from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["FakeDut", "FakeModel", "FakeTester"]
+__all__ = ["FakeDut", "FakeModel", "FakeTester", "fake_pair", "with_model"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,10 @@ class FakeDut:
         self.events.append("reset")
         self.connections = 0
 
+    def supports(self, operation: str) -> bool:
+        """Optional capability hook: counting depends on the model."""
+        return operation != "count_connections" or self.model.can_count
+
     def count_connections(self) -> int:
         """Connections in the table (NotImplementedError when the model cannot count)."""
         if not self.model.can_count:
@@ -118,6 +122,22 @@ class FakeDut:
     def begin_repetition(self, point_id: str, metric: str, repetition: int) -> None:
         """Optional hook: nothing to do for the DUT."""
         self.events.append(f"rep:{metric}:{repetition}")
+
+    def start_monitor(self, interval: float = 1.0) -> None:
+        """Optional monitor hook (as RecipeDut has): remember the interval."""
+        self.events.append("monitor")
+        self._interval = interval
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        """Two modelled samples: idle time falls as the table fills."""
+        fill = min(self.connections / max(self.model.table_limit, 1), 1.0)
+        iv = getattr(self, "_interval", 1.0)
+        return {
+            "fake": [
+                {"t": 0.0, "idle": {"cpu0": 100.0, "cpu1": 100.0}, "conntrack_objs": 0},
+                {"t": iv, "idle": {"cpu0": 100.0 - 50 * fill, "cpu1": 90.0}, "conntrack_objs": self.connections},
+            ]
+        }
 
 
 @dataclass

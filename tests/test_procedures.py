@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from natbench.errors import SearchError
+from natbench.errors import ConfigError, DutError, SearchError
 from natbench.procedures import MetricSettings, ProcedureContext, judge_phase, run_repetition
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testers.base import Directions
@@ -115,6 +115,10 @@ def test_cps_without_a_count_command_still_searches() -> None:
     res = h.run("cps", upper=100_000, error=100)
     assert 49_900 <= res.value <= 50_000
     assert all("dut_connections" not in r.extra for r in h.records)
+    # the same without the capability hook: NotImplementedError from count_connections is honoured too
+    h.dut.supports = lambda op: True  # type: ignore[method-assign]
+    res = h.run("cps", upper=100_000, error=100)
+    assert 49_900 <= res.value <= 50_000
 
 
 @pytest.mark.parametrize("directions", list(Directions))
@@ -123,6 +127,7 @@ def test_throughput_converges_to_the_forwarding_ceiling(directions: Directions) 
     res = h.run("throughput", upper=1_000_000, error=500, fill_rate=50_000, directions=directions)
     assert 299_500 <= res.value <= 300_000
     assert res.extra["all_frames_per_second"] == res.value * len(directions.active)
+    assert (res.extra["directions"], res.extra["direction_mode"]) == (len(directions.active), str(directions))
     assert h.kinds()[0] == "fill"
     assert set(h.kinds()[1:]) == {"phase2"}
     # one fill, one gap; the table never changed during phase 2, so no refill
@@ -223,8 +228,8 @@ def test_teardown_rate_arithmetic() -> None:
     res = h.run("teardown", fill_rate=50_000)
     assert h.kinds() == ["fill", "flush_filled", "flush_empty"]
     t_n = 0.75 + 4000 * 1e-5
-    assert res.extra["T_N"] == pytest.approx(t_n)
-    assert res.extra["T_0"] == pytest.approx(0.75)
+    assert res.extra["filled_delete_s"] == pytest.approx(t_n)
+    assert res.extra["empty_delete_s"] == pytest.approx(0.75)
     assert res.extra["connections"] == 4000
     assert res.extra["deletion_time"] == pytest.approx(4000 * 1e-5)
     assert res.value == pytest.approx(4000 / (t_n - 0.75))  # 100,000 connections per second
@@ -271,6 +276,19 @@ def test_forwarding_baseline_with_a_stateless_dut() -> None:
     res = h.run("forwarding", upper=1_000_000, error=1000)
     assert 799_000 <= res.value <= 800_000
     assert "fill" not in h.kinds()
+    assert res.extra["table_reset"] is True
+
+
+def test_forwarding_baseline_on_a_dut_without_a_table() -> None:
+    h = Harness(nat=False, stateless_forwarding=800_000)
+
+    def no_reset() -> None:
+        raise DutError("recipe linux-forwarding has no reset_connections step", step="reset_connections")
+
+    h.dut.reset_connections = no_reset  # type: ignore[method-assign]
+    res = h.run("forwarding", upper=1_000_000, error=1000)
+    assert 799_000 <= res.value <= 800_000
+    assert res.extra["table_reset"] is False
 
 
 def test_mlrsearch_adapter_finds_the_throughput() -> None:
@@ -317,3 +335,37 @@ def test_settings_from_campaign_shapes() -> None:
         100,
         0.0001,
     )
+
+
+def test_dut_cpu_monitor_is_stored_per_trial_in_columns() -> None:
+    h = Harness()
+    h.run("throughput", upper=1_000_000, error=100_000, fill_rate=50_000)
+    assert "monitor" not in h.dut.events  # off unless asked
+    h.run("throughput", upper=1_000_000, error=100_000, fill_rate=50_000, monitor_interval=0.5)
+    assert all("monitor" in r.extra for r in h.records)
+    mon = h.records[-1].extra["monitor"]["fake"]
+    assert mon["interval"] == 0.5
+    assert mon["t"] == [0.0, 0.5]
+    assert mon["idle"] == {"cpu0": [100.0, 100.0 - 50 * 4000 / 10_000_000], "cpu1": [100.0, 90.0]}
+    assert mon["conntrack_objs"] == [0, 4000]
+
+
+def test_phase2_without_counts_for_an_active_direction_is_invalid() -> None:
+    h = Harness()
+
+    def one_sided(rate: float, duration: float, directions: Directions, measure: Any, _orig: Any = h.tester.phase2):
+        return _orig(rate, duration, Directions.FORWARD, measure)
+
+    h.tester.phase2 = one_sided  # type: ignore[method-assign]
+    res = h.run("throughput", upper=1_000_000, error=100_000, fill_rate=50_000, max_invalid=1)
+    assert res.value is None
+    phase2 = [r for r in h.records if r.kind == "phase2"]
+    assert phase2 and all(r.reason == "the tester reported no counts for reverse" for r in phase2)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("refill", "sometimes"), ("algorithm", "golden"), ("repetitions", 0), ("acceptance", 1.5)]
+)
+def test_bad_settings_name_their_field(field: str, value: Any) -> None:
+    with pytest.raises(ConfigError, match=f"^{field}: "):
+        MetricSettings(**{field: value})

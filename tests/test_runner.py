@@ -221,3 +221,32 @@ def test_sigkill_at_a_random_moment_from_outside(tmp_path: Path, reference: list
     assert partial == reference[: len(partial)]
     _child("resume", str(run_dir))
     assert comparable(RunDirectory.open(run_dir)) == reference
+
+
+def test_progress_and_logging_observers_render_a_run(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import io
+    import logging
+
+    from rich.console import Console
+
+    from natbench.observers import LoggingObserver, RichProgress
+
+    buf = io.StringIO()
+    progress = RichProgress(Console(file=buf, force_terminal=False, width=200))
+    tester, dut = engine_fakes.make_testbed()
+    with caplog.at_level(logging.DEBUG, logger="natbench.run"):
+        start_run(
+            engine_fakes.make_spec(),
+            tmp_path / "run",
+            tester,
+            dut,
+            observers=[progress, LoggingObserver()],
+            sleep=lambda s: None,
+        )
+    text = buf.getvalue()
+    assert "cps#0:" in text and " cps (error " in text
+    assert text.count("\n") >= 24  # one line per finished repetition
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("run engine-fakes into") for m in messages)
+    assert any("cps#0 step 0 phase1 @ 500,000/s [0, 1,000,000] FAIL" in m for m in messages)
+    assert messages[-1] == "run complete"

@@ -166,3 +166,23 @@ def test_parquet_export(tmp_path: Path) -> None:
     res = pd.read_parquet(path.with_name("results.parquet"))
     assert list(res["value"]) == [5000.0]
     assert list(res["label"]) == ["iptables-4c-4M"]
+
+
+def test_a_run_directory_has_one_writer_at_a_time(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    with pytest.raises(StoreError, match="another natbench process is writing this run"):
+        RunStore.resume(tmp_path / "run")
+    store.close()
+    RunStore.resume(tmp_path / "run").close()  # released on close (and by the kernel when a process dies)
+
+
+def test_a_crash_between_saving_and_rewriting_does_not_duplicate_abandoned_trials(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+    run = tmp_path / "run"
+    # as if a previous resume had saved the cut-off trial and died before rewriting trials.jsonl
+    (run / ABANDONED).write_text((run / "trials.jsonl").read_text())
+    RunStore.resume(run).close()
+    reader = RunDirectory.open(run)
+    assert reader.abandoned() == [trial(0, 0)]
+    assert reader.trials() == []
