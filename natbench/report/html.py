@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from natbench.report import plots
+from natbench.report.aggregate import trial_summary
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -97,6 +98,17 @@ def render_html(run: Run, scale: str = "1", images: Sequence[tuple[str, bytes]] 
             f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
             f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         )
+    ts = trial_summary(run.trials)
+    if not ts.empty:
+        parts.append(
+            "<h2>Trials</h2><p>Every stored trial (search step or timed operation) per working point and"
+            " metric; invalid trials were retried and never counted as pass or fail.</p>"
+        )
+        labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
+        tbl = ts.reset_index()
+        tbl["point_id"] = tbl["point_id"].astype(str).map(lambda p: labels.get(p, p))
+        tbl = tbl.rename(columns={"point_id": "point"}).round({"seconds": 1})
+        parts.append(tbl.to_html(index=False, classes="trials", border=0))
     parts.append("<h2>Versions and host</h2>")
     versions = {k: meta.get(k) for k in ("natbench_version", "git_commit", "campaign_file", "campaign_name")}
     parts.append(_facts({**versions, "host": meta.get("host", {})}))

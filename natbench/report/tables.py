@@ -141,9 +141,7 @@ class SeedTable:
         lines += ["\\hline", "\\end{tabular}", "\\end{table}"]
         body = "\n".join(lines) + "\n"
         if standalone:
-            return "\\documentclass{article}\n\\begin{document}\n" + (
-                body + "\\end{document}\n"
-            )
+            return "\\documentclass{article}\n\\begin{document}\n" + (body + "\\end{document}\n")
         return body
 
     def to_csv(self) -> str:
