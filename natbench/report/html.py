@@ -47,11 +47,12 @@ def run_figures(run: Run) -> list[tuple[str, Figure]]:
     if not run.teardown.empty:
         figs.append(("teardown", run.plot("teardown")))
     labels = run.points["label"].to_dict() if not run.points.empty else {}
-    for n, (pid, metric, dut, extra) in enumerate(plots.monitored_trials(run.trials)):
+    for n, mt in enumerate(plots.monitored_trials(run.trials)):
         if n >= MAX_CPU_PLOTS:
             break
-        title = f"CPU idle time of {dut}, {metric} at {labels.get(pid, pid)}"
-        figs.append((f"cpu-{dut}-{metric}-{pid}", plots.plot_cpu_idle(extra, dut, title)))
+        rate = f", {mt.kind} at {mt.rate:,.0f} fps per direction" if mt.rate else f", {mt.kind}"
+        title = f"CPU idle time of {mt.dut}: {mt.metric} at {labels.get(mt.point_id, mt.point_id)}{rate}"
+        figs.append((f"cpu-{mt.dut}-{mt.metric}-{mt.point_id}", plots.plot_cpu_idle(mt.extra, mt.dut, title)))
     return figs
 
 
