@@ -50,8 +50,8 @@ def run_figures(run: Run) -> list[tuple[str, Figure]]:
     for n, mt in enumerate(plots.monitored_trials(run.trials)):
         if n >= MAX_CPU_PLOTS:
             break
-        rate = f", {mt.kind} at {mt.rate:,.0f} fps per direction" if mt.rate else f", {mt.kind}"
-        title = f"CPU idle time of {mt.dut}: {mt.metric} at {labels.get(mt.point_id, mt.point_id)}{rate}"
+        rate = f", {mt.rate:,.0f} fps/dir." if mt.rate else ""
+        title = f"{mt.dut} CPU idle: {mt.metric} {mt.kind} at {labels.get(mt.point_id, mt.point_id)}{rate}"
         figs.append((f"cpu-{mt.dut}-{mt.metric}-{mt.point_id}", plots.plot_cpu_idle(mt.extra, mt.dut, title)))
     return figs
 

@@ -209,7 +209,7 @@ def plot_cpu_idle(extra: Mapping[str, Any], dut: str, title: str | None = None, 
     ax.set_ylim(-2, 102)  # a core at 0 % idle (the bottleneck) stays visible above the axis
     ax.set_xlabel("time (s)")
     ax.set_ylabel("CPU idle time (%)")
-    ax.set_title(title or f"CPU idle time of {dut}")
+    ax.set_title(title or f"CPU idle time of {dut}", fontsize="medium")
     ax.grid(True, alpha=0.3)
     if len(df.columns) <= 16:
         ax.legend(fontsize="x-small", ncol=4)
