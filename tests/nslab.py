@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-__all__ = ["NsLab", "ns_lab", "send_udp"]
+__all__ = ["NsLab", "global_conntrack_lock", "ns_lab", "send_udp"]
 
 
 def _sh(*argv: str) -> None:
@@ -125,3 +126,17 @@ def send_udp(lab: NsLab, sports: tuple[int, int], dports: tuple[int, int]) -> in
         timeout=60,
     )
     return (sports[1] - sports[0] + 1) * (dports[1] - dports[0] + 1)
+
+
+@contextmanager
+def global_conntrack_lock() -> Iterator[None]:
+    """Serialize tests that read or change the kernel-global conntrack settings (nf_conntrack_max,
+    hashsize): the kernel is shared with every other test run on this machine."""
+    import fcntl
+
+    with open(os.path.join(tempfile.gettempdir(), "natbench-conntrack-global.lock"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -279,3 +279,77 @@ def test_lab_access_applies_global_conntrack_settings_on_the_host_by_default() -
     explicit = {**lab, "params": {"private_if": "a", "public_if": "b", "host_settings": False}}
     dut = build_duts({"testbed": {"duts": [explicit]}})
     assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is False
+
+
+def test_ssh_connect_never_blocks_on_a_silent_server() -> None:
+    """A TCP peer that accepts but never speaks SSH: the connect timeout ends the wait."""
+    import contextlib
+    import socket
+    import threading
+
+    from natbench.duts.executors import ExecutorError
+    from natbench.duts.ssh import SshExecutor
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    port = srv.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(srv.accept()[0])
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        ex = SshExecutor("127.0.0.1", port=port, connect_timeout=0.5, retries=1, backoff=0.05,
+                         allow_unknown_host_key=True, passphrase="s3cret-passphrase")  # fmt: skip
+        assert "s3cret" not in repr(ex) and "s3cret" not in ex.description
+        start = time.monotonic()
+        with pytest.raises(ExecutorError) as err:
+            ex.run("true")
+        assert time.monotonic() - start < 6
+        assert "s3cret" not in str(err.value)
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        srv.close()
+
+
+def test_ssh_command_wrapping_with_sudo() -> None:
+    from natbench.duts.ssh import SshExecutor
+
+    assert SshExecutor("h").wrap("echo 'a'; id") == "sh -c 'echo '\"'\"'a'\"'\"'; id'"
+    assert SshExecutor("h", sudo=True).wrap("id") == "sudo -n sh -c id"
+
+
+def test_a_value_saved_and_used_in_the_same_step_works_in_batch_mode(tmp_path: Path) -> None:
+    text = (
+        "recipe: s\nstateful: false\nsteps:\n  facts:\n"
+        "    - {run: echo 41, save: base}\n"
+        "    - {run: 'echo $(( {{ base }} + 1 ))', parse: int, as: answer}\n"
+        "    - {run: echo 'a b', parse: text, as: words}\n"
+    )
+    dut = RecipeDut("s", parse_recipe(text, "s.yaml"), LocalExecutor(), batch=True)
+    facts = dut.facts()
+    assert facts["answer"] == 42 and facts["words"] == "a b"
+
+
+def test_factory_builds_from_real_campaign_files() -> None:
+    from natbench.campaign import load_campaign
+    from natbench.duts.ssh import SshExecutor
+
+    root = Path(__file__).resolve().parents[1] / "campaigns"
+    dut = build_duts(load_campaign(root / "seed000-fig2-iptables-cores.yaml"))
+    assert isinstance(dut, RecipeDut) and dut.recipe.name == "iptables-nat44"
+    assert isinstance(dut.executor, SshExecutor) and dut.executor.allow_unknown_host_key is False
+    assert dut.base_params["conntrack_max"] == 2**23
+    group = build_duts(load_campaign(root / "seed004-table2-ipv4-forwarding.yaml"))
+    assert isinstance(group, DutGroup) and len(group.members()) == 2
+    assert all(d.recipe.name == "linux-forwarding" for d in group.members()) and group.stateful == []

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from typing import Any
 
 import pytest
-from nslab import NsLab, ns_lab, send_udp
+from nslab import NsLab, global_conntrack_lock, ns_lab, send_udp
 
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe import load_recipe
@@ -57,7 +58,7 @@ def nat44_params(lab: NsLab, **extra: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("recipe", ["iptables-nat44", "nftables-nat44"])
 def test_nat44_recipe_in_a_namespace(recipe: str) -> None:
-    with ns_lab(configure_dut_addresses=False) as lab:
+    with ns_lab(configure_dut_addresses=False) as lab, global_conntrack_lock():
         before = snapshot(lab.dut)
         current_max = int(in_ns(lab.dut, "cat /proc/sys/net/netfilter/nf_conntrack_max"))
         params = nat44_params(lab, nat="snat", conntrack_max=current_max, udp_timeout=120)
@@ -88,7 +89,7 @@ def test_nat44_recipe_in_a_namespace(recipe: str) -> None:
 
 
 def test_table_size_that_cannot_be_set_in_a_namespace_fails_clearly_and_leaves_nothing() -> None:
-    with ns_lab(configure_dut_addresses=False) as lab:
+    with ns_lab(configure_dut_addresses=False) as lab, global_conntrack_lock():
         before = snapshot(lab.dut)
         current = int(in_ns(lab.dut, "cat /proc/sys/net/netfilter/nf_conntrack_max"))
         params = nat44_params(lab, conntrack_max=current + 1024)
@@ -100,6 +101,8 @@ def test_table_size_that_cannot_be_set_in_a_namespace_fails_clearly_and_leaves_n
         assert int(in_ns(lab.dut, "cat /proc/sys/net/netfilter/nf_conntrack_max")) == current
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/net/tun"), reason="tayga needs /dev/net/tun")
+@pytest.mark.skipif(shutil.which("tayga") is None, reason="tayga is not installed (apt-get install tayga)")
 def test_tayga_nat64_recipe_in_a_namespace(tmp_path: Any) -> None:
     tag = f"tg{os.getpid() % 100000}{os.urandom(2).hex()}"
     c, d, p = f"{tag}c", f"{tag}d", f"{tag}p"
@@ -187,6 +190,11 @@ def test_forwarding_baseline_and_monitor() -> None:
                 assert set(s["idle"]) >= {"cpu0"}
                 assert all(0.0 <= v <= 100.0 for v in s["idle"].values())
                 assert s["mem_available"] > 0
+            # the same with one sampler loop on the DUT
+            with dut.monitor(0.1, mode="remote") as mon:
+                time.sleep(0.55)
+            assert len(mon.samples) >= 3 and not mon.errors
+            assert all(0.05 < b["t"] - a["t"] < 0.5 for a, b in zip(mon.samples, mon.samples[1:], strict=False))
         finally:
             dut.teardown()
         assert snapshot(lab.dut) == before

@@ -1,35 +1,28 @@
-"""A real SSH path: the test starts its own sshd on a free localhost port with keys it generates.
-
-Nothing of the system's SSH configuration is used or changed: the host key, the user key,
-authorized_keys, known_hosts and sshd_config live in a temporary directory. (OpenSSH needs
-its privilege-separation directory /run/sshd; when it is missing it is created empty, as the
-openssh-server package does at boot, and left in place.)
-"""
+"""A real SSH path: the test starts its own sshd on a free localhost port with keys it generates
+(tests/localsshd.py: no system SSH configuration is used or changed)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from nslab import ns_lab, send_udp
+from localsshd import SSHD, Sshd, free_port, local_sshd
+from nslab import global_conntrack_lock, ns_lab, send_udp
 
 from natbench.duts.executors import CommandTimeout, ExecutorError, NetnsExecutor
 from natbench.duts.factory import build_duts
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.ssh import SshExecutor
+from natbench.errors import DutError
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
-
-SSHD = "/usr/sbin/sshd"
 
 pytestmark = [
     pytest.mark.ssh,
@@ -40,73 +33,10 @@ pytestmark = [
 ]
 
 
-@dataclass
-class Sshd:
-    port: int
-    key: Path
-    known_hosts: Path
-    other_known_hosts: Path
-    proc: subprocess.Popen[bytes]
-
-    def executor(self, **kw: object) -> SshExecutor:
-        args: dict[str, object] = {"user": "root", "port": self.port, "key": str(self.key)}
-        args.update(known_hosts=str(self.known_hosts), connect_timeout=5.0, backoff=0.1)
-        args.update(kw)
-        return SshExecutor("127.0.0.1", **args)  # type: ignore[arg-type]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _keygen(path: Path) -> str:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "natbench", "-f", str(path)], check=True)
-    return path.with_suffix(".pub").read_text().strip()
-
-
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
-    d = tmp_path_factory.mktemp("sshd")
-    d.chmod(0o700)
-    host_pub = _keygen(d / "host_key")
-    other_pub = _keygen(d / "other_host_key")
-    user_pub = _keygen(d / "user_key")
-    (d / "authorized_keys").write_text(user_pub + "\n")
-    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
-    proc: subprocess.Popen[bytes] | None = None
-    port = 0
-    for _ in range(5):
-        port = _free_port()
-        (d / "sshd_config").write_text(
-            f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
-            f"AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-            "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\n"
-            "MaxSessions 50\nMaxStartups 50\nLogLevel ERROR\n"
-        )
-        proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")], stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-                    if s.recv(4).startswith(b"SSH-"):
-                        break
-            except OSError:
-                time.sleep(0.05)
-        if proc.poll() is None:
-            break
-    assert proc is not None and proc.poll() is None, f"sshd did not start: {proc.stderr.read() if proc else ''!r}"
-    (d / "known_hosts").write_text(f"[127.0.0.1]:{port} {' '.join(host_pub.split()[:2])}\n")
-    (d / "other_known_hosts").write_text(f"[127.0.0.1]:{port} {' '.join(other_pub.split()[:2])}\n")
-    try:
-        yield Sshd(port, d / "user_key", d / "known_hosts", d / "other_known_hosts", proc)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with local_sshd(tmp_path_factory.mktemp("sshd")) as server:
+        yield server
 
 
 def test_runs_commands_through_sh_with_exit_status_and_both_streams(sshd: Sshd) -> None:
@@ -140,8 +70,13 @@ def test_command_timeout_and_reconnect_after_a_drop(sshd: Sshd) -> None:
     try:
         start = time.monotonic()
         with pytest.raises(CommandTimeout):
-            ex.run("sleep 20", timeout=0.5)
+            ex.run("sleep 20; echo natbench-timeout-test-$$", timeout=0.5)
         assert time.monotonic() - start < 5
+        # the DUT ends the command itself shortly after (it does not linger for 20 s)
+        deadline = time.monotonic() + 8
+        while "natbench-timeout-test" in ex.run("ps -eo args").stdout:
+            assert time.monotonic() < deadline, "the timed-out command still runs on the DUT"
+            time.sleep(0.3)
         assert ex.run("echo a").stdout == "a\n"
         # drop the connection under the executor's feet: the next command reconnects
         transport = ex._client.get_transport() if ex._client else None
@@ -153,8 +88,23 @@ def test_command_timeout_and_reconnect_after_a_drop(sshd: Sshd) -> None:
         ex.close()
 
 
+def test_remote_monitor_samples_every_100_ms_over_ssh(sshd: Sshd) -> None:
+    from natbench.duts.monitor import Monitor
+
+    ex = sshd.executor()
+    try:
+        with Monitor(ex, interval=0.1, mode="remote", name="ssh") as mon:
+            time.sleep(1.0)
+        assert len(mon.samples) >= 5, mon.errors
+        assert not mon.errors
+        assert all(set(s["idle"]) >= {"cpu0"} for s in mon.samples)
+        assert ex.run("ls /tmp").stdout.count("natbench-monitor-") == 0  # the stop file is gone
+    finally:
+        ex.close()
+
+
 def test_wrong_port_fails_after_bounded_retries(sshd: Sshd) -> None:
-    ex = sshd.executor(port=_free_port(), retries=2, backoff=0.05, connect_timeout=1.0)
+    ex = sshd.executor(port=free_port(), retries=2, backoff=0.05, connect_timeout=1.0)
     start = time.monotonic()
     with pytest.raises(ExecutorError, match="gave up after 3 attempts"):
         ex.run("true")
@@ -187,11 +137,36 @@ def test_a_step_interrupted_by_a_dropped_connection_is_retried(sshd: Sshd, tmp_p
     assert ex.reconnects >= 1
 
 
+def test_a_timed_flush_cut_by_a_drop_is_an_error_not_a_second_measurement(sshd: Sshd, tmp_path: Path) -> None:
+    recipe = tmp_path / "flush.yaml"
+    recipe.write_text("recipe: flush\nstateful: false\nsteps:\n  timed_flush:\n    - run: sleep 1\n      timed: true\n")
+    ex = sshd.executor()
+    dut = RecipeDut("flush", load_recipe(str(recipe)), ex, retry_backoff=0.1)
+    assert 0.9 < dut.timed_flush() < 5
+
+    def drop() -> None:
+        time.sleep(0.4)
+        assert ex._client is not None
+        transport = ex._client.get_transport()
+        assert transport is not None
+        transport.close()
+
+    t = threading.Thread(target=drop)
+    t.start()
+    try:
+        with pytest.raises(DutError, match="not retried: the step is a measurement") as err:
+            dut.timed_flush()
+        assert "step timed_flush" in str(err.value)
+    finally:
+        t.join()
+        ex.close()
+
+
 @pytest.mark.lab
 def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
     """Table size set, rule installed, UDP frames create connections, the DUT-timed flush empties them,
     teardown leaves nothing behind (the namespace's and the host's settings as before)."""
-    with ns_lab(configure_dut_addresses=False) as lab:
+    with ns_lab(configure_dut_addresses=False) as lab, global_conntrack_lock():
 
         def state() -> str:
             return subprocess.run(
@@ -203,6 +178,7 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
 
         before = state()
         host_max = int(Path("/proc/sys/net/netfilter/nf_conntrack_max").read_text())
+        host_hashsize = int(Path("/sys/module/nf_conntrack/parameters/hashsize").read_text())
         campaign = {
             "testbed": {
                 "duts": [
@@ -214,7 +190,8 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
                                    "namespace": lab.dut, "connect_timeout": 5, "command_timeout": 30},
                         "params": {"private_if": lab.dut_private_if, "public_if": lab.dut_public_if,
                                    "private_address": lab.dut_private_address, "public_address": lab.dut_public_address,
-                                   "nat": "snat", "conntrack_max": host_max + 4096, "host_settings": True,
+                                   "nat": "snat", "conntrack_max": host_max + 4096, "hashsize": host_hashsize + 512,
+                                   "host_settings": True,
                                    "udp_timeout": 600},
                     }
                 ]
@@ -227,6 +204,7 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
         try:
             facts = dut.facts()
             assert facts["conntrack_max"] == host_max + 4096  # set (globally, through the host scope)
+            assert facts["hashsize"] == host_hashsize + 512
             assert facts["udp_timeout"] == 600
             assert any("-j SNAT --to-source 198.19.0.1" in r for r in facts["nat_rules"])
             assert dut.count_connections() == 0
@@ -242,3 +220,4 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
             dut.executor.close()
         assert state() == before
         assert int(Path("/proc/sys/net/netfilter/nf_conntrack_max").read_text()) == host_max
+        assert int(Path("/sys/module/nf_conntrack/parameters/hashsize").read_text()) == host_hashsize

@@ -141,7 +141,7 @@ class LinuxCores:
                 self.state.active_cpus = self.online()
             else:
                 self._rps(target)
-                self.state.active_cpus = target
+                self.state.active_cpus = self._rps_active()
         except Exception:
             self.restore()
             raise
@@ -178,6 +178,16 @@ class LinuxCores:
                 self._write(f"{q}/rps_cpus", mask)
             for irq in self._irqs(iface):
                 self._write(f"{self.procfs}/irq/{irq}/smp_affinity_list", cpu_list)
+
+    def _rps_active(self) -> list[int]:
+        """CPUs the RPS masks written allow, read back from the DUT (the union over all queues)."""
+        assert self.state is not None
+        cpus: set[int] = set()
+        for path in self.state.files:
+            if path.endswith("/rps_cpus"):
+                mask = int(self._read(path).replace(",", ""), 16)
+                cpus.update(i for i in range(mask.bit_length()) if mask >> i & 1)
+        return sorted(cpus)
 
     def _irqs(self, iface: str) -> list[int]:
         """IRQ numbers of an interface's device (MSI vectors or /proc/interrupts lines); [] for veth."""

@@ -2,7 +2,8 @@
 
 A background thread reads ``/proc/uptime``, ``/proc/stat``, ``MemAvailable`` and the
 ``nf_conntrack`` slab through the DUT's executor every ``interval`` seconds (one
-command per sample, so it works locally, in a namespace and over SSH alike). Each
+command per sample, so it works locally, in a namespace and over SSH alike), or one
+sampler loop runs on the DUT for the whole trial (``mode="remote"``). Each
 sample after the first gives the **per-core idle percentage** over the interval just
 ended (idle + iowait ticks / all ticks), timed by the DUT's own uptime clock, so the
 bottleneck graphs (idle time of each core versus time, not averaged) can be drawn.
@@ -15,6 +16,8 @@ Samples are plain dicts, ready to be stored with the trial::
 
 from __future__ import annotations
 
+import secrets
+import shlex
 import threading
 import time
 from types import TracebackType
@@ -27,6 +30,7 @@ from natbench.errors import DutError
 __all__ = ["SAMPLE_COMMAND", "Monitor", "idle_percent", "memory_per_connection", "read_memory"]
 
 _SEP = "@@natbench@@"
+_END = "@@natbench-sample-end@@"
 SAMPLE_COMMAND = (
     f"cat /proc/uptime; echo {_SEP}; grep '^cpu' /proc/stat; echo {_SEP}; "
     f"grep -E '^(MemAvailable|MemTotal|Slab):' /proc/meminfo; echo {_SEP}; "
@@ -96,19 +100,42 @@ def memory_per_connection(before: dict[str, int], after: dict[str, int], connect
 
 
 class Monitor:
-    """Samples a DUT's per-core idle time and memory in a background thread.
+    """Samples a DUT's per-core idle time and memory during a trial.
+
+    Two modes, same samples:
+
+    ``thread`` (default)
+        a background thread runs one short sampling command per interval through the
+        executor (one round trip per sample: right for local/namespace DUTs and SSH at >= 1 s);
+    ``remote``
+        one sampler loop runs on the DUT for the whole trial (``sleep interval`` between
+        readings) and is stopped through a stop file; its output comes back in one piece at
+        ``stop()`` (right for sub-second intervals over SSH).
 
     Use ``with dut.monitor(0.5) as mon: ...trial...`` then ``mon.samples``; or
     ``start()`` / ``stop()``. A failing sample is recorded in ``errors``, never raised
     into the trial.
     """
 
-    def __init__(self, executor: Executor, *, interval: float = 1.0, name: str = "") -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        *,
+        interval: float = 1.0,
+        name: str = "",
+        mode: str = "thread",
+        max_duration: float = 3600.0,
+    ) -> None:
         if interval <= 0:
             raise ValueError("interval must be positive")
+        if mode not in ("thread", "remote"):
+            raise ValueError(f"unknown monitor mode {mode!r} (thread, remote)")
         self.executor = executor
         self.interval = interval
         self.name = name
+        self.mode = mode
+        self.max_duration = max_duration
+        """Remote mode: the sampler ends by itself after this many seconds."""
         self.samples: list[dict[str, Any]] = []
         """One dict per interval: t (s since the first reading, DUT clock), idle per core (%),
         mem_available and conntrack_slab (bytes)."""
@@ -118,16 +145,10 @@ class Monitor:
         self._thread: threading.Thread | None = None
         self._first: dict[str, Any] | None = None
         self._last: dict[str, Any] | None = None
+        self._stop_file = f"/tmp/natbench-monitor-{secrets.token_hex(8)}"
+        self._remote_out: str | None = None
 
-    def _sample(self) -> None:
-        try:
-            res = self.executor.run(SAMPLE_COMMAND, timeout=max(5.0, 4 * self.interval))
-            if not res.ok:
-                raise DutError(res.stderr.strip() or f"exit status {res.returncode}")
-            s = _parse_sample(res.stdout)
-        except Exception as exc:
-            self.errors.append(f"{time.time():.3f} {exc}")
-            return
+    def _add(self, s: dict[str, Any]) -> None:
         if self._first is None:
             self._first = s
         elif self._last is not None:
@@ -140,6 +161,17 @@ class Monitor:
                 }
             )
         self._last = s
+
+    def _sample(self) -> None:
+        try:
+            res = self.executor.run(SAMPLE_COMMAND, timeout=max(5.0, 4 * self.interval))
+            if not res.ok:
+                raise DutError(res.stderr.strip() or f"exit status {res.returncode}")
+            s = _parse_sample(res.stdout)
+        except Exception as exc:
+            self.errors.append(f"{time.time():.3f} {exc}")
+            return
+        self._add(s)
 
     def _loop(self) -> None:
         next_at = time.monotonic()
@@ -154,20 +186,53 @@ class Monitor:
                 break
         self._sample()  # close the last interval at stop time
 
+    def remote_command(self) -> str:
+        """The sampler loop run on the DUT in ``remote`` mode."""
+        f = shlex.quote(self._stop_file)
+        rounds = max(1, int(self.max_duration / self.interval))
+        return (
+            f'rm -f {f}; n=0; while [ ! -e {f} ] && [ "$n" -lt {rounds} ]; do '
+            f"{SAMPLE_COMMAND}; echo {_END}; n=$((n + 1)); sleep {self.interval:g}; done; "
+            f"rm -f {f}; {SAMPLE_COMMAND}; echo {_END}"
+        )
+
+    def _remote(self) -> None:
+        try:
+            res = self.executor.run(self.remote_command(), timeout=self.max_duration + 60)
+            if not res.ok:
+                raise DutError(res.stderr.strip() or f"exit status {res.returncode}")
+            self._remote_out = res.stdout
+        except Exception as exc:
+            self.errors.append(f"{time.time():.3f} {exc}")
+
     def start(self) -> Monitor:
         """Take the first reading and start sampling."""
         if self._thread is not None:
             raise RuntimeError("monitor already started")
-        self._thread = threading.Thread(target=self._loop, name=f"natbench-monitor-{self.name}", daemon=True)
+        target = self._remote if self.mode == "remote" else self._loop
+        self._thread = threading.Thread(target=target, name=f"natbench-monitor-{self.name}", daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> list[dict[str, Any]]:
         """Stop sampling (takes a final reading) and return the samples."""
-        if self._thread is not None:
+        if self._thread is None:
+            return self.samples
+        if self.mode == "remote":
+            try:
+                self.executor.run(f"touch {shlex.quote(self._stop_file)}", timeout=30)
+            except Exception as exc:
+                self.errors.append(f"{time.time():.3f} cannot stop the remote sampler: {exc}")
+            self._thread.join(timeout=max(30.0, 5 * self.interval))
+            for chunk in (self._remote_out or "").split(_END)[:-1]:
+                try:
+                    self._add(_parse_sample(chunk))
+                except ParseError as exc:
+                    self.errors.append(str(exc))
+        else:
             self._stop.set()
             self._thread.join(timeout=max(10.0, 5 * self.interval))
-            self._thread = None
+        self._thread = None
         return self.samples
 
     def __enter__(self) -> Monitor:

@@ -41,7 +41,9 @@ Conditions: ``name`` (truthy), ``not name``, ``name == word``, ``name != word``,
 ``checks`` (top level) are rules over several parameters: ``{when: condition, error: message,
 field: param}``; :meth:`Recipe.resolve` rejects parameters for which a check's condition holds.
 
-Steps with a meaning to natbench: ``setup``, ``teardown``, ``reset_connections``,
+Steps with a meaning to natbench: ``prepare`` (run before ``setup``: preconditions and
+checks that are not part of the configuration itself, e.g. a version check or creating a
+namespace the configuration assumes), ``setup``, ``teardown``, ``reset_connections``,
 ``count_connections`` (parser gives an int), ``timed_flush`` (one or more ``timed``
 commands), ``show_mappings`` (parser gives mappings), ``set_cores``, ``rss``, ``facts``.
 Other step names are allowed and can be run by name. The full description is docs/recipes.md.
@@ -79,6 +81,7 @@ __all__ = [
 ]
 
 KNOWN_STEPS = (
+    "prepare",
     "setup",
     "teardown",
     "reset_connections",

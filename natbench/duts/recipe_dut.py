@@ -32,6 +32,8 @@ __all__ = ["CommandRecord", "DutGroup", "RecipeDut", "StepResult", "timed_wrappe
 log = logging.getLogger(__name__)
 
 TIMING_MARK = "__natbench_timing__"
+NOT_RETRIED = ("timed_flush",)
+"""Steps not repeated after a dropped connection (their result is a measurement)."""
 _TIMING_LINE = re.compile(rf"^{TIMING_MARK} (\S*) (\S*) (\S*)\s*$", re.M)
 
 
@@ -136,6 +138,9 @@ class RecipeDut:
         saved earlier in the same step; results are still per command."""
         self.fixed_cores = fixed_cores
         """Cores used when the working point does not sweep this DUT's cores (None: leave as is)."""
+        self.monitor_mode = "thread"
+        """How :meth:`start_monitor` samples: ``thread`` (a command per sample) or ``remote``
+        (one sampler loop on the DUT; for sub-second intervals over SSH)."""
         self.recipe = recipe
         self.executor = executor
         self.base_params = dict(params or {})
@@ -151,6 +156,7 @@ class RecipeDut:
         self.warnings: list[str] = []
         self._cores: LinuxCores | None = None
         self._core_facts: dict[str, Any] = {}
+        self._cores_swept = False
         self._facts: dict[str, Any] = {}
         self._is_setup = False
         self._monitor: Any = None
@@ -174,19 +180,34 @@ class RecipeDut:
         return self.params if self.params is not None else self.recipe.resolve(self.base_params)
 
     def run_step(self, step: str, *, check: bool = True) -> StepResult:
-        """Run the commands of ``step`` (retried after a dropped connection); raise on the first failure."""
+        """Run the commands of ``step``; raise on the first failure.
+
+        When the connection drops, the executor reconnects (with backoff) and the step is
+        retried: ``setup`` after tearing down what it had done. ``timed_flush`` is not
+        retried: a flush interrupted half-way cannot be timed again on the same table, so
+        the error goes to the procedure (the trial is invalid and repeated there).
+        """
         attempt = 0
+        pending_teardown = False
         while True:
             try:
+                if pending_teardown:
+                    self._run_step_once("teardown", check=False)
+                    pending_teardown = False
                 return self._run_step_once(step, check=check)
             except ConnectionLost as exc:
-                if attempt >= self.step_retries:
-                    raise DutError(f"{exc} (gave up after {attempt + 1} attempts)", step=step, dut=self.name) from None
+                if step in NOT_RETRIED or attempt >= self.step_retries:
+                    why = (
+                        "not retried: the step is a measurement"
+                        if step in NOT_RETRIED
+                        else f"gave up after {attempt + 1} attempts"
+                    )
+                    raise DutError(f"{exc} ({why})", step=step, dut=self.name) from None
                 attempt += 1
                 log.warning("DUT %s: %s; retrying step %s (attempt %d)", self.name, exc, step, attempt + 1)
                 time.sleep(self.retry_backoff * attempt)
                 if step == "setup" and self.recipe.has_step("teardown"):
-                    self._run_step_once("teardown", check=False)
+                    pending_teardown = True
 
     def _run_step_once(self, step: str, *, check: bool) -> StepResult:
         result = StepResult(step)
@@ -378,9 +399,12 @@ class RecipeDut:
         self.params = self.recipe.resolve(merged, field_prefix=f"duts.{self.name}.params.")
         self.saved = {}
         self.warnings = []
-        self.cores = point.cores if (self.swept_by(point) and point.cores is not None) else self.fixed_cores
+        self._cores_swept = self.swept_by(point) and point.cores is not None
+        self.cores = point.cores if self._cores_swept else self.fixed_cores
         self._is_setup = True
         try:
+            if self.recipe.has_step("prepare"):
+                self.run_step("prepare")
             if self.cores is not None:
                 self._set_cores(self.cores)
             self.run_step("setup")
@@ -403,6 +427,11 @@ class RecipeDut:
                 dut=self.name,
             )
         if step.unsupported is not None:
+            if not self._cores_swept:
+                # a fixed core count (the DUT's size in the campaign), not a swept one: record it honestly
+                self.warnings.append(f"step set_cores: {cores} cores requested but not applied: {step.unsupported}")
+                self._core_facts = {"cores_requested": cores, "cores_method": "none (unsupported)"}
+                return
             raise DutError(f"cannot set cores on this DUT: {step.unsupported}", step="set_cores", dut=self.name)
         if step.builtin == "linux-cores":
             opts = self.recipe.step_options("set_cores", self._params(), self._context())
@@ -528,16 +557,17 @@ class RecipeDut:
         self._facts["memory_per_connection_n"] = connections
         return per
 
-    def monitor(self, interval: float = 1.0) -> Any:
+    def monitor(self, interval: float = 1.0, mode: str = "thread") -> Any:
         """A :class:`~natbench.duts.monitor.Monitor` sampling this DUT (use as a context manager)."""
         from natbench.duts.monitor import Monitor
 
-        return Monitor(self.executor, interval=interval, name=self.name)
+        return Monitor(self.executor, interval=interval, name=self.name, mode=mode)
 
-    def start_monitor(self, interval: float = 1.0) -> None:
-        """Start sampling per-core idle time and memory (e.g. when a trial starts)."""
+    def start_monitor(self, interval: float = 1.0, mode: str | None = None) -> None:
+        """Start sampling per-core idle time and memory (e.g. when a trial starts); ``mode``
+        defaults to :attr:`monitor_mode`."""
         self.stop_monitor()
-        self._monitor = self.monitor(interval).start()
+        self._monitor = self.monitor(interval, mode or self.monitor_mode).start()
 
     def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
         """Stop sampling; ``{dut name: samples}`` to store with the trial ({} when not started)."""
@@ -617,6 +647,10 @@ class DutGroup:
     def facts(self) -> dict[str, Any]:
         """``{dut name: facts}``."""
         return {d.name: d.facts() for d in self.duts}
+
+    def swept(self, point: WorkingPoint) -> list[str]:
+        """Names of the members whose cores ``point.cores`` sets (the others keep their fixed cores)."""
+        return [d.name for d in self.duts if d.swept_by(point)]
 
     def start_monitor(self, interval: float = 1.0) -> None:
         """Start sampling every member DUT (each is monitored: seed 004 finds the bottleneck this way)."""

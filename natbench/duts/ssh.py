@@ -10,6 +10,7 @@ key passphrase, if any, is never logged or shown in ``repr``.
 from __future__ import annotations
 
 import logging
+import math
 import shlex
 import threading
 import time
@@ -195,9 +196,20 @@ class SshExecutor:
 
     # -- commands ---------------------------------------------------------
 
-    def wrap(self, command: str) -> str:
-        """The remote command line."""
+    def wrap(self, command: str, limit: float | None = None) -> str:
+        """The remote command line.
+
+        With ``limit``, the DUT ends the command itself one second after natbench stops
+        waiting (coreutils ``timeout`` where the DUT has it), so a hung command does not
+        linger there after its channel is closed.
+        """
         inner = f"sh -c {shlex.quote(command)}"
+        if limit is not None:
+            secs = math.ceil(limit) + 1
+            inner = (
+                f"if command -v timeout >/dev/null 2>&1; then exec timeout -k 2 {secs} {inner}; else exec {inner}; fi"
+            )
+            inner = f"sh -c {shlex.quote(inner)}"
         return f"sudo -n {inner}" if self.sudo else inner
 
     def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
@@ -248,9 +260,10 @@ class SshExecutor:
         err: list[bytes] = []
         try:
             chan.settimeout(min(1.0, limit))
-            chan.exec_command(self.wrap(command))
+            chan.exec_command(self.wrap(command, limit))
             chan.shutdown_write()
             deadline = start + limit
+            idle = 0.001
             while True:
                 got = False
                 if chan.recv_ready():
@@ -259,7 +272,13 @@ class SshExecutor:
                 if chan.recv_stderr_ready():
                     err.append(chan.recv_stderr(65536))
                     got = True
-                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                # sshd may send the exit status before the last output: stop only after EOF too
+                if (
+                    chan.exit_status_ready()
+                    and chan.eof_received
+                    and not chan.recv_ready()
+                    and not chan.recv_stderr_ready()
+                ):
                     break
                 if chan.closed and not got:
                     break
@@ -269,7 +288,10 @@ class SshExecutor:
                     transport = chan.get_transport()
                     if transport is None or not transport.is_active():
                         raise ConnectionLost(f"{self.description}: connection dropped while running: {command}")
-                    time.sleep(0.002)
+                    time.sleep(idle)  # short commands answer fast; long ones (a 40-minute flush) poll slowly
+                    idle = min(idle * 1.5, 0.05)
+                else:
+                    idle = 0.001
             # drain what is left
             while chan.recv_ready():
                 out.append(chan.recv(65536))

@@ -17,6 +17,7 @@ Filters (applied left to right, the last result is quoted):
 ``len``              number of items
 ``upper`` / ``lower`` case conversion
 ``addr`` / ``plen``  address part / prefix length of ``198.18.0.1/24``
+``hms``              seconds as ``H:MM:SS`` (Jool's timeout format): 3600 -> ``1:00:00``
 """
 
 from __future__ import annotations
@@ -103,6 +104,17 @@ def _plen(v: Any) -> int:
     return int(text.split("/", 1)[1])
 
 
+def _hms(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+        raise ValueError(f"filter 'hms' needs a number of seconds, got {v!r}")
+    total = int(v)
+    frac = float(v) - total
+    text = f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
+    if frac:
+        text += f".{round(frac * 1000):03d}"
+    return text
+
+
 FILTERS: dict[str, Callable[[Any], Any]] = {
     "first": _first,
     "last": _last,
@@ -114,6 +126,7 @@ FILTERS: dict[str, Callable[[Any], Any]] = {
     "lower": lambda v: str(v).lower(),
     "addr": _addr,
     "plen": _plen,
+    "hms": _hms,
 }
 """Filter name -> function. Add here (and document above) to extend the language."""
 
