@@ -169,12 +169,14 @@ def test_cpu_idle_plot_one_line_per_core(fig2_dir: Path) -> None:
 
     run = natbench.load(fig2_dir)
     found = list(plots.monitored_trials(run.trials))
-    assert len(found) == 5 and {d for _, _, d, _ in found} == {"dut"}
+    assert len(found) == 5 and {f.dut for f in found} == {"dut"}
     pid16 = run.points.index[run.points["cores"] == 16][0]
-    extra = next(e for p, _, _, e in found if p == pid16)
+    mt = next(f for f in found if f.point_id == pid16)
+    assert mt.kind == "phase2" and mt.rate == pytest.approx(4557 * 500)
+    extra = mt.extra
     fig = plots.plot_cpu_idle(extra, "dut")
     assert len(fig.axes[0].get_lines()) == 16
-    assert fig.axes[0].get_ylim() == (0, 100)
+    assert fig.axes[0].get_ylim() == (-2, 102)
     with pytest.raises(KeyError, match="no CPU monitor samples"):
         plots.plot_cpu_idle(extra, "other")
 

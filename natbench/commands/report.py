@@ -57,6 +57,9 @@ def report(run_dir: Path, formats: tuple[str, ...], out: Path | None, scale: str
     if "text" in fmts:
         for t in run.tables(scale):
             click.echo(t.to_text())
+    status = str(run.meta.get("status", "unknown"))
+    if status != "complete":
+        click.echo(f"natbench: note: run status is {status!r}: the tables show what is stored so far", err=True)
     for w in run.warnings:
         click.echo(f"natbench: warning: {w}", err=True)
     for path in write_report(run, target, fmts, scale=scale):

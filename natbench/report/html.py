@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from natbench.report import plots
+from natbench.report.aggregate import trial_summary
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -46,11 +47,12 @@ def run_figures(run: Run) -> list[tuple[str, Figure]]:
     if not run.teardown.empty:
         figs.append(("teardown", run.plot("teardown")))
     labels = run.points["label"].to_dict() if not run.points.empty else {}
-    for n, (pid, metric, dut, extra) in enumerate(plots.monitored_trials(run.trials)):
+    for n, mt in enumerate(plots.monitored_trials(run.trials)):
         if n >= MAX_CPU_PLOTS:
             break
-        title = f"CPU idle time of {dut}, {metric} at {labels.get(pid, pid)}"
-        figs.append((f"cpu-{dut}-{metric}-{pid}", plots.plot_cpu_idle(extra, dut, title)))
+        rate = f", {mt.rate:,.0f} fps/dir." if mt.rate else ""
+        title = f"{mt.dut} CPU idle: {mt.metric} {mt.kind} at {labels.get(mt.point_id, mt.point_id)}{rate}"
+        figs.append((f"cpu-{mt.dut}-{mt.metric}-{mt.point_id}", plots.plot_cpu_idle(mt.extra, mt.dut, title)))
     return figs
 
 
@@ -97,6 +99,17 @@ def render_html(run: Run, scale: str = "1", images: Sequence[tuple[str, bytes]] 
             f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
             f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         )
+    ts = trial_summary(run.trials)
+    if not ts.empty:
+        parts.append(
+            "<h2>Trials</h2><p>Every stored trial (search step or timed operation) per working point and"
+            " metric; invalid trials were retried and never counted as pass or fail.</p>"
+        )
+        labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
+        tbl = ts.reset_index()
+        tbl["point_id"] = tbl["point_id"].astype(str).map(lambda p: labels.get(p, p))
+        tbl = tbl.rename(columns={"point_id": "point"}).round({"seconds": 1})
+        parts.append(tbl.to_html(index=False, classes="trials", border=0))
     parts.append("<h2>Versions and host</h2>")
     versions = {k: meta.get(k) for k in ("natbench_version", "git_commit", "campaign_file", "campaign_name")}
     parts.append(_facts({**versions, "host": meta.get("host", {})}))

@@ -52,10 +52,7 @@ def write_report(run: Run, out: Path, formats: Iterable[str], *, scale: str = "1
             written.append(_write(out / f"tables.{_EXT[fmt]}", sep.join(t.render(fmt) for t in tables)))
         elif fmt == "tex":
             body = "\n".join(t.to_latex() for t in tables)
-            doc = (
-                "\\documentclass{article}\n"
-                f"\\begin{{document}}\n{body}\\end{{document}}\n"
-            )
+            doc = f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\\end{{document}}\n"
             written.append(_write(out / "tables.tex", doc))
         elif fmt == "csv":
             for t in tables:

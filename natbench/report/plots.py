@@ -28,7 +28,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -41,8 +41,10 @@ if TYPE_CHECKING:
     from natbench.report.load import Run
 
 __all__ = [
+    "MonitoredTrial",
     "cpu_idle_series",
     "figure_bytes",
+    "monitored_trials",
     "plot_connections",
     "plot_cores",
     "plot_cpu_idle",
@@ -201,12 +203,13 @@ def plot_cpu_idle(extra: Mapping[str, Any], dut: str, title: str | None = None, 
     """Per-core CPU idle time (%) of one DUT over one trial; each core is its own line."""
     fig, ax = _new_axes(ax)
     df = cpu_idle_series(extra, dut)
+    marker = "." if len(df) <= 40 else None  # short trials: show the samples themselves
     for c in df.columns:
-        ax.plot(df.index.to_numpy(float), df[c].to_numpy(float), linewidth=1, label=str(c))
-    ax.set_ylim(0, 100)
+        ax.plot(df.index.to_numpy(float), df[c].to_numpy(float), linewidth=1, marker=marker, label=str(c))
+    ax.set_ylim(-2, 102)  # a core at 0 % idle (the bottleneck) stays visible above the axis
     ax.set_xlabel("time (s)")
     ax.set_ylabel("CPU idle time (%)")
-    ax.set_title(title or f"CPU idle time of {dut}")
+    ax.set_title(title or f"CPU idle time of {dut}", fontsize="medium")
     ax.grid(True, alpha=0.3)
     if len(df.columns) <= 16:
         ax.legend(fontsize="x-small", ncol=4)
@@ -251,22 +254,39 @@ def save_figure(fig: Figure, stem: str | Path, formats: Sequence[str] = ("png", 
     return out
 
 
-def monitored_trials(trials: pd.DataFrame) -> Iterable[tuple[str, str, str, Mapping[str, Any]]]:
-    """For each (point, metric, DUT) with CPU samples: the last passing trial with samples
-    (the highest rate the search kept), else the last trial with samples.
+class MonitoredTrial(NamedTuple):
+    """A trial with CPU samples of one DUT, as :func:`monitored_trials` picks it."""
 
-    Yields (point_id, metric, dut, extra).
-    """
+    point_id: str
+    """Working point id."""
+    metric: str
+    """Metric the trial belongs to."""
+    dut: str
+    """DUT name (key of ``extra["monitor"]``)."""
+    extra: Mapping[str, Any]
+    """The trial record's extra (holds the samples)."""
+    rate: float
+    """Intended frames per second per direction of the trial (0 for non-traffic trials)."""
+    kind: str
+    """Trial kind (phase1, phase2, fill, ...)."""
+
+
+def monitored_trials(trials: pd.DataFrame) -> Iterable[MonitoredTrial]:
+    """For each (point, metric, DUT) with CPU samples: the last passing trial with samples
+    (the highest rate the search kept, as seed 004 plots at the measured maximum), else the
+    last trial with samples."""
     if trials.empty:
         return
     has = trials["extra"].map(lambda e: isinstance(e, dict) and bool(e.get("monitor")))
-    t = trials[has]
+    t = trials[has.to_numpy(bool)]
     if t.empty:
         return
     t = t.assign(_pass=(t["verdict"].astype(str) == "pass").astype(int)).sort_values(
         ["_pass", "intended_rate", "started_at"]
     )
     for (pid, metric), g in t.groupby(["point_id", "metric"], observed=True, sort=False):
-        extra = g["extra"].iloc[-1]
+        last = g.iloc[-1]
+        extra = last["extra"]
         for dut in extra["monitor"]:
-            yield str(pid), str(metric), str(dut), extra
+            rate = float(last["intended_rate"])
+            yield MonitoredTrial(str(pid), str(metric), str(dut), extra, rate, str(last["kind"]))

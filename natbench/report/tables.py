@@ -141,9 +141,7 @@ class SeedTable:
         lines += ["\\hline", "\\end{tabular}", "\\end{table}"]
         body = "\n".join(lines) + "\n"
         if standalone:
-            return "\\documentclass{article}\n\\begin{document}\n" + (
-                body + "\\end{document}\n"
-            )
+            return "\\documentclass{article}\n\\begin{document}\n" + (body + "\\end{document}\n")
         return body
 
     def to_csv(self) -> str:
@@ -328,6 +326,8 @@ def performance_table(
         units.append(f"{prefix}: {word}{_unit_words(m, unit, directions)}")
         if exp_row:
             b.add(f"{prefix} num. exp.", d["experiments"], fmt_count)
+        if (d["failed"].fillna(0) > 0).any():  # repetitions that ended without a value
+            b.add(f"{prefix} failed reps.", d["failed"], fmt_count)
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
         for stat in ("median", "min", "max"):
