@@ -38,6 +38,9 @@ later steps, e.g. an original value restored by ``teardown``), ``timed``,
 Conditions: ``name`` (truthy), ``not name``, ``name == word``, ``name != word``,
 ``name in [a, b]``, joined by ``and`` / ``or`` (``and`` binds tighter).
 
+``checks`` (top level) are rules over several parameters: ``{when: condition, error: message,
+field: param}``; :meth:`Recipe.resolve` rejects parameters for which a check's condition holds.
+
 Steps with a meaning to natbench: ``prepare`` (run before ``setup``: preconditions and
 checks that are not part of the configuration itself, e.g. a version check or creating a
 namespace the configuration assumes), ``setup``, ``teardown``, ``reset_connections``,
