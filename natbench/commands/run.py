@@ -1,0 +1,125 @@
+"""``natbench run FILE`` and ``natbench run --resume RUN_DIR``."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import click
+
+from natbench.campaign import load_campaign
+from natbench.cli import cli
+from natbench.errors import ConfigError, NatbenchError, StoreError
+from natbench.observers import LoggingObserver, RichProgress
+from natbench.runner import Observer, RunInterrupted, default_run_dir, resume_campaign, run_campaign
+from natbench.store import RunDirectory
+
+__all__ = ["run_command", "summary_lines"]
+
+
+def summary_lines(run: RunDirectory) -> list[str]:
+    """Median / min / max of every metric at every point (a quick look; ``natbench report`` makes the tables)."""
+    labels = {p["id"]: p["label"] for p in run.points}
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    units: dict[str, str] = {}
+    failed: dict[tuple[str, str], int] = defaultdict(int)
+    at_limit: set[tuple[str, str]] = set()
+    for r in run.results():
+        if r.value is None:
+            failed[(r.point_id, r.metric)] += 1
+        else:
+            values[(r.point_id, r.metric)].append(r.value)
+            if r.extra.get("at_upper_limit"):
+                at_limit.add((r.point_id, r.metric))
+        units[r.metric] = r.unit
+    lines = []
+    for p in run.points:
+        for metric in sorted({m for pid, m in list(values) + list(failed) if pid == p["id"]}):
+            vs = values.get((p["id"], metric), [])
+            text = f"{labels[p['id']]:<24} {metric:<11}"
+            if vs:
+                text += f" median {statistics.median(vs):>14,.6g}  min {min(vs):>14,.6g}  max {max(vs):>14,.6g}"
+                text += f" {units[metric]} (n={len(vs)})"
+            if (p["id"], metric) in at_limit:
+                text += "  [no step failed: the search's upper bound limits the result]"
+            n_failed = failed.get((p["id"], metric), 0)
+            if n_failed:
+                text += f"  {n_failed} repetition(s) failed"
+            lines.append(text)
+    return lines
+
+
+@cli.command("run")
+@click.argument("campaign_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Continue the run in RUN_DIR where it stopped (finished repetitions are kept, a cut-off one restarts).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory (default: the campaign's output, or a time-stamped sibling when that exists).",
+)
+@click.option("--parquet/--no-parquet", default=True, show_default=True, help="Export trials.parquet at the end.")
+@click.option("--progress/--no-progress", default=None, help="Live progress display (default: when stderr is a tty).")
+@click.option(
+    "--monitor",
+    "monitor_interval",
+    type=click.FloatRange(min=0.05),
+    default=None,
+    help="Sample every DUT's per-core CPU idle time every SECONDS during each traffic trial (stored with it).",
+)
+@click.option("-v", "--verbose", count=True, help="Log run events to stderr (-v results, -vv every trial).")
+def run_command(
+    campaign_file: Path | None,
+    resume_dir: Path | None,
+    output: Path | None,
+    parquet: bool,
+    progress: bool | None,
+    monitor_interval: float | None,
+    verbose: int,
+) -> None:
+    """Run a campaign (FILE), or resume an interrupted run (--resume RUN_DIR)."""
+    if (campaign_file is None) == (resume_dir is None):
+        raise click.UsageError("give either a campaign FILE or --resume RUN_DIR (exactly one)")
+    if resume_dir is not None and output is not None:
+        raise click.UsageError("--output cannot be used with --resume (the run stays in RUN_DIR)")
+    if campaign_file is not None and not campaign_file.is_file():
+        raise click.UsageError(f"campaign file {campaign_file} does not exist")
+    observers: list[Observer] = []
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger = logging.getLogger("natbench.run")
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+        observers.append(LoggingObserver(logger))
+    if progress if progress is not None else sys.stderr.isatty():
+        observers.append(RichProgress())
+    if campaign_file is not None:
+        where = output or default_run_dir(load_campaign(campaign_file))  # ConfigError: one line, exit 2
+    else:
+        assert resume_dir is not None
+        where = RunDirectory.open(resume_dir).path  # StoreError: one line, exit 2
+    click.echo(f"natbench: run directory {where}", err=True)
+    try:
+        if resume_dir is not None:
+            run = resume_campaign(resume_dir, observers=observers, monitor_interval=monitor_interval)
+        else:
+            assert campaign_file is not None
+            run = run_campaign(campaign_file, where, observers=observers, monitor_interval=monitor_interval)
+    except (KeyboardInterrupt, RunInterrupted, NatbenchError) as exc:
+        if (where / "trials.jsonl").exists() and not isinstance(exc, ConfigError | StoreError):
+            click.echo(f"natbench: the run can be resumed: natbench run --resume {where}", err=True)
+        raise
+    if parquet:
+        run.export_parquet()
+    for line in summary_lines(run):
+        click.echo(line)
+    click.echo(f"run directory: {run.path} ({run.status})")

@@ -1,0 +1,155 @@
+"""Observers of a run: a rich progress display and a logging observer.
+
+The runner never prints; the CLI attaches these. Both are plain
+:class:`~natbench.runner.Observer` subclasses and can be combined.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.runner import Observer, RunSpec
+from natbench.workingpoint import WorkingPoint
+
+__all__ = ["LoggingObserver", "RichProgress", "format_record", "format_result"]
+
+log = logging.getLogger("natbench.run")
+
+
+def _rate(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def format_record(r: TrialRecord) -> str:
+    """One line describing a stored trial."""
+    parts = [f"{r.metric}#{r.repetition} step {r.step} {r.kind}"]
+    if r.intended_rate:
+        parts.append(f"@ {_rate(r.intended_rate)}/s")
+    if r.lower is not None and r.upper is not None:
+        parts.append(f"[{_rate(r.lower)}, {_rate(r.upper)}]")
+    if r.value is not None:
+        parts.append(f"value {r.value:.6g}")
+    parts.append(str(r.verdict).upper())
+    if r.reason:
+        parts.append(f"({r.reason})")
+    return " ".join(parts)
+
+
+def format_result(r: RepetitionResult) -> str:
+    """One line describing a finished repetition."""
+    if r.value is None:
+        return f"{r.metric}#{r.repetition}: FAILED ({r.extra.get('failed', 'no value')})"
+    err = f" (error {r.error:,.0f})" if r.error is not None else ""
+    return f"{r.metric}#{r.repetition}: {r.value:,.6g} {r.unit}{err}"
+
+
+class LoggingObserver(Observer):
+    """Writes run events to the ``natbench.run`` logger (steps at DEBUG, results at INFO)."""
+
+    def __init__(self, logger: logging.Logger | None = None) -> None:
+        self.log = logger or log
+
+    def on_run_start(self, run_dir: Path, spec: RunSpec, done: int) -> None:
+        """Log the start."""
+        self.log.info(
+            "run %s into %s: %d points, %d repetitions (%d already stored)",
+            spec.name,
+            run_dir,
+            len(spec.points),
+            spec.total_repetitions(),
+            done,
+        )
+
+    def on_point_start(self, point: WorkingPoint, index: int, total: int, repetitions: int) -> None:
+        """Log the point."""
+        self.log.info("point %d/%d %s (%s): %d repetitions", index + 1, total, point.label, point.id, repetitions)
+
+    def on_step(self, record: TrialRecord) -> None:
+        """Log a trial."""
+        level = logging.WARNING if record.verdict is Verdict.INVALID else logging.DEBUG
+        self.log.log(level, "%s", format_record(record))
+
+    def on_result(self, result: RepetitionResult) -> None:
+        """Log a result."""
+        self.log.log(logging.WARNING if result.value is None else logging.INFO, "%s", format_result(result))
+
+    def on_point_end(self, point: WorkingPoint, error: BaseException | None) -> None:
+        """Log the end of a point."""
+        if error is not None:
+            self.log.error("point %s ended by %s: %s", point.label, type(error).__name__, error)
+
+    def on_warning(self, message: str) -> None:
+        """Log a warning."""
+        self.log.warning("%s", message)
+
+    def on_run_end(self, status: str, error: BaseException | None) -> None:
+        """Log the end."""
+        self.log.info("run %s%s", status, f" ({error})" if error else "")
+
+
+class RichProgress(Observer):
+    """A live progress display: overall repetitions, the working point, the current search step with bounds."""
+
+    def __init__(self, console: Any | None = None, *, transient: bool = False) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = console or Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[detail]}"),
+            console=self.console,
+            transient=transient,
+        )
+        self._overall: Any = None
+        self._point: Any = None
+        self._step: Any = None
+
+    def on_run_start(self, run_dir: Path, spec: RunSpec, done: int) -> None:
+        """Start the display."""
+        self.progress.start()
+        self._overall = self.progress.add_task(
+            f"run {spec.name}", total=spec.total_repetitions(), completed=done, detail=str(run_dir)
+        )
+
+    def on_point_start(self, point: WorkingPoint, index: int, total: int, repetitions: int) -> None:
+        """Show the point."""
+        if self._point is not None:
+            self.progress.remove_task(self._point)
+        self._point = self.progress.add_task(
+            f"point {index + 1}/{total} {point.label}", total=repetitions, detail=f"{point.connections:,} conn"
+        )
+        if self._step is None:
+            self._step = self.progress.add_task("step", total=None, detail="")
+
+    def on_repetition_start(self, point: WorkingPoint, metric: str, repetition: int) -> None:
+        """Show the repetition."""
+        if self._step is not None:
+            self.progress.update(self._step, description=f"{metric} #{repetition}", detail="starting")
+
+    def on_step(self, record: TrialRecord) -> None:
+        """Show the last step with its bounds."""
+        if self._step is not None:
+            self.progress.update(self._step, detail=format_record(record))
+
+    def on_result(self, result: RepetitionResult) -> None:
+        """Advance the bars."""
+        if self._overall is not None:
+            self.progress.advance(self._overall)
+        if self._point is not None:
+            self.progress.advance(self._point)
+        self.progress.console.print(format_result(result), highlight=False)
+
+    def on_warning(self, message: str) -> None:
+        """Print a warning above the bars."""
+        self.progress.console.print(f"[yellow]warning:[/] {message}")
+
+    def on_run_end(self, status: str, error: BaseException | None) -> None:
+        """Stop the display."""
+        self.progress.stop()

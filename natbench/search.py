@@ -1,0 +1,182 @@
+"""Rate searches: the RFC 2544 binary search with an error bound, and an optional MLRsearch adapter.
+
+The searches are pure state machines: they propose a rate, are told the
+verdict of the trial at that rate, and narrow their bounds. They never run
+traffic themselves, so they can be tested without a tester and their state
+can be rebuilt from stored verdicts (:meth:`BinarySearch.replay`).
+
+Semantics (RFC 2544 section 26.1, as siitperf's ``binary-rate-alg.sh`` applies it):
+
+* the search starts with ``lower`` and ``upper`` and tests the midpoint;
+* a **pass** raises the lower bound to the tested rate, a **fail** lowers the
+  upper bound to it;
+* an **invalid** trial proves nothing about the DUT: the same rate is retried,
+  at most ``max_invalid`` times in a row, then :class:`~natbench.errors.SearchError`
+  is raised (invalid trials never move a bound);
+* the search stops when ``upper - lower <= error``; the result is ``lower``,
+  the highest rate that passed (or the initial lower bound when none did).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from natbench.errors import SearchError
+from natbench.results import Verdict
+
+__all__ = [
+    "BinarySearch",
+    "SearchOutcome",
+    "SearchStep",
+    "run_binary_search",
+]
+
+
+@dataclass(frozen=True)
+class SearchStep:
+    """One proposed trial of a search."""
+
+    rate: float
+    """The rate to test (frames or connections per second, per direction)."""
+    lower: float
+    """The lower bound before this step."""
+    upper: float
+    """The upper bound before this step."""
+    attempt: int
+    """0 for the first trial at this rate, n for the n-th retry after invalid trials."""
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """Where a finished search stopped."""
+
+    value: float
+    """The result: the highest rate that passed (the initial lower bound when none did)."""
+    lower: float
+    """Final lower bound (== ``value``)."""
+    upper: float
+    """Final upper bound."""
+    steps: int
+    """Trials counted as pass or fail."""
+    invalid: int
+    """Invalid trials (retried, not counted)."""
+    at_upper_limit: bool
+    """True when no step failed: the DUT may be faster than the search range allows."""
+    stopped_early: bool = False
+    """True when the search ended before reaching the error bound (``stop_below``)."""
+
+    @property
+    def error(self) -> float:
+        """upper - lower when the search stopped (what the seed tables call "error")."""
+        return self.upper - self.lower
+
+
+@dataclass
+class BinarySearch:
+    """The RFC 2544 binary search as a state machine.
+
+    Drive it with :meth:`next_step` and :meth:`report` until :attr:`done`.
+    """
+
+    lower: float
+    """Current lower bound (a rate known, or assumed, to pass)."""
+    upper: float
+    """Current upper bound (a rate known, or assumed, to fail)."""
+    error: float
+    """Stop when ``upper - lower <= error`` (absolute, same unit as the rates)."""
+    max_invalid: int = 3
+    """Invalid trials allowed in a row at one rate before :class:`SearchError`."""
+    integer_rates: bool = True
+    """Test whole-number rates (as siitperf does) while the interval is wider than 2."""
+    stop_below: float | None = None
+    """Give up early when a *failing* rate is below this (siitperf's ``stoprate`` in capacity search)."""
+    initial_upper: float = field(init=False)
+    _attempt: int = field(default=0, init=False)
+    _pending: SearchStep | None = field(default=None, init=False)
+    _counted: int = field(default=0, init=False)
+    _invalid: int = field(default=0, init=False)
+    _early: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.lower) and math.isfinite(self.upper)) or self.lower < 0:
+            raise SearchError(f"search bounds must be finite and non-negative, got [{self.lower}, {self.upper}]")
+        if self.upper <= self.lower:
+            raise SearchError(f"search upper bound {self.upper} must exceed lower bound {self.lower}")
+        if self.error <= 0:
+            raise SearchError(f"search error must be positive, got {self.error}")
+        if self.max_invalid < 0:
+            raise SearchError(f"max_invalid must be >= 0, got {self.max_invalid}")
+        self.initial_upper = self.upper
+
+    @property
+    def done(self) -> bool:
+        """True when the interval is within the error bound (or the search stopped early)."""
+        return self._early or self.upper - self.lower <= self.error
+
+    def next_step(self) -> SearchStep:
+        """The next trial to run (the same rate again after an invalid trial)."""
+        if self.done:
+            raise SearchError("the search is finished; no further step")
+        if self._pending is None:
+            mid = (self.lower + self.upper) / 2
+            if self.integer_rates and self.upper - self.lower > 2:
+                mid = float(math.floor(mid))
+            self._pending = SearchStep(mid, self.lower, self.upper, 0)
+        return SearchStep(self._pending.rate, self.lower, self.upper, self._attempt)
+
+    def report(self, verdict: Verdict, *, reason: str = "") -> None:
+        """Record the verdict of the trial proposed by :meth:`next_step`."""
+        if self._pending is None:
+            raise SearchError("report() without a pending step")
+        rate = self._pending.rate
+        if verdict is Verdict.INVALID:
+            self._invalid += 1
+            self._attempt += 1
+            if self._attempt > self.max_invalid:
+                raise SearchError(
+                    f"{self._attempt} invalid trials in a row at rate {rate:g} (max_invalid={self.max_invalid})"
+                    + (f"; last: {reason}" if reason else "")
+                )
+            return
+        self._counted += 1
+        self._attempt = 0
+        self._pending = None
+        if verdict is Verdict.PASS:
+            self.lower = rate
+        else:
+            self.upper = rate
+            if self.stop_below is not None and rate < self.stop_below:
+                self._early = True
+
+    def outcome(self) -> SearchOutcome:
+        """The result of a finished search."""
+        if not self.done:
+            raise SearchError("the search has not finished")
+        return SearchOutcome(
+            value=self.lower,
+            lower=self.lower,
+            upper=self.upper,
+            steps=self._counted,
+            invalid=self._invalid,
+            at_upper_limit=self.upper == self.initial_upper,
+            stopped_early=self._early,
+        )
+
+    def replay(self, verdicts: Iterable[Verdict]) -> None:
+        """Feed stored verdicts in order, rebuilding the state of an interrupted search."""
+        for v in verdicts:
+            self.next_step()
+            self.report(v)
+
+
+def run_binary_search(search: BinarySearch, trial: Callable[[SearchStep], Verdict]) -> SearchOutcome:
+    """Run ``trial`` at each proposed step until ``search`` is done; return its outcome.
+
+    ``trial`` runs and stores one trial and returns its verdict.
+    """
+    while not search.done:
+        step = search.next_step()
+        search.report(trial(step))
+    return search.outcome()

@@ -1,0 +1,304 @@
+"""Fakes for unit tests of the core: a modelled NAT and a tester wired to it.
+
+:class:`FakeDut` models a stateful NAT with a connection-establishment-rate
+ceiling, a forwarding ceiling, a table limit and a tear-down time;
+:class:`FakeTester` "sends" frames through it by arithmetic. Neither sleeps,
+opens a socket or reads a clock, so procedures and the runner can be tested
+in milliseconds and deterministically.
+
+They exist only for tests. The CLI never builds them, and nothing falls back
+to them silently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
+from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.traffic.enumeration import SplitMix64
+from natbench.traffic.plan import TrafficPlan
+from natbench.workingpoint import WorkingPoint
+
+__all__ = ["FakeDut", "FakeModel", "FakeTester", "fake_pair", "with_model"]
+
+
+@dataclass(frozen=True)
+class FakeModel:
+    """Parameters of the modelled NAT and tester."""
+
+    cps: float = 200_000.0
+    """Connection-establishment-rate ceiling (new connections per second)."""
+    forwarding: float = 400_000.0
+    """Forwarding ceiling for frames of established connections, per direction."""
+    stateless_forwarding: float = 900_000.0
+    """Ceiling of plain forwarding (``nat=False``), per direction."""
+    table_limit: int = 10_000_000
+    """Connection tracking table size; new connections beyond it are dropped."""
+    tester_max_rate: float = 5_000_000.0
+    """Fastest rate the fake tester can send (above it a trial is invalid)."""
+    flush_per_connection: float = 2.5e-6
+    """Seconds the DUT's delete-all spends per connection."""
+    flush_empty: float = 0.5
+    """Seconds the DUT's delete-all takes on an empty table."""
+    noise: float = 0.0
+    """Relative spread of the ceilings per trial (0 = exactly deterministic ceilings)."""
+    seed: int = 1
+    """Seed of the noise; the noise of a trial depends only on seed, repetition key and trial number."""
+    nat: bool = True
+    """True: a stateful NAT (reverse frames need a connection); False: plain forwarding."""
+    keeps_state: bool = True
+    """False models a broken DUT that forwards phase-1 frames without keeping state (validation must fail)."""
+    can_count: bool = True
+    """False: ``count_connections`` raises NotImplementedError (like a DUT without a count command)."""
+    invalid_every: int = 0
+    """When > 0, every n-th tester call reports that it fell behind (to test invalid-trial handling)."""
+    base_latency: float = 20e-6
+    """Latency of a frame at zero load, in seconds."""
+
+
+@dataclass
+class FakeDut:
+    """A modelled stateful NAT implementing the :class:`~natbench.duts.base.Dut` protocol."""
+
+    model: FakeModel = field(default_factory=FakeModel)
+    """The modelled device."""
+    connections: int = 0
+    """Connections in the table now."""
+    events: list[str] = field(default_factory=list)
+    """Calls received, in order (``setup:<id>``, ``reset``, ``flush``, ``teardown``)."""
+    fail_setup: bool = False
+    """Raise from ``setup`` (to test error handling)."""
+    point: WorkingPoint | None = None
+
+    def setup(self, point: WorkingPoint) -> None:
+        """Remember the point and start with an empty table."""
+        self.events.append(f"setup:{point.id}")
+        if self.fail_setup:
+            from natbench.errors import DutError
+
+            raise DutError("fake setup failure", step="setup", dut="fake")
+        self.point = point
+        self.connections = 0
+
+    def reset_connections(self) -> None:
+        """Empty the table."""
+        self.events.append("reset")
+        self.connections = 0
+
+    def supports(self, operation: str) -> bool:
+        """Optional capability hook: counting depends on the model."""
+        return operation != "count_connections" or self.model.can_count
+
+    def count_connections(self) -> int:
+        """Connections in the table (NotImplementedError when the model cannot count)."""
+        if not self.model.can_count:
+            raise NotImplementedError("this fake DUT has no count command")
+        return self.connections
+
+    def timed_flush(self) -> float:
+        """Delete all connections; the modelled seconds it took."""
+        self.events.append("flush")
+        seconds = self.model.flush_empty + self.model.flush_per_connection * self.connections
+        self.connections = 0
+        return seconds
+
+    def mappings(self) -> list[Mapping]:
+        """No tuples are modelled individually."""
+        return []
+
+    def facts(self) -> dict[str, Any]:
+        """Model parameters."""
+        return {"kind": "fake", "table_limit": self.model.table_limit, "cps": self.model.cps}
+
+    def teardown(self) -> None:
+        """Forget the point."""
+        self.events.append("teardown")
+        self.point = None
+        self.connections = 0
+
+    def begin_repetition(self, point_id: str, metric: str, repetition: int) -> None:
+        """Optional hook: nothing to do for the DUT."""
+        self.events.append(f"rep:{metric}:{repetition}")
+
+    def start_monitor(self, interval: float = 1.0) -> None:
+        """Optional monitor hook (as RecipeDut has): remember the interval."""
+        self.events.append("monitor")
+        self._interval = interval
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        """Two modelled samples: idle time falls as the table fills."""
+        fill = min(self.connections / max(self.model.table_limit, 1), 1.0)
+        iv = getattr(self, "_interval", 1.0)
+        return {
+            "fake": [
+                {"t": 0.0, "idle": {"cpu0": 100.0, "cpu1": 100.0}, "conntrack_objs": 0},
+                {"t": iv, "idle": {"cpu0": 100.0 - 50 * fill, "cpu1": 90.0}, "conntrack_objs": self.connections},
+            ]
+        }
+
+
+@dataclass
+class FakeTester:
+    """A tester whose frames go through a :class:`FakeDut` by arithmetic."""
+
+    dut: FakeDut
+    """The modelled DUT the frames pass."""
+    plan: TrafficPlan | None = None
+    """The prepared traffic plan."""
+    learned: int = 0
+    """Four-tuples the Responder learned in the last phase 1 with learning."""
+    calls: int = 0
+    """Traffic calls since the last repetition key was set (phase1, phase2, validate)."""
+    key: tuple[str, str, int] = ("", "", 0)
+    """(point id, metric, repetition) of the current repetition: the noise stream."""
+    closed: bool = False
+
+    # -- protocol ---------------------------------------------------------------
+    def prepare(self, traffic: TrafficPlan) -> None:
+        """Remember the plan."""
+        self.plan = traffic
+        self.learned = 0
+
+    def phase1(self, rate: float, learn: bool) -> PhaseResult:
+        """Send one frame per connection of the plan at ``rate``."""
+        plan = self._plan()
+        n = plan.connections
+        achieved, ok, note = self._send_rate(rate)
+        model = self.dut.model
+        ceiling = model.cps * self._noise()
+        delivered = n if achieved <= ceiling else math.floor(n * ceiling / achieved)
+        if model.nat and model.keeps_state:
+            room = max(model.table_limit - self.dut.connections, 0)
+            delivered = min(delivered, room)
+            self.dut.connections += delivered
+        if learn:
+            self.learned = delivered
+        counts = {Direction.FORWARD: DirectionCounts(n, delivered, delivered)}
+        return PhaseResult(
+            intended_rate=rate,
+            achieved_rate=achieved,
+            duration=n / achieved if achieved else 0.0,
+            counts=counts,
+            tester_ok=ok,
+            tester_note=note,
+            learned=delivered if learn else None,
+            responder_mode=str(plan.responder_mode),
+        )
+
+    def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        """Send ``duration`` seconds at ``rate`` in each active direction through the modelled DUT."""
+        plan = self._plan()
+        model = self.dut.model
+        achieved, ok, note = self._send_rate(rate)
+        sent = round(rate * duration)
+        ceiling = (model.forwarding if model.nat else model.stateless_forwarding) * self._noise()
+        share = 1.0 if achieved <= ceiling else ceiling / achieved
+        counts: dict[Direction, DirectionCounts] = {}
+        latency: dict[Direction, LatencyStats] = {}
+        expected = plan.connections
+        for d in directions.active:
+            if model.nat:
+                # Forward frames to missing connections would create new ones (an RFC 9693 violation the
+                # procedure must detect through the table count); reverse frames to missing ones are dropped.
+                have = min(self.dut.connections, expected)
+                if d is Direction.FORWARD and have < expected:
+                    self.dut.connections += expected - have
+                    reach = 1.0
+                elif d is Direction.REVERSE:
+                    reach = min(self.learned, have) / expected if expected else 0.0
+                else:
+                    reach = 1.0
+            else:
+                reach = 1.0
+            valid = math.floor(sent * share * reach)
+            counts[d] = DirectionCounts(sent, valid, valid)
+            if measure.latency:
+                load = min(achieved / ceiling, 1.0) if ceiling else 1.0
+                base = model.base_latency * (1 + 4 * load**4)
+                latency[d] = LatencyStats(
+                    samples=max(int(measure.latency_rate * duration), 1),
+                    minimum=base * 0.5,
+                    median=base,
+                    p99_9=base * (3 if share >= 1 else 50),
+                    maximum=base * (4 if share >= 1 else 80),
+                )
+        return PhaseResult(
+            intended_rate=rate,
+            achieved_rate=achieved,
+            duration=duration,
+            counts=counts,
+            latency=latency,
+            tester_ok=ok,
+            tester_note=note,
+            responder_mode=str(plan.responder_mode),
+        )
+
+    def validate(self, rate: float) -> PhaseResult:
+        """One reverse frame per learned tuple; each arrives only if the DUT really holds the connection."""
+        self._plan()
+        achieved, ok, note = self._send_rate(rate)
+        sent = self.learned
+        held = self.dut.connections if (self.dut.model.keeps_state or not self.dut.model.nat) else 0
+        valid = min(sent, held)
+        return PhaseResult(
+            intended_rate=rate,
+            achieved_rate=achieved,
+            duration=sent / achieved if achieved else 0.0,
+            counts={Direction.REVERSE: DirectionCounts(sent, valid, valid)},
+            tester_ok=ok,
+            tester_note=note,
+        )
+
+    def facts(self) -> dict[str, Any]:
+        """What the fake is."""
+        return {"backend": "fake", "max_rate": self.dut.model.tester_max_rate}
+
+    def close(self) -> None:
+        """Nothing to release."""
+        self.closed = True
+
+    # -- optional hook the runner calls when present ------------------------------
+    def begin_repetition(self, point_id: str, metric: str, repetition: int) -> None:
+        """Start the noise stream of one repetition (so a restarted repetition repeats exactly)."""
+        self.key = (point_id, metric, repetition)
+        self.calls = 0
+
+    # -- internals -----------------------------------------------------------------
+    def _plan(self) -> TrafficPlan:
+        if self.plan is None:
+            raise RuntimeError("FakeTester used before prepare()")
+        return self.plan
+
+    def _send_rate(self, rate: float) -> tuple[float, bool, str]:
+        self.calls += 1
+        model = self.dut.model
+        if model.invalid_every and self.calls % model.invalid_every == 0:
+            return rate * 0.9, False, "fake: fell behind (modelled)"
+        if rate > model.tester_max_rate:
+            return model.tester_max_rate, False, f"fake: cannot exceed {model.tester_max_rate:g} fps"
+        return rate, True, ""
+
+    def _noise(self) -> float:
+        model = self.dut.model
+        if not model.noise:
+            return 1.0
+        mix = model.seed
+        for part in (*self.key[:2], str(self.key[2]), str(self.calls)):
+            for ch in part.encode():
+                mix = SplitMix64(mix ^ ch).next()
+        u = SplitMix64(mix).next() / 2**64
+        return 1.0 + model.noise * (2 * u - 1)
+
+
+def fake_pair(**model: Any) -> tuple[FakeTester, FakeDut]:
+    """A FakeTester wired to a new FakeDut built from ``FakeModel(**model)``."""
+    dut = FakeDut(FakeModel(**model))
+    return FakeTester(dut), dut
+
+
+def with_model(dut: FakeDut, **changes: Any) -> None:
+    """Change some model parameters of ``dut`` in place."""
+    dut.model = replace(dut.model, **changes)

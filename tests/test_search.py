@@ -1,0 +1,131 @@
+"""Tests of the RFC 2544 binary search state machine."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from natbench.errors import SearchError
+from natbench.results import Verdict
+from natbench.search import BinarySearch, SearchStep, run_binary_search
+
+
+def threshold_trial(ceiling: float):
+    def trial(step: SearchStep) -> Verdict:
+        return Verdict.PASS if step.rate <= ceiling else Verdict.FAIL
+
+    return trial
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ceiling=st.floats(min_value=0, max_value=10_000_000, allow_nan=False),
+    upper=st.integers(min_value=1000, max_value=20_000_000),
+    error=st.integers(min_value=1, max_value=5000),
+)
+def test_converges_to_the_ceiling_within_the_error(ceiling: float, upper: int, error: int) -> None:
+    out = run_binary_search(BinarySearch(0, upper, error), threshold_trial(ceiling))
+    assert out.upper - out.lower <= error
+    assert out.value == out.lower
+    if ceiling < upper:
+        # the result is the highest passing rate found, at most one error below the ceiling
+        assert out.lower <= ceiling < out.upper or (ceiling >= out.upper and out.at_upper_limit)
+        assert ceiling - out.value <= error
+    else:
+        assert out.at_upper_limit
+        assert upper - out.value <= error
+
+
+def test_steps_follow_rfc2544_bisection_and_integer_rates() -> None:
+    search = BinarySearch(0, 1000, 100)
+    seen = []
+    while not search.done:
+        step = search.next_step()
+        seen.append((step.rate, step.lower, step.upper))
+        search.report(Verdict.PASS if step.rate <= 300 else Verdict.FAIL)
+    assert seen == [
+        (500.0, 0, 1000),
+        (250.0, 0, 500.0),
+        (375.0, 250.0, 500.0),
+        (312.0, 250.0, 375.0),
+    ]
+    out = search.outcome()
+    assert (out.value, out.upper, out.steps, out.invalid, out.at_upper_limit) == (250.0, 312.0, 4, 0, False)
+    assert out.error == 62.0
+
+
+def test_invalid_steps_are_retried_at_the_same_rate_and_not_counted() -> None:
+    verdicts = iter([Verdict.INVALID, Verdict.INVALID, Verdict.PASS, Verdict.INVALID, Verdict.FAIL])
+    rates: list[tuple[float, int]] = []
+
+    def trial(step: SearchStep) -> Verdict:
+        rates.append((step.rate, step.attempt))
+        try:
+            return next(verdicts)
+        except StopIteration:
+            return Verdict.FAIL
+
+    out = run_binary_search(BinarySearch(0, 1000, 300, max_invalid=2), trial)
+    assert rates[:5] == [(500.0, 0), (500.0, 1), (500.0, 2), (750.0, 0), (750.0, 1)]
+    assert out.invalid == 3
+    assert out.steps == 2
+    assert (out.lower, out.upper) == (500.0, 750.0)
+
+
+def test_too_many_invalid_steps_raise_search_error() -> None:
+    search = BinarySearch(0, 1000, 10, max_invalid=2)
+    with pytest.raises(SearchError, match="3 invalid trials in a row at rate 500"):
+        run_binary_search(search, lambda step: Verdict.INVALID)
+
+
+def test_replay_rebuilds_the_state() -> None:
+    a = BinarySearch(0, 10_000, 10)
+    verdicts = []
+    for _ in range(4):
+        step = a.next_step()
+        v = Verdict.PASS if step.rate < 3333 else Verdict.FAIL
+        verdicts.append(v)
+        a.report(v)
+    b = BinarySearch(0, 10_000, 10)
+    b.replay(verdicts)
+    assert (a.lower, a.upper, a.next_step()) == (b.lower, b.upper, b.next_step())
+
+
+def test_stop_below_ends_a_collapsing_search_early() -> None:
+    out = run_binary_search(BinarySearch(0, 1000, 1, stop_below=600), lambda s: Verdict.FAIL)
+    assert out.stopped_early
+    assert out.steps == 1
+    assert out.value == 0
+
+
+@pytest.mark.parametrize(("lower", "upper", "error"), [(10, 10, 1), (10, 5, 1), (0, 10, 0), (-1, 10, 1)])
+def test_bad_bounds_are_rejected(lower: float, upper: float, error: float) -> None:
+    with pytest.raises(SearchError):
+        BinarySearch(lower, upper, error)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ceiling=st.integers(min_value=0, max_value=2_000_000),
+    error=st.integers(min_value=1, max_value=5000),
+    invalid_runs=st.lists(st.integers(min_value=0, max_value=2), max_size=40),
+)
+def test_invalid_trials_never_change_the_result(ceiling: int, error: int, invalid_runs: list[int]) -> None:
+    """Up to max_invalid invalid trials before each real one leave the search path and result unchanged."""
+    clean = run_binary_search(BinarySearch(0, 2_000_000, error, max_invalid=2), threshold_trial(ceiling))
+    runs = iter(invalid_runs)
+    pending = [next(runs, 0)]
+    rates: list[float] = []
+
+    def flaky(step: SearchStep) -> Verdict:
+        if pending[0] > 0:
+            pending[0] -= 1
+            return Verdict.INVALID
+        rates.append(step.rate)
+        pending[0] = next(runs, 0)
+        return threshold_trial(ceiling)(step)
+
+    out = run_binary_search(BinarySearch(0, 2_000_000, error, max_invalid=2), flaky)
+    assert (out.value, out.upper, out.steps) == (clean.value, clean.upper, clean.steps)
+    assert len(rates) == out.steps
