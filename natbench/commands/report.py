@@ -1,0 +1,66 @@
+"""``natbench report RUN_DIR``: seed-style tables, plots and a self-contained HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from natbench.cli import cli
+
+__all__ = ["report"]
+
+FORMATS = ("text", "md", "tex", "csv", "html")
+
+
+@cli.command("report")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "formats",
+    type=click.Choice(FORMATS),
+    multiple=True,
+    help="Output format; repeat for several. Default: text (printed) and html.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for the files (default RUN_DIR/report); '-' prints the tables to stdout only.",
+)
+@click.option(
+    "--scale",
+    type=click.Choice(["1", "k", "M"]),
+    default="1",
+    show_default=True,
+    help="Unit of rates in the tables: 1, k (1,000) or M (1,000,000); errors stay in plain units.",
+)
+def report(run_dir: Path, formats: tuple[str, ...], out: Path | None, scale: str) -> None:
+    """Write the tables of RUN_DIR (text, Markdown, LaTeX, CSV) and an HTML report with plots.
+
+    Text tables are also printed. Throughput is shown as all frames per second of
+    bidirectional traffic (the engine stores per-direction rates), as in the seed documents.
+    """
+    from natbench.report.load import load
+    from natbench.report.output import write_report
+
+    run = load(run_dir)
+    fmts = formats or ("text", "html")
+    if out is not None and str(out) == "-":
+        if "html" in fmts:
+            raise click.UsageError("--format html needs a directory: use --out DIR")
+        for t in run.tables(scale):
+            for f in fmts:
+                click.echo(t.render(f))
+        return
+    target = out if out is not None else run.path / "report"
+    if "text" in fmts:
+        for t in run.tables(scale):
+            click.echo(t.to_text())
+    status = str(run.meta.get("status", "unknown"))
+    if status != "complete":
+        click.echo(f"natbench: note: run status is {status!r}: the tables show what is stored so far", err=True)
+    for w in run.warnings:
+        click.echo(f"natbench: warning: {w}", err=True)
+    for path in write_report(run, target, fmts, scale=scale):
+        click.echo(f"wrote {path}", err=True)

@@ -1,0 +1,427 @@
+"""Tidy pandas aggregation of a run's records: pure functions, DataFrame in, DataFrame out.
+
+Conventions (shared with the engine, see GUIDE.md):
+
+* A ``{"type": "result"}`` record is one :class:`~natbench.results.RepetitionResult`: the final
+  value of one repetition of one metric at one working point.
+* Frame rates (unit ``fps``: throughput, forwarding) are stored PER DIRECTION, with
+  ``extra["directions"]`` = "bidirectional" (or 2) and ``extra["all_frames_per_second"]``.
+  The ``reported`` column is the all-frames figure (value x number of directions), so reports
+  show all frames per second like the seeds. The search error is scaled the same way (it is in
+  the unit of the reported value).
+* Tear-down results carry ``extra = {"T_N": .., "T_0": .., "connections": N}`` (issue-4's
+  engine; ``filled_delete_s`` / ``empty_delete_s`` are accepted too). The reported tear-down
+  rate is ``N / (median T_N - median T_0)``, as seed 000 Figure 5 computes it (not the median
+  of per-repetition rates, which is kept beside it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "RESULT_COLUMNS",
+    "baseline_ratio",
+    "points_frame",
+    "results_frame",
+    "scale_connections",
+    "scale_up_cores",
+    "summarize",
+    "teardown_summary",
+    "trial_summary",
+    "trials_frame",
+]
+
+#: Columns of :func:`results_frame`.
+RESULT_COLUMNS = [
+    "point_id",
+    "metric",
+    "repetition",
+    "value",
+    "unit",
+    "error",
+    "directions",
+    "reported",
+    "reported_error",
+    "filled_delete_s",
+    "empty_delete_s",
+    "connections",
+]
+
+#: Columns of :func:`trials_frame` (counts are summed over directions).
+TRIAL_COLUMNS = [
+    "point_id",
+    "metric",
+    "repetition",
+    "step",
+    "kind",
+    "intended_rate",
+    "achieved_rate",
+    "verdict",
+    "reason",
+    "started_at",
+    "ended_at",
+    "lower",
+    "upper",
+    "value",
+    "sent",
+    "valid",
+]
+
+#: Keys of a working point's DUT parameters that give the connection tracking table size.
+TABLE_SIZE_KEYS = ("conntrack_max", "state_limit", "table_size")
+#: Keys that give the hash table size.
+HASH_SIZE_KEYS = ("hashsize", "hash_size")
+
+
+def _num(x: Any) -> float:
+    return float("nan") if x is None else float(x)
+
+
+#: Unit spellings normalised in reports.
+UNIT_ALIASES = {"conn/s": "cps", "pps": "fps"}
+
+_DIRECTION_WORDS = {"bidirectional": 2, "both": 2, "forward": 1, "reverse": 1}
+
+
+def _directions(d: Any) -> int:
+    """Number of active directions from ``extra["directions"]`` (2, "bidirectional", "forward", ...)."""
+    if d is None:
+        return 1
+    if isinstance(d, int | float):
+        return int(d) or 1
+    return _DIRECTION_WORDS.get(str(d).lower(), 1)
+
+
+def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per repetition result (``RepetitionResult.to_dict()`` shaped mappings).
+
+    Frame rates: ``reported`` = ``extra["all_frames_per_second"]`` when the engine stored it,
+    else value x number of directions (``extra["directions"]``: 2 or "bidirectional" -> x2).
+    Tear-down delete times are read from ``extra["T_N"]`` / ``extra["T_0"]`` (the engine's keys)
+    or ``filled_delete_s`` / ``empty_delete_s``; the unit ``conn/s`` is reported as ``cps``.
+
+    Records of another ``type`` (e.g. ``"trial"``) are ignored, so the raw lines of
+    ``trials.jsonl`` can be passed directly.
+    """
+    cols: dict[str, list[Any]] = {c: [] for c in RESULT_COLUMNS}
+    for r in records:
+        if r.get("type", "result") != "result":
+            continue
+        extra = r.get("extra") or {}
+        unit = UNIT_ALIASES.get(str(r.get("unit", "")), str(r.get("unit", "")))
+        directions = _directions(extra.get("directions"))
+        value = _num(r.get("value"))
+        error = _num(r.get("error"))
+        factor = float(directions) if unit == "fps" else 1.0
+        all_fps = extra.get("all_frames_per_second")
+        if unit == "fps" and all_fps is not None and value:
+            factor = float(all_fps) / value  # the engine's own all-frames figure wins
+        cols["point_id"].append(str(r["point_id"]))
+        cols["metric"].append(str(r["metric"]))
+        cols["repetition"].append(int(r.get("repetition", 0)))
+        cols["value"].append(value)
+        cols["unit"].append(unit)
+        cols["error"].append(error)
+        cols["directions"].append(directions)
+        cols["reported"].append(value * factor)
+        cols["reported_error"].append(error * factor)
+        cols["filled_delete_s"].append(_num(extra.get("filled_delete_s", extra.get("T_N"))))
+        cols["empty_delete_s"].append(_num(extra.get("empty_delete_s", extra.get("T_0"))))
+        cols["connections"].append(_num(extra.get("connections")))
+    return _results_from_columns(cols)
+
+
+def _results_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
+    df = pd.DataFrame(cols, columns=RESULT_COLUMNS)
+    df["point_id"] = df["point_id"].astype("category")
+    df["metric"] = df["metric"].astype("category")
+    df["unit"] = df["unit"].astype("category")
+    for c in ("value", "error", "reported", "reported_error", "filled_delete_s", "empty_delete_s", "connections"):
+        df[c] = df[c].astype("float64")
+    df["repetition"] = df["repetition"].astype("int64")
+    df["directions"] = df["directions"].astype("int64")
+    return df
+
+
+def trials_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per trial (``TrialRecord.to_dict()`` shaped mappings); result records are ignored.
+
+    ``sent`` and ``valid`` are the frame counts summed over the active directions;
+    ``extra`` keeps the record's extra dict (monitor samples, latency ...) as objects.
+    """
+    cols: dict[str, list[Any]] = {c: [] for c in [*TRIAL_COLUMNS, "extra"]}
+    for r in records:
+        if r.get("type", "trial") != "trial":
+            continue
+        counts = r.get("counts") or {}
+        sent = sum(int(c.get("sent", 0)) for c in counts.values())
+        valid = sum(int(c.get("valid", 0)) for c in counts.values())
+        cols["point_id"].append(str(r["point_id"]))
+        cols["metric"].append(str(r["metric"]))
+        cols["repetition"].append(int(r.get("repetition", 0)))
+        cols["step"].append(int(r.get("step", 0)))
+        cols["kind"].append(str(r.get("kind", "")))
+        cols["intended_rate"].append(_num(r.get("intended_rate")))
+        cols["achieved_rate"].append(_num(r.get("achieved_rate")))
+        cols["verdict"].append(str(r.get("verdict", "")))
+        cols["reason"].append(str(r.get("reason", "")))
+        cols["started_at"].append(_num(r.get("started_at")))
+        cols["ended_at"].append(_num(r.get("ended_at")))
+        cols["lower"].append(_num(r.get("lower")))
+        cols["upper"].append(_num(r.get("upper")))
+        cols["value"].append(_num(r.get("value")))
+        cols["sent"].append(sent)
+        cols["valid"].append(valid)
+        cols["extra"].append(r.get("extra") or {})
+    df = pd.DataFrame(cols, columns=[*TRIAL_COLUMNS, "extra"])
+    for c in ("point_id", "metric", "kind", "verdict"):
+        df[c] = df[c].astype("category")
+    for c in ("intended_rate", "achieved_rate", "started_at", "ended_at", "lower", "upper", "value"):
+        df[c] = df[c].astype("float64")
+    for c in ("repetition", "step", "sent", "valid"):
+        df[c] = df[c].astype("int64")
+    return df
+
+
+def _first_key(params: Mapping[str, Any], keys: Iterable[str]) -> float:
+    for k in keys:
+        if params.get(k) is not None:
+            return float(params[k])
+    return float("nan")
+
+
+def points_frame(points: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Working points (``points.json`` entries) as a frame indexed by point id, in campaign order.
+
+    Adds ``src_count``, ``dst_count`` (port range sizes), ``table_size`` and ``hash_size`` (from
+    the DUT parameters of the swept DUT, else of the first DUT that has them: ``conntrack_max`` /
+    ``state_limit`` and ``hashsize``), and two grouping keys: ``cores_group`` (everything but the
+    cores) and ``conn_group`` (everything but ports, connections and table sizes).
+    """
+    rows: list[dict[str, Any]] = []
+    for p in points:
+        src = list(p.get("src_ports") or [0, -1])
+        dst = list(p.get("dst_ports") or [0, -1])
+        dut_params: dict[str, dict[str, Any]] = p.get("dut_params") or {}
+        swept = p.get("swept_dut")
+        order = ([swept] if swept in dut_params else []) + [n for n in dut_params if n != swept]
+        table = hashs = float("nan")
+        for name in order:
+            prm = dut_params[name] or {}
+            if np.isnan(table):
+                table = _first_key(prm, TABLE_SIZE_KEYS)
+            if np.isnan(hashs):
+                hashs = _first_key(prm, HASH_SIZE_KEYS)
+        src_count = int(src[1]) - int(src[0]) + 1
+        dst_count = int(dst[1]) - int(dst[0]) + 1
+        connections = int(p.get("connections") or src_count * dst_count)
+        cores = p.get("cores")
+        name = p.get("name") or ""
+        frame_size = p.get("frame_size")
+        rows.append(
+            {
+                "point_id": str(p["id"]),
+                "index": int(p.get("index", len(rows))),
+                "label": str(p.get("label") or p["id"]),
+                "name": name,
+                "cores": float("nan") if cores is None else float(cores),
+                "src_first": int(src[0]),
+                "src_last": int(src[1]),
+                "dst_first": int(dst[0]),
+                "dst_last": int(dst[1]),
+                "src_count": src_count,
+                "dst_count": dst_count,
+                "connections": connections,
+                "frame_size": frame_size,
+                "table_size": table,
+                "hash_size": hashs,
+                "swept_dut": swept,
+                "cores_group": json.dumps([name, src, dst, frame_size, dut_params, swept], sort_keys=True, default=str),
+                "conn_group": json.dumps([name, cores, frame_size, swept], sort_keys=True, default=str),
+            }
+        )
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return pd.DataFrame(columns=["index", "label", "cores", "connections"]).rename_axis("point_id")
+    # an id is the hash of a point's parameters: a repeated id is the same point listed twice
+    return df.drop_duplicates("point_id").sort_values("index").set_index("point_id")
+
+
+def summarize(results: pd.DataFrame) -> pd.DataFrame:
+    """Per (point_id, metric): median / min / max of the reported values and the search error.
+
+    Columns: ``unit``, ``directions``, ``experiments`` (repetitions with a value), ``failed``
+    (repetitions without one), ``median``, ``min``, ``max`` and ``error`` (largest final search
+    width of the repetitions, in the reported unit; NaN when the metric is not a search).
+    """
+    if results.empty:
+        return pd.DataFrame(
+            columns=["unit", "directions", "experiments", "failed", "median", "min", "max", "error"],
+            index=pd.MultiIndex.from_arrays([[], []], names=["point_id", "metric"]),
+        )
+    g = results.groupby(["point_id", "metric"], observed=True, sort=False)
+    out = g["reported"].agg(["median", "min", "max", "count", "size"])
+    out["error"] = g["reported_error"].max()
+    out["unit"] = g["unit"].first().astype(str)
+    out["directions"] = g["directions"].max()
+    out = out.rename(columns={"count": "experiments"})
+    out["failed"] = out["size"] - out["experiments"]
+    return out[["unit", "directions", "experiments", "failed", "median", "min", "max", "error"]]
+
+
+def _joined(summary: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
+    s = summary.reset_index()
+    s["point_id"] = s["point_id"].astype(str)
+    s["metric"] = s["metric"].astype(str)
+    cols = ["index", "cores", "connections", "cores_group", "conn_group"]
+    return s.merge(points[cols], left_on="point_id", right_index=True, how="inner")
+
+
+def scale_up_cores(summary: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
+    """Relative scale-up against CPU cores: S(n) = P(n) / (n * P(1)), per metric.
+
+    Points that differ only in their cores form a series; the reference is the series' point with
+    the fewest cores n0 (normally 1), and S(n) = P(n) * n0 / (n * P(n0)) generalises the formula.
+    Returns columns ``point_id``, ``metric``, ``cores``, ``reference``, ``scale_up`` (only points
+    with a core count).
+    """
+    j = _joined(summary, points).dropna(subset=["cores"])
+    if j.empty:
+        return pd.DataFrame(columns=["point_id", "metric", "cores", "reference", "scale_up"])
+    j = j.sort_values(["metric", "cores_group", "cores", "index"])
+    first = j.groupby(["metric", "cores_group"], sort=False)
+    ref_cores = first["cores"].transform("first")
+    ref_median = first["median"].transform("first")
+    j["reference"] = first["point_id"].transform("first")
+    j["scale_up"] = j["median"] * ref_cores / (j["cores"] * ref_median)
+    return j[["point_id", "metric", "cores", "reference", "scale_up"]].reset_index(drop=True)
+
+
+def scale_connections(summary: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
+    """Scale against the number of connections, per metric.
+
+    Points with the same implementation, cores, frame size and swept DUT form a series ordered by
+    connections. ``scale`` = S(n_i, n_0) = P(n_i) / P(n_0) (n_0: fewest connections) and
+    ``ratio_prev`` = median / previous median (NaN for the first point), as in seed 001's PF tables.
+    """
+    j = _joined(summary, points)
+    if j.empty:
+        return pd.DataFrame(columns=["point_id", "metric", "connections", "scale", "ratio_prev"])
+    j = j.sort_values(["metric", "conn_group", "connections", "index"])
+    g = j.groupby(["metric", "conn_group"], sort=False)["median"]
+    j["scale"] = j["median"] / g.transform("first")
+    j["ratio_prev"] = j["median"] / g.shift(1)
+    return j[["point_id", "metric", "connections", "scale", "ratio_prev"]].reset_index(drop=True)
+
+
+def baseline_ratio(
+    summary: pd.DataFrame, points: pd.DataFrame, baseline: str = "forwarding", metrics: Iterable[str] = ("throughput",)
+) -> pd.DataFrame:
+    """Ratio of a metric's median to the baseline's median (e.g. seed 000 "throughput ratio (%)").
+
+    Both medians are taken per direction (all frames / number of directions), which equals the
+    all-frames ratio when both were measured bidirectionally, as in the seed.
+
+    The baseline is looked up at the same working point first; failing that, at a point with the
+    same cores, port ranges and frame size (a separate forwarding DUT measured with the same port
+    number ranges). Returns ``point_id``, ``metric``, ``baseline_point``, ``ratio`` (a fraction).
+    """
+    cols = ["point_id", "metric", "baseline_point", "ratio"]
+    s = summary.reset_index()[["point_id", "metric", "median", "directions"]]
+    s = s.astype({"point_id": str, "metric": str})
+    # per direction, so that a bidirectional result compares fairly with a one-way baseline
+    s["median"] = s["median"] / s["directions"].clip(lower=1)
+    key_cols = ["cores", "src_first", "src_last", "dst_first", "dst_last", "frame_size"]
+    keys = pd.Series(["|".join(map(str, r)) for r in points[key_cols].itertuples(index=False)], index=points.index)
+    s["key"] = s["point_id"].map(keys)
+    base = s[s["metric"] == baseline][["point_id", "key", "median"]]
+    wanted = s[s["metric"].isin(list(metrics))]
+    if base.empty or wanted.empty:
+        return pd.DataFrame(columns=cols)
+    same = wanted.merge(base.rename(columns={"median": "base", "key": "_k"}), on="point_id", how="left")
+    same["baseline_point"] = same["point_id"].where(same["base"].notna())
+    by_key = base.drop_duplicates("key").rename(columns={"point_id": "kp", "median": "kbase"})
+    same = same.merge(by_key, on="key", how="left")
+    same["baseline_point"] = same["baseline_point"].fillna(same["kp"])
+    same["base"] = same["base"].fillna(same["kbase"])
+    same = same[same["base"].notna()]
+    same["ratio"] = same["median"] / same["base"]
+    return same[cols].reset_index(drop=True)
+
+
+def teardown_summary(results: pd.DataFrame, points: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Tear-down rate per point from the filled-table and empty-table delete times.
+
+    Columns: ``experiments``, ``connections`` (N, from the results or the point),
+    ``filled_median/min/max`` (T_N), ``empty_median/min/max`` (T_0), ``deletion_time`` =
+    median T_N - median T_0 and ``rate`` = N / deletion_time (seed 000 Figure 5), plus
+    ``rep_rate_median/min/max``: the per-repetition rates the engine stored, for reference.
+    """
+    t = results[(results["metric"] == "teardown").to_numpy(bool)]
+    cols = [
+        "experiments",
+        "connections",
+        "filled_median",
+        "filled_min",
+        "filled_max",
+        "empty_median",
+        "empty_min",
+        "empty_max",
+        "deletion_time",
+        "rate",
+        "rep_rate_median",
+        "rep_rate_min",
+        "rep_rate_max",
+    ]
+    if t.empty:
+        return pd.DataFrame(columns=cols).rename_axis("point_id")
+    g = t.groupby(t["point_id"].astype(str), sort=False)
+    out = pd.DataFrame(
+        {
+            "experiments": g["filled_delete_s"].count(),
+            "connections": g["connections"].max(),
+            "filled_median": g["filled_delete_s"].median(),
+            "filled_min": g["filled_delete_s"].min(),
+            "filled_max": g["filled_delete_s"].max(),
+            "empty_median": g["empty_delete_s"].median(),
+            "empty_min": g["empty_delete_s"].min(),
+            "empty_max": g["empty_delete_s"].max(),
+            "rep_rate_median": g["reported"].median(),
+            "rep_rate_min": g["reported"].min(),
+            "rep_rate_max": g["reported"].max(),
+        }
+    )
+    if points is not None and not points.empty:
+        known = points["connections"].reindex(out.index).astype("float64")
+        out["connections"] = out["connections"].fillna(known)
+    out["deletion_time"] = out["filled_median"] - out["empty_median"]
+    out["rate"] = out["connections"] / out["deletion_time"].where(out["deletion_time"] > 0)
+    return out[cols]
+
+
+def trial_summary(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per (point_id, metric): how many trials ran, passed, failed, were invalid, and their seconds."""
+    cols = ["trials", "passed", "failed", "invalid", "seconds"]
+    if trials.empty:
+        return pd.DataFrame(columns=cols)
+    verdict = trials["verdict"].astype(str)
+    df = pd.DataFrame(
+        {
+            "point_id": trials["point_id"],
+            "metric": trials["metric"],
+            "passed": (verdict == "pass").astype("int64"),
+            "failed": (verdict == "fail").astype("int64"),
+            "invalid": (verdict == "invalid").astype("int64"),
+            "seconds": trials["ended_at"] - trials["started_at"],
+        }
+    )
+    g = df.groupby(["point_id", "metric"], observed=True, sort=False)
+    out = g[["passed", "failed", "invalid", "seconds"]].sum()
+    out.insert(0, "trials", g.size())
+    return out[cols]

@@ -1,0 +1,152 @@
+"""Read a run directory (GUIDE.md layout) into pandas: the notebook API ``natbench.load``.
+
+The run directory is read directly (``run.json``, ``points.json``, ``campaign.yaml``,
+``trials.jsonl``): the report must work on a run that is still being written or was killed, so
+a torn last line of ``trials.jsonl`` is skipped (and named in :attr:`Run.warnings`); a corrupt
+line anywhere else is a :class:`~natbench.errors.StoreError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from natbench.errors import StoreError
+from natbench.report import aggregate
+from natbench.report.tables import SeedTable, performance_table, report_tables, teardown_table
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["Run", "load", "read_records"]
+
+
+def read_records(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Split ``trials.jsonl`` into (trial records, result records, warnings)."""
+    trials: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    if not path.exists():
+        return trials, results, [f"{path}: missing (no trial stored yet)"]
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    last = len(lines) - 1
+    while last >= 0 and not lines[last].strip():
+        last -= 1
+    loads = json.loads
+    for i, raw in enumerate(lines[: last + 1]):
+        if not raw.strip():
+            continue
+        try:
+            rec = loads(raw)
+        except ValueError as exc:
+            if i == last:
+                warnings.append(f"{path}:{i + 1}: torn last line skipped (run interrupted while writing)")
+                continue
+            raise StoreError(f"{path}:{i + 1}: not a JSON object: {exc}") from None
+        kind = rec.get("type") if isinstance(rec, dict) else None
+        if kind == "trial":
+            trials.append(rec)
+        elif kind == "result":
+            results.append(rec)
+        else:
+            raise StoreError(f"{path}:{i + 1}: type: expected 'trial' or 'result', got {kind!r}")
+    return trials, results, warnings
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise StoreError(f"{path}: missing; is this a natbench run directory?") from None
+    except ValueError as exc:
+        raise StoreError(f"{path}: not valid JSON: {exc}") from None
+
+
+class Run:
+    """A loaded run directory: pandas frames, seed-style tables and matplotlib plots."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        """The run directory."""
+        if not self.path.is_dir():
+            raise StoreError(f"{self.path}: not a directory")
+        self.meta: dict[str, Any] = _read_json(self.path / "run.json")
+        """run.json: versions, host, tester and DUT facts, status."""
+        campaign = self.path / "campaign.yaml"
+        self.campaign_text: str = campaign.read_text() if campaign.exists() else ""
+        """The resolved campaign as stored."""
+        raw_points = _read_json(self.path / "points.json")
+        if not isinstance(raw_points, list):
+            raise StoreError(f"{self.path / 'points.json'}: expected a list of working points")
+        self.point_records: list[dict[str, Any]] = raw_points
+        """points.json as stored."""
+        trials, results, self.warnings = read_records(self.path / "trials.jsonl")
+        self.trials: pd.DataFrame = aggregate.trials_frame(trials)
+        """One row per trial (search step or timed operation)."""
+        self.results: pd.DataFrame = aggregate.results_frame(results)
+        """One row per repetition result (the final value of each repetition)."""
+        self.points: pd.DataFrame = aggregate.points_frame(raw_points)
+        """Working points, indexed by id, in campaign order."""
+
+    def __repr__(self) -> str:
+        return (
+            f"Run({str(self.path)!r}, points={len(self.points)}, trials={len(self.trials)}, "
+            f"results={len(self.results)}, status={self.meta.get('status')!r})"
+        )
+
+    @property
+    def name(self) -> str:
+        """The campaign's name (or the directory's)."""
+        return str(self.meta.get("campaign_name") or self.path.name)
+
+    @property
+    def metrics(self) -> list[str]:
+        """Metrics with at least one result."""
+        return sorted({str(m) for m in self.results["metric"].unique()})
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """median / min / max / experiments / error per (point_id, metric)."""
+        return aggregate.summarize(self.results)
+
+    @cached_property
+    def teardown(self) -> pd.DataFrame:
+        """Tear-down summary per point (T_N, T_0, deletion time, rate)."""
+        return aggregate.teardown_summary(self.results, self.points)
+
+    def seed_table(self, metric: str | None = None, scale: str = "1") -> SeedTable:
+        """The seed-style table of one metric (``teardown`` gives the tear-down table), or of all
+        performance metrics when ``metric`` is None."""
+        if metric == "teardown":
+            return teardown_table(self.teardown, self.points, scale=scale)
+        if metric is not None and metric not in self.metrics:
+            raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
+        return performance_table(self.summary, self.points, None if metric is None else [metric], scale=scale)
+
+    def tables(self, scale: str = "1") -> list[SeedTable]:
+        """Every table of the run (performance, tear-down)."""
+        return report_tables(self.summary, self.teardown, self.points, scale=scale)
+
+    def table(self, metric: str | None = None, scale: str = "1") -> pd.DataFrame:
+        """The seed-style table as a DataFrame of formatted cells (``.attrs`` hold title and caption)."""
+        t = self.seed_table(metric, scale)
+        df = t.cells.copy()
+        df.attrs["title"] = t.title
+        df.attrs["caption"] = t.caption
+        return df
+
+    def plot(self, metric: str, kind: str = "auto") -> Figure:
+        """A matplotlib Figure of one metric: against cores, against connections, or tear-down."""
+        from natbench.report import plots
+
+        return plots.plot_metric(self, metric, kind)
+
+
+def load(run_dir: str | Path) -> Run:
+    """Load a run directory for analysis: ``natbench.load("runs/2026-01-01-quickstart")``."""
+    return Run(run_dir)

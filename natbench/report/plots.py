@@ -1,0 +1,292 @@
+"""Plots of a run (matplotlib), saved as PNG and SVG.
+
+Figures are built with the object API (``matplotlib.figure.Figure``, never pyplot), so nothing
+needs a display and a notebook's backend is left alone; they render through Agg when saved.
+
+* :func:`plot_cores`: median with min..max bars against CPU cores, and the ideal linear scale-up
+  n * P(n0) / n0 for reference (dashed).
+* :func:`plot_connections`: median with min..max bars against the number of connections (log x).
+* :func:`plot_teardown`: tear-down rate against connections (log x) and the filled / empty
+  delete times.
+* :func:`plot_cpu_idle`: per-core CPU idle time of one DUT over one trial (seed 004 Figures 12-22),
+  every core its own line, never averaged.
+
+CPU samples (produced by the DUT monitor, stored in a trial record's ``extra``)::
+
+    extra["monitor"][dut_name] = {
+        "interval": 1.0,                 # seconds between samples
+        "t": [0.0, 1.0, 2.0, ...],       # sample times, seconds since the trial started
+        "idle": {                        # idle time in percent (0..100) per CPU core
+            "cpu0": [12.0, 3.5, ...],    # one value per entry of "t"
+            "cpu1": [...],
+        },
+    }
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter, NullFormatter
+
+from natbench.workingpoint import si_count
+
+if TYPE_CHECKING:
+    from natbench.report.load import Run
+
+__all__ = [
+    "MonitoredTrial",
+    "cpu_idle_series",
+    "figure_bytes",
+    "monitored_trials",
+    "plot_connections",
+    "plot_cores",
+    "plot_cpu_idle",
+    "plot_metric",
+    "plot_teardown",
+    "save_figure",
+]
+
+_LABELS = {
+    "cps": ("maximum connection establishment rate", "connections per second"),
+    "throughput": ("throughput", "frames per second (all directions)"),
+    "forwarding": ("forwarding baseline throughput", "frames per second (all directions)"),
+    "frame_loss": ("frame loss rate", "ratio"),
+    "latency": ("latency", "s"),
+    "pdv": ("packet delay variation", "s"),
+    "capacity": ("connection tracking table capacity", "connections"),
+    "validation": ("validated connection establishment rate", "connections per second"),
+}
+
+
+def _joined(summary: pd.DataFrame, points: pd.DataFrame, metric: str) -> pd.DataFrame:
+    s = summary.reset_index()
+    s = s[s["metric"].astype(str) == metric].copy()
+    s["point_id"] = s["point_id"].astype(str)
+    return s.merge(points, left_on="point_id", right_index=True, how="inner")
+
+
+def _new_axes(ax: Any) -> tuple[Figure, Any]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=(7, 4.2))
+    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.12, top=0.91)  # fixed margins: layout engines are slow
+    return fig, fig.add_subplot()
+
+
+def _y_axis(ax: Any, unit: str, top: float) -> None:
+    """Linear y from 0 with engineering prefixes (400 k, 2.1 M, 98 µs) and headroom above the data."""
+    ax.yaxis.set_major_formatter(EngFormatter(unit="s" if unit == "s" else "", sep=" "))
+    if np.isfinite(top) and top > 0:
+        ax.set_ylim(0, top * 1.1)
+    else:
+        ax.set_ylim(bottom=0)
+
+
+def _connection_ticks(ax: Any, values: Iterable[float]) -> None:
+    """Log x axis with a tick at every measured connection count, labelled like the seeds (1.56M)."""
+    ticks = sorted({float(v) for v in values if np.isfinite(v)})
+    ax.set_xscale("log")
+    ax.set_xticks(ticks, [si_count(int(t)) for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _errorbars(ax: Any, x: np.ndarray, d: pd.DataFrame, label: str, **kw: Any) -> None:
+    med = d["median"].to_numpy(float)
+    lo = med - d["min"].to_numpy(float)
+    hi = d["max"].to_numpy(float) - med
+    ax.errorbar(x, med, yerr=[lo, hi], marker="o", capsize=3, label=label, **kw)
+
+
+def plot_cores(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any = None) -> Figure:
+    """Performance against CPU cores, one line per series, with the ideal linear scale-up dashed."""
+    fig, ax = _new_axes(ax)
+    j = _joined(summary, points, metric).dropna(subset=["cores"])
+    title, unit = _LABELS.get(metric, (metric, ""))
+    ideal_tops: list[float] = []
+    for key, d in j.groupby("cores_group", sort=False):
+        d = d.sort_values("cores")
+        x = d["cores"].to_numpy(float)
+        name = str(d["name"].iloc[0]) or metric
+        _errorbars(ax, x, d, f"{name} (median, min..max)")
+        ideal = x * d["median"].iloc[0] / x[0]
+        ax.plot(x, ideal, "--", color="grey", label=f"{name}: ideal linear scale-up")
+        ideal_tops.append(float(ideal.max()))
+        del key
+    ax.set_xscale("log", base=2)
+    ticks = sorted(j["cores"].unique())
+    ax.set_xticks(ticks, [str(int(t)) for t in ticks])
+    ax.set_xlabel("number of active CPU cores")
+    ax.set_ylabel(unit)
+    top = max([float(j["max"].max()), *ideal_tops]) if len(j) else float("nan")
+    _y_axis(ax, unit, top)
+    ax.set_title(f"{title} against the number of CPU cores")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_connections(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any = None) -> Figure:
+    """Performance against the number of connections (log x), one line per series."""
+    fig, ax = _new_axes(ax)
+    j = _joined(summary, points, metric)
+    title, unit = _LABELS.get(metric, (metric, ""))
+    for _, d in j.groupby("conn_group", sort=False):
+        d = d.sort_values("connections")
+        name = str(d["name"].iloc[0]) or metric
+        cores = d["cores"].iloc[0]
+        label = name + ("" if pd.isna(cores) else f", {int(cores)} core{'s' if int(cores) != 1 else ''}")
+        _errorbars(ax, d["connections"].to_numpy(float), d, label)
+    _connection_ticks(ax, j["connections"])
+    ax.set_xlabel("number of connections")
+    ax.set_ylabel(unit)
+    _y_axis(ax, unit, float(j["max"].max()) if len(j) else float("nan"))
+    ax.set_title(f"{title} against the number of connections")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_teardown(teardown: pd.DataFrame, points: pd.DataFrame) -> Figure:
+    """Tear-down rate (left) and filled / empty delete times (right) against connections."""
+    fig = Figure(figsize=(10, 4.2))
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.91, wspace=0.28)
+    ax_rate, ax_time = fig.subplots(1, 2)
+    d = teardown.drop(columns="connections").join(points[["connections", "label"]]).sort_values("connections")
+    n = d["connections"].to_numpy(float)
+    ax_rate.plot(n, d["rate"].to_numpy(float), marker="o", label="N / (median T_N - median T_0)")
+    _connection_ticks(ax_rate, n)
+    _y_axis(ax_rate, "cps", float(np.nanmax(d["rate"].to_numpy(float))) if len(d) else float("nan"))
+    ax_rate.set_xlabel("number of connections")
+    ax_rate.set_ylabel("connections per second")
+    ax_rate.set_title("connection tear-down rate")
+    ax_rate.grid(True, which="both", alpha=0.3)
+    ax_rate.legend(fontsize="small")
+    for prefix, label in (("filled", "filled table T_N"), ("empty", "empty table T_0")):
+        med = d[f"{prefix}_median"].to_numpy(float)
+        yerr = [med - d[f"{prefix}_min"].to_numpy(float), d[f"{prefix}_max"].to_numpy(float) - med]
+        ax_time.errorbar(n, med, yerr=yerr, marker="o", capsize=3, label=label)
+    _connection_ticks(ax_time, n)
+    times = d[["filled_min", "filled_max", "empty_min", "empty_max"]].to_numpy(float)
+    positive = times[np.isfinite(times) & (times > 0)]
+    if positive.size and positive.max() / positive.min() > 20:
+        ax_time.set_yscale("log")  # seed 000 Figure 5 spans 0.55 s .. 2,275 s
+    else:
+        _y_axis(ax_time, "s", float(positive.max()) if positive.size else float("nan"))
+    ax_time.set_xlabel("number of connections")
+    ax_time.set_ylabel("delete time (s)")
+    ax_time.set_title("delete-all time (median, min..max)")
+    ax_time.grid(True, which="both", alpha=0.3)
+    ax_time.legend(fontsize="small")
+    return fig
+
+
+def cpu_idle_series(extra: Mapping[str, Any], dut: str) -> pd.DataFrame:
+    """The CPU idle samples of one DUT from a trial's ``extra`` as a frame: index t, one column per core."""
+    try:
+        mon = extra["monitor"][dut]
+        t = list(mon["t"])
+        idle = mon["idle"]
+    except (KeyError, TypeError):
+        raise KeyError(f"no CPU monitor samples for DUT {dut!r} in this trial") from None
+    cores = sorted(idle, key=lambda c: (len(c), c))
+    return pd.DataFrame({c: list(idle[c]) for c in cores}, index=pd.Index(t, name="t"))
+
+
+def plot_cpu_idle(extra: Mapping[str, Any], dut: str, title: str | None = None, ax: Any = None) -> Figure:
+    """Per-core CPU idle time (%) of one DUT over one trial; each core is its own line."""
+    fig, ax = _new_axes(ax)
+    df = cpu_idle_series(extra, dut)
+    marker = "." if len(df) <= 40 else None  # short trials: show the samples themselves
+    for c in df.columns:
+        ax.plot(df.index.to_numpy(float), df[c].to_numpy(float), linewidth=1, marker=marker, label=str(c))
+    ax.set_ylim(-2, 102)  # a core at 0 % idle (the bottleneck) stays visible above the axis
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("CPU idle time (%)")
+    ax.set_title(title or f"CPU idle time of {dut}", fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    if len(df.columns) <= 16:
+        ax.legend(fontsize="x-small", ncol=4)
+    return fig
+
+
+def plot_metric(run: Run, metric: str, kind: str = "auto") -> Figure:
+    """The natural plot of one metric of a run: ``kind`` = auto | cores | connections | teardown."""
+    if metric == "teardown" or kind == "teardown":
+        if run.teardown.empty:
+            raise KeyError(f"no tear-down results in {run.path}")
+        return plot_teardown(run.teardown, run.points)
+    if metric not in run.metrics:
+        raise KeyError(f"no results for metric {metric!r} in {run.path}; have {', '.join(run.metrics)}")
+    if kind == "auto":
+        pts = run.points
+        cores_vary = bool((pts.groupby("cores_group")["cores"].nunique() > 1).any())
+        kind = "cores" if cores_vary else "connections"
+    if kind == "cores":
+        return plot_cores(run.summary, run.points, metric)
+    if kind == "connections":
+        return plot_connections(run.summary, run.points, metric)
+    raise ValueError(f"unknown plot kind {kind!r}; choose auto, cores, connections or teardown")
+
+
+def figure_bytes(fig: Figure, fmt: str = "png", dpi: int = 110) -> bytes:
+    """The figure rendered to PNG or SVG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    return buf.getvalue()
+
+
+def save_figure(fig: Figure, stem: str | Path, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Save a figure as ``stem.png`` and ``stem.svg``; returns the paths written."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for fmt in formats:
+        p = stem.with_suffix(f".{fmt}")
+        p.write_bytes(figure_bytes(fig, fmt))
+        out.append(p)
+    return out
+
+
+class MonitoredTrial(NamedTuple):
+    """A trial with CPU samples of one DUT, as :func:`monitored_trials` picks it."""
+
+    point_id: str
+    """Working point id."""
+    metric: str
+    """Metric the trial belongs to."""
+    dut: str
+    """DUT name (key of ``extra["monitor"]``)."""
+    extra: Mapping[str, Any]
+    """The trial record's extra (holds the samples)."""
+    rate: float
+    """Intended frames per second per direction of the trial (0 for non-traffic trials)."""
+    kind: str
+    """Trial kind (phase1, phase2, fill, ...)."""
+
+
+def monitored_trials(trials: pd.DataFrame) -> Iterable[MonitoredTrial]:
+    """For each (point, metric, DUT) with CPU samples: the last passing trial with samples
+    (the highest rate the search kept, as seed 004 plots at the measured maximum), else the
+    last trial with samples."""
+    if trials.empty:
+        return
+    has = trials["extra"].map(lambda e: isinstance(e, dict) and bool(e.get("monitor")))
+    t = trials[has.to_numpy(bool)]
+    if t.empty:
+        return
+    t = t.assign(_pass=(t["verdict"].astype(str) == "pass").astype(int)).sort_values(
+        ["_pass", "intended_rate", "started_at"]
+    )
+    for (pid, metric), g in t.groupby(["point_id", "metric"], observed=True, sort=False):
+        last = g.iloc[-1]
+        extra = last["extra"]
+        for dut in extra["monitor"]:
+            rate = float(last["intended_rate"])
+            yield MonitoredTrial(str(pid), str(metric), str(dut), extra, rate, str(last["kind"]))

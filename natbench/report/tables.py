@@ -1,0 +1,446 @@
+"""Result tables shaped like the seeds' figures, rendered as text, Markdown, LaTeX, CSV and HTML.
+
+Columns are working points (campaign order); rows are the parameters (num. CPU cores, src ports,
+dst ports, num. conn., conntrack table and hash sizes and their ratios to num. conn., num.
+experiments, error), then each metric's median / min / max and its scale-up row: the relative
+scale-up S(n) = P(n) / (n * P(1)) where the cores vary, "median / previous median" where the
+connections vary. A forwarding baseline adds its own block and the throughput ratio (%) row,
+as in seed 000 Figure 2. Tear-down has its own table (seed 000 Figure 5, seed 001 PF table).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from natbench.report.aggregate import baseline_ratio, scale_connections, scale_up_cores
+from natbench.report.formatting import (
+    fmt_count,
+    fmt_number,
+    fmt_percent,
+    fmt_ratio,
+    fmt_scale_up,
+    fmt_seconds,
+    fmt_size,
+    fmt_value,
+)
+
+__all__ = [
+    "METRIC_ORDER",
+    "SCALES",
+    "SeedTable",
+    "performance_table",
+    "report_tables",
+    "teardown_table",
+]
+
+#: Display scales: name -> (divisor, word used in captions).
+SCALES: dict[str, tuple[float, str]] = {"1": (1.0, ""), "k": (1e3, "1,000 "), "M": (1e6, "1,000,000 ")}
+
+#: Order of metric blocks in a performance table.
+METRIC_ORDER = ["cps", "throughput", "frame_loss", "latency", "pdv", "capacity", "validation", "forwarding"]
+
+#: Row-name prefix of each metric (seed 000 abbreviations where the seed has one).
+_ABBR = {
+    "cps": ("cps", "cps rel. scale up"),
+    "throughput": ("throughput", "tp. rel. scale up"),
+    "forwarding": ("fwd. throughput", "fwd. rel. scale up"),
+    "frame_loss": ("frame loss", "frame loss rel. scale up"),
+    "latency": ("latency", "latency rel. scale up"),
+    "pdv": ("PDV", "PDV rel. scale up"),
+    "capacity": ("capacity", "capacity rel. scale up"),
+    "validation": ("validation", "validation rel. scale up"),
+}
+
+#: Metrics whose values are rates and follow the chosen display scale.
+_RATE_UNITS = {"cps", "fps", "conn"}
+
+
+def _unit_words(metric: str, unit: str, directions: int) -> str:
+    if unit == "cps":
+        return "connections per second"
+    if unit == "fps":
+        if directions >= 2:
+            return "frames per second, all frames of bidirectional traffic (per-direction rate x2)"
+        return "frames per second"
+    if unit == "s" and metric in ("latency", "pdv"):
+        return "milliseconds"
+    if unit == "s":
+        return "seconds"
+    if unit == "conn":
+        return "connections"
+    return unit or "as stored"
+
+
+@dataclass
+class SeedTable:
+    """One seed-style result table: formatted cells plus the numbers behind them."""
+
+    title: str
+    """Short title (e.g. 'Performance against the number of CPU cores')."""
+    caption: str
+    """Units and conventions, as the seeds state them under a figure."""
+    cells: pd.DataFrame
+    """Formatted strings; index = row names, columns = working point labels."""
+    values: pd.DataFrame
+    """The numbers behind ``cells`` in base units (cps, all fps, s, counts); NaN where none."""
+    point_ids: list[str] = field(default_factory=list)
+    """Point id of each column."""
+    key: str = "table"
+    """Short name used for file names (``performance``, ``teardown``, or the metric)."""
+
+    # ---- renderers -------------------------------------------------------------------------
+    def to_text(self) -> str:
+        """Aligned plain text: row names left, values right-aligned (like the seed figures)."""
+        header = ["", *map(str, self.cells.columns)]
+        rows = [[str(i), *map(str, r)] for i, r in zip(self.cells.index, self.cells.to_numpy().tolist(), strict=True)]
+        widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+
+        def line(r: Sequence[str]) -> str:
+            return "  ".join([r[0].ljust(widths[0]), *(v.rjust(w) for v, w in zip(r[1:], widths[1:], strict=True))])
+
+        out = [self.title, "", line(header), "  ".join("-" * w for w in widths)]
+        out += [line(r).rstrip() for r in rows]
+        out += ["", *textwrap.wrap(self.caption, 100)]
+        return "\n".join(out) + "\n"
+
+    def to_markdown(self) -> str:
+        """A GitHub-flavoured Markdown table with the title above and the caption below."""
+
+        def esc(s: object) -> str:
+            return str(s).replace("|", "\\|")
+
+        cols = [esc(c) for c in self.cells.columns]
+        out = [f"**{esc(self.title)}**", "", "| | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+        for name, row in zip(self.cells.index, self.cells.to_numpy().tolist(), strict=True):
+            out.append(f"| {esc(name)} | " + " | ".join(esc(v) for v in row) + " |")
+        out += ["", f"*{esc(self.caption)}*"]
+        return "\n".join(out) + "\n"
+
+    def to_latex(self, standalone: bool = False) -> str:
+        """A LaTeX ``table`` (``standalone=True``: a complete article that compiles on its own)."""
+        ncol = len(self.cells.columns)
+        lines = [
+            "\\begin{table}[htbp]",
+            "\\centering",
+            "\\scriptsize",
+            f"\\caption{{{_tex(self.title)}. {_tex(self.caption)}}}",
+            "\\begin{tabular}{l" + "r" * ncol + "}",
+            "\\hline",
+            " & ".join(["", *(_tex(str(c)) for c in self.cells.columns)]) + " \\\\",
+            "\\hline",
+        ]
+        for name, row in zip(self.cells.index, self.cells.to_numpy().tolist(), strict=True):
+            lines.append(" & ".join([_tex(str(name)), *(_tex(str(v)) for v in row)]) + " \\\\")
+        lines += ["\\hline", "\\end{tabular}", "\\end{table}"]
+        body = "\n".join(lines) + "\n"
+        if standalone:
+            return "\\documentclass{article}\n\\begin{document}\n" + (body + "\\end{document}\n")
+        return body
+
+    def to_csv(self) -> str:
+        """CSV of the numbers (base units) with the title and caption as leading ``#`` comments.
+
+        Read back with ``pandas.read_csv(path, comment="#", index_col=0)``.
+        """
+        buf = io.StringIO()
+        buf.write(f"# {self.title}\n# {self.caption}\n")
+        frame = self.values.copy()
+        frame.index.name = "row"
+        frame.to_csv(buf, float_format="%.10g")
+        return buf.getvalue()
+
+    def to_html(self) -> str:
+        """An HTML ``<table>`` with a caption (used by the HTML report)."""
+        cols = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.cells.columns)
+        body = []
+        for name, row in zip(self.cells.index, self.cells.to_numpy().tolist(), strict=True):
+            tds = "".join(f"<td>{html.escape(str(v))}</td>" for v in row)
+            body.append(f"<tr><th>{html.escape(str(name))}</th>{tds}</tr>")
+        return (
+            '<table class="seed">'
+            f"<caption><strong>{html.escape(self.title)}</strong><br>{html.escape(self.caption)}</caption>"
+            f"<thead><tr><th></th>{cols}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        )
+
+    def render(self, fmt: str) -> str:
+        """Render in ``text``, ``md``, ``tex`` or ``csv``."""
+        renderers: dict[str, Callable[[], str]] = {
+            "text": self.to_text,
+            "md": self.to_markdown,
+            "tex": self.to_latex,
+            "csv": self.to_csv,
+            "html": self.to_html,
+        }
+        if fmt not in renderers:
+            raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(renderers)}")
+        return renderers[fmt]()
+
+
+_TEX_SPECIAL = {
+    "\\": "\\textbackslash{}",
+    "&": "\\&",
+    "%": "\\%",
+    "$": "\\$",
+    "#": "\\#",
+    "_": "\\_",
+    "{": "\\{",
+    "}": "\\}",
+    "~": "\\textasciitilde{}",
+}
+
+
+def _tex(s: str) -> str:
+    if s.startswith("2^") and s[2:].isdigit():
+        return f"$2^{{{s[2:]}}}$"
+    out = "".join(_TEX_SPECIAL.get(ch, ch) for ch in s)
+    return out.replace("^", "\\textasciicircum{}")
+
+
+class _Builder:
+    """Accumulates rows of formatted cells and numbers for a list of points."""
+
+    def __init__(self, point_ids: list[str]) -> None:
+        self.point_ids = point_ids
+        self.names: list[str] = []
+        self.cells: list[list[str]] = []
+        self.values: list[list[float]] = []
+
+    def add(self, name: str, values: Iterable[float], fmt: Callable[[float], str]) -> None:
+        vals = [float("nan") if v is None else float(v) for v in values]
+        self.names.append(name)
+        self.values.append(vals)
+        self.cells.append([fmt(v) for v in vals])
+
+    def add_cells(self, name: str, values: Iterable[float], cells: Iterable[str]) -> None:
+        self.names.append(name)
+        self.values.append([float(v) for v in values])
+        self.cells.append(list(cells))
+
+    def frames(self, labels: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+        cells = pd.DataFrame(self.cells, index=self.names, columns=labels, dtype=object)
+        values = pd.DataFrame(self.values, index=self.names, columns=labels, dtype="float64")
+        return cells, values
+
+
+def _labels(points: pd.DataFrame) -> list[str]:
+    labels = [str(x) for x in points["label"]]
+    if len(set(labels)) != len(labels):
+        labels = [f"{lab} ({pid[:6]})" for lab, pid in zip(labels, points.index, strict=True)]
+    return labels
+
+
+def _param_rows(b: _Builder, pts: pd.DataFrame) -> None:
+    if pts["cores"].notna().any():
+        b.add("num. CPU cores", pts["cores"], fmt_count)
+    b.add("src ports", pts["src_count"], fmt_count)
+    b.add("dst ports", pts["dst_count"], fmt_count)
+    b.add("num. conn.", pts["connections"], fmt_count)
+    if pts["frame_size"].nunique(dropna=True) > 1:
+        b.add("frame size", pts["frame_size"], fmt_count)
+    has_table = pts["table_size"].notna().any()
+    has_hash = pts["hash_size"].notna().any()
+    if has_table:
+        b.add("conntrack t. s.", pts["table_size"], fmt_size)
+    if has_hash:
+        b.add("hash table size", pts["hash_size"], fmt_size)
+    if has_table:
+        b.add("c.t.s/num.conn.", pts["table_size"] / pts["connections"], lambda v: fmt_ratio(v, 3))
+    if has_hash:
+        b.add("n.c./h.t.s.", pts["connections"] / pts["hash_size"], lambda v: fmt_ratio(v, 3))
+
+
+def _series_vary(pts: pd.DataFrame, group: str, col: str) -> bool:
+    """True when some series (points equal but for ``col``) has more than one value of ``col``."""
+    return bool((pts.groupby(group)[col].nunique() > 1).any())
+
+
+def _display(metric: str, unit: str, scale: str) -> tuple[float, str]:
+    """(multiplier from base unit to display, unit words prefix)."""
+    if unit in _RATE_UNITS:
+        div, word = SCALES[scale]
+        return 1.0 / div, word
+    if unit == "s" and metric in ("latency", "pdv"):
+        return 1e3, ""
+    return 1.0, ""
+
+
+def performance_table(
+    summary: pd.DataFrame,
+    points: pd.DataFrame,
+    metrics: Sequence[str] | None = None,
+    *,
+    scale: str = "1",
+    baseline: str = "forwarding",
+    title: str | None = None,
+) -> SeedTable:
+    """A seed 000 Figure 2 / Figure 4 / seed 004 Table 4-9 / seed 001 PF style table.
+
+    ``summary`` comes from :func:`~natbench.report.aggregate.summarize`, ``points`` from
+    :func:`~natbench.report.aggregate.points_frame`. ``metrics``: the metric blocks to show
+    (default: every metric in the summary except tear-down, in :data:`METRIC_ORDER`).
+    ``scale``: '1', 'k' or 'M' for rates (errors stay in plain units, as in the seeds).
+    """
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
+    metrics_arg = None if metrics is None else list(metrics)
+    s = summary.reset_index()
+    s["point_id"] = s["point_id"].astype(str)
+    s["metric"] = s["metric"].astype(str)
+    present = [m for m in s["metric"].unique() if m != "teardown"]
+    if metrics is None:
+        metrics = sorted(present, key=lambda m: (METRIC_ORDER.index(m) if m in METRIC_ORDER else 99, m))
+    else:
+        metrics = [m for m in metrics if m in present]
+    show_baseline = baseline in metrics and "throughput" in metrics
+    main = [m for m in metrics if not (show_baseline and m == baseline)]
+    ids = [pid for pid in points.index if pid in set(s.loc[s["metric"].isin(metrics), "point_id"])]
+    pts = points.loc[ids]
+    b = _Builder(ids)
+    _param_rows(b, pts)
+
+    by = {m: s[s["metric"] == m].set_index("point_id").reindex(ids) for m in metrics}
+    exps = pd.DataFrame({m: by[m]["experiments"] for m in main})
+    if not exps.empty and bool((exps.nunique(axis=1, dropna=True) <= 1).all()):
+        b.add("num. experiments", exps.max(axis=1), fmt_count)
+        per_metric_exp = False
+    else:
+        per_metric_exp = True
+    cores_vary = _series_vary(pts, "cores_group", "cores")
+    conn_vary = _series_vary(pts, "conn_group", "connections")
+    sc = scale_up_cores(summary, points) if cores_vary else None
+    sn = scale_connections(summary, points) if conn_vary else None
+    units: list[str] = []
+
+    def block(m: str, prefix: str, scale_name: str, exp_row: bool) -> None:
+        d = by[m]
+        unit = str(d["unit"].dropna().iloc[0]) if d["unit"].notna().any() else ""
+        directions = int(d["directions"].max()) if d["directions"].notna().any() else 1
+        mult, word = _display(m, unit, scale)
+        units.append(f"{prefix}: {word}{_unit_words(m, unit, directions)}")
+        if exp_row:
+            b.add(f"{prefix} num. exp.", d["experiments"], fmt_count)
+        if (d["failed"].fillna(0) > 0).any():  # repetitions that ended without a value
+            b.add(f"{prefix} failed reps.", d["failed"], fmt_count)
+        if d["error"].notna().any():
+            b.add(f"{prefix} error", d["error"], fmt_number)
+        for stat in ("median", "min", "max"):
+            vals = d[stat].astype("float64")
+            b.add_cells(f"{prefix} {stat}", vals, [fmt_value(v * mult) for v in vals])
+        if sc is not None:
+            su = sc[sc["metric"] == m].set_index("point_id")["scale_up"].reindex(ids)
+            b.add(scale_name, su, fmt_scale_up)
+        if sn is not None:
+            rp = sn[sn["metric"] == m].set_index("point_id")["ratio_prev"].reindex(ids)
+            b.add(f"{prefix} median / previous median", rp, fmt_ratio)
+
+    for m in main:
+        prefix, scale_name = _ABBR.get(m, (m, f"{m} rel. scale up"))
+        block(m, prefix, scale_name, per_metric_exp)
+    if show_baseline:
+        prefix, scale_name = _ABBR.get(baseline, (baseline, f"{baseline} rel. scale up"))
+        base_exp = by[baseline]["experiments"]
+        same_exp = not per_metric_exp and bool((base_exp.fillna(-1) == exps.max(axis=1).fillna(-1)).all())
+        block(baseline, prefix, scale_name, not same_exp)
+        r = baseline_ratio(summary, points, baseline, ["throughput"]).set_index("point_id")["ratio"].reindex(ids)
+        b.add("throughput ratio (%)", r, fmt_percent)
+
+    cells, values = b.frames(_labels(pts))
+    if title is None:
+        what = ", ".join(_ABBR.get(m, (m,))[0] for m in main)
+        if cores_vary and not conn_vary:
+            title = f"Performance ({what}) against the number of CPU cores"
+        elif conn_vary and not cores_vary:
+            title = f"Performance ({what}) against the number of connections"
+        else:
+            title = f"Performance ({what})"
+    caption = "Units: " + "; ".join(units) + ". Error: final width of the binary search in plain units."
+    if show_baseline:
+        caption += (
+            f" {_ABBR[baseline][0] if baseline in _ABBR else baseline}: plain packet forwarding baseline with the"
+            " same port number ranges; throughput ratio (%) = throughput median / baseline median"
+            " (both per direction)."
+        )
+    if sc is not None:
+        caption += " rel. scale up = P(n) / (n * P(1)), n: number of CPU cores."
+    sizes = pts["frame_size"].dropna().unique()
+    if len(sizes) == 1:
+        caption += f" Frame size: {int(sizes[0])} bytes."
+    key = "performance" if metrics_arg is None else "-".join(metrics_arg)
+    return SeedTable(title, caption, cells, values, ids, key)
+
+
+def _time_decimals(col: pd.Series) -> int:
+    """2 decimals (seed 000 Figure 5), 1 when a time reaches 1,000 s, more for times below 0.1 s
+    (so that a fast software DUT's milliseconds keep three significant digits)."""
+    m = col.max(skipna=True)
+    if not math.isnan(m) and m >= 999.95:
+        return 1
+    positive = col[col > 0]
+    smallest = positive.min() if len(positive) else float("nan")
+    if not math.isnan(smallest) and smallest < 0.1:
+        return min(6, 1 - math.floor(math.log10(smallest)) + 1)
+    return 2
+
+
+def teardown_table(
+    teardown: pd.DataFrame, points: pd.DataFrame, *, scale: str = "1", title: str | None = None
+) -> SeedTable:
+    """A seed 000 Figure 5 / Figure 9 / seed 001 PF tear-down table.
+
+    ``teardown`` comes from :func:`~natbench.report.aggregate.teardown_summary`. Delete times are
+    printed with 2 decimals, 1 in a column whose largest time reaches 1,000 s (as Figure 5 does).
+    """
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
+    ids = [pid for pid in points.index if pid in set(teardown.index)]
+    pts = points.loc[ids]
+    td = teardown.reindex(ids)
+    b = _Builder(ids)
+    _param_rows(b, pts)
+    b.add("num. experiments", td["experiments"], fmt_count)
+    time_rows = [
+        ("full contr. del med", "filled_median"),
+        ("full contr. del min", "filled_min"),
+        ("full contr. del max", "filled_max"),
+        ("empty contr. del med", "empty_median"),
+        ("empty contr. del min", "empty_min"),
+        ("empty contr. del max", "empty_max"),
+        ("conn. deletion time", "deletion_time"),
+    ]
+    times = td[[c for _, c in time_rows]]
+    decimals = [_time_decimals(times.iloc[i]) for i in range(len(ids))]
+    for name, col in time_rows:
+        vals = td[col].astype("float64").tolist()
+        b.add_cells(name, vals, [fmt_seconds(v, d) for v, d in zip(vals, decimals, strict=True)])
+    div, word = SCALES[scale]
+    rates = td["rate"].astype("float64")
+    b.add_cells("conn. tear d. rate", rates, [fmt_value(v / div) for v in rates])
+    cells, values = b.frames(_labels(pts))
+    caption = (
+        "Delete times in seconds (the DUT's own delete-all command on the filled and on the empty connection "
+        "tracking table); conn. deletion time = median filled - median empty; "
+        f"conn. tear d. rate = num. conn. / conn. deletion time, in {word}connections per second."
+    )
+    title = title or "Connection tear-down rate against the number of connections"
+    return SeedTable(title, caption, cells, values, ids, "teardown")
+
+
+def report_tables(
+    summary: pd.DataFrame, teardown: pd.DataFrame, points: pd.DataFrame, *, scale: str = "1"
+) -> list[SeedTable]:
+    """Every table of a run: the performance table (if any metric other than tear-down) and the
+    tear-down table (if tear-down was measured)."""
+    tables = []
+    metrics = {str(m) for m in summary.index.get_level_values("metric")} if not summary.empty else set()
+    if metrics - {"teardown"}:
+        tables.append(performance_table(summary, points, scale=scale))
+    if not teardown.empty:
+        tables.append(teardown_table(teardown, points, scale=scale))
+    return tables

@@ -1,0 +1,170 @@
+"""Write synthetic run directories in the GUIDE.md layout, for tests, benchmarks and docs.
+
+This is test support, not a fake backend: the files it writes are what ``natbench/store.py``
+writes (``campaign.yaml``, ``run.json``, ``points.json``, ``trials.jsonl``), filled with values
+the caller chooses, so report code can be checked against the seeds' published numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.traffic.ports import PortRange
+from natbench.workingpoint import WorkingPoint
+
+__all__ = [
+    "make_point",
+    "monitor_extra",
+    "result_record",
+    "spread",
+    "trial_record",
+    "write_run_dir",
+]
+
+
+def make_point(
+    index: int,
+    src: tuple[int, int],
+    dst: tuple[int, int],
+    *,
+    cores: int | None = None,
+    name: str = "iptables",
+    frame_size: int = 64,
+    dut_params: Mapping[str, Mapping[str, Any]] | None = None,
+    swept_dut: str | None = None,
+) -> dict[str, Any]:
+    """A ``points.json`` entry built through :class:`WorkingPoint` (so id and label are real)."""
+    wp = WorkingPoint(
+        index=index,
+        src_ports=PortRange(*src),
+        dst_ports=PortRange(*dst),
+        frame_size=frame_size,
+        cores=cores,
+        dut_params={k: dict(v) for k, v in (dut_params or {}).items()},
+        swept_dut=swept_dut,
+        name=name,
+    )
+    return {
+        "id": wp.id,
+        "index": wp.index,
+        "label": wp.label,
+        "name": wp.name,
+        "cores": wp.cores,
+        "src_ports": [wp.src_ports.first, wp.src_ports.last],
+        "dst_ports": [wp.dst_ports.first, wp.dst_ports.last],
+        "connections": wp.connections,
+        "frame_size": wp.frame_size,
+        "dut_params": wp.dut_params,
+        "swept_dut": wp.swept_dut,
+    }
+
+
+def spread(median: float, minimum: float, maximum: float, n: int) -> list[float]:
+    """``n`` (>= 3) repetition values whose median, min and max are exactly the given ones."""
+    if n < 3:
+        raise ValueError("need at least 3 repetitions to fix median, min and max")
+    return [minimum, *([median] * (n - 2)), maximum]
+
+
+def result_record(
+    point_id: str,
+    metric: str,
+    repetition: int,
+    value: float | None,
+    unit: str,
+    *,
+    error: float | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``{"type": "result"}`` line (a RepetitionResult)."""
+    rr = RepetitionResult(point_id, metric, repetition, value, unit, error, dict(extra or {}))
+    return {"type": "result", **rr.to_dict()}
+
+
+def trial_record(
+    point_id: str,
+    metric: str,
+    repetition: int,
+    step: int,
+    *,
+    rate: float = 0.0,
+    verdict: str = "pass",
+    started_at: float = 0.0,
+    duration: float = 1.0,
+    kind: str = "phase1",
+    extra: Mapping[str, Any] | None = None,
+    value: float | None = None,
+) -> dict[str, Any]:
+    """A ``{"type": "trial"}`` line (a TrialRecord) with consistent forward counts."""
+    sent = int(rate * duration)
+    tr = TrialRecord(
+        point_id=point_id,
+        metric=metric,
+        repetition=repetition,
+        step=step,
+        kind=kind,
+        intended_rate=rate,
+        achieved_rate=rate,
+        counts={"forward": {"sent": sent, "received": sent, "valid": sent if verdict == "pass" else sent // 2}},
+        verdict=Verdict(verdict),
+        reason="" if verdict == "pass" else "synthetic",
+        started_at=started_at,
+        ended_at=started_at + duration,
+        value=value,
+        extra=dict(extra or {}),
+    )
+    return {"type": "trial", **tr.to_dict()}
+
+
+def monitor_extra(dut: str, cores: int, seconds: int, idle: float = 20.0, interval: float = 1.0) -> dict[str, Any]:
+    """A trial ``extra`` with CPU idle samples of one DUT in the shape plots.py documents."""
+    t = [i * interval for i in range(int(seconds / interval))]
+    return {
+        "monitor": {
+            dut: {
+                "interval": interval,
+                "t": t,
+                "idle": {
+                    f"cpu{c}": [max(0.0, min(100.0, idle + 5 * ((i + c) % 3 - 1))) for i in range(len(t))]
+                    for c in range(cores)
+                },
+            }
+        }
+    }
+
+
+def write_run_dir(
+    path: str | Path,
+    points: Sequence[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
+    *,
+    campaign_text: str = "name: synthetic\n",
+    campaign_name: str = "synthetic",
+    duts: Mapping[str, Mapping[str, Any]] | None = None,
+    status: str = "complete",
+) -> Path:
+    """Write a run directory (GUIDE.md layout) and return its path."""
+    root = Path(path)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "campaign.yaml").write_text(campaign_text)
+    run = {
+        "natbench_version": "0.1.0",
+        "git_commit": "0" * 40,
+        "host": {"hostname": "synthetic", "python": "3.11"},
+        "started_at": "2026-01-01T00:00:00Z",
+        "campaign_file": "campaign.yaml",
+        "campaign_name": campaign_name,
+        "tester": {"kind": "software", "version": "synthetic"},
+        "duts": {k: dict(v) for k, v in (duts or {"dut": {"kernel": "6.1.0", "cpus": 2}}).items()},
+        "status": status,
+    }
+    (root / "run.json").write_text(json.dumps(run, indent=2))
+    (root / "points.json").write_text(json.dumps(list(points), indent=2))
+    with open(root / "trials.jsonl", "w") as f:
+        for r in records:
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+    return root

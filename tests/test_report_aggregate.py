@@ -1,0 +1,168 @@
+"""Aggregation functions (pure: DataFrame in, DataFrame out) and reading run directories."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import natbench
+from natbench.errors import StoreError
+from natbench.report import aggregate as ag
+from natbench.report.formatting import fmt_size, fmt_value
+from natbench.testing_rundir import make_point, result_record, trial_record, write_run_dir
+
+
+def _points(*specs: dict) -> pd.DataFrame:
+    return ag.points_frame([make_point(i, **s) for i, s in enumerate(specs)])
+
+
+def test_summary_counts_failed_repetitions_and_worst_error() -> None:
+    recs = [result_record("p", "cps", r, v, "cps", error=e) for r, (v, e) in enumerate([(10, 4), (30, 6), (20, 2)])]
+    recs.append(result_record("p", "cps", 3, None, "cps"))
+    recs.append({"type": "trial", "point_id": "p"})  # ignored
+    s = ag.summarize(ag.results_frame(recs)).loc[("p", "cps")]
+    assert (s["median"], s["min"], s["max"]) == (20, 10, 30)
+    assert (s["experiments"], s["failed"], s["error"]) == (3, 1, 6)
+
+
+def test_directions_forms() -> None:
+    recs = [
+        result_record("p", "throughput", 0, 1000.0, "fps", extra={"directions": "forward"}),
+        result_record("q", "throughput", 0, 1000.0, "fps", extra={"directions": "bidirectional"}),
+        result_record("r", "throughput", 0, 1000.0, "fps", extra={"all_frames_per_second": 2000.0}),
+    ]
+    assert ag.results_frame(recs)["reported"].tolist() == [1000.0, 2000.0, 2000.0]
+
+
+def test_throughput_reported_as_all_frames() -> None:
+    recs = [
+        result_record("p", "throughput", 0, 1000.0, "fps", error=10, extra={"directions": 2}),
+        result_record("p", "frame_loss", 0, 0.5, "ratio", extra={"directions": 2}),
+    ]
+    df = ag.results_frame(recs)
+    assert df["reported"].tolist() == [2000.0, 0.5]  # only frame rates are doubled
+    assert df["reported_error"].tolist()[0] == 20.0
+
+
+def test_scale_up_uses_smallest_core_count_as_reference() -> None:
+    pts = _points(*({"src": (1, 10), "dst": (1, 10), "cores": c} for c in (2, 4, 8)))
+    ids = list(pts.index)
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (100.0, 180.0, 300.0), strict=True)]
+    su = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")["scale_up"]
+    assert su[ids[0]] == 1.0
+    assert su[ids[1]] == pytest.approx(180 * 2 / (4 * 100))
+    assert su[ids[2]] == pytest.approx(300 * 2 / (8 * 100))
+
+
+def test_scale_up_series_are_separate() -> None:
+    """Two implementations in one run (ids differ by DUT parameters): each scales against its own 1-core point."""
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "a", "dut_params": {"d": {"r": "a"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 2, "name": "a", "dut_params": {"d": {"r": "a"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "b", "dut_params": {"d": {"r": "b"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 2, "name": "b", "dut_params": {"d": {"r": "b"}}},
+    )
+    ids = list(pts.index)
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (100.0, 150.0, 10.0, 20.0), strict=True)]
+    su = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")["scale_up"]
+    assert su[ids[1]] == pytest.approx(0.75) and su[ids[3]] == pytest.approx(1.0)
+
+
+def test_scale_connections_and_previous_median() -> None:
+    pts = _points(*({"src": (1, s), "dst": (1, 10), "cores": 4} for s in (40, 10, 20)))  # out of order
+    ids = list(pts.index)
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (50.0, 100.0, 80.0), strict=True)]
+    sc = ag.scale_connections(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")
+    assert sc.loc[ids[1], "scale"] == 1.0 and math.isnan(sc.loc[ids[1], "ratio_prev"])
+    assert sc.loc[ids[2], "ratio_prev"] == pytest.approx(0.8)
+    assert sc.loc[ids[0], "ratio_prev"] == pytest.approx(50 / 80)
+    assert sc.loc[ids[0], "scale"] == pytest.approx(0.5)
+
+
+def test_baseline_at_a_separate_forwarding_point() -> None:
+    # a separate forwarding DUT: same cores and port ranges, other DUT parameters (so another id)
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "nat", "dut_params": {"d": {"r": "nat"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "fwd", "dut_params": {"d": {"r": "fwd"}}},
+    )
+    nat, fwd = pts.index
+    recs = [result_record(nat, "throughput", 0, 40.0, "fps"), result_record(fwd, "forwarding", 0, 100.0, "fps")]
+    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd, "ratio": 0.4}]
+
+
+def test_teardown_falls_back_to_point_connections() -> None:
+    pts = _points({"src": (1, 100), "dst": (1, 10)})
+    pid = pts.index[0]
+    recs = [
+        result_record(pid, "teardown", r, 1.0, "cps", extra={"filled_delete_s": tn, "empty_delete_s": 0.5})
+        for r, tn in enumerate((2.5, 3.0, 2.0))
+    ]
+    td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
+    assert td["connections"] == 1000 and td["deletion_time"] == 2.0 and td["rate"] == 500.0
+
+
+def test_trial_summary() -> None:
+    recs = [
+        trial_record("p", "cps", 0, i, rate=1e5, verdict=v, started_at=10.0 * i, duration=2.0)
+        for i, v in enumerate(["pass", "fail", "invalid", "pass"])
+    ]
+    s = ag.trial_summary(ag.trials_frame(recs)).loc[("p", "cps")]
+    assert s.tolist() == [4, 2, 1, 1, 8.0]
+
+
+def test_formatting_like_the_seeds() -> None:
+    assert [fmt_value(v) for v in (223.5, 1341.0, 2.406, 11561.0, 0.0, 99.996)] == [
+        "223.5",
+        "1,341",
+        "2.406",
+        "11,561",
+        "0",
+        "100.0",
+    ]
+    assert fmt_size(2**23) == "2^23" and fmt_size(1000) == "1,000" and fmt_size(float("nan")) == "-"
+
+
+def test_torn_last_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    p = make_point(0, (1, 10), (1, 10))
+    d = write_run_dir(tmp_path / "r", [p], [result_record(p["id"], "cps", 0, 5.0, "cps")])
+    with open(d / "trials.jsonl", "a") as f:
+        f.write('{"type": "result", "point_id": "')
+    run = natbench.load(d)
+    assert len(run.results) == 1 and "torn last line" in run.warnings[0]
+
+
+def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
+    p = make_point(0, (1, 10), (1, 10))
+    d = write_run_dir(tmp_path / "r", [p], [result_record(p["id"], "cps", r, 5.0, "cps") for r in range(3)])
+    lines = (d / "trials.jsonl").read_text().splitlines()
+    lines[1] = "garbage"
+    (d / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(StoreError, match=r"trials.jsonl:2: not a JSON object"):
+        natbench.load(d)
+
+
+def test_missing_trials_file_is_an_empty_run(tmp_path: Path) -> None:
+    d = write_run_dir(tmp_path / "r", [make_point(0, (1, 10), (1, 10))], [], status="running")
+    (d / "trials.jsonl").unlink()
+    run = natbench.load(d)
+    assert run.results.empty and run.tables() == [] and run.warnings
+
+
+def test_bad_points_json(tmp_path: Path) -> None:
+    d = write_run_dir(tmp_path / "r", [], [])
+    (d / "points.json").write_text(json.dumps({"not": "a list"}))
+    with pytest.raises(StoreError, match=r"points\.json"):
+        natbench.load(d)
+
+
+def test_import_natbench_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, natbench; assert 'pandas' not in sys.modules; natbench.load; assert 'pandas' in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
