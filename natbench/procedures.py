@@ -272,6 +272,14 @@ class ProcedureContext:
 
 
 # ---------------------------------------------------------------------------- verdicts
+_TESTER_REASONS = ("tester could not keep the rate", "tester fell behind")
+
+
+def is_tester_limited(record: TrialRecord) -> bool:
+    """True when ``record`` is invalid because the tester could not send at the intended rate."""
+    return record.verdict is Verdict.INVALID and record.reason.startswith(_TESTER_REASONS)
+
+
 def judge_phase(
     phase: PhaseResult, settings: MetricSettings, *, acceptance: float | None = None
 ) -> tuple[Verdict, str]:
@@ -516,7 +524,7 @@ def _search(
     while not search.done:
         step = search.next_step()
         rec = trial(step)
-        search.report(rec.verdict, reason=rec.reason)
+        search.report(rec.verdict, reason=rec.reason, tester_limited=is_tester_limited(rec))
     return search.outcome()
 
 
@@ -525,6 +533,8 @@ def _search_extra(out: SearchOutcome) -> dict[str, Any]:
         "steps": out.steps,
         "invalid": out.invalid,
         "at_upper_limit": out.at_upper_limit,
+        "tester_bound": out.tester_bound,
+        "tester_ceiling": out.tester_ceiling,
         "lower": out.lower,
         "upper": out.upper,
     }
