@@ -638,13 +638,19 @@ def throughput(ctx: ProcedureContext) -> RepetitionResult:
     if s.algorithm == "mlr":
         return _throughput_mlr(ctx, filler)
     out = _search(ctx, s.lower, s.upper, lambda st: _phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper))
-    n = len(s.directions.active)
+    return _throughput_result(ctx, out)
+
+
+def _throughput_result(ctx: ProcedureContext, out: SearchOutcome, **extra: Any) -> RepetitionResult:
+    """A throughput search's result: per-direction fps plus all frames per second (x active directions)."""
+    n = len(ctx.settings.directions.active)
     return ctx.result(
         out.value,
         "fps",
         error=out.error,
-        **_direction_extra(s),
+        **_direction_extra(ctx.settings),
         all_frames_per_second=out.value * n,
+        **extra,
         **_search_extra(out),
     )
 
@@ -658,16 +664,7 @@ def forwarding(ctx: ProcedureContext) -> RepetitionResult:
     s = ctx.settings
     table_reset = _optional_reset(ctx)
     out = _search(ctx, s.lower, s.upper, lambda st: _phase2_step(ctx, None, st.rate, lower=st.lower, upper=st.upper))
-    n = len(s.directions.active)
-    return ctx.result(
-        out.value,
-        "fps",
-        error=out.error,
-        **_direction_extra(s),
-        all_frames_per_second=out.value * n,
-        table_reset=table_reset,
-        **_search_extra(out),
-    )
+    return _throughput_result(ctx, out, table_reset=table_reset)
 
 
 def _optional_reset(ctx: ProcedureContext) -> bool:

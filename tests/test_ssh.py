@@ -113,6 +113,21 @@ def test_remote_monitor_samples_every_100_ms_over_ssh(sshd: Sshd) -> None:
         ex.close()
 
 
+def drop_connection_after(ex: SshExecutor, seconds: float) -> threading.Thread:
+    """Close ``ex``'s SSH transport from another thread after ``seconds`` (a dropped connection)."""
+
+    def drop() -> None:
+        time.sleep(seconds)
+        assert ex._client is not None
+        transport = ex._client.get_transport()
+        assert transport is not None
+        transport.close()
+
+    t = threading.Thread(target=drop)
+    t.start()
+    return t
+
+
 def test_wrong_port_fails_after_bounded_retries(sshd: Sshd) -> None:
     ex = sshd.executor(port=free_port(), retries=2, backoff=0.05, connect_timeout=1.0)
     start = time.monotonic()
@@ -130,15 +145,7 @@ def test_a_step_interrupted_by_a_dropped_connection_is_retried(sshd: Sshd, tmp_p
     ex = sshd.executor()
     dut = RecipeDut("slow", load_recipe(str(recipe)), ex, retry_backoff=0.1)
 
-    def drop() -> None:
-        time.sleep(0.4)
-        assert ex._client is not None
-        transport = ex._client.get_transport()
-        assert transport is not None
-        transport.close()
-
-    t = threading.Thread(target=drop)
-    t.start()
+    t = drop_connection_after(ex, 0.4)
     try:
         assert dut.facts()["five"] == 5
     finally:
@@ -154,15 +161,7 @@ def test_a_timed_flush_cut_by_a_drop_is_an_error_not_a_second_measurement(sshd: 
     dut = RecipeDut("flush", load_recipe(str(recipe)), ex, retry_backoff=0.1)
     assert 0.9 < dut.timed_flush() < 5
 
-    def drop() -> None:
-        time.sleep(0.4)
-        assert ex._client is not None
-        transport = ex._client.get_transport()
-        assert transport is not None
-        transport.close()
-
-    t = threading.Thread(target=drop)
-    t.start()
+    t = drop_connection_after(ex, 0.4)
     try:
         with pytest.raises(DutError, match="not retried: the step is a measurement") as err:
             dut.timed_flush()

@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from natbench.campaign.values import parse_count, parse_number, parse_port_range
+from natbench.procedures import METRICS
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
@@ -499,17 +500,7 @@ class ValidationSettings(MetricSettings):
     """Seconds between phase 1 and the reverse send."""
 
 
-METRIC_NAMES: tuple[str, ...] = (
-    "cps",
-    "throughput",
-    "frame_loss",
-    "latency",
-    "pdv",
-    "teardown",
-    "capacity",
-    "validation",
-    "forwarding",
-)
+METRIC_NAMES: tuple[str, ...] = METRICS
 """Metric (procedure) names in the order a working point runs them."""
 
 
