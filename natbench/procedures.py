@@ -825,6 +825,10 @@ def _validated_step(
     p1 = _retry(ctx, f"phase 1 at {rate:g}", attempt)
     if p1.verdict is not Verdict.PASS:
         return False, p1
+    if ctx.plan.responder_mode is ResponderMode.READ and not isinstance(ctx.tester, LoadsMappings):
+        raise SearchError(
+            "responder mode read: this tester has no load_mappings hook, so validation cannot use the DUT's tuples"
+        )
     _responder_tuples(ctx)  # READ: the tester answers the DUT's tuples; COMPUTE: checked to be port-preserving
     if gap > 0:
         ctx.sleep(gap)

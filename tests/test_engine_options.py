@@ -354,3 +354,16 @@ def test_optional_hooks_are_recognised_structurally() -> None:
     assert isinstance(tester, SetsReceiveTimeout) and isinstance(tester, LoadsMappings)
     assert not isinstance(object(), SetsReceiveTimeout)
     assert dataclasses.is_dataclass(tester)
+
+
+def test_read_mode_validation_needs_a_tester_that_loads_mappings() -> None:
+    class NoHook(FakeTester):
+        load_mappings = None  # type: ignore[assignment]
+
+    dut = FakeDut(FakeModel())
+    dut.setup(POINT)
+    tester = NoHook(dut)
+    plan = make_plan(ResponderMode.READ)
+    tester.prepare(plan)
+    res = run_repetition(context(tester, dut, plan, "validation", settings={"rate": 50_000}))
+    assert res.value is None and "no load_mappings hook" in res.extra["failed"]
