@@ -40,6 +40,7 @@ def main() -> None:
 # Subcommands register themselves on `cli` when imported: one line each.
 # (the `from ... import X as _X` form keeps each line independent for ruff's F401/RUF100)
 from natbench.commands import compare as _compare  # noqa: E402, F401  natbench compare RUN_A RUN_B
+from natbench.commands import lab as _lab  # noqa: E402, F401  natbench lab up|down|status
 from natbench.commands import plan as _plan  # noqa: E402, F401  natbench plan FILE
 from natbench.commands import recipes as _recipes  # noqa: E402, F401  natbench recipes list|show|render
 from natbench.commands import report as _report  # noqa: E402, F401  natbench report RUN_DIR

@@ -1,0 +1,103 @@
+"""The built-in software tester (AF_PACKET, C data path) and its factory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from natbench.errors import ConfigError
+from natbench.testers.software.tester import Port, SoftwareTester, read_mac
+
+__all__ = ["Port", "SoftwareTester", "create"]
+
+_KNOWN = {
+    "initiator",
+    "responder",
+    "cpus",
+    "timeout",
+    "rate_tolerance",
+    "lab",
+    "rcvbuf",
+    "lateness_slack",
+    "max_stall",
+    "realtime",
+    "keep_lab",
+}
+
+
+def _port(spec: Any, field: str) -> Port:
+    if not isinstance(spec, dict) or "interface" not in spec:
+        raise ConfigError("needs {interface, peer_mac[, mac, netns]}", field=f"testbed.tester.settings.{field}")
+    if "peer_mac" not in spec:
+        raise ConfigError("needs peer_mac (the DUT interface's MAC address)", field=f"testbed.tester.settings.{field}")
+    netns = spec.get("netns")
+    mac = spec.get("mac") or read_mac(str(spec["interface"]), netns)
+    return Port(str(spec["interface"]), str(mac), str(spec["peer_mac"]), netns)
+
+
+def _metric_settings(campaign: Any) -> list[Any]:
+    metrics = getattr(campaign, "metrics", None) if campaign is not None else None
+    return list(metrics.values()) if isinstance(metrics, dict) else []
+
+
+def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
+    """Build the software tester of a campaign (``testbed.tester.kind: software``).
+
+    With DUTs reached through ``access: {kind: lab}`` the local lab is brought
+    up (idempotently) and the tester uses its ports and CPU; otherwise
+    ``settings`` names the ports: ``initiator`` / ``responder`` =
+    ``{interface, peer_mac, mac?, netns?}``. Optional: ``cpus`` (tester CPUs),
+    ``timeout`` (receive wait after sending, s; default: the longest metric
+    ``timeout`` of the campaign), ``rate_tolerance``, ``lateness_slack``,
+    ``max_stall``, ``realtime``; ``lab`` (lab name, default: the campaign's
+    name) and ``keep_lab`` (leave a lab this run created up after it; by
+    default it is taken down when the tester closes).
+    """
+    settings = dict(settings or {})
+    unknown = set(settings) - _KNOWN
+    if unknown:
+        raise ConfigError(
+            f"unknown software tester setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN))}",
+            field="testbed.tester.settings",
+        )
+    from natbench.lab import lab_for_campaign, release_lab  # the lab imports the tester, not the other way round
+
+    lab, created = lab_for_campaign(campaign, settings) if campaign is not None else (None, False)
+    options: dict[str, Any] = {}
+    if "timeout" in settings:
+        options["timeout"] = float(settings["timeout"])
+    if "rate_tolerance" in settings:
+        options["rate_tolerance"] = float(settings["rate_tolerance"])
+    if "lateness_slack" in settings:
+        options["lateness_slack"] = float(settings["lateness_slack"])
+    if "max_stall" in settings:
+        options["max_stall"] = float(settings["max_stall"])
+    if "realtime" in settings:
+        options["realtime"] = bool(settings["realtime"])
+    if "rcvbuf" in settings:
+        options["rcvbuf"] = int(settings["rcvbuf"])
+    if "timeout" not in options:
+        waits = [
+            float(w) for m in _metric_settings(campaign) if isinstance(w := getattr(m, "timeout", None), int | float)
+        ]
+        if waits:  # the procedures do not pass it per trial; the longest a metric asks for
+            options["timeout"] = max(waits)
+    if lab is not None:
+        return SoftwareTester(
+            lab.initiator,
+            lab.responder,
+            cpus=settings.get("cpus") or lab.tester_cpus,
+            before_prepare=lab.after_dut_setup,
+            on_close=(lambda: release_lab(lab)) if created and not settings.get("keep_lab") else None,
+            **options,
+        )
+    if "initiator" not in settings or "responder" not in settings:
+        raise ConfigError(
+            "the software tester needs a lab DUT (access: {kind: lab}) or settings initiator and responder",
+            field="testbed.tester.settings",
+        )
+    return SoftwareTester(
+        _port(settings["initiator"], "initiator"),
+        _port(settings["responder"], "responder"),
+        cpus=settings.get("cpus"),
+        **options,
+    )

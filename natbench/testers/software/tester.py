@@ -1,0 +1,566 @@
+"""The built-in software tester: RFC 9693 phase 1 / phase 2 over AF_PACKET sockets.
+
+Python only prepares arrays and templates and interprets counts; every frame
+is built, paced, sent, received, checked and timed by the C data path
+(``natbench.testers.software._engine``), one trial per call with the GIL
+released, on the tester's own CPU(s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import platform
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from natbench import __version__
+from natbench.errors import TesterError
+from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
+from natbench.testers.base import Directions, Phase2Options
+from natbench.traffic.enumeration import SplitMix64
+from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
+from natbench.traffic.plan import Family, ResponderMode, TrafficPlan
+
+__all__ = ["Port", "SoftwareTester"]
+
+try:
+    from natbench.testers.software import _engine
+except ImportError as exc:  # pragma: no cover - only without a build
+    _engine = None  # type: ignore[assignment]
+    _IMPORT_ERROR: ImportError | None = exc
+else:
+    _IMPORT_ERROR = None
+
+
+@dataclass(frozen=True)
+class Port:
+    """One tester port: an interface (optionally inside a network namespace) and the MACs of the link."""
+
+    interface: str
+    """Interface name as seen inside ``netns``."""
+    mac: str
+    """MAC address of the tester interface (source of the frames it sends)."""
+    peer_mac: str
+    """MAC address of the DUT interface on this link (destination of the frames)."""
+    netns: str | None = None
+    """Network namespace name (under /run/netns) or path; None for the current namespace."""
+
+    @property
+    def netns_path(self) -> str | None:
+        """Path of the namespace file for setns(2), or None."""
+        if not self.netns:
+            return None
+        return self.netns if "/" in self.netns else f"/run/netns/{self.netns}"
+
+
+class SoftwareTester:
+    """natbench's built-in Tester: Initiator on ``initiator``, Responder on ``responder``.
+
+    Rates are frames per second per direction. A trial in which the sender
+    fell behind the intended rate (its last frame left later than its due time
+    by more than ``rate_tolerance`` of the trial's intended duration, or than
+    ``lateness_slack`` seconds if that is larger), or in which
+    the tester's own receive socket dropped frames, is reported with
+    ``tester_ok=False`` so the procedure marks it invalid.
+    """
+
+    def __init__(
+        self,
+        initiator: Port,
+        responder: Port,
+        *,
+        cpus: Sequence[int] | None = None,
+        timeout: float = 1.0,
+        rate_tolerance: float = 0.001,
+        rcvbuf: int = 64 << 20,
+        lateness_slack: float = 0.0005,
+        max_stall: float = 0.002,
+        realtime: bool = True,
+        before_prepare: Callable[[], None] | None = None,
+        on_close: Callable[[], object] | None = None,
+    ) -> None:
+        if _engine is None:
+            raise TesterError(f"software tester data path is not built ({_IMPORT_ERROR}); run: pip install -e .")
+        self.initiator = initiator
+        self.responder = responder
+        self.cpus = tuple(cpus) if cpus else None
+        self.receive_timeout = float(timeout)
+        """Seconds to keep receiving after the last frame was sent (stops early once all arrived)."""
+        self.rate_tolerance = float(rate_tolerance)
+        """Largest accepted lateness of the last frame, relative to the trial's intended duration."""
+        self.lateness_slack = float(lateness_slack)
+        """Lateness (s) always accepted, for very short trials (scheduler wake-up jitter)."""
+        self.max_stall = float(max_stall)
+        """Longest accepted moment behind schedule (s); beyond it (and beyond one batch) the trial is flagged."""
+        self.realtime = bool(realtime)
+        """Run the data path as SCHED_FIFO (when permitted) so other processes cannot preempt it."""
+        self.before_prepare = before_prepare
+        """Called at the start of every ``prepare`` (the lab re-installs the DUT's static neighbours)."""
+        self.on_close = on_close
+        """Called once by ``close`` (the lab a campaign brought up is taken down)."""
+        self._fds: list[int] = []
+        try:
+            self._fd_init = _engine.open_port(initiator.interface, initiator.netns_path, rcvbuf)
+            self._fds.append(self._fd_init)
+            self._fd_resp = _engine.open_port(responder.interface, responder.netns_path, rcvbuf)
+            self._fds.append(self._fd_resp)
+        except OSError as exc:
+            self.close()
+            raise TesterError(f"cannot open tester port: {exc}") from exc
+        self._tag = random.SystemRandom().randrange(1, 0xFFFF)
+        self._plan: TrafficPlan | None = None
+        self._learned: np.ndarray | None = None
+        self._tuples: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._trial = 0
+
+    # ------------------------------------------------------------------ Tester protocol
+
+    def prepare(self, traffic: TrafficPlan) -> None:
+        """Build frame templates and the enumeration arrays for one working point."""
+        if self.before_prepare is not None:
+            self.before_prepare()
+        if traffic.connections >= 2**32:
+            raise TesterError(f"{traffic.connections} connections exceed the 32-bit sequence space")
+        a = traffic.addresses
+        self._fwd_ipv6 = traffic.family is Family.NAT64
+        self._fwd_template = build_frame(
+            src_mac=self.initiator.mac,
+            dst_mac=self.initiator.peer_mac,
+            src=a.initiator,
+            dst=a.responder_as_seen_by_initiator,
+            sport=0,
+            dport=0,
+            frame_size=traffic.private_frame_size,
+        )
+        self._rev_template = build_frame(
+            src_mac=self.responder.mac,
+            dst_mac=self.responder.peer_mac,
+            src=a.responder,
+            dst=a.dut_public,
+            sport=0,
+            dport=0,
+            frame_size=traffic.public_frame_size,
+        )
+        enum = traffic.enumeration
+        self._src = np.ascontiguousarray(enum.sources, dtype=np.uint16)
+        self._dst = np.ascontiguousarray(enum.destinations, dtype=np.uint16)
+        self._plan = traffic
+        self._learned = None
+        self._tuples = None
+
+    def phase1(self, rate: float, learn: bool) -> PhaseResult:
+        """Send every enumerated pair once at ``rate``; with ``learn`` record the translated source ports."""
+        plan = self._need_plan()
+        n = plan.connections
+        learned = np.zeros(n, dtype=np.uint16) if learn else None
+        tx = {
+            "fd": self._fd_init,
+            "mode": _engine.TX_ENUM,
+            "template": self._fwd_template,
+            "ipv6": self._fwd_ipv6,
+            "a": self._src,
+            "b": self._dst,
+            "count": n,
+            "rate": float(rate),
+            "flags": FLAG_PHASE1,
+        }
+        rx = {
+            "fd": self._fd_resp,
+            "mode": _engine.RX_LEARN if learn else _engine.RX_ENUM_CHECK,
+            "dst": self._dst,
+            "nsrc": len(self._src),
+            "learned": learned,
+            "expect": n,
+            "want_src4": int(plan.addresses.dut_public),
+        }
+        raw = self._run([tx], [rx])
+        t, r = raw["tx"][0], raw["rx"][0]
+        counts = {Direction.FORWARD: DirectionCounts(t["sent"], r["received"], r["valid"])}
+        ok, notes, achieved = self._rate_check([t], rate, raw["rx"], raw["softnet_drops"])
+        learned_n: int | None = None
+        if learn:
+            assert learned is not None
+            self._learned = learned
+            self._tuples = None
+            learned_n = int(r["learned"])
+        extra = self._extra(raw)
+        extra["duplicates"] = int(r["dup"])
+        extra["inconsistent"] = int(r["bad"])
+        if r["foreign_source"]:
+            extra["foreign_source"] = int(r["foreign_source"])
+        return PhaseResult(
+            intended_rate=float(rate),
+            achieved_rate=achieved,
+            duration=self._span(t),
+            counts=counts,
+            tester_ok=ok,
+            tester_note="; ".join(notes),
+            learned=learned_n,
+            responder_mode=str(ResponderMode.LEARN) if learn else None,
+            extra=extra,
+        )
+
+    def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        """Send ``duration`` seconds at ``rate`` per direction; count valid frames; time tagged frames."""
+        self._need_plan()
+        directions = Directions(directions)
+        unlimited = not math.isfinite(rate)
+        count = 2**62 if unlimited else max(round(rate * duration), 1)
+        engine_rate = 0.0 if unlimited else float(rate)
+        time_limit = float(duration) if unlimited else 0.0
+        tag_every = max(int(rate // measure.latency_rate), 1) if measure.latency and not unlimited else 0
+        txs: list[dict[str, Any]] = []
+        rxs: list[dict[str, Any]] = []
+        lat: dict[Direction, np.ndarray] = {}
+        self._trial += 1
+        mode_used: str | None = None
+        for d in directions.active:
+            lat_buf = np.zeros(count // tag_every + 16, dtype=np.int64) if tag_every else None
+            if lat_buf is not None:
+                lat[d] = lat_buf
+            if d is Direction.FORWARD:
+                txs.append(
+                    {
+                        "fd": self._fd_init,
+                        "mode": _engine.TX_RANDOM,
+                        "template": self._fwd_template,
+                        "ipv6": self._fwd_ipv6,
+                        "a": self._src,
+                        "b": self._dst,
+                        "count": count,
+                        "rate": engine_rate,
+                        "time_limit": time_limit,
+                        "flags": FLAG_PHASE2,
+                        "tag_every": tag_every,
+                        "seed": self._seed(1),
+                    }
+                )
+                rxs.append({"fd": self._fd_resp, "mode": _engine.RX_ANY, "expect": count, "latency": lat_buf})
+            else:
+                sport, dport, expect, mode_used = self._reverse_tuples(measure)
+                txs.append(
+                    {
+                        "fd": self._fd_resp,
+                        "mode": {
+                            "random": _engine.TX_TUPLE_RANDOM,
+                            "linear": _engine.TX_TUPLE_LINEAR,
+                            "fixed": _engine.TX_TUPLE_FIXED,
+                        }[measure.selection],
+                        "template": self._rev_template,
+                        "ipv6": False,
+                        "a": sport,
+                        "b": dport,
+                        "count": count,
+                        "rate": engine_rate,
+                        "time_limit": time_limit,
+                        "flags": FLAG_PHASE2 | FLAG_REVERSE,
+                        "tag_every": tag_every,
+                        "seed": self._seed(2),
+                    }
+                )
+                rxs.append(
+                    {
+                        "fd": self._fd_init,
+                        "mode": _engine.RX_TUPLE_CHECK,
+                        "reverse": 1,
+                        "tuple_sport": sport,
+                        "tuple_expect": expect,
+                        "expect": count,
+                        "latency": lat_buf,
+                    }
+                )
+        raw = self._run(txs, rxs, timestamps=bool(tag_every))
+        counts: dict[Direction, DirectionCounts] = {}
+        latency: dict[Direction, LatencyStats] = {}
+        for d, t, r in zip(directions.active, raw["tx"], raw["rx"], strict=True):
+            counts[d] = DirectionCounts(t["sent"], r["received"], r["valid"])
+            if d in lat and r["latency_samples"]:
+                latency[d] = _latency_stats(lat[d][: r["latency_samples"]])
+        ok, notes, achieved = self._rate_check(raw["tx"], rate, raw["rx"], raw["softnet_drops"])
+        extra = self._extra(raw)
+        extra["inconsistent"] = {str(d): int(r["bad"]) for d, r in zip(directions.active, raw["rx"], strict=True)}
+        return PhaseResult(
+            intended_rate=float(rate),
+            achieved_rate=achieved,
+            duration=max(self._span(t) for t in raw["tx"]),
+            counts=counts,
+            latency=latency,
+            tester_ok=ok,
+            tester_note="; ".join(notes),
+            responder_mode=mode_used,
+            extra=extra,
+        )
+
+    def validate(self, rate: float) -> PhaseResult:
+        """Send one reverse frame per known tuple, reading the state table linearly; count arrivals."""
+        self._need_plan()
+        sport, dport, expect, mode_used = self._reverse_tuples(Phase2Options())
+        n = len(sport)
+        tx = {
+            "fd": self._fd_resp,
+            "mode": _engine.TX_TUPLE_LINEAR,
+            "template": self._rev_template,
+            "ipv6": False,
+            "a": sport,
+            "b": dport,
+            "count": n,
+            "rate": float(rate),
+            "flags": FLAG_VALIDATION | FLAG_REVERSE,
+        }
+        rx = {
+            "fd": self._fd_init,
+            "mode": _engine.RX_TUPLE_CHECK,
+            "reverse": 1,
+            "tuple_sport": sport,
+            "tuple_expect": expect,
+            "expect": n,
+        }
+        raw = self._run([tx], [rx])
+        t, r = raw["tx"][0], raw["rx"][0]
+        ok, notes, achieved = self._rate_check([t], rate, raw["rx"], raw["softnet_drops"])
+        return PhaseResult(
+            intended_rate=float(rate),
+            achieved_rate=achieved,
+            duration=self._span(t),
+            counts={Direction.REVERSE: DirectionCounts(t["sent"], r["received"], r["valid"])},
+            tester_ok=ok,
+            tester_note="; ".join(notes),
+            responder_mode=mode_used,
+            extra=self._extra(raw),
+        )
+
+    def facts(self) -> dict[str, Any]:
+        """Backend, data path, ports, CPUs, kernel."""
+        return {
+            "kind": "software",
+            "natbench_version": __version__,
+            "data_path": f"C extension, AF_PACKET sendmmsg/recvmmsg, batch {_engine.BATCH}",
+            "initiator": {"interface": self.initiator.interface, "netns": self.initiator.netns},
+            "responder": {"interface": self.responder.interface, "netns": self.responder.netns},
+            "cpus": list(self.cpus) if self.cpus else sorted(os.sched_getaffinity(0)),
+            "receive_timeout": self.receive_timeout,
+            "rate_tolerance": self.rate_tolerance,
+            "lateness_slack": self.lateness_slack,
+            "max_stall": self.max_stall,
+            "realtime": self.realtime,
+            "kernel": platform.release(),
+        }
+
+    def close(self) -> None:
+        """Close the sockets (and run ``on_close`` once)."""
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = []
+        hook, self.on_close = self.on_close, None
+        if hook is not None:
+            hook()
+
+    # ------------------------------------------------------------------ extras
+
+    @property
+    def learned(self) -> np.ndarray | None:
+        """Responder state table: translated source port per enumeration index (0 = not learned)."""
+        return self._learned
+
+    def __enter__(self) -> SoftwareTester:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ internals
+
+    def _need_plan(self) -> TrafficPlan:
+        if self._plan is None:
+            raise TesterError("prepare() was not called")
+        if not self._fds:
+            raise TesterError("tester is closed")
+        return self._plan
+
+    def _seed(self, stream: int) -> int:
+        assert self._plan is not None
+        return SplitMix64(self._plan.seed ^ (self._trial * 0x9E3779B97F4A7C15) ^ (stream << 56)).next()
+
+    def _reverse_tuples(self, measure: Phase2Options) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, str]:
+        """(Responder ports, DUT public ports, expected Initiator ports or None, responder mode)."""
+        plan = self._plan
+        assert plan is not None
+        if measure.mappings is not None:
+            maps = measure.mappings
+            if not maps:
+                raise TesterError("no mappings were read from the DUT")
+            sport = np.array([m.remote_port for m in maps], dtype=np.uint16)
+            dport = np.array([m.public_port for m in maps], dtype=np.uint16)
+            expect = None
+            if all(m.private_port is not None for m in maps):
+                expect = np.array([m.private_port for m in maps], dtype=np.uint16)
+            return sport, dport, expect, str(ResponderMode.READ)
+        if self._tuples is None:
+            n_src = len(self._src)
+            if plan.responder_mode is ResponderMode.COMPUTE or self._learned is None:
+                if plan.responder_mode is not ResponderMode.COMPUTE:
+                    raise TesterError("no learned tuples: run phase1(learn=True) first, or read mappings from the DUT")
+                idx = np.arange(plan.connections, dtype=np.int64)
+                public = self._src[idx % n_src]
+            else:
+                idx = np.flatnonzero(self._learned)
+                if idx.size == 0:
+                    raise TesterError("the Responder learned no tuple in phase 1")
+                public = self._learned[idx]
+            self._tuples = (
+                np.ascontiguousarray(self._dst[idx // n_src]),
+                np.ascontiguousarray(public, dtype=np.uint16),
+                np.ascontiguousarray(self._src[idx % n_src]),
+            )
+        mode = ResponderMode.COMPUTE if plan.responder_mode is ResponderMode.COMPUTE else ResponderMode.LEARN
+        s, d, e = self._tuples
+        return s, d, e, str(mode)
+
+    def _run(self, tx: list[dict[str, Any]], rx: list[dict[str, Any]], timestamps: bool = False) -> dict[str, Any]:
+        self._tag = self._tag % 0xFFFF + 1
+        for fd in (self._fd_init, self._fd_resp):
+            _engine.timestamps(fd, timestamps)
+            _engine.drain(fd)
+        softnet_before = _softnet_drops(self.cpus)
+        old = os.sched_getaffinity(0)
+        old_policy = os.sched_getscheduler(0)
+        old_param = os.sched_getparam(0)
+        realtime = False
+        if self.cpus:
+            os.sched_setaffinity(0, self.cpus)
+        if self.realtime:
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(_RT_PRIORITY))
+                realtime = True
+            except OSError:
+                realtime = False
+        try:
+            raw: dict[str, Any] = _engine.run(tx, rx, self.receive_timeout, self._tag)
+        finally:
+            if realtime:
+                os.sched_setscheduler(0, old_policy, old_param)
+            if self.cpus:
+                os.sched_setaffinity(0, old)
+        raw["realtime"] = realtime
+        raw["softnet_drops"] = _softnet_drops(self.cpus) - softnet_before
+        return raw
+
+    @staticmethod
+    def _span(t: dict[str, Any]) -> float:
+        return max(float(t["last"]) - float(t["first"]), 0.0)
+
+    def _rate_check(
+        self, txs: list[dict[str, Any]], rate: float, rxs: list[dict[str, Any]], softnet_drops: int = 0
+    ) -> tuple[bool, list[str], float]:
+        """Did every stream send all its frames at the intended rate? Did the tester receive all that arrived?"""
+        ok = True
+        notes: list[str] = []
+        achieved_all: list[float] = []
+        for t in txs:
+            sent, count = int(t["sent"]), int(t["count"])
+            span = self._span(t)
+            if rate > 0 and math.isfinite(rate):
+                span += 1.0 / rate  # the first frame is due at 0, the n-th at (n-1)/rate
+            achieved = sent / span if span > 0 else 0.0
+            achieved_all.append(achieved)
+            if sent < count and rate > 0 and math.isfinite(rate):
+                ok = False
+                notes.append(f"sent {sent} of {count} frames")
+            elif rate > 0 and math.isfinite(rate):
+                # the n-th frame is due (n-1)/rate after the start; how late was the last one?
+                lateness = float(t["last"]) - (count - 1) / rate
+                allowed = max(self.rate_tolerance * count / rate, self.lateness_slack)
+                if lateness > allowed:
+                    ok = False
+                    notes.append(
+                        f"fell behind: last frame {lateness * 1e3:.3f} ms late (allowed {allowed * 1e3:.3f} ms), "
+                        f"{achieved:.0f} of {rate:.0f} fps"
+                    )
+                # a stall that was caught up later still sent a burst the DUT never should have seen
+                lag = int(t["max_lag"])
+                lag_allowed = max(self.max_stall * rate, self.rate_tolerance * count, _engine.BATCH)
+                if lag > lag_allowed:
+                    ok = False
+                    notes.append(
+                        f"stalled: {lag} frames ({lag / rate * 1e3:.1f} ms) behind schedule at one point, "
+                        f"then sent in bursts (allowed {lag_allowed:.0f} frames)"
+                    )
+        for r in rxs:
+            if r["socket_drops"]:
+                ok = False
+                notes.append(f"tester receive socket dropped {r['socket_drops']} frames")
+        if softnet_drops:
+            ok = False
+            notes.append(f"backlog of the tester CPUs dropped {softnet_drops} frames")
+        return ok, notes, min(achieved_all) if achieved_all else 0.0
+
+    @staticmethod
+    def _extra(raw: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "tester": {
+                "elapsed": round(float(raw["elapsed"]), 6),
+                "max_lag_frames": [int(t["max_lag"]) for t in raw["tx"]],
+                "send_calls": [int(t["calls"]) for t in raw["tx"]],
+                "send_errors": [int(t["errors"]) for t in raw["tx"]],
+                "socket_drops": [int(r["socket_drops"]) for r in raw["rx"]],
+                "softnet_drops_tester_cpus": int(raw.get("softnet_drops", 0)),
+                "realtime": bool(raw.get("realtime", False)),
+            }
+        }
+
+
+_RT_PRIORITY = 10
+"""SCHED_FIFO priority of the data path during a trial (RT throttling still leaves the kernel 5 %)."""
+
+
+def _latency_stats(ns: np.ndarray) -> LatencyStats:
+    """Latency statistics (seconds) of the timed frames; negative clock artefacts are clipped to 0."""
+    s = np.clip(ns.astype(np.float64), 0, None) * 1e-9
+    return LatencyStats(
+        samples=int(s.size),
+        minimum=float(s.min()),
+        median=float(np.median(s)),
+        p99_9=float(np.quantile(s, 0.999)),
+        maximum=float(s.max()),
+    )
+
+
+def _softnet_drops(cpus: Sequence[int] | None) -> int:
+    """Sum of the backlog drop counters (/proc/net/softnet_stat column 2) of ``cpus``."""
+    if not cpus:
+        return 0
+    try:
+        with open("/proc/net/softnet_stat") as fh:
+            rows = fh.read().split("\n")
+    except OSError:
+        return 0
+    total = 0
+    for row in rows:
+        cols = row.split()
+        if len(cols) >= 13:
+            cpu = int(cols[12], 16)  # column 13 is the CPU id since Linux 5.9
+            if cpu in cpus:
+                total += int(cols[1], 16)
+    return total
+
+
+def read_mac(interface: str, netns: str | None = None) -> str:
+    """MAC address of ``interface`` (inside ``netns`` when given), via ``ip -j link``."""
+    import json
+    import subprocess
+
+    cmd = ["ip", "-j", "link", "show", "dev", interface]
+    if netns:
+        cmd[1:1] = ["-n", netns]
+    try:
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        return str(json.loads(out)[0]["address"])
+    except (subprocess.CalledProcessError, OSError, ValueError, KeyError, IndexError) as exc:
+        raise TesterError(f"cannot read the MAC address of {interface}: {exc}") from exc

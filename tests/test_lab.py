@@ -1,0 +1,196 @@
+"""The local lab: up/down idempotence, crash cleanup, topology facts (marker ``lab``, needs root)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from natbench.errors import ConfigError
+from natbench.lab import Lab, LabError, dut_namespace, list_labs, stale_labs
+
+ROOT = os.geteuid() == 0
+pytestmark = pytest.mark.lab
+needs_root = pytest.mark.skipif(not ROOT, reason="needs root: creates network namespaces, veth pairs, nftables rules")
+
+
+def _netns() -> set[str]:
+    out = subprocess.run(["ip", "-j", "netns", "list"], capture_output=True, text=True).stdout.strip()
+    return {e["name"] for e in json.loads(out)} if out else set()
+
+
+def _root_links() -> set[str]:
+    out = subprocess.run(["ip", "-j", "link", "show"], capture_output=True, text=True).stdout
+    return {e["ifname"] for e in json.loads(out)}
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
+    if not ROOT:
+        pytest.skip("needs root: creates network namespaces, veth pairs, nftables rules")
+    lab = Lab(f"t{os.getpid()}{secrets.token_hex(2)}", state_dir=tmp_path)
+    yield lab
+    lab.down()
+
+
+def _nothing_left(lab: Lab) -> None:
+    names = _netns()
+    assert not any(n.startswith(f"nb-{lab.name}-") for n in names), names
+    assert not {"nb-init", "nb-resp", "nb-priv", "nb-pub"} & _root_links()
+    assert not lab.state_file.exists()
+    assert not (lab.state_dir / f"{lab.name}.lock").exists()
+    assert not (Path("/run/netns") / lab.tester_netns).exists()
+
+
+def test_bad_name_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="invalid lab name"):
+        Lab("no spaces", state_dir=tmp_path)
+
+
+@needs_root
+def test_up_twice_down_twice_leaves_nothing(lab: Lab) -> None:
+    first = lab.up()
+    assert first["up"] and all(first["namespaces"].values())
+    assert lab.is_up()
+    second = lab.up()  # idempotent: the intact lab is kept
+    assert second["up"] and second["macs"] == first["macs"]
+    assert _netns() >= {lab.tester_netns, lab.dut_netns}
+    assert lab.down() is True
+    assert lab.down() is False
+    _nothing_left(lab)
+
+
+@needs_root
+def test_topology_addresses_neighbours_cpus(lab: Lab) -> None:
+    lab.up()
+    addrs = json.loads(lab.dut_exec(["ip", "-j", "addr", "show"]))
+    have = {(a["ifname"], i["local"]) for a in addrs for i in a.get("addr_info", [])}
+    assert ("nb-priv", "198.18.0.1") in have and ("nb-pub", "198.19.0.1") in have
+    neigh = lab.dut_exec(["ip", "neigh", "show", "nud", "permanent"])
+    assert "198.18.0.2" in neigh and lab.macs["nb-init"] in neigh
+    assert "198.19.0.2" in neigh and lab.macs["nb-resp"] in neigh
+    assert lab.dut_exec(["sysctl", "-n", "net.ipv4.ip_forward"]).strip() == "1"
+    # the tester side has no address and drops everything after AF_PACKET has seen it
+    t_addrs = subprocess.run(["ip", "-n", lab.tester_netns, "-j", "addr", "show"], capture_output=True, text=True)
+    assert not [i for a in json.loads(t_addrs.stdout) if a["ifname"] != "lo" for i in a.get("addr_info", [])]
+    rules = subprocess.run(
+        ["ip", "netns", "exec", lab.tester_netns, "nft", "list", "ruleset"], capture_output=True, text=True
+    ).stdout
+    assert "hook ingress" in rules and "policy drop" in rules
+    # DUT and tester CPUs are disjoint when the machine has more than one CPU
+    facts = lab.facts()
+    if len(os.sched_getaffinity(0)) > 1:
+        assert not set(facts["dut_cpus"]) & set(facts["tester_cpus"])
+    mask = lab.dut_exec(["cat", "/sys/class/net/nb-priv/queues/rx-0/rps_cpus"]).strip()
+    assert int(mask.replace(",", ""), 16) == sum(1 << c for c in facts["dut_cpus"])
+
+
+@needs_root
+def test_cores_map_to_the_dut_cpu_set_as_far_as_possible(lab: Lab) -> None:
+    lab.up()
+    avail = list(lab.dut_cpus_available)
+    assert lab.set_dut_cores(1) == avail[:1]
+    assert lab.set_dut_cores(64) == avail  # more than the machine has: all the DUT may get
+    assert lab.status()["dut_cpus"] == avail and lab.status()["dut_cores_requested"] == 64
+
+
+@needs_root
+def test_a_broken_lab_is_rebuilt_by_up(lab: Lab) -> None:
+    lab.up()
+    subprocess.run(["ip", "netns", "del", lab.dut_netns], check=True)
+    assert not lab.is_up()
+    assert lab.up()["up"]
+    assert lab.is_up()
+
+
+@needs_root
+def test_crash_during_up_then_down_leaves_nothing(lab: Lab) -> None:
+    """A process building the lab is SIGKILLed half-way (one namespace made, a process inside it)."""
+    code = textwrap.dedent(f"""
+        import os, signal, subprocess
+        from pathlib import Path
+        from natbench.lab import Lab
+        lab = Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r}))
+        def build():
+            subprocess.run(["ip", "netns", "add", lab.dut_netns], check=True)
+            subprocess.Popen(["ip", "netns", "exec", lab.dut_netns, "sleep", "300"], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(["ip", "netns", "add", lab.tester_netns], check=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+        lab._build = build
+        lab.up()
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9, proc.stderr
+    assert lab.state_file.exists() and lab.dut_netns in _netns()
+    pids = subprocess.run(["ip", "netns", "pids", lab.dut_netns], capture_output=True, text=True).stdout.split()
+    assert pids  # the orphaned DUT process is still running
+    assert lab.down() is True
+    _nothing_left(lab)
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or "sleep" not in Path(f"/proc/{pid}/cmdline").read_text()
+
+
+@needs_root
+def test_crash_after_up_then_up_and_down(lab: Lab) -> None:
+    """After a crash of the owner, a new `up` reuses or rebuilds the lab and `down` removes all of it."""
+    code = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from natbench.lab import Lab
+        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9, proc.stderr
+    assert lab.is_up()
+    assert lab.name in stale_labs(lab.state_dir)  # its owner is dead: `natbench lab down --stale` finds it
+    assert lab.up()["up"]
+    assert lab.name not in stale_labs(lab.state_dir)
+    assert lab.down() is True
+    _nothing_left(lab)
+
+
+@needs_root
+def test_dut_namespace_for_the_dut_factory(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", lab.state_dir)
+    lab.up()
+    assert list_labs(lab.state_dir) == [lab.name]
+    assert dut_namespace("iptables") == lab.dut_netns
+
+
+def test_needs_root_message(tmp_path: Path) -> None:
+    if ROOT:
+        pytest.skip("runs as root: the non-root error path cannot be reached")
+    with pytest.raises(LabError, match="needs root"):
+        Lab("x", state_dir=tmp_path).up()
+
+
+@needs_root
+def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The software tester's factory builds the lab of a campaign with `access: {kind: lab}` and removes it on close."""
+    from natbench.campaign import load_campaign
+    from natbench.testers.software import create
+
+    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", tmp_path)
+    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml")
+    tester = create({}, campaign)
+    try:
+        ns = dut_namespace("iptables")
+        assert ns is not None and ns in _netns()
+        params = campaign.testbed.duts[0].params
+        assert params["private_if"] == "nb-priv" and params["public_address"] == "198.19.0.1/24"
+        assert tester.receive_timeout == max(m.timeout for m in campaign.metrics.values())
+        assert tester.facts()["initiator"]["netns"].startswith("nb-quickstart-")
+    finally:
+        tester.close()
+    assert ns not in _netns()
+    assert list_labs(tmp_path) == []
+    assert dut_namespace("iptables") is None
