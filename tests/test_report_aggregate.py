@@ -176,7 +176,10 @@ def test_tester_bound_repetitions_are_counted_and_shown_as_lower_bounds(tmp_path
     ]
     s = ag.summarize(ag.results_frame(recs)).loc[(p["id"], "cps")]
     assert s["tester_bound"] == 2 and s["experiments"] == 3
-    table = natbench.load(write_run_dir(tmp_path / "r", [p], recs)).tables()[0]
+    run = natbench.load(write_run_dir(tmp_path / "r", [p], recs))
+    legend = [t.get_text() for t in run.plot("cps").axes[0].get_legend().get_texts()]
+    assert "tester-bound: a lower bound of the DUT" in legend
+    table = run.tables()[0]
     text = table.to_text()
     row = next(line for line in text.splitlines() if "tester-bound reps." in line)
     assert row.split()[-1] == "2"
