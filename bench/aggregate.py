@@ -68,6 +68,7 @@ def synthetic(rows: int, reps: int = 20, seed: int = 1) -> tuple[pd.DataFrame, p
         "filled_delete_s": filled,
         "empty_delete_s": empty,
         "connections": np.where(metric == "teardown", 4e6, np.nan),
+        "tester_bound": np.zeros(n, dtype=bool),
     }
     return ag._results_from_columns(cols), ag.points_frame(pts)
 

@@ -43,7 +43,16 @@ from natbench.duts.base import Dut
 from natbench.errors import ConfigError, DutError, SearchError
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchOutcome, SearchStep
-from natbench.testers.base import Directions, Phase2Options, Tester
+from natbench.testers.base import (
+    Directions,
+    LoadsMappings,
+    Phase2Options,
+    SetsReceiveTimeout,
+    Tester,
+)
+from natbench.testers.base import (
+    Mapping as DutMapping,
+)
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
@@ -130,6 +139,9 @@ class MetricSettings:
     """Capacity: first (safe) number of connections C0 (default: the point's connections)."""
     capacity_max: int | None = None
     """Capacity: largest number of connections probed (default: the whole source port space)."""
+    empty_repetitions: int | None = None
+    """Tear-down: time the empty-table delete (T_0) in the first this many repetitions of a point only and
+    reuse the median of those T_0 in later ones (seed 000, 3.4); None: every repetition times it."""
     monitor_interval: float | None = None
     """Sample the DUTs' per-core CPU idle time every this many seconds during each traffic trial (None: off)."""
     on_search_error: str = "record"
@@ -216,6 +228,10 @@ class ProcedureContext:
     """Values of earlier metrics' finished repetitions at this point (e.g. throughput for latency)."""
     step: int = 0
     """Number of the next trial record within this repetition."""
+    earlier: Sequence[RepetitionResult] = ()
+    """Stored results of this metric's earlier repetitions at this point (e.g. teardown reuses their T_0)."""
+    preservation: str | None = None
+    """ResponderMode.COMPUTE: ``verified`` / ``unverified`` once the DUT's port preservation was checked."""
 
     def record(
         self,
@@ -239,8 +255,10 @@ class ProcedureContext:
                 ext["tester_note"] = phase.tester_note
             if phase.learned is not None:
                 ext["learned"] = phase.learned
-            if phase.responder_mode:
-                ext["responder_mode"] = phase.responder_mode
+            # the mode is recorded with every traffic trial: the tester's own word, else the plan's
+            ext["responder_mode"] = phase.responder_mode or str(self.plan.responder_mode)
+            if self.preservation is not None:
+                ext["port_preservation"] = self.preservation
             if phase.extra:
                 ext["tester"] = dict(phase.extra)
             ext.setdefault("duration", phase.duration)
@@ -272,6 +290,14 @@ class ProcedureContext:
 
 
 # ---------------------------------------------------------------------------- verdicts
+_TESTER_REASONS = ("tester could not keep the rate", "tester fell behind")
+
+
+def is_tester_limited(record: TrialRecord) -> bool:
+    """True when ``record`` is invalid because the tester could not send at the intended rate."""
+    return record.verdict is Verdict.INVALID and record.reason.startswith(_TESTER_REASONS)
+
+
 def judge_phase(
     phase: PhaseResult, settings: MetricSettings, *, acceptance: float | None = None
 ) -> tuple[Verdict, str]:
@@ -319,7 +345,12 @@ def monitor_columns(samples: Mapping[str, Sequence[Mapping[str, Any]]], interval
 
 
 def _traffic(ctx: ProcedureContext, call: Callable[[], PhaseResult]) -> tuple[PhaseResult, dict[str, Any]]:
-    """Run one tester call, sampling the DUT monitor around it when asked and available."""
+    """Run one tester call, sampling the DUT monitor around it when asked and available.
+
+    A tester with the optional ``set_receive_timeout`` hook first gets the metric's ``timeout``.
+    """
+    if isinstance(ctx.tester, SetsReceiveTimeout):
+        ctx.tester.set_receive_timeout(ctx.settings.timeout)
     interval = ctx.settings.monitor_interval
     start = getattr(ctx.dut, "start_monitor", None)
     stop = getattr(ctx.dut, "stop_monitor", None)
@@ -398,6 +429,63 @@ def _phase1_step(
     return ctx.record(kind, phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
 
 
+#: Mappings compared with the phase-1 enumeration before computed (ResponderMode.COMPUTE) tuples are trusted.
+PRESERVATION_SAMPLE = 256
+
+
+def _responder_tuples(ctx: ProcedureContext) -> tuple[DutMapping, ...] | None:
+    """After a phase 1: what the Responder needs to answer the DUT's tuples in the campaign's responder mode.
+
+    * READ: the DUT's mappings, handed to a tester with the ``load_mappings`` hook (for ``validate``)
+      and returned for :attr:`Phase2Options.mappings`;
+    * COMPUTE: the tester computes public tuples as if the DUT kept every source port, so the first
+      time in a repetition a sample of the DUT's mappings is checked against the phase-1 enumeration
+      (SearchError when a port moved, the wrong public address was used or the pair was never sent);
+      a DUT that cannot list its mappings is trusted as configured (the trial records ``unverified``);
+    * LEARN: nothing (the tester learned the tuples itself).
+    """
+    mode = ctx.plan.responder_mode
+    if mode is ResponderMode.READ:
+        mappings = tuple(ctx.dut.mappings())
+        if not mappings:
+            raise SearchError("responder mode read: the DUT listed no mappings after phase 1")
+        if isinstance(ctx.tester, LoadsMappings):
+            ctx.tester.load_mappings(mappings)
+        return mappings
+    if mode is ResponderMode.COMPUTE and ctx.preservation is None:
+        ctx.preservation = _check_preservation(ctx)
+    return None
+
+
+def _check_preservation(ctx: ProcedureContext) -> str:
+    """``verified`` or ``unverified`` (the DUT cannot list mappings); SearchError when ports were not preserved."""
+    if not dut_supports(ctx.dut, "mappings"):
+        return "unverified"
+    try:
+        mappings = list(ctx.dut.mappings())
+    except (NotImplementedError, DutError):
+        return "unverified"
+    plan = ctx.plan
+    if not mappings:
+        raise SearchError("responder mode compute: the DUT listed no mappings after phase 1, cannot check ports")
+    step = max(1, len(mappings) // PRESERVATION_SAMPLE)
+    public = str(plan.addresses.dut_public)
+    for m in mappings[::step][:PRESERVATION_SAMPLE]:
+        moved = m.private_port is not None and m.private_port != m.public_port
+        if moved or m.public_port not in plan.src_ports or m.remote_port not in plan.dst_ports:
+            raise SearchError(
+                f"responder mode compute, but the DUT does not preserve source ports: mapping "
+                f"{m.private_port}->{m.public_address}:{m.public_port} (remote port {m.remote_port}) is not a "
+                f"phase-1 pair of {plan.src_ports} x {plan.dst_ports}; use responder: read"
+            )
+        if m.public_address != public:
+            raise SearchError(
+                f"responder mode compute, but the DUT used public address {m.public_address}, not {public}; "
+                "set traffic.addresses.dut_public or use responder: read"
+            )
+    return "verified"
+
+
 def _retry(ctx: ProcedureContext, what: str, run: Callable[[], TrialRecord]) -> TrialRecord:
     """Run a non-search trial, retrying invalid ones up to ``max_invalid`` times."""
     for _ in range(ctx.settings.max_invalid + 1):
@@ -425,7 +513,7 @@ class _Filler:
         self.rate = _fill_rate(ctx)
         self.filled: int | None = None
         self.needed = True
-        self.mappings: tuple[Any, ...] | None = None
+        self.mappings: tuple[DutMapping, ...] | None = None
         self.filled_at = 0.0
 
     def ensure(self) -> None:
@@ -442,8 +530,7 @@ class _Filler:
                 f"filling the table at fill_rate {self.rate:g} lost frames ({rec.reason}); lower fill_rate"
             )
         self.filled = rec.extra.get("dut_connections")
-        if ctx.plan.responder_mode is ResponderMode.READ:
-            self.mappings = tuple(ctx.dut.mappings())
+        self.mappings = _responder_tuples(ctx)
         self.needed = False
         self.filled_at = rec.started_at  # connections exist from the start of phase 1 on
         if ctx.settings.gap > 0:
@@ -516,7 +603,7 @@ def _search(
     while not search.done:
         step = search.next_step()
         rec = trial(step)
-        search.report(rec.verdict, reason=rec.reason)
+        search.report(rec.verdict, reason=rec.reason, tester_limited=is_tester_limited(rec))
     return search.outcome()
 
 
@@ -525,6 +612,8 @@ def _search_extra(out: SearchOutcome) -> dict[str, Any]:
         "steps": out.steps,
         "invalid": out.invalid,
         "at_upper_limit": out.at_upper_limit,
+        "tester_bound": out.tester_bound,
+        "tester_ceiling": out.tester_ceiling,
         "lower": out.lower,
         "upper": out.upper,
     }
@@ -559,13 +648,19 @@ def throughput(ctx: ProcedureContext) -> RepetitionResult:
     if s.algorithm == "mlr":
         return _throughput_mlr(ctx, filler)
     out = _search(ctx, s.lower, s.upper, lambda st: _phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper))
-    n = len(s.directions.active)
+    return _throughput_result(ctx, out)
+
+
+def _throughput_result(ctx: ProcedureContext, out: SearchOutcome, **extra: Any) -> RepetitionResult:
+    """A throughput search's result: per-direction fps plus all frames per second (x active directions)."""
+    n = len(ctx.settings.directions.active)
     return ctx.result(
         out.value,
         "fps",
         error=out.error,
-        **_direction_extra(s),
+        **_direction_extra(ctx.settings),
         all_frames_per_second=out.value * n,
+        **extra,
         **_search_extra(out),
     )
 
@@ -579,16 +674,7 @@ def forwarding(ctx: ProcedureContext) -> RepetitionResult:
     s = ctx.settings
     table_reset = _optional_reset(ctx)
     out = _search(ctx, s.lower, s.upper, lambda st: _phase2_step(ctx, None, st.rate, lower=st.lower, upper=st.upper))
-    n = len(s.directions.active)
-    return ctx.result(
-        out.value,
-        "fps",
-        error=out.error,
-        **_direction_extra(s),
-        all_frames_per_second=out.value * n,
-        table_reset=table_reset,
-        **_search_extra(out),
-    )
+    return _throughput_result(ctx, out, table_reset=table_reset)
 
 
 def _optional_reset(ctx: ProcedureContext) -> bool:
@@ -670,33 +756,54 @@ def teardown(ctx: ProcedureContext) -> RepetitionResult:
     t_n = float(ctx.dut.timed_flush())
     ctx.record("flush_filled", None, Verdict.PASS, "", started, value=t_n, extra={"connections": n})
     left = _count(ctx)
-    started = ctx.clock()
-    t_0 = float(ctx.dut.timed_flush())
-    ctx.record(
-        "flush_empty",
-        None,
-        Verdict.PASS,
-        "",
-        started,
-        value=t_0,
-        extra={} if left is None else {"dut_connections_before": left},
-    )
     if left:
         raise SearchError(f"the DUT still held {left} connections after its delete-all; T_0 is not an empty-table time")
+    reused = _reused_t0(ctx)
+    if reused is None:
+        started = ctx.clock()
+        t_0 = float(ctx.dut.timed_flush())
+        ctx.record(
+            "flush_empty",
+            None,
+            Verdict.PASS,
+            "",
+            started,
+            value=t_0,
+            extra={} if left is None else {"dut_connections_before": left},
+        )
+    else:
+        t_0 = reused
     deletion = t_n - t_0
     if deletion <= 0:
         raise SearchError(f"filled-table delete time {t_n:g} s is not above the empty-table time {t_0:g} s")
-    # T_N / T_0 are the methodology's names; filled_delete_s / empty_delete_s the report columns' (both kept)
+    # T_N / T_0 are the methodology's names (T_0 = the value used); filled_delete_s / empty_delete_s the
+    # report columns' (empty_delete_s only when this repetition timed the empty table)
     return ctx.result(
         n / deletion,
         "conn/s",
         T_N=t_n,
         T_0=t_0,
         filled_delete_s=t_n,
-        empty_delete_s=t_0,
+        empty_delete_s=t_0 if reused is None else None,  # reports take min/max over measured T_0 only
         deletion_time=deletion,
         connections=n,
+        T_0_measured=reused is None,
     )
+
+
+def _reused_t0(ctx: ProcedureContext) -> float | None:
+    """The median T_0 of this point's earlier repetitions once ``empty_repetitions`` of them timed it, else None."""
+    k = ctx.settings.empty_repetitions
+    if not k or ctx.repetition < k:
+        return None
+    measured = [
+        float(r.extra["T_0"])
+        for r in ctx.earlier
+        if r.value is not None and r.extra.get("T_0_measured", True) and r.extra.get("T_0") is not None
+    ]
+    if len(measured) < k:  # some of the first k failed: keep timing until k T_0 values exist
+        return None
+    return float(statistics.median(measured))
 
 
 def validation(ctx: ProcedureContext) -> RepetitionResult:
@@ -728,6 +835,11 @@ def _validated_step(
     p1 = _retry(ctx, f"phase 1 at {rate:g}", attempt)
     if p1.verdict is not Verdict.PASS:
         return False, p1
+    if ctx.plan.responder_mode is ResponderMode.READ and not isinstance(ctx.tester, LoadsMappings):
+        raise SearchError(
+            "responder mode read: this tester has no load_mappings hook, so validation cannot use the DUT's tuples"
+        )
+    _responder_tuples(ctx)  # READ: the tester answers the DUT's tuples; COMPUTE: checked to be port-preserving
     if gap > 0:
         ctx.sleep(gap)
 

@@ -243,6 +243,7 @@ class Runner:
             plan = self.spec.plan_for(point)
             self.tester.prepare(plan)
             prior = self._prior(point)
+            earlier = self._earlier(point)
             for metric, rep in todo:
                 self._obs.on_repetition_start(point, metric, rep)
                 _call_hook(self.tester, point, metric, rep)
@@ -259,9 +260,11 @@ class Runner:
                     clock=self.clock,
                     sleep=self.sleep,
                     prior=prior,
+                    earlier=tuple(earlier.get(metric, ())),
                 )
                 result = run_repetition(ctx)
                 self.store.append_result(result)
+                earlier.setdefault(metric, []).append(result)
                 if result.value is not None:
                     prior.setdefault(metric, []).append(result.value)
                 self._obs.on_result(result)
@@ -283,12 +286,16 @@ class Runner:
         self.store.append_trial(record)
         self._obs.on_step(record)
 
-    def _prior(self, point: WorkingPoint) -> dict[str, list[float]]:
-        prior: dict[str, list[float]] = {}
+    def _earlier(self, point: WorkingPoint) -> dict[str, list[RepetitionResult]]:
+        """Stored results at ``point`` per metric (a resumed run sees the repetitions done before)."""
+        out: dict[str, list[RepetitionResult]] = {}
         for r in self.store.reader().results():
-            if r.point_id == point.id and r.value is not None:
-                prior.setdefault(r.metric, []).append(r.value)
-        return prior
+            if r.point_id == point.id:
+                out.setdefault(r.metric, []).append(r)
+        return out
+
+    def _prior(self, point: WorkingPoint) -> dict[str, list[float]]:
+        return {m: [r.value for r in rs if r.value is not None] for m, rs in self._earlier(point).items()}
 
 
 def _plain(obj: Any) -> Any:
@@ -358,8 +365,8 @@ def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | N
 
     Per-point settings come from ``campaign.settings_for(point, metric)``; a metric without its own
     acceptance or directions takes the traffic section's, the Responder's entry selection is the
-    traffic section's ``selection``, and the achieved-rate tolerance is the tester's ``rate_tolerance``
-    setting when it has one.
+    traffic section's ``selection``, the achieved-rate tolerance is the tester's ``rate_tolerance``
+    setting when it has one, and ``testbed.monitor_interval`` turns the DUT CPU monitor on.
     """
     traffic = getattr(campaign, "traffic", None)
     tester_settings = getattr(getattr(getattr(campaign, "testbed", None), "tester", None), "settings", None) or {}
@@ -387,6 +394,7 @@ def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | N
         acc = acceptance_for(point, metric) if callable(acceptance_for) else None
         return convert(per_point(point, metric), acc)
 
+    monitor = getattr(getattr(campaign, "testbed", None), "monitor_interval", None)
     return RunSpec(
         name=str(getattr(campaign, "name", "") or ""),
         points=list(campaign.points()),
@@ -395,6 +403,7 @@ def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | N
         campaign_text=campaign_text,
         campaign_file=campaign_file,
         settings_for=settings_for,
+        monitor_interval=float(monitor) if monitor else None,
     )
 
 

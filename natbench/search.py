@@ -12,7 +12,13 @@ Semantics (RFC 2544 section 26.1, as siitperf's ``binary-rate-alg.sh`` applies i
   upper bound to it;
 * an **invalid** trial proves nothing about the DUT: the same rate is retried,
   at most ``max_invalid`` times in a row, then :class:`~natbench.errors.SearchError`
-  is raised (invalid trials never move a bound);
+  is raised (invalid trials never move a bound as pass or fail);
+* except when every invalid trial at a rate was the *tester* failing to send
+  at that rate (``tester_limited``): after ``min(max_invalid, tester_retries)``
+  retries the rate is taken as beyond the tester, the upper bound becomes the
+  tester's ceiling and the search goes on below it. A result that ends at that
+  ceiling is flagged ``tester_bound``: the DUT passed everything the tester
+  could send, so the value is a lower bound of the DUT's performance;
 * the search stops when ``upper - lower <= error``; the result is ``lower``,
   the highest rate that passed (or the initial lower bound when none did).
 """
@@ -66,6 +72,13 @@ class SearchOutcome:
     """True when no step failed: the DUT may be faster than the search range allows."""
     stopped_early: bool = False
     """True when the search ended before reaching the error bound (``stop_below``)."""
+    tester_ceiling: float | None = None
+    """Lowest rate the tester repeatedly could not send (None when it always kept the rate)."""
+
+    @property
+    def tester_bound(self) -> bool:
+        """True when the final upper bound is the tester's ceiling: the value is a lower bound of the DUT."""
+        return self.tester_ceiling is not None and self.upper >= self.tester_ceiling
 
     @property
     def error(self) -> float:
@@ -92,12 +105,17 @@ class BinarySearch:
     """Test whole-number rates (as siitperf does) while the interval is wider than 2."""
     stop_below: float | None = None
     """Give up early when a *failing* rate is below this (siitperf's ``stoprate`` in capacity search)."""
+    tester_retries: int = 2
+    """Retries of a rate the tester could not keep before that rate is taken as the tester's ceiling."""
+    tester_ceiling: float | None = field(default=None, init=False)
     initial_upper: float = field(init=False)
     _attempt: int = field(default=0, init=False)
     _pending: SearchStep | None = field(default=None, init=False)
     _counted: int = field(default=0, init=False)
     _invalid: int = field(default=0, init=False)
     _early: bool = field(default=False, init=False)
+    _tester_streak: int = field(default=0, init=False)
+    _passed: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.lower) and math.isfinite(self.upper)) or self.lower < 0:
@@ -126,14 +144,32 @@ class BinarySearch:
             self._pending = SearchStep(mid, self.lower, self.upper, 0)
         return SearchStep(self._pending.rate, self.lower, self.upper, self._attempt)
 
-    def report(self, verdict: Verdict, *, reason: str = "") -> None:
-        """Record the verdict of the trial proposed by :meth:`next_step`."""
+    def report(self, verdict: Verdict, *, reason: str = "", tester_limited: bool = False) -> None:
+        """Record the verdict of the trial proposed by :meth:`next_step`.
+
+        ``tester_limited`` marks an invalid trial caused by the tester not
+        keeping the intended rate (not by the DUT's table or by counts).
+        """
         if self._pending is None:
             raise SearchError("report() without a pending step")
         rate = self._pending.rate
         if verdict is Verdict.INVALID:
             self._invalid += 1
             self._attempt += 1
+            self._tester_streak = self._tester_streak + 1 if tester_limited else 0
+            if self._tester_streak == self._attempt and self._attempt > min(self.max_invalid, self.tester_retries):
+                # every trial at this rate found the tester too slow: the rate is beyond the tester
+                self.tester_ceiling = rate if self.tester_ceiling is None else min(self.tester_ceiling, rate)
+                self.upper = rate
+                self._attempt = 0
+                self._tester_streak = 0
+                self._pending = None
+                if self.done and not self._passed:
+                    raise SearchError(
+                        f"the tester could not send at any rate tried down to {rate:g}; no rate passed"
+                        + (f"; last: {reason}" if reason else "")
+                    )
+                return
             if self._attempt > self.max_invalid:
                 raise SearchError(
                     f"{self._attempt} invalid trials in a row at rate {rate:g} (max_invalid={self.max_invalid})"
@@ -142,8 +178,10 @@ class BinarySearch:
             return
         self._counted += 1
         self._attempt = 0
+        self._tester_streak = 0
         self._pending = None
         if verdict is Verdict.PASS:
+            self._passed += 1
             self.lower = rate
         else:
             self.upper = rate
@@ -162,6 +200,7 @@ class BinarySearch:
             invalid=self._invalid,
             at_upper_limit=self.upper == self.initial_upper,
             stopped_early=self._early,
+            tester_ceiling=self.tester_ceiling,
         )
 
     def replay(self, verdicts: Iterable[Verdict]) -> None:

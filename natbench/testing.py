@@ -13,13 +13,15 @@ to them silently.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from natbench.errors import TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.traffic.enumeration import SplitMix64
-from natbench.traffic.plan import TrafficPlan
+from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["FakeDut", "FakeModel", "FakeTester", "fake_pair", "with_model"]
@@ -57,6 +59,10 @@ class FakeModel:
     """When > 0, every n-th tester call reports that it fell behind (to test invalid-trial handling)."""
     base_latency: float = 20e-6
     """Latency of a frame at zero load, in seconds."""
+    preserves_ports: bool = True
+    """True: the modelled NAT keeps the Initiator's source port (Linux SNAT); False: it picks others (Jool, PF)."""
+    public_address: str = "198.19.0.1"
+    """Public address the modelled NAT translates to (the default address plan's DUT public address)."""
 
 
 @dataclass
@@ -106,8 +112,18 @@ class FakeDut:
         return seconds
 
     def mappings(self) -> list[Mapping]:
-        """No tuples are modelled individually."""
-        return []
+        """The tuples of the connections in the table: the point's (sport, dport) pairs in order; public
+        ports are the source ports when the model preserves ports, else ports from 40000 on."""
+        self.events.append("mappings")
+        if self.point is None:
+            return []
+        src, dst = self.point.src_ports, self.point.dst_ports
+        out: list[Mapping] = []
+        for i in range(min(self.connections, len(src) * len(dst))):
+            sport, dport = src.first + i // len(dst), dst.first + i % len(dst)
+            public = sport if self.model.preserves_ports else 40000 + i % 25000
+            out.append(Mapping(self.model.public_address, public, dport, private_port=sport))
+        return out
 
     def facts(self) -> dict[str, Any]:
         """Model parameters."""
@@ -155,12 +171,17 @@ class FakeTester:
     key: tuple[str, str, int] = ("", "", 0)
     """(point id, metric, repetition) of the current repetition: the noise stream."""
     closed: bool = False
+    receive_timeout: float | None = None
+    """Last receive wait the engine passed through the optional ``set_receive_timeout`` hook."""
+    loaded: tuple[Mapping, ...] | None = None
+    """Tuples the engine passed through the optional ``load_mappings`` hook (ResponderMode.READ)."""
 
     # -- protocol ---------------------------------------------------------------
     def prepare(self, traffic: TrafficPlan) -> None:
         """Remember the plan."""
         self.plan = traffic
         self.learned = 0
+        self.loaded = None
 
     def phase1(self, rate: float, learn: bool) -> PhaseResult:
         """Send one frame per connection of the plan at ``rate``."""
@@ -186,6 +207,7 @@ class FakeTester:
             tester_note=note,
             learned=delivered if learn else None,
             responder_mode=str(plan.responder_mode),
+            extra=self._extra(),
         )
 
     def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
@@ -208,7 +230,8 @@ class FakeTester:
                     self.dut.connections += expected - have
                     reach = 1.0
                 elif d is Direction.REVERSE:
-                    reach = min(self.learned, have) / expected if expected else 0.0
+                    known = len(measure.mappings or ()) if plan.responder_mode is ResponderMode.READ else self.learned
+                    reach = min(known, have) / expected if expected else 0.0
                 else:
                     reach = 1.0
             else:
@@ -234,13 +257,19 @@ class FakeTester:
             tester_ok=ok,
             tester_note=note,
             responder_mode=str(plan.responder_mode),
+            extra=self._extra(),
         )
 
     def validate(self, rate: float) -> PhaseResult:
-        """One reverse frame per learned tuple; each arrives only if the DUT really holds the connection."""
-        self._plan()
+        """One reverse frame per learned (READ: loaded) tuple; each arrives only if the DUT holds the connection."""
+        plan = self._plan()
         achieved, ok, note = self._send_rate(rate)
-        sent = self.learned
+        if plan.responder_mode is ResponderMode.READ:
+            if self.loaded is None:
+                raise TesterError("fake: validation in responder mode read needs load_mappings() first")
+            sent = len(self.loaded)
+        else:
+            sent = self.learned
         held = self.dut.connections if (self.dut.model.keeps_state or not self.dut.model.nat) else 0
         valid = min(sent, held)
         return PhaseResult(
@@ -250,6 +279,8 @@ class FakeTester:
             counts={Direction.REVERSE: DirectionCounts(sent, valid, valid)},
             tester_ok=ok,
             tester_note=note,
+            responder_mode=str(plan.responder_mode),
+            extra=self._extra(),
         )
 
     def facts(self) -> dict[str, Any]:
@@ -260,13 +291,24 @@ class FakeTester:
         """Nothing to release."""
         self.closed = True
 
-    # -- optional hook the runner calls when present ------------------------------
+    # -- optional hooks the engine calls when present ---------------------------------
+    def set_receive_timeout(self, seconds: float) -> None:
+        """Remember the metric's receive wait (reported in every PhaseResult's extra)."""
+        self.receive_timeout = seconds
+
+    def load_mappings(self, mappings: Sequence[Mapping]) -> None:
+        """Remember the DUT's tuples (ResponderMode.READ); validation sends one frame to each."""
+        self.loaded = tuple(mappings)
+
     def begin_repetition(self, point_id: str, metric: str, repetition: int) -> None:
         """Start the noise stream of one repetition (so a restarted repetition repeats exactly)."""
         self.key = (point_id, metric, repetition)
         self.calls = 0
 
     # -- internals -----------------------------------------------------------------
+    def _extra(self) -> dict[str, Any]:
+        return {} if self.receive_timeout is None else {"receive_timeout": self.receive_timeout}
+
     def _plan(self) -> TrafficPlan:
         if self.plan is None:
             raise RuntimeError("FakeTester used before prepare()")

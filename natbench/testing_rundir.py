@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.store import point_to_dict
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -48,19 +49,7 @@ def make_point(
         swept_dut=swept_dut,
         name=name,
     )
-    return {
-        "id": wp.id,
-        "index": wp.index,
-        "label": wp.label,
-        "name": wp.name,
-        "cores": wp.cores,
-        "src_ports": [wp.src_ports.first, wp.src_ports.last],
-        "dst_ports": [wp.dst_ports.first, wp.dst_ports.last],
-        "connections": wp.connections,
-        "frame_size": wp.frame_size,
-        "dut_params": wp.dut_params,
-        "swept_dut": wp.swept_dut,
-    }
+    return point_to_dict(wp)
 
 
 def spread(median: float, minimum: float, maximum: float, n: int) -> list[float]:

@@ -95,8 +95,14 @@ def test_repetition_with_only_invalid_trials_is_recorded_as_failed() -> None:
     h = Harness(tester_max_rate=1000)  # every step asks more than the tester can send
     res = h.run("cps", lower=2000, upper=1_000_000, error=1000, max_invalid=2)
     assert res.value is None
+    assert "the tester could not send at any rate" in res.extra["failed"]
+    assert h.records and all(r.verdict is Verdict.INVALID for r in h.records)
+    # a DUT-side invalid cause (no state kept) still fails after max_invalid retries at one rate
+    h = Harness(keeps_state=False)
+    res = h.run("cps", upper=1_000_000, error=1000, max_invalid=2)
     assert "3 invalid trials in a row" in res.extra["failed"]
-    assert len(h.records) == 3
+    assert [r.verdict for r in h.records[-3:]] == [Verdict.INVALID] * 3
+    assert all("DUT table holds 0 connections" in r.reason for r in h.records[-3:])
     with pytest.raises(SearchError):
         h.run("cps", lower=2000, upper=1_000_000, error=1000, max_invalid=2, on_search_error="raise")
 

@@ -166,3 +166,21 @@ def test_import_natbench_stays_light() -> None:
 
     code = "import sys, natbench; assert 'pandas' not in sys.modules; natbench.load; assert 'pandas' in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_tester_bound_repetitions_are_counted_and_shown_as_lower_bounds(tmp_path: Path) -> None:
+    p = make_point(0, (1, 100), (1, 10))
+    recs = [
+        result_record(p["id"], "cps", r, 190_000.0, "cps", error=6_000.0, extra={"tester_bound": r < 2})
+        for r in range(3)
+    ]
+    s = ag.summarize(ag.results_frame(recs)).loc[(p["id"], "cps")]
+    assert s["tester_bound"] == 2 and s["experiments"] == 3
+    run = natbench.load(write_run_dir(tmp_path / "r", [p], recs))
+    legend = [t.get_text() for t in run.plot("cps").axes[0].get_legend().get_texts()]
+    assert "tester-bound: a lower bound of the DUT" in legend
+    table = run.tables()[0]
+    text = table.to_text()
+    row = next(line for line in text.splitlines() if "tester-bound reps." in line)
+    assert row.split()[-1] == "2"
+    assert "lower bound of the DUT" in table.caption

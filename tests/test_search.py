@@ -129,3 +129,43 @@ def test_invalid_trials_never_change_the_result(ceiling: int, error: int, invali
     out = run_binary_search(BinarySearch(0, 2_000_000, error, max_invalid=2), flaky)
     assert (out.value, out.upper, out.steps) == (clean.value, clean.upper, clean.steps)
     assert len(rates) == out.steps
+
+
+def test_a_rate_the_tester_cannot_send_becomes_its_ceiling_and_flags_the_result() -> None:
+    """The DUT passes everything; the tester cannot exceed 70k: the search ends just below 70k, tester-bound."""
+    search = BinarySearch(0, 200_000, 1_000, max_invalid=8)
+    tester_trials = 0
+    while not search.done:
+        step = search.next_step()
+        if step.rate > 70_000:
+            tester_trials += 1
+            search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
+        else:
+            search.report(Verdict.PASS)
+    out = search.outcome()
+    assert out.tester_bound and not out.at_upper_limit
+    assert out.tester_ceiling is not None and 70_000 < out.tester_ceiling <= 71_000
+    assert out.upper - out.lower <= 1_000 and out.value <= 70_000
+    # each too-fast rate was tried 1 + tester_retries times, and none was counted as pass or fail
+    assert tester_trials % 3 == 0 and out.invalid == tester_trials
+
+
+def test_a_dut_failure_below_the_tester_ceiling_is_not_tester_bound() -> None:
+    search = BinarySearch(0, 200_000, 1_000, max_invalid=8)
+    while not search.done:
+        step = search.next_step()
+        if step.rate > 150_000:
+            search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
+        else:
+            search.report(Verdict.PASS if step.rate <= 40_000 else Verdict.FAIL)
+    out = search.outcome()
+    assert not out.tester_bound and 39_000 <= out.value <= 40_000
+
+
+def test_other_invalid_causes_still_raise_after_max_invalid() -> None:
+    search = BinarySearch(0, 100, 1, max_invalid=2)
+    search.next_step()
+    search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
+    search.report(Verdict.INVALID, reason="DUT table holds 3 connections", tester_limited=False)
+    with pytest.raises(SearchError):
+        search.report(Verdict.INVALID, reason="DUT table holds 3 connections")

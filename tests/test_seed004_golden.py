@@ -91,3 +91,30 @@ def test_seed004_ce_parameters_are_consistent_with_the_bmr() -> None:
     )
     assert (addr, f"{first}-{last}") == (p["ce_ipv4"], p["ce_ports"])
     assert last - first + 1 == 8192  # seed 004: 8192-port sets, 8 CEs per IPv4 address
+
+
+@pytest.mark.parametrize("table", ["seed004-table8-mapt-split-cores", "seed004-table9-mapt-split-connections"])
+def test_split_ce_campaigns_snat_into_the_ces_map_t_port_set(table: str) -> None:
+    """Tables 8/9 (Fig. 18): CE1's SNAT target is the CE's MAP-T address and port set, as Fig. 23 writes it,
+    and CE2 routes that address back to CE1 while CE1 reaches the Responder through CE2."""
+    from natbench.campaign import load_campaign
+
+    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / f"{table}.yaml")
+    ce1, ce2 = campaign.dut("ce1"), campaign.dut("ce2")
+    addr, first, last = map_t_ce_port_set(
+        str(ce2.params["end_user_prefix"]),
+        str(ce2.params["bmr_ipv6"]),
+        str(ce2.params["bmr_ipv4"]),
+        int(ce2.params["ea_bits"]),
+        int(ce2.params["psid_offset"]),
+    )
+    assert (addr, first, last) == (seed.MAPT_CE["ce_ipv4"], 24576, 32767) == (str(ce2.params["ce_ipv4"]), first, last)
+    recipe = load_recipe(ce1.recipe)
+    setup = recipe.render("setup", recipe.resolve(dict(ce1.params)))
+    snat = [c for c in setup if "-j SNAT" in c]
+    assert len(snat) == 1 and snat[0].endswith(f"--to-source {addr}:{first}-{last}")
+    assert "-s 198.18.0.0/24" in snat[0]
+    link = str(ce1.params["public_address"]).split("/")[0]
+    assert str(ce2.params["nat44_address"]) == link  # CE2 sends 192.0.2.35 back to CE1
+    via = str(ce2.params["private_address"]).split("/")[0]
+    assert any(c.startswith("ip route replace 198.19.0.0/24 via " + via) for c in setup)

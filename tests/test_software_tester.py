@@ -138,6 +138,18 @@ def test_read_mappings_drive_the_reverse_direction(wire: SoftwareTester) -> None
 
 
 @pytest.mark.lab
+def test_validation_in_read_mode_uses_the_loaded_mappings(wire: SoftwareTester) -> None:
+    wire.prepare(plan(mode=ResponderMode.READ))
+    maps = tuple(Mapping("198.19.0.1", 30000 + i, 80, 30000 + i) for i in range(37))
+    wire.load_mappings(maps)
+    wire.set_receive_timeout(0.25)
+    v = wire.validate(10000)
+    c = v.counts[Direction.REVERSE]
+    assert c.sent == c.valid == 37 and v.responder_mode == "read"  # one frame per loaded tuple
+    assert wire.facts()["receive_timeout"] == 0.25
+
+
+@pytest.mark.lab
 def test_compute_mode_needs_no_phase1(wire: SoftwareTester) -> None:
     wire.prepare(plan(mode=ResponderMode.COMPUTE))
     r = wire.validate(20000)

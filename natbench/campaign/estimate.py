@@ -169,7 +169,7 @@ def estimate(campaign: Campaign) -> Estimate:
             reps = s.repetitions
             extra_trials, extra_seconds = 0, 0.0
             if isinstance(s, TeardownSettings):
-                empty = s.empty_repetitions or s.repetitions
+                empty = min(s.empty_repetitions or s.repetitions, s.repetitions)  # T_0 timed in the first k only
                 extra_trials, extra_seconds = empty, empty * STEP_OVERHEAD
             per_metric.append(MetricEstimate(name, reps, reps * trials + extra_trials, reps * seconds + extra_seconds))
         out.append(PointEstimate(p, tuple(per_metric)))

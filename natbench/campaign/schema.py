@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from natbench.campaign.values import parse_count, parse_number, parse_port_range
+from natbench.procedures import METRICS
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
@@ -43,6 +44,7 @@ __all__ = [
     "DutAccess",
     "DutRole",
     "DutSpec",
+    "FilledTableSettings",
     "ForwardingSettings",
     "FrameLossSettings",
     "LabAccess",
@@ -67,6 +69,7 @@ SCHEMA_VERSION = 1
 """The campaign schema version this natbench reads and writes."""
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_NETNS = r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*$"  # an ``ip netns`` name: no slash or blank, not . or ..
 _POWER = re.compile(r"^\s*\d+\s*(\^|\*\*)\s*\d+\s*$")
 
 Count = Annotated[int, BeforeValidator(parse_count)]
@@ -121,6 +124,8 @@ class SshAccess(_Model):
     """Seconds to wait for the SSH connection."""
     command_timeout: float = Field(default=3600.0, gt=0)
     """Seconds one recipe command may take (deleting 800M connections took ~40 minutes in seed 000)."""
+    namespace: str | None = Field(default=None, pattern=_NETNS)
+    """Run the recipe inside this network namespace on the remote host (``ip netns exec NAME``; None: the host's)."""
 
     @field_validator("key", "known_hosts")
     @classmethod
@@ -140,7 +145,7 @@ class NetnsAccess(_Model):
 
     kind: Literal["netns"]
     """Access kind: ``netns``."""
-    namespace: str = Field(min_length=1)
+    namespace: str = Field(pattern=_NETNS)
     """Name of the network namespace (``ip netns exec NAME``)."""
 
 
@@ -149,6 +154,8 @@ class LabAccess(_Model):
 
     kind: Literal["lab"]
     """Access kind: ``lab``."""
+    namespace: str | None = Field(default=None, pattern=_NETNS)
+    """The lab's DUT namespace (None: the one ``natbench lab`` reports for this DUT)."""
 
 
 DutAccess = Annotated[SshAccess | LocalAccess | NetnsAccess | LabAccess, Field(discriminator="kind")]
@@ -234,6 +241,9 @@ class TestbedSpec(_Model):
     """The traffic generator: TRex or the built-in software tester."""
     duts: list[DutSpec] = Field(min_length=1)
     """One DUT, or several in path order (464XLAT: CLAT then PLAT; MAP-T: CE then BR)."""
+    monitor_interval: float | None = Field(default=None, gt=0)
+    """Sample every DUT's per-core CPU idle time every this many seconds during each traffic trial
+    (seed 004, 5.3 and 6.6: which device is the bottleneck); None: off. ``natbench run --monitor`` overrides it."""
 
 
 # --------------------------------------------------------------------------- traffic
@@ -313,7 +323,12 @@ class MetricSettings(_Model):
     directions: Directions | None = None
     """Active directions (None: traffic.directions)."""
     timeout: float = Field(default=2.0, ge=0)
-    """Seconds to wait for frames still in flight after sending stops."""
+    """Seconds the tester waits for frames still in flight after sending stops (passed to the tester)."""
+    check_table: bool = True
+    """Count the DUT's connections to check trials (a phase 1 must leave the connections its valid frames
+    created; phase 2 must not change the table); only where the DUT's recipe can count."""
+    table_slack: int = Field(default=64, ge=0)
+    """Connections the DUT table may hold beyond the test's own after phase 1 (e.g. its management session)."""
 
     #: set by subclasses: this metric runs phase 1 before phase 2 (needs fill_rate)
     needs_fill: ClassVar[bool] = False
@@ -340,12 +355,29 @@ class SearchSettings(MetricSettings):
         return self
 
 
+class FilledTableSettings(MetricSettings):
+    """Settings of metrics whose phase-2 trials run on a table filled by phase 1."""
+
+    refill: Literal["auto", "always"] = "auto"
+    """``auto``: refill only when a phase-2 step changed the table (that step is invalid) or, on a DUT that
+    cannot count, after a failed step; ``always``: empty and refill before every step (siitperf's scripts)."""
+    refill_after: float | None = Field(default=None, gt=0)
+    """Refill before a phase-2 step that would end more than this many seconds after the fill began (set it
+    below the DUT's UDP timeout so no connection expires during a step); None: no time limit."""
+    table_drift: int = Field(default=0, ge=0)
+    """Change of the DUT's connection count during a phase-2 step still tolerated (DUT background traffic)."""
+
+
 class CpsSettings(SearchSettings):
     """Maximum connection establishment rate: binary search with phase 1 only, table emptied before each step."""
 
 
-class ThroughputSettings(SearchSettings):
+class ThroughputSettings(SearchSettings, FilledTableSettings):
     """Throughput: phase 1 fills the tables at fill_rate, then a binary search with phase-2 trials."""
+
+    algorithm: Literal["binary", "mlr"] = "binary"
+    """Search algorithm: ``binary`` (RFC 2544 binary search with ``error``) or ``mlr`` (MLRsearch 1.2.1 with
+    relative width error / upper; needs ``pip install 'natbench[mlr]'``)."""
 
     duration: float = Field(default=60.0, gt=0)
     """Seconds of each phase-2 trial (RFC 2544: 60)."""
@@ -364,7 +396,7 @@ class ForwardingSettings(SearchSettings):
     """Seconds of each trial."""
 
 
-class FrameLossSettings(MetricSettings):
+class FrameLossSettings(FilledTableSettings):
     """Frame loss rate at fixed rates (RFC 8219), each in phase 2 after phase 1."""
 
     rates: list[Rate] = Field(min_length=1)
@@ -379,7 +411,7 @@ class FrameLossSettings(MetricSettings):
     needs_fill: ClassVar[bool] = True
 
 
-class LatencySettings(MetricSettings):
+class LatencySettings(FilledTableSettings):
     """Latency (typical = median, worst case = 99.9th percentile of tagged frames) in phase 2."""
 
     rate: Rate | None = Field(default=None, gt=0)
@@ -396,7 +428,7 @@ class LatencySettings(MetricSettings):
     needs_fill: ClassVar[bool] = True
 
 
-class PdvSettings(MetricSettings):
+class PdvSettings(FilledTableSettings):
     """Packet delay variation (D99.9 - Dmin) in phase 2."""
 
     rate: Rate | None = Field(default=None, gt=0)
@@ -419,7 +451,8 @@ class TeardownSettings(MetricSettings):
     gap: float = Field(default=2.0, ge=0)
     """Seconds between loading the table and deleting it."""
     empty_repetitions: int | None = Field(default=None, ge=1)
-    """Timings of the empty-table delete (T_0) per working point (None: same as repetitions)."""
+    """Time the empty-table delete (T_0) in the first this many repetitions of a working point only; later
+    repetitions reuse the median of those T_0 (seed 000, 3.4: one T_0 series for Jool). None: every repetition."""
 
     needs_fill: ClassVar[bool] = True
 
@@ -438,9 +471,14 @@ class CapacitySettings(SearchSettings):
     connection_error: Count = Field(gt=0)
     """The capacity search stops when its bounds are closer than this many connections."""
     beta: float = Field(default=0.2, gt=0, lt=1)
-    """A rate below beta x the previous probe's rate counts as collapsed."""
+    """Exponential search: the doubling stops at the first connection count whose rate is below beta x the
+    rate of the last safe (passing) count."""
     gamma: float = Field(default=0.4, gt=0, lt=1)
-    """Fraction of the previous rate used as the next probe's safe rate."""
+    """Final binary search: a probed connection count fails (the capacity is below it) when its rate is below
+    gamma x the rate of the last safe count; otherwise it becomes the new safe count (siitperf's gamma)."""
+
+    alpha: float = Field(default=1.0, gt=0)
+    """Each probe step is validated with reverse frames at alpha x the step's phase-1 rate (siitperf's alpha)."""
 
     @model_validator(mode="after")
     def _conn_bounds(self) -> CapacitySettings:
@@ -462,17 +500,7 @@ class ValidationSettings(MetricSettings):
     """Seconds between phase 1 and the reverse send."""
 
 
-METRIC_NAMES: tuple[str, ...] = (
-    "cps",
-    "throughput",
-    "frame_loss",
-    "latency",
-    "pdv",
-    "teardown",
-    "capacity",
-    "validation",
-    "forwarding",
-)
+METRIC_NAMES: tuple[str, ...] = METRICS
 """Metric (procedure) names in the order a working point runs them."""
 
 

@@ -27,12 +27,15 @@ def summary_lines(run: RunDirectory) -> list[str]:
     units: dict[str, str] = {}
     failed: dict[tuple[str, str], int] = defaultdict(int)
     at_limit: set[tuple[str, str]] = set()
+    tester_bound: set[tuple[str, str]] = set()
     for r in run.results():
         if r.value is None:
             failed[(r.point_id, r.metric)] += 1
         else:
             values[(r.point_id, r.metric)].append(r.value)
-            if r.extra.get("at_upper_limit"):
+            if r.extra.get("tester_bound"):
+                tester_bound.add((r.point_id, r.metric))
+            elif r.extra.get("at_upper_limit"):
                 at_limit.add((r.point_id, r.metric))
         units[r.metric] = r.unit
     lines = []
@@ -43,6 +46,8 @@ def summary_lines(run: RunDirectory) -> list[str]:
             if vs:
                 text += f" median {statistics.median(vs):>14,.6g}  min {min(vs):>14,.6g}  max {max(vs):>14,.6g}"
                 text += f" {units[metric]} (n={len(vs)})"
+            if (p["id"], metric) in tester_bound:
+                text += "  [tester-bound: the DUT passed all the tester could send; a lower bound]"
             if (p["id"], metric) in at_limit:
                 text += "  [no step failed: the search's upper bound limits the result]"
             n_failed = failed.get((p["id"], metric), 0)
@@ -120,6 +125,16 @@ def run_command(
         raise
     if parquet:
         run.export_parquet()
+    _print_tables(run.path)
     for line in summary_lines(run):
-        click.echo(line)
-    click.echo(f"run directory: {run.path} ({run.status})")
+        if "[" in line or "failed" in line:  # the flags the tables cannot show at a glance
+            click.echo(line)
+    click.echo(f"run directory: {run.path} ({run.status}); full report: natbench report {run.path}")
+
+
+def _print_tables(run_dir: Path) -> None:
+    """Print the seed-style text tables of a finished run (what `natbench report` prints first)."""
+    from natbench.report.load import load
+
+    for table in load(run_dir).tables():
+        click.echo(table.to_text())

@@ -236,24 +236,24 @@ class SshExecutor:
                     self.reconnects += 1
                     log.info("%s: connection dropped, reconnecting", self.description)
                 self.connect()
-            assert self._client is not None
-            transport = self._client.get_transport()
             try:
-                if transport is None:
-                    raise EOFError("no transport")
-                return transport.open_session(timeout=self.connect_timeout)
+                return self._new_session()
             except (paramiko.SSHException, OSError, EOFError):
                 # the session could not even start: reconnect once and go on
                 self.reconnects += 1
                 self.connect()
-                assert self._client is not None
-                transport = self._client.get_transport()
                 try:
-                    if transport is None:
-                        raise EOFError("no transport")
-                    return transport.open_session(timeout=self.connect_timeout)
+                    return self._new_session()
                 except (paramiko.SSHException, OSError, EOFError) as exc:
                     raise ConnectionLost(f"{self.description}: cannot open a session: {exc}") from None
+
+    def _new_session(self) -> paramiko.Channel:
+        """A session channel on the current connection (EOFError when there is no transport)."""
+        assert self._client is not None
+        transport = self._client.get_transport()
+        if transport is None:
+            raise EOFError("no transport")
+        return transport.open_session(timeout=self.connect_timeout)
 
     def _exec(self, chan: paramiko.Channel, command: str, limit: float, start: float) -> CommandResult:
         out: list[bytes] = []

@@ -51,6 +51,7 @@ RESULT_COLUMNS = [
     "filled_delete_s",
     "empty_delete_s",
     "connections",
+    "tester_bound",
 ]
 
 #: Columns of :func:`trials_frame` (counts are summed over directions).
@@ -134,6 +135,7 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         cols["filled_delete_s"].append(_num(extra.get("filled_delete_s", extra.get("T_N"))))
         cols["empty_delete_s"].append(_num(extra.get("empty_delete_s", extra.get("T_0"))))
         cols["connections"].append(_num(extra.get("connections")))
+        cols["tester_bound"].append(bool(extra.get("tester_bound", False)))
     return _results_from_columns(cols)
 
 
@@ -146,6 +148,7 @@ def _results_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
         df[c] = df[c].astype("float64")
     df["repetition"] = df["repetition"].astype("int64")
     df["directions"] = df["directions"].astype("int64")
+    df["tester_bound"] = df["tester_bound"].fillna(False).astype("bool")
     return df
 
 
@@ -257,12 +260,15 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     """Per (point_id, metric): median / min / max of the reported values and the search error.
 
     Columns: ``unit``, ``directions``, ``experiments`` (repetitions with a value), ``failed``
-    (repetitions without one), ``median``, ``min``, ``max`` and ``error`` (largest final search
-    width of the repetitions, in the reported unit; NaN when the metric is not a search).
+    (repetitions without one), ``tester_bound`` (repetitions whose search ended at the tester's
+    ceiling: their value is a lower bound of the DUT), ``median``, ``min``, ``max`` and ``error``
+    (largest final search width of the repetitions, in the reported unit; NaN when the metric is
+    not a search).
     """
+    columns = ["unit", "directions", "experiments", "failed", "tester_bound", "median", "min", "max", "error"]
     if results.empty:
         return pd.DataFrame(
-            columns=["unit", "directions", "experiments", "failed", "median", "min", "max", "error"],
+            columns=columns,
             index=pd.MultiIndex.from_arrays([[], []], names=["point_id", "metric"]),
         )
     g = results.groupby(["point_id", "metric"], observed=True, sort=False)
@@ -272,7 +278,8 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     out["directions"] = g["directions"].max()
     out = out.rename(columns={"count": "experiments"})
     out["failed"] = out["size"] - out["experiments"]
-    return out[["unit", "directions", "experiments", "failed", "median", "min", "max", "error"]]
+    out["tester_bound"] = g["tester_bound"].sum().astype("int64")
+    return out[columns]
 
 
 def _joined(summary: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:

@@ -102,6 +102,19 @@ def _errorbars(ax: Any, x: np.ndarray, d: pd.DataFrame, label: str, **kw: Any) -
     lo = med - d["min"].to_numpy(float)
     hi = d["max"].to_numpy(float) - med
     ax.errorbar(x, med, yerr=[lo, hi], marker="o", capsize=3, label=label, **kw)
+    if "tester_bound" in d:
+        bound = d["tester_bound"].fillna(0).to_numpy(float) > 0
+        if bound.any():  # the DUT passed all the tester could send there: the point is a lower bound
+            ax.plot(
+                x[bound],
+                med[bound],
+                linestyle="none",
+                marker="^",
+                markersize=11,
+                markerfacecolor="none",
+                color="black",
+                label="tester-bound: a lower bound of the DUT",
+            )
 
 
 def plot_cores(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any = None) -> Figure:

@@ -317,6 +317,7 @@ def performance_table(
     sc = scale_up_cores(summary, points) if cores_vary else None
     sn = scale_connections(summary, points) if conn_vary else None
     units: list[str] = []
+    notes: list[str] = []
 
     def block(m: str, prefix: str, scale_name: str, exp_row: bool) -> None:
         d = by[m]
@@ -328,6 +329,12 @@ def performance_table(
             b.add(f"{prefix} num. exp.", d["experiments"], fmt_count)
         if (d["failed"].fillna(0) > 0).any():  # repetitions that ended without a value
             b.add(f"{prefix} failed reps.", d["failed"], fmt_count)
+        if (d["tester_bound"].fillna(0) > 0).any():  # the DUT passed all the tester could send
+            b.add(f"{prefix} tester-bound reps.", d["tester_bound"], fmt_count)
+            notes.append(
+                "'tester-bound reps.' counts repetitions whose search ended at the tester's ceiling: "
+                "their value is a lower bound of the DUT's performance"
+            )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
         for stat in ("median", "min", "max"):
@@ -372,6 +379,8 @@ def performance_table(
     sizes = pts["frame_size"].dropna().unique()
     if len(sizes) == 1:
         caption += f" Frame size: {int(sizes[0])} bytes."
+    if notes:
+        caption += " " + "; ".join(dict.fromkeys(notes)) + "."
     key = "performance" if metrics_arg is None else "-".join(metrics_arg)
     return SeedTable(title, caption, cells, values, ids, key)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from natbench.results import Direction, PhaseResult
 from natbench.traffic.plan import TrafficPlan
 
-__all__ = ["Directions", "Mapping", "Phase2Options", "Tester"]
+__all__ = ["Directions", "LoadsMappings", "Mapping", "Phase2Options", "SetsReceiveTimeout", "Tester"]
 
 
 class Directions(enum.StrEnum):
@@ -92,4 +93,29 @@ class Tester(Protocol):
 
     def close(self) -> None:
         """Release ports, sockets and connections."""
+        ...
+
+
+# Optional hooks. A tester offers them by having the method; the engine calls them when present
+# (like ``begin_repetition``), so a tester without them still satisfies :class:`Tester`.
+
+
+@runtime_checkable
+class SetsReceiveTimeout(Protocol):
+    """Optional Tester hook: the metric's receive wait (the campaign's ``metrics.<name>.timeout``)."""
+
+    def set_receive_timeout(self, seconds: float) -> None:
+        """Wait ``seconds`` after the last frame is sent before counting, in every later phase 1, phase 2
+        and validation, until called again. The engine calls it before every trial with the metric's value."""
+        ...
+
+
+@runtime_checkable
+class LoadsMappings(Protocol):
+    """Optional Tester hook: the DUT's tuples in ``ResponderMode.READ``."""
+
+    def load_mappings(self, mappings: Sequence[Mapping]) -> None:
+        """The translated tuples the engine read from the DUT (``Dut.mappings()``) after the last phase 1;
+        :meth:`Tester.validate` sends one reverse frame to each (phase 2 gets them in
+        :attr:`Phase2Options.mappings` as well). Replaces tuples loaded or learned before."""
         ...

@@ -22,7 +22,7 @@ import numpy as np
 from natbench import __version__
 from natbench.errors import TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.base import Directions, Phase2Options
+from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import Family, ResponderMode, TrafficPlan
@@ -117,6 +117,7 @@ class SoftwareTester:
         self._plan: TrafficPlan | None = None
         self._learned: np.ndarray | None = None
         self._tuples: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._loaded: tuple[Mapping, ...] | None = None
         self._trial = 0
 
     # ------------------------------------------------------------------ Tester protocol
@@ -153,6 +154,7 @@ class SoftwareTester:
         self._plan = traffic
         self._learned = None
         self._tuples = None
+        self._loaded = None
 
     def phase1(self, rate: float, learn: bool) -> PhaseResult:
         """Send every enumerated pair once at ``rate``; with ``learn`` record the translated source ports."""
@@ -297,10 +299,19 @@ class SoftwareTester:
             extra=extra,
         )
 
+    def load_mappings(self, mappings: Sequence[Mapping]) -> None:
+        """Use the DUT's tuples (``ResponderMode.READ``) for :meth:`validate` until the next prepare."""
+        self._loaded = tuple(mappings)
+
+    def set_receive_timeout(self, seconds: float) -> None:
+        """Wait ``seconds`` after the last frame before counting, from the next trial on."""
+        self.receive_timeout = float(seconds)
+
     def validate(self, rate: float) -> PhaseResult:
         """Send one reverse frame per known tuple, reading the state table linearly; count arrivals."""
-        self._need_plan()
-        sport, dport, expect, mode_used = self._reverse_tuples(Phase2Options())
+        plan = self._need_plan()
+        loaded = self._loaded if plan.responder_mode is ResponderMode.READ else None
+        sport, dport, expect, mode_used = self._reverse_tuples(Phase2Options(mappings=loaded))
         n = len(sport)
         tx = {
             "fd": self._fd_resp,

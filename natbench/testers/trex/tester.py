@@ -46,7 +46,8 @@ class TRexSettings(BaseModel):
     pin_cores: bool = True
     """Bidirectional traffic: give each port of the dual port its own half of the cores (CORE_MASK_PIN)."""
     rx_delay_ms: int = Field(default=200, ge=0)
-    """Wait after the last frame before counters are read (the receive timeout; larger for slow DUTs)."""
+    """Wait after the last frame before counters are read, used until the engine passes the metric's
+    ``timeout`` through :meth:`TRexTester.set_receive_timeout` (which it does before every trial)."""
     rate_tolerance: float = Field(default=0.01, ge=0, lt=1)
     """Relative shortfall of the achieved TX rate that still counts as keeping the rate."""
     timing_slack: float = Field(default=0.1, ge=0)
@@ -91,6 +92,7 @@ class TRexTester:
         self._mappings: tuple[Mapping, ...] | None = None
         self._macs: dict[int, str] = {}
         self._ordered: tuple[tuple[int, int, str], tuple[Mapping, ...]] | None = None
+        self._rx_delay_ms = settings.rx_delay_ms
 
     # -- connection ------------------------------------------------------------------------
 
@@ -133,6 +135,12 @@ class TRexTester:
         self._plan = traffic
         self._mappings = None
         self._ordered = None
+
+    def set_receive_timeout(self, seconds: float) -> None:
+        """The metric's receive wait after the last frame (optional Tester hook; replaces ``rx_delay_ms``)."""
+        if seconds < 0:
+            raise TesterError(f"receive timeout must not be negative, got {seconds:g}")
+        self._rx_delay_ms = round(seconds * 1000)
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
         """Tuples read from the DUT (ResponderMode.READ) for :meth:`validate`; phase 2 also remembers them."""
@@ -201,8 +209,8 @@ class TRexTester:
         sess.clear_stats(list(ids.values()))
         t0 = time.monotonic()
         sess.start(port_list, duration=duration, pin=self.settings.pin_cores and len(active) == 2)
-        sess.wait(port_list, duration + self.settings.timeout_margin, self.settings.rx_delay_ms)
-        wall = time.monotonic() - t0 - self.settings.rx_delay_ms / 1000
+        sess.wait(port_list, duration + self.settings.timeout_margin, self._rx_delay_ms)
+        wall = time.monotonic() - t0 - self._rx_delay_ms / 1000
         stats = sess.stats()
         counts = self._counts(stats, active)
         latency: dict[Direction, LatencyStats] = {}
@@ -222,7 +230,12 @@ class TRexTester:
             tester_ok=not any(n.startswith("!") for n in notes),
             tester_note="; ".join(n.lstrip("!") for n in notes),
             responder_mode=str(plan.responder_mode),
-            extra={"wall_s": wall, "streams": len(program.streams), "queue_full": _queue_full(stats)},
+            extra={
+                "wall_s": wall,
+                "rx_wait_s": self._rx_delay_ms / 1000,
+                "streams": len(program.streams),
+                "queue_full": _queue_full(stats),
+            },
         )
 
     def facts(self) -> dict[str, Any]:
@@ -287,8 +300,8 @@ class TRexTester:
         sess.clear_stats(list(ids.values()))
         t0 = time.monotonic()
         sess.start([ids[port]], pin=False)
-        sess.wait([ids[port]], nominal + self.settings.timeout_margin, self.settings.rx_delay_ms)
-        wall = time.monotonic() - t0 - self.settings.rx_delay_ms / 1000
+        sess.wait([ids[port]], nominal + self.settings.timeout_margin, self._rx_delay_ms)
+        wall = time.monotonic() - t0 - self._rx_delay_ms / 1000
         stats = sess.stats()
         counts = self._counts(stats, [port])
         notes = self._rate_notes(stats, counts, frames, wall, nominal, continuous=False)
@@ -305,6 +318,7 @@ class TRexTester:
             responder_mode=responder_mode,
             extra={
                 "wall_s": wall,
+                "rx_wait_s": self._rx_delay_ms / 1000,
                 "frames": frames,
                 "step": program.step,
                 "pinned": program.pinned,
