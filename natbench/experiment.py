@@ -1,0 +1,798 @@
+"""Experiments outside a campaign file: measure one procedure at one working point, store it like a run.
+
+This is the library behind the pytest plugin (:mod:`natbench.pytest_plugin`);
+it works the same from a script or a notebook::
+
+    from natbench.experiment import Experiment, load_testbed
+
+    with Experiment(load_testbed("docs/examples/lab-testbed.yaml"), "results") as exp:
+        m = exp.measure("cps", connections="4k", upper="200k", error="10k", repetitions=3)
+        print(m.label, m.median)            # e.g. iptables-4k 61035.0
+    # exp.run_dir is a run directory: `natbench report` and `natbench.load` read it
+
+Every measurement is validated as a one-point campaign built from the
+testbed, the session traffic and the metric settings given (so a bad value
+is the same clear :class:`~natbench.errors.ConfigError` a campaign file
+gives), and runs through the same procedures as ``natbench run``. The run
+directory has the layout of the developers' guide; only ``campaign.yaml``
+differs: it records the session (testbed and one resolved campaign per
+measurement) because a pytest session is not a single campaign.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from natbench.errors import ConfigError
+from natbench.results import RepetitionResult
+from natbench.traffic.ports import PortRange
+from natbench.workingpoint import WorkingPoint, si_count
+
+__all__ = [
+    "Experiment",
+    "Measurement",
+    "SweepPoint",
+    "TestbedFile",
+    "load_testbed",
+    "split_connections",
+    "sweep_points",
+    "testbed_problems",
+]
+
+_ENV_REF = re.compile(r"\$\{(NATBENCH_[A-Za-z0-9_]*)\}")
+_LOCAL_ACCESS = ("lab", "netns", "local")
+
+
+# ---------------------------------------------------------------------------- the testbed file
+@dataclass
+class TestbedFile:
+    """A testbed (a campaign's ``testbed`` section) and, when read from a whole campaign, its defaults."""
+
+    __test__ = False  # not a pytest test class
+
+    testbed: dict[str, Any]
+    """The validated testbed section as plain data (``tester`` and ``duts``)."""
+    file: Path | None = None
+    """Where it was read from."""
+    traffic: dict[str, Any] = field(default_factory=dict)
+    """Traffic defaults (the campaign's ``traffic`` section; empty for a bare testbed file)."""
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Metric setting defaults (the campaign's ``metrics`` section; empty for a bare testbed file)."""
+    missing_env: tuple[str, ...] = ()
+    """``${NATBENCH_*}`` variables the file needs that are not set (the file is not loaded then)."""
+
+    @property
+    def tester_kind(self) -> str:
+        """``software`` or ``trex``."""
+        return str(self.testbed.get("tester", {}).get("kind", ""))
+
+    @property
+    def family(self) -> str:
+        """Traffic family: the file's traffic.family, else nat64 when a DUT is a NAT64 / PLAT, else nat44."""
+        if self.traffic.get("family"):
+            return str(self.traffic["family"])
+        roles = {str(d.get("role") or "") for d in self.testbed.get("duts", [])}
+        recipes = " ".join(str(d.get("recipe", "")) for d in self.testbed.get("duts", []))
+        return "nat64" if roles & {"nat64", "plat"} or "nat64" in recipes else "nat44"
+
+
+def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
+    """Read a testbed file: a campaign's ``testbed`` section on its own, or a whole campaign.
+
+    Errors are one :class:`~natbench.errors.ConfigError` naming the file, line
+    and field. A file that refers to ``${NATBENCH_*}`` variables without a
+    default which are not set is not an error here: :attr:`TestbedFile.missing_env`
+    names them, so tests can be skipped with that reason.
+    """
+    from natbench.campaign.schema import TestbedSpec
+    from natbench.campaign.source import parse_yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("no such testbed file", file=str(p)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", file=str(p)) from None
+    missing = tuple(sorted({m.group(1) for m in _ENV_REF.finditer(_strip_comments(text))} - set(os.environ)))
+    if missing:
+        return TestbedFile({}, p, missing_env=missing)
+    data, source = parse_yaml(text, str(p))
+    if isinstance(data, dict) and "testbed" in data:
+        from natbench.campaign import parse_campaign
+
+        campaign = parse_campaign(text, p)
+        resolved = campaign.to_dict()
+        return TestbedFile(resolved["testbed"], p, dict(resolved.get("traffic", {})), dict(resolved["metrics"]))
+    if not isinstance(data, dict):
+        raise ConfigError("a testbed file must be a YAML mapping with 'tester' and 'duts'", file=str(p), line=1)
+    from pydantic import ValidationError
+
+    try:
+        spec = TestbedSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if err.get("type") == "extra_forbidden":
+            msg = "unknown key (a testbed file holds 'tester' and 'duts', or is a whole campaign)"
+        elif err.get("type") == "missing":
+            msg = "required field is missing"
+        raise source.error(str(p), err["loc"], msg) from None
+    return TestbedFile(json.loads(spec.model_dump_json(exclude_none=True)), p)
+
+
+def _strip_comments(text: str) -> str:
+    return "\n".join(line.split(" #", 1)[0] if not line.lstrip().startswith("#") else "" for line in text.splitlines())
+
+
+def testbed_problems(testbed: TestbedFile, *, probe_network: bool = True) -> list[str]:
+    """Why this machine cannot drive the testbed (empty when it can): a skip reason per problem.
+
+    Checked: ``${NATBENCH_*}`` variables, root for the software tester and for
+    DUTs in local namespaces, the lab's tools, the software tester's C engine,
+    the TRex client library, and (``probe_network``) a TCP connection to the
+    TRex server and to every SSH DUT.
+    """
+    if testbed.missing_env:
+        return [f"the testbed file {testbed.file} needs environment variable(s) {', '.join(testbed.missing_env)}"]
+    problems: list[str] = []
+    kind = testbed.tester_kind
+    duts = list(testbed.testbed.get("duts", []))
+    access = [str(d.get("access", {}).get("kind", "")) for d in duts]
+    local = kind == "software" or any(a in _LOCAL_ACCESS for a in access)
+    if local and os.geteuid() != 0:
+        problems.append("needs root (the software tester and local DUTs use raw sockets and network namespaces)")
+    if "lab" in access:
+        missing = [t for t in ("ip", "nft", "sysctl", "iptables", "conntrack") if shutil.which(t) is None]
+        if missing:
+            problems.append(f"the local lab needs {', '.join(missing)} on PATH")
+    if kind == "software":
+        try:
+            from natbench.testers.software import tester as sw
+
+            if getattr(sw, "_engine", None) is None:
+                problems.append("the software tester's C engine is not built (pip install -e . builds it)")
+        except ImportError as exc:
+            problems.append(f"the software tester cannot be imported: {exc}")
+    if kind == "trex":
+        settings = dict(testbed.testbed.get("tester", {}).get("settings", {}))
+        try:
+            from natbench.testers.trex.client import load_api
+
+            load_api()
+        except Exception as exc:  # TesterError or ImportError: either way no client
+            problems.append(f"no TRex client library: {exc}")
+        server = str(settings.get("server", ""))
+        if probe_network and server:
+            why = _tcp_unreachable(server, int(settings.get("sync_port", 4501)))
+            if why:
+                problems.append(f"no TRex server reachable: {why}")
+    if probe_network:
+        for d in duts:
+            a = d.get("access", {})
+            if a.get("kind") == "ssh":
+                why = _tcp_unreachable(str(a.get("host", "")), int(a.get("port", 22)))
+                if why:
+                    problems.append(f"DUT {d.get('name')} not reachable over SSH: {why}")
+    return problems
+
+
+def _tcp_unreachable(host: str, port: int, timeout: float = 2.0) -> str | None:
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"{host}:{port}: {exc.strerror or exc}"
+
+
+# ---------------------------------------------------------------------------- sweep points
+@dataclass(frozen=True)
+class SweepPoint:
+    """Where a sweep-marked test measures: DUT cores, port ranges, frame size (None: not set)."""
+
+    cores: int | None = None
+    """Active DUT cores (None: leave as the testbed has them)."""
+    src_ports: PortRange | None = None
+    """Initiator source ports."""
+    dst_ports: PortRange | None = None
+    """Responder destination ports."""
+    frame_size: int | None = None
+    """IPv4 frame size in bytes."""
+
+    @property
+    def connections(self) -> int | None:
+        """|S| x |D| when both ranges are set."""
+        if self.src_ports is None or self.dst_ports is None:
+            return None
+        return len(self.src_ports) * len(self.dst_ports)
+
+    @property
+    def id(self) -> str:
+        """Readable test id: ``4c-4M``, ``1k``, ``2c-4M-128B``."""
+        parts = []
+        if self.cores is not None:
+            parts.append(f"{self.cores}c")
+        if self.connections is not None:
+            parts.append(si_count(self.connections))
+        if self.frame_size is not None:
+            parts.append(f"{self.frame_size}B")
+        return "-".join(parts) or "default"
+
+
+def split_connections(connections: int, dst_ports: int | None = None) -> tuple[PortRange, PortRange]:
+    """Port ranges giving ``connections`` = |S| x |D|, more source than destination ports as in the seeds.
+
+    ``dst_ports`` fixes |D|; otherwise |D| is the largest of 1000, 100, 10, 1 that divides
+    the count and is not larger than |S| (4M -> 4000 x 1000, 16k -> 160 x 100, 1k -> 100 x 10),
+    with |S| <= 64511. Source ports start at 1024, destination ports at 1.
+    """
+    if connections < 1:
+        raise ConfigError(f"connections must be at least 1, got {connections}", field="connections")
+    choices = [dst_ports] if dst_ports else [d for d in (1000, 100, 10, 1) if d * d <= connections] or [1]
+    for d in choices:
+        if d and connections % d == 0 and connections // d <= 64511 and d <= 65535:
+            s = connections // d
+            return PortRange(1024, 1024 + s - 1), PortRange(1, d)
+    raise ConfigError(
+        f"cannot split {connections} connections into source x destination ports"
+        + (f" with {dst_ports} destination ports" if dst_ports else "")
+        + "; give ports=[(src, dst), ...] instead",
+        field="connections",
+    )
+
+
+def _count(value: Any, what: str) -> int:
+    from natbench.campaign.values import parse_count
+
+    try:
+        return parse_count(value)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{what}: {exc}", field=what) from None
+
+
+def _ports(value: Any, what: str) -> PortRange:
+    from natbench.campaign.values import parse_port_range
+
+    if isinstance(value, PortRange):
+        return value
+    try:
+        return parse_port_range(value)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{what}: {exc}", field=what) from None
+
+
+def sweep_points(
+    cores: Sequence[int] | None = None,
+    connections: Sequence[int | str] | None = None,
+    *,
+    ports: Sequence[tuple[Any, Any]] | None = None,
+    dst_ports: int | None = None,
+    frame_sizes: Sequence[int] | None = None,
+) -> list[SweepPoint]:
+    """The product cores x connections (or explicit ``ports`` pairs) x frame sizes, cores outermost.
+
+    ``connections`` take ``4000000``, ``"4M"`` or ``"2^22"``; each is split by
+    :func:`split_connections`. ``ports`` take ``(src, dst)`` pairs of port
+    ranges (``"1-4000"``, ``4000``, ...) instead.
+    """
+    if connections is not None and ports is not None:
+        raise ConfigError("give connections or ports, not both", field="natbench_sweep")
+    ranges: list[tuple[PortRange | None, PortRange | None]] = [(None, None)]
+    if connections is not None:
+        ranges = [split_connections(_count(c, "connections"), dst_ports) for c in connections]
+    elif ports is not None:
+        ranges = [(_ports(s, "ports"), _ports(d, "ports")) for s, d in ports]
+    core_list: list[int | None] = [int(c) for c in cores] if cores is not None else [None]
+    sizes: list[int | None] = [int(f) for f in frame_sizes] if frame_sizes is not None else [None]
+    out = [SweepPoint(c, s, d, f) for c in core_list for (s, d) in ranges for f in sizes]
+    if not out or (cores is not None and not cores) or (connections is not None and not connections):
+        raise ConfigError("a sweep needs at least one value per axis", field="natbench_sweep")
+    return out
+
+
+# ---------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Measurement:
+    """The outcome of :meth:`Experiment.measure`: the repetitions of one metric at one working point."""
+
+    metric: str
+    """Procedure name (cps, throughput, ...)."""
+    point: WorkingPoint
+    """The working point measured."""
+    results: tuple[RepetitionResult, ...]
+    """One result per repetition (``value`` None when a repetition could not finish)."""
+    run_dir: Path
+    """The run directory the trials and results were stored in."""
+
+    @property
+    def label(self) -> str:
+        """The working point's label, e.g. ``iptables-2c-4k``."""
+        return self.point.label
+
+    @property
+    def values(self) -> list[float]:
+        """Values of the repetitions that finished, in repetition order."""
+        return [r.value for r in self.results if r.value is not None and not math.isnan(r.value)]
+
+    @property
+    def failed(self) -> list[RepetitionResult]:
+        """Repetitions that could not finish (too many invalid trials, ...); see their ``extra``."""
+        return [r for r in self.results if r.value is None]
+
+    @property
+    def unit(self) -> str:
+        """Unit of the values (per direction for rates, as stored)."""
+        return self.results[0].unit if self.results else ""
+
+    def _need(self) -> list[float]:
+        if not self.values:
+            reasons = "; ".join(str(r.extra.get("failed") or r.extra.get("error") or "no value") for r in self.results)
+            raise ValueError(f"{self.metric} at {self.label}: no repetition finished ({reasons})")
+        return self.values
+
+    @property
+    def median(self) -> float:
+        """Median of the finished repetitions (ValueError when none finished)."""
+        return float(statistics.median(self._need()))
+
+    @property
+    def min(self) -> float:
+        """Smallest value."""
+        return float(min(self._need()))
+
+    @property
+    def max(self) -> float:
+        """Largest value."""
+        return float(max(self._need()))
+
+    def __repr__(self) -> str:
+        vals = ", ".join(f"{v:.6g}" for v in self.values)
+        return f"Measurement({self.metric!r}, {self.label!r}, [{vals}] {self.unit})"
+
+
+# ---------------------------------------------------------------------------- the experiment
+_TRAFFIC_KEYS = ("src_ports", "dst_ports", "frame_sizes")
+
+
+class Experiment:
+    """A testbed, built once, and one run directory that collects every measurement made with it.
+
+    ``tester`` / ``dut`` may be given (already built objects, e.g. the fakes of
+    :mod:`natbench.testing` in unit tests); otherwise they are built through
+    :mod:`natbench.testbed` on first use, the tester first (it brings the local
+    lab up for ``access: {kind: lab}`` DUTs). A lab this experiment brought up
+    is removed again by :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        testbed: TestbedFile,
+        results: str | os.PathLike[str] = "results",
+        *,
+        name: str = "pytest",
+        run_dir: str | os.PathLike[str] | None = None,
+        tester: Any = None,
+        dut: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if testbed.missing_env:
+            raise ConfigError(
+                f"environment variable(s) {', '.join(testbed.missing_env)} not set",
+                file=str(testbed.file) if testbed.file else None,
+            )
+        self.testbed = testbed
+        """The testbed (and defaults) measurements use."""
+        self.name = name
+        """Run name (run.json campaign_name, run directory prefix)."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        self.run_dir = Path(run_dir) if run_dir else Path(results) / f"{name}-{stamp}-{os.getpid()}"
+        """The run directory (created at the first measurement)."""
+        self.sleep = sleep
+        self.clock = clock
+        self._tester = tester
+        self._dut = dut
+        self._own_lab: str | None = None
+        self._session_campaign: Any = None
+        self._store: Any = None
+        self._points: dict[str, WorkingPoint] = {}
+        self._entries: list[dict[str, Any]] = []
+        self._current: tuple[int, str] | None = None  # (id(dut), point id) the DUT is set up for
+        self._prepared: tuple[int, str, str] | None = None
+        self._repetitions: dict[tuple[str, str], int] = {}
+        self._prior: dict[str, dict[str, list[float]]] = {}
+        self.measurements: list[Measurement] = []
+        """Everything measured so far."""
+
+    # ------------------------------------------------------------------ testbed objects
+    def _campaign_dict(self, metrics: Mapping[str, Any], traffic: Mapping[str, Any], sweep: Mapping[str, Any]) -> Any:
+        return {
+            "schema_version": 1,
+            "name": self.name,
+            "testbed": json.loads(json.dumps(self.testbed.testbed)),
+            "traffic": dict(traffic),
+            "sweep": dict(sweep),
+            "metrics": dict(metrics),
+        }
+
+    def session_campaign(self) -> Any:
+        """The campaign the tester and DUT are built from: the testbed plus the session's traffic."""
+        if self._session_campaign is None:
+            tb = self.testbed.testbed
+            tester = tb.get("tester", {})
+            if tester.get("kind") == "software" and any(d.get("access", {}).get("kind") == "lab" for d in tb["duts"]):
+                settings = tester.setdefault("settings", {})
+                if "lab" not in settings:
+                    # a lab of our own, unique on this machine, removed again by close()
+                    settings["lab"] = f"nbpt{os.getpid()}"
+                    self._own_lab = settings["lab"]
+            traffic = self._base_traffic()
+            # the session campaign only builds the testbed: a one-connection placeholder point
+            traffic.setdefault("src_ports", self.testbed.traffic.get("src_ports") or "1024-1024")
+            traffic.setdefault("dst_ports", self.testbed.traffic.get("dst_ports") or "1-1")
+            metrics = {"validation": {"rate": 1.0, "repetitions": 1}}  # placeholder: nothing is measured with it
+            self._session_campaign = _campaign(self._campaign_dict(metrics, traffic, {}), file=self.testbed.file)
+        return self._session_campaign
+
+    def _base_traffic(self) -> dict[str, Any]:
+        traffic = {k: v for k, v in self.testbed.traffic.items() if k not in _TRAFFIC_KEYS}
+        traffic["family"] = self.testbed.family
+        return traffic
+
+    @property
+    def tester(self) -> Any:
+        """The traffic generator (built on first use)."""
+        if self._tester is None:
+            from natbench.testbed import build_tester
+
+            campaign = self.session_campaign()
+            lab_was_up = self._lab_is_up()
+            try:
+                self._tester = build_tester(campaign)
+            except BaseException:
+                self._remove_lab(lab_was_up)
+                raise
+            if lab_was_up:
+                self._own_lab = None  # somebody else's lab: leave it
+            # the lab fills in recipe parameters (interfaces, addresses): keep them for every measurement
+            self.testbed.testbed["duts"] = [d.model_dump(mode="json", exclude_none=True) for d in campaign.testbed.duts]
+        return self._tester
+
+    @property
+    def dut(self) -> Any:
+        """The device(s) under test (built on first use, after the tester)."""
+        if self._dut is None:
+            from natbench.testbed import build_dut
+
+            _ = self.tester
+            self._dut = build_dut(self.session_campaign())
+        return self._dut
+
+    def _lab_is_up(self) -> bool:
+        if not self._own_lab:
+            return False
+        try:
+            from natbench.lab import Lab
+
+            return bool(Lab(self._own_lab).is_up())
+        except Exception:
+            return False
+
+    def _remove_lab(self, was_up: bool) -> None:
+        if self._own_lab and not was_up:
+            with contextlib.suppress(Exception):
+                from natbench.lab import Lab
+
+                Lab(self._own_lab).down()
+
+    # ------------------------------------------------------------------ measuring
+    def build_campaign(
+        self,
+        metric: str,
+        *,
+        cores: int | None = None,
+        connections: int | str | None = None,
+        src_ports: Any = None,
+        dst_ports: Any = None,
+        frame_size: int | None = None,
+        traffic: Mapping[str, Any] | None = None,
+        dut_params: Mapping[str, Mapping[str, Any]] | None = None,
+        **settings: Any,
+    ) -> Any:
+        """The one-point campaign of a measurement (validated; ConfigError names the bad field)."""
+        from natbench.campaign import METRIC_NAMES
+
+        if metric not in METRIC_NAMES:
+            raise ConfigError(f"unknown metric {metric!r}; known: {', '.join(METRIC_NAMES)}", field="metric")
+        if connections is not None:
+            if src_ports is not None:
+                raise ConfigError("give connections or src_ports/dst_ports, not both", field="connections")
+            n = _count(connections, "connections")
+            d = len(_ports(dst_ports, "dst_ports")) if dst_ports is not None else None
+            s_range, d_range = split_connections(n, d)
+            src_ports, dst_ports = str(s_range), str(d_range)
+        t = self._base_traffic()
+        for key in ("src_ports", "dst_ports"):
+            if self.testbed.traffic.get(key) is not None:
+                t[key] = self.testbed.traffic[key]
+        if self.testbed.traffic.get("frame_sizes"):
+            t["frame_sizes"] = self.testbed.traffic["frame_sizes"][:1]
+        t.update(dict(traffic or {}))
+        if t.get("family") != self.testbed.family:
+            raise ConfigError(
+                f"this testbed's traffic family is {self.testbed.family}; a measurement cannot change it",
+                field="traffic.family",
+            )
+        if src_ports is not None:
+            t["src_ports"] = str(_ports(src_ports, "src_ports"))
+        if dst_ports is not None:
+            t["dst_ports"] = str(_ports(dst_ports, "dst_ports"))
+        if frame_size is not None:
+            t["frame_sizes"] = [int(frame_size)]
+        if t.get("src_ports") is None or t.get("dst_ports") is None:
+            raise ConfigError(
+                "no port ranges: give connections=..., src_ports=/dst_ports=, or mark the test with natbench_sweep",
+                field="traffic.src_ports",
+            )
+        sweep: dict[str, Any] = {"product": {}}
+        if cores is not None:
+            sweep["product"]["cores"] = [int(cores)]
+        for dut, params in (dut_params or {}).items():
+            for key, value in params.items():
+                sweep["product"][f"duts.{dut}.{key}"] = [value]
+        base = dict(self.testbed.metrics.get(metric, {}))
+        base.update(settings)
+        return _campaign(self._campaign_dict({metric: base}, t, sweep))
+
+    def measure(
+        self,
+        metric: str,
+        *,
+        test: str | None = None,
+        tester: Any = None,
+        dut: Any = None,
+        **kwargs: Any,
+    ) -> Measurement:
+        """Run every repetition of ``metric`` at one working point and store each trial and result.
+
+        Keyword arguments: ``cores``, ``connections`` (or ``src_ports`` /
+        ``dst_ports``), ``frame_size``, ``traffic`` (overrides of the traffic
+        section), ``dut_params`` (``{dut: {param: value}}``), and the metric's
+        settings (``repetitions``, ``upper``, ``error``, ``duration``, ...; names
+        as in a campaign's ``metrics.<metric>`` section). ``test`` names the
+        caller in the run's record. Repetitions continue the numbering of
+        earlier measurements of the same metric at the same point, so a report
+        aggregates them together.
+        """
+        from natbench.procedures import ProcedureContext, run_repetition
+        from natbench.runner import spec_from_campaign
+
+        campaign = self.build_campaign(metric, **kwargs)
+        [raw_point] = campaign.points()
+        spec = spec_from_campaign(campaign, "")
+        tester = tester if tester is not None else self.tester
+        dut = dut if dut is not None else self.dut
+        point = self._register(raw_point, campaign, metric, test)
+        store = self._open_store(tester)
+        settings = spec.settings(raw_point, metric)
+        plan = campaign.traffic_plan(raw_point)
+        self._setup(dut, point)
+        prep_key = (id(tester), point.id, json.dumps(campaign.to_dict()["traffic"], sort_keys=True, default=str))
+        if self._prepared != prep_key:
+            tester.prepare(plan)
+            self._prepared = prep_key
+        prior = self._prior.setdefault(point.id, {})
+        results: list[RepetitionResult] = []
+        first = self._repetitions.get((point.id, metric), 0)
+        try:
+            for rep in range(first, first + settings.repetitions):
+                for obj in (tester, dut):
+                    hook = getattr(obj, "begin_repetition", None)
+                    if callable(hook):
+                        hook(point.id, metric, rep)
+                ctx = ProcedureContext(
+                    tester=tester,
+                    dut=dut,
+                    point=point,
+                    plan=plan,
+                    metric=metric,
+                    repetition=rep,
+                    settings=settings,
+                    emit=store.append_trial,
+                    clock=self.clock,
+                    sleep=self.sleep,
+                    prior=prior,
+                )
+                result = run_repetition(ctx)
+                store.append_result(result)
+                self._repetitions[(point.id, metric)] = rep + 1
+                if result.value is not None:
+                    prior.setdefault(metric, []).append(result.value)
+                results.append(result)
+        except BaseException:
+            # the DUT's state is unknown now: set it up afresh for the next measurement
+            self._teardown(dut)
+            raise
+        m = Measurement(metric, point, tuple(results), self.run_dir)
+        self.measurements.append(m)
+        return m
+
+    def _register(self, raw: WorkingPoint, campaign: Any, metric: str, test: str | None) -> WorkingPoint:
+        point = self._points.get(raw.id)
+        if point is None:
+            point = replace(raw, index=len(self._points))
+            self._points[point.id] = point
+        self._entries.append(
+            {"test": test, "metric": metric, "point": point.id, "label": point.label, "campaign": campaign.to_dict()}
+        )
+        if self._store is not None:
+            self._write_session_files()
+        return point
+
+    def _open_store(self, tester: Any) -> Any:
+        if self._store is None:
+            from natbench.store import RunStore
+
+            self._store = RunStore.create(
+                self.run_dir,
+                campaign_text=self._session_text(),
+                points=list(self._points.values()),
+                campaign_file=str(self.testbed.file) if self.testbed.file else None,
+                campaign_name=self.name,
+                tester_facts=_plain(tester.facts()),
+            )
+            _point_latest(self.run_dir)
+        return self._store
+
+    def _setup(self, dut: Any, point: WorkingPoint) -> None:
+        key = (id(dut), point.id)
+        if self._current == key:
+            return
+        self._teardown(dut)
+        dut.setup(point)
+        self._current = key
+        self._prepared = None
+        facts = _plain(dut.facts())
+        duts = facts if facts and all(isinstance(v, dict) for v in facts.values()) else {"dut": facts}
+        point_facts = dict(self._store.meta.get("point_facts", {}))
+        point_facts[point.id] = duts
+        self._store.update_meta(duts=duts, point_facts=point_facts)
+
+    def _teardown(self, dut: Any) -> None:
+        if self._current is not None:
+            self._current = None
+            self._prepared = None
+            dut.teardown()
+
+    def _session_text(self) -> str:
+        doc = {
+            "kind": "natbench-experiment",
+            "name": self.name,
+            "testbed_file": str(self.testbed.file) if self.testbed.file else None,
+            "testbed": self.testbed.testbed,
+            "measurements": self._entries,
+        }
+        head = (
+            "# A natbench experiment session (pytest plugin or natbench.experiment), not a campaign file:\n"
+            "# each entry of 'measurements' holds the resolved one-point campaign that was measured.\n"
+        )
+        return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+
+    def _write_session_files(self) -> None:
+        from natbench.store import CAMPAIGN, POINTS, point_to_dict
+
+        _atomic_write(self.run_dir / CAMPAIGN, self._session_text())
+        _atomic_write(
+            self.run_dir / POINTS, json.dumps([point_to_dict(p) for p in self._points.values()], indent=2) + "\n"
+        )
+
+    # ------------------------------------------------------------------ closing
+    def close(self, status: str = "complete", **meta: Any) -> None:
+        """Tear the DUT down, close the tester, finish run.json and remove a lab this experiment built."""
+        errors: list[BaseException] = []
+        if self._dut is not None or self._current is not None:
+            try:
+                if self._dut is not None:
+                    self._teardown(self._dut)
+            except Exception as exc:
+                errors.append(exc)
+        if self._tester is not None:
+            try:
+                self._tester.close()
+            except Exception as exc:
+                errors.append(exc)
+        if self._store is not None:
+            if meta:
+                self._store.update_meta(**_plain(meta))
+            self._store.set_status(status, failure=str(errors[0]) if errors and status == "failed" else None)
+            self._store.close()
+            self._store = None
+        self._remove_lab(False)
+        self._own_lab = None
+        if errors:
+            raise errors[0]
+
+    def __enter__(self) -> Experiment:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.close("failed" if exc is not None else "complete")
+
+    @property
+    def stored(self) -> bool:
+        """True once a measurement was stored (the run directory exists)."""
+        return self._store is not None or (self.run_dir / "run.json").exists()
+
+    def points(self) -> Iterable[WorkingPoint]:
+        """The working points measured so far, in order."""
+        return list(self._points.values())
+
+
+def _campaign(data: dict[str, Any], file: Path | None = None) -> Any:
+    """Validate a campaign built in code; a schema error names the field (there is no line to name)."""
+    from pydantic import ValidationError
+
+    from natbench.campaign import Campaign, CampaignSpec
+    from natbench.campaign.source import format_path
+
+    try:
+        CampaignSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = [p for p in err["loc"] if isinstance(p, int) or not any(c in str(p) for c in "[(")]
+        kind = err.get("type")
+        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if kind == "missing":
+            msg = "required field is missing"
+        elif kind == "extra_forbidden":
+            msg = "unknown setting"
+        raise ConfigError(msg, field=format_path(loc)) from None
+    return Campaign.from_dict(data, file=file)
+
+
+def _point_latest(run_dir: Path) -> None:
+    """Make ``<results>/latest`` a symlink to the newest run directory (best effort)."""
+    link = run_dir.parent / "latest"
+    tmp = run_dir.parent / f".latest.{os.getpid()}"
+    with contextlib.suppress(OSError):
+        if tmp.is_symlink():
+            tmp.unlink()
+        tmp.symlink_to(run_dir.name)
+        if link.exists() and not link.is_symlink():
+            tmp.unlink()
+            return
+        os.replace(tmp, link)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return str(obj)
