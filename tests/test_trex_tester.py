@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -87,6 +89,38 @@ def test_trex_client_path_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
     assert str(interactive) in sys.path
+
+
+# The client's trex/__init__.py swaps its bundled PyYAML 3.11 in for the loaded one; after load_api the rest
+# of the process must still get the PyYAML it had (with yaml.resolver and the current dump signature).
+_YAML_AFTER_LOAD_API = """
+import sys
+{before}
+from natbench.testers.trex.client import load_api
+api = load_api()
+import yaml
+from importlib.metadata import version
+assert yaml.__version__ == version("PyYAML"), yaml.__file__
+assert {same}
+assert yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG == "tag:yaml.org,2002:map"
+assert yaml.safe_dump({{"b": 1, "a": 2}}, sort_keys=False) == "b: 1\\na: 2\\n"
+import natbench.duts.yamllines  # first imported after the client: builds its loader on yaml.resolver
+assert "external_libs" in sys.modules["trex.stl.trex_stl_packet_builder_scapy"].yaml.__file__  # TRex keeps its own
+print(api.STLStream.__name__)
+"""
+
+
+@pytest.mark.parametrize("yaml_loaded_first", [True, False], ids=["yaml-loaded-first", "yaml-not-loaded"])
+def test_loading_the_client_leaves_the_process_its_own_yaml(yaml_loaded_first: bool) -> None:
+    pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
+    code = _YAML_AFTER_LOAD_API.format(
+        before="import yaml; ours = yaml" if yaml_loaded_first else "",
+        same="sys.modules['yaml'] is ours" if yaml_loaded_first else "'yaml' in sys.modules",
+    )
+    # a fresh interpreter: load_api caches the module, so in this process it may have run long ago
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "STLStream"
 
 
 def test_version_parsing() -> None:

@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -38,8 +39,31 @@ _HINT = (
 _API: ModuleType | None = None
 
 
+@contextlib.contextmanager
+def _keeping_loaded_modules() -> Iterator[None]:
+    """Give the process back the modules it had before importing the TRex client.
+
+    The client's ``trex/__init__.py`` removes every loaded package that shares a name
+    with one of its bundled ``external_libs`` (``yaml``, ``scapy``, ``zmq``, ...) from
+    ``sys.modules`` and puts its own copies first on ``sys.path``. For PyYAML it removes
+    only the package, not its submodules, so the next ``import yaml`` anywhere in the
+    process got TRex's PyYAML 3.11 ``__init__`` over our ``yaml.resolver`` and friends:
+    a module without ``yaml.resolver`` and with the 3.11 ``dump`` signature. The TRex
+    modules keep the copies they imported; everybody else gets the original modules.
+    PyYAML (natbench's own dependency) is imported first so it is among them.
+    """
+    importlib.import_module("yaml")
+    loaded = dict(sys.modules)
+    try:
+        yield
+    finally:
+        for name, module in loaded.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+
+
 def _import_api() -> ModuleType:
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _keeping_loaded_modules():
         warnings.simplefilter("ignore")
         return importlib.import_module("trex.stl.api")
 
