@@ -38,6 +38,7 @@ import yaml
 
 from natbench.errors import ConfigError
 from natbench.results import RepetitionResult
+from natbench.store import atomic_write, plain_json
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
 
@@ -654,7 +655,7 @@ class Experiment:
                 points=list(self._points.values()),
                 campaign_file=str(self.testbed.file) if self.testbed.file else None,
                 campaign_name=self.name,
-                tester_facts=_plain(tester.facts()),
+                tester_facts=plain_json(tester.facts()),
             )
             _point_latest(self.run_dir)
         return self._store
@@ -667,7 +668,7 @@ class Experiment:
         dut.setup(point)
         self._current = key
         self._prepared = None
-        facts = _plain(dut.facts())
+        facts = plain_json(dut.facts())
         duts = facts if facts and all(isinstance(v, dict) for v in facts.values()) else {"dut": facts}
         point_facts = dict(self._store.meta.get("point_facts", {}))
         point_facts[point.id] = duts
@@ -696,8 +697,8 @@ class Experiment:
     def _write_session_files(self) -> None:
         from natbench.store import CAMPAIGN, POINTS, point_to_dict
 
-        _atomic_write(self.run_dir / CAMPAIGN, self._session_text())
-        _atomic_write(
+        atomic_write(self.run_dir / CAMPAIGN, self._session_text())
+        atomic_write(
             self.run_dir / POINTS, json.dumps([point_to_dict(p) for p in self._points.values()], indent=2) + "\n"
         )
 
@@ -718,7 +719,7 @@ class Experiment:
                 errors.append(exc)
         if self._store is not None:
             if meta:
-                self._store.update_meta(**_plain(meta))
+                self._store.update_meta(**plain_json(meta))
             self._store.set_status(status, failure=str(errors[0]) if errors and status == "failed" else None)
             self._store.close()
             self._store = None
@@ -777,22 +778,3 @@ def _point_latest(run_dir: Path) -> None:
             tmp.unlink()
             return
         os.replace(tmp, link)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_plain(v) for v in obj]
-    if obj is None or isinstance(obj, bool | int | float | str):
-        return obj
-    return str(obj)

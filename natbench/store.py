@@ -59,7 +59,9 @@ __all__ = [
     "RepKey",
     "RunDirectory",
     "RunStore",
+    "atomic_write",
     "host_facts",
+    "plain_json",
     "point_to_dict",
 ]
 
@@ -136,8 +138,12 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves either the old or the new file."""
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a crash leaves either the old or the new file.
+
+    Writes a hidden temporary file beside it, fsyncs it, renames it over ``path``
+    and fsyncs the directory, so the new entry survives a power cut too.
+    """
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
@@ -145,6 +151,17 @@ def _atomic_write(path: Path, text: str) -> None:
         os.fsync(f.fileno())
     os.replace(tmp, path)
     _fsync_dir(path.parent)
+
+
+def plain_json(obj: Any) -> Any:
+    """A JSON-safe copy of facts or metadata: dict keys become strings, tuples lists, unknown objects strings."""
+    if isinstance(obj, dict):
+        return {str(k): plain_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [plain_json(v) for v in obj]
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return str(obj)
 
 
 def _json_safe(obj: Any) -> Any:
@@ -348,10 +365,10 @@ class RunStore:
             "duts": dut_facts or {},
             "status": "running",
         }
-        _atomic_write(p / CAMPAIGN, campaign_text)
-        _atomic_write(p / POINTS, json.dumps([point_to_dict(pt) for pt in points], indent=2) + "\n")
-        _atomic_write(p / TRIALS, "")  # exists (and its directory entry is durable) before the first trial
-        _atomic_write(p / RUN, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        atomic_write(p / CAMPAIGN, campaign_text)
+        atomic_write(p / POINTS, json.dumps([point_to_dict(pt) for pt in points], indent=2) + "\n")
+        atomic_write(p / TRIALS, "")  # exists (and its directory entry is durable) before the first trial
+        atomic_write(p / RUN, json.dumps(meta, indent=2, sort_keys=True) + "\n")
         return meta
 
     @classmethod
@@ -389,7 +406,7 @@ class RunStore:
                     f.write("".join(ln + "\n" for ln in new))
                     f.flush()
                     os.fsync(f.fileno())
-            _atomic_write(p / TRIALS, "".join(ln + "\n" for ln in keep))
+            atomic_write(p / TRIALS, "".join(ln + "\n" for ln in keep))
         meta = dict(run.meta)
         meta.setdefault("resumed_at", []).append(time.time())
         meta["status"] = "running"
@@ -436,7 +453,7 @@ class RunStore:
         self._write_meta()
 
     def _write_meta(self) -> None:
-        _atomic_write(self.path / RUN, json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n")
+        atomic_write(self.path / RUN, json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n")
 
     def reader(self) -> RunDirectory:
         """A reader of this run directory."""
