@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from natbench.errors import ConfigError
@@ -9,19 +10,18 @@ from natbench.testers.software.tester import Port, SoftwareTester, read_mac
 
 __all__ = ["Port", "SoftwareTester", "create"]
 
-_KNOWN = {
-    "initiator",
-    "responder",
-    "cpus",
-    "timeout",
-    "rate_tolerance",
-    "lab",
-    "rcvbuf",
-    "lateness_slack",
-    "max_stall",
-    "realtime",
-    "keep_lab",
+_OPTIONS: dict[str, Callable[[Any], Any]] = {
+    "timeout": float,
+    "rate_tolerance": float,
+    "lateness_slack": float,
+    "max_stall": float,
+    "realtime": bool,
+    "rcvbuf": int,
 }
+"""Settings handed to :class:`SoftwareTester` as keyword arguments, with the type each is converted to."""
+
+_KNOWN = {"initiator", "responder", "cpus", "lab", "keep_lab", *_OPTIONS}
+"""Every setting of ``testbed.tester.settings`` the software tester accepts."""
 
 
 def _port(spec: Any, field: str) -> Port:
@@ -62,19 +62,7 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
     from natbench.lab import lab_for_campaign, release_lab  # the lab imports the tester, not the other way round
 
     lab, created = lab_for_campaign(campaign, settings) if campaign is not None else (None, False)
-    options: dict[str, Any] = {}
-    if "timeout" in settings:
-        options["timeout"] = float(settings["timeout"])
-    if "rate_tolerance" in settings:
-        options["rate_tolerance"] = float(settings["rate_tolerance"])
-    if "lateness_slack" in settings:
-        options["lateness_slack"] = float(settings["lateness_slack"])
-    if "max_stall" in settings:
-        options["max_stall"] = float(settings["max_stall"])
-    if "realtime" in settings:
-        options["realtime"] = bool(settings["realtime"])
-    if "rcvbuf" in settings:
-        options["rcvbuf"] = int(settings["rcvbuf"])
+    options: dict[str, Any] = {name: kind(settings[name]) for name, kind in _OPTIONS.items() if name in settings}
     if "timeout" not in options:
         waits = [
             float(w) for m in _metric_settings(campaign) if isinstance(w := getattr(m, "timeout", None), int | float)
