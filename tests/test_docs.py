@@ -18,13 +18,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from lab_helpers import need_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [
@@ -180,14 +180,6 @@ def _execute(block: Block, workdir: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=900, check=False)
 
 
-def _need_lab() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, raw sockets)")
-    missing = [t for t in ("ip", "nft", "iptables", "conntrack") if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)}")
-
-
 def _producer(name: str) -> Block | None:
     for b in BLOCKS:
         if b.tag == "lab" and f"--nb-results {name}" in b.body:
@@ -227,7 +219,7 @@ def test_run_block(block: Block, workdir: Path) -> None:
 @pytest.mark.lab
 @pytest.mark.parametrize("block", _params("lab"))
 def test_lab_block(block: Block, workdir: Path) -> None:
-    _need_lab()
+    need_lab()
     _run_block(block, workdir)
 
 
@@ -236,7 +228,7 @@ def test_lab_block(block: Block, workdir: Path) -> None:
 def test_slow_block(block: Block, workdir: Path) -> None:
     if os.environ.get("NATBENCH_DOCS_SLOW") != "1":
         pytest.skip(f"{block.reason}: set NATBENCH_DOCS_SLOW=1 to run it")
-    _need_lab()
+    need_lab()
     _run_block(block, workdir)
 
 
@@ -250,7 +242,7 @@ def test_notebook_runs_on_a_real_lab_run(workdir: Path) -> None:
     """docs/examples/notebook.ipynb (its code cells, in order) on the lab example's run directory."""
     import json
 
-    _need_lab()
+    need_lab()
     notebook = ROOT / "docs" / "examples" / "notebook.ipynb"
     if not notebook.exists():
         pytest.skip("docs/examples/notebook.ipynb is not there yet (written by the reports work)")

@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from report_cli import report_text
 
 from natbench.errors import ConfigError
 from natbench.experiment import (
@@ -248,14 +249,8 @@ def test_measurements_land_in_a_run_directory_that_reports_read(pytester: pytest
     assert len(cps) == 4
     assert cps["median"].between(149_000, 150_000).all()
 
-    report = subprocess.run(
-        [sys.executable, "-m", "natbench", "report", str(run_dir), "--format", "text", "--out", "-"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert report.returncode == 0, report.stderr
-    assert "fake-2c-4k" in report.stdout
+    report = report_text(run_dir)
+    assert "fake-2c-4k" in report
 
 
 def test_phase2_metric_fills_the_table_first(tmp_path: Path) -> None:

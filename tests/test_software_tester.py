@@ -12,13 +12,14 @@ import secrets
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from lab_helpers import kept_rate
 
 from natbench.errors import ConfigError
-from natbench.results import Direction, PhaseResult
+from natbench.results import Direction
 from natbench.testers import base as tester_base
 from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.testers.software import create
@@ -60,19 +61,6 @@ def wire() -> Iterator[SoftwareTester]:
         t.close()
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
-
-
-def kept_rate(trial: Callable[[], PhaseResult], tries: int = 5) -> PhaseResult:
-    """Run ``trial`` until the tester kept its rate (as the engine retries invalid trials).
-
-    Other processes share this machine's CPUs; a preempted tester flags its trial
-    (tester_ok False) instead of reporting loss, and such a trial is repeated.
-    """
-    for _ in range(tries):
-        r = trial()
-        if r.tester_ok:
-            return r
-    raise AssertionError(f"the tester could not keep its rate in {tries} tries: {r.tester_note}")
 
 
 SRC, DST = PortRange(20000, 20099), PortRange(80, 89)
