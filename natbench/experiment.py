@@ -581,7 +581,7 @@ class Experiment:
         aggregates them together.
         """
         from natbench.procedures import ProcedureContext, run_repetition
-        from natbench.runner import spec_from_campaign
+        from natbench.runner import call_begin_repetition, spec_from_campaign
 
         campaign = self.build_campaign(metric, **kwargs)
         [raw_point] = campaign.points()
@@ -602,10 +602,8 @@ class Experiment:
         first = self._repetitions.get((point.id, metric), 0)
         try:
             for rep in range(first, first + settings.repetitions):
-                for obj in (tester, dut):
-                    hook = getattr(obj, "begin_repetition", None)
-                    if callable(hook):
-                        hook(point.id, metric, rep)
+                call_begin_repetition(tester, point, metric, rep)
+                call_begin_repetition(dut, point, metric, rep)
                 ctx = ProcedureContext(
                     tester=tester,
                     dut=dut,
@@ -668,11 +666,7 @@ class Experiment:
         dut.setup(point)
         self._current = key
         self._prepared = None
-        facts = plain_json(dut.facts())
-        duts = facts if facts and all(isinstance(v, dict) for v in facts.values()) else {"dut": facts}
-        point_facts = dict(self._store.meta.get("point_facts", {}))
-        point_facts[point.id] = duts
-        self._store.update_meta(duts=duts, point_facts=point_facts)
+        self._store.record_dut_facts(point.id, dut.facts())
 
     def _teardown(self, dut: Any) -> None:
         if self._current is not None:

@@ -44,6 +44,7 @@ __all__ = [
     "RunInterrupted",
     "RunSpec",
     "Runner",
+    "call_begin_repetition",
     "default_run_dir",
     "resume_campaign",
     "resume_run",
@@ -169,7 +170,8 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def _call_hook(obj: object, point: WorkingPoint, metric: str, repetition: int) -> None:
+def call_begin_repetition(obj: object, point: WorkingPoint, metric: str, repetition: int) -> None:
+    """Call ``obj.begin_repetition(point_id, metric, repetition)`` when the tester or DUT has that optional hook."""
     hook = getattr(obj, "begin_repetition", None)
     if callable(hook):
         hook(point.id, metric, repetition)
@@ -235,19 +237,15 @@ class Runner:
         error: BaseException | None = None
         try:
             self.dut.setup(point)
-            facts = plain_json(self.dut.facts())
-            duts = facts if facts and all(isinstance(v, dict) for v in facts.values()) else {"dut": facts}
-            point_facts = dict(self.store.meta.get("point_facts", {}))
-            point_facts[point.id] = duts
-            self.store.update_meta(duts=duts, point_facts=point_facts)
+            self.store.record_dut_facts(point.id, self.dut.facts())
             plan = self.spec.plan_for(point)
             self.tester.prepare(plan)
             prior = self._prior(point)
             earlier = self._earlier(point)
             for metric, rep in todo:
                 self._obs.on_repetition_start(point, metric, rep)
-                _call_hook(self.tester, point, metric, rep)
-                _call_hook(self.dut, point, metric, rep)
+                call_begin_repetition(self.tester, point, metric, rep)
+                call_begin_repetition(self.dut, point, metric, rep)
                 ctx = ProcedureContext(
                     tester=self.tester,
                     dut=self.dut,

@@ -441,6 +441,18 @@ class RunStore:
         self.meta.update(fields)
         self._write_meta()
 
+    def record_dut_facts(self, point_id: str, facts: Any) -> None:
+        """Store the DUT facts read after setting up a working point in run.json.
+
+        ``duts`` holds the latest facts by DUT name (a single DUT's facts, not keyed
+        by name, are filed under ``dut``) and ``point_facts[point_id]`` the same per point.
+        """
+        plain = plain_json(facts)
+        duts = plain if plain and all(isinstance(v, dict) for v in plain.values()) else {"dut": plain}
+        point_facts = dict(self.meta.get("point_facts", {}))
+        point_facts[point_id] = duts
+        self.update_meta(duts=duts, point_facts=point_facts)
+
     def set_status(self, status: str, failure: str | None = None) -> None:
         """Set run.json's status (running, complete, failed) and, for failed, why."""
         self.meta["status"] = status
