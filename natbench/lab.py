@@ -533,6 +533,23 @@ def dut_namespace(dut: str) -> str | None:
     return None
 
 
+def dut_cpu_order(dut: str) -> list[int] | None:
+    """The order in which a lab DUT's ``cores`` sweep takes CPUs (called by natbench.duts.factory).
+
+    The DUT's own CPUs first, the tester's last: n cores land on the DUT's CPUs
+    as long as it has n, and only beyond that on the tester's (the DUT's facts
+    then list the CPUs actually used).
+    """
+    lab = active_lab()
+    if lab is None:
+        names = list_labs()
+        if len(names) != 1:
+            return None
+        lab = Lab(names[0])
+    own = list(lab.dut_cpus_available)
+    return own + [c for c in lab.tester_cpus if c not in own]
+
+
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     if isinstance(obj, dict):
         return obj.get(name, default)

@@ -106,6 +106,15 @@ def _lab_namespace(dut: str) -> str | None:
     return fn(dut) if callable(fn) else None
 
 
+def _lab_cpu_order(dut: str) -> list[int] | None:
+    try:
+        lab = importlib.import_module("natbench.lab")
+    except ImportError:
+        return None
+    fn = getattr(lab, "dut_cpu_order", None)
+    return fn(dut) if callable(fn) else None
+
+
 def _recipe_ref(campaign: Any, recipe: str) -> str:
     looks_like_path = "/" in recipe or recipe.endswith((".yaml", ".yml"))
     file = _get(campaign, "file")
@@ -133,7 +142,8 @@ def build_duts(campaign: Any) -> RecipeDut | DutGroup:
         if _get(access, "kind") == "lab" and "host_settings" in recipe.params:
             # the lab's DUT namespace shares this kernel: its global conntrack settings are the DUT's
             params.setdefault("host_settings", True)
-        duts.append(RecipeDut(name, recipe, executor, params, fixed_cores=_get(spec, "cores")))
+        cpu_order = _lab_cpu_order(name) if _get(access, "kind") == "lab" else None
+        duts.append(RecipeDut(name, recipe, executor, params, fixed_cores=_get(spec, "cores"), cpu_order=cpu_order))
     if len(duts) == 1:
         return duts[0]
     return DutGroup(duts)

@@ -131,8 +131,11 @@ class RecipeDut:
         retry_backoff: float = 1.0,
         fixed_cores: int | None = None,
         batch: bool = True,
+        cpu_order: list[int] | None = None,
     ) -> None:
         self.name = name
+        self.cpu_order = cpu_order
+        """Order in which a cores sweep takes CPUs (the lab: the DUT's own first); None: 0, 1, 2, ..."""
         self.batch = batch
         """Send the commands of a step as one script (one round trip) when no command needs a value
         saved earlier in the same step; results are still per command."""
@@ -436,7 +439,10 @@ class RecipeDut:
         if step.builtin == "linux-cores":
             opts = self.recipe.step_options("set_cores", self._params(), self._context())
             self._cores = LinuxCores(
-                self.executor, interfaces=opts.get("interfaces"), method=opts.get("method", "auto")
+                self.executor,
+                interfaces=opts.get("interfaces"),
+                method=opts.get("method", "auto"),
+                cpu_order=self.cpu_order,
             )
             try:
                 state = self._cores.apply(cores)
