@@ -98,20 +98,20 @@ def _lab_namespace(dut: str) -> str | None:
     )
     if env:
         return env
-    try:
-        lab = importlib.import_module("natbench.lab")
-    except ImportError:
-        return None
-    fn = getattr(lab, "dut_namespace", None)
-    return fn(dut) if callable(fn) else None
+    return _ask_lab("dut_namespace", dut)
 
 
 def _lab_cpu_order(dut: str) -> list[int] | None:
+    return _ask_lab("dut_cpu_order", dut)
+
+
+def _ask_lab(function: str, dut: str) -> Any:
+    """Call ``natbench.lab.<function>(dut)`` when the lab module provides it (imported late: it imports us)."""
     try:
         lab = importlib.import_module("natbench.lab")
     except ImportError:
         return None
-    fn = getattr(lab, "dut_cpu_order", None)
+    fn = getattr(lab, function, None)
     return fn(dut) if callable(fn) else None
 
 
