@@ -106,7 +106,8 @@ def _lab_cpu_order(dut: str) -> list[int] | None:
 
 
 def _ask_lab(function: str, dut: str) -> Any:
-    """Call ``natbench.lab.<function>(dut)`` when the lab module provides it (imported late: it imports us)."""
+    """Call ``natbench.lab.<function>(dut)`` if the lab module is there (imported late: the DUT layer does not
+    depend on the lab, which pulls in the software tester)."""
     try:
         lab = importlib.import_module("natbench.lab")
     except ImportError:
