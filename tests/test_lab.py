@@ -228,6 +228,7 @@ def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: 
         lab = active_lab()
         assert lab is not None
         dut = build_duts(campaign)
+        assert dut.own_cpus == list(lab.dut_cpus_available)  # the monitor marks these as the data path
         assert dut.cpu_order == [
             *lab.dut_cpus_available,
             *(c for c in lab.tester_cpus if c not in lab.dut_cpus_available),

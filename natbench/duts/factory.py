@@ -101,10 +101,6 @@ def _lab_namespace(dut: str) -> str | None:
     return _ask_lab("dut_namespace", dut)
 
 
-def _lab_cpu_order(dut: str) -> list[int] | None:
-    return _ask_lab("dut_cpu_order", dut)
-
-
 def _ask_lab(function: str, dut: str) -> Any:
     """Call ``natbench.lab.<function>(dut)`` if the lab module is there (imported late: the DUT layer does not
     depend on the lab, which pulls in the software tester)."""
@@ -143,8 +139,18 @@ def build_duts(campaign: Any) -> RecipeDut | DutGroup:
         if _get(access, "kind") == "lab" and "host_settings" in recipe.params:
             # the lab's DUT namespace shares this kernel: its global conntrack settings are the DUT's
             params.setdefault("host_settings", True)
-        cpu_order = _lab_cpu_order(name) if _get(access, "kind") == "lab" else None
-        duts.append(RecipeDut(name, recipe, executor, params, fixed_cores=_get(spec, "cores"), cpu_order=cpu_order))
+        in_lab = _get(access, "kind") == "lab"
+        duts.append(
+            RecipeDut(
+                name,
+                recipe,
+                executor,
+                params,
+                fixed_cores=_get(spec, "cores"),
+                cpu_order=_ask_lab("dut_cpu_order", name) if in_lab else None,
+                own_cpus=_ask_lab("dut_own_cpus", name) if in_lab else None,
+            )
+        )
     if len(duts) == 1:
         return duts[0]
     return DutGroup(duts)
