@@ -38,14 +38,26 @@ def up(name: str, family: str) -> None:
 
 @lab.command("down")
 @_name
-@click.option("--stale", is_flag=True, help="Remove every recorded lab whose owning process is gone (after crashes).")
+@click.option(
+    "--stale",
+    is_flag=True,
+    help="Instead of --name: remove every natbench lab on this host whose owning process is gone (after crashes),"
+    " found from its namespaces and from state files in any state directory; a lab whose owner runs is kept.",
+)
 def down(name: str, stale: bool) -> None:
     """Remove every namespace, veth and rule of the lab (idempotent; also after a crash)."""
-    from natbench.lab import Lab, stale_labs
+    from natbench.lab import Lab, remove_stale_labs
 
-    for n in stale_labs() if stale else [name]:
-        removed = Lab(n).down()
-        click.echo(f"lab {n}: {'removed' if removed else 'nothing to remove'}")
+    if not stale:
+        removed = Lab(name).down()
+        click.echo(f"lab {name}: {'removed' if removed else 'nothing to remove'}")
+        return
+    found = remove_stale_labs()
+    for lab_found, removed in found:
+        what = ("removed" if removed else "nothing to remove") if lab_found.stale else "kept"
+        click.echo(f"lab {lab_found.name}: {what} ({lab_found.reason})")
+    if not found:
+        click.echo("no natbench lab on this host")
 
 
 @lab.command("status")
