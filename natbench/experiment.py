@@ -680,8 +680,10 @@ class Experiment:
             dut.teardown()
 
     def _session_text(self) -> str:
+        from natbench.store import EXPERIMENT_KIND
+
         doc = {
-            "kind": "natbench-experiment",
+            "kind": EXPERIMENT_KIND,
             "name": self.name,
             "testbed_file": str(self.testbed.file) if self.testbed.file else None,
             "testbed": self.testbed.testbed,

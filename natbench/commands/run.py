@@ -111,7 +111,9 @@ def run_command(
         where = output or default_run_dir(load_campaign(campaign_file))  # ConfigError: one line, exit 2
     else:
         assert resume_dir is not None
-        where = RunDirectory.open(resume_dir).path  # StoreError: one line, exit 2
+        existing = RunDirectory.open(resume_dir)  # StoreError: one line, exit 2
+        existing.check_resumable()
+        where = existing.path
     click.echo(f"natbench: run directory {where}", err=True)
     try:
         if resume_dir is not None:
