@@ -362,12 +362,11 @@ def test_unreachable_trex_server_and_dut_skip_with_the_reason(tmp_path: Path, mo
     with socket.socket() as s:  # a port on localhost that nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setenv("NATBENCH_TREX", "127.0.0.1")
+    monkeypatch.setenv("NATBENCH_TREX", f"127.0.0.1:{port}")  # host:port, as the example documents
     monkeypatch.setenv("NATBENCH_DUT_HOST", "127.0.0.1")
     monkeypatch.setenv("NATBENCH_DUT_PRIV_MAC", "02:00:00:00:00:01")
     monkeypatch.setenv("NATBENCH_DUT_PUB_MAC", "02:00:00:00:00:02")
     text = (ROOT / "docs" / "examples" / "trex-testbed.yaml").read_text()
-    monkeypatch.setenv("NATBENCH_TREX_SYNC_PORT", str(port))
     text = text.replace("user: root", f"user: root\n      port: {port}")
     tb = load_testbed(_write(tmp_path / "trex.yaml", text))
     problems = problems_of(tb)
