@@ -295,3 +295,27 @@ def test_the_client_reaches_an_ipv6_server() -> None:
         server.join(15)
         rep.close()
         ctx.term()
+
+
+def test_a_campaigns_malformed_server_names_file_line_and_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`natbench run` builds the tester from the campaign: the error points at the campaign's line."""
+    from natbench.campaign import load_campaign
+    from natbench.testbed import build_tester
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "campaigns" / "seed000-fig2-forwarding-cores.yaml").read_text()
+    text = text.replace("      ports: [0, 1]\n", "      ports: [0, 1]\n      private_dst_mac: 02:00:00:00:00:01\n", 1)
+    text = text.replace("      ports: [0, 1]\n", "      ports: [0, 1]\n      public_dst_mac: 02:00:00:00:00:02\n", 1)
+    campaign_file = tmp_path / "c.yaml"
+    campaign_file.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith("server:"))
+    monkeypatch.setenv("NATBENCH_TREX_SERVER", "trex.lab:4511")
+    assert build_tester(load_campaign(campaign_file)).settings.rpc_port == 4511  # type: ignore[attr-defined]
+    monkeypatch.setenv("NATBENCH_TREX_SERVER", "trex.lab:rpc")
+    with pytest.raises(ConfigError) as err:
+        build_tester(load_campaign(campaign_file))
+    assert str(err.value).startswith(
+        f"{campaign_file}:{line}: testbed.tester.settings.server: TRex server 'trex.lab:rpc'"
+    )

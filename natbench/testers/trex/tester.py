@@ -20,7 +20,7 @@ from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port, Program
 from natbench.traffic import Family, ResponderMode, TrafficPlan
 
-__all__ = ["TRexSettings", "TRexTester", "create"]
+__all__ = ["TRexSettings", "TRexTester", "check_settings", "create"]
 
 _MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 
@@ -101,17 +101,27 @@ class TRexSettings(BaseModel):
         return self.async_port or self.rpc_port - 1
 
 
-def create(settings: dict[str, Any], campaign: Any = None) -> TRexTester:
-    """Factory used by the testbed registry (``trex -> natbench.testers.trex:create``)."""
+def check_settings(settings: dict[str, Any], campaign: Any = None) -> TRexSettings:
+    """Validate the ``testbed.tester.settings`` of ``kind: trex`` without connecting (``natbench validate``).
+
+    A problem is one :class:`ConfigError` naming ``testbed.tester.settings.<field>`` and,
+    for a campaign read from a file, the file and line.
+    """
     try:
-        parsed = TRexSettings.model_validate(settings)
+        return TRexSettings.model_validate(settings)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(x) for x in ("testbed", "tester", "settings", *err["loc"]))
-        file = getattr(campaign, "path", None) or getattr(campaign, "file", None)
+        path = ("testbed", "tester", "settings", *err["loc"])
         msg = str(err.get("ctx", {}).get("error") or err["msg"])  # a validator's own words, not "Value error, ..."
-        raise ConfigError(msg, file=str(file) if file else None, field=field) from exc
-    return TRexTester(parsed)
+        if callable(getattr(campaign, "error_at", None)):
+            raise campaign.error_at(path, msg) from exc
+        file = getattr(campaign, "path", None) or getattr(campaign, "file", None)
+        raise ConfigError(msg, file=str(file) if file else None, field=".".join(map(str, path))) from exc
+
+
+def create(settings: dict[str, Any], campaign: Any = None) -> TRexTester:
+    """Factory used by the testbed registry (``trex -> natbench.testers.trex:create``); does not connect."""
+    return TRexTester(check_settings(settings, campaign))
 
 
 class TRexTester:
