@@ -137,8 +137,8 @@ class Lab:
     """One local lab (see the module docstring). Needs root.
 
     ``dut_cpus`` / ``tester_cpus`` default to: the tester gets the last CPU
-    this process may use, the DUT the others (on a 1-CPU machine both share it
-    and the facts say so).
+    this process may use (the last two from 4 CPUs on), the DUT the others (on
+    a 1-CPU machine both share it and the facts say so).
     """
 
     def __init__(
@@ -158,9 +158,10 @@ class Lab:
         self.addresses = addresses or AddressPlan.default(self.family)
         self.state_dir = Path(state_dir) if state_dir else DEFAULT_STATE_DIR
         cpus = sorted(os.sched_getaffinity(0))
-        # the tester takes the last CPU and the DUT the first ones, so that a recipe's own
-        # "cores n -> CPUs 0..n-1" convention (RPS) lands on the DUT's CPUs
-        self.tester_cpus = tuple(tester_cpus) if tester_cpus else (cpus[-1],)
+        # the tester takes the last CPU(s) and the DUT the first ones, so that a recipe's own
+        # "cores n -> CPUs 0..n-1" convention (RPS) lands on the DUT's CPUs; from 4 CPUs on the
+        # tester gets two (one lane per port: send and receive on different CPUs)
+        self.tester_cpus = tuple(tester_cpus) if tester_cpus else tuple(cpus[-2:] if len(cpus) >= 4 else cpus[-1:])
         rest = [c for c in cpus if c not in self.tester_cpus]
         self.dut_cpus_available = tuple(dut_cpus) if dut_cpus else (tuple(rest) or tuple(cpus))
         self.names = _Names(f"nb-{name}-tester", f"nb-{name}-dut")
@@ -377,8 +378,10 @@ class Lab:
         for ifname in (DUT_PRIVATE_IF, DUT_PUBLIC_IF):
             _run(["ip", "-n", d, "link", "set", "dev", ifname, "up"])
         self.ensure_neighbours()
-        for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
-            self._write_sys(t, f"/sys/class/net/{ifname}/queues/rx-0/rps_cpus", _mask(self.tester_cpus))
+        # each tester port's receive work on the CPU of the tester lane that reads it (see SoftwareTester)
+        for k, ifname in enumerate((TESTER_INITIATOR_IF, TESTER_RESPONDER_IF)):
+            lane_cpu = self.tester_cpus[k % len(self.tester_cpus)]
+            self._write_sys(t, f"/sys/class/net/{ifname}/queues/rx-0/rps_cpus", _mask([lane_cpu]))
         self._write_state(
             {
                 "family": str(self.family),
@@ -723,13 +726,37 @@ def dut_namespace(dut: str) -> str | None:
     this process has not brought a lab up, a single lab recorded in the state
     directory is used (e.g. one started with ``natbench lab up``).
     """
+    lab = _lab_in_use()
+    return lab.dut_netns if lab is not None else None
+
+
+def _lab_in_use() -> Lab | None:
+    """The lab this process brought up, else the only lab recorded in the state directory."""
     lab = active_lab()
     if lab is not None:
-        return lab.dut_netns
+        return lab
     names = list_labs()
-    if len(names) == 1:
-        return Lab(names[0]).dut_netns
-    return None
+    return Lab(names[0]) if len(names) == 1 else None
+
+
+def dut_cpu_order(dut: str) -> list[int] | None:
+    """The order in which a lab DUT's ``cores`` sweep takes CPUs (called by natbench.duts.factory).
+
+    The DUT's own CPUs first, the tester's last: n cores land on the DUT's CPUs
+    as long as it has n, and only beyond that on the tester's (the DUT's facts
+    then list the CPUs actually used).
+    """
+    lab = _lab_in_use()
+    if lab is None:
+        return None
+    own = list(lab.dut_cpus_available)
+    return own + [c for c in lab.tester_cpus if c not in own]
+
+
+def dut_own_cpus(dut: str) -> list[int] | None:
+    """The lab DUT's own CPUs (its data path when no cores are set; called by natbench.duts.factory)."""
+    lab = _lab_in_use()
+    return list(lab.dut_cpus_available) if lab is not None else None
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -762,7 +789,8 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> t
     else:  # one lab per run: other people may run the same campaign on this machine
         base = re.sub(r"[^A-Za-z0-9_.-]", "-", str(_get(campaign, "name", None) or "natbench"))
         name = f"{base[:20]}-{os.getpid()}"
-    lab = Lab(name, family=family, addresses=addresses)
+    cpus = settings.get("cpus")
+    lab = Lab(name, family=family, addresses=addresses, tester_cpus=[int(c) for c in cpus] if cpus else None)
     created = not lab.is_up()
     lab.up()
     _ACTIVE[lab.name] = lab

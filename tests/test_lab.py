@@ -100,6 +100,38 @@ def test_topology_addresses_neighbours_cpus(lab: Lab) -> None:
         assert not set(facts["dut_cpus"]) & set(facts["tester_cpus"])
     mask = lab.dut_exec(["cat", "/sys/class/net/nb-priv/queues/rx-0/rps_cpus"]).strip()
     assert int(mask.replace(",", ""), 16) == sum(1 << c for c in facts["dut_cpus"])
+    # each tester port's receive work goes to the CPU of the tester lane that reads that port
+    for k, port in enumerate(("nb-init", "nb-resp")):
+        tmask = _tester_rps(lab, port)
+        assert tmask == 1 << facts["tester_cpus"][k % len(facts["tester_cpus"])]
+
+
+def _tester_rps(lab: Lab, port: str) -> int:
+    out = subprocess.run(
+        ["ip", "netns", "exec", lab.tester_netns, "cat", f"/sys/class/net/{port}/queues/rx-0/rps_cpus"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return int(out.replace(",", ""), 16)
+
+
+@pytest.mark.parametrize(
+    ("machine", "tester", "dut"),
+    [
+        ([0], (0,), (0,)),  # one CPU: shared, and the facts say so
+        ([0, 1], (1,), (0,)),
+        ([0, 1, 2], (2,), (0, 1)),
+        ([0, 1, 2, 3], (2, 3), (0, 1)),  # from 4 CPUs on: one tester lane per port
+        (list(range(16)), (14, 15), tuple(range(14))),
+    ],
+)
+def test_default_cpu_split(
+    machine: list[int], tester: tuple[int, ...], dut: tuple[int, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("natbench.lab.os.sched_getaffinity", lambda _pid: set(machine))
+    lab = Lab("split", state_dir=tmp_path)  # nothing is created before up()
+    assert (lab.tester_cpus, lab.dut_cpus_available) == (tester, dut)
 
 
 @needs_root
@@ -199,6 +231,18 @@ def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: 
         assert params["private_if"] == "nb-priv" and params["public_address"] == "198.19.0.1/24"
         assert tester.receive_timeout == max(m.timeout for m in campaign.metrics.values())
         assert tester.facts()["initiator"]["netns"].startswith("nb-quickstart-")
+        # a cores sweep takes the DUT's own CPUs first and the tester's only beyond them
+        from natbench.duts.factory import build_duts
+        from natbench.lab import active_lab
+
+        lab = active_lab()
+        assert lab is not None
+        dut = build_duts(campaign)
+        assert dut.own_cpus == list(lab.dut_cpus_available)  # the monitor marks these as the data path
+        assert dut.cpu_order == [
+            *lab.dut_cpus_available,
+            *(c for c in lab.tester_cpus if c not in lab.dut_cpus_available),
+        ]
     finally:
         tester.close()
     assert ns not in _netns()
@@ -309,3 +353,25 @@ def test_the_stale_sweep_waits_for_labs_being_built() -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+@needs_root
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to give the tester two lanes")
+def test_the_tester_cpus_setting_reaches_the_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`testbed.tester.settings.cpus` decides the tester's CPUs and the lab steers each port's receive work there."""
+    from natbench.campaign import load_campaign
+    from natbench.lab import _ACTIVE
+    from natbench.testers.software import create
+
+    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", tmp_path)
+    first, second = sorted(os.sched_getaffinity(0))[:2]
+    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml")
+    tester = create({"cpus": [second, first]}, campaign)
+    try:
+        assert tester.cpus == (second, first)
+        (lab,) = [lb for lb in _ACTIVE.values() if lb.tester_netns == tester.initiator.netns]
+        assert lab.tester_cpus == (second, first)
+        assert (_tester_rps(lab, "nb-init"), _tester_rps(lab, "nb-resp")) == (1 << second, 1 << first)
+        assert tester.facts()["cpus"] == [second, first]
+    finally:
+        tester.close()

@@ -41,11 +41,30 @@ def test_factory_needs_ports_without_a_lab() -> None:
         create({"initiator": {"interface": "x"}, "responder": {"interface": "y"}}, None)
 
 
-@pytest.fixture(scope="module")
-def wire() -> Iterator[SoftwareTester]:
-    """A tester whose Initiator and Responder are the two ends of one veth pair (a perfect DUT)."""
+def test_factory_checks_the_cpus_setting() -> None:
+    with pytest.raises(ConfigError, match="list of CPU numbers"):
+        create({"cpus": "fast"}, None)
+    with pytest.raises(ConfigError, match="not available"):
+        create({"cpus": [4096]}, None)
+    with pytest.raises(ConfigError, match="twice"):
+        create({"cpus": [0, 0]}, None)
+
+
+LANES = ["one-cpu", "two-cpus"]
+
+
+@pytest.fixture(scope="module", params=LANES)
+def wire(request: pytest.FixtureRequest) -> Iterator[SoftwareTester]:
+    """A tester whose Initiator and Responder are the two ends of one veth pair (a perfect DUT).
+
+    Every test runs with the tester on one CPU (one data-path thread) and on two
+    (one lane per port, two threads), so the lanes' counts must add up exactly as one.
+    """
     if not ROOT:
         pytest.skip("needs root: creates a network namespace and AF_PACKET sockets")
+    all_cpus = sorted(os.sched_getaffinity(0))
+    if request.param == "two-cpus" and len(all_cpus) < 2:
+        pytest.skip("the two-lane tester needs two CPUs; this process may use one")
     ns = f"nb-swt-{os.getpid()}-{secrets.token_hex(2)}"
     sh = lambda *a: subprocess.run(a, check=True, capture_output=True)  # noqa: E731
     sh("ip", "netns", "add", ns)
@@ -54,7 +73,7 @@ def wire() -> Iterator[SoftwareTester]:
         sh("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
         for dev, mac in (("wa", MAC_A), ("wb", MAC_B)):
             sh("ip", "-n", ns, "link", "set", "dev", dev, "address", mac, "up")
-        cpus = sorted(os.sched_getaffinity(0))[-1:]
+        cpus = all_cpus[-1:] if request.param == "one-cpu" else [all_cpus[-1], all_cpus[0]]
         t = SoftwareTester(Port("wa", MAC_A, MAC_B, ns), Port("wb", MAC_B, MAC_A, ns), cpus=cpus, timeout=0.3)
         yield t
         t.close()
@@ -76,6 +95,7 @@ def kept_rate(trial: Callable[[], PhaseResult], tries: int = 5) -> PhaseResult:
 
 
 SRC, DST = PortRange(20000, 20099), PortRange(80, 89)
+MAPS = tuple(Mapping("198.19.0.1", 20000 + i, 80, 20000 + i) for i in range(10))
 
 
 def plan(
@@ -91,6 +111,20 @@ def plan(
 def test_is_a_tester(wire: SoftwareTester) -> None:
     assert isinstance(wire, tester_base.Tester)
     assert wire.facts()["kind"] == "software"
+
+
+@pytest.mark.lab
+def test_each_port_runs_on_its_own_cpu_when_there_are_two(wire: SoftwareTester) -> None:
+    wire.prepare(plan())
+    r = wire.phase2(10000, 0.1, Directions.BIDIRECTIONAL, Phase2Options(mappings=MAPS, selection="linear"))
+    lanes = r.extra["tester"]["lanes"]
+    assert wire.cpus is not None
+    if len(wire.cpus) == 1:
+        assert lanes == [{"cpu": wire.cpus[0], "tx": 2, "rx": 2}]
+    else:  # Initiator port: forward sending + reverse receiving; Responder port: the other two
+        assert lanes == [{"cpu": wire.cpus[0], "tx": 1, "rx": 1}, {"cpu": wire.cpus[1], "tx": 1, "rx": 1}]
+    for d in (Direction.FORWARD, Direction.REVERSE):
+        assert r.counts[d].sent == r.counts[d].valid == 1000
 
 
 @pytest.mark.lab
@@ -220,3 +254,33 @@ def test_only_frames_with_this_trials_signature_count(wire: SoftwareTester) -> N
     c = r.counts[Direction.FORWARD]
     assert c.valid == 1000
     assert c.received >= 1100
+
+
+@pytest.mark.lab
+def test_a_receive_only_lane_waits_for_the_senders_then_the_timeout(wire: SoftwareTester) -> None:
+    """The sync block: a lane without senders keeps receiving until the last sender is done, then waits
+    the receive timeout from that moment (not from its own start)."""
+    from natbench.testers.software import _engine
+
+    sync = np.zeros(2, dtype=np.uint64)
+    sync[0] = 1  # one sending lane, still running
+    out: list[dict] = []
+    rx = {"fd": wire._fd_resp, "mode": _engine.RX_ANY, "expect": 1}
+    th = threading.Thread(target=lambda: out.append(_engine.run([], [rx], 0.2, 1, sync=sync)))
+    start = time.monotonic()
+    th.start()
+    time.sleep(0.4)
+    assert th.is_alive() and not out  # well past its own timeout: still waiting for the sender
+    sync[1] = time.monotonic_ns()
+    sync[0] = 0
+    th.join(5)
+    waited = time.monotonic() - start
+    assert out and 0.55 < waited < 2.0
+    assert 0.55 < out[0]["elapsed"] < 2.0
+
+
+def test_sync_must_be_two_aligned_words() -> None:
+    from natbench.testers.software import _engine
+
+    with pytest.raises(ValueError, match="two uint64"):
+        _engine.run([], [], 0.0, 1, sync=bytearray(8))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from natbench.errors import ConfigError
@@ -59,6 +60,8 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
             f"unknown software tester setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN))}",
             field="testbed.tester.settings",
         )
+    if "cpus" in settings:
+        settings["cpus"] = _cpus(settings["cpus"])
     from natbench.lab import lab_for_campaign, release_lab  # the lab imports the tester, not the other way round
 
     lab, created = lab_for_campaign(campaign, settings) if campaign is not None else (None, False)
@@ -101,3 +104,20 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
         cpus=settings.get("cpus"),
         **options,
     )
+
+
+def _cpus(value: Any) -> list[int]:
+    """The ``cpus`` setting: distinct CPU numbers this process may run on (one lane each, at most two used)."""
+    field = "testbed.tester.settings.cpus"
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    numbers = isinstance(value, list) and all(isinstance(c, int) and not isinstance(c, bool) for c in value)
+    if not numbers or not value:
+        raise ConfigError(f"cpus must be a non-empty list of CPU numbers, got {value!r}", field=field)
+    allowed = os.sched_getaffinity(0)
+    bad = [c for c in value if c not in allowed]
+    if bad:
+        raise ConfigError(f"CPU(s) {bad} not available to this process (allowed: {sorted(allowed)})", field=field)
+    if len(set(value)) != len(value):
+        raise ConfigError(f"cpus lists a CPU twice: {value}", field=field)
+    return list(value)

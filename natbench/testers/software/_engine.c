@@ -1,8 +1,11 @@
 /*
  * natbench software tester: the data path.
  *
- * One thread, pinned by the caller to the tester's CPU, drives up to two
- * transmit streams and up to two receive ports over AF_PACKET sockets:
+ * One call of run() - one thread, pinned by the caller to a tester CPU -
+ * drives up to two transmit streams and up to two receive ports over
+ * AF_PACKET sockets. Several calls may run at once on other threads (the
+ * caller splits a trial into lanes, one per CPU): they then share a small
+ * "sync" block that tells receive-only lanes when the last sender finished:
  *   - transmit: frames are built on the fly into a fixed set of batch buffers
  *     (only ports, payload fields and the UDP checksum change per frame; the
  *     checksum is updated from a precomputed partial sum) and sent with
@@ -581,16 +584,29 @@ static int rx_step(rx_t *r, uint16_t tag) {
 }
 
 static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"tx", "rx", "timeout", "tag", "quantum", NULL};
-    PyObject *txl, *rxl;
+    static char *kwlist[] = {"tx", "rx", "timeout", "tag", "quantum", "sync", NULL};
+    PyObject *txl, *rxl, *synco = NULL;
     double timeout, quantum = 50e-6;
     int tag;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!di|d", kwlist, &PyList_Type, &txl, &PyList_Type, &rxl, &timeout,
-                                     &tag, &quantum))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!di|dO", kwlist, &PyList_Type, &txl, &PyList_Type, &rxl, &timeout,
+                                     &tag, &quantum, &synco))
         return NULL;
+    /* sync[0]: lanes with senders still sending; sync[1]: CLOCK_MONOTONIC ns when the last one finished */
+    Py_buffer syncv;
+    uint64_t *sync = NULL;
+    if (synco && synco != Py_None) {
+        if (PyObject_GetBuffer(synco, &syncv, PyBUF_WRITABLE) < 0) return NULL;
+        if (syncv.len < 16 || ((uintptr_t)syncv.buf % 8) != 0) {
+            PyBuffer_Release(&syncv);
+            PyErr_SetString(PyExc_ValueError, "sync must be a writable, aligned buffer of two uint64");
+            return NULL;
+        }
+        sync = (uint64_t *)syncv.buf;
+    }
     uint64_t quantum_ns = quantum > 0 ? (uint64_t)(quantum * 1e9) : 0;
     Py_ssize_t ntx = PyList_GET_SIZE(txl), nrx = PyList_GET_SIZE(rxl);
     if (ntx > MAX_TX || nrx > MAX_RX) {
+        if (sync) PyBuffer_Release(&syncv);
         PyErr_SetString(PyExc_ValueError, "at most 2 tx streams and 2 rx ports");
         return NULL;
     }
@@ -598,6 +614,7 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
     rx_t *rx = (rx_t *)PyMem_RawCalloc(MAX_RX, sizeof(rx_t));
     PyObject *result = NULL;
     Py_ssize_t i, ti = 0, ri = 0;
+    int reported = 0; /* this lane's end was published in sync */
     if (!tx || !rx) {
         PyErr_NoMemory();
         goto out;
@@ -639,6 +656,28 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
         now = now_ns(CLOCK_MONOTONIC);
         if (all_done) {
             if (!tend) tend = now;
+            if (sync) {
+                if (!reported && ntx) { /* this lane's senders are done: publish the end, count down */
+                    uint64_t cur = __atomic_load_n(&sync[1], __ATOMIC_ACQUIRE);
+                    while (cur < tend && !__atomic_compare_exchange_n(&sync[1], &cur, tend, 0, __ATOMIC_ACQ_REL,
+                                                                      __ATOMIC_ACQUIRE))
+                        ;
+                    __atomic_fetch_sub(&sync[0], 1, __ATOMIC_ACQ_REL);
+                }
+                reported = 1;
+                if ((int64_t)__atomic_load_n(&sync[0], __ATOMIC_ACQUIRE) > 0) {
+                    /* another lane is still sending: keep receiving, the wait starts when it ends */
+                    if (rx_work) continue;
+                    struct timespec ts = {0, 200000};
+                    if (nrx)
+                        ppoll(pfd, (nfds_t)nrx, &ts, NULL);
+                    else
+                        clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+                    continue;
+                }
+                uint64_t last = __atomic_load_n(&sync[1], __ATOMIC_ACQUIRE);
+                if (!ntx) tend = last > t0 ? last : t0;
+            }
             int complete = 1;
             for (i = 0; i < nrx; i++)
                 if (rx[i].valid < rx[i].expect) complete = 0;
@@ -711,6 +750,10 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
                                "send_end", tend ? (double)(tend - t0) * 1e-9 : 0.0);
     }
 out:
+    if (sync) {
+        if (!reported && ntx) __atomic_fetch_sub(&sync[0], 1, __ATOMIC_ACQ_REL); /* failed: do not hold the others */
+        PyBuffer_Release(&syncv);
+    }
     for (i = 0; i < ti; i++) tx_free(&tx[i]);
     for (i = 0; i < ri; i++) rx_free(&rx[i]);
     PyMem_RawFree(tx);
@@ -854,7 +897,7 @@ static PyObject *engine_draws(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))engine_run, METH_VARARGS | METH_KEYWORDS,
-     "run(tx, rx, timeout, tag, quantum=50e-6) -> dict: send the tx streams paced, count the rx ports."},
+     "run(tx, rx, timeout, tag, quantum=50e-6, sync=None) -> dict: send the tx streams paced, count the rx ports; sync: two uint64 shared by the lanes of one trial."},
     {"open_port", engine_open_port, METH_VARARGS,
      "open_port(ifname, netns_path=None, rcvbuf=64MiB, sndbuf=4MiB) -> fd of a bound AF_PACKET socket."},
     {"drain", engine_drain, METH_VARARGS, "drain(fd) -> frames discarded; also resets drop statistics."},

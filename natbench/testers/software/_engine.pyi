@@ -14,7 +14,12 @@ RX_LEARN: int
 RX_TUPLE_CHECK: int
 
 def run(
-    tx: list[dict[str, Any]], rx: list[dict[str, Any]], timeout: float, tag: int, quantum: float = ...
+    tx: list[dict[str, Any]],
+    rx: list[dict[str, Any]],
+    timeout: float,
+    tag: int,
+    quantum: float = ...,
+    sync: Any = ...,
 ) -> dict[str, Any]: ...
 def open_port(ifname: str, netns_path: str | None = ..., rcvbuf: int = ..., sndbuf: int = ...) -> int: ...
 def drain(fd: int) -> int: ...

@@ -13,6 +13,7 @@ import math
 import os
 import platform
 import random
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,15 @@ class Port:
         return self.netns if "/" in self.netns else f"/run/netns/{self.netns}"
 
 
+@dataclass(frozen=True)
+class _Lane:
+    """The part of one trial a single data-path thread runs: indices into the trial's tx and rx lists."""
+
+    cpu: int | None
+    tx: list[int]
+    rx: list[int]
+
+
 class SoftwareTester:
     """natbench's built-in Tester: Initiator on ``initiator``, Responder on ``responder``.
 
@@ -68,6 +78,12 @@ class SoftwareTester:
     ``lateness_slack`` seconds if that is larger), or in which
     the tester's own receive socket dropped frames, is reported with
     ``tester_ok=False`` so the procedure marks it invalid.
+
+    With two or more ``cpus`` a trial runs as two lanes, one thread each: all
+    that is sent and received on the Initiator port on the first CPU, all on
+    the Responder port on the second (so phase 1 sends on one CPU and learns
+    on the other; bidirectional phase 2 gives each CPU one direction's
+    sending and the other's receiving). One CPU: one thread does it all.
     """
 
     def __init__(
@@ -440,12 +456,43 @@ class SoftwareTester:
             _engine.timestamps(fd, timestamps)
             _engine.drain(fd)
         softnet_before = _softnet_drops(self.cpus)
+        lanes = self._lanes(tx, rx)
+        if len(lanes) == 1:
+            raw = self._run_lane(lanes[0].cpu, tx, rx, None)
+            raw["lanes"] = [{"cpu": lanes[0].cpu, "tx": len(tx), "rx": len(rx)}]
+        else:
+            raw = self._run_lanes(lanes, tx, rx)
+        raw["softnet_drops"] = _softnet_drops(self.cpus) - softnet_before
+        return raw
+
+    def _lanes(self, tx: list[dict[str, Any]], rx: list[dict[str, Any]]) -> list[_Lane]:
+        """Split a trial by socket: everything on the Initiator port on the first tester CPU, everything on
+        the Responder port on the second. With one CPU (or none given) the trial is one lane."""
+        cpus = self.cpus or ()
+        if len(cpus) < 2:
+            return [_Lane(cpus[0] if cpus else None, list(range(len(tx))), list(range(len(rx))))]
+        lanes = []
+        for k, fd in enumerate((self._fd_init, self._fd_resp)):
+            lane = _Lane(
+                cpus[k % len(cpus)],
+                [i for i, t in enumerate(tx) if t["fd"] == fd],
+                [i for i, r in enumerate(rx) if r["fd"] == fd],
+            )
+            if lane.tx or lane.rx:
+                lanes.append(lane)
+        return lanes
+
+    def _run_lane(
+        self, cpu: int | None, tx: list[dict[str, Any]], rx: list[dict[str, Any]], sync: np.ndarray | None
+    ) -> dict[str, Any]:
+        """One data-path call on the calling thread, pinned to ``cpu`` (all tester CPUs if None) and SCHED_FIFO."""
         old = os.sched_getaffinity(0)
         old_policy = os.sched_getscheduler(0)
         old_param = os.sched_getparam(0)
         realtime = False
-        if self.cpus:
-            os.sched_setaffinity(0, self.cpus)
+        pin = (cpu,) if cpu is not None else self.cpus
+        if pin:
+            os.sched_setaffinity(0, pin)  # the calling thread only
         if self.realtime:
             try:
                 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(_RT_PRIORITY))
@@ -453,15 +500,51 @@ class SoftwareTester:
             except OSError:
                 realtime = False
         try:
-            raw: dict[str, Any] = _engine.run(tx, rx, self.receive_timeout, self._tag)
+            raw: dict[str, Any] = _engine.run(tx, rx, self.receive_timeout, self._tag, sync=sync)
         finally:
             if realtime:
                 os.sched_setscheduler(0, old_policy, old_param)
-            if self.cpus:
+            if pin:
                 os.sched_setaffinity(0, old)
         raw["realtime"] = realtime
-        raw["softnet_drops"] = _softnet_drops(self.cpus) - softnet_before
         return raw
+
+    def _run_lanes(self, lanes: list[_Lane], tx: list[dict[str, Any]], rx: list[dict[str, Any]]) -> dict[str, Any]:
+        """Run the lanes of one trial at once, one thread per tester CPU, and merge their counts in order."""
+        sync = np.zeros(2, dtype=np.uint64)
+        sync[0] = sum(1 for lane in lanes if lane.tx)  # lanes still sending
+        results: list[dict[str, Any] | None] = [None] * len(lanes)
+        errors: list[BaseException] = []
+
+        def work(k: int, lane: _Lane) -> None:
+            try:
+                results[k] = self._run_lane(lane.cpu, [tx[i] for i in lane.tx], [rx[i] for i in lane.rx], sync)
+            except BaseException as exc:  # re-raised on the caller's thread below
+                errors.append(exc)
+                sync[0] = 0  # release the other lanes
+
+        # receive-only lanes first, so that nothing is sent before its receiver runs
+        order = sorted(range(len(lanes)), key=lambda k: bool(lanes[k].tx))
+        threads = [threading.Thread(target=work, args=(k, lanes[k]), name=f"natbench-lane-{k}") for k in order]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        if errors:
+            raise errors[0]
+        merged: dict[str, Any] = {"tx": [None] * len(tx), "rx": [None] * len(rx)}
+        for lane, res in zip(lanes, results, strict=True):
+            assert res is not None
+            for i, t in zip(lane.tx, res["tx"], strict=True):
+                merged["tx"][i] = t
+            for i, r in zip(lane.rx, res["rx"], strict=True):
+                merged["rx"][i] = r
+        done = [r for r in results if r is not None]
+        merged["elapsed"] = max(float(r["elapsed"]) for r in done)
+        merged["send_end"] = max(float(r["send_end"]) for r in done)
+        merged["realtime"] = all(bool(r["realtime"]) for r in done)
+        merged["lanes"] = [{"cpu": lane.cpu, "tx": len(lane.tx), "rx": len(lane.rx)} for lane in lanes]
+        return merged
 
     @staticmethod
     def _span(t: dict[str, Any]) -> float:
@@ -523,6 +606,7 @@ class SoftwareTester:
                 "socket_drops": [int(r["socket_drops"]) for r in raw["rx"]],
                 "softnet_drops_tester_cpus": int(raw.get("softnet_drops", 0)),
                 "realtime": bool(raw.get("realtime", False)),
+                "lanes": raw["lanes"],
             }
         }
 
