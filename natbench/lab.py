@@ -42,7 +42,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -232,18 +232,24 @@ class Lab:
             return False
         return {DUT_PRIVATE_IF, DUT_PUBLIC_IF} <= links
 
-    def up(self) -> dict[str, Any]:
-        """Build the lab (idempotent: an intact lab is kept, a broken one rebuilt). Returns the status."""
+    def up(self, *, by_hand: bool = False) -> dict[str, Any]:
+        """Build the lab (idempotent: an intact lab is kept, a broken one rebuilt). Returns the status.
+
+        ``by_hand`` (``natbench lab up``): the lab is kept until removed by name, also when
+        its owner has exited; ``lab down --stale`` leaves it alone. A lab made by hand stays
+        one when a run reuses it.
+        """
         _need_root()
+        hand = {"by_hand": True} if by_hand else {}
         with _host_lock(exclusive=False), self._lock():
             if self.is_up():
                 state = self._read_state()
                 if state.get("family") == str(self.family) and state.get("addresses") == self._addresses_json():
-                    self._write_state({})  # this process owns it now
+                    self._write_state(hand)  # this process owns it now
                     self._mark_owner()
                     return self.status()
             self._destroy()
-            self._write_state({"phase": "building"})
+            self._write_state({"phase": "building", **hand})
             try:
                 self._build()
             except BaseException:
@@ -443,7 +449,11 @@ class Lab:
 
     def _mark_owner(self, namespaces: Sequence[str] | None = None) -> None:
         """Record this process as the owner in the kernel: the alias of ``lo`` in the lab's namespaces."""
-        mark = {"pid": os.getpid(), "start": _proc_start(os.getpid()), "state": str(self.state_file.resolve())}
+        mark: dict[str, Any] = {"pid": os.getpid(), "start": _proc_start(os.getpid())}
+        with contextlib.suppress(LabError):
+            if self.state_file.exists() and self._read_state().get("by_hand"):
+                mark["by_hand"] = True
+        mark["state"] = str(self.state_file.resolve())
         text = _MARK + json.dumps(mark, separators=(",", ":"))
         if len(text) > 255:  # IFALIASZ - 1: a very long state path is left out, the owner is what counts
             mark.pop("state")
@@ -521,6 +531,8 @@ class FoundLab:
     """The owning process as recorded (kernel mark first, else a state file); None when nobody recorded one."""
     owner_alive: bool
     """True while the recorded owner runs (a reused pid does not count)."""
+    by_hand: bool
+    """Made with ``natbench lab up``: kept until removed by name."""
     age: float | None
     """Seconds since its oldest namespace was created (None without namespaces)."""
     stale: bool
@@ -603,10 +615,15 @@ def find_labs(
                 (pid, _as_int(st.get("owner_start"))) for st in files.values() if (pid := _as_int(st.get("owner_pid")))
             ]
         live = [pid for pid, start in owners if _owner_alive(pid, start)]
+        by_hand = any(mk.get("by_hand") for mk in marks.get(name, [])) or any(
+            st.get("by_hand") for st in files.values()
+        )
         ages = [a for ns in nss if (a := _ns_age(ns)) is not None]
         age = max(ages) if ages else None
         if live:
             stale, reason = False, f"owner process {live[0]} is running"
+        elif by_hand:
+            stale, reason = False, f"made by hand with `natbench lab up`; `natbench lab down --name {name}` removes it"
         elif owners:
             stale, reason = True, f"owner process {owners[0][0]} is gone"
         elif not nss:
@@ -619,9 +636,8 @@ def find_labs(
                 f"no owner recorded anywhere, {age or 0:.0f} s old: left for {unowned_grace:.0f} s;"
                 f" `natbench lab down --name {name}` removes it now"
             )
-        out.append(
-            FoundLab(name, nss, tuple(sorted(files)), owners[0][0] if owners else None, bool(live), age, stale, reason)
-        )
+        owner = owners[0][0] if owners else None
+        out.append(FoundLab(name, nss, tuple(sorted(files)), owner, bool(live), by_hand, age, stale, reason))
     return out
 
 
@@ -634,16 +650,22 @@ def stale_labs(state_dir: Path | str | None = None, *, unowned_grace: float = UN
 
 
 def remove_stale_labs(
-    state_dirs: Sequence[Path | str] = (), *, unowned_grace: float = UNOWNED_GRACE
+    state_dirs: Sequence[Path | str] = (),
+    *,
+    unowned_grace: float = UNOWNED_GRACE,
+    names: Collection[str] | None = None,
 ) -> list[tuple[FoundLab, bool]]:
-    """Remove every stale lab on this host (:func:`find_labs`); returns each lab found and whether it was removed.
+    """Remove every stale lab on this host (:func:`find_labs`), or those of ``names`` only.
 
-    Holds the host-wide lab lock exclusively, so no lab is judged while a process builds one.
+    Returns each lab found and whether it was removed. Holds the host-wide lab lock
+    exclusively, so no lab is judged while a process builds one.
     """
     _need_root()
     out = []
     with _host_lock(exclusive=True):
         for found in find_labs(state_dirs, unowned_grace=unowned_grace):
+            if names is not None and found.name not in names:
+                continue
             if not found.stale:
                 out.append((found, False))
                 continue

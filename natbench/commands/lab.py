@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import click
+from click.core import ParameterSource
 
 from natbench.cli import cli
 from natbench.traffic.plan import Family
@@ -33,7 +34,7 @@ def up(name: str, family: str) -> None:
     """Create the lab (idempotent) and print its state as JSON."""
     from natbench.lab import Lab
 
-    click.echo(json.dumps(Lab(name, family=Family(family)).up(), indent=1, sort_keys=True))
+    click.echo(json.dumps(Lab(name, family=Family(family)).up(by_hand=True), indent=1, sort_keys=True))
 
 
 @lab.command("down")
@@ -41,8 +42,9 @@ def up(name: str, family: str) -> None:
 @click.option(
     "--stale",
     is_flag=True,
-    help="Instead of --name: remove every natbench lab on this host whose owning process is gone (after crashes),"
-    " found from its namespaces and from state files in any state directory; a lab whose owner runs is kept.",
+    help="Remove every natbench lab on this host whose owning process is gone (after crashes), found from its"
+    " namespaces and from state files in any state directory (with --name: that lab only, if it is stale);"
+    " a lab whose owner runs, or one made by hand with `lab up`, is kept.",
 )
 def down(name: str, stale: bool) -> None:
     """Remove every namespace, veth and rule of the lab (idempotent; also after a crash)."""
@@ -52,12 +54,13 @@ def down(name: str, stale: bool) -> None:
         removed = Lab(name).down()
         click.echo(f"lab {name}: {'removed' if removed else 'nothing to remove'}")
         return
-    found = remove_stale_labs()
+    named = click.get_current_context().get_parameter_source("name") is not ParameterSource.DEFAULT
+    found = remove_stale_labs(names=[name] if named else None)
     for lab_found, removed in found:
         what = ("removed" if removed else "nothing to remove") if lab_found.stale else "kept"
         click.echo(f"lab {lab_found.name}: {what} ({lab_found.reason})")
     if not found:
-        click.echo("no natbench lab on this host")
+        click.echo(f"no natbench lab {name} on this host" if named else "no natbench lab on this host")
 
 
 @lab.command("status")
