@@ -176,11 +176,18 @@ def testbed_problems(testbed: TestbedFile, *, probe_network: bool = True) -> lis
             load_api()
         except Exception as exc:  # TesterError or ImportError: either way no client
             problems.append(f"no TRex client library: {exc}")
-        server = str(settings.get("server", ""))
-        if probe_network and server:
-            why = _tcp_unreachable(server, int(settings.get("sync_port", 4501)))
-            if why:
-                problems.append(f"no TRex server reachable: {why}")
+        if probe_network and settings.get("server"):
+            from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
+
+            try:
+                address = parse_server(str(settings["server"]))
+            except ValueError:
+                address = None  # a malformed server is the tester factory's ConfigError, not a skip
+            if address is not None:
+                port = settings.get("sync_port") or address.port or DEFAULT_SYNC_PORT
+                why = _tcp_unreachable(address.host, int(port))
+                if why:
+                    problems.append(f"no TRex server reachable: {why}")
     if probe_network:
         for d in duts:
             a = d.get("access", {})
@@ -675,8 +682,10 @@ class Experiment:
             dut.teardown()
 
     def _session_text(self) -> str:
+        from natbench.store import EXPERIMENT_KIND
+
         doc = {
-            "kind": "natbench-experiment",
+            "kind": EXPERIMENT_KIND,
             "name": self.name,
             "testbed_file": str(self.testbed.file) if self.testbed.file else None,
             "testbed": self.testbed.testbed,

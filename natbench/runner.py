@@ -465,6 +465,7 @@ def resume_campaign(
     from natbench.testbed import build_testbed
 
     existing = RunDirectory.open(run_dir)
+    existing.check_resumable()
     campaign = load_campaign(existing.path / "campaign.yaml")
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
     if monitor_interval:

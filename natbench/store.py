@@ -52,6 +52,7 @@ from natbench.workingpoint import WorkingPoint
 __all__ = [
     "ABANDONED",
     "CAMPAIGN",
+    "EXPERIMENT_KIND",
     "POINTS",
     "RUN",
     "TRIALS",
@@ -71,6 +72,9 @@ POINTS = "points.json"
 TRIALS = "trials.jsonl"
 TRIALS_PARQUET = "trials.parquet"
 ABANDONED = "trials.abandoned.jsonl"
+
+EXPERIMENT_KIND = "natbench-experiment"
+"""``kind`` of the campaign.yaml an experiment session (pytest plugin, natbench.experiment) writes."""
 
 RepKey = tuple[str, str, int]
 """(point id, metric, repetition): the unit of completion."""
@@ -240,6 +244,27 @@ class RunDirectory:
     def status(self) -> str:
         """running, complete or failed."""
         return str(self.meta.get("status", "unknown"))
+
+    @property
+    def experiment_session(self) -> bool:
+        """True when a pytest session or a natbench.experiment script wrote it (campaign.yaml records the session)."""
+        import yaml
+
+        try:
+            doc = yaml.safe_load(self.campaign_text)
+        except (OSError, yaml.YAMLError):
+            return False
+        return isinstance(doc, dict) and doc.get("kind") == EXPERIMENT_KIND
+
+    def check_resumable(self) -> None:
+        """Raise StoreError (one line) when ``natbench run --resume`` cannot continue this directory."""
+        if self.experiment_session:
+            raise StoreError(
+                f"{self.path}: written by a pytest session (natbench.experiment), not by `natbench run`:"
+                " its campaign.yaml records the session's measurements, not a campaign, so it cannot be resumed;"
+                " re-run the pytest session (or script) instead, which writes a new run directory"
+                f" (`natbench report {self.path}` reads what this one holds)"
+            )
 
     def records(self) -> Iterator[TrialRecord | RepetitionResult]:
         """Every complete record of trials.jsonl in order (a torn last line is skipped)."""

@@ -130,6 +130,28 @@ def _models_in(annotation: object) -> list[type]:
     return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
 
 
+def test_monitor_interval_is_documented_as_the_testbed_setting_it_is() -> None:
+    """The DUT CPU monitor is ``testbed.monitor_interval`` (TestbedSpec), not a metric setting; prose says so.
+
+    Blocks the doc tests run are left out (a wrong key there fails them); the generated
+    campaign reference is checked against the schema by the tests above.
+    """
+    from natbench.campaign import schema
+
+    assert "monitor_interval" in schema.TestbedSpec.model_fields
+    metric_models = [m for m in vars(schema).values() if isinstance(m, type) and issubclass(m, schema.MetricSettings)]
+    assert metric_models and not [m for m in metric_models if "monitor_interval" in m.model_fields]
+    stale = []
+    for page in PAGES:
+        if page.name == "campaign-schema.md" or not page.exists():
+            continue
+        text = _BLOCK.sub(lambda m: "" if m.group("tag") == "run" else m.group(0), page.read_text(encoding="utf-8"))
+        for m in re.finditer(r"(\S*)monitor_interval", text):
+            if not m.group(1).endswith("testbed."):
+                stale.append(f"{page.name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}")
+    assert not stale, f"monitor_interval written as something other than testbed.monitor_interval: {stale}"
+
+
 def test_every_command_block_is_tagged() -> None:
     assert BLOCKS, "no command blocks found"
     untagged = [f"{b.page}:{b.line}" for b in BLOCKS if b.tag not in ("run", "lab", "slow", "skip")]

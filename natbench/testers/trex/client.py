@@ -25,7 +25,7 @@ from typing import Any
 
 from natbench.errors import TesterError
 
-__all__ = ["MIN_SERVER_VERSION", "TRexSession", "load_api", "parse_version"]
+__all__ = ["MIN_SERVER_VERSION", "TRexSession", "ipv6_sockets", "load_api", "parse_version"]
 
 MIN_SERVER_VERSION = (3, 0)
 """Oldest TRex server natbench drives (value lists with next_var and the v3 core splitter)."""
@@ -121,6 +121,29 @@ def parse_version(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+@contextlib.contextmanager
+def ipv6_sockets() -> Iterator[None]:
+    """While the TRex client connects, its ZeroMQ sockets take IPv6 endpoints too (``tcp://[addr]:port``).
+
+    The client creates its RPC and publisher sockets in ``connect()`` and never sets
+    ``ZMQ_IPV6``, without which ZeroMQ silently never reaches an IPv6 address. The option
+    makes a socket dual-stack (IPv4 still works); only the TRex client uses this ZeroMQ.
+    """
+    zmq = importlib.import_module("zmq")
+    original = zmq.Context.socket
+
+    def socket(ctx: Any, kind: int, *args: Any, **kwargs: Any) -> Any:
+        sock = original(ctx, kind, *args, **kwargs)
+        sock.setsockopt(zmq.IPV6, 1)
+        return sock
+
+    zmq.Context.socket = socket
+    try:
+        yield
+    finally:
+        zmq.Context.socket = original
+
+
 class TRexSession:
     """The few TRex STL client calls natbench needs, typed, with TRex errors turned into TesterError."""
 
@@ -142,7 +165,8 @@ class TRexSession:
 
     def connect(self) -> None:
         """Connect (the client negotiates the STL API version) and check the server version."""
-        self._call("connect (is the server running in STL mode and reachable?)", self._client.connect)
+        with ipv6_sockets() if self.server.startswith("[") else contextlib.nullcontext():
+            self._call("connect (is the server running in STL mode and reachable?)", self._client.connect)
         self.version = dict(self._call("get_server_version", self._client.get_server_version) or {})
         self.system = dict(self._call("get_server_system_info", self._client.get_server_system_info) or {})
         found = parse_version(str(self.version.get("version", "")))
