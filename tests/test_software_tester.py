@@ -13,6 +13,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -272,3 +273,26 @@ def test_sync_must_be_two_aligned_words() -> None:
 
     with pytest.raises(ValueError, match="two uint64"):
         _engine.run([], [], 0.0, 1, sync=bytearray(8))
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [("timeout: soon", "timeout must be a number"), ("realtime: maybe", "realtime must be true or false")],
+)
+def test_a_bad_setting_names_the_campaign_line_and_builds_nothing(
+    setting: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from natbench.campaign import load_campaign
+
+    text = (Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml").read_text()
+    text = text.replace("    kind: software\n", f"    kind: software\n    settings:\n      {setting}\n", 1)
+    file = tmp_path / "bad.yaml"
+    file.write_text(text)
+    line = text.splitlines().index(f"      {setting}") + 1
+    campaign = load_campaign(file)
+    built: list[object] = []
+    monkeypatch.setattr("natbench.lab.lab_for_campaign", lambda *a: built.append(a) or (None, False))
+    with pytest.raises(ConfigError) as exc:
+        create(dict(campaign.testbed.tester.settings), campaign)
+    assert message in str(exc.value) and f"bad.yaml:{line}:" in str(exc.value)
+    assert built == []  # checked before any lab comes up
