@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
@@ -322,8 +323,9 @@ class RecordingSession:
     def load(self, port: int, streams: list[Any]) -> None: ...
     def clear_stats(self, ports: list[int]) -> None: ...
     def start(self, ports: list[int], **kw: Any) -> None: ...
-    def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> None:
+    def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> float:
         self.waits.append(rx_delay_ms)
+        return time.monotonic()
 
     def stats(self) -> dict[Any, Any]:
         n = len(POINT.src_ports) * len(POINT.dst_ports)

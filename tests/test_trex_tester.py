@@ -353,3 +353,89 @@ def test_a_campaigns_malformed_server_names_file_line_and_field(
     assert str(err.value).startswith(
         f"{campaign_file}:{line}: testbed.tester.settings.server: TRex server 'trex.lab:rpc'"
     )
+
+
+class _ClientRecorder:
+    """Stands in for ``STLClient`` in session tests: records calls, enforces what the real one checks."""
+
+    def __init__(self, api: object, busy_polls: int = 0) -> None:
+        self.api = api
+        self.calls: list[tuple[str, object]] = []
+        self.service: set[int] = set()
+        self.busy_polls = busy_polls
+
+    def set_service_mode(self, ports: list[int], enabled: bool) -> None:
+        self.calls.append(("service", enabled))
+        self.service = self.service | set(ports) if enabled else self.service - set(ports)
+
+    def set_l2_mode(self, port: int, dst_mac: str) -> None:
+        # the client's own rule (trex/common/trex_port.py), which a live v3.08 server run hit
+        if port not in self.service:
+            raise self.api.TRexError("port service mode must be enabled for configuring L2 mode")  # type: ignore[attr-defined]
+        self.calls.append(("l2", dst_mac))
+
+    def get_active_ports(self) -> list[int]:
+        self.calls.append(("poll", time.monotonic()))
+        self.busy_polls -= 1
+        return [0] if self.busy_polls >= 0 else []
+
+    def wait_on_traffic(self, ports: list[int], timeout: float, rx_delay_ms: int) -> None:
+        # like the real client for ports without flow-stats streams: no receive wait at all
+        self.calls.append(("wait_on_traffic", time.monotonic()))
+
+
+def _session(busy_polls: int = 0) -> tuple[trex_client.TRexSession, _ClientRecorder]:
+    pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
+    session = trex_client.TRexSession("127.0.0.1")  # the real STLClient is built but never connects
+    recorder = _ClientRecorder(session.api, busy_polls)
+    session._client = recorder
+    return session, recorder
+
+
+def test_l2_mode_is_set_in_service_mode_and_service_mode_is_left() -> None:
+    session, client = _session()
+    session.set_l2(0, "02:00:00:00:00:01")
+    assert client.calls == [("service", True), ("l2", "02:00:00:00:00:01"), ("service", False)]
+    assert not client.service  # traffic never starts in service mode
+
+
+def test_wait_keeps_the_receive_timeout_even_without_rx_filters() -> None:
+    session, client = _session(busy_polls=3)
+    t0 = time.monotonic()
+    ended = session.wait([0, 1], timeout=5, rx_delay_ms=300)
+    polls = [t for what, t in client.calls if what == "poll"]
+    (removed,) = [t for what, t in client.calls if what == "wait_on_traffic"]
+    assert len(polls) == 4 and polls[-1] <= ended  # idle seen on the 4th poll
+    assert removed - ended >= 0.3  # counters are read only after the receive timeout
+    assert time.monotonic() - t0 >= 0.3
+
+
+def test_wait_gives_up_after_the_timeout() -> None:
+    session, client = _session(busy_polls=10_000)
+    client.stop = lambda ports: client.calls.append(("stop", ports))  # type: ignore[attr-defined]
+    with pytest.raises(TRexFailure, match=r"did not end within 0\.1 s"):
+        session.wait([0], timeout=0.1, rx_delay_ms=0)
+    assert ("stop", [0]) in client.calls
+
+
+class _Cores:
+    def __init__(self, cores: int) -> None:
+        self.cores_per_port = cores
+
+
+def test_cores_are_pinned_only_when_a_dual_port_has_two() -> None:
+    tester = create(dict(SETTINGS), None)
+    # one data-plane core (software mode on veth, low_end): CORE_MASK_PIN would leave port 1 none
+    assert not tester._pin(_Cores(1), 2)  # type: ignore[arg-type]
+    assert tester._pin(_Cores(2), 2) and not tester._pin(_Cores(4), 1)  # type: ignore[arg-type]
+    assert not create(dict(SETTINGS, pin_cores=False), None)._pin(_Cores(4), 2)  # type: ignore[arg-type]
+
+
+def test_a_stretched_continuous_trial_is_invalid() -> None:
+    tester = create(dict(SETTINGS), None)
+    s = stats(600_001, 592_012, 600_001, 592_221)
+    counts = tester._counts(s, [Port.PRIVATE, Port.PUBLIC])
+    # every frame was sent, but over 8.8 s instead of 2 s (what a live software-mode server did)
+    notes = tester._rate_notes(s, counts, 600_000, 8.8, 2.0, continuous=True)
+    assert notes == ["!fell behind: 8.800 s for a 2.000 s trial"]
+    assert tester._rate_notes(s, counts, 600_000, 2.05, 2.0, continuous=True) == []

@@ -17,6 +17,7 @@ import importlib
 import os
 import re
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,8 +191,18 @@ class TRexSession:
         self._call("reset", self._client.reset, ports=ports)
 
     def set_l2(self, port: int, dst_mac: str) -> None:
-        """L2 mode with an explicit destination MAC: no ARP / ND from the tester."""
-        self._call(f"set_l2_mode port {port}", self._client.set_l2_mode, port, dst_mac=dst_mac)
+        """L2 mode with an explicit destination MAC: no ARP / ND from the tester.
+
+        The client only configures L2 mode on a port in service mode (checked live
+        against v3.08: "port service mode must be enabled for configuring L2 mode"), so
+        service mode is switched on for the call and off again: traffic is never started
+        in service mode, where the port would also answer ARP and ping itself.
+        """
+        self._call(f"set_service_mode port {port}", self._client.set_service_mode, ports=[port], enabled=True)
+        try:
+            self._call(f"set_l2_mode port {port}", self._client.set_l2_mode, port, dst_mac=dst_mac)
+        finally:
+            self._call(f"set_service_mode port {port}", self._client.set_service_mode, ports=[port], enabled=False)
 
     def set_promiscuous(self, ports: list[int], enabled: bool) -> None:
         """Promiscuous mode off keeps frames for other MACs out of the counters."""
@@ -217,8 +228,25 @@ class TRexSession:
         mask = self.api.STLClient.CORE_MASK_PIN if pin else self.api.STLClient.CORE_MASK_SPLIT
         self._call("start", self._client.start, ports=ports, mult="1", force=True, duration=duration, core_mask=mask)
 
-    def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> None:
-        """Block until traffic ends (TesterError after ``timeout`` seconds), then wait ``rx_delay_ms``."""
+    def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> float:
+        """Block until traffic on ``ports`` ends, then wait ``rx_delay_ms``; return when traffic ended.
+
+        The return value is the ``time.monotonic()`` at which the ports were seen idle (10 ms
+        polling). The receive wait is natbench's own: the client's ``wait_on_traffic`` waits
+        ``rx_delay_ms`` only on ports with RX-filtered (flow-stats / latency) streams and
+        returns at once otherwise (seen live on v3.08: counters read before the frames in
+        flight arrived). It is still called afterwards to remove the RX filters. TesterError
+        (traffic stopped) after ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        busy = set(ports)
+        while busy.intersection(self._call("get_active_ports", self._client.get_active_ports)):
+            if time.monotonic() > deadline:
+                self._call("stop", self._client.stop, ports=ports)
+                raise TesterError(f"TRex traffic did not end within {timeout:.1f} s")
+            time.sleep(0.01)
+        ended = time.monotonic()
+        time.sleep(rx_delay_ms / 1000)
         try:
             self._client.wait_on_traffic(ports=ports, timeout=timeout, rx_delay_ms=rx_delay_ms)
         except self.api.TRexTimeoutError as exc:
@@ -226,6 +254,7 @@ class TRexSession:
             raise TesterError(f"TRex traffic did not end within {timeout:.1f} s") from exc
         except self.api.TRexError as exc:
             raise TesterError(f"TRex wait_on_traffic: {exc}") from exc
+        return ended
 
     def stop(self, ports: list[int]) -> None:
         """Stop traffic on ``ports``."""

@@ -57,7 +57,12 @@ def build_stream(plan: StreamPlan, api: ModuleType | None = None) -> Any:
     api = api or load_api()
     instructions: list[Any] = [_var(api, v) for v in plan.variables]
     instructions += [_write(api, w) for w in plan.writes]
-    if plan.variables and plan.fix_checksum_hw:
+    # TRex writes its 16-byte latency trailer (magic, pg id, sequence, timestamp) into the payload
+    # of every latency frame after the packet was built, so the UDP checksum scapy computed no
+    # longer holds (trex-core issue 478); seen live on v3.08: the DUT's conntrack marked the
+    # frames invalid, forwarded them untranslated one way and dropped them the other way.
+    # The checksum instruction makes the NIC (or TRex, in software) fill it at transmit time.
+    if (plan.variables or plan.latency_pg_id is not None) and plan.fix_checksum_hw:
         instructions.append(
             api.STLVmFixChecksumHw(
                 l3_offset=14, l4_offset=plan.frame.udp_offset, l4_type=api.CTRexVmInsFixHwCs.L4_TYPE_UDP
