@@ -240,6 +240,8 @@ class Runner:
             self.store.record_dut_facts(point.id, self.dut.facts())
             plan = self.spec.plan_for(point)
             self.tester.prepare(plan)
+            # what the tester learns on connecting (a TRex server's version, cores and MACs)
+            self.store.update_meta(tester=plain_json(self.tester.facts()))
             prior = self._prior(point)
             earlier = self._earlier(point)
             for metric, rep in todo:

@@ -250,3 +250,24 @@ def test_progress_and_logging_observers_render_a_run(tmp_path: Path, caplog: pyt
     assert any(m.startswith("run engine-fakes into") for m in messages)
     assert any("cps#0 step 0 phase1 @ 500,000/s [0, 1,000,000] FAIL" in m for m in messages)
     assert messages[-1] == "run complete"
+
+
+def test_run_json_gets_the_tester_facts_learned_on_connecting(tmp_path: Path) -> None:
+    """A TRex tester knows its server's version, cores and MACs only after prepare() connected."""
+    tester, dut = engine_fakes.make_testbed()
+    real_prepare, real_facts = tester.prepare, tester.facts
+    connected: list[bool] = []
+
+    def prepare(plan: Any) -> None:
+        connected.append(True)
+        real_prepare(plan)
+
+    def facts() -> dict[str, Any]:
+        return {**real_facts(), **({"server_version": "v3.08"} if connected else {})}
+
+    tester.prepare = prepare  # type: ignore[method-assign]
+    tester.facts = facts  # type: ignore[method-assign]
+    run = start_run(engine_fakes.make_spec(), tmp_path / "run", tester, dut, sleep=lambda s: None)
+    assert run.status == "complete"
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["tester"]["server_version"] == "v3.08"

@@ -439,3 +439,11 @@ def test_a_stretched_continuous_trial_is_invalid() -> None:
     notes = tester._rate_notes(s, counts, 600_000, 8.8, 2.0, continuous=True)
     assert notes == ["!fell behind: 8.800 s for a 2.000 s trial"]
     assert tester._rate_notes(s, counts, 600_000, 2.05, 2.0, continuous=True) == []
+
+
+def test_achieved_rate_leaves_out_the_allowed_overhead() -> None:
+    tester = create(dict(SETTINGS, timing_slack=0.05), None)
+    # a 4000-frame burst at 100k fps (40 ms) seen idle after 43 ms: start RPC and polling, not slowness
+    assert tester._sending_time(0.043, 0.04) == 0.04
+    # a 2 s trial that took 8.8 s sent its frames at frames / 8.75 s
+    assert tester._sending_time(8.8, 2.0) == pytest.approx(8.75)
