@@ -113,3 +113,21 @@ def test_throughput_search_completes(tester) -> None:  # type: ignore[no-untyped
         lower, upper = (rate, upper) if ok else (lower, rate)
         assert r.responder_mode == "compute"
     assert steps and lower >= 1_000.0
+
+
+def test_latency_in_both_directions(tester) -> None:  # type: ignore[no-untyped-def]
+    """Both latency streams cross the NAT and come back measured (their UDP checksums must hold)."""
+    tester.prepare(PLAN)
+    reset = os.environ.get("NATBENCH_TREX_RESET_CMD")
+    if reset:
+        _sh(reset)
+    assert tester.phase1(10_000.0, learn=False).tester_ok
+    options = Phase2Options(latency=True)
+    r = tester.phase2(5_000.0, 2.0, Directions.BIDIRECTIONAL, options)
+    assert r.tester_ok, r.tester_note
+    expected = min(options.latency_rate, 5_000.0 / 2) * 2.0
+    for d in (Direction.FORWARD, Direction.REVERSE):
+        assert r.counts[d].loss_ratio <= 0.001, (d, r.counts[d])
+        lat = r.latency[d]
+        assert lat.samples >= 0.99 * expected, (d, lat)
+        assert 0 < lat.minimum <= lat.median <= lat.p99_9 <= lat.maximum
