@@ -266,3 +266,18 @@ def test_linux_forwarding_routes_both_ways() -> None:
     assert "ip route replace 198.18.0.0/24 via 10.0.0.1 dev a" in r.render("setup", params)
     with pytest.raises(RecipeError, match="route_to needs route_via"):
         r.resolve({"private_if": "a", "public_if": "b", "route_to": "2001:2:0:1::/64"})
+
+
+def test_pytest_experiments_accept_a_family_ipv6_testbed(tmp_path: Path) -> None:
+    """The session campaign an experiment builds its testbed from must be valid for a stateless family."""
+    from natbench.experiment import Experiment, load_testbed
+    from natbench.testing import FakeDut, FakeModel, FakeTester
+
+    tb = load_testbed(TABLE3)
+    assert tb.family == "ipv6"
+    dut = FakeDut(FakeModel(nat=False, stateless_forwarding=300_000))
+    with Experiment(tb, tmp_path / "res", tester=FakeTester(dut), dut=dut) as exp:
+        session = exp.session_campaign()
+        assert session.traffic.family is Family.IPV6 and list(session.metrics) == ["forwarding"]
+        m = exp.measure("forwarding", connections="4k", repetitions=1, upper="1M", error="10k")
+        assert 300_000 - 10_000 <= m.median <= 300_000
