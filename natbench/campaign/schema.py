@@ -253,11 +253,11 @@ class AddressSpec(_Model):
     """Overrides of the default address plan (seed 000 Figures 1 and 6); unset fields keep the default."""
 
     initiator: IPvAnyAddress | None = None
-    """Tester address on the private side (IPv4 for nat44, IPv6 for nat64 and ipv6)."""
+    """Tester address on the private side (IPv4 for nat44 and ipv4, IPv6 for nat64 and ipv6)."""
     dut_private: IPvAnyAddress | None = None
     """DUT address on the private side (same family as ``initiator``)."""
     dut_public: IPvAnyAddress | None = None
-    """DUT address on the public side (IPv4 for nat44 and nat64, IPv6 for ipv6)."""
+    """DUT address on the public side (IPv6 for ipv6, else IPv4)."""
     responder: IPvAnyAddress | None = None
     """Tester address on the public side (same family as ``dut_public``)."""
     nat64_prefix: ipaddress.IPv6Network | None = None
@@ -272,8 +272,9 @@ class TrafficSpec(_Model):
     """The test traffic shared by every working point."""
 
     family: Family
-    """``nat44`` (also dual-DUT IPv4aaS systems, measured as one NAT44), ``nat64``, or ``ipv6`` (IPv6 on both
-    sides, no translation: forwarding baselines such as seed 004 Table 3; only the ``forwarding`` metric)."""
+    """``nat44`` (also dual-DUT IPv4aaS systems, measured as one NAT44), ``nat64``, or, for forwarding baselines
+    without translation (only the ``forwarding`` metric), ``ipv4`` (seed 004 Table 2) or ``ipv6`` (IPv6 on both
+    sides, seed 004 Table 3)."""
     addresses: AddressSpec = Field(default_factory=lambda: AddressSpec())
     """Address plan overrides; defaults: natbench.traffic.AddressPlan.default(family)."""
     src_ports: PortRangeField | None = None

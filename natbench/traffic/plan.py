@@ -30,11 +30,14 @@ class Family(enum.StrEnum):
     """IPv6 private side, IPv4 public side; destinations embedded in a NAT64 prefix."""
     IPV6 = "ipv6"
     """IPv6 on both sides, no translation: forwarding baselines (seed 004 Table 3)."""
+    IPV4 = "ipv4"
+    """IPv4 on both sides, no translation: forwarding baselines (seed 004 Table 2, seed 000 Figure 2).
+    Unlike nat44, public -> private frames are addressed to the Initiator itself, not to the DUT."""
 
     @property
     def translates(self) -> bool:
-        """True when the DUT rewrites addresses (NAT44, NAT64); False for plain forwarding."""
-        return self is not Family.IPV6
+        """True when the DUT rewrites addresses (NAT44, NAT64); False for plain forwarding (ipv4, ipv6)."""
+        return self not in (Family.IPV4, Family.IPV6)
 
     @property
     def private_ipv6(self) -> bool:

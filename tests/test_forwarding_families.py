@@ -1,4 +1,5 @@
-"""The ``ipv6`` traffic family (plain IPv6 forwarding, seed 004 Table 3): plan, frames, campaign, CLI, recipe."""
+"""The forwarding families ``ipv6`` (plain IPv6 forwarding, seed 004 Table 3) and ``ipv4`` (its twin, Table 2):
+plan, frames, campaign, CLI, recipe, experiments."""
 
 from __future__ import annotations
 
@@ -31,11 +32,23 @@ def plan(family: Family, frame_size: int = 64, **addresses: object) -> TrafficPl
 
 
 def test_family_properties() -> None:
-    assert [f.value for f in Family] == ["nat44", "nat64", "ipv6"]
-    assert (Family.NAT44.translates, Family.NAT64.translates, Family.IPV6.translates) == (True, True, False)
-    assert (Family.NAT44.private_ipv6, Family.NAT64.private_ipv6, Family.IPV6.private_ipv6) == (False, True, True)
-    assert (Family.NAT44.public_ipv6, Family.NAT64.public_ipv6, Family.IPV6.public_ipv6) == (False, False, True)
-    assert Family.IPV6.__doc__ is not None
+    assert [f.value for f in Family] == ["nat44", "nat64", "ipv6", "ipv4"]
+    table = {f: (f.translates, f.private_ipv6, f.public_ipv6) for f in Family}
+    assert table == {
+        Family.NAT44: (True, False, False),
+        Family.NAT64: (True, True, False),
+        Family.IPV6: (False, True, True),
+        Family.IPV4: (False, False, False),
+    }
+
+
+def test_ipv4_twin_is_nat44_addressing_without_translation() -> None:
+    p = plan(Family.IPV4)
+    assert p.addresses == AddressPlan.default(Family.NAT44)
+    assert (p.private_frame_size, p.public_frame_size) == (64, 64)
+    assert p.forward_destination == ipaddress.IPv4Address("198.19.0.2")
+    # the difference to nat44: a router does not answer for the Initiator, so reverse frames go to it
+    assert p.reverse_destination == ipaddress.IPv4Address("198.18.0.2")
 
 
 def test_default_ipv6_plan_uses_two_rfc5180_slash64s() -> None:
@@ -175,6 +188,18 @@ def test_every_stateful_metric_is_refused_with_family_ipv6(metric: str) -> None:
     assert "stateful DUT" in info.value.message and "use forwarding" in info.value.message
 
 
+def test_ipv4_twin_refuses_stateful_metrics_and_ipv6_addresses() -> None:
+    data = small(family="ipv4")
+    data["metrics"] = {"throughput": {"upper": "100k", "error": "1k", "fill_rate": "10k"}}
+    with pytest.raises(ConfigError, match=r"traffic\.family ipv4 is plain forwarding") as info:
+        Campaign.from_dict(data)
+    assert info.value.field == "metrics.throughput"
+    with pytest.raises(ConfigError, match="initiator must be an IPv4 address for family ipv4"):
+        Campaign.from_dict(small(family="ipv4", addresses={"initiator": "2001:2::2"}))
+    c = Campaign.from_dict(small(family="ipv4"))
+    assert c.traffic_plan(c.points()[0]).reverse_destination == ipaddress.IPv4Address("198.18.0.2")
+
+
 def test_stateful_metric_error_names_file_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "fwd6.yaml"
     text = TABLE3.read_text().replace("metrics:\n", "metrics:\n  cps: {upper: 1M, error: 1k}\n", 1)
@@ -214,7 +239,7 @@ def test_role_nat44_does_not_fit_family_ipv6() -> None:
 def test_table3_campaign_mirrors_table2() -> None:
     t3 = load_campaign(TABLE3)
     t2 = load_campaign(ROOT / "campaigns" / "seed004-table2-ipv4-forwarding.yaml")
-    assert t3.traffic.family is Family.IPV6 and t2.traffic.family is Family.NAT44
+    assert t3.traffic.family is Family.IPV6 and t2.traffic.family is Family.IPV4
     assert [p.cores for p in t3.points()] == [p.cores for p in t2.points()] == [1, 2, 4, 8, 16]
     assert list(t3.metrics) == list(t2.metrics) == ["forwarding"]
     f3, f2 = t3.metrics["forwarding"], t2.metrics["forwarding"]
@@ -231,6 +256,17 @@ def test_table3_campaign_mirrors_table2() -> None:
     d1, d2 = (t3.dut(n).params for n in ("dut1", "dut2"))
     assert (d1["route_to"], d1["route_via"]) == ("2001:2:0:1::/64", d2["private_address"].split("/")[0])
     assert (d2["private_route_to"], d2["private_route_via"]) == ("2001:2::/64", d1["public_address"].split("/")[0])
+    e1, e2 = (t2.dut(n).params for n in ("dut1", "dut2"))
+    assert (e1["route_to"], e1["route_via"]) == ("198.19.0.0/24", e2["private_address"].split("/")[0])
+    assert (e2["private_route_to"], e2["private_route_via"]) == ("198.18.0.0/24", e1["public_address"].split("/")[0])
+
+
+@pytest.mark.parametrize("name", ["seed004-table2-ipv4-forwarding", "seed000-fig2-forwarding-cores"])
+def test_ipv4_forwarding_baselines_address_reverse_frames_to_the_initiator(name: str) -> None:
+    c = load_campaign(ROOT / "campaigns" / f"{name}.yaml")
+    assert c.traffic.family is Family.IPV4 and c.responder_mode is ResponderMode.COMPUTE
+    tp = c.traffic_plan(c.points()[0])
+    assert tp.reverse_destination == tp.addresses.initiator != tp.addresses.dut_public
 
 
 def test_validate_and_plan_table3() -> None:

@@ -1,4 +1,5 @@
-"""The TRex compiler and console profile for family ipv6, checked offline against the real TRex client library."""
+"""The TRex compiler and console profiles for families ipv6 and ipv4 (plain forwarding), checked offline against
+the real TRex client library."""
 
 from __future__ import annotations
 
@@ -116,3 +117,19 @@ def test_ipv6_phase2_console_profile_equals_the_compiler() -> None:
     want = to_json(prg.compile_phase2(ipv6_plan(), 1e5, Directions.BIDIRECTIONAL, Phase2Options()))
     assert got[0] == want["private"] and got[1] == want["public"]
     assert got[0] and got[1]
+
+
+def test_ipv4_phase2_profile_sends_reverse_frames_to_the_initiator() -> None:
+    api = load_api()
+    profile = api.STLProfile.load_py(str(PROFILES / "ipv4_phase2.py"), direction=1, port_id=1, rate=1e4)
+    (stream,) = profile.get_streams()
+    pkt = bytes(stream.get_pkt())
+    assert pkt[12:14] == b"\x08\x00" and len(pkt) == 60
+    src, dst = ipaddress.IPv4Address(pkt[26:30]), ipaddress.IPv4Address(pkt[30:34])
+    assert (src, dst) == (ipaddress.IPv4Address("198.19.0.2"), ipaddress.IPv4Address("198.18.0.2"))
+    plan = TrafficPlan(
+        Family.IPV4, AddressPlan.default(Family.IPV4), PortRange(1024, 1123), PortRange(80, 89), 64, 1,
+        ResponderMode.COMPUTE,
+    )  # fmt: skip
+    want = to_json(prg.compile_phase2(plan, 1e4, Directions.BIDIRECTIONAL, Phase2Options()))["public"]
+    assert [stream.to_json()] == want
