@@ -530,13 +530,37 @@ def dut_namespace(dut: str) -> str | None:
     this process has not brought a lab up, a single lab recorded in the state
     directory is used (e.g. one started with ``natbench lab up``).
     """
+    lab = _lab_in_use()
+    return lab.dut_netns if lab is not None else None
+
+
+def _lab_in_use() -> Lab | None:
+    """The lab this process brought up, else the only lab recorded in the state directory."""
     lab = active_lab()
     if lab is not None:
-        return lab.dut_netns
+        return lab
     names = list_labs()
-    if len(names) == 1:
-        return Lab(names[0]).dut_netns
-    return None
+    return Lab(names[0]) if len(names) == 1 else None
+
+
+def dut_cpu_order(dut: str) -> list[int] | None:
+    """The order in which a lab DUT's ``cores`` sweep takes CPUs (called by natbench.duts.factory).
+
+    The DUT's own CPUs first, the tester's last: n cores land on the DUT's CPUs
+    as long as it has n, and only beyond that on the tester's (the DUT's facts
+    then list the CPUs actually used).
+    """
+    lab = _lab_in_use()
+    if lab is None:
+        return None
+    own = list(lab.dut_cpus_available)
+    return own + [c for c in lab.tester_cpus if c not in own]
+
+
+def dut_own_cpus(dut: str) -> list[int] | None:
+    """The lab DUT's own CPUs (its data path when no cores are set; called by natbench.duts.factory)."""
+    lab = _lab_in_use()
+    return list(lab.dut_cpus_available) if lab is not None else None
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:

@@ -230,6 +230,25 @@ def test_hotplug_takes_cpus_offline_and_restores_them(tmp_path: Path) -> None:
         cores.apply(5)
 
 
+def test_rps_takes_cpus_in_the_given_order(tmp_path: Path) -> None:
+    """The lab's order (DUT CPUs first, the tester's last): n cores land on the DUT's CPUs while it has n."""
+    fake_sysfs(tmp_path, 4)
+    queue = tmp_path / "class/net/nb-priv/queues/rx-0"
+    queue.mkdir(parents=True)
+    (queue / "rps_cpus").write_text("0\n")
+    cores = LinuxCores(
+        LocalExecutor(), method="rps", interfaces=["nb-priv"], sysfs=str(tmp_path), cpu_order=[1, 2, 0, 3]
+    )
+    assert cores.apply(2).active_cpus == [1, 2]
+    assert int((queue / "rps_cpus").read_text(), 16) == 0b0110
+    assert cores.apply(3).active_cpus == [0, 1, 2]  # beyond the DUT's own: the next in the order
+    cores.restore()
+    assert (queue / "rps_cpus").read_text().strip() == "0"
+    plain = LinuxCores(LocalExecutor(), method="rps", interfaces=["nb-priv"], sysfs=str(tmp_path))
+    assert plain.apply(2).active_cpus == [0, 1]  # no order: CPUs 0..n-1, as on a real DUT
+    plain.restore()
+
+
 def test_auto_method_never_hotplugs_a_namespaced_dut() -> None:
     assert LinuxCores(NetnsExecutor("nb-any"), interfaces=["x"]).choose_method() == "rps"
 

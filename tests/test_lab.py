@@ -221,6 +221,18 @@ def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: 
         assert params["private_if"] == "nb-priv" and params["public_address"] == "198.19.0.1/24"
         assert tester.receive_timeout == max(m.timeout for m in campaign.metrics.values())
         assert tester.facts()["initiator"]["netns"].startswith("nb-quickstart-")
+        # a cores sweep takes the DUT's own CPUs first and the tester's only beyond them
+        from natbench.duts.factory import build_duts
+        from natbench.lab import active_lab
+
+        lab = active_lab()
+        assert lab is not None
+        dut = build_duts(campaign)
+        assert dut.own_cpus == list(lab.dut_cpus_available)  # the monitor marks these as the data path
+        assert dut.cpu_order == [
+            *lab.dut_cpus_available,
+            *(c for c in lab.tester_cpus if c not in lab.dut_cpus_available),
+        ]
     finally:
         tester.close()
     assert ns not in _netns()

@@ -186,6 +186,7 @@ def test_forwarding_baseline_and_monitor() -> None:
             assert not any(w.startswith("monitor") for w in dut.warnings)
             ts = [s["t"] for s in samples]
             assert ts == sorted(ts) and ts[-1] > 0.3
+            assert all("data_path_cpus" not in s for s in samples)  # not in a lab: all cores are the DUT's
             for s in samples:
                 assert set(s["idle"]) >= {"cpu0"}
                 assert all(0.0 <= v <= 100.0 for v in s["idle"].values())
@@ -195,6 +196,11 @@ def test_forwarding_baseline_and_monitor() -> None:
                 time.sleep(0.55)
             assert len(mon.samples) >= 3 and not mon.errors
             assert all(0.05 < b["t"] - a["t"] < 0.5 for a, b in zip(mon.samples, mon.samples[1:], strict=False))
+            # a DUT sharing the machine with the tester (the lab) names its own CPUs in every sample
+            dut.own_cpus = [0]
+            dut.start_monitor(0.1)
+            time.sleep(0.25)
+            assert {tuple(s["data_path_cpus"]) for s in dut.stop_monitor()["fwd"]} == {(0,)}
         finally:
             dut.teardown()
         assert snapshot(lab.dut) == before

@@ -184,3 +184,49 @@ def test_tester_bound_repetitions_are_counted_and_shown_as_lower_bounds(tmp_path
     row = next(line for line in text.splitlines() if "tester-bound reps." in line)
     assert row.split()[-1] == "2"
     assert "lower bound of the DUT" in table.caption
+
+
+def _mon(idle: dict[str, list[float]], cpus: list[int] | None = None) -> dict:
+    n = len(next(iter(idle.values())))
+    col: dict = {"interval": 0.5, "t": [0.5 * (i + 1) for i in range(n)], "idle": idle}
+    if cpus is not None:
+        col["data_path_cpus"] = [cpus] * n
+    return col
+
+
+def test_cpu_busy_of_a_trial_counts_the_data_path_cpus_only() -> None:
+    idle = {"cpu0": [70.0, 60.0, 68.0, 100.0], "cpu1": [20.0, 15.0, 18.0, 50.0]}  # cpu1: the lab's tester
+    assert ag.trial_cpu_busy({"monitor": {"dut": _mon(idle, [0])}}) == pytest.approx(100 - 69.0)
+    # samples that do not name their data-path CPUs: every sampled core (a whole DUT machine)
+    # per sample the mean over both cores (busy 55, 62.5, 57, 25), then the median over the samples
+    assert ag.trial_cpu_busy({"monitor": {"dut": _mon(idle)}}) == pytest.approx(56.0)
+    # a DUT group: the busiest member (the bottleneck candidate)
+    both = {"ce": _mon({"cpu0": [90.0, 90.0]}), "br": _mon({"cpu0": [10.0, 30.0]})}
+    assert ag.trial_cpu_busy({"monitor": both}) == pytest.approx(80.0)
+    assert math.isnan(ag.trial_cpu_busy({}))
+
+
+def test_dut_cpu_busy_is_taken_at_the_reported_rate(tmp_path: Path) -> None:
+    """The last passing trial at the repetition's value decides, not a failed one or one at another rate."""
+    p = make_point(0, (1, 100), (1, 10))
+    pid = p["id"]
+    busy_at = {80_000.0: 40.0, 90_000.0: 10.0, 85_000.0: 50.0}
+    trials = [
+        trial_record(pid, "throughput", 0, 0, rate=80_000.0, started_at=1.0, kind="phase2"),
+        trial_record(pid, "throughput", 0, 1, rate=90_000.0, verdict="fail", started_at=2.0, kind="phase2"),
+        trial_record(pid, "throughput", 0, 2, rate=85_000.0, started_at=3.0, kind="phase2"),
+    ]
+    for t in trials:
+        t["extra"] = {"monitor": {"dut": _mon({"cpu0": [100.0 - busy_at[t["intended_rate"]]] * 3})}}
+    result = result_record(pid, "throughput", 0, 85_000.0, "fps", error=5_000.0, extra={"directions": 2})
+    unmonitored = result_record(pid, "throughput", 1, 85_000.0, "fps", error=5_000.0, extra={"directions": 2})
+    r = ag.with_dut_cpu_busy(ag.results_frame([result, unmonitored]), ag.trials_frame(trials))
+    assert r["dut_cpu_busy"].iloc[0] == pytest.approx(50.0) and math.isnan(r["dut_cpu_busy"].iloc[1])
+    assert ag.summarize(r).loc[(pid, "throughput"), "dut_cpu_busy"] == pytest.approx(50.0)
+    run = natbench.load(write_run_dir(tmp_path / "r", [p], [*trials, result]))
+    text = run.tables()[0].to_text()
+    row = next(line for line in text.splitlines() if "DUT CPU busy (%)" in line)
+    assert row.split()[-1] == "50.0"
+    # without monitor samples there is no such row
+    plain = natbench.load(write_run_dir(tmp_path / "q", [p], [unmonitored]))
+    assert "DUT CPU busy" not in plain.tables()[0].to_text()

@@ -71,12 +71,16 @@ class LinuxCores:
         method: str = "auto",
         sysfs: str = "/sys",
         procfs: str = "/proc",
+        cpu_order: list[int] | None = None,
     ) -> None:
         if method not in ("auto", "hotplug", "rps"):
             raise ValueError(f"unknown cores method {method!r}")
         self.executor = executor
         self.interfaces = [i for i in (interfaces or []) if i]
         self.method = method
+        self.cpu_order = list(cpu_order) if cpu_order else None
+        """The order in which CPUs are given to the data path (None: 0, 1, 2, ...). The local lab puts
+        the DUT's own CPUs first and the tester's last, so n cores land on the DUT's CPUs first."""
         self.sysfs = sysfs.rstrip("/")
         self.procfs = procfs.rstrip("/")
         self.state: CoreState | None = None
@@ -126,7 +130,8 @@ class LinuxCores:
     # -- apply / restore --------------------------------------------------
 
     def apply(self, cores: int) -> CoreState:
-        """Make ``cores`` CPUs (0..cores-1) carry the data path; return what is active now."""
+        """Make ``cores`` CPUs (the first of ``cpu_order``, else 0..cores-1) carry the data path; return
+        what is active now."""
         if self.state is not None:
             self.restore()
         present = self.present()
@@ -134,7 +139,10 @@ class LinuxCores:
             raise DutError(f"cannot use {cores} cores: the DUT has {len(present)} CPUs ({present})", step="set_cores")
         method = self.choose_method()
         self.state = CoreState(method=method, requested=cores, originally_online=self.online())
-        target = present[:cores]
+        order = present
+        if self.cpu_order and method == "rps":  # hotplug keeps CPU 0..n-1: CPU 0 cannot go offline
+            order = [c for c in self.cpu_order if c in present] + [c for c in present if c not in self.cpu_order]
+        target = sorted(order[:cores])
         try:
             if method == "hotplug":
                 self._hotplug(present, target)

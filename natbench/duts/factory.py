@@ -98,11 +98,17 @@ def _lab_namespace(dut: str) -> str | None:
     )
     if env:
         return env
+    return _ask_lab("dut_namespace", dut)
+
+
+def _ask_lab(function: str, dut: str) -> Any:
+    """Call ``natbench.lab.<function>(dut)`` if the lab module is there (imported late: the DUT layer does not
+    depend on the lab, which pulls in the software tester)."""
     try:
         lab = importlib.import_module("natbench.lab")
     except ImportError:
         return None
-    fn = getattr(lab, "dut_namespace", None)
+    fn = getattr(lab, function, None)
     return fn(dut) if callable(fn) else None
 
 
@@ -133,7 +139,18 @@ def build_duts(campaign: Any) -> RecipeDut | DutGroup:
         if _get(access, "kind") == "lab" and "host_settings" in recipe.params:
             # the lab's DUT namespace shares this kernel: its global conntrack settings are the DUT's
             params.setdefault("host_settings", True)
-        duts.append(RecipeDut(name, recipe, executor, params, fixed_cores=_get(spec, "cores")))
+        in_lab = _get(access, "kind") == "lab"
+        duts.append(
+            RecipeDut(
+                name,
+                recipe,
+                executor,
+                params,
+                fixed_cores=_get(spec, "cores"),
+                cpu_order=_ask_lab("dut_cpu_order", name) if in_lab else None,
+                own_cpus=_ask_lab("dut_own_cpus", name) if in_lab else None,
+            )
+        )
     if len(duts) == 1:
         return duts[0]
     return DutGroup(duts)

@@ -131,8 +131,15 @@ class RecipeDut:
         retry_backoff: float = 1.0,
         fixed_cores: int | None = None,
         batch: bool = True,
+        cpu_order: list[int] | None = None,
+        own_cpus: list[int] | None = None,
     ) -> None:
         self.name = name
+        self.cpu_order = cpu_order
+        """Order in which a cores sweep takes CPUs (the lab: the DUT's own first); None: 0, 1, 2, ..."""
+        self.own_cpus = own_cpus
+        """CPUs that carry the data path when no cores are set (the lab: the DUT's CPUs of a machine
+        shared with the tester); None: all of the DUT's CPUs."""
         self.batch = batch
         """Send the commands of a step as one script (one round trip) when no command needs a value
         saved earlier in the same step; results are still per command."""
@@ -436,7 +443,10 @@ class RecipeDut:
         if step.builtin == "linux-cores":
             opts = self.recipe.step_options("set_cores", self._params(), self._context())
             self._cores = LinuxCores(
-                self.executor, interfaces=opts.get("interfaces"), method=opts.get("method", "auto")
+                self.executor,
+                interfaces=opts.get("interfaces"),
+                method=opts.get("method", "auto"),
+                cpu_order=self.cpu_order,
             )
             try:
                 state = self._cores.apply(cores)
@@ -577,7 +587,18 @@ class RecipeDut:
         samples = mon.stop()
         if mon.errors:
             self.warnings.extend(f"monitor: {e}" for e in mon.errors[:5])
+        cpus = self.data_path_cpus()
+        if cpus is not None:  # which of the sampled cores are this DUT's data path (the lab samples them all)
+            samples = [{**smp, "data_path_cpus": cpus} for smp in samples]
         return {self.name: samples}
+
+    def data_path_cpus(self) -> list[int] | None:
+        """CPUs carrying the data path now: those the cores step made active, else :attr:`own_cpus`,
+        else None (all CPUs of the DUT)."""
+        active = self._core_facts.get("cpus_active")
+        if isinstance(active, list) and active:
+            return [int(c) for c in active]
+        return list(self.own_cpus) if self.own_cpus else None
 
 
 class DutGroup:

@@ -18,7 +18,8 @@ Conventions (shared with the engine, see GUIDE.md):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,8 +34,10 @@ __all__ = [
     "scale_up_cores",
     "summarize",
     "teardown_summary",
+    "trial_cpu_busy",
     "trial_summary",
     "trials_frame",
+    "with_dut_cpu_busy",
 ]
 
 #: Columns of :func:`results_frame`.
@@ -52,6 +55,7 @@ RESULT_COLUMNS = [
     "empty_delete_s",
     "connections",
     "tester_bound",
+    "dut_cpu_busy",
 ]
 
 #: Columns of :func:`trials_frame` (counts are summed over directions).
@@ -136,6 +140,7 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         cols["empty_delete_s"].append(_num(extra.get("empty_delete_s", extra.get("T_0"))))
         cols["connections"].append(_num(extra.get("connections")))
         cols["tester_bound"].append(bool(extra.get("tester_bound", False)))
+        cols["dut_cpu_busy"].append(float("nan"))  # from the trials: with_dut_cpu_busy
     return _results_from_columns(cols)
 
 
@@ -144,7 +149,16 @@ def _results_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
     df["point_id"] = df["point_id"].astype("category")
     df["metric"] = df["metric"].astype("category")
     df["unit"] = df["unit"].astype("category")
-    for c in ("value", "error", "reported", "reported_error", "filled_delete_s", "empty_delete_s", "connections"):
+    for c in (
+        "value",
+        "error",
+        "reported",
+        "reported_error",
+        "filled_delete_s",
+        "empty_delete_s",
+        "connections",
+        "dut_cpu_busy",
+    ):
         df[c] = df[c].astype("float64")
     df["repetition"] = df["repetition"].astype("int64")
     df["directions"] = df["directions"].astype("int64")
@@ -190,6 +204,56 @@ def trials_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for c in ("repetition", "step", "sent", "valid"):
         df[c] = df[c].astype("int64")
     return df
+
+
+def trial_cpu_busy(extra: Mapping[str, Any]) -> float:
+    """How busy (%) the DUT's data-path CPUs were during one monitored trial; NaN without samples.
+
+    Per DUT and sample: 100 - the mean idle time of the sample's ``data_path_cpus`` (all sampled
+    cores when the sample does not name them); the median over the samples (robust to the last one,
+    taken as the traffic ends); of a DUT group, the busiest DUT (the bottleneck candidate, seed 004
+    section 5.3).
+    """
+    busiest = float("nan")
+    for col in (extra.get("monitor") or {}).values():
+        idle: Mapping[str, Sequence[Any]] = col.get("idle") or {}
+        cpus: Sequence[Any] = col.get("data_path_cpus") or []
+        per_sample = []
+        for i in range(len(col.get("t") or [])):
+            wanted = cpus[i] if i < len(cpus) and cpus[i] else None
+            cores = [f"cpu{c}" for c in wanted] if wanted else list(idle)
+            vals = [float(idle[c][i]) for c in cores if c in idle and i < len(idle[c]) and idle[c][i] is not None]
+            if vals:
+                per_sample.append(100.0 - sum(vals) / len(vals))
+        if per_sample:
+            busy = float(np.median(per_sample))
+            busiest = busy if math.isnan(busiest) else max(busiest, busy)
+    return busiest
+
+
+def with_dut_cpu_busy(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    """``results`` with ``dut_cpu_busy`` filled in: the DUT's CPU busy % (:func:`trial_cpu_busy`) in the
+    last passing trial of each repetition whose intended rate is the repetition's value, i.e. the DUT's
+    load at the rate reported (for a tester-bound result: how much headroom the DUT had left)."""
+    out = results.copy()
+    if trials.empty or out.empty:
+        return out
+    monitored = trials[(trials["verdict"] == "pass") & trials["extra"].map(lambda e: bool(e.get("monitor")))]
+    if monitored.empty:
+        return out
+
+    def keys(df: pd.DataFrame, rate: str) -> list[tuple[str, str, int, float]]:
+        cols = (df["point_id"].astype(str), df["metric"].astype(str), df["repetition"].tolist(), df[rate].tolist())
+        return list(zip(*cols, strict=True))
+
+    m = monitored.sort_values(["started_at", "step"])
+    last = dict(zip(keys(m, "intended_rate"), m["extra"].tolist(), strict=True))  # the last trial at a rate wins
+    busy = []
+    for key in keys(out, "value"):
+        extra = last.get(key)
+        busy.append(trial_cpu_busy(extra) if extra is not None else float("nan"))
+    out["dut_cpu_busy"] = np.asarray(busy, dtype="float64")
+    return out
 
 
 def _first_key(params: Mapping[str, Any], keys: Iterable[str]) -> float:
@@ -261,11 +325,23 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
 
     Columns: ``unit``, ``directions``, ``experiments`` (repetitions with a value), ``failed``
     (repetitions without one), ``tester_bound`` (repetitions whose search ended at the tester's
-    ceiling: their value is a lower bound of the DUT), ``median``, ``min``, ``max`` and ``error``
+    ceiling: their value is a lower bound of the DUT), ``median``, ``min``, ``max``, ``error``
     (largest final search width of the repetitions, in the reported unit; NaN when the metric is
-    not a search).
+    not a search) and ``dut_cpu_busy`` (median over the repetitions of the DUT's CPU busy % at the
+    reported rate, see :func:`with_dut_cpu_busy`; NaN without monitor samples).
     """
-    columns = ["unit", "directions", "experiments", "failed", "tester_bound", "median", "min", "max", "error"]
+    columns = [
+        "unit",
+        "directions",
+        "experiments",
+        "failed",
+        "tester_bound",
+        "median",
+        "min",
+        "max",
+        "error",
+        "dut_cpu_busy",
+    ]
     if results.empty:
         return pd.DataFrame(
             columns=columns,
@@ -279,6 +355,8 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     out = out.rename(columns={"count": "experiments"})
     out["failed"] = out["size"] - out["experiments"]
     out["tester_bound"] = g["tester_bound"].sum().astype("int64")
+    busy = results["dut_cpu_busy"] if "dut_cpu_busy" in results else pd.Series(np.nan, index=results.index)
+    out["dut_cpu_busy"] = busy.groupby([results["point_id"], results["metric"]], observed=True, sort=False).median()
     return out[columns]
 
 

@@ -89,8 +89,9 @@ class Run:
         trials, results, self.warnings = read_records(self.path / "trials.jsonl")
         self.trials: pd.DataFrame = aggregate.trials_frame(trials)
         """One row per trial (search step or timed operation)."""
-        self.results: pd.DataFrame = aggregate.results_frame(results)
-        """One row per repetition result (the final value of each repetition)."""
+        self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(aggregate.results_frame(results), self.trials)
+        """One row per repetition result (the final value of each repetition; ``dut_cpu_busy`` from the
+        monitored trials)."""
         self.points: pd.DataFrame = aggregate.points_frame(raw_points)
         """Working points, indexed by id, in campaign order."""
 

@@ -360,6 +360,12 @@ def performance_table(
                 "'tester-bound reps.' counts repetitions whose search ended at the tester's ceiling: "
                 "their value is a lower bound of the DUT's performance"
             )
+        if "dut_cpu_busy" in d and d["dut_cpu_busy"].notna().any():  # monitored: the DUT's load at the result
+            b.add(f"{prefix} DUT CPU busy (%)", d["dut_cpu_busy"] / 100.0, fmt_percent)
+            notes.append(
+                "'DUT CPU busy (%)': load of the DUT's data-path CPUs in the last passing trial at the reported "
+                "rate (monitor samples; median over samples, then over repetitions; the busiest DUT of a group)"
+            )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
         for stat in ("median", "min", "max"):
