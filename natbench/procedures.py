@@ -74,7 +74,7 @@ METRICS = ("cps", "throughput", "frame_loss", "latency", "pdv", "teardown", "cap
 
 STATELESS_METRICS = ("forwarding",)
 """Metrics that need no connection state on the DUT (no phase 1): the only ones a family without
-translation (``ipv6``: plain forwarding) can measure."""
+translation (``ipv4``, ``ipv6``: plain forwarding) can measure."""
 
 
 @dataclass(frozen=True)

@@ -114,8 +114,8 @@ class Campaign:
 
     @property
     def responder_mode(self) -> ResponderMode:
-        """traffic.responder, or the natural mode: compute without translation (family ipv6), else the
-        tester's (software: learn, trex: read)."""
+        """traffic.responder, or the natural mode: compute without translation (families ipv4, ipv6), else
+        the tester's (software: learn, trex: read)."""
         if self.traffic.responder is not None:
             return self.traffic.responder
         if not self.traffic.family.translates:

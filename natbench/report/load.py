@@ -108,7 +108,7 @@ class Run:
 
     @cached_property
     def family(self) -> str | None:
-        """The campaign's traffic family (``nat44``, ``nat64``, ``ipv6``) from the stored campaign.yaml; None
+        """The campaign's traffic family (``nat44``, ``nat64``, ``ipv4``, ``ipv6``) from the stored campaign.yaml; None
         when the run directory has no readable campaign (frame sizes are then stated as stored)."""
         try:
             data = yaml.safe_load(self.campaign_text) if self.campaign_text else None
