@@ -38,6 +38,7 @@ import yaml
 
 from natbench.errors import ConfigError
 from natbench.results import RepetitionResult
+from natbench.store import atomic_write, plain_json
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
@@ -176,11 +177,18 @@ def testbed_problems(testbed: TestbedFile, *, probe_network: bool = True) -> lis
             load_api()
         except Exception as exc:  # TesterError or ImportError: either way no client
             problems.append(f"no TRex client library: {exc}")
-        server = str(settings.get("server", ""))
-        if probe_network and server:
-            why = _tcp_unreachable(server, int(settings.get("sync_port", 4501)))
-            if why:
-                problems.append(f"no TRex server reachable: {why}")
+        if probe_network and settings.get("server"):
+            from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
+
+            try:
+                address = parse_server(str(settings["server"]))
+            except ValueError:
+                address = None  # a malformed server is the tester factory's ConfigError, not a skip
+            if address is not None:
+                port = settings.get("sync_port") or address.port or DEFAULT_SYNC_PORT
+                why = _tcp_unreachable(address.host, int(port))
+                if why:
+                    problems.append(f"no TRex server reachable: {why}")
     if probe_network:
         for d in duts:
             a = d.get("access", {})
@@ -585,7 +593,7 @@ class Experiment:
         aggregates them together.
         """
         from natbench.procedures import ProcedureContext, run_repetition
-        from natbench.runner import spec_from_campaign
+        from natbench.runner import call_begin_repetition, spec_from_campaign
 
         campaign = self.build_campaign(metric, **kwargs)
         [raw_point] = campaign.points()
@@ -606,10 +614,8 @@ class Experiment:
         first = self._repetitions.get((point.id, metric), 0)
         try:
             for rep in range(first, first + settings.repetitions):
-                for obj in (tester, dut):
-                    hook = getattr(obj, "begin_repetition", None)
-                    if callable(hook):
-                        hook(point.id, metric, rep)
+                call_begin_repetition(tester, point, metric, rep)
+                call_begin_repetition(dut, point, metric, rep)
                 ctx = ProcedureContext(
                     tester=tester,
                     dut=dut,
@@ -659,7 +665,7 @@ class Experiment:
                 points=list(self._points.values()),
                 campaign_file=str(self.testbed.file) if self.testbed.file else None,
                 campaign_name=self.name,
-                tester_facts=_plain(tester.facts()),
+                tester_facts=plain_json(tester.facts()),
             )
             _point_latest(self.run_dir)
         return self._store
@@ -672,11 +678,7 @@ class Experiment:
         dut.setup(point)
         self._current = key
         self._prepared = None
-        facts = _plain(dut.facts())
-        duts = facts if facts and all(isinstance(v, dict) for v in facts.values()) else {"dut": facts}
-        point_facts = dict(self._store.meta.get("point_facts", {}))
-        point_facts[point.id] = duts
-        self._store.update_meta(duts=duts, point_facts=point_facts)
+        self._store.record_dut_facts(point.id, dut.facts())
 
     def _teardown(self, dut: Any) -> None:
         if self._current is not None:
@@ -685,8 +687,10 @@ class Experiment:
             dut.teardown()
 
     def _session_text(self) -> str:
+        from natbench.store import EXPERIMENT_KIND
+
         doc = {
-            "kind": "natbench-experiment",
+            "kind": EXPERIMENT_KIND,
             "name": self.name,
             "testbed_file": str(self.testbed.file) if self.testbed.file else None,
             "testbed": self.testbed.testbed,
@@ -701,8 +705,8 @@ class Experiment:
     def _write_session_files(self) -> None:
         from natbench.store import CAMPAIGN, POINTS, point_to_dict
 
-        _atomic_write(self.run_dir / CAMPAIGN, self._session_text())
-        _atomic_write(
+        atomic_write(self.run_dir / CAMPAIGN, self._session_text())
+        atomic_write(
             self.run_dir / POINTS, json.dumps([point_to_dict(p) for p in self._points.values()], indent=2) + "\n"
         )
 
@@ -723,7 +727,7 @@ class Experiment:
                 errors.append(exc)
         if self._store is not None:
             if meta:
-                self._store.update_meta(**_plain(meta))
+                self._store.update_meta(**plain_json(meta))
             self._store.set_status(status, failure=str(errors[0]) if errors and status == "failed" else None)
             self._store.close()
             self._store = None
@@ -782,22 +786,3 @@ def _point_latest(run_dir: Path) -> None:
             tmp.unlink()
             return
         os.replace(tmp, link)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_plain(v) for v in obj]
-    if obj is None or isinstance(obj, bool | int | float | str):
-        return obj
-    return str(obj)

@@ -21,6 +21,12 @@ them), so deleting the namespaces removes veths, rules and addresses. The
 lab's state file (``/run/natbench/labs/<name>.json``) is written *before*
 anything is created, so ``lab down`` finds everything also after a crash;
 ``up`` and ``down`` are idempotent and serialised by a lock file.
+
+The kernel carries the owner too: the alias of ``lo`` in both namespaces names
+the owning process (pid and start time) and the state file. So
+``lab down --stale`` (:func:`remove_stale_labs`) finds every natbench lab on the
+host, whatever state directory it was recorded in, and removes those whose
+owner is gone; a host-wide lock keeps it from judging a lab while it is built.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,16 +53,33 @@ from natbench.traffic.plan import AddressPlan, Family
 
 __all__ = [
     "DEFAULT_STATE_DIR",
+    "HOST_LOCK",
+    "UNOWNED_GRACE",
+    "FoundLab",
     "Lab",
     "LabError",
     "active_lab",
     "dut_namespace",
+    "find_labs",
     "lab_for_campaign",
     "list_labs",
+    "remove_stale_labs",
     "stale_labs",
 ]
 
 DEFAULT_STATE_DIR = Path(os.environ.get("NATBENCH_LAB_STATE", "/run/natbench/labs"))
+_SYSTEM_STATE_DIR = Path("/run/natbench/labs")
+
+HOST_LOCK = Path("/run/lock/natbench-labs.lock")
+"""One lock for the whole host, whatever the state directory: ``up`` holds it shared while it
+builds, the stale sweep exclusively while it judges and removes."""
+
+UNOWNED_GRACE = 3600.0
+"""Seconds a lab whose owner nobody recorded (no kernel mark, no state file found: made by an
+older natbench, or killed between creating a namespace and marking it) is left alone."""
+
+_MARK = "natbench-lab "
+_LAB_NS_RE = re.compile(r"^nb-(?P<name>.+)-(?P<role>tester|dut)$")
 
 TESTER_INITIATOR_IF = "nb-init"
 TESTER_RESPONDER_IF = "nb-resp"
@@ -209,17 +232,24 @@ class Lab:
             return False
         return {DUT_PRIVATE_IF, DUT_PUBLIC_IF} <= links
 
-    def up(self) -> dict[str, Any]:
-        """Build the lab (idempotent: an intact lab is kept, a broken one rebuilt). Returns the status."""
+    def up(self, *, by_hand: bool = False) -> dict[str, Any]:
+        """Build the lab (idempotent: an intact lab is kept, a broken one rebuilt). Returns the status.
+
+        ``by_hand`` (``natbench lab up``): the lab is kept until removed by name, also when
+        its owner has exited; ``lab down --stale`` leaves it alone. A lab made by hand stays
+        one when a run reuses it.
+        """
         _need_root()
-        with self._lock():
+        hand = {"by_hand": True} if by_hand else {}
+        with _host_lock(exclusive=False), self._lock():
             if self.is_up():
                 state = self._read_state()
                 if state.get("family") == str(self.family) and state.get("addresses") == self._addresses_json():
-                    self._write_state({})  # this process owns it now
+                    self._write_state(hand)  # this process owns it now
+                    self._mark_owner()
                     return self.status()
             self._destroy()
-            self._write_state({"phase": "building"})
+            self._write_state({"phase": "building", **hand})
             try:
                 self._build()
             except BaseException:
@@ -322,6 +352,7 @@ class Lab:
         a = self.addresses
         for ns in (t, d):
             _run(["ip", "netns", "add", ns])
+            self._mark_owner([ns])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
         pairs = ((TESTER_INITIATOR_IF, DUT_PRIVATE_IF), (TESTER_RESPONDER_IF, DUT_PUBLIC_IF))
         for tif, dif in pairs:
@@ -422,6 +453,22 @@ class Lab:
             removed = True
         return removed
 
+    def _mark_owner(self, namespaces: Sequence[str] | None = None) -> None:
+        """Record this process as the owner in the kernel: the alias of ``lo`` in the lab's namespaces."""
+        mark: dict[str, Any] = {"pid": os.getpid(), "start": _proc_start(os.getpid())}
+        with contextlib.suppress(LabError):
+            if self.state_file.exists() and self._read_state().get("by_hand"):
+                mark["by_hand"] = True
+        mark["state"] = str(self.state_file.resolve())
+        text = _MARK + json.dumps(mark, separators=(",", ":"))
+        if len(text) > 255:  # IFALIASZ - 1: a very long state path is left out, the owner is what counts
+            mark.pop("state")
+            text = _MARK + json.dumps(mark, separators=(",", ":"))
+        present = _netns_list()
+        for ns in namespaces or (self.names.tester_ns, self.names.dut_ns):
+            if ns in present:
+                _run(["ip", "-n", ns, "link", "set", "dev", "lo", "alias", text])
+
     def _pids(self, ns: str) -> list[int]:
         out = _run(["ip", "netns", "pids", ns], check=False).stdout
         return [int(x) for x in out.split() if x.isdigit() and int(x) != os.getpid()]
@@ -447,6 +494,7 @@ class Lab:
                 "name": self.name,
                 "namespaces": [self.names.tester_ns, self.names.dut_ns],
                 "owner_pid": os.getpid(),
+                "owner_start": _proc_start(os.getpid()),
                 "updated_at": time.time(),
             }
         )
@@ -475,18 +523,175 @@ def list_labs(state_dir: Path | str | None = None) -> list[str]:
     return sorted(p.stem for p in d.glob("*.json")) if d.exists() else []
 
 
-def stale_labs(state_dir: Path | str | None = None) -> list[str]:
-    """Recorded labs whose owning process is gone (left behind by a crash or a kill)."""
-    out = []
-    for name in list_labs(state_dir):
-        lab = Lab(name, state_dir=state_dir)
-        try:
-            pid = int(lab._read_state().get("owner_pid", 0))
-        except (LabError, ValueError):
-            pid = 0
-        if not pid or not _alive(pid):
-            out.append(name)
+@dataclass(frozen=True)
+class FoundLab:
+    """A natbench lab found on this host, from the kernel (namespaces ``nb-NAME-tester|dut``) or a state file."""
+
+    name: str
+    """The lab name (``nb-NAME-dut`` / ``nb-NAME-tester``)."""
+    namespaces: tuple[str, ...]
+    """Its namespaces that exist now."""
+    state_files: tuple[Path, ...]
+    """State files recording it (any state directory natbench knows of or the kernel mark names)."""
+    owner_pid: int | None
+    """The owning process as recorded (kernel mark first, else a state file); None when nobody recorded one."""
+    owner_alive: bool
+    """True while the recorded owner runs (a reused pid does not count)."""
+    by_hand: bool
+    """Made with ``natbench lab up``: kept until removed by name."""
+    age: float | None
+    """Seconds since its oldest namespace was created (None without namespaces)."""
+    stale: bool
+    """To be removed by ``lab down --stale``: its owner is gone, or unrecorded for longer than the grace time."""
+    reason: str
+    """Why it is (not) stale, in words."""
+
+
+def _read_mark(ns: str) -> dict[str, Any] | None:
+    proc = _run(["ip", "-n", ns, "-j", "link", "show", "dev", "lo"], check=False)
+    try:
+        alias = str(json.loads(proc.stdout or "[]")[0].get("ifalias", ""))
+        mark = json.loads(alias[len(_MARK) :]) if alias.startswith(_MARK) else None
+    except (ValueError, IndexError, AttributeError):
+        return None
+    return mark if isinstance(mark, dict) and isinstance(mark.get("pid"), int) else None
+
+
+def _ns_age(ns: str) -> float | None:
+    # the namespace file's times are those of its nsfs inode: when the namespace was created
+    try:
+        return max(0.0, time.time() - (Path("/run/netns") / ns).stat().st_mtime)
+    except OSError:
+        return None
+
+
+def _lab_states(dirs: Sequence[Path]) -> dict[str, dict[Path, dict[str, Any]]]:
+    """name -> {state file: contents} for every lab state file in ``dirs``."""
+    out: dict[str, dict[Path, dict[str, Any]]] = {}
+    for d in dirs:
+        if not d.is_dir():
+            continue
+        for f in d.glob("*.json"):
+            try:
+                data = json.loads(f.read_text())
+            except (OSError, ValueError):
+                data = {}
+            if isinstance(data, dict) and _NAME_RE.match(f.stem):
+                out.setdefault(f.stem, {})[f.resolve()] = data
     return out
+
+
+def _as_int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def find_labs(
+    state_dirs: Sequence[Path | str] = (), *, unowned_grace: float = UNOWNED_GRACE, kernel: bool = True
+) -> list[FoundLab]:
+    """Every natbench lab on this host and whether it is stale.
+
+    Labs are found from the kernel (``kernel``: namespaces named ``nb-NAME-tester`` /
+    ``nb-NAME-dut``) and from the state files in ``state_dirs``, the default state
+    directory, ``/run/natbench/labs`` and any directory a lab's kernel mark names. The
+    owner is the one in the kernel mark, else the one in a state file. A lab is stale
+    when its owner is gone (a reused pid does not count), or, when no owner is recorded
+    anywhere, once its namespaces are ``unowned_grace`` seconds old; a lab with a live
+    owner never is.
+    """
+    groups: dict[str, list[str]] = {}
+    if kernel:
+        for ns in sorted(_netns_list()):
+            m = _LAB_NS_RE.match(ns)
+            if m and _NAME_RE.match(m.group("name")):
+                groups.setdefault(m.group("name"), []).append(ns)
+    marks = {name: [mk for ns in nss if (mk := _read_mark(ns)) is not None] for name, nss in groups.items()}
+    dirs = [Path(d) for d in state_dirs] + [DEFAULT_STATE_DIR, _SYSTEM_STATE_DIR]
+    dirs += [Path(str(mk["state"])).parent for mks in marks.values() for mk in mks if mk.get("state")]
+    states = _lab_states(list(dict.fromkeys(d.resolve() for d in dirs)))
+    out = []
+    for name in sorted(set(groups) | set(states)):
+        nss = tuple(groups.get(name, ()))
+        files = states.get(name, {})
+        owners = [(int(mk["pid"]), _as_int(mk.get("start"))) for mk in marks.get(name, [])]
+        if not owners:
+            owners = [
+                (pid, _as_int(st.get("owner_start"))) for st in files.values() if (pid := _as_int(st.get("owner_pid")))
+            ]
+        live = [pid for pid, start in owners if _owner_alive(pid, start)]
+        by_hand = any(mk.get("by_hand") for mk in marks.get(name, [])) or any(
+            st.get("by_hand") for st in files.values()
+        )
+        ages = [a for ns in nss if (a := _ns_age(ns)) is not None]
+        age = max(ages) if ages else None
+        if live:
+            stale, reason = False, f"owner process {live[0]} is running"
+        elif by_hand:
+            stale, reason = False, f"made by hand with `natbench lab up`; `natbench lab down --name {name}` removes it"
+        elif owners:
+            stale, reason = True, f"owner process {owners[0][0]} is gone"
+        elif not nss:
+            stale, reason = True, "a state file without an owner and without namespaces"
+        elif age is not None and age >= unowned_grace:
+            stale, reason = True, f"no owner recorded anywhere and {age:.0f} s old"
+        else:
+            stale = False
+            reason = (
+                f"no owner recorded anywhere, {age or 0:.0f} s old: left for {unowned_grace:.0f} s;"
+                f" `natbench lab down --name {name}` removes it now"
+            )
+        owner = owners[0][0] if owners else None
+        out.append(FoundLab(name, nss, tuple(sorted(files)), owner, bool(live), by_hand, age, stale, reason))
+    return out
+
+
+def stale_labs(state_dir: Path | str | None = None, *, unowned_grace: float = UNOWNED_GRACE) -> list[str]:
+    """Names of the labs on this host whose owning process is gone (left behind by a crash or a kill).
+
+    Looks in the kernel and in ``state_dir`` besides the known state directories (see :func:`find_labs`).
+    """
+    return [f.name for f in find_labs([state_dir] if state_dir else (), unowned_grace=unowned_grace) if f.stale]
+
+
+def remove_stale_labs(
+    state_dirs: Sequence[Path | str] = (),
+    *,
+    unowned_grace: float = UNOWNED_GRACE,
+    names: Collection[str] | None = None,
+) -> list[tuple[FoundLab, bool]]:
+    """Remove every stale lab on this host (:func:`find_labs`), or those of ``names`` only.
+
+    Returns each lab found and whether it was removed. Holds the host-wide lab lock
+    exclusively, so no lab is judged while a process builds one.
+    """
+    _need_root()
+    out = []
+    with _host_lock(exclusive=True):
+        for found in find_labs(state_dirs, unowned_grace=unowned_grace):
+            if names is not None and found.name not in names:
+                continue
+            if not found.stale:
+                out.append((found, False))
+                continue
+            removed = False
+            for f in found.state_files or (DEFAULT_STATE_DIR / f"{found.name}.json",):
+                removed = Lab(found.name, state_dir=f.parent).down() or removed
+            out.append((found, removed))
+    return out
+
+
+@contextlib.contextmanager
+def _host_lock(*, exclusive: bool) -> Iterator[None]:
+    """The host-wide lab lock (:data:`HOST_LOCK`); taken before any lab's own lock."""
+    HOST_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(HOST_LOCK, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _alive(pid: int) -> bool:
@@ -497,6 +702,25 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _proc_start(pid: int) -> int | None:
+    """Start time of process ``pid`` (clock ticks after boot, /proc/PID/stat field 22); None when unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _owner_alive(pid: int, start: int | None) -> bool:
+    """True while the process ``pid`` that started at ``start`` (when known) runs: a reused pid is not the owner."""
+    if pid <= 0 or not _alive(pid):
+        return False
+    if start is None:
+        return True
+    now = _proc_start(pid)
+    return now is None or now == start
 
 
 def _need_root() -> None:

@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from natbench.report.units import reported_factor, reported_unit
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.runner import Observer, RunSpec
 from natbench.workingpoint import WorkingPoint
@@ -42,8 +43,9 @@ def format_result(r: RepetitionResult) -> str:
     """One line describing a finished repetition."""
     if r.value is None:
         return f"{r.metric}#{r.repetition}: FAILED ({r.extra.get('failed', 'no value')})"
-    err = f" (error {r.error:,.0f})" if r.error is not None else ""
-    return f"{r.metric}#{r.repetition}: {r.value:,.6g} {r.unit}{err}"
+    factor = reported_factor(r.unit, r.value, r.extra)  # as the tables: all frames of bidirectional traffic
+    err = f" (error {r.error * factor:,.0f})" if r.error is not None else ""
+    return f"{r.metric}#{r.repetition}: {r.value * factor:,.6g} {reported_unit(r.unit, factor)}{err}"
 
 
 class LoggingObserver(Observer):

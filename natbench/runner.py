@@ -33,7 +33,7 @@ from natbench.duts.base import Dut
 from natbench.errors import NatbenchError, StoreError
 from natbench.procedures import METRICS, MetricSettings, ProcedureContext, run_repetition
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.store import RunDirectory, RunStore, point_to_dict
+from natbench.store import RunDirectory, RunStore, plain_json, point_to_dict
 from natbench.testbed import Testbed
 from natbench.testers.base import Tester
 from natbench.traffic.plan import TrafficPlan
@@ -44,6 +44,7 @@ __all__ = [
     "RunInterrupted",
     "RunSpec",
     "Runner",
+    "call_begin_repetition",
     "default_run_dir",
     "resume_campaign",
     "resume_run",
@@ -169,7 +170,8 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def _call_hook(obj: object, point: WorkingPoint, metric: str, repetition: int) -> None:
+def call_begin_repetition(obj: object, point: WorkingPoint, metric: str, repetition: int) -> None:
+    """Call ``obj.begin_repetition(point_id, metric, repetition)`` when the tester or DUT has that optional hook."""
     hook = getattr(obj, "begin_repetition", None)
     if callable(hook):
         hook(point.id, metric, repetition)
@@ -206,7 +208,7 @@ class Runner:
         status = "failed"
         try:
             with _sigterm_raises():
-                self.store.update_meta(tester=_plain(self.tester.facts()))
+                self.store.update_meta(tester=plain_json(self.tester.facts()))
                 self._obs.on_run_start(self.store.path, self.spec, done)
                 total = len(self.spec.points)
                 for index, point in enumerate(self.spec.points):
@@ -235,19 +237,15 @@ class Runner:
         error: BaseException | None = None
         try:
             self.dut.setup(point)
-            facts = _plain(self.dut.facts())
-            duts = facts if facts and all(isinstance(v, dict) for v in facts.values()) else {"dut": facts}
-            point_facts = dict(self.store.meta.get("point_facts", {}))
-            point_facts[point.id] = duts
-            self.store.update_meta(duts=duts, point_facts=point_facts)
+            self.store.record_dut_facts(point.id, self.dut.facts())
             plan = self.spec.plan_for(point)
             self.tester.prepare(plan)
             prior = self._prior(point)
             earlier = self._earlier(point)
             for metric, rep in todo:
                 self._obs.on_repetition_start(point, metric, rep)
-                _call_hook(self.tester, point, metric, rep)
-                _call_hook(self.dut, point, metric, rep)
+                call_begin_repetition(self.tester, point, metric, rep)
+                call_begin_repetition(self.dut, point, metric, rep)
                 ctx = ProcedureContext(
                     tester=self.tester,
                     dut=self.dut,
@@ -298,17 +296,6 @@ class Runner:
         return {m: [r.value for r in rs if r.value is not None] for m, rs in self._earlier(point).items()}
 
 
-def _plain(obj: Any) -> Any:
-    """A JSON-safe copy of facts (unknown objects become strings)."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_plain(v) for v in obj]
-    if obj is None or isinstance(obj, bool | int | float | str):
-        return obj
-    return str(obj)
-
-
 # ---------------------------------------------------------------------------- library API
 def start_run(
     spec: RunSpec,
@@ -327,13 +314,9 @@ def start_run(
         points=spec.points,
         campaign_file=spec.campaign_file,
         campaign_name=spec.name,
-        tester_facts=_plain(tester.facts()),
+        tester_facts=plain_json(tester.facts()),
     )
-    try:
-        Runner(spec, store, tester, dut, observers, clock, sleep).run()
-    finally:
-        store.close()
-    return RunDirectory.open(run_dir)
+    return _run_into(store, spec, tester, dut, observers, clock, sleep)
 
 
 def resume_run(
@@ -352,12 +335,24 @@ def resume_run(
     wanted = [point_to_dict(p)["id"] for p in spec.points]
     if stored != wanted:
         raise StoreError(f"{run_dir}: its working points do not match the campaign being resumed")
-    store = RunStore.resume(run_dir)
+    return _run_into(RunStore.resume(run_dir), spec, tester, dut, observers, clock, sleep)
+
+
+def _run_into(
+    store: RunStore,
+    spec: RunSpec,
+    tester: Tester,
+    dut: Dut,
+    observers: Sequence[Observer],
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> RunDirectory:
+    """Measure ``spec`` into the open ``store``, close it and return the run directory as stored."""
     try:
         Runner(spec, store, tester, dut, observers, clock, sleep).run()
     finally:
         store.close()
-    return RunDirectory.open(run_dir)
+    return RunDirectory.open(store.path)
 
 
 def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
@@ -470,6 +465,7 @@ def resume_campaign(
     from natbench.testbed import build_testbed
 
     existing = RunDirectory.open(run_dir)
+    existing.check_resumable()
     campaign = load_campaign(existing.path / "campaign.yaml")
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
     if monitor_interval:

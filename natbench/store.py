@@ -52,6 +52,7 @@ from natbench.workingpoint import WorkingPoint
 __all__ = [
     "ABANDONED",
     "CAMPAIGN",
+    "EXPERIMENT_KIND",
     "POINTS",
     "RUN",
     "TRIALS",
@@ -59,7 +60,9 @@ __all__ = [
     "RepKey",
     "RunDirectory",
     "RunStore",
+    "atomic_write",
     "host_facts",
+    "plain_json",
     "point_to_dict",
 ]
 
@@ -69,6 +72,9 @@ POINTS = "points.json"
 TRIALS = "trials.jsonl"
 TRIALS_PARQUET = "trials.parquet"
 ABANDONED = "trials.abandoned.jsonl"
+
+EXPERIMENT_KIND = "natbench-experiment"
+"""``kind`` of the campaign.yaml an experiment session (pytest plugin, natbench.experiment) writes."""
 
 RepKey = tuple[str, str, int]
 """(point id, metric, repetition): the unit of completion."""
@@ -136,8 +142,12 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves either the old or the new file."""
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a crash leaves either the old or the new file.
+
+    Writes a hidden temporary file beside it, fsyncs it, renames it over ``path``
+    and fsyncs the directory, so the new entry survives a power cut too.
+    """
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
@@ -145,6 +155,17 @@ def _atomic_write(path: Path, text: str) -> None:
         os.fsync(f.fileno())
     os.replace(tmp, path)
     _fsync_dir(path.parent)
+
+
+def plain_json(obj: Any) -> Any:
+    """A JSON-safe copy of facts or metadata: dict keys become strings, tuples lists, unknown objects strings."""
+    if isinstance(obj, dict):
+        return {str(k): plain_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [plain_json(v) for v in obj]
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return str(obj)
 
 
 def _json_safe(obj: Any) -> Any:
@@ -223,6 +244,27 @@ class RunDirectory:
     def status(self) -> str:
         """running, complete or failed."""
         return str(self.meta.get("status", "unknown"))
+
+    @property
+    def experiment_session(self) -> bool:
+        """True when a pytest session or a natbench.experiment script wrote it (campaign.yaml records the session)."""
+        import yaml
+
+        try:
+            doc = yaml.safe_load(self.campaign_text)
+        except (OSError, yaml.YAMLError):
+            return False
+        return isinstance(doc, dict) and doc.get("kind") == EXPERIMENT_KIND
+
+    def check_resumable(self) -> None:
+        """Raise StoreError (one line) when ``natbench run --resume`` cannot continue this directory."""
+        if self.experiment_session:
+            raise StoreError(
+                f"{self.path}: written by a pytest session (natbench.experiment), not by `natbench run`:"
+                " its campaign.yaml records the session's measurements, not a campaign, so it cannot be resumed;"
+                " re-run the pytest session (or script) instead, which writes a new run directory"
+                f" (`natbench report {self.path}` reads what this one holds)"
+            )
 
     def records(self) -> Iterator[TrialRecord | RepetitionResult]:
         """Every complete record of trials.jsonl in order (a torn last line is skipped)."""
@@ -348,10 +390,10 @@ class RunStore:
             "duts": dut_facts or {},
             "status": "running",
         }
-        _atomic_write(p / CAMPAIGN, campaign_text)
-        _atomic_write(p / POINTS, json.dumps([point_to_dict(pt) for pt in points], indent=2) + "\n")
-        _atomic_write(p / TRIALS, "")  # exists (and its directory entry is durable) before the first trial
-        _atomic_write(p / RUN, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        atomic_write(p / CAMPAIGN, campaign_text)
+        atomic_write(p / POINTS, json.dumps([point_to_dict(pt) for pt in points], indent=2) + "\n")
+        atomic_write(p / TRIALS, "")  # exists (and its directory entry is durable) before the first trial
+        atomic_write(p / RUN, json.dumps(meta, indent=2, sort_keys=True) + "\n")
         return meta
 
     @classmethod
@@ -389,7 +431,7 @@ class RunStore:
                     f.write("".join(ln + "\n" for ln in new))
                     f.flush()
                     os.fsync(f.fileno())
-            _atomic_write(p / TRIALS, "".join(ln + "\n" for ln in keep))
+            atomic_write(p / TRIALS, "".join(ln + "\n" for ln in keep))
         meta = dict(run.meta)
         meta.setdefault("resumed_at", []).append(time.time())
         meta["status"] = "running"
@@ -424,6 +466,18 @@ class RunStore:
         self.meta.update(fields)
         self._write_meta()
 
+    def record_dut_facts(self, point_id: str, facts: Any) -> None:
+        """Store the DUT facts read after setting up a working point in run.json.
+
+        ``duts`` holds the latest facts by DUT name (a single DUT's facts, not keyed
+        by name, are filed under ``dut``) and ``point_facts[point_id]`` the same per point.
+        """
+        plain = plain_json(facts)
+        duts = plain if plain and all(isinstance(v, dict) for v in plain.values()) else {"dut": plain}
+        point_facts = dict(self.meta.get("point_facts", {}))
+        point_facts[point_id] = duts
+        self.update_meta(duts=duts, point_facts=point_facts)
+
     def set_status(self, status: str, failure: str | None = None) -> None:
         """Set run.json's status (running, complete, failed) and, for failed, why."""
         self.meta["status"] = status
@@ -436,7 +490,7 @@ class RunStore:
         self._write_meta()
 
     def _write_meta(self) -> None:
-        _atomic_write(self.path / RUN, json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n")
+        atomic_write(self.path / RUN, json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n")
 
     def reader(self) -> RunDirectory:
         """A reader of this run directory."""

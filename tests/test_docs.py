@@ -18,13 +18,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from lab_helpers import need_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [
@@ -130,6 +130,28 @@ def _models_in(annotation: object) -> list[type]:
     return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
 
 
+def test_monitor_interval_is_documented_as_the_testbed_setting_it_is() -> None:
+    """The DUT CPU monitor is ``testbed.monitor_interval`` (TestbedSpec), not a metric setting; prose says so.
+
+    Blocks the doc tests run are left out (a wrong key there fails them); the generated
+    campaign reference is checked against the schema by the tests above.
+    """
+    from natbench.campaign import schema
+
+    assert "monitor_interval" in schema.TestbedSpec.model_fields
+    metric_models = [m for m in vars(schema).values() if isinstance(m, type) and issubclass(m, schema.MetricSettings)]
+    assert metric_models and not [m for m in metric_models if "monitor_interval" in m.model_fields]
+    stale = []
+    for page in PAGES:
+        if page.name == "campaign-schema.md" or not page.exists():
+            continue
+        text = _BLOCK.sub(lambda m: "" if m.group("tag") == "run" else m.group(0), page.read_text(encoding="utf-8"))
+        for m in re.finditer(r"(\S*)monitor_interval", text):
+            if not m.group(1).endswith("testbed."):
+                stale.append(f"{page.name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}")
+    assert not stale, f"monitor_interval written as something other than testbed.monitor_interval: {stale}"
+
+
 def test_every_command_block_is_tagged() -> None:
     assert BLOCKS, "no command blocks found"
     untagged = [f"{b.page}:{b.line}" for b in BLOCKS if b.tag not in ("run", "lab", "slow", "skip")]
@@ -180,14 +202,6 @@ def _execute(block: Block, workdir: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=900, check=False)
 
 
-def _need_lab() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, raw sockets)")
-    missing = [t for t in ("ip", "nft", "iptables", "conntrack") if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)}")
-
-
 def _producer(name: str) -> Block | None:
     for b in BLOCKS:
         if b.tag == "lab" and f"--nb-results {name}" in b.body:
@@ -227,7 +241,7 @@ def test_run_block(block: Block, workdir: Path) -> None:
 @pytest.mark.lab
 @pytest.mark.parametrize("block", _params("lab"))
 def test_lab_block(block: Block, workdir: Path) -> None:
-    _need_lab()
+    need_lab()
     _run_block(block, workdir)
 
 
@@ -236,7 +250,7 @@ def test_lab_block(block: Block, workdir: Path) -> None:
 def test_slow_block(block: Block, workdir: Path) -> None:
     if os.environ.get("NATBENCH_DOCS_SLOW") != "1":
         pytest.skip(f"{block.reason}: set NATBENCH_DOCS_SLOW=1 to run it")
-    _need_lab()
+    need_lab()
     _run_block(block, workdir)
 
 
@@ -250,7 +264,7 @@ def test_notebook_runs_on_a_real_lab_run(workdir: Path) -> None:
     """docs/examples/notebook.ipynb (its code cells, in order) on the lab example's run directory."""
     import json
 
-    _need_lab()
+    need_lab()
     notebook = ROOT / "docs" / "examples" / "notebook.ipynb"
     if not notebook.exists():
         pytest.skip("docs/examples/notebook.ipynb is not there yet (written by the reports work)")

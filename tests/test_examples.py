@@ -9,12 +9,13 @@ and the built-in software tester; then the run directory it wrote is read with
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from lab_helpers import need_lab
+from report_cli import report_text
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
@@ -22,16 +23,8 @@ EXAMPLES = ROOT / "docs" / "examples"
 pytestmark = pytest.mark.lab
 
 
-def _need_lab() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, raw sockets)")
-    missing = [t for t in ("ip", "nft", "iptables", "conntrack") if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)} on PATH")
-
-
 def test_lab_experiment_runs_and_its_results_load(tmp_path: Path) -> None:
-    _need_lab()
+    need_lab()
     results = tmp_path / "results"
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     proc = subprocess.run(
@@ -83,14 +76,8 @@ def test_lab_experiment_runs_and_its_results_load(tmp_path: Path) -> None:
     pid_labs = [ln for ln in lab_namespaces.splitlines() if ln.startswith("nb-nbpt")]
     assert not [ln for ln in pid_labs if any(ln.startswith(f"nb-nbpt{p}-") for p in _child_pids(proc))]
 
-    report = subprocess.run(
-        [sys.executable, "-m", "natbench", "report", str(run_dir), "--format", "text", "--out", "-"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert report.returncode == 0, report.stderr
-    assert "iptables-4k" in report.stdout and "tear" in report.stdout.lower()
+    report = report_text(run_dir)
+    assert "iptables-4k" in report and "tear" in report.lower()
 
 
 def _child_pids(proc: subprocess.CompletedProcess[str]) -> list[int]:

@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 
 from natbench.errors import ConfigError
-from natbench.lab import Lab, LabError, dut_namespace, list_labs, stale_labs
+from natbench.lab import (
+    Lab,
+    LabError,
+    _owner_alive,
+    _proc_start,
+    dut_namespace,
+    find_labs,
+    list_labs,
+    remove_stale_labs,
+    stale_labs,
+)
 
 ROOT = os.geteuid() == 0
 pytestmark = pytest.mark.lab
@@ -238,6 +248,139 @@ def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: 
     assert ns not in _netns()
     assert list_labs(tmp_path) == []
     assert dut_namespace("iptables") is None
+
+
+def _natbench(*args: str, state_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "NATBENCH_LAB_STATE"}  # the default state directory
+    if state_dir is not None:
+        env["NATBENCH_LAB_STATE"] = str(state_dir)
+    return subprocess.run(
+        [sys.executable, "-m", "natbench", *args], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+# Other people run labs on this machine: the tests judge their own lab by name (`--stale --name NAME`,
+# the same discovery as the host-wide `--stale`), so they never remove someone else's.
+
+
+@needs_root
+def test_down_stale_finds_a_dead_owners_lab_recorded_in_another_state_directory(lab: Lab) -> None:
+    """A lab recorded in a test's temp state directory, its owner SIGKILLed: `lab down --stale` removes it."""
+    code = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from natbench.lab import Lab
+        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9, proc.stderr
+    assert lab.is_up() and lab.state_dir != Path("/run/natbench/labs")
+    out = _natbench("lab", "down", "--stale", "--name", lab.name)
+    assert out.returncode == 0, out.stderr
+    assert f"lab {lab.name}: removed (owner process " in out.stdout and "is gone)" in out.stdout, out.stdout
+    _nothing_left(lab)
+
+
+@needs_root
+def test_down_stale_keeps_a_lab_whose_owner_runs(lab: Lab) -> None:
+    lab.up()  # owned by this (live) process, recorded in a temp state directory
+    out = _natbench("lab", "down", "--stale", "--name", lab.name)
+    assert out.returncode == 0, out.stderr
+    assert f"lab {lab.name}: kept (owner process {os.getpid()} is running)" in out.stdout, out.stdout
+    assert lab.is_up()
+
+
+@needs_root
+def test_the_owner_is_recorded_in_the_kernel(lab: Lab) -> None:
+    """Without any state file the namespaces still name their owner (the alias of lo)."""
+    lab.up()
+    lab.state_file.unlink()
+    (found,) = [f for f in find_labs() if f.name == lab.name]
+    assert found.namespaces == (lab.dut_netns, lab.tester_netns)
+    assert found.owner_pid == os.getpid() and found.owner_alive and not found.stale
+    assert found.state_files == ()  # the mark names the state file, which is gone now
+
+
+@needs_root
+def test_a_lab_made_by_hand_is_not_stale(lab: Lab) -> None:
+    """`natbench lab up` exits at once; its lab stays until `lab down --name`, also when a run reused it."""
+    out = _natbench("lab", "up", "--name", lab.name, state_dir=lab.state_dir)
+    assert out.returncode == 0, out.stderr
+    assert lab.is_up()
+    out = _natbench("lab", "down", "--stale", "--name", lab.name)
+    assert f"lab {lab.name}: kept (made by hand with `natbench lab up`" in out.stdout, out.stdout
+    code = textwrap.dedent(f"""
+        from pathlib import Path
+        from natbench.lab import Lab
+        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
+    """)  # a run reuses it (that process owns it now) and ends without taking it down
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    (found,) = [f for f in find_labs() if f.name == lab.name]
+    assert found.by_hand and not found.owner_alive and not found.stale
+    out = _natbench("lab", "down", "--name", lab.name, state_dir=lab.state_dir)
+    assert f"lab {lab.name}: removed" in out.stdout
+    _nothing_left(lab)
+
+
+def test_a_reused_pid_is_not_the_owner() -> None:
+    start = _proc_start(os.getpid())
+    assert start is not None
+    assert _owner_alive(os.getpid(), start)
+    assert _owner_alive(os.getpid(), None)
+    assert not _owner_alive(os.getpid(), start + 1)  # same pid, another process: the owner is gone
+
+
+@needs_root
+def test_a_lab_nobody_owns_is_left_alone_for_the_grace_time(tmp_path: Path) -> None:
+    """Namespaces with the lab naming but no mark and no state file (an older natbench's lab, elsewhere)."""
+    lab = Lab(f"u{os.getpid()}{secrets.token_hex(2)}", state_dir=tmp_path)
+    try:
+        for ns in (lab.tester_netns, lab.dut_netns):
+            subprocess.run(["ip", "netns", "add", ns], check=True)
+        (found,) = [f for f in find_labs() if f.name == lab.name]
+        assert found.owner_pid is None and not found.stale and "no owner recorded" in found.reason
+        assert found.age is not None and 0 <= found.age < 60
+        (found,) = [f for f in find_labs(unowned_grace=0) if f.name == lab.name]
+        assert found.stale
+        out = _natbench("lab", "down", "--stale", "--name", lab.name)
+        assert f"lab {lab.name}: kept (no owner recorded anywhere" in out.stdout, out.stdout
+        assert {lab.tester_netns, lab.dut_netns} <= _netns()
+    finally:
+        lab.down()
+    _nothing_left(lab)
+
+
+@needs_root
+def test_the_stale_sweep_waits_for_labs_being_built() -> None:
+    """`up` holds the host lock shared while it builds; the sweep takes it exclusively."""
+    import threading
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from natbench.lab import _host_lock\n"
+            "with _host_lock(exclusive=False):\n    print('held', flush=True); sys.stdin.readline()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdin is not None
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        done = threading.Event()
+        nobody = f"none{os.getpid()}{secrets.token_hex(2)}"  # the lock is the same whatever is judged
+        sweep = threading.Thread(target=lambda: (remove_stale_labs(names=[nobody]), done.set()), daemon=True)
+        sweep.start()
+        assert not done.wait(1.0)  # blocked while a build holds the lock
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert done.wait(60)
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 @needs_root

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from lab_helpers import kept_rate
 
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe import load_recipe
@@ -34,15 +35,6 @@ N = len(SRC) * len(DST)
 # tayga drops traffic for non-global IPv4 destinations (198.18.0.0/15 included) under the well-known
 # prefix 64:ff9b::/96 (see dut_recipes/tayga-nat64.yaml), so the lab uses a network-specific prefix
 NAT64_PREFIX = ipaddress.IPv6Network("2001:db8:64::/96")
-
-
-def kept_rate(trial: Callable[[], PhaseResult], tries: int = 5) -> PhaseResult:
-    """Repeat a trial the tester could not send at its rate (shared CPUs), as the engine does."""
-    for _ in range(tries):
-        r = trial()
-        if r.tester_ok:
-            return r
-    raise AssertionError(f"tester could not keep its rate in {tries} tries: {r.tester_note}")
 
 
 CASES: dict[str, tuple[Family, Callable[[Lab, str], dict[str, Any]]]] = {

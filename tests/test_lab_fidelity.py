@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
+from lab_helpers import kept_rate
 
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe import load_recipe
@@ -74,15 +75,6 @@ def rig() -> Iterator[Rig]:
         dut.teardown()
     finally:
         lab.down()
-
-
-def kept_rate(trial: Callable[[], PhaseResult], tries: int = 5) -> PhaseResult:
-    """Repeat a trial the tester could not send at its rate (shared CPUs), as the engine does."""
-    for _ in range(tries):
-        r = trial()
-        if r.tester_ok:
-            return r
-    raise AssertionError(f"tester could not keep its rate in {tries} tries: {r.tester_note}")
 
 
 def fill(rig: Rig, rate: float = 10000) -> PhaseResult:

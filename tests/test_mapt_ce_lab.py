@@ -10,7 +10,6 @@ count, mappings and DUT-timed flush read napt's conntrack table; teardown leaves
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 import time
@@ -19,8 +18,9 @@ from pathlib import Path
 import pytest
 import seed004_params as seed
 from nslab import ns_lab, send_udp
+from recorder_shell import RecorderShell
 
-from natbench.duts.executors import CommandResult, Executor, NetnsExecutor
+from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.traffic.ports import PortRange
@@ -34,34 +34,6 @@ pytestmark = [
 
 HERE = Path(__file__).parent
 POINT = WorkingPoint(index=0, src_ports=PortRange(1, 10), dst_ports=PortRange(1, 5), frame_size=64)
-
-
-class PartlyRecorded:
-    """Runs in the DUT namespace with recorders for jool_mapt and modprobe first on PATH."""
-
-    def __init__(self, inner: Executor, bindir: Path, record: Path, data: Path) -> None:
-        self.inner = inner
-        self.prefix = (
-            f'PATH={shlex.quote(str(bindir))}:"$PATH"; export PATH NATBENCH_RECORD={shlex.quote(str(record))} '
-            f"NATBENCH_RECORD_DATA={shlex.quote(str(data))}; "
-        )
-
-    @property
-    def description(self) -> str:
-        return f"partly recorded {self.inner.description}"
-
-    @property
-    def namespaced(self) -> bool:
-        return True
-
-    def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
-        return self.inner.run(self.prefix + command, timeout=timeout, check=check)
-
-    def host(self) -> Executor:
-        return self.inner.host()
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def netns_list() -> str:
@@ -95,7 +67,7 @@ def test_napt_half_of_the_mapt_ce_in_namespaces(tmp_path: Path) -> None:
             "rps_napt_cpus": None,
         }
         dut = RecipeDut(
-            "ce", load_recipe("jool-mapt-ce"), PartlyRecorded(NetnsExecutor(lab.dut), bindir, record, data), params
+            "ce", load_recipe("jool-mapt-ce"), RecorderShell(NetnsExecutor(lab.dut), bindir, record, data), params
         )
         dut.setup(POINT)
         try:

@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from report_cli import report_text
 
 from natbench.errors import ConfigError
 from natbench.experiment import (
@@ -248,14 +249,8 @@ def test_measurements_land_in_a_run_directory_that_reports_read(pytester: pytest
     assert len(cps) == 4
     assert cps["median"].between(149_000, 150_000).all()
 
-    report = subprocess.run(
-        [sys.executable, "-m", "natbench", "report", str(run_dir), "--format", "text", "--out", "-"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert report.returncode == 0, report.stderr
-    assert "fake-2c-4k" in report.stdout
+    report = report_text(run_dir)
+    assert "fake-2c-4k" in report
 
 
 def test_phase2_metric_fills_the_table_first(tmp_path: Path) -> None:
@@ -285,6 +280,31 @@ def test_a_bad_setting_names_the_field(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="no port ranges"):
             exp.measure("cps", upper="1M", error="1k")
     assert not exp.stored  # nothing was measured: no half-written run directory
+
+
+def test_resume_of_an_experiment_run_directory_says_what_it_is(tmp_path: Path) -> None:
+    """`natbench run --resume` on a pytest session's run directory: one clear line, exit 2, nothing changed."""
+    from natbench.errors import StoreError
+    from natbench.runner import resume_campaign
+
+    dut = FakeDut(FakeModel(cps=50_000))
+    tb = load_testbed(_write(tmp_path / "tb.yaml", TESTBED))
+    with Experiment(tb, tmp_path / "res", tester=FakeTester(dut), dut=dut) as exp:
+        exp.measure("cps", connections="1k", repetitions=1, upper="100k", error="1k")
+    before = {f.name: f.read_bytes() for f in exp.run_dir.iterdir() if f.is_file()}
+    proc = subprocess.run(
+        [sys.executable, "-m", "natbench", "run", "--resume", str(exp.run_dir)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"{exp.run_dir}: written by a pytest session" in lines[0]
+    assert "cannot be resumed" in lines[0] and "re-run the pytest session" in lines[0]
+    assert f"natbench report {exp.run_dir}" in lines[0]
+    assert "schema_version" not in lines[0]  # not the campaign loader's complaint about the session record
+    with pytest.raises(StoreError, match="written by a pytest session"):
+        resume_campaign(exp.run_dir)
+    assert {f.name: f.read_bytes() for f in exp.run_dir.iterdir() if f.is_file()} == before
 
 
 # ---------------------------------------------------------------------------- testbed files and skips
@@ -337,12 +357,11 @@ def test_unreachable_trex_server_and_dut_skip_with_the_reason(tmp_path: Path, mo
     with socket.socket() as s:  # a port on localhost that nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setenv("NATBENCH_TREX", "127.0.0.1")
+    monkeypatch.setenv("NATBENCH_TREX", f"127.0.0.1:{port}")  # host:port, as the example documents
     monkeypatch.setenv("NATBENCH_DUT_HOST", "127.0.0.1")
     monkeypatch.setenv("NATBENCH_DUT_PRIV_MAC", "02:00:00:00:00:01")
     monkeypatch.setenv("NATBENCH_DUT_PUB_MAC", "02:00:00:00:00:02")
     text = (ROOT / "docs" / "examples" / "trex-testbed.yaml").read_text()
-    monkeypatch.setenv("NATBENCH_TREX_SYNC_PORT", str(port))
     text = text.replace("user: root", f"user: root\n      port: {port}")
     tb = load_testbed(_write(tmp_path / "trex.yaml", text))
     problems = problems_of(tb)

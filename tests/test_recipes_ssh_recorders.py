@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 import seed004_params as seed
+from recorder_shell import RecorderShell
 from test_ssh import Sshd
 from test_ssh import sshd as issue5_sshd  # noqa: F401 - issue-5's fixture: real sshd on localhost, keys made by the test
 
-from natbench.duts.executors import CommandResult, Executor
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import DutGroup, RecipeDut
 from natbench.errors import DutError
@@ -50,33 +50,6 @@ RECORDED = (
     "ifconfig",
 )
 POINT = WorkingPoint(index=0, src_ports=PortRange(1, 4000), dst_ports=PortRange(1, 1000), frame_size=64)
-
-
-class RecorderShell:
-    """Executor wrapper: every command runs over SSH with the recorders first on PATH."""
-
-    def __init__(self, inner: Executor, bindir: Path, record: Path, data: Path, fail: str = "") -> None:
-        self.inner = inner
-        env = {"NATBENCH_RECORD": str(record), "NATBENCH_RECORD_DATA": str(data), "NATBENCH_RECORD_FAIL": fail}
-        assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        self.prefix = f'PATH={shlex.quote(str(bindir))}:"$PATH"; export PATH {assigns}; '
-
-    @property
-    def description(self) -> str:
-        return f"recorders via {self.inner.description}"
-
-    @property
-    def namespaced(self) -> bool:
-        return False
-
-    def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
-        return self.inner.run(self.prefix + command, timeout=timeout, check=check)
-
-    def host(self) -> RecorderShell:
-        return self
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 @dataclass

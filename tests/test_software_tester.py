@@ -12,13 +12,15 @@ import secrets
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
+from lab_helpers import kept_rate
 
 from natbench.errors import ConfigError
-from natbench.results import Direction, PhaseResult
+from natbench.results import Direction
 from natbench.testers import base as tester_base
 from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.testers.software import create
@@ -79,19 +81,6 @@ def wire(request: pytest.FixtureRequest) -> Iterator[SoftwareTester]:
         t.close()
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
-
-
-def kept_rate(trial: Callable[[], PhaseResult], tries: int = 5) -> PhaseResult:
-    """Run ``trial`` until the tester kept its rate (as the engine retries invalid trials).
-
-    Other processes share this machine's CPUs; a preempted tester flags its trial
-    (tester_ok False) instead of reporting loss, and such a trial is repeated.
-    """
-    for _ in range(tries):
-        r = trial()
-        if r.tester_ok:
-            return r
-    raise AssertionError(f"the tester could not keep its rate in {tries} tries: {r.tester_note}")
 
 
 SRC, DST = PortRange(20000, 20099), PortRange(80, 89)
@@ -284,3 +273,26 @@ def test_sync_must_be_two_aligned_words() -> None:
 
     with pytest.raises(ValueError, match="two uint64"):
         _engine.run([], [], 0.0, 1, sync=bytearray(8))
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [("timeout: soon", "timeout must be a number"), ("realtime: maybe", "realtime must be true or false")],
+)
+def test_a_bad_setting_names_the_campaign_line_and_builds_nothing(
+    setting: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from natbench.campaign import load_campaign
+
+    text = (Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml").read_text()
+    text = text.replace("    kind: software\n", f"    kind: software\n    settings:\n      {setting}\n", 1)
+    file = tmp_path / "bad.yaml"
+    file.write_text(text)
+    line = text.splitlines().index(f"      {setting}") + 1
+    campaign = load_campaign(file)
+    built: list[object] = []
+    monkeypatch.setattr("natbench.lab.lab_for_campaign", lambda *a: built.append(a) or (None, False))
+    with pytest.raises(ConfigError) as exc:
+        create(dict(campaign.testbed.tester.settings), campaign)
+    assert message in str(exc.value) and f"bad.yaml:{line}:" in str(exc.value)
+    assert built == []  # checked before any lab comes up

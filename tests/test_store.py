@@ -89,6 +89,18 @@ def test_layout_matches_the_guide(tmp_path: Path) -> None:
     assert reader.campaign_text == "name: t\n"
 
 
+def test_dut_facts_are_recorded_per_point(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.record_dut_facts("p1", {"kernel": "6.1", "cpus": (0, 1), "path": Path("/x")})
+        store.record_dut_facts("p2", {"ce": {"release": "4.2"}, "br": {"release": "4.1"}})
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["duts"] == {"ce": {"release": "4.2"}, "br": {"release": "4.1"}}  # several DUTs: by name, latest
+    assert meta["point_facts"] == {
+        "p1": {"dut": {"kernel": "6.1", "cpus": [0, 1], "path": "/x"}},  # one DUT's flat facts, JSON-plain
+        "p2": {"ce": {"release": "4.2"}, "br": {"release": "4.1"}},
+    }
+
+
 def test_every_record_is_on_disk_when_append_returns(tmp_path: Path) -> None:
     store = new_store(tmp_path)
     store.append_trial(trial(0, 0))

@@ -1,7 +1,7 @@
 """Live TRex tests (marker ``trex``): run only when NATBENCH_TREX=host[:port] names a reachable server.
 
 Environment:
-  NATBENCH_TREX              host[:sync_port] of a TRex server in STL mode (``t-rex-64 -i``)
+  NATBENCH_TREX              host[:sync_port] or [ipv6]:sync_port of a TRex server in STL mode (``t-rex-64 -i``)
   NATBENCH_TREX_PRIVATE_MAC  MAC of the DUT's private interface (behind TRex port 0)
   NATBENCH_TREX_PUBLIC_MAC   MAC of the DUT's public interface (behind TRex port 1)
   NATBENCH_TREX_COUNT_CMD    shell command printing the DUT's connection count (e.g. ``ssh dut conntrack -C``)
@@ -22,23 +22,24 @@ import pytest
 from natbench.results import Direction
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.trex import create
+from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
 pytestmark = pytest.mark.trex
 
 
-def _server() -> tuple[str, int]:
+def _server() -> str:
     spec = os.environ.get("NATBENCH_TREX")
     if not spec:
         pytest.skip("NATBENCH_TREX is not set (host[:port] of a live TRex server)")
-    host, _, port = spec.partition(":")
-    sync = int(port or 4501)
+    address = parse_server(spec)  # a malformed value is an error here, not a skip
+    sync = address.port or DEFAULT_SYNC_PORT
     try:
-        with socket.create_connection((host, sync), timeout=3):
+        with socket.create_connection((address.host, sync), timeout=3):
             pass
     except OSError as exc:
-        pytest.skip(f"TRex server {host}:{sync} is not reachable: {exc}")
-    return host, sync
+        pytest.skip(f"TRex server {spec} is not reachable: {exc}")
+    return spec
 
 
 def _env(name: str) -> str:
@@ -54,12 +55,9 @@ def _sh(cmd: str) -> str:
 
 @pytest.fixture
 def tester():  # type: ignore[no-untyped-def]
-    host, sync = _server()
     t = create(
         {
-            "server": host,
-            "sync_port": sync,
-            "async_port": sync - 1,
+            "server": _server(),  # host[:port]: the settings take the documented form as it is
             "private_dst_mac": _env("NATBENCH_TREX_PRIVATE_MAC"),
             "public_dst_mac": _env("NATBENCH_TREX_PUBLIC_MAC"),
             "software": os.environ.get("NATBENCH_TREX_SOFTWARE") == "1",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -10,6 +13,7 @@ import pytest
 
 from natbench.errors import ConfigError
 from natbench.errors import TesterError as TRexFailure
+from natbench.experiment import load_testbed  # imports PyYAML before the TRex client puts its old copy on sys.path
 from natbench.results import Direction
 from natbench.testers import base as tester_base
 from natbench.testers.trex import client as trex_client
@@ -28,10 +32,10 @@ def test_create_validates_settings_and_does_not_connect() -> None:
     assert facts["backend"] == "trex" and facts["ports"] == [0, 1] and "server_version" not in facts
     with pytest.raises(ConfigError) as err:
         create({**SETTINGS, "private_dst_mac": "02:00:00"}, None)
-    assert err.value.field == "testbed.tester.private_dst_mac"
-    with pytest.raises(ConfigError, match=r"testbed\.tester\.colour"):
+    assert err.value.field == "testbed.tester.settings.private_dst_mac"
+    with pytest.raises(ConfigError, match=r"testbed\.tester\.settings\.colour"):
         create({**SETTINGS, "colour": "blue"}, None)
-    with pytest.raises(ConfigError, match=r"testbed\.tester\.ports"):
+    with pytest.raises(ConfigError, match=r"testbed\.tester\.settings\.ports"):
         create({**SETTINGS, "ports": [1, 1]}, None)
 
 
@@ -87,6 +91,38 @@ def test_trex_client_path_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
     assert str(interactive) in sys.path
+
+
+# The client's trex/__init__.py swaps its bundled PyYAML 3.11 in for the loaded one; after load_api the rest
+# of the process must still get the PyYAML it had (with yaml.resolver and the current dump signature).
+_YAML_AFTER_LOAD_API = """
+import sys
+{before}
+from natbench.testers.trex.client import load_api
+api = load_api()
+import yaml
+from importlib.metadata import version
+assert yaml.__version__ == version("PyYAML"), yaml.__file__
+assert {same}
+assert yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG == "tag:yaml.org,2002:map"
+assert yaml.safe_dump({{"b": 1, "a": 2}}, sort_keys=False) == "b: 1\\na: 2\\n"
+import natbench.duts.yamllines  # first imported after the client: builds its loader on yaml.resolver
+assert "external_libs" in sys.modules["trex.stl.trex_stl_packet_builder_scapy"].yaml.__file__  # TRex keeps its own
+print(api.STLStream.__name__)
+"""
+
+
+@pytest.mark.parametrize("yaml_loaded_first", [True, False], ids=["yaml-loaded-first", "yaml-not-loaded"])
+def test_loading_the_client_leaves_the_process_its_own_yaml(yaml_loaded_first: bool) -> None:
+    pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
+    code = _YAML_AFTER_LOAD_API.format(
+        before="import yaml; ours = yaml" if yaml_loaded_first else "",
+        same="sys.modules['yaml'] is ours" if yaml_loaded_first else "'yaml' in sys.modules",
+    )
+    # a fresh interpreter: load_api caches the module, so in this process it may have run long ago
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "STLStream"
 
 
 def test_version_parsing() -> None:
@@ -175,3 +211,145 @@ def test_nat64_latency_needs_software_mode() -> None:
 
     with pytest.raises(TRexFailure, match="--software"):
         tester.phase2(1000.0, 1.0, Directions.BIDIRECTIONAL, Phase2Options(latency=True))
+
+
+# ---------------------------------------------------------------------------- the server address
+
+
+@pytest.mark.parametrize(
+    ("server", "host", "rpc", "publisher"),
+    [
+        ("trex.lab", "trex.lab", 4501, 4500),
+        ("trex.lab:4511", "trex.lab", 4511, 4510),
+        ("10.0.0.5:4601", "10.0.0.5", 4601, 4600),
+        ("[2001:db8::5]:4511", "2001:db8::5", 4511, 4510),
+        ("[2001:db8::5]", "2001:db8::5", 4501, 4500),
+        ("2001:db8::5", "2001:db8::5", 4501, 4500),
+    ],
+)
+def test_server_takes_host_host_port_and_bracketed_ipv6(server: str, host: str, rpc: int, publisher: int) -> None:
+    s = create({**SETTINGS, "server": server}, None).settings
+    assert (s.address.host, s.rpc_port, s.publisher_port) == (host, rpc, publisher)
+    assert s.address.endpoint_host == (f"[{host}]" if ":" in host else host)  # what goes before ":port"
+
+
+def test_explicit_ports_still_work_and_must_agree_with_the_server() -> None:
+    s = create({**SETTINGS, "server": "trex.lab", "sync_port": 4511, "async_port": 4000}, None).settings
+    assert (s.rpc_port, s.publisher_port) == (4511, 4000)
+    assert create({**SETTINGS, "server": "trex.lab:4511", "sync_port": 4511}, None).settings.rpc_port == 4511
+    with pytest.raises(ConfigError) as err:
+        create({**SETTINGS, "server": "trex.lab:4511", "sync_port": 4501}, None)
+    assert err.value.field == "testbed.tester.settings.sync_port" and "trex.lab:4511" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("server", "why"),
+    [
+        ("", "is empty"),
+        ("trex.lab:", "port '' is not a number"),
+        ("trex.lab:rpc", "port 'rpc' is not a number"),
+        ("trex.lab:70000", "port '70000' is not a number from 1 to 65535"),
+        ("tcp://trex.lab:4501", "no scheme"),
+        ("[trex.lab]:4501", "'trex.lab' is not an IPv6 address"),
+        ("2001:db8::5:4501x", "with a port it is written [address]:port"),
+        ("trex lab", "is not a host name or an IPv4 address"),
+        ("300.1.2.3", "is not a host name or an IPv4 address"),
+    ],
+)
+def test_a_malformed_server_is_one_clear_error_naming_the_field(server: str, why: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        create({**SETTINGS, "server": server}, None)
+    assert err.value.field == "testbed.tester.settings.server"
+    text = str(err.value)
+    assert why in text and "write host, host:port or [ipv6]:port" in text and "\n" not in text
+    assert "Value error" not in text
+
+
+def test_the_documented_trex_testbed_takes_host_and_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/examples/trex-testbed.yaml with NATBENCH_TREX=host:port, as docs/trex.md and experiments.md say."""
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("NATBENCH_TREX", "trex.lab:4511")
+    monkeypatch.setenv("NATBENCH_DUT_HOST", "dut.lab")
+    monkeypatch.setenv("NATBENCH_DUT_PRIV_MAC", "02:00:00:00:00:01")
+    monkeypatch.setenv("NATBENCH_DUT_PUB_MAC", "02:00:00:00:00:02")
+    tb = load_testbed(root / "docs" / "examples" / "trex-testbed.yaml")
+    assert not tb.missing_env
+    s = create(dict(tb.testbed["tester"]["settings"]), None).settings
+    assert (s.address.host, s.rpc_port, s.publisher_port) == ("trex.lab", 4511, 4510)
+    monkeypatch.setenv("NATBENCH_TREX", "[2001:db8::5]:4511")
+    tb = load_testbed(root / "docs" / "examples" / "trex-testbed.yaml")
+    s = create(dict(tb.testbed["tester"]["settings"]), None).settings
+    assert (s.address.endpoint_host, s.rpc_port) == ("[2001:db8::5]", 4511)
+
+
+def test_the_client_reaches_an_ipv6_server() -> None:
+    """The real client's RPC socket talks to an IPv6 endpoint (a local ZeroMQ REP on ::1 answering one call)."""
+    import json
+    import threading
+    import zlib
+
+    pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
+    trex_client.load_api()
+    import zmq  # the ZeroMQ the TRex client brings
+
+    with socket.socket(socket.AF_INET6) as probe:
+        try:
+            probe.bind(("::1", 0))
+        except OSError as exc:
+            pytest.skip(f"no IPv6 loopback here: {exc}")
+        port = probe.getsockname()[1]
+    ctx = zmq.Context()
+    rep = ctx.socket(zmq.REP)
+    rep.setsockopt(zmq.IPV6, 1)
+    rep.setsockopt(zmq.RCVTIMEO, 10_000)
+    rep.bind(f"tcp://[::1]:{port}")
+    seen: list[str] = []
+
+    def serve() -> None:
+        with contextlib.suppress(zmq.ZMQError):
+            raw = rep.recv()
+            if raw[:4] == b"\xab\xe8\x5c\xea":  # the client's compressed framing: magic, length, zlib data
+                raw = zlib.decompress(raw[8:])
+            request = json.loads(raw)
+            seen.append(request["method"])
+            rep.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"api_h": "h1"}}).encode())
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    session = trex_client.TRexSession("[::1]", sync_port=port, async_port=port - 1, timeout=5)
+    rpc = session._client.conn.rpc
+    try:
+        with trex_client.ipv6_sockets():
+            assert rpc.connect()
+        rc = rpc.transmit("api_sync_v2", params={"name": "STL", "major": 5, "minor": 1})
+        assert rc, rc.err()
+        assert seen == ["api_sync_v2"] and rc.data()["api_h"] == "h1"
+    finally:
+        rpc.disconnect()
+        server.join(15)
+        rep.close()
+        ctx.term()
+
+
+def test_a_campaigns_malformed_server_names_file_line_and_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`natbench run` builds the tester from the campaign: the error points at the campaign's line."""
+    from natbench.campaign import load_campaign
+    from natbench.testbed import build_tester
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "campaigns" / "seed000-fig2-forwarding-cores.yaml").read_text()
+    text = text.replace("      ports: [0, 1]\n", "      ports: [0, 1]\n      private_dst_mac: 02:00:00:00:00:01\n", 1)
+    text = text.replace("      ports: [0, 1]\n", "      ports: [0, 1]\n      public_dst_mac: 02:00:00:00:00:02\n", 1)
+    campaign_file = tmp_path / "c.yaml"
+    campaign_file.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith("server:"))
+    monkeypatch.setenv("NATBENCH_TREX_SERVER", "trex.lab:4511")
+    assert build_tester(load_campaign(campaign_file)).settings.rpc_port == 4511  # type: ignore[attr-defined]
+    monkeypatch.setenv("NATBENCH_TREX_SERVER", "trex.lab:rpc")
+    with pytest.raises(ConfigError) as err:
+        build_tester(load_campaign(campaign_file))
+    assert str(err.value).startswith(
+        f"{campaign_file}:{line}: testbed.tester.settings.server: TRex server 'trex.lab:rpc'"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +137,11 @@ class Campaign:
         )
 
     # ------------------------------------------------------------------ resolved form
+    def error_at(self, path: Sequence[str | int], message: str) -> ConfigError:
+        """A :class:`ConfigError` for the field at ``path`` (e.g. ``("testbed", "tester", "settings", "server")``)
+        naming this campaign's file and, when read from YAML, the line: for checks made later, e.g. by a tester."""
+        return self._source.error(_show(self.file), path, message)
+
     def to_dict(self) -> dict[str, Any]:
         """The resolved campaign (env substituted, defaults filled) as plain JSON-able data."""
         data: dict[str, Any] = json.loads(self.spec.model_dump_json(exclude_none=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import click
+from click.core import ParameterSource
 
 from natbench.cli import cli
 from natbench.traffic.plan import Family
@@ -33,19 +34,33 @@ def up(name: str, family: str) -> None:
     """Create the lab (idempotent) and print its state as JSON."""
     from natbench.lab import Lab
 
-    click.echo(json.dumps(Lab(name, family=Family(family)).up(), indent=1, sort_keys=True))
+    click.echo(json.dumps(Lab(name, family=Family(family)).up(by_hand=True), indent=1, sort_keys=True))
 
 
 @lab.command("down")
 @_name
-@click.option("--stale", is_flag=True, help="Remove every recorded lab whose owning process is gone (after crashes).")
+@click.option(
+    "--stale",
+    is_flag=True,
+    help="Remove every natbench lab on this host whose owning process is gone (after crashes), found from its"
+    " namespaces and from state files in any state directory (with --name: that lab only, if it is stale);"
+    " a lab whose owner runs, or one made by hand with `lab up`, is kept.",
+)
 def down(name: str, stale: bool) -> None:
     """Remove every namespace, veth and rule of the lab (idempotent; also after a crash)."""
-    from natbench.lab import Lab, stale_labs
+    from natbench.lab import Lab, remove_stale_labs
 
-    for n in stale_labs() if stale else [name]:
-        removed = Lab(n).down()
-        click.echo(f"lab {n}: {'removed' if removed else 'nothing to remove'}")
+    if not stale:
+        removed = Lab(name).down()
+        click.echo(f"lab {name}: {'removed' if removed else 'nothing to remove'}")
+        return
+    named = click.get_current_context().get_parameter_source("name") is not ParameterSource.DEFAULT
+    found = remove_stale_labs(names=[name] if named else None)
+    for lab_found, removed in found:
+        what = ("removed" if removed else "nothing to remove") if lab_found.stale else "kept"
+        click.echo(f"lab {lab_found.name}: {what} ({lab_found.reason})")
+    if not found:
+        click.echo(f"no natbench lab {name} on this host" if named else "no natbench lab on this host")
 
 
 @lab.command("status")

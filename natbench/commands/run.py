@@ -21,10 +21,16 @@ __all__ = ["run_command", "summary_lines"]
 
 
 def summary_lines(run: RunDirectory) -> list[str]:
-    """Median / min / max of every metric at every point (a quick look; ``natbench report`` makes the tables)."""
+    """Median / min / max of every metric at every point (a quick look; ``natbench report`` makes the tables).
+
+    Values are shown as the tables show them: frame rates of bidirectional tests as all
+    frames per second (the per-direction rate x2, as the seeds do), and the unit says so.
+    """
+    from natbench.report.units import reported_factor, reported_unit
+
     labels = {p["id"]: p["label"] for p in run.points}
     values: dict[tuple[str, str], list[float]] = defaultdict(list)
-    units: dict[str, str] = {}
+    units: dict[tuple[str, str], str] = {}
     failed: dict[tuple[str, str], int] = defaultdict(int)
     at_limit: set[tuple[str, str]] = set()
     tester_bound: set[tuple[str, str]] = set()
@@ -32,12 +38,13 @@ def summary_lines(run: RunDirectory) -> list[str]:
         if r.value is None:
             failed[(r.point_id, r.metric)] += 1
         else:
-            values[(r.point_id, r.metric)].append(r.value)
+            factor = reported_factor(r.unit, r.value, r.extra)
+            values[(r.point_id, r.metric)].append(r.value * factor)
             if r.extra.get("tester_bound"):
                 tester_bound.add((r.point_id, r.metric))
             elif r.extra.get("at_upper_limit"):
                 at_limit.add((r.point_id, r.metric))
-        units[r.metric] = r.unit
+            units[(r.point_id, r.metric)] = reported_unit(r.unit, factor)
     lines = []
     for p in run.points:
         for metric in sorted({m for pid, m in list(values) + list(failed) if pid == p["id"]}):
@@ -45,7 +52,7 @@ def summary_lines(run: RunDirectory) -> list[str]:
             text = f"{labels[p['id']]:<24} {metric:<11}"
             if vs:
                 text += f" median {statistics.median(vs):>14,.6g}  min {min(vs):>14,.6g}  max {max(vs):>14,.6g}"
-                text += f" {units[metric]} (n={len(vs)})"
+                text += f" {units[(p['id'], metric)]} (n={len(vs)})"
             if (p["id"], metric) in tester_bound:
                 text += "  [tester-bound: the DUT passed all the tester could send; a lower bound]"
             if (p["id"], metric) in at_limit:
@@ -111,7 +118,9 @@ def run_command(
         where = output or default_run_dir(load_campaign(campaign_file))  # ConfigError: one line, exit 2
     else:
         assert resume_dir is not None
-        where = RunDirectory.open(resume_dir).path  # StoreError: one line, exit 2
+        existing = RunDirectory.open(resume_dir)  # StoreError: one line, exit 2
+        existing.check_resumable()
+        where = existing.path
     click.echo(f"natbench: run directory {where}", err=True)
     try:
         if resume_dir is not None:

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from natbench.report.units import UNIT_ALIASES, directions_of, reported_factor
+
 __all__ = [
     "RESULT_COLUMNS",
     "baseline_ratio",
@@ -88,21 +90,6 @@ def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)
 
 
-#: Unit spellings normalised in reports.
-UNIT_ALIASES = {"conn/s": "cps", "pps": "fps"}
-
-_DIRECTION_WORDS = {"bidirectional": 2, "both": 2, "forward": 1, "reverse": 1}
-
-
-def _directions(d: Any) -> int:
-    """Number of active directions from ``extra["directions"]`` (2, "bidirectional", "forward", ...)."""
-    if d is None:
-        return 1
-    if isinstance(d, int | float):
-        return int(d) or 1
-    return _DIRECTION_WORDS.get(str(d).lower(), 1)
-
-
 def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per repetition result (``RepetitionResult.to_dict()`` shaped mappings).
 
@@ -120,13 +107,10 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             continue
         extra = r.get("extra") or {}
         unit = UNIT_ALIASES.get(str(r.get("unit", "")), str(r.get("unit", "")))
-        directions = _directions(extra.get("directions"))
+        directions = directions_of(extra.get("directions"))
         value = _num(r.get("value"))
         error = _num(r.get("error"))
-        factor = float(directions) if unit == "fps" else 1.0
-        all_fps = extra.get("all_frames_per_second")
-        if unit == "fps" and all_fps is not None and value:
-            factor = float(all_fps) / value  # the engine's own all-frames figure wins
+        factor = reported_factor(unit, value, extra)
         cols["point_id"].append(str(r["point_id"]))
         cols["metric"].append(str(r["metric"]))
         cols["repetition"].append(int(r.get("repetition", 0)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from natbench.errors import ConfigError
@@ -10,19 +11,18 @@ from natbench.testers.software.tester import Port, SoftwareTester, read_mac
 
 __all__ = ["Port", "SoftwareTester", "create"]
 
-_KNOWN = {
-    "initiator",
-    "responder",
-    "cpus",
-    "timeout",
-    "rate_tolerance",
-    "lab",
-    "rcvbuf",
-    "lateness_slack",
-    "max_stall",
-    "realtime",
-    "keep_lab",
+_OPTIONS: dict[str, Callable[[Any], Any]] = {
+    "timeout": float,
+    "rate_tolerance": float,
+    "lateness_slack": float,
+    "max_stall": float,
+    "realtime": bool,
+    "rcvbuf": int,
 }
+"""Settings handed to :class:`SoftwareTester` as keyword arguments, with the type each is converted to."""
+
+_KNOWN = {"initiator", "responder", "cpus", "lab", "keep_lab", *_OPTIONS}
+"""Every setting of ``testbed.tester.settings`` the software tester accepts."""
 
 
 def _port(spec: Any, field: str) -> Port:
@@ -53,31 +53,15 @@ def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
     name) and ``keep_lab`` (leave a lab this run created up after it; by
     default it is taken down when the tester closes).
     """
-    settings = dict(settings or {})
-    unknown = set(settings) - _KNOWN
-    if unknown:
-        raise ConfigError(
-            f"unknown software tester setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN))}",
-            field="testbed.tester.settings",
-        )
-    if "cpus" in settings:
-        settings["cpus"] = _cpus(settings["cpus"])
+    try:
+        settings, options = _checked(dict(settings or {}))
+    except ConfigError as exc:  # name the campaign's file and line where the setting is
+        if exc.field and exc.file is None and callable(getattr(campaign, "error_at", None)):
+            raise campaign.error_at(tuple(exc.field.split(".")), exc.message) from None
+        raise
     from natbench.lab import lab_for_campaign, release_lab  # the lab imports the tester, not the other way round
 
     lab, created = lab_for_campaign(campaign, settings) if campaign is not None else (None, False)
-    options: dict[str, Any] = {}
-    if "timeout" in settings:
-        options["timeout"] = float(settings["timeout"])
-    if "rate_tolerance" in settings:
-        options["rate_tolerance"] = float(settings["rate_tolerance"])
-    if "lateness_slack" in settings:
-        options["lateness_slack"] = float(settings["lateness_slack"])
-    if "max_stall" in settings:
-        options["max_stall"] = float(settings["max_stall"])
-    if "realtime" in settings:
-        options["realtime"] = bool(settings["realtime"])
-    if "rcvbuf" in settings:
-        options["rcvbuf"] = int(settings["rcvbuf"])
     if "timeout" not in options:
         waits = [
             float(w) for m in _metric_settings(campaign) if isinstance(w := getattr(m, "timeout", None), int | float)
@@ -121,3 +105,34 @@ def _cpus(value: Any) -> list[int]:
     if len(set(value)) != len(value):
         raise ConfigError(f"cpus lists a CPU twice: {value}", field=field)
     return list(value)
+
+
+def _checked(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The settings with ``cpus`` checked, and the tester options converted; all before anything is built."""
+    unknown = set(settings) - _KNOWN
+    if unknown:
+        raise ConfigError(
+            f"unknown software tester setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KNOWN))}",
+            field="testbed.tester.settings",
+        )
+    if "cpus" in settings:
+        settings["cpus"] = _cpus(settings["cpus"])
+    options = {name: _option(name, kind, settings[name]) for name, kind in _OPTIONS.items() if name in settings}
+    return settings, options
+
+
+def _option(name: str, kind: Callable[[Any], Any], value: Any) -> Any:
+    """One tester setting converted to its type; a bad value is a ConfigError naming the setting."""
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{name} must be true or false, got {value!r}", field=f"testbed.tester.settings.{name}")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(f"{name} must be a number, got {value!r}", field=f"testbed.tester.settings.{name}")
+    try:
+        number = kind(value)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {value!r}", field=f"testbed.tester.settings.{name}") from None
+    if number < 0:
+        raise ConfigError(f"{name} must not be negative, got {value!r}", field=f"testbed.tester.settings.{name}")
+    return number

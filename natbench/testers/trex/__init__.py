@@ -4,6 +4,6 @@
 only imported when streams are built or a server is contacted.
 """
 
-from natbench.testers.trex.tester import TRexSettings, TRexTester, create
+from natbench.testers.trex.tester import TRexSettings, TRexTester, check_settings, create
 
-__all__ = ["TRexSettings", "TRexTester", "create"]
+__all__ = ["TRexSettings", "TRexTester", "check_settings", "create"]

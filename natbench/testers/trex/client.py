@@ -18,13 +18,14 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from natbench.errors import TesterError
 
-__all__ = ["MIN_SERVER_VERSION", "TRexSession", "load_api", "parse_version"]
+__all__ = ["MIN_SERVER_VERSION", "TRexSession", "ipv6_sockets", "load_api", "parse_version"]
 
 MIN_SERVER_VERSION = (3, 0)
 """Oldest TRex server natbench drives (value lists with next_var and the v3 core splitter)."""
@@ -38,8 +39,31 @@ _HINT = (
 _API: ModuleType | None = None
 
 
+@contextlib.contextmanager
+def _keeping_loaded_modules() -> Iterator[None]:
+    """Give the process back the modules it had before importing the TRex client.
+
+    The client's ``trex/__init__.py`` removes every loaded package that shares a name
+    with one of its bundled ``external_libs`` (``yaml``, ``scapy``, ``zmq``, ...) from
+    ``sys.modules`` and puts its own copies first on ``sys.path``. For PyYAML it removes
+    only the package, not its submodules, so the next ``import yaml`` anywhere in the
+    process got TRex's PyYAML 3.11 ``__init__`` over our ``yaml.resolver`` and friends:
+    a module without ``yaml.resolver`` and with the 3.11 ``dump`` signature. The TRex
+    modules keep the copies they imported; everybody else gets the original modules.
+    PyYAML (natbench's own dependency) is imported first so it is among them.
+    """
+    importlib.import_module("yaml")
+    loaded = dict(sys.modules)
+    try:
+        yield
+    finally:
+        for name, module in loaded.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+
+
 def _import_api() -> ModuleType:
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _keeping_loaded_modules():
         warnings.simplefilter("ignore")
         return importlib.import_module("trex.stl.api")
 
@@ -97,6 +121,29 @@ def parse_version(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+@contextlib.contextmanager
+def ipv6_sockets() -> Iterator[None]:
+    """While the TRex client connects, its ZeroMQ sockets take IPv6 endpoints too (``tcp://[addr]:port``).
+
+    The client creates its RPC and publisher sockets in ``connect()`` and never sets
+    ``ZMQ_IPV6``, without which ZeroMQ silently never reaches an IPv6 address. The option
+    makes a socket dual-stack (IPv4 still works); only the TRex client uses this ZeroMQ.
+    """
+    zmq = importlib.import_module("zmq")
+    original = zmq.Context.socket
+
+    def socket(ctx: Any, kind: int, *args: Any, **kwargs: Any) -> Any:
+        sock = original(ctx, kind, *args, **kwargs)
+        sock.setsockopt(zmq.IPV6, 1)
+        return sock
+
+    zmq.Context.socket = socket
+    try:
+        yield
+    finally:
+        zmq.Context.socket = original
+
+
 class TRexSession:
     """The few TRex STL client calls natbench needs, typed, with TRex errors turned into TesterError."""
 
@@ -118,7 +165,8 @@ class TRexSession:
 
     def connect(self) -> None:
         """Connect (the client negotiates the STL API version) and check the server version."""
-        self._call("connect (is the server running in STL mode and reachable?)", self._client.connect)
+        with ipv6_sockets() if self.server.startswith("[") else contextlib.nullcontext():
+            self._call("connect (is the server running in STL mode and reachable?)", self._client.connect)
         self.version = dict(self._call("get_server_version", self._client.get_server_version) or {})
         self.system = dict(self._call("get_server_system_info", self._client.get_server_system_info) or {})
         found = parse_version(str(self.version.get("version", "")))

@@ -477,19 +477,23 @@ def compile_validation(
 # phase 2
 
 
+_SIDES = {Direction.FORWARD: ("f_", Port.PRIVATE), Direction.REVERSE: ("r_", Port.PUBLIC)}
+"""Per direction of phase 2: stream-name prefix and sending port."""
+
+
 def _random_streams(
-    *,
-    prefix: str,
-    port: Port,
-    frame: FrameTemplate,
-    sports: PortRange,
-    dports: PortRange,
-    rate: float,
-    seed: int,
-    tolerance: float,
-    direction: Direction,
+    plan: TrafficPlan, direction: Direction, frame: FrameTemplate, rate: float, tolerance: float
 ) -> tuple[StreamPlan, ...]:
-    """Streams drawing uniform random (sport, dport) pairs from ``sports x dports`` at ``rate`` in total."""
+    """Streams drawing uniform random port pairs of the phase-1 ranges at ``rate`` in total.
+
+    Forward frames take their source port from the source range and their destination port
+    from the destination range; reverse frames the other way round (Responder port from the
+    destination range, DUT public port from the source range).
+    """
+    prefix, port = _SIDES[direction]
+    sports, dports = plan.src_ports, plan.dst_ports
+    if direction is Direction.REVERSE:
+        sports, dports = dports, sports
     total = len(sports) * len(dports)
     streams: list[StreamPlan] = []
     for i, sb in enumerate(uniform_blocks(sports, tolerance)):
@@ -504,11 +508,18 @@ def _random_streams(
                     None,
                     variables,
                     writes,
-                    random_seed=stream_seed(seed, 16 * len(streams) + (1 if port is Port.PRIVATE else 2)),
+                    random_seed=stream_seed(plan.seed, 16 * len(streams) + (1 if port is Port.PRIVATE else 2)),
                     direction=direction,
                 )
             )
     return tuple(streams)
+
+
+def _latency_stream(direction: Direction, frame: FrameTemplate, rate: float) -> StreamPlan:
+    """The low-rate latency stream of ``direction`` (one existing connection; pg ids base and base + 1)."""
+    prefix, port = _SIDES[direction]
+    pg_id = LATENCY_PG_BASE + (0 if direction is Direction.FORWARD else 1)
+    return StreamPlan(f"{prefix}lat", port, frame, rate, None, latency_pg_id=pg_id, direction=direction)
 
 
 def _random_port_vars(
@@ -555,31 +566,9 @@ def compile_phase2(
     if Direction.FORWARD in active:
         s0, d0 = e.pair(0)
         frame = _forward_frame(plan, s0, d0)
-        streams.extend(
-            _random_streams(
-                prefix="f_",
-                port=Port.PRIVATE,
-                frame=frame,
-                sports=plan.src_ports,
-                dports=plan.dst_ports,
-                rate=data_rate,
-                seed=plan.seed,
-                tolerance=bias_tolerance,
-                direction=Direction.FORWARD,
-            )
-        )
+        streams.extend(_random_streams(plan, Direction.FORWARD, frame, data_rate, bias_tolerance))
         if lat_rate:
-            streams.append(
-                StreamPlan(
-                    "f_lat",
-                    Port.PRIVATE,
-                    frame,
-                    lat_rate,
-                    None,
-                    latency_pg_id=LATENCY_PG_BASE,
-                    direction=Direction.FORWARD,
-                )
-            )
+            streams.append(_latency_stream(Direction.FORWARD, frame, lat_rate))
     if Direction.REVERSE in active:
         mode = plan.responder_mode
         if mode is ResponderMode.READ:
@@ -597,19 +586,7 @@ def compile_phase2(
             variables: tuple[FlowVar, ...] = ()
             writes: tuple[FieldWrite, ...] = ()
             if measure.selection == "random":
-                streams.extend(
-                    _random_streams(
-                        prefix="r_",
-                        port=Port.PUBLIC,
-                        frame=frame,
-                        sports=plan.dst_ports,
-                        dports=plan.src_ports,
-                        rate=data_rate,
-                        seed=plan.seed,
-                        tolerance=bias_tolerance,
-                        direction=Direction.REVERSE,
-                    )
-                )
+                streams.extend(_random_streams(plan, Direction.REVERSE, frame, data_rate, bias_tolerance))
             elif measure.selection == "linear":
                 variables = (
                     FlowVar("r_f", 2, "inc", value_list=tuple(int(v) for v in e.sources), next_var="r_s"),
@@ -632,17 +609,7 @@ def compile_phase2(
                 "to preserve ports, or read to load the DUT's mappings"
             )
         if lat_rate:
-            streams.append(
-                StreamPlan(
-                    "r_lat",
-                    Port.PUBLIC,
-                    lat_frame,
-                    lat_rate,
-                    None,
-                    latency_pg_id=LATENCY_PG_BASE + 1,
-                    direction=Direction.REVERSE,
-                )
-            )
+            streams.append(_latency_stream(Direction.REVERSE, lat_frame, lat_rate))
     notes: tuple[str, ...] = ()
     if lat_rate and plan.family is Family.NAT64:
         notes = ("NAT64 latency needs a TRex server started with --software",)

@@ -8,18 +8,19 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from natbench.errors import ConfigError, TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.testers.trex import program as prg
+from natbench.testers.trex.address import DEFAULT_SYNC_PORT, ServerAddress, parse_server
 from natbench.testers.trex.client import TRexSession
 from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port, Program
 from natbench.traffic import Family, ResponderMode, TrafficPlan
 
-__all__ = ["TRexSettings", "TRexTester", "create"]
+__all__ = ["TRexSettings", "TRexTester", "check_settings", "create"]
 
 _MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 
@@ -30,11 +31,12 @@ class TRexSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     server: str
-    """Host name or address of the TRex server (started with ``-i``, STL mode)."""
-    sync_port: int = 4501
-    """RPC port of the server."""
-    async_port: int = 4500
-    """Publisher port of the server."""
+    """The TRex server (STL mode, started with ``-i``): ``host``, ``host:port`` or ``[ipv6]:port``
+    (host name, IPv4 or IPv6 address; the port is the RPC sync port)."""
+    sync_port: int | None = Field(default=None, ge=1, le=65535)
+    """RPC (sync) port of the server; default: the port given in ``server``, else 4501."""
+    async_port: int | None = Field(default=None, ge=1, le=65535)
+    """Publisher (async) port of the server; default: the RPC port - 1 (TRex's 4500 next to 4501)."""
     ports: tuple[int, int] = (0, 1)
     """TRex ports (private / Initiator side, public / Responder side); a dual port pair."""
     private_dst_mac: str = Field(pattern=_MAC)
@@ -68,17 +70,58 @@ class TRexSettings(BaseModel):
             raise ValueError("need two different non-negative port numbers")
         return v
 
+    @field_validator("server")
+    @classmethod
+    def _server_address(cls, v: str) -> str:
+        parse_server(v)  # ValueError naming the value and the accepted forms
+        return v.strip()
 
-def create(settings: dict[str, Any], campaign: Any = None) -> TRexTester:
-    """Factory used by the testbed registry (``trex -> natbench.testers.trex:create``)."""
+    @field_validator("sync_port")
+    @classmethod
+    def _one_sync_port(cls, v: int | None, info: ValidationInfo) -> int | None:
+        server = info.data.get("server")
+        given = parse_server(server).port if isinstance(server, str) else None
+        if v is not None and given is not None and v != given:
+            raise ValueError(f"{v} disagrees with the port in server {server!r}: give the RPC port once")
+        return v
+
+    @property
+    def address(self) -> ServerAddress:
+        """The server's host and the port given with it."""
+        return parse_server(self.server)
+
+    @property
+    def rpc_port(self) -> int:
+        """The RPC (sync) port natbench connects to."""
+        return self.sync_port or self.address.port or DEFAULT_SYNC_PORT
+
+    @property
+    def publisher_port(self) -> int:
+        """The publisher (async) port natbench subscribes to."""
+        return self.async_port or self.rpc_port - 1
+
+
+def check_settings(settings: dict[str, Any], campaign: Any = None) -> TRexSettings:
+    """Validate the ``testbed.tester.settings`` of ``kind: trex`` without connecting (``natbench validate``).
+
+    A problem is one :class:`ConfigError` naming ``testbed.tester.settings.<field>`` and,
+    for a campaign read from a file, the file and line.
+    """
     try:
-        parsed = TRexSettings.model_validate(settings)
+        return TRexSettings.model_validate(settings)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(x) for x in ("testbed", "tester", *err["loc"]))
+        path = ("testbed", "tester", "settings", *err["loc"])
+        msg = str(err.get("ctx", {}).get("error") or err["msg"])  # a validator's own words, not "Value error, ..."
+        if callable(getattr(campaign, "error_at", None)):
+            raise campaign.error_at(path, msg) from exc
         file = getattr(campaign, "path", None) or getattr(campaign, "file", None)
-        raise ConfigError(err["msg"], file=str(file) if file else None, field=field) from exc
-    return TRexTester(parsed)
+        raise ConfigError(msg, file=str(file) if file else None, field=".".join(map(str, path))) from exc
+
+
+def create(settings: dict[str, Any], campaign: Any = None) -> TRexTester:
+    """Factory used by the testbed registry (``trex -> natbench.testers.trex:create``); does not connect."""
+    return TRexTester(check_settings(settings, campaign))
 
 
 class TRexTester:
@@ -103,7 +146,7 @@ class TRexTester:
     def _connect(self) -> TRexSession:
         s = self.settings
         if self._session is None:
-            self._session = TRexSession(s.server, s.sync_port, s.async_port, s.connect_timeout)
+            self._session = TRexSession(s.address.endpoint_host, s.rpc_port, s.publisher_port, s.connect_timeout)
         if not self._connected:
             sess = self._session
             sess.connect()
@@ -243,6 +286,7 @@ class TRexTester:
         out: dict[str, Any] = {
             "backend": "trex",
             "server": self.settings.server,
+            "rpc_port": self.settings.rpc_port,
             "ports": list(self.settings.ports),
             "software_mode": self.settings.software,
             "pin_cores": self.settings.pin_cores,
