@@ -39,6 +39,7 @@ import yaml
 from natbench.errors import ConfigError
 from natbench.results import RepetitionResult
 from natbench.store import atomic_write, plain_json
+from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
 
@@ -453,7 +454,11 @@ class Experiment:
             # the session campaign only builds the testbed: a one-connection placeholder point
             traffic.setdefault("src_ports", self.testbed.traffic.get("src_ports") or "1024-1024")
             traffic.setdefault("dst_ports", self.testbed.traffic.get("dst_ports") or "1-1")
-            metrics = {"validation": {"rate": 1.0, "repetitions": 1}}  # placeholder: nothing is measured with it
+            # placeholder: nothing is measured with it (a family without translation admits only stateless metrics)
+            if Family(self.testbed.family).translates:
+                metrics = {"validation": {"rate": 1.0, "repetitions": 1}}
+            else:
+                metrics = {"forwarding": {"upper": 2.0, "error": 1.0, "repetitions": 1}}
             self._session_campaign = _campaign(self._campaign_dict(metrics, traffic, {}), file=self.testbed.file)
         return self._session_campaign
 

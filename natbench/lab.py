@@ -371,16 +371,22 @@ class Lab:
         _run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
         # DUT side
         ipv6_private = isinstance(a.dut_private, ipaddress.IPv6Address)
+        ipv6_public = isinstance(a.dut_public, ipaddress.IPv6Address)
         _run(["ip", "netns", "exec", d, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
-        if ipv6_private:
+        if ipv6_private or ipv6_public:
             _run(["ip", "netns", "exec", d, "sysctl", "-q", "-w", "net.ipv6.conf.all.forwarding=1"])
         for ifname in (DUT_PRIVATE_IF, DUT_PUBLIC_IF):
             _run(["ip", "-n", d, "link", "set", "dev", ifname, "address", self.macs[ifname]])
+            if ipv6_public:  # IPv6 forwarding: a recipe re-adding an address must not leave it tentative (DAD)
+                _run(["ip", "netns", "exec", d, "sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.accept_dad=0"])
         _run(
             ["ip", "-n", d, "addr", "add", f"{a.dut_private}/{a.private_prefixlen}", "dev", DUT_PRIVATE_IF]
             + (["nodad"] if ipv6_private else [])
         )
-        _run(["ip", "-n", d, "addr", "add", f"{a.dut_public}/{a.public_prefixlen}", "dev", DUT_PUBLIC_IF])
+        _run(
+            ["ip", "-n", d, "addr", "add", f"{a.dut_public}/{a.public_prefixlen}", "dev", DUT_PUBLIC_IF]
+            + (["nodad"] if ipv6_public else [])
+        )
         for ifname in (DUT_PRIVATE_IF, DUT_PUBLIC_IF):
             _run(["ip", "-n", d, "link", "set", "dev", ifname, "up"])
         self.ensure_neighbours()

@@ -60,6 +60,7 @@ from natbench.workingpoint import WorkingPoint
 __all__ = [
     "METRICS",
     "PROCEDURES",
+    "STATELESS_METRICS",
     "MetricSettings",
     "ProcedureContext",
     "dut_supports",
@@ -70,6 +71,10 @@ __all__ = [
 
 METRICS = ("cps", "throughput", "frame_loss", "latency", "pdv", "teardown", "capacity", "validation", "forwarding")
 """Every metric (procedure) name natbench knows, in the order the runner measures them at a point."""
+
+STATELESS_METRICS = ("forwarding",)
+"""Metrics that need no connection state on the DUT (no phase 1): the only ones a family without
+translation (``ipv4``, ``ipv6``: plain forwarding) can measure."""
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,17 @@ GOLDEN_CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "public_address": "198.19.0.1/24",
         },
     ),
+    "linux-forwarding-v6-dut1": (  # seed 004 Table 3: the first of two IPv6 routers in series
+        "linux-forwarding",
+        {
+            "private_if": "enp5s0f0",
+            "public_if": "enp5s0f1",
+            "private_address": "2001:2::1/64",
+            "public_address": "2001:2:0:100::1/64",
+            "route_to": "2001:2:0:1::/64",
+            "route_via": "2001:2:0:100::2",
+        },
+    ),
 }
 
 

@@ -1,15 +1,20 @@
 """The report reproduces the seeds' published tables from repetitions with the printed
-median / min / max (seed 000 Figures 2, 4, 5, 7, 9; seed 001 PF tables; seed 004 Tables 2, 4)."""
+median / min / max (seed 000 Figures 2, 4, 5, 7, 9; seed 001 PF tables; seed 004 Tables 2, 3, 4)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from conftest import FIG5_SIZES, perf_run, teardown_run
+from conftest import FIG5_SIZES, _series, perf_run, teardown_run
 
 import natbench
+from natbench.campaign import load_campaign
 from natbench.report.load import Run
+from natbench.store import point_to_dict
+from natbench.testing_rundir import write_run_dir
+
+CAMPAIGNS = Path(__file__).resolve().parent.parent / "campaigns"
 
 
 def row(run: Run, name: str, metric: str | None = None, scale: str = "1") -> list[str]:
@@ -280,3 +285,52 @@ def test_seed004_table2_forwarding_alone(tmp_path: Path) -> None:
     )
     assert row(run, "fwd. throughput median") == split("883,553 1,540,032 3,122,846 6,093,748 11,484,372")
     assert row(run, "fwd. rel. scale up") == split("1 0.871 0.884 0.862 0.812")
+
+
+# seed 004 Table 3: IPv6 packet forwarding, both DUTs, 1..16 cores, 84-byte frames, 20 experiments (all fps)
+TABLE3 = [
+    (763142, 749998, 764064),
+    (1225970, 1203122, 1228516),
+    (2431870, 2390622, 2437502),
+    (4633994, 4559566, 4648468),
+    (5577862, 5554684, 5588866),
+]
+
+
+def test_seed004_table3_ipv6_forwarding(tmp_path: Path) -> None:
+    """Table 3 from the campaign that expresses it: its working points, its stored campaign, synthetic trials."""
+    campaign = load_campaign(CAMPAIGNS / "seed004-table3-ipv6-forwarding.yaml")
+    points = [point_to_dict(p) for p in campaign.points()]
+    records = []
+    for p, mmm in zip(points, TABLE3, strict=True):
+        records += _series(p["id"], "forwarding", "fps", mmm, 20, scale=1.0, error=1000, per_direction=True)
+    run = natbench.load(write_run_dir(tmp_path / "t3", points, records, campaign_text=campaign.to_yaml()))
+    assert run.family == "ipv6"
+    assert row(run, "num. CPU cores") == split("1 2 4 8 16")
+    assert row(run, "num. experiments") == ["20"] * 5
+    assert row(run, "fwd. throughput median") == split("763,142 1,225,970 2,431,870 4,633,994 5,577,862")
+    assert row(run, "fwd. throughput min") == split("749,998 1,203,122 2,390,622 4,559,566 5,554,684")
+    assert row(run, "fwd. throughput max") == split("764,064 1,228,516 2,437,502 4,648,468 5,588,866")
+    assert row(run, "fwd. rel. scale up") == split("1 0.803 0.797 0.759 0.457")
+    caption = run.seed_table().caption
+    assert "Frame size: 84 bytes (IPv6 frames)." in caption and "64 bytes" not in caption
+    assert "bidirectional" in caption
+    # stored per direction, shown as all frames per second like the seed
+    assert run.results["value"].max() == 5588866 / 2
+
+
+def test_frame_size_row_states_ipv6_sizes_when_sizes_vary(tmp_path: Path) -> None:
+    text = (CAMPAIGNS / "seed004-table3-ipv6-forwarding.yaml").read_text()
+    path = tmp_path / "sizes.yaml"
+    path.write_text(text.replace("frame_sizes: [64]", "frame_sizes: [64, 1518]").replace("[1, 2, 4, 8, 16]", "[1]"))
+    campaign = load_campaign(path)
+    points = [point_to_dict(p) for p in campaign.points()]
+    records = []
+    for p in points:
+        records += _series(p["id"], "forwarding", "fps", (3e5, 2e5, 4e5), 3, scale=1.0, error=None, per_direction=True)
+    run = natbench.load(write_run_dir(tmp_path / "sz", points, records, campaign_text=campaign.to_yaml()))
+    assert row(run, "frame size") == ["84", "1,538"]
+    assert "Frame size" not in run.seed_table().caption
+    # a run of another family keeps the IPv4 sizes it stored
+    run4 = natbench.load(write_run_dir(tmp_path / "sz4", points, records, campaign_text="traffic: {family: nat44}\n"))
+    assert run4.family == "nat44" and row(run4, "frame size") == ["64", "1,518"]

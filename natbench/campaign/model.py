@@ -16,7 +16,8 @@ from natbench.campaign.schema import CampaignSpec, DutSpec, MetricSettings, Test
 from natbench.campaign.source import LocatedError, SourceMap, parse_yaml, plain_message
 from natbench.campaign.sweep import expand, settings_for
 from natbench.errors import ConfigError
-from natbench.traffic.plan import ResponderMode, TrafficPlan
+from natbench.procedures import STATELESS_METRICS
+from natbench.traffic.plan import Family, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["Campaign", "load_campaign", "parse_campaign"]
@@ -114,9 +115,12 @@ class Campaign:
 
     @property
     def responder_mode(self) -> ResponderMode:
-        """traffic.responder, or the tester's natural mode (software: learn, trex: read)."""
+        """traffic.responder, or the natural mode: compute without translation (families ipv4, ipv6), else
+        the tester's (software: learn, trex: read)."""
         if self.traffic.responder is not None:
             return self.traffic.responder
+        if not self.traffic.family.translates:
+            return ResponderMode.COMPUTE
         return ResponderMode.LEARN if self.testbed.tester.kind == "software" else ResponderMode.READ
 
     def traffic_plan(self, point: WorkingPoint) -> TrafficPlan:
@@ -182,18 +186,10 @@ def _check(spec: CampaignSpec) -> None:
         names[d.name] = i
         if len(duts) > 1 and d.role is None:
             raise LocatedError(("testbed", "duts", i), "role is required when there are several DUTs")
-    fam = spec.traffic.family
     _check_roles(spec)
-    want = 6 if fam.value == "nat64" else 4
-    for key in ("initiator", "dut_private"):
-        addr = getattr(spec.traffic.addresses, key)
-        if addr is not None and addr.version != want:
-            raise LocatedError(
-                ("traffic", "addresses", key), f"{key} must be an IPv{want} address for family {fam.value}, got {addr}"
-            )
-    if spec.traffic.addresses.nat64_prefix is not None and fam.value != "nat64":
-        raise LocatedError(("traffic", "addresses", "nat64_prefix"), "nat64_prefix applies to family nat64 only")
+    _check_addresses(spec)
     selected = spec.metrics.selected()
+    _check_family_metrics(spec, selected)
     for metric in ("latency", "pdv"):
         s = selected.get(metric)
         if s is not None and getattr(s, "rate", None) is None and "throughput" not in selected:
@@ -203,6 +199,60 @@ def _check(spec: CampaignSpec) -> None:
     v = selected.get("validation")
     if v is not None and getattr(v, "rate", None) is None and "cps" not in selected:
         raise LocatedError(("metrics", "validation", "rate"), "validation.rate is required unless cps is measured too")
+
+
+def _check_addresses(spec: CampaignSpec) -> None:
+    """Address overrides must be of the IP version the family uses on their side."""
+    fam = spec.traffic.family
+    addresses = spec.traffic.addresses
+    for key, ipv6 in (
+        ("initiator", fam.private_ipv6),
+        ("dut_private", fam.private_ipv6),
+        ("dut_public", fam.public_ipv6),
+        ("responder", fam.public_ipv6),
+    ):
+        addr = getattr(addresses, key)
+        want = 6 if ipv6 else 4
+        if addr is not None and addr.version != want:
+            raise LocatedError(
+                ("traffic", "addresses", key), f"{key} must be an IPv{want} address for family {fam.value}, got {addr}"
+            )
+    if addresses.public_prefixlen is not None and not fam.public_ipv6 and addresses.public_prefixlen > 32:
+        raise LocatedError(
+            ("traffic", "addresses", "public_prefixlen"),
+            f"public_prefixlen must be at most 32 for the IPv4 public side of family {fam.value}, "
+            f"got {addresses.public_prefixlen}",
+        )
+    if addresses.private_prefixlen is not None and not fam.private_ipv6 and addresses.private_prefixlen > 32:
+        raise LocatedError(
+            ("traffic", "addresses", "private_prefixlen"),
+            f"private_prefixlen must be at most 32 for the IPv4 private side of family {fam.value}, "
+            f"got {addresses.private_prefixlen}",
+        )
+    if addresses.nat64_prefix is not None and fam is not Family.NAT64:
+        raise LocatedError(("traffic", "addresses", "nat64_prefix"), "nat64_prefix applies to family nat64 only")
+
+
+def _check_family_metrics(spec: CampaignSpec, selected: dict[str, MetricSettings]) -> None:
+    """A family without translation (plain forwarding) has no connection state: stateless metrics only."""
+    fam = spec.traffic.family
+    if fam.translates:
+        return
+    responder = spec.traffic.responder
+    if responder is not None and responder is not ResponderMode.COMPUTE:
+        raise LocatedError(
+            ("traffic", "responder"),
+            f"traffic.family {fam.value} translates nothing, so the public -> private tuples are the private -> "
+            f"public ones swapped: use responder: compute (the default for {fam.value}), not {responder.value}",
+        )
+    for metric in selected:
+        if metric not in STATELESS_METRICS:
+            allowed = ", ".join(STATELESS_METRICS)
+            raise LocatedError(
+                ("metrics", metric),
+                f"metric {metric} needs a stateful DUT (phase 1 fills a connection table), but traffic.family "
+                f"{fam.value} is plain forwarding without translation; use {allowed}",
+            )
 
 
 # Roles that must come before others on the path from the Initiator to the Responder.

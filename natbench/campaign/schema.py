@@ -253,26 +253,28 @@ class AddressSpec(_Model):
     """Overrides of the default address plan (seed 000 Figures 1 and 6); unset fields keep the default."""
 
     initiator: IPvAnyAddress | None = None
-    """Tester address on the private side (IPv4 for nat44, IPv6 for nat64)."""
+    """Tester address on the private side (IPv4 for nat44 and ipv4, IPv6 for nat64 and ipv6)."""
     dut_private: IPvAnyAddress | None = None
     """DUT address on the private side (same family as ``initiator``)."""
-    dut_public: ipaddress.IPv4Address | None = None
-    """DUT address on the public side."""
-    responder: ipaddress.IPv4Address | None = None
-    """Tester address on the public side."""
+    dut_public: IPvAnyAddress | None = None
+    """DUT address on the public side (IPv6 for ipv6, else IPv4)."""
+    responder: IPvAnyAddress | None = None
+    """Tester address on the public side (same family as ``dut_public``)."""
     nat64_prefix: ipaddress.IPv6Network | None = None
     """NAT64 prefix (nat64 only; default 64:ff9b::/96)."""
     private_prefixlen: int | None = Field(default=None, ge=1, le=128)
     """Prefix length of the private-side subnet."""
-    public_prefixlen: int | None = Field(default=None, ge=1, le=32)
-    """Prefix length of the public-side subnet."""
+    public_prefixlen: int | None = Field(default=None, ge=1, le=128)
+    """Prefix length of the public-side subnet (at most 32 for an IPv4 public side)."""
 
 
 class TrafficSpec(_Model):
     """The test traffic shared by every working point."""
 
     family: Family
-    """``nat44`` (also dual-DUT IPv4aaS systems, measured as one NAT44) or ``nat64``."""
+    """``nat44`` (also dual-DUT IPv4aaS systems, measured as one NAT44), ``nat64``, or, for forwarding baselines
+    without translation (only the ``forwarding`` metric), ``ipv4`` (seed 004 Table 2) or ``ipv6`` (IPv6 on both
+    sides, seed 004 Table 3)."""
     addresses: AddressSpec = Field(default_factory=lambda: AddressSpec())
     """Address plan overrides; defaults: natbench.traffic.AddressPlan.default(family)."""
     src_ports: PortRangeField | None = None

@@ -28,7 +28,7 @@ _name = click.option("--name", default="natbench", show_default=True, help="Lab 
     type=click.Choice([f.value for f in Family]),
     default=Family.NAT44.value,
     show_default=True,
-    help="nat44: IPv4 on both sides; nat64: IPv6 private side.",
+    help="nat44: IPv4 on both sides; nat64: IPv6 private side; ipv4 / ipv6: forwarding baselines, no translation.",
 )
 def up(name: str, family: str) -> None:
     """Create the lab (idempotent) and print its state as JSON."""

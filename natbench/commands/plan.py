@@ -12,6 +12,7 @@ from natbench.campaign import Campaign, Estimate, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
 from natbench.campaign.values import format_count
 from natbench.cli import cli
+from natbench.traffic.plan import wire_frame_sizes
 
 __all__ = ["plan", "plan_rows"]
 
@@ -44,6 +45,14 @@ def _repetitions(campaign: Campaign, pe: Any) -> str:
     return " ".join(f"{k}:{v}" for k, v in reps.items())
 
 
+def _frame(campaign: Campaign, frame_size: int) -> str:
+    """The frame size column: the IPv4 size, or the IPv6 frames' when both sides carry IPv6 (RFC 8219: +20)."""
+    family = campaign.traffic.family
+    if family.private_ipv6 and family.public_ipv6:
+        return f"{wire_frame_sizes(family, frame_size)[0]} (IPv6)"
+    return str(frame_size)
+
+
 def plan_rows(campaign: Campaign, est: Estimate) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the working-point table."""
     dut_vary, met_vary = _varying(campaign)
@@ -67,7 +76,7 @@ def plan_rows(campaign: Campaign, est: Estimate) -> tuple[list[str], list[list[s
             f"{p.src_ports} ({len(p.src_ports):,})",
             f"{p.dst_ports} ({len(p.dst_ports):,})",
             f"{p.connections:,}",
-            f"{p.frame_size}",
+            _frame(campaign, p.frame_size),
         ]
         row += [_value(p.dut_params.get(d, {}).get(k)) for d, k in dut_vary]
         row += [_value(campaign.settings_for(p, m).model_dump()[k]) for m, k in met_vary]
@@ -148,6 +157,7 @@ def plan(file: str, fmt: str) -> None:
                     "dst_ports": [pe.point.dst_ports.first, pe.point.dst_ports.last],
                     "connections": pe.point.connections,
                     "frame_size": pe.point.frame_size,
+                    "wire_frame_sizes": list(wire_frame_sizes(campaign.traffic.family, pe.point.frame_size)),
                     "dut_params": pe.point.dut_params,
                     "swept_dut": pe.point.swept_dut,
                     "metric_settings": pe.point.metric_settings,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+import yaml
 
 from natbench.errors import StoreError
 from natbench.report import aggregate
@@ -105,6 +106,18 @@ class Run:
         """The campaign's name (or the directory's)."""
         return str(self.meta.get("campaign_name") or self.path.name)
 
+    @cached_property
+    def family(self) -> str | None:
+        """The campaign's traffic family (``nat44``, ``nat64``, ``ipv4``, ``ipv6``) from the stored campaign.yaml; None
+        when the run directory has no readable campaign (frame sizes are then stated as stored)."""
+        try:
+            data = yaml.safe_load(self.campaign_text) if self.campaign_text else None
+        except yaml.YAMLError:
+            return None
+        traffic = data.get("traffic") if isinstance(data, dict) else None
+        family = traffic.get("family") if isinstance(traffic, dict) else None
+        return str(family) if family is not None else None
+
     @property
     def metrics(self) -> list[str]:
         """Metrics with at least one result."""
@@ -127,11 +140,13 @@ class Run:
             return teardown_table(self.teardown, self.points, scale=scale)
         if metric is not None and metric not in self.metrics:
             raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
-        return performance_table(self.summary, self.points, None if metric is None else [metric], scale=scale)
+        return performance_table(
+            self.summary, self.points, None if metric is None else [metric], scale=scale, family=self.family
+        )
 
     def tables(self, scale: str = "1") -> list[SeedTable]:
         """Every table of the run (performance, tear-down)."""
-        return report_tables(self.summary, self.teardown, self.points, scale=scale)
+        return report_tables(self.summary, self.teardown, self.points, scale=scale, family=self.family)
 
     def table(self, metric: str | None = None, scale: str = "1") -> pd.DataFrame:
         """The seed-style table as a DataFrame of formatted cells (``.attrs`` hold title and caption)."""

@@ -40,6 +40,11 @@ __all__ = [
     "teardown_table",
 ]
 
+IPV6_FAMILY = "ipv6"
+"""The traffic family whose frames are IPv6 on both sides (natbench.traffic.Family.IPV6)."""
+IPV6_EXTRA_BYTES = 20
+"""RFC 8219: the IPv6 frame of a test is 20 bytes longer than the IPv4 frame (64 -> 84)."""
+
 #: Display scales: name -> (divisor, word used in captions).
 SCALES: dict[str, tuple[float, str]] = {"1": (1.0, ""), "k": (1e3, "1,000 "), "M": (1e6, "1,000,000 ")}
 
@@ -236,14 +241,32 @@ def _labels(points: pd.DataFrame) -> list[str]:
     return labels
 
 
-def _param_rows(b: _Builder, pts: pd.DataFrame) -> None:
+def _wire_sizes(pts: pd.DataFrame, family: str | None) -> pd.Series:
+    """The frame sizes the table states: the campaign's IPv4 sizes, or the IPv6 frames' (20 bytes longer,
+    RFC 8219) when both sides carry IPv6 (family ``ipv6``: plain IPv6 forwarding)."""
+    sizes = pts["frame_size"].astype("float64")
+    if family == IPV6_FAMILY:
+        return sizes + IPV6_EXTRA_BYTES
+    return sizes
+
+
+def _frame_caption(pts: pd.DataFrame, family: str | None) -> str:
+    sizes = _wire_sizes(pts, family).dropna().unique()
+    if len(sizes) != 1:
+        return ""
+    if family == IPV6_FAMILY:
+        return f" Frame size: {int(sizes[0])} bytes (IPv6 frames)."
+    return f" Frame size: {int(sizes[0])} bytes."
+
+
+def _param_rows(b: _Builder, pts: pd.DataFrame, family: str | None = None) -> None:
     if pts["cores"].notna().any():
         b.add("num. CPU cores", pts["cores"], fmt_count)
     b.add("src ports", pts["src_count"], fmt_count)
     b.add("dst ports", pts["dst_count"], fmt_count)
     b.add("num. conn.", pts["connections"], fmt_count)
     if pts["frame_size"].nunique(dropna=True) > 1:
-        b.add("frame size", pts["frame_size"], fmt_count)
+        b.add("frame size", _wire_sizes(pts, family), fmt_count)
     has_table = pts["table_size"].notna().any()
     has_hash = pts["hash_size"].notna().any()
     if has_table:
@@ -279,6 +302,7 @@ def performance_table(
     scale: str = "1",
     baseline: str = "forwarding",
     title: str | None = None,
+    family: str | None = None,
 ) -> SeedTable:
     """A seed 000 Figure 2 / Figure 4 / seed 004 Table 4-9 / seed 001 PF style table.
 
@@ -286,6 +310,7 @@ def performance_table(
     :func:`~natbench.report.aggregate.points_frame`. ``metrics``: the metric blocks to show
     (default: every metric in the summary except tear-down, in :data:`METRIC_ORDER`).
     ``scale``: '1', 'k' or 'M' for rates (errors stay in plain units, as in the seeds).
+    ``family``: the campaign's traffic family; ``ipv6`` states the IPv6 frame sizes (64 -> 84 bytes).
     """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
@@ -303,7 +328,7 @@ def performance_table(
     ids = [pid for pid in points.index if pid in set(s.loc[s["metric"].isin(metrics), "point_id"])]
     pts = points.loc[ids]
     b = _Builder(ids)
-    _param_rows(b, pts)
+    _param_rows(b, pts, family)
 
     by = {m: s[s["metric"] == m].set_index("point_id").reindex(ids) for m in metrics}
     exps = pd.DataFrame({m: by[m]["experiments"] for m in main})
@@ -382,9 +407,7 @@ def performance_table(
         )
     if sc is not None:
         caption += " rel. scale up = P(n) / (n * P(1)), n: number of CPU cores."
-    sizes = pts["frame_size"].dropna().unique()
-    if len(sizes) == 1:
-        caption += f" Frame size: {int(sizes[0])} bytes."
+    caption += _frame_caption(pts, family)
     if notes:
         caption += " " + "; ".join(dict.fromkeys(notes)) + "."
     key = "performance" if metrics_arg is None else "-".join(metrics_arg)
@@ -448,14 +471,19 @@ def teardown_table(
 
 
 def report_tables(
-    summary: pd.DataFrame, teardown: pd.DataFrame, points: pd.DataFrame, *, scale: str = "1"
+    summary: pd.DataFrame,
+    teardown: pd.DataFrame,
+    points: pd.DataFrame,
+    *,
+    scale: str = "1",
+    family: str | None = None,
 ) -> list[SeedTable]:
     """Every table of a run: the performance table (if any metric other than tear-down) and the
-    tear-down table (if tear-down was measured)."""
+    tear-down table (if tear-down was measured). ``family``: the campaign's traffic family."""
     tables = []
     metrics = {str(m) for m in summary.index.get_level_values("metric")} if not summary.empty else set()
     if metrics - {"teardown"}:
-        tables.append(performance_table(summary, points, scale=scale))
+        tables.append(performance_table(summary, points, scale=scale, family=family))
     if not teardown.empty:
         tables.append(teardown_table(teardown, points, scale=scale))
     return tables

@@ -1,7 +1,7 @@
 """Traffic model: address plans, port ranges, RFC 4814 enumeration, frame layout."""
 
 from natbench.traffic.enumeration import PortEnumeration, SplitMix64, seeded_permutation
-from natbench.traffic.plan import AddressPlan, Family, ResponderMode, TrafficPlan, ipv6_frame_size
+from natbench.traffic.plan import AddressPlan, Family, ResponderMode, TrafficPlan, ipv6_frame_size, wire_frame_sizes
 from natbench.traffic.ports import PortRange
 
 __all__ = [
@@ -14,4 +14,5 @@ __all__ = [
     "TrafficPlan",
     "ipv6_frame_size",
     "seeded_permutation",
+    "wire_frame_sizes",
 ]

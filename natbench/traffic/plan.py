@@ -15,18 +15,39 @@ __all__ = [
     "ResponderMode",
     "TrafficPlan",
     "ipv6_frame_size",
+    "wire_frame_sizes",
 ]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class Family(enum.StrEnum):
-    """Which translation the DUT (or the dual-DUT aggregate) performs."""
+    """Which translation the DUT (or the dual-DUT aggregate) performs, if any."""
 
     NAT44 = "nat44"
     """IPv4 private side, IPv4 public side (also dual-DUT IPv4aaS systems)."""
     NAT64 = "nat64"
     """IPv6 private side, IPv4 public side; destinations embedded in a NAT64 prefix."""
+    IPV6 = "ipv6"
+    """IPv6 on both sides, no translation: forwarding baselines (seed 004 Table 3)."""
+    IPV4 = "ipv4"
+    """IPv4 on both sides, no translation: forwarding baselines (seed 004 Table 2, seed 000 Figure 2).
+    Unlike nat44, public -> private frames are addressed to the Initiator itself, not to the DUT."""
+
+    @property
+    def translates(self) -> bool:
+        """True when the DUT rewrites addresses (NAT44, NAT64); False for plain forwarding (ipv4, ipv6)."""
+        return self not in (Family.IPV4, Family.IPV6)
+
+    @property
+    def private_ipv6(self) -> bool:
+        """True when the private (Initiator) side speaks IPv6."""
+        return self in (Family.NAT64, Family.IPV6)
+
+    @property
+    def public_ipv6(self) -> bool:
+        """True when the public (Responder) side speaks IPv6."""
+        return self is Family.IPV6
 
 
 class ResponderMode(enum.StrEnum):
@@ -45,6 +66,13 @@ def ipv6_frame_size(ipv4_frame_size: int) -> int:
     return ipv4_frame_size + 20
 
 
+def wire_frame_sizes(family: Family, frame_size: int) -> tuple[int, int]:
+    """(private-side, public-side) frame size on the wire of a test whose IPv4 frame size is ``frame_size``."""
+    private = ipv6_frame_size(frame_size) if family.private_ipv6 else frame_size
+    public = ipv6_frame_size(frame_size) if family.public_ipv6 else frame_size
+    return private, public
+
+
 @dataclass(frozen=True)
 class AddressPlan:
     """Addresses of the four interfaces of RFC 9693 Figure 1 / seed 000 Figures 1 and 6.
@@ -52,17 +80,20 @@ class AddressPlan:
     Defaults follow the seeds: Initiator 198.18.0.2 (or 2001:2::2 for NAT64),
     DUT private 198.18.0.1 (2001:2::1), DUT public 198.19.0.1, Responder
     198.19.0.2. For NAT64 the Initiator sends to the Responder's IPv4 address
-    embedded in ``nat64_prefix``.
+    embedded in ``nat64_prefix``. For IPv6 forwarding both sides are /64s of
+    the RFC 5180 benchmarking prefix 2001:2::/48: private 2001:2::/64 (Initiator
+    2001:2::2, DUT 2001:2::1), public 2001:2:0:1::/64 (DUT 2001:2:0:1::1,
+    Responder 2001:2:0:1::2).
     """
 
     initiator: IPAddress
     """Tester address on the private side (source of phase-1 frames)."""
     dut_private: IPAddress
     """DUT address on the private side (the Initiator's next hop)."""
-    dut_public: ipaddress.IPv4Address
-    """DUT address on the public side (the translated source address)."""
-    responder: ipaddress.IPv4Address
-    """Tester address on the public side (destination of phase-1 frames)."""
+    dut_public: IPAddress
+    """DUT address on the public side (the translated source address; IPv6 only for family ipv6)."""
+    responder: IPAddress
+    """Tester address on the public side (destination of phase-1 frames; IPv6 only for family ipv6)."""
     nat64_prefix: ipaddress.IPv6Network = field(default_factory=lambda: ipaddress.IPv6Network("64:ff9b::/96"))
     """NAT64 prefix (RFC 6052 well-known prefix by default); only used for NAT64."""
     private_prefixlen: int = 24
@@ -73,6 +104,15 @@ class AddressPlan:
     @classmethod
     def default(cls, family: Family) -> AddressPlan:
         """The seeds' address plan for ``family``."""
+        if family is Family.IPV6:
+            return cls(
+                initiator=ipaddress.IPv6Address("2001:2::2"),
+                dut_private=ipaddress.IPv6Address("2001:2::1"),
+                dut_public=ipaddress.IPv6Address("2001:2:0:1::1"),
+                responder=ipaddress.IPv6Address("2001:2:0:1::2"),
+                private_prefixlen=64,
+                public_prefixlen=64,
+            )
         if family is Family.NAT64:
             return cls(
                 initiator=ipaddress.IPv6Address("2001:2::2"),
@@ -91,7 +131,7 @@ class AddressPlan:
     @property
     def responder_as_seen_by_initiator(self) -> IPAddress:
         """Destination address of private -> public frames (NAT64: embedded in the prefix)."""
-        if isinstance(self.initiator, ipaddress.IPv6Address):
+        if isinstance(self.initiator, ipaddress.IPv6Address) and isinstance(self.responder, ipaddress.IPv4Address):
             base = int(self.nat64_prefix.network_address)
             return ipaddress.IPv6Address(base | int(self.responder))
         return self.responder
@@ -102,7 +142,7 @@ class TrafficPlan:
     """Everything a tester needs to prepare one working point's traffic (``Tester.prepare``)."""
 
     family: Family
-    """NAT44 or NAT64."""
+    """NAT44, NAT64 or IPv6 (plain forwarding)."""
     addresses: AddressPlan
     """The four addresses of the test setup."""
     src_ports: PortRange
@@ -130,10 +170,21 @@ class TrafficPlan:
 
     @property
     def private_frame_size(self) -> int:
-        """Frame size on the private side (IPv6 for NAT64)."""
-        return ipv6_frame_size(self.frame_size) if self.family is Family.NAT64 else self.frame_size
+        """Frame size on the private side (IPv6 for NAT64 and IPv6 forwarding: 20 bytes longer)."""
+        return wire_frame_sizes(self.family, self.frame_size)[0]
 
     @property
     def public_frame_size(self) -> int:
-        """Frame size on the public side (always IPv4)."""
-        return self.frame_size
+        """Frame size on the public side (IPv4, except for IPv6 forwarding)."""
+        return wire_frame_sizes(self.family, self.frame_size)[1]
+
+    @property
+    def forward_destination(self) -> IPAddress:
+        """Destination address of private -> public frames (the Responder, NAT64: embedded in the prefix)."""
+        return self.addresses.responder_as_seen_by_initiator
+
+    @property
+    def reverse_destination(self) -> IPAddress:
+        """Destination address of public -> private frames: the DUT's public address behind which a NAT
+        hides the Initiator, or the Initiator itself when nothing is translated (forwarding)."""
+        return self.addresses.dut_public if self.family.translates else self.addresses.initiator

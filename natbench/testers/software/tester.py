@@ -9,6 +9,7 @@ released, on the tester's own CPU(s).
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import math
 import os
 import platform
@@ -26,7 +27,7 @@ from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResu
 from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
-from natbench.traffic.plan import Family, ResponderMode, TrafficPlan
+from natbench.traffic.plan import ResponderMode, TrafficPlan
 
 __all__ = ["Port", "SoftwareTester"]
 
@@ -145,12 +146,13 @@ class SoftwareTester:
         if traffic.connections >= 2**32:
             raise TesterError(f"{traffic.connections} connections exceed the 32-bit sequence space")
         a = traffic.addresses
-        self._fwd_ipv6 = traffic.family is Family.NAT64
+        self._fwd_ipv6 = traffic.family.private_ipv6
+        self._rev_ipv6 = traffic.family.public_ipv6
         self._fwd_template = build_frame(
             src_mac=self.initiator.mac,
             dst_mac=self.initiator.peer_mac,
             src=a.initiator,
-            dst=a.responder_as_seen_by_initiator,
+            dst=traffic.forward_destination,
             sport=0,
             dport=0,
             frame_size=traffic.private_frame_size,
@@ -159,7 +161,7 @@ class SoftwareTester:
             src_mac=self.responder.mac,
             dst_mac=self.responder.peer_mac,
             src=a.responder,
-            dst=a.dut_public,
+            dst=traffic.reverse_destination,
             sport=0,
             dport=0,
             frame_size=traffic.public_frame_size,
@@ -195,7 +197,7 @@ class SoftwareTester:
             "nsrc": len(self._src),
             "learned": learned,
             "expect": n,
-            "want_src4": int(plan.addresses.dut_public),
+            "want_src4": _expected_source4(plan),
         }
         raw = self._run([tx], [rx])
         t, r = raw["tx"][0], raw["rx"][0]
@@ -271,7 +273,7 @@ class SoftwareTester:
                             "fixed": _engine.TX_TUPLE_FIXED,
                         }[measure.selection],
                         "template": self._rev_template,
-                        "ipv6": False,
+                        "ipv6": self._rev_ipv6,
                         "a": sport,
                         "b": dport,
                         "count": count,
@@ -333,7 +335,7 @@ class SoftwareTester:
             "fd": self._fd_resp,
             "mode": _engine.TX_TUPLE_LINEAR,
             "template": self._rev_template,
-            "ipv6": False,
+            "ipv6": self._rev_ipv6,
             "a": sport,
             "b": dport,
             "count": n,
@@ -609,6 +611,15 @@ class SoftwareTester:
                 "lanes": raw["lanes"],
             }
         }
+
+
+def _expected_source4(plan: TrafficPlan) -> int:
+    """IPv4 source address phase-1 frames must arrive with (the NAT's public address), as an int; 0: not
+    checked (an IPv6 public side, or no translation)."""
+    public = plan.addresses.dut_public
+    if plan.family.translates and isinstance(public, ipaddress.IPv4Address):
+        return int(public)
+    return 0
 
 
 _RT_PRIORITY = 10

@@ -93,10 +93,11 @@ class NatbenchProfile:
         addresses = AddressPlan(
             initiator=ipaddress.ip_address(args.initiator),
             dut_private=ipaddress.ip_address(args.dut_private),
-            dut_public=ipaddress.IPv4Address(args.dut_public),
-            responder=ipaddress.IPv4Address(args.responder),
+            dut_public=ipaddress.ip_address(args.dut_public),
+            responder=ipaddress.ip_address(args.responder),
             nat64_prefix=ipaddress.IPv6Network(args.nat64_prefix),
-            private_prefixlen=64 if self.family is Family.NAT64 else 24,
+            private_prefixlen=64 if self.family.private_ipv6 else 24,
+            public_prefixlen=64 if self.family.public_ipv6 else 24,
         )
         mode = ResponderMode(getattr(args, "responder_mode", "compute"))
         return TrafficPlan(self.family, addresses, args.src_ports, args.dst_ports, args.frame_size, args.seed, mode)

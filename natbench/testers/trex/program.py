@@ -195,14 +195,19 @@ class Program:
 
 def _forward_frame(plan: TrafficPlan, sport: int, dport: int) -> FrameTemplate:
     a = plan.addresses
-    return FrameTemplate(a.initiator, a.responder_as_seen_by_initiator, sport, dport, plan.private_frame_size)
+    return FrameTemplate(a.initiator, plan.forward_destination, sport, dport, plan.private_frame_size)
 
 
 def _reverse_frame(
-    plan: TrafficPlan, sport: int, dport: int, dst: ipaddress.IPv4Address | None = None
+    plan: TrafficPlan,
+    sport: int,
+    dport: int,
+    dst: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None,
 ) -> FrameTemplate:
+    """A public -> private frame: to ``dst`` (a mapping's public address), else the DUT's public address
+    (translating families) or the Initiator (plain forwarding)."""
     a = plan.addresses
-    return FrameTemplate(a.responder, dst or a.dut_public, sport, dport, plan.public_frame_size)
+    return FrameTemplate(a.responder, dst or plan.reverse_destination, sport, dport, plan.public_frame_size)
 
 
 def stream_seed(plan_seed: int, salt: int) -> int:
@@ -361,6 +366,10 @@ def _mapping_streams(
     The three lists (Responder port, DUT public port, DUT public address) have
     the same length and step, so TRex's split keeps them aligned on every core.
     """
+    if not plan.family.translates:
+        raise ValueError(
+            f"family {plan.family} translates nothing: there are no DUT mappings to read; use responder mode compute"
+        )
     _check_mappings(mappings)
     total = len(mappings)
     chunks = [mappings[i : i + MAX_LIST] for i in range(0, total, MAX_LIST)]
