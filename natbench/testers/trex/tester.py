@@ -52,8 +52,10 @@ class TRexSettings(BaseModel):
     ``timeout`` through :meth:`TRexTester.set_receive_timeout` (which it does before every trial)."""
     rate_tolerance: float = Field(default=0.01, ge=0, lt=1)
     """Relative shortfall of the achieved TX rate that still counts as keeping the rate."""
-    timing_slack: float = Field(default=0.1, ge=0)
-    """Seconds of RPC / polling overhead allowed on top of a burst's nominal duration."""
+    timing_slack: float = Field(default=0.05, ge=0)
+    """Seconds of start-RPC / idle-polling overhead allowed on top of a burst's or trial's nominal duration
+    (live, v3.08 on the same host: 3 ms start RPC + up to 20 ms until the idle port is seen). It bounds how
+    precisely a short burst's rate is known: N / R should be long against it."""
     timeout_margin: float = Field(default=30.0, gt=0)
     """Seconds added to a trial's nominal duration before natbench gives up waiting."""
     step: int = Field(default=1, ge=1)
