@@ -65,6 +65,9 @@ DEFAULT_BIAS_TOLERANCE = 1e-4
 LATENCY_PG_BASE = 0x4E42
 """First packet-group id natbench uses for latency streams (one per direction)."""
 
+NAT64_LATENCY_NOTE = "NAT64 latency needs a TRex server started with --software"
+"""The reminder a NAT64 latency program carries (for console profiles; the tester checks it itself)."""
+
 
 class Port(enum.StrEnum):
     """Which tester port sends a stream."""
@@ -612,7 +615,7 @@ def compile_phase2(
             streams.append(_latency_stream(Direction.REVERSE, lat_frame, lat_rate))
     notes: tuple[str, ...] = ()
     if lat_rate and plan.family is Family.NAT64:
-        notes = ("NAT64 latency needs a TRex server started with --software",)
+        notes = (NAT64_LATENCY_NOTE,)
     return Program("phase2", tuple(streams), cores, notes=notes)
 
 
