@@ -88,6 +88,40 @@ def test_nat44_recipe_in_a_namespace(recipe: str) -> None:
         assert snapshot(lab.dut) == before
 
 
+def test_static_neighbours_survive_the_previous_points_teardown() -> None:
+    """A tester that never answers ARP (TRex in L2 mode) needs permanent neighbours on the DUT. The recipe's
+    teardown removes its addresses, which flushes the interface's neighbours, permanent ones included; the
+    next point's setup must put them back."""
+    init_mac, resp_mac = "02:4e:42:aa:00:01", "02:4e:42:aa:00:02"
+    with ns_lab(configure_dut_addresses=False) as lab, global_conntrack_lock():
+        before = snapshot(lab.dut)
+        params = nat44_params(
+            lab,
+            initiator_address=lab.client_address,
+            initiator_mac=init_mac,
+            responder_address=lab.responder_address,
+            responder_mac=resp_mac,
+        )
+        dut = RecipeDut("dut", load_recipe("iptables-nat44"), NetnsExecutor(lab.dut), params)
+        for _ in range(2):  # two working points: setup, teardown, setup again
+            dut.setup(POINT)
+            try:
+                neigh = in_ns(lab.dut, "ip neigh show nud permanent")
+                assert f"{lab.client_address} dev {lab.dut_private_if} lladdr {init_mac} PERMANENT" in neigh
+                assert f"{lab.responder_address} dev {lab.dut_public_if} lladdr {resp_mac} PERMANENT" in neigh
+            finally:
+                dut.teardown()
+        assert in_ns(lab.dut, "ip neigh show nud permanent").strip() == ""
+        assert snapshot(lab.dut) == before
+
+
+def test_a_neighbour_address_without_its_mac_is_refused() -> None:
+    from natbench.errors import RecipeError
+
+    with pytest.raises(RecipeError, match="initiator_address and initiator_mac go together"):
+        load_recipe("iptables-nat44").resolve({"private_if": "a", "public_if": "b", "initiator_address": "198.18.0.2"})
+
+
 def test_table_size_that_cannot_be_set_in_a_namespace_fails_clearly_and_leaves_nothing() -> None:
     with ns_lab(configure_dut_addresses=False) as lab, global_conntrack_lock():
         before = snapshot(lab.dut)
