@@ -118,7 +118,7 @@ def main() -> int:
                 f"kernel {os.uname().release}, cpu {args.cpu} of {os.cpu_count()}, {args.seconds} s x {args.repeat}"
                 f", load average {os.getloadavg()[0]:.2f}"
             )
-            print(f"{'frame':>5} | {'':9} | {'tester fps':>28} | {'reference fps':>28} | ratio")
+            print(f"{'frame':>5} | {'':13} | {'tester fps':>28} | {'reference fps':>28} | ratio")
             for size in (int(s) for s in args.sizes.split(",")):
                 plan = TrafficPlan(
                     Family.NAT44,
@@ -148,12 +148,12 @@ def main() -> int:
                     time.sleep(0.1)
                 for what, a, b in (("sent", t_s, r_s), ("received", t_r, r_r)):
                     ratio = statistics.median(a) / statistics.median(b)
-                    print(f"{size:>5} | {what:9} | {fmt(a):>28} | {fmt(b):>28} | {100 * ratio:5.1f} %")
+                    print(f"{size:>5} | {what:13} | {fmt(a):>28} | {fmt(b):>28} | {100 * ratio:5.1f} %")
                 if two_cpus:
                     for what, a, b in (("sent", w_s, r_s), ("received", w_r, r_r)):
                         ratio = statistics.median(a) / statistics.median(b)
                         label = f"{what} 2cpu"
-                        print(f"{size:>5} | {label:9} | {fmt(a):>28} | {fmt(b):>28} | {100 * ratio:5.1f} %")
+                        print(f"{size:>5} | {label:13} | {fmt(a):>28} | {fmt(b):>28} | {100 * ratio:5.1f} %")
                 if args.dut_fps:
                     for label, rx in (("1 CPU", t_r), ("2 CPUs", w_r)):
                         if rx:
