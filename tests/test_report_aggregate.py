@@ -201,9 +201,11 @@ def test_cpu_busy_of_a_trial_counts_the_data_path_cpus_only() -> None:
     # per sample the mean over both cores (busy 55, 62.5, 57, 25), then the median over the samples
     assert ag.trial_cpu_busy({"monitor": {"dut": _mon(idle)}}) == pytest.approx(56.0)
     # a DUT group: the busiest member (the bottleneck candidate)
-    both = {"ce": _mon({"cpu0": [90.0, 90.0]}), "br": _mon({"cpu0": [10.0, 30.0]})}
+    both = {"ce": _mon({"cpu0": [90.0, 90.0, 90.0]}), "br": _mon({"cpu0": [10.0, 30.0, 20.0]})}
     assert ag.trial_cpu_busy({"monitor": both}) == pytest.approx(80.0)
     assert math.isnan(ag.trial_cpu_busy({}))
+    # a trial shorter than a few monitor intervals (a cps step) gives no figure: its samples are mostly idle time
+    assert math.isnan(ag.trial_cpu_busy({"monitor": {"dut": _mon({"cpu0": [100.0, 0.0]})}}))
 
 
 def test_dut_cpu_busy_is_taken_at_the_reported_rate(tmp_path: Path) -> None:

@@ -190,8 +190,14 @@ def trials_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return df
 
 
+MIN_CPU_SAMPLES = 3
+"""Fewer monitor samples than this in a trial give no CPU busy figure: a trial shorter than a few
+intervals (a cps step of a few hundred milliseconds) is mostly time before and after its traffic."""
+
+
 def trial_cpu_busy(extra: Mapping[str, Any]) -> float:
-    """How busy (%) the DUT's data-path CPUs were during one monitored trial; NaN without samples.
+    """How busy (%) the DUT's data-path CPUs were during one monitored trial; NaN without at least
+    :data:`MIN_CPU_SAMPLES` samples.
 
     Per DUT and sample: 100 - the mean idle time of the sample's ``data_path_cpus`` (all sampled
     cores when the sample does not name them); the median over the samples (robust to the last one,
@@ -209,7 +215,7 @@ def trial_cpu_busy(extra: Mapping[str, Any]) -> float:
             vals = [float(idle[c][i]) for c in cores if c in idle and i < len(idle[c]) and idle[c][i] is not None]
             if vals:
                 per_sample.append(100.0 - sum(vals) / len(vals))
-        if per_sample:
+        if len(per_sample) >= MIN_CPU_SAMPLES:
             busy = float(np.median(per_sample))
             busiest = busy if math.isnan(busiest) else max(busiest, busy)
     return busiest

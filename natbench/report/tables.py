@@ -364,7 +364,8 @@ def performance_table(
             b.add(f"{prefix} DUT CPU busy (%)", d["dut_cpu_busy"] / 100.0, fmt_percent)
             notes.append(
                 "'DUT CPU busy (%)': load of the DUT's data-path CPUs in the last passing trial at the reported "
-                "rate (monitor samples; median over samples, then over repetitions; the busiest DUT of a group)"
+                "rate (monitor samples; median over samples, then over repetitions; the busiest DUT of a group; "
+                "none for trials shorter than 3 monitor intervals)"
             )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
