@@ -59,6 +59,19 @@ def _nothing_left(lab: Lab) -> None:
     assert not (Path("/run/netns") / lab.tester_netns).exists()
 
 
+def _up_then_owner_killed(lab: Lab) -> None:
+    """Bring ``lab`` up in another process that then dies by SIGKILL (a crashed run)."""
+    code = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from natbench.lab import Lab
+        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9, proc.stderr
+
+
 def test_bad_name_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="invalid lab name"):
         Lab("no spaces", state_dir=tmp_path)
@@ -183,15 +196,7 @@ def test_crash_during_up_then_down_leaves_nothing(lab: Lab) -> None:
 @needs_root
 def test_crash_after_up_then_up_and_down(lab: Lab) -> None:
     """After a crash of the owner, a new `up` reuses or rebuilds the lab and `down` removes all of it."""
-    code = textwrap.dedent(f"""
-        import os, signal
-        from pathlib import Path
-        from natbench.lab import Lab
-        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
-        os.kill(os.getpid(), signal.SIGKILL)
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == -9, proc.stderr
+    _up_then_owner_killed(lab)
     assert lab.is_up()
     assert lab.name in stale_labs(lab.state_dir)  # its owner is dead: `natbench lab down --stale` finds it
     assert lab.up()["up"]
@@ -266,15 +271,7 @@ def _natbench(*args: str, state_dir: Path | None = None) -> subprocess.Completed
 @needs_root
 def test_down_stale_finds_a_dead_owners_lab_recorded_in_another_state_directory(lab: Lab) -> None:
     """A lab recorded in a test's temp state directory, its owner SIGKILLed: `lab down --stale` removes it."""
-    code = textwrap.dedent(f"""
-        import os, signal
-        from pathlib import Path
-        from natbench.lab import Lab
-        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
-        os.kill(os.getpid(), signal.SIGKILL)
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == -9, proc.stderr
+    _up_then_owner_killed(lab)
     assert lab.is_up() and lab.state_dir != Path("/run/natbench/labs")
     out = _natbench("lab", "down", "--stale", "--name", lab.name)
     assert out.returncode == 0, out.stderr

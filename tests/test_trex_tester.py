@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from trex_fakes import QuietSession
 
 from natbench.errors import ConfigError
 from natbench.errors import TesterError as TRexFailure
@@ -196,17 +197,15 @@ def test_latency_conversion_from_pgid_stats() -> None:
     assert latency_from_pgid({"latency": {"histogram": {}}}, 0) is None
 
 
+def _nat64_plan() -> TrafficPlan:
+    """A small NAT64 plan, Responder computing the tuples (no phase 1 needed)."""
+    return TrafficPlan(
+        Family.NAT64, AddressPlan.default(Family.NAT64), PortRange(1, 100), PortRange(1, 10), 64, 1, ResponderMode.COMPUTE
+    )
+
 def test_nat64_latency_needs_software_mode() -> None:
     tester = create(dict(SETTINGS), None)
-    tester._plan = TrafficPlan(
-        Family.NAT64,
-        AddressPlan.default(Family.NAT64),
-        PortRange(1, 100),
-        PortRange(1, 10),
-        64,
-        1,
-        ResponderMode.COMPUTE,
-    )
+    tester._plan = _nat64_plan()
     from natbench.testers.base import Directions, Phase2Options
 
     with pytest.raises(TRexFailure, match="--software"):
@@ -449,26 +448,12 @@ def test_achieved_rate_leaves_out_the_allowed_overhead() -> None:
     assert tester._sending_time(8.8, 2.0) == pytest.approx(8.75)
 
 
-class _TrialSession:
+class _TrialSession(QuietSession):
     """The session calls of one phase-2 trial, answered with counters of a lossless trial."""
-
-    cores_per_port = 1
 
     def __init__(self, frames: int) -> None:
         self.frames = frames
 
-    def connect(self) -> None: ...
-    def port_count(self) -> int:
-        return 2
-
-    def acquire(self, ports: list[int]) -> None: ...
-    def set_promiscuous(self, ports: list[int], on: bool) -> None: ...
-    def set_l2(self, port: int, mac: str) -> None: ...
-    def port_macs(self, ports: list[int]) -> dict[int, str]:
-        return {p: f"02:00:00:00:00:1{p}" for p in ports}
-
-    def load(self, port: int, streams: list[object]) -> None: ...
-    def clear_stats(self, ports: list[int]) -> None: ...
     def start(self, ports: list[int], **kw: object) -> None:
         self.started = time.monotonic()
 
@@ -478,9 +463,6 @@ class _TrialSession:
     def stats(self) -> dict[object, object]:
         return stats(self.frames, self.frames, self.frames, self.frames)
 
-    def latency(self, pg_ids: list[int]) -> dict[object, object]:
-        return {}
-
 
 def test_a_software_mode_nat64_latency_trial_carries_no_software_reminder() -> None:
     pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
@@ -488,15 +470,7 @@ def test_a_software_mode_nat64_latency_trial_carries_no_software_reminder() -> N
     from natbench.testers.trex.tester import TRexTester, check_settings
 
     tester = TRexTester(check_settings(dict(SETTINGS, software=True)), session=_TrialSession(10_000))  # type: ignore[arg-type]
-    plan = TrafficPlan(
-        Family.NAT64,
-        AddressPlan.default(Family.NAT64),
-        PortRange(1, 100),
-        PortRange(1, 10),
-        64,
-        1,
-        ResponderMode.COMPUTE,
-    )
+    plan = _nat64_plan()
     tester.prepare(plan)
     r = tester.phase2(5000.0, 2.0, Directions.BIDIRECTIONAL, Phase2Options(latency=True))
     assert r.tester_ok and r.tester_note == ""  # live v3.08 trials said "needs --software" on a --software server
