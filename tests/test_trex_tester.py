@@ -199,9 +199,9 @@ def test_latency_conversion_from_pgid_stats() -> None:
 
 def _nat64_plan() -> TrafficPlan:
     """A small NAT64 plan, Responder computing the tuples (no phase 1 needed)."""
-    return TrafficPlan(
-        Family.NAT64, AddressPlan.default(Family.NAT64), PortRange(1, 100), PortRange(1, 10), 64, 1, ResponderMode.COMPUTE
-    )
+    nat64 = AddressPlan.default(Family.NAT64)
+    return TrafficPlan(Family.NAT64, nat64, PortRange(1, 100), PortRange(1, 10), 64, 1, ResponderMode.COMPUTE)
+
 
 def test_nat64_latency_needs_software_mode() -> None:
     tester = create(dict(SETTINGS), None)
