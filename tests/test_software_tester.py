@@ -296,3 +296,48 @@ def test_a_bad_setting_names_the_campaign_line_and_builds_nothing(
         create(dict(campaign.testbed.tester.settings), campaign)
     assert message in str(exc.value) and f"bad.yaml:{line}:" in str(exc.value)
     assert built == []  # checked before any lab comes up
+
+
+@pytest.mark.lab
+def test_a_lane_that_finished_sending_waits_for_the_other_lanes_frames(wire: SoftwareTester) -> None:
+    """Two lanes of one trial: A sends a few frames and receives what B sends for longer. A's receive
+    timeout must start when B, the last sender, ends, not when A itself stopped sending."""
+    from natbench.testers.software import _engine
+    from natbench.traffic.frames import FLAG_PHASE1
+
+    wire.prepare(plan())
+    for fd in (wire._fd_init, wire._fd_resp):
+        _engine.drain(fd)
+
+    def tx(fd: int, count: int, rate: float) -> dict:
+        return {
+            "fd": fd,
+            "mode": _engine.TX_ENUM,
+            "template": wire._fwd_template,
+            "ipv6": wire._fwd_ipv6,
+            "a": wire._src,
+            "b": wire._dst,
+            "count": count,
+            "rate": rate,
+            "flags": FLAG_PHASE1,
+        }
+
+    sync = np.zeros(2, dtype=np.uint64)
+    sync[0] = 2
+    out: dict[str, dict] = {}
+    never_complete = {"fd": wire._fd_init, "mode": _engine.RX_ANY, "expect": 10**6}
+    a = threading.Thread(
+        target=lambda: out.setdefault(
+            "a", _engine.run([tx(wire._fd_init, 10, 1e6)], [never_complete], 0.1, 7, sync=sync)
+        )
+    )
+    b = threading.Thread(
+        target=lambda: out.setdefault("b", _engine.run([tx(wire._fd_resp, 1000, 5000.0)], [], 0.1, 7, sync=sync))
+    )
+    a.start()
+    b.start()
+    a.join(10)
+    b.join(10)
+    assert out["a"]["rx"][0]["valid"] == 1000  # every frame B sent (0.2 s) reached A's port
+    assert out["a"]["tx"][0]["last"] < 0.05  # A itself was done almost at once
+    assert out["a"]["elapsed"] >= out["b"]["send_end"] + 0.09  # ...and waited the timeout after B's end

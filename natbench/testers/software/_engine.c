@@ -676,7 +676,7 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
                     continue;
                 }
                 uint64_t last = __atomic_load_n(&sync[1], __ATOMIC_ACQUIRE);
-                if (!ntx) tend = last > t0 ? last : t0;
+                if (last > tend) tend = last; /* the receive wait starts when the last sender of the trial ended */
             }
             int complete = 1;
             for (i = 0; i < nrx; i++)
