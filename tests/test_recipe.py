@@ -324,6 +324,15 @@ def test_bad_recipes_get_one_error_with_file_line_field(
     assert str(e).startswith("bad.yaml")
 
 
+def test_a_key_merged_in_with_yaml_merge_can_be_overridden() -> None:
+    merged = GOOD.replace("a: {type: int, default: 1}", "a: &int {type: int, default: 1}\n  b: {<<: *int, default: 2}")
+    r = parse_recipe(merged.replace("echo {{ a }}", "echo {{ a }} {{ b }}"), "t.yaml")
+    assert r.render("setup", {}) == ["echo 1 2"]  # b's own default wins over the merged one
+    with pytest.raises(RecipeError) as err:  # the mapping's own keys still may not repeat
+        parse_recipe(merged.replace("default: 2}", "default: 2, default: 3}"), "t.yaml")
+    assert str(err.value) == "t.yaml:4: params.b.default: duplicate key 'default' (first defined on line 4)"
+
+
 def test_unknown_recipe_name_lists_the_known_ones() -> None:
     with pytest.raises(RecipeError, match=r"unknown recipe 'ipchains'.*iptables-nat44"):
         load_recipe("ipchains")

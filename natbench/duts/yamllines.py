@@ -13,6 +13,8 @@ import yaml
 
 __all__ = ["DuplicateKeyError", "LineDict", "LineList", "load_yaml_with_lines"]
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
 
 class LineDict(dict):  # type: ignore[type-arg,unused-ignore]
     """A mapping from YAML with ``line`` (its own first line) and ``lines[key]`` (line of each key)."""
@@ -37,7 +39,7 @@ class LineList(list):  # type: ignore[type-arg,unused-ignore]
 
 
 class DuplicateKeyError(yaml.constructor.ConstructorError):
-    """A mapping repeats a key; ``field`` is the repeated key's path (``steps.setup[0].run``)."""
+    """A mapping repeats one of its own keys; ``field`` is the repeated key's path (``steps.setup[0].run``)."""
 
     def __init__(self, message: str, field: str, mark: yaml.Mark) -> None:
         super().__init__(None, None, message, mark)
@@ -54,11 +56,10 @@ class _LineLoader(yaml.SafeLoader):
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
-    loader.flatten_mapping(node)
-    result = LineDict()
-    result.line = node.start_mark.line + 1
-    result.lines = {}
-    for key_node, value_node in node.value:
+    own: dict[Any, int] = {}  # the mapping's own keys (not merged in with <<) and their lines
+    for key_node, _value_node in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
         key = loader.construct_object(key_node, deep=True)
         try:
             hash(key)
@@ -66,12 +67,19 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
             raise yaml.constructor.ConstructorError(
                 "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark
             ) from exc
-        if key in result:
+        if key in own:
             raise DuplicateKeyError(
-                f"duplicate key {key!r} (first defined on line {result.lines[key]})",
+                f"duplicate key {key!r} (first defined on line {own[key]})",
                 "".join([*loader.path, f".{key}"]).lstrip("."),
                 key_node.start_mark,
             )
+        own[key] = key_node.start_mark.line + 1
+    loader.flatten_mapping(node)  # merged keys first: an own key of the same name overrides them, as YAML says
+    result = LineDict()
+    result.line = node.start_mark.line + 1
+    result.lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
         loader.path.append(f".{key}")
         try:
             result[key] = loader.construct_object(value_node, deep=True)
@@ -102,6 +110,7 @@ def load_yaml_with_lines(text: str) -> Any:
     """Parse YAML text into plain values, :class:`LineDict` and :class:`LineList`.
 
     Raises ``yaml.YAMLError`` (with a ``problem_mark``) on malformed YAML, :class:`DuplicateKeyError`
-    (naming the key's path) when a mapping repeats a key at any depth.
+    (naming the key's path) when a mapping repeats one of its own keys at any depth; a key
+    merged in with ``<<`` may be overridden.
     """
     return yaml.load(text, Loader=_LineLoader)
