@@ -160,7 +160,11 @@ def test_the_reference_derives_the_known_permutations(seed: int) -> None:
     s, d = KNOWN[seed]
     assert reference_shuffle(SRC.first, SRC.last, reference_subseed(seed, 1)) == s
     assert reference_shuffle(DST.first, DST.last, reference_subseed(seed, 2)) == d
+
+
+def test_the_first_pairs_walk_the_sources_then_step_the_destination() -> None:
     assert VECTOR[:12] == FIRST_12
+    assert [PortEnumeration(SRC, DST, SEED).pair(k) for k in range(12)] == FIRST_12
 
 
 @pytest.mark.parametrize("seed", sorted(KNOWN))
