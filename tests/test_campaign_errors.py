@@ -54,6 +54,46 @@ def test_there_are_enough_bad_campaigns() -> None:
     assert len(BAD_FILES) >= 20
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "field", "first"),
+    [
+        (  # block mapping that is a list item
+            GOOD.replace("      recipe: iptables-nat44\n", "      recipe: iptables-nat44\n      name: other\n"),
+            7,
+            "testbed.duts[0].name",
+            5,
+        ),
+        (GOOD.replace("{kind: lab}", "{kind: lab, kind: ssh}"), 7, "testbed.duts[0].access.kind", 7),  # in a list item
+        (GOOD.replace("PARAM", "[{a: 1, a: 2}]"), 9, "testbed.duts[0].params.hashsize[0].a", 9),  # list in a list item
+        (GOOD.replace("PARAM", "\n          - a: 1\n            a: 2"), 11, "testbed.duts[0].params.hashsize[0].a", 10),
+        (GOOD.replace("PARAM", "[[0, {b: [{a: 1, a: 2}]}]]"), 9, "testbed.duts[0].params.hashsize[0][1].b[0].a", 9),
+        ("schema_version: 1\ntestbed:\n  duts: [{name: a, name: b}]\n", 3, "testbed.duts[0].name", 3),
+        (  # inside a mapping merged into a list item
+            GOOD.replace("      access: {kind: lab}\n", "      <<: {access: {kind: lab}, access: {kind: ssh}}\n"),
+            7,
+            "testbed.duts[0].access",
+            7,
+        ),
+    ],
+    ids=[
+        "list-item",
+        "mapping-in-list-item",
+        "flow-list-in-list-item",
+        "block-list-in-list-item",
+        "deep",
+        "flow-list",
+        "merged-into-list-item",
+    ],
+)
+def test_duplicate_keys_are_rejected_at_every_depth(text: str, line: int, field: str, first: int) -> None:
+    key = field.rsplit(".", 1)[-1]
+    with pytest.raises(ConfigError) as info:
+        parse_campaign(text, "x.yaml")
+    err = info.value
+    assert (err.file, err.line, err.field) == ("x.yaml", line, field)
+    assert str(err) == f"x.yaml:{line}: {field}: duplicate key {key!r} (first defined on line {first})"
+
+
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such file"):
         load_campaign(tmp_path / "nope.yaml")

@@ -266,8 +266,7 @@ def test_notebook_runs_on_a_real_lab_run(workdir: Path) -> None:
 
     need_lab()
     notebook = ROOT / "docs" / "examples" / "notebook.ipynb"
-    if not notebook.exists():
-        pytest.skip("docs/examples/notebook.ipynb is not there yet (written by the reports work)")
+    assert notebook.is_file(), "docs/examples/notebook.ipynb is missing"
     producer = _producer("results/lab")
     assert producer is not None, "no documented command writes results/lab"
     if not (workdir / "results/lab/latest").exists():

@@ -281,7 +281,27 @@ steps:
         (GOOD + "  timed_flush:\n    - conntrack -F\n", 9, "steps.timed_flush", "timed: true"),
         (GOOD + "  set_cores: {builtin: magic}\n", 9, "steps.set_cores.builtin", "unknown builtin"),
         (GOOD.replace("  teardown:\n    - echo bye\n", ""), None, "steps", "teardown"),
-        (GOOD + "  setup: []\n", 9, None, "duplicate key"),
+        (GOOD + "  setup: []\n", 9, "steps.setup", "duplicate key 'setup' (first defined on line 5)"),
+        (
+            GOOD.replace("    - echo {{ a }}", "    - run: echo\n      run: echo again"),
+            7,
+            "steps.setup[0].run",
+            "duplicate key 'run' (first defined on line 6)",
+        ),
+        (GOOD.replace("    - echo {{ a }}", "    - {run: echo, run: x}"), 6, "steps.setup[0].run", "duplicate key"),
+        (GOOD.replace("default: 1}", "default: 1, default: 2}"), 3, "params.a.default", "duplicate key 'default'"),
+        (
+            GOOD.replace("params:", "checks:\n  - {when: a, when: b, error: x}\nparams:"),
+            3,
+            "checks[0].when",
+            "duplicate key 'when' (first defined on line 3)",
+        ),
+        (
+            GOOD.replace("    - echo {{ a }}", "    - run: echo\n      interfaces: [[0, {x: 1, x: 2}]]"),
+            7,
+            "steps.setup[0].interfaces[0][1].x",
+            "duplicate key 'x' (first defined on line 7)",
+        ),
         (
             GOOD.replace("params:", "checks:\n  - {when: zz, error: nope}\nparams:"),
             3,
@@ -302,6 +322,15 @@ def test_bad_recipes_get_one_error_with_file_line_field(
     assert e.field == field, str(e)
     assert words in str(e)
     assert str(e).startswith("bad.yaml")
+
+
+def test_a_key_merged_in_with_yaml_merge_can_be_overridden() -> None:
+    merged = GOOD.replace("a: {type: int, default: 1}", "a: &int {type: int, default: 1}\n  b: {<<: *int, default: 2}")
+    r = parse_recipe(merged.replace("echo {{ a }}", "echo {{ a }} {{ b }}"), "t.yaml")
+    assert r.render("setup", {}) == ["echo 1 2"]  # b's own default wins over the merged one
+    with pytest.raises(RecipeError) as err:  # the mapping's own keys still may not repeat
+        parse_recipe(merged.replace("default: 2}", "default: 2, default: 3}"), "t.yaml")
+    assert str(err.value) == "t.yaml:4: params.b.default: duplicate key 'default' (first defined on line 4)"
 
 
 def test_unknown_recipe_name_lists_the_known_ones() -> None:

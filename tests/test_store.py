@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import re
+import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +15,7 @@ import pytest
 
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.store import ABANDONED, RunDirectory, RunStore
+from natbench.store import ABANDONED, RunDirectory, RunStore, atomic_write
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -18,10 +23,12 @@ POINTS = [WorkingPoint(0, PortRange(1, 4000), PortRange(1, 1000), 64, cores=4, n
 PID = POINTS[0].id
 
 
-def trial(rep: int, step: int, verdict: Verdict = Verdict.PASS) -> TrialRecord:
+def trial(
+    rep: int, step: int, verdict: Verdict = Verdict.PASS, metric: str = "cps", started: float = 1.0
+) -> TrialRecord:
     return TrialRecord(
         PID,
-        "cps",
+        metric,
         rep,
         step,
         "phase1",
@@ -30,15 +37,15 @@ def trial(rep: int, step: int, verdict: Verdict = Verdict.PASS) -> TrialRecord:
         {"forward": {"sent": 10, "received": 10, "valid": 10}},
         verdict,
         "" if verdict is Verdict.PASS else "why",
-        1.0,
-        2.0,
+        started,
+        started + 1.0,
         lower=0.0,
         upper=10_000.0,
     )
 
 
-def result(rep: int) -> RepetitionResult:
-    return RepetitionResult(PID, "cps", rep, 5000.0, "cps", 100.0, {"steps": 2})
+def result(rep: int, metric: str = "cps") -> RepetitionResult:
+    return RepetitionResult(PID, metric, rep, 5000.0, "cps", 100.0, {"steps": 2})
 
 
 def new_store(tmp_path: Path) -> RunStore:
@@ -109,6 +116,57 @@ def test_every_record_is_on_disk_when_append_returns(tmp_path: Path) -> None:
     store.close()
 
 
+class FsyncSpy:
+    """Stands in for os.fsync: notes what each call forced to disk (and what ``look`` saw then), then does it."""
+
+    def __init__(self, look: Callable[[], object] = lambda: None) -> None:
+        self.real = os.fsync
+        self.look = look
+        self.calls: list[tuple[bool, int, int | None, object]] = []
+        """(is a directory, inode, file size or None for a directory, what ``look`` returned) per call."""
+
+    def __call__(self, fd: int) -> None:
+        st = os.fstat(fd)
+        is_dir = stat.S_ISDIR(st.st_mode)
+        self.calls.append((is_dir, st.st_ino, None if is_dir else st.st_size, self.look()))
+        self.real(fd)
+
+
+def test_each_append_fsyncs_the_trials_file_after_writing_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = new_store(tmp_path)
+    trials = tmp_path / "run" / "trials.jsonl"
+    spy = FsyncSpy()
+    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    store.append_trial(trial(0, 0))
+    after_trial = trials.stat()
+    store.append_result(result(0))
+    after_result = trials.stat()
+    assert after_result.st_size > after_trial.st_size > 0
+    # one fsync per append, before it returned, of trials.jsonl when it already held the whole new line
+    assert spy.calls == [
+        (False, after_trial.st_ino, after_trial.st_size, None),
+        (False, after_result.st_ino, after_result.st_size, None),
+    ]
+    store.close()
+
+
+def test_atomic_write_fsyncs_the_new_file_before_the_rename_and_the_directory_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "run.json"
+    target.write_text("old\n")
+    spy = FsyncSpy(look=target.read_text)
+    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    atomic_write(target, "new text\n")
+    assert target.read_text() == "new text\n"
+    assert spy.calls == [
+        (False, target.stat().st_ino, len("new text\n"), "old\n"),  # the complete new file, old one still in place
+        (True, tmp_path.stat().st_ino, None, "new text\n"),  # then the directory, holding the renamed entry
+    ]
+
+
 def test_create_refuses_an_existing_run(tmp_path: Path) -> None:
     new_store(tmp_path).close()
     with pytest.raises(StoreError, match="already holds a run"):
@@ -143,6 +201,79 @@ def test_resume_moves_cut_off_trials_aside_and_drops_a_torn_line(tmp_path: Path)
     assert (run / ABANDONED).exists()
     assert reader.meta["status"] == "running"
     assert len(reader.meta["resumed_at"]) == 1
+
+
+def test_resume_drops_a_torn_last_line_when_no_repetition_was_cut_off(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+    run = tmp_path / "run"
+    with open(run / "trials.jsonl", "a") as f:
+        f.write('{"type":"result","point_id":"')  # died while writing, right after a complete repetition
+    with RunStore.resume(run) as store:
+        store.append_trial(trial(1, 0))
+        store.append_result(result(1))
+    lines = (run / "trials.jsonl").read_text().splitlines()
+    # every line is a whole record: the new ones were not glued onto the torn fragment
+    assert [json.loads(ln)["type"] for ln in lines] == ["trial", "result", "trial", "result"]
+    assert list(RunDirectory.open(run).records()) == [trial(0, 0), result(0), trial(1, 0), result(1)]
+    assert not (run / ABANDONED).exists()  # a torn line is no measurement to keep
+
+
+def test_resume_refuses_a_damaged_line_that_is_not_the_last(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(1, 0))
+    run = tmp_path / "run"
+    path = run / "trials.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = lines[1][:25] + "\n"  # line 2 damaged but terminated: only a last line can be torn
+    path.write_text("".join(lines))
+    before = path.read_text()
+    where = re.escape(f"{path}:2: not a natbench record")
+    with pytest.raises(StoreError, match=where):
+        RunStore.resume(run)
+    assert path.read_text() == before  # nothing dropped, nothing moved aside
+    assert not (run / ABANDONED).exists()
+    with pytest.raises(StoreError, match=where):
+        list(RunDirectory.open(run).records())
+    fd = os.open(run, os.O_RDONLY | os.O_DIRECTORY)  # the failed resume left the run unlocked
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+
+
+def test_resume_cuts_off_by_point_metric_and_repetition(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(0, 0, metric="throughput"))  # throughput repetition 0 was cut off
+    run = tmp_path / "run"
+    with RunStore.resume(run) as store:
+        assert store.is_complete(PID, "cps", 0)
+        assert not store.is_complete(PID, "throughput", 0)
+    reader = RunDirectory.open(run)
+    assert list(reader.records()) == [trial(0, 0), result(0)]
+    assert reader.abandoned() == [trial(0, 0, metric="throughput")]
+
+
+def test_abandoned_trials_of_successive_interruptions_are_all_kept_once(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_trial(trial(0, 1))
+    run = tmp_path / "run"
+    with RunStore.resume(run) as store:  # first attempt cut off; the second one is cut off too
+        store.append_trial(trial(0, 0, started=10.0))
+    with RunStore.resume(run) as store:  # the third attempt completes
+        store.append_trial(trial(0, 0, started=20.0))
+        store.append_result(result(0))
+    RunStore.resume(run).close()  # a resume of the finished run moves nothing
+    reader = RunDirectory.open(run)
+    assert list(reader.records()) == [trial(0, 0, started=20.0), result(0)]
+    assert reader.abandoned() == [trial(0, 0), trial(0, 1), trial(0, 0, started=10.0)]
+    assert len(reader.meta["resumed_at"]) == 3
 
 
 def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:

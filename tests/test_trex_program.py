@@ -7,6 +7,7 @@ through natbench.testers.trex.splitmodel (TRex v3.x split rules) for 1..16 cores
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import math
 from collections import Counter
 from typing import Any
@@ -16,15 +17,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
-
-import itertools
-
 from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.testers.trex import program as prg
 from natbench.testers.trex.splitmodel import SplitModelError, run_stream
 from natbench.testers.trex.streams import build_stream, to_json
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
+
+try:
+    import lbr_trex_client
+except ImportError:  # the 'trex' extra: only the tests that compile streams to TRex objects need it
+    lbr_trex_client = None
+
+needs_trex_client = pytest.mark.skipif(
+    lbr_trex_client is None, reason="the TRex client library (the 'trex' extra) is not installed"
+)
 
 L4_UDP = 11
 
@@ -67,6 +73,7 @@ def all_pairs(plan: TrafficPlan) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------------------------- phase 1 program
 
 
+@needs_trex_client
 def test_phase1_ipv4_field_engine_program() -> None:
     plan = make_plan()
     program = prg.compile_phase1(plan, 250_000.0)
@@ -89,6 +96,7 @@ def test_phase1_ipv4_field_engine_program() -> None:
     assert sorted(fast["value_list"]) == list(range(1024, 1124))
 
 
+@needs_trex_client
 def test_phase1_ipv6_offsets_and_frame() -> None:
     plan = make_plan(Family.NAT64, frame_size=64)
     program = prg.compile_phase1(plan, 1000.0)
@@ -107,6 +115,7 @@ def test_phase1_ipv6_offsets_and_frame() -> None:
     assert bytes(ip6.payload.payload)[:8] == b"natbench"
 
 
+@needs_trex_client
 def test_phase1_ipv4_template_frame() -> None:
     plan = make_plan(frame_size=128)
     program = prg.compile_phase1(plan, 1000.0)
@@ -122,6 +131,7 @@ def test_phase1_ipv4_template_frame() -> None:
 # --------------------------------------------------------------------------------------------- exact once per core
 
 
+@needs_trex_client
 @pytest.mark.parametrize("family", [Family.NAT44, Family.NAT64])
 def test_phase1_exact_once_and_natbench_order_on_1_to_16_cores(family: Family) -> None:
     plan = make_plan(family, src=(5000, 5036), dst=(6000, 6012))  # 37 x 13 = 481 pairs
@@ -140,6 +150,7 @@ def test_phase1_exact_once_and_natbench_order_on_1_to_16_cores(family: Family) -
                 assert pair == expected[t.core + j * c]
 
 
+@needs_trex_client
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n_src=st.integers(17, 400),
@@ -162,6 +173,7 @@ def test_phase1_exact_once_hypothesis(n_src: int, n_dst: int, seed: int, step: i
         assert Counter(sent) == expected, cores
 
 
+@needs_trex_client
 def test_phase1_exact_once_realistic_size() -> None:
     """1,000 x 40 = 40,000 connections, every core count 1..16, checked by the model frame by frame."""
     plan = make_plan(src=(10000, 10999), dst=(443, 482), seed=20250101)
@@ -178,6 +190,7 @@ def test_phase1_exact_once_realistic_size() -> None:
         assert merged == expected, cores
 
 
+@needs_trex_client
 def test_step_coprime_gives_same_set_other_order() -> None:
     plan = make_plan(src=(1, 101), dst=(1, 10))  # 101 x 10 = 1010 = 2 * 5 * 101 -> step 3 is coprime
     streams = to_json(prg.compile_phase1(plan, 1e6, cores=16, step=3))["private"]
@@ -193,6 +206,7 @@ def test_step_coprime_gives_same_set_other_order() -> None:
         prg.compile_phase1(plan, 1e6, cores=16, step=7)  # 7 * 16 >= 101
 
 
+@needs_trex_client
 def test_model_detects_broken_programs() -> None:
     """Negative controls: the model is not a tautology."""
     plan = make_plan(src=(1, 10), dst=(1, 10))
@@ -207,6 +221,7 @@ def test_model_detects_broken_programs() -> None:
         run_stream(bad[0], 4)
 
 
+@needs_trex_client
 def test_short_source_list_uses_pinned_blocks() -> None:
     plan = make_plan(src=(1000, 1007), dst=(2000, 2099))  # 8 sources <= 16 cores
     program = prg.compile_phase1(plan, 1e6, cores=16)
@@ -219,6 +234,7 @@ def test_short_source_list_uses_pinned_blocks() -> None:
     assert Counter(replay(streams, 16, 34, 36)) == Counter(all_pairs(plan))
 
 
+@needs_trex_client
 def test_large_ranges_split_into_sequential_blocks() -> None:
     plan = make_plan(src=(1000, 1099), dst=(3000, 3049))
     program = prg.compile_phase1(plan, 5e5, cores=16, max_burst=1200)  # 12 destinations per block
@@ -246,6 +262,7 @@ def test_full_range_is_split_below_the_uint32_burst_limit() -> None:
 # --------------------------------------------------------------------------------------------- phase 2
 
 
+@needs_trex_client
 def test_phase2_forward_random_ports_ipv4_and_ipv6() -> None:
     for family, off in ((Family.NAT44, 34), (Family.NAT64, 54)):
         plan = make_plan(family, src=(1024, 2023), dst=(80, 4079))
@@ -264,6 +281,7 @@ def test_phase2_forward_random_ports_ipv4_and_ipv6() -> None:
         assert stream["random_seed"] != 0
 
 
+@needs_trex_client
 def test_phase2_splits_biased_random_ranges() -> None:
     plan = make_plan(src=(1, 65535), dst=(80, 89))
     program = prg.compile_phase2(plan, 1e6, Directions.FORWARD, Phase2Options())
@@ -277,6 +295,7 @@ def test_phase2_splits_biased_random_ranges() -> None:
     assert max(prg.random_port_bias(hi - lo + 1) for lo, hi in ranges) <= prg.DEFAULT_BIAS_TOLERANCE
 
 
+@needs_trex_client
 def test_phase2_compute_mode_bidirectional_with_latency() -> None:
     plan = make_plan(src=(1024, 2023), dst=(80, 89), mode=ResponderMode.COMPUTE)
     program = prg.compile_phase2(plan, 1e5, Directions.BIDIRECTIONAL, Phase2Options(latency=True, latency_rate=1000))
@@ -302,6 +321,7 @@ def test_phase2_compute_mode_bidirectional_with_latency() -> None:
     assert program.rate(prg.Port.PRIVATE) == 1e5 and program.rate(prg.Port.PUBLIC) == 1e5
 
 
+@needs_trex_client
 def test_phase2_compute_mode_linear_and_fixed_selection() -> None:
     plan = make_plan(src=(1024, 1123), dst=(80, 89), mode=ResponderMode.COMPUTE)
     linear = to_json(prg.compile_phase2(plan, 1e5, Directions.REVERSE, Phase2Options(selection="linear")))["public"]
@@ -329,6 +349,7 @@ def mappings(n: int, addresses: int = 1) -> tuple[Mapping, ...]:
     )
 
 
+@needs_trex_client
 def test_phase2_read_mode_value_list_streams() -> None:
     plan = make_plan(mode=ResponderMode.READ)
     maps = mappings(1000, addresses=3)
@@ -372,6 +393,7 @@ def test_responder_modes_without_data_are_refused() -> None:
 # --------------------------------------------------------------------------------------------- validation
 
 
+@needs_trex_client
 def test_validation_compute_reads_the_table_linearly() -> None:
     plan = make_plan(src=(1024, 1060), dst=(80, 85))
     program = prg.compile_validation(plan, 1e5)
@@ -381,6 +403,7 @@ def test_validation_compute_reads_the_table_linearly() -> None:
         assert Counter(replay(streams, cores, 34, 36)) == expected
 
 
+@needs_trex_client
 def test_validation_read_lockstep_lists_exact_once() -> None:
     plan = make_plan(mode=ResponderMode.READ)
     maps = mappings(333, addresses=2)

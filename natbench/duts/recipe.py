@@ -61,7 +61,7 @@ from typing import Any
 import yaml
 
 from natbench.duts.template import TemplateSyntaxError, parse_template, render_template
-from natbench.duts.yamllines import LineDict, LineList, load_yaml_with_lines
+from natbench.duts.yamllines import DuplicateKeyError, LineDict, LineList, load_yaml_with_lines
 from natbench.errors import RecipeError
 from natbench.traffic.ports import PortRange
 
@@ -691,6 +691,8 @@ def parse_recipe(text: str, file: str) -> Recipe:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
+        if isinstance(exc, DuplicateKeyError):
+            raise RecipeError(problem, file=file, line=line, field=exc.field) from None
         raise RecipeError(f"malformed YAML: {problem}", file=file, line=line) from None
     return _Builder(file).build(data)
 

@@ -13,6 +13,27 @@ seeded Fisher-Yates shuffle driven by SplitMix64. The permutations depend
 only on the seed and the ranges (never on Python's ``random``), so the same
 sequence comes out of every process, language and backend; memory is
 O(|S| + |D|), i.e. O(1) per connection.
+
+The exact definition, so that it can be re-implemented anywhere (all
+arithmetic on unsigned 64-bit words, i.e. modulo 2**64):
+
+* SplitMix64(x): the state starts as ``x mod 2**64``; every output adds
+  ``0x9E3779B97F4A7C15`` to the state, then ``z = state``,
+  ``z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9``,
+  ``z = (z ^ (z >> 27)) * 0x94D049BB133111EB`` and returns ``z ^ (z >> 31)``.
+* below(n), an integer in ``[0, n)`` (Lemire): let ``t = (2**64 - n) mod n``;
+  draw the next output ``r`` and form the full 128-bit product ``m = r * n``;
+  if ``m mod 2**64 >= t`` the result is ``m >> 64``, otherwise draw again.
+* sub-seeds: with ``C = 0xD1B54A32D192ED03``, the sub-seed of S' is the first
+  output of SplitMix64(seed ^ (1 * C)) and that of D' the first output of
+  SplitMix64(seed ^ (2 * C mod 2**64)).
+* shuffle of the range ``a..b`` with a sub-seed: start from the ascending
+  list ``[a, a+1, ..., b]`` (n items) and a fresh SplitMix64(sub-seed); for
+  ``i = n-1`` down to ``1``: ``j = below(i + 1)``, swap items ``i`` and ``j``.
+
+Backends do not re-derive the permutations: they receive S' and D' and only
+evaluate the index mapping (the C data path per frame, TRex's field engine by
+chaining the source value list to the destination value list).
 """
 
 from __future__ import annotations
