@@ -192,10 +192,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"      {line}")
     stale = set(explained) - used
     print()
-    print(f"kill rate: {caught} / {len(tested)} = {rate:.1%} ({len(survivors)} survivors: "
-          f"{len(survivors) - unexplained} explained as equivalent, {unexplained} unexplained)")
+    print(
+        f"kill rate: {caught} / {len(tested)} = {rate:.1%} ({len(survivors)} survivors: "
+        f"{len(survivors) - unexplained} explained as equivalent, {unexplained} unexplained)"
+    )
     if stale and not args.rerun_survivors:
-        print(f"{len(stale)} explanation(s) in {EQUIVALENT.name} match no survivor any more (killed, or the code moved)")
+        print(
+            f"{len(stale)} explanation(s) in {EQUIVALENT.name} match no survivor any more (killed, or the code moved)"
+        )
     return 0 if rate >= args.min_rate and unexplained == 0 else 1
 
 
