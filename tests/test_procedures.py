@@ -20,7 +20,7 @@ from natbench.results import (
     Verdict,
 )
 from natbench.testers.base import Directions, Phase2Options
-from natbench.testing import FakeDut, FakeModel, FakeTester
+from natbench.testing import FakeDut, FakeModel, FakeTester, with_model
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -741,3 +741,255 @@ def test_pdv_is_the_99_9th_percentile_minus_the_minimum_in_the_worst_direction()
     res = h.run("pdv", rate=100_000, fill_rate=50_000)
     assert res.value == pytest.approx(90e-6)
     assert res.extra["per_direction"] == {"forward": pytest.approx(90e-6), "reverse": pytest.approx(40e-6)}
+
+
+# ---------------------------------------------------------------------------- filling and refilling the table
+@pytest.mark.parametrize(
+    ("cps", "fill"),
+    [([300_000.0, 50_000.0, 100_001.0], 50_000.0), ([3.0], 1.0), ([1.0], 1.0)],
+)
+def test_the_fill_rate_is_half_the_median_cps_rounded_down(cps: list[float], fill: float) -> None:
+    # median(300,000, 50,000, 100,001) = 100,001 (the mean: 150,000.3); half: 50,000.5 -> 50,000.
+    # half of 3 is 1.5 -> 1; half of 1 is 0.5 -> 0, which is no rate: 1
+    h = Harness()
+    h.run("teardown", prior={"cps": cps})
+    assert (h.records[0].kind, h.records[0].intended_rate) == ("fill", fill)
+
+
+class TrafficClock:
+    """Time that passes only while traffic runs: fills take 10 s, phase-2 trials their duration."""
+
+    def __init__(self, h: Harness) -> None:
+        self.now = 0.0
+        phase1, phase2 = h.tester.phase1, h.tester.phase2
+
+        def timed_phase1(rate: float, learn: bool) -> PhaseResult:
+            self.now += 10.0
+            return phase1(rate, learn)
+
+        def timed_phase2(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+            self.now += duration
+            return phase2(rate, duration, directions, measure)
+
+        h.tester.phase1 = timed_phase1  # type: ignore[method-assign]
+        h.tester.phase2 = timed_phase2  # type: ignore[method-assign]
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("refill_after", "kinds"),
+    [
+        (100, ["fill", "phase2", "phase2", "phase2", "fill", "phase2"]),
+        (95, ["fill", "phase2", "phase2", "fill", "phase2", "phase2"]),
+    ],
+)
+def test_refill_after_counts_from_the_start_of_the_fill(refill_after: float, kinds: list[str]) -> None:
+    """Four 30 s steps (500k fails, 250k and 375k pass, 437.5k fails: [375k, 437.5k] is 62.5k wide); fills take 10 s.
+
+    The fill runs 0-10 s, the steps 10-40, 40-70, 70-100. refill_after 100: the third step ends at 100 s after the
+    fill started, which is allowed; the fourth would end at 130: refill first. refill_after 95: the third step
+    would end at 100 > 95 s after the fill's start (only 90 after its end): refill before it.
+    """
+    h = Harness(forwarding=400_000)
+    clock = TrafficClock(h)
+    h.run(
+        "throughput", clock=clock, upper=1_000_000, error=62_500, fill_rate=50_000, gap=0, duration=30,
+        refill_after=refill_after,
+    )  # fmt: skip
+    assert h.kinds() == kinds
+    assert [r.intended_rate for r in h.records if r.kind == "phase2"] == [500_000, 250_000, 375_000, 437_500]
+
+
+def test_a_dut_that_cannot_count_is_refilled_after_every_failed_step_only() -> None:
+    # 500k fails -> refill; 250k and 375k pass -> no refill; 437.5k fails, but it is the last step
+    h = Harness(forwarding=400_000, can_count=False)
+    h.run("throughput", upper=1_000_000, error=62_500, fill_rate=50_000)
+    assert [(r.kind, r.intended_rate) for r in h.records] == [
+        ("fill", 50_000),
+        ("phase2", 500_000),
+        ("fill", 50_000),
+        ("phase2", 250_000),
+        ("phase2", 375_000),
+        ("phase2", 437_500),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("drift", "after", "invalid"),
+    [(10, 4010, False), (10, 3990, False), (10, 4011, True), (10, 3989, True), (0, 3999, True)],
+)
+def test_table_drift_bounds_the_change_of_the_table_during_phase2(drift: int, after: int, invalid: bool) -> None:
+    h = Harness(forwarding=600_000)
+
+    def drifting(
+        rate: float, duration: float, directions: Directions, measure: Phase2Options, _orig: Any = h.tester.phase2
+    ) -> PhaseResult:
+        res: PhaseResult = _orig(rate, duration, directions, measure)
+        h.dut.connections = after  # the table held 4,000 after the fill
+        return res
+
+    h.tester.phase2 = drifting  # type: ignore[method-assign]
+    # one step: 500,000 passes -> [500,000, 1,000,000], 500,000 wide <= error: done
+    res = h.run("throughput", upper=1_000_000, error=500_000, fill_rate=50_000, table_drift=drift, max_invalid=0)
+    (step,) = (r for r in h.records if r.kind == "phase2")
+    if invalid:
+        assert step.verdict is Verdict.INVALID and res.value is None
+        assert step.reason == f"DUT table changed from 4000 to {after} connections during phase 2"
+    else:
+        assert step.verdict is Verdict.PASS and res.value == 500_000
+
+
+# ---------------------------------------------------------------------------- validation's reverse rate
+@pytest.mark.parametrize(
+    ("settings", "reverse"),
+    [({}, 100_000), ({"alpha": 0.5}, 50_000), ({"alpha": 0.5, "reverse_rate": 1234}, 1234)],
+)
+def test_validation_sends_at_alpha_times_the_rate_unless_a_reverse_rate_is_set(
+    settings: dict[str, Any], reverse: float
+) -> None:
+    h = Harness()
+    res = h.run("validation", rate=100_000, **settings)
+    assert res.value == 1.0
+    assert [(r.kind, r.intended_rate) for r in h.records] == [("phase1", 100_000), ("validation", reverse)]
+    assert h.slept == [0.5]  # the gap between phase 1 and the reverse frames
+
+
+# ---------------------------------------------------------------------------- tear-down: reusing the median T_0
+def teardowns(*t0s: float | None, measured: int | None = None) -> tuple[RepetitionResult, ...]:
+    """Earlier tear-down results with these T_0 (None: a failed repetition); from index ``measured`` on, reused."""
+    out = []
+    for i, t0 in enumerate(t0s):
+        if t0 is None:
+            out.append(RepetitionResult(POINT.id, "teardown", i, None, "conn/s", extra={"failed": "boom"}))
+        else:
+            timed = measured is None or i < measured
+            extra = {"T_0": t0, "T_0_measured": timed}
+            out.append(RepetitionResult(POINT.id, "teardown", i, 1.0, "conn/s", extra=extra))
+    return tuple(out)
+
+
+@pytest.mark.parametrize(
+    ("k", "earlier", "t_0"),
+    [
+        # median of 0.9, 0.4, 0.6 is 0.6 (the mean would be 0.633)
+        (3, teardowns(0.9, 0.4, 0.6), 0.6),
+        # the 0.1 of the fourth repetition was itself reused, not timed: left out (with it the median is 0.5)
+        (3, teardowns(0.9, 0.4, 0.6, 0.1, measured=3), 0.6),
+        # the second repetition failed: only one T_0 timed, so this one times T_0 again (flush_empty = 0.75)
+        (2, teardowns(0.4, None), None),
+    ],
+)
+def test_teardown_reuses_the_median_of_the_timed_t0_values(
+    k: int, earlier: tuple[RepetitionResult, ...], t_0: float | None
+) -> None:
+    h = Harness(flush_empty=0.75, flush_per_connection=1e-4)  # T_N = 0.75 + 4,000 x 0.1 ms = 1.15 s
+    res = h.run("teardown", repetition=len(earlier), earlier=earlier, fill_rate=50_000, empty_repetitions=k)
+    if t_0 is None:
+        assert h.kinds() == ["fill", "flush_filled", "flush_empty"]
+        assert res.extra["T_0"] == pytest.approx(0.75) and res.extra["T_0_measured"] is True
+        assert res.value == pytest.approx(4000 / 0.4)  # 10,000 connections per second
+    else:
+        assert h.kinds() == ["fill", "flush_filled"]
+        assert res.extra["T_0"] == pytest.approx(t_0) and res.extra["T_0_measured"] is False
+        assert res.value == pytest.approx(4000 / 0.55)  # 1.15 - 0.6 = 0.55 s: 7,272.7 connections per second
+
+
+# ---------------------------------------------------------------------------- capacity search
+class CeilingByPorts(FakeTester):
+    """A fake tester whose DUT's connection-establishment ceiling depends on the number of source ports."""
+
+    def __init__(self, dut: FakeDut, ceiling: Callable[[int], float]) -> None:
+        super().__init__(dut)
+        self.ceiling = ceiling
+
+    def phase1(self, rate: float, learn: bool) -> PhaseResult:
+        with_model(self.dut, cps=self.ceiling(len(self._plan().src_ports)))
+        return super().phase1(rate, learn)
+
+
+def capacity_harness(ceiling: Callable[[int], float]) -> Harness:
+    h = Harness()
+    h.tester = CeilingByPorts(h.dut, ceiling)
+    h.tester.prepare(h.plan)
+    return h
+
+
+def test_capacity_exponential_search_goes_on_at_exactly_beta_times_the_rate() -> None:
+    """20 destination ports; 200 source ports (4,000 connections) to start; beta 0.25; error 1 cps.
+
+    Probes are cps searches of [0, previous rate] with integer rates that end on the integer ceiling:
+    200 ports: 800 cps. 400 ports: 200 cps = 0.25 x 800, not below: go on. 800 ports: 10 cps, the search stops
+    at its first failure below 0.25 x 200 = 50 (100 and 50 fail, 25 ends it) with 0 < 50: the table collapsed.
+    capacity_error 8,000 = 400 ports: [400, 800] is no wider, so no final search.
+    """
+    h = capacity_harness(lambda n: 800.0 if n <= 200 else 200.0 if n <= 400 else 10.0)
+    res = h.run("capacity", upper=1600, error=1, beta=0.25, capacity_error=8000)
+    assert res.extra["probes"] == [[4000, 800], [8000, 200], [16000, 0]]
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (8000, 8000, 200)
+    assert res.extra["port_space_exhausted"] is False
+    assert h.tester.plan == h.plan
+
+
+def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and_stops_at_the_width() -> None:
+    """Ceiling 1,000 cps up to 250 source ports, 400 up to 302, 0 beyond; gamma 0.4; capacity_error 30 -> 2 ports.
+
+    Exponential: 200 ports 1,000 cps; 400 ports 0 (< 0.2 x 1,000): [200, 400]. Final (probes stop at a failure
+    below gamma x the safe rate): 300 ports: 400 = 0.4 x 1,000, kept -> [300, 400] at 400 cps; 350, 325, 312, 306
+    and 303 collapse -> [300, 303], 3 ports > 2; 301 ports: 399 (the search of [0, 400] ends on 399) kept ->
+    [301, 303], 2 ports wide: done. Capacity 301 x 20 = 6,020 connections, error 2 x 20 = 40.
+    """
+    h = capacity_harness(lambda n: 1000.0 if n <= 250 else 400.0 if n <= 302 else 0.0)
+    res = h.run("capacity", upper=2000, error=1, capacity_error=30)
+    assert res.extra["probes"] == [
+        [4000, 1000],
+        [8000, 0],
+        [6000, 400],
+        [7000, 0],
+        [6500, 0],
+        [6240, 0],
+        [6120, 0],
+        [6060, 0],
+        [6020, 399],
+    ]
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6020, 40, 399)
+    stages = [r.extra["stage"] for r in h.records]
+    assert stages[0] == "initial" and stages[-1] == "final"
+
+
+def test_capacity_stops_at_capacity_max_and_starts_at_whole_source_ports() -> None:
+    """capacity_start 4,010 = 200.5 source ports -> 201 (4,020 connections); capacity_max 6,000 = 300 ports.
+
+    201 ports: 1,000 cps; doubling is capped at 300 ports: 999 cps (the search of [0, 1,000] ends one below its
+    upper bound); 300 is the maximum: the port space is exhausted, capacity 6,000 with error 0.
+    """
+    h = capacity_harness(lambda n: 1000.0)
+    res = h.run("capacity", upper=2000, error=1, capacity_start=4010, capacity_max=6000)
+    assert res.extra["probes"] == [[4020, 1000], [6000, 999]]
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6000, 0, 999)
+    assert res.extra["port_space_exhausted"] is True
+
+
+def test_capacity_fails_clearly_when_no_rate_passes_with_the_starting_connections() -> None:
+    h = capacity_harness(lambda n: 0.0)
+    res = h.run("capacity", upper=2000, error=1)
+    assert res.value is None
+    assert res.extra["failed"] == "no rate passed with the starting 4000 connections; lower capacity_start"
+
+
+def test_teardown_refuses_an_empty_table_time_when_the_delete_all_left_connections() -> None:
+    h = Harness()
+
+    def leaves_five(_orig: Any = h.dut.timed_flush) -> float:
+        seconds: float = _orig()
+        h.dut.connections = 5
+        return seconds
+
+    h.dut.timed_flush = leaves_five  # type: ignore[method-assign]
+    res = h.run("teardown", fill_rate=50_000)
+    assert h.kinds() == ["fill", "flush_filled"]
+    assert res.value is None
+    assert res.extra["failed"] == (
+        "the DUT still held 5 connections after its delete-all; T_0 is not an empty-table time"
+    )
