@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
 from natbench.errors import ConfigError, DutError, SearchError
 from natbench.procedures import MetricSettings, ProcedureContext, judge_phase, run_repetition
-from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.testers.base import Directions
-from natbench.testing import FakeDut, FakeModel, FakeTester
+from natbench.results import (
+    Direction,
+    DirectionCounts,
+    LatencyStats,
+    PhaseResult,
+    RepetitionResult,
+    TrialRecord,
+    Verdict,
+)
+from natbench.testers.base import Directions, Phase2Options
+from natbench.testing import FakeDut, FakeModel, FakeTester, with_model
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -30,7 +40,16 @@ class Harness:
         self.records: list[TrialRecord] = []
         self.slept: list[float] = []
 
-    def run(self, metric: str, prior: dict[str, list[float]] | None = None, **settings: Any) -> RepetitionResult:
+    def run(
+        self,
+        metric: str,
+        prior: dict[str, list[float]] | None = None,
+        *,
+        clock: Callable[[], float] = lambda: 0.0,
+        repetition: int = 0,
+        earlier: Sequence[RepetitionResult] = (),
+        **settings: Any,
+    ) -> RepetitionResult:
         settings.setdefault("gap", 0.5)
         settings.setdefault("duration", 1.0)
         self.records.clear()
@@ -40,12 +59,13 @@ class Harness:
             point=POINT,
             plan=self.plan,
             metric=metric,
-            repetition=0,
+            repetition=repetition,
             settings=MetricSettings(**settings),
             emit=self.records.append,
-            clock=lambda: 0.0,
+            clock=clock,
             sleep=self.slept.append,
             prior=prior or {},
+            earlier=earlier,
         )
         return run_repetition(ctx)
 
@@ -215,16 +235,24 @@ def test_frame_loss_at_explicit_rates() -> None:
 
 def test_latency_and_pdv_run_at_the_throughput_rate() -> None:
     h = Harness(forwarding=300_000)
-    lat = h.run("latency", prior={"throughput": [290_000.0, 300_000.0, 310_000.0]}, fill_rate=50_000)
+    # the median of the throughput repetitions is 300,000 (their mean would be 250,000)
+    lat = h.run("latency", prior={"throughput": [350_000.0, 100_000.0, 300_000.0]}, fill_rate=50_000)
     assert lat.extra["rate"] == 300_000.0
-    assert lat.unit == "s" and lat.value > 0
-    assert set(lat.extra["per_direction"]) == {"forward", "reverse"}
-    assert lat.extra["worst_case"] >= lat.value
-    assert "latency" in h.records[-1].extra
+    assert h.records[-1].kind == "phase2" and h.records[-1].intended_rate == 300_000
+    # the fake's latency at load L = rate / forwarding ceiling is base = 20 us x (1 + 4 L^4), median = base,
+    # minimum = base / 2 and 99.9th percentile = 3 x base without loss; at 300,000 of 300,000: L = 1, base = 100 us
+    assert lat.unit == "s"
+    assert lat.value == pytest.approx(100e-6)
+    assert lat.extra["worst_case"] == pytest.approx(300e-6)
+    assert lat.extra["per_direction"] == {
+        d: {"median": pytest.approx(100e-6), "p99_9": pytest.approx(300e-6)} for d in ("forward", "reverse")
+    }
+    assert set(h.records[-1].extra["latency"]) == {"forward", "reverse"}
+    # at 100,000: L = 1/3, base = 20 us x (1 + 4/81) = 20.988 us; PDV = 3 base - base/2 = 2.5 base = 52.469 us
     pdv = h.run("pdv", rate=100_000, fill_rate=50_000)
     assert pdv.extra["rate"] == 100_000
-    per = pdv.extra["per_direction"]
-    assert pdv.value == max(per.values()) > 0
+    assert pdv.value == pytest.approx(2.5 * 20e-6 * 85 / 81)
+    assert pdv.extra["per_direction"] == {d: pytest.approx(2.5 * 20e-6 * 85 / 81) for d in ("forward", "reverse")}
     missing = h.run("latency", fill_rate=50_000)
     assert missing.value is None and "needs a rate" in missing.extra["failed"]
 
@@ -409,3 +437,559 @@ def test_refill_after_keeps_every_step_within_the_connection_timeout() -> None:
         if r.kind == "phase2":
             last_fill = h.records[max(f for f in fills if f < i)]
             assert r.ended_at - last_fill.started_at <= 100
+
+
+# ---------------------------------------------------------------------------- verdicts: loss, direction, rate, table
+def counts_phase(
+    *counts: tuple[Direction, int, int], intended: float = 1000.0, achieved: float | None = None
+) -> PhaseResult:
+    """A phase result from (direction, sent, valid) counts; every received frame is valid."""
+    return PhaseResult(
+        intended,
+        intended if achieved is None else achieved,
+        1.0,
+        {d: DirectionCounts(sent, valid, valid) for d, sent, valid in counts},
+    )
+
+
+def reduced(counts: DirectionCounts, lost: int) -> DirectionCounts:
+    """``counts`` with ``lost`` more frames missing."""
+    return DirectionCounts(counts.sent, counts.received - lost, counts.valid - lost)
+
+
+@pytest.mark.parametrize("reverse_first", [False, True])
+def test_the_worst_direction_decides_the_verdict(reverse_first: bool) -> None:
+    # forward loses nothing, reverse 100 of 1,000 frames (10 %): the trial fails and the reason names reverse
+    fwd, rev = (Direction.FORWARD, 1000, 1000), (Direction.REVERSE, 1000, 900)
+    phase = counts_phase(rev, fwd) if reverse_first else counts_phase(fwd, rev)
+    assert judge_phase(phase, MetricSettings()) == (Verdict.FAIL, "reverse loss 100/1000 = 10.000000% > 0.000000%")
+    # both lose: forward 2 %, reverse 5 %; the reason reports the worse one
+    both = counts_phase((Direction.FORWARD, 1000, 980), (Direction.REVERSE, 1000, 950))
+    assert judge_phase(both, MetricSettings()) == (Verdict.FAIL, "reverse loss 50/1000 = 5.000000% > 0.000000%")
+
+
+def test_throughput_is_limited_by_the_direction_that_loses_first() -> None:
+    """Both directions forward 400,000 fps, but above 200,000 the reverse direction loses 1 % of its frames."""
+    h = Harness(forwarding=400_000)
+
+    def reverse_lossy(
+        rate: float, duration: float, directions: Directions, measure: Phase2Options, _orig: Any = h.tester.phase2
+    ) -> PhaseResult:
+        res: PhaseResult = _orig(rate, duration, directions, measure)
+        if rate <= 200_000:
+            return res
+        rev = res.counts[Direction.REVERSE]
+        return dataclasses.replace(res, counts={**res.counts, Direction.REVERSE: reduced(rev, rev.sent // 100)})
+
+    h.tester.phase2 = reverse_lossy  # type: ignore[method-assign]
+    res = h.run("throughput", upper=1_000_000, error=1000, fill_rate=50_000)
+    assert res.value is not None and 199_000 <= res.value <= 200_000
+    failed = [r for r in h.records if r.verdict is Verdict.FAIL]
+    assert failed and all(r.reason.startswith("reverse loss") for r in failed)
+
+
+@pytest.mark.parametrize(
+    ("valid", "verdict"),
+    [(9950, Verdict.FAIL), (9989, Verdict.FAIL), (9990, Verdict.PASS), (9995, Verdict.PASS), (10_000, Verdict.PASS)],
+)
+def test_a_metrics_acceptance_is_its_loss_limit(valid: int, verdict: Verdict) -> None:
+    # acceptance 0.001: of 10,000 frames 10 may be lost (0.1 %), 11 may not; 50 lost (0.5 %) fails, 5 (0.05 %) passes
+    s = MetricSettings(acceptance=0.001)
+    assert judge_phase(counts_phase((Direction.FORWARD, 10_000, valid)), s)[0] is verdict
+
+
+def test_an_explicit_acceptance_replaces_the_metrics() -> None:
+    # 5 of 10,000 lost (0.05 %) is within the metric's 0.1 % but not within an explicit 0 (validation's limit)
+    phase = counts_phase((Direction.FORWARD, 10_000, 9995))
+    s = MetricSettings(acceptance=0.001)
+    assert judge_phase(phase, s) == (Verdict.PASS, "")
+    assert judge_phase(phase, s, acceptance=0.0) == (Verdict.FAIL, "forward loss 5/10000 = 0.050000% > 0.000000%")
+    # and an explicit 1 % lets 0.5 % pass where the metric's 0 would not
+    lossy = counts_phase((Direction.FORWARD, 10_000, 9950))
+    assert judge_phase(lossy, MetricSettings(), acceptance=0.01) == (Verdict.PASS, "")
+
+
+def test_validation_needs_every_reverse_frame_whatever_the_metrics_acceptance() -> None:
+    h = Harness()
+
+    def one_lost(rate: float, _orig: Any = h.tester.validate) -> PhaseResult:
+        res: PhaseResult = _orig(rate)
+        return dataclasses.replace(res, counts={Direction.REVERSE: reduced(res.counts[Direction.REVERSE], 1)})
+
+    h.tester.validate = one_lost  # type: ignore[method-assign]
+    # 1 of the 4,000 reverse frames lost = 0.025 %: far within the metric's 1 %, yet validation fails
+    res = h.run("validation", rate=100_000, acceptance=0.01)
+    assert res.value == 0.0
+    assert [(r.kind, r.verdict) for r in h.records] == [("phase1", Verdict.PASS), ("validation", Verdict.FAIL)]
+    assert h.records[-1].reason == "reverse loss 1/4000 = 0.025000% > 0.000000%"
+
+
+@pytest.mark.parametrize(
+    ("achieved", "verdict"),
+    [(99_850.0, Verdict.INVALID), (99_899.0, Verdict.INVALID), (99_900.0, Verdict.PASS), (99_950.0, Verdict.PASS)],
+)
+def test_the_default_rate_tolerance_is_a_tenth_of_a_percent(achieved: float, verdict: Verdict) -> None:
+    # 100,000 fps intended: 99,900 (0.1 % short) still keeps the rate, 99,899 and 99,850 (0.15 % short) do not
+    phase = counts_phase((Direction.FORWARD, 1000, 1000), intended=100_000.0, achieved=achieved)
+    assert judge_phase(phase, MetricSettings())[0] is verdict
+    if achieved == 99_850.0:
+        assert judge_phase(phase, MetricSettings())[1] == "tester fell behind: achieved 99850 of 100000 (0.15% short)"
+
+
+def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() -> None:
+    """The DUT passes all; above 100,000 cps the tester sends 0.15 % short (an invalid, tester-limited trial).
+
+    [0, 200,000], error 1,000: 100,000 passes -> [100,000, 200,000]; then 150,000, 125,000, 112,500, 106,250,
+    103,125, 101,562 (101,562.5 rounded down) and 100,781 are each tried 1 + min(max_invalid 8, tester retries 2)
+    = 3 times and become the tester's ceiling; [100,000, 100,781] is 781 wide <= 1,000: done.
+    """
+    h = Harness(cps=300_000)
+
+    def short_above_100k(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        res: PhaseResult = _orig(rate, learn)
+        return res if rate <= 100_000 else dataclasses.replace(res, achieved_rate=rate * 0.9985)
+
+    h.tester.phase1 = short_above_100k  # type: ignore[method-assign]
+    res = h.run("cps", upper=200_000, error=1000, max_invalid=8)
+    too_fast = [150_000, 125_000, 112_500, 106_250, 103_125, 101_562, 100_781]
+    assert [r.intended_rate for r in h.records] == [100_000] + [r for r in too_fast for _ in range(3)]
+    assert all(r.reason.startswith("tester fell behind") for r in h.records[1:])
+    assert res.value == 100_000
+    assert res.extra["tester_bound"] is True and res.extra["at_upper_limit"] is False
+    assert res.extra["tester_ceiling"] == 100_781
+    assert (res.extra["steps"], res.extra["invalid"]) == (1, 21)
+
+
+def test_a_dut_faster_than_the_search_range_is_flagged_at_the_upper_limit() -> None:
+    h = Harness(cps=1_000_000)
+    # one step: 50,000 passes -> [50,000, 100,000], 50,000 wide <= 60,000: done, the upper bound never failed
+    res = h.run("cps", upper=100_000, error=60_000)
+    assert (res.value, res.error) == (50_000, 50_000)
+    assert (res.extra["at_upper_limit"], res.extra["tester_bound"], res.extra["tester_ceiling"]) == (True, False, None)
+    assert (res.extra["steps"], res.extra["invalid"], res.extra["lower"], res.extra["upper"]) == (1, 0, 50_000, 100_000)
+
+
+@pytest.mark.parametrize(
+    ("slack", "surplus", "verdict"),
+    [
+        (None, 64, Verdict.PASS),
+        (None, 65, Verdict.INVALID),
+        (0, 0, Verdict.PASS),
+        (0, 1, Verdict.INVALID),
+        (None, -1, Verdict.INVALID),
+    ],
+)
+def test_a_table_holding_more_than_sent_plus_slack_makes_the_step_invalid(
+    slack: int | None, surplus: int, verdict: Verdict
+) -> None:
+    """4,000 frames sent and arrived; the table must hold from 4,000 up to 4,000 + table_slack (64 by default)."""
+    h = Harness(cps=200_000)
+
+    def and_more(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        res: PhaseResult = _orig(rate, learn)
+        h.dut.connections += surplus  # connections phase 1 did not create (or, when negative, lost ones)
+        return res
+
+    h.tester.phase1 = and_more  # type: ignore[method-assign]
+    settings: dict[str, Any] = {} if slack is None else {"table_slack": slack}
+    # one step: 50,000 (below the DUT's 200,000) -> [50,000, 100,000], 50,000 wide <= 60,000: done
+    res = h.run("cps", upper=100_000, error=60_000, max_invalid=0, **settings)
+    (rec,) = h.records
+    assert rec.extra["dut_connections"] == 4000 + surplus
+    assert rec.verdict is verdict
+    if verdict is Verdict.PASS:
+        assert res.value == 50_000
+    elif surplus > 0:
+        assert res.value is None
+        assert rec.reason == f"DUT table holds {4000 + surplus} connections, more than the 4000 frames sent"
+    else:
+        assert res.value is None
+        assert rec.reason == "DUT table holds 3999 connections but 4000 phase-1 frames arrived"
+
+
+@pytest.mark.parametrize(
+    ("counts", "reason"),
+    [
+        (DirectionCounts(1000, 1001, 1001), "inconsistent forward counts: sent 1000, received 1001, valid 1001"),
+        (DirectionCounts(1000, -1, -1), "inconsistent forward counts: sent 1000, received -1, valid -1"),
+    ],
+)
+def test_counts_that_cannot_be_are_invalid(counts: DirectionCounts, reason: str) -> None:
+    # more valid frames than sent (duplicates, foreign frames) or negative counts: the trial proves nothing
+    phase = PhaseResult(1000.0, 1000.0, 1.0, {Direction.FORWARD: counts})
+    assert judge_phase(phase, MetricSettings()) == (Verdict.INVALID, reason)
+    assert judge_phase(PhaseResult(1000.0, 1000.0, 1.0, {}), MetricSettings()) == (
+        Verdict.INVALID,
+        "no counts reported",
+    )
+
+
+# ---------------------------------------------------------------------------- retries of non-search trials
+@pytest.mark.parametrize("max_invalid", [0, 2, 5])
+def test_a_fill_that_is_always_invalid_is_tried_max_invalid_plus_one_times(max_invalid: int) -> None:
+    h = Harness(tester_max_rate=10_000)  # every fill at 50,000 is beyond the tester
+    res = h.run("throughput", upper=1_000_000, error=1000, fill_rate=50_000, max_invalid=max_invalid)
+    assert h.kinds() == ["fill"] * (max_invalid + 1)
+    assert res.value is None
+    assert res.extra["failed"] == (
+        f"filling the table: {max_invalid + 1} invalid trials in a row; "
+        "last: tester could not keep the rate: fake: cannot exceed 10000 fps"
+    )
+
+
+def test_a_latency_trial_that_is_always_invalid_is_tried_three_times_with_max_invalid_two() -> None:
+    h = Harness(tester_max_rate=200_000)  # the fill at 50,000 works, the latency trial at 300,000 never
+    res = h.run("latency", rate=300_000, fill_rate=50_000, max_invalid=2)
+    assert h.kinds() == ["fill", "phase2", "phase2", "phase2"]
+    assert res.value is None
+    assert res.extra["failed"].startswith("latency at 300000: 3 invalid trials in a row; last: tester could not keep")
+
+
+@pytest.mark.parametrize("metric", ["throughput", "teardown"])
+def test_a_fill_that_loses_frames_ends_the_repetition_without_a_retry(metric: str) -> None:
+    # the DUT sets up 40,000 cps: a fill at 50,000 delivers 4,000 x 40,000 / 50,000 = 3,200 of 4,000 frames
+    h = Harness(cps=40_000)
+    res = h.run(metric, upper=1_000_000, error=1000, fill_rate=50_000)
+    assert h.kinds() == ["fill"]
+    assert res.value is None
+    assert res.extra["failed"] == (
+        "filling the table at fill_rate 50000 lost frames (forward loss 800/4000 = 20.000000% > 0.000000%); "
+        "lower fill_rate"
+    )
+
+
+# ---------------------------------------------------------------------------- frame loss rate, latency, PDV
+def loss_at(h: Harness, lossy_rate: float, direction: Direction, lost: int) -> None:
+    """Let the fake lose ``lost`` frames of ``direction`` in phase-2 trials at ``lossy_rate`` (and nowhere else)."""
+
+    def phase2(
+        rate: float, duration: float, directions: Directions, measure: Phase2Options, _orig: Any = h.tester.phase2
+    ) -> PhaseResult:
+        res: PhaseResult = _orig(rate, duration, directions, measure)
+        if rate != lossy_rate:
+            return res
+        return dataclasses.replace(res, counts={**res.counts, direction: reduced(res.counts[direction], lost)})
+
+    h.tester.phase2 = phase2  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize(
+    ("stop_after", "tested"),
+    [
+        (2, [500_000, 400_000, 300_000, 200_000]),
+        (1, [500_000]),
+        (0, [500_000, 400_000, 300_000, 200_000, 100_000]),
+    ],
+)
+def test_frame_loss_stops_only_after_consecutive_loss_free_rates(stop_after: int, tested: list[int]) -> None:
+    """Only at 400,000 fps does the reverse direction lose: 40,000 of the 400,000 frames of a 1 s trial = 10 %.
+
+    The loss ratios 0, 0.1, 0, 0: the zeros at 500,000 and 300,000 are not consecutive, those at 300,000 and
+    200,000 are, so with the default of two the curve ends there and 100,000 is not tested.
+    """
+    h = Harness(forwarding=1_000_000)
+    loss_at(h, 400_000, Direction.REVERSE, 40_000)
+    flr = {500_000: 0.0, 400_000: 0.1, 300_000: 0.0, 200_000: 0.0, 100_000: 0.0}
+    rates = (500_000, 400_000, 300_000, 200_000, 100_000)
+    res = h.run("frame_loss", rates=rates, fill_rate=50_000, flr_stop_after_zero=stop_after)
+    assert res.extra["curve"] == [[r, flr[r]] for r in tested]
+    assert h.kinds() == ["fill"] + ["phase2"] * len(tested)
+    assert res.value == 0.0  # the loss ratio at the first (highest) rate
+
+
+def test_frame_loss_fractions_are_of_the_metrics_rate_when_one_is_set() -> None:
+    h = Harness(forwarding=1_000_000)
+    res = h.run("frame_loss", rate=500_000, upper=2_000_000, fractions=(1.0, 0.5), fill_rate=50_000)
+    assert [r for r, _ in res.extra["curve"]] == [500_000, 250_000]  # not 2,000,000 and 1,000,000 (upper's)
+
+
+FORWARD_LATENCY = LatencyStats(samples=1000, minimum=10e-6, median=30e-6, p99_9=100e-6, maximum=120e-6)
+REVERSE_LATENCY = LatencyStats(samples=1000, minimum=40e-6, median=50e-6, p99_9=80e-6, maximum=90e-6)
+
+
+def with_latency(h: Harness) -> None:
+    """Let the fake report FORWARD_LATENCY and REVERSE_LATENCY in every latency trial."""
+
+    def phase2(
+        rate: float, duration: float, directions: Directions, measure: Phase2Options, _orig: Any = h.tester.phase2
+    ) -> PhaseResult:
+        res: PhaseResult = _orig(rate, duration, directions, measure)
+        lat = {Direction.FORWARD: FORWARD_LATENCY, Direction.REVERSE: REVERSE_LATENCY}
+        return dataclasses.replace(res, latency=lat) if measure.latency else res
+
+    h.tester.phase2 = phase2  # type: ignore[method-assign]
+
+
+def test_latency_is_the_worst_directions_median_and_the_worst_99_9th_percentile() -> None:
+    # typical latency: the larger median, reverse's 50 us; worst case: the larger 99.9th percentile, forward's 100 us
+    h = Harness()
+    with_latency(h)
+    res = h.run("latency", rate=100_000, fill_rate=50_000)
+    assert res.value == pytest.approx(50e-6)
+    assert res.extra["worst_case"] == pytest.approx(100e-6)
+    assert res.extra["per_direction"] == {
+        "forward": {"median": 30e-6, "p99_9": 100e-6},
+        "reverse": {"median": 50e-6, "p99_9": 80e-6},
+    }
+
+
+def test_pdv_is_the_99_9th_percentile_minus_the_minimum_in_the_worst_direction() -> None:
+    # RFC 8219: PDV = D99.9 - Dmin. forward 100 - 10 = 90 us, reverse 80 - 40 = 40 us: the result is 90 us
+    # (taken against the median it would be 70 us and 30 us)
+    h = Harness()
+    with_latency(h)
+    res = h.run("pdv", rate=100_000, fill_rate=50_000)
+    assert res.value == pytest.approx(90e-6)
+    assert res.extra["per_direction"] == {"forward": pytest.approx(90e-6), "reverse": pytest.approx(40e-6)}
+
+
+# ---------------------------------------------------------------------------- filling and refilling the table
+@pytest.mark.parametrize(
+    ("cps", "fill"),
+    [([300_000.0, 50_000.0, 100_001.0], 50_000.0), ([3.0], 1.0), ([1.0], 1.0)],
+)
+def test_the_fill_rate_is_half_the_median_cps_rounded_down(cps: list[float], fill: float) -> None:
+    # median(300,000, 50,000, 100,001) = 100,001 (the mean: 150,000.3); half: 50,000.5 -> 50,000.
+    # half of 3 is 1.5 -> 1; half of 1 is 0.5 -> 0, which is no rate: 1
+    h = Harness()
+    h.run("teardown", prior={"cps": cps})
+    assert (h.records[0].kind, h.records[0].intended_rate) == ("fill", fill)
+
+
+class TrafficClock:
+    """Time that passes only while traffic runs: fills take 10 s, phase-2 trials their duration."""
+
+    def __init__(self, h: Harness) -> None:
+        self.now = 0.0
+        phase1, phase2 = h.tester.phase1, h.tester.phase2
+
+        def timed_phase1(rate: float, learn: bool) -> PhaseResult:
+            self.now += 10.0
+            return phase1(rate, learn)
+
+        def timed_phase2(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+            self.now += duration
+            return phase2(rate, duration, directions, measure)
+
+        h.tester.phase1 = timed_phase1  # type: ignore[method-assign]
+        h.tester.phase2 = timed_phase2  # type: ignore[method-assign]
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("refill_after", "kinds"),
+    [
+        (100, ["fill", "phase2", "phase2", "phase2", "fill", "phase2"]),
+        (95, ["fill", "phase2", "phase2", "fill", "phase2", "phase2"]),
+    ],
+)
+def test_refill_after_counts_from_the_start_of_the_fill(refill_after: float, kinds: list[str]) -> None:
+    """Four 30 s steps (500k fails, 250k and 375k pass, 437.5k fails: [375k, 437.5k] is 62.5k wide); fills take 10 s.
+
+    The fill runs 0-10 s, the steps 10-40, 40-70, 70-100. refill_after 100: the third step ends at 100 s after the
+    fill started, which is allowed; the fourth would end at 130: refill first. refill_after 95: the third step
+    would end at 100 > 95 s after the fill's start (only 90 after its end): refill before it.
+    """
+    h = Harness(forwarding=400_000)
+    clock = TrafficClock(h)
+    h.run(
+        "throughput", clock=clock, upper=1_000_000, error=62_500, fill_rate=50_000, gap=0, duration=30,
+        refill_after=refill_after,
+    )  # fmt: skip
+    assert h.kinds() == kinds
+    assert [r.intended_rate for r in h.records if r.kind == "phase2"] == [500_000, 250_000, 375_000, 437_500]
+
+
+def test_a_dut_that_cannot_count_is_refilled_after_every_failed_step_only() -> None:
+    # 500k fails -> refill; 250k and 375k pass -> no refill; 437.5k fails, but it is the last step
+    h = Harness(forwarding=400_000, can_count=False)
+    h.run("throughput", upper=1_000_000, error=62_500, fill_rate=50_000)
+    assert [(r.kind, r.intended_rate) for r in h.records] == [
+        ("fill", 50_000),
+        ("phase2", 500_000),
+        ("fill", 50_000),
+        ("phase2", 250_000),
+        ("phase2", 375_000),
+        ("phase2", 437_500),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("drift", "after", "invalid"),
+    [(10, 4010, False), (10, 3990, False), (10, 4011, True), (10, 3989, True), (0, 3999, True)],
+)
+def test_table_drift_bounds_the_change_of_the_table_during_phase2(drift: int, after: int, invalid: bool) -> None:
+    h = Harness(forwarding=600_000)
+
+    def drifting(
+        rate: float, duration: float, directions: Directions, measure: Phase2Options, _orig: Any = h.tester.phase2
+    ) -> PhaseResult:
+        res: PhaseResult = _orig(rate, duration, directions, measure)
+        h.dut.connections = after  # the table held 4,000 after the fill
+        return res
+
+    h.tester.phase2 = drifting  # type: ignore[method-assign]
+    # one step: 500,000 passes -> [500,000, 1,000,000], 500,000 wide <= error: done
+    res = h.run("throughput", upper=1_000_000, error=500_000, fill_rate=50_000, table_drift=drift, max_invalid=0)
+    (step,) = (r for r in h.records if r.kind == "phase2")
+    if invalid:
+        assert step.verdict is Verdict.INVALID and res.value is None
+        assert step.reason == f"DUT table changed from 4000 to {after} connections during phase 2"
+    else:
+        assert step.verdict is Verdict.PASS and res.value == 500_000
+
+
+# ---------------------------------------------------------------------------- validation's reverse rate
+@pytest.mark.parametrize(
+    ("settings", "reverse"),
+    [({}, 100_000), ({"alpha": 0.5}, 50_000), ({"alpha": 0.5, "reverse_rate": 1234}, 1234)],
+)
+def test_validation_sends_at_alpha_times_the_rate_unless_a_reverse_rate_is_set(
+    settings: dict[str, Any], reverse: float
+) -> None:
+    h = Harness()
+    res = h.run("validation", rate=100_000, **settings)
+    assert res.value == 1.0
+    assert [(r.kind, r.intended_rate) for r in h.records] == [("phase1", 100_000), ("validation", reverse)]
+    assert h.slept == [0.5]  # the gap between phase 1 and the reverse frames
+
+
+# ---------------------------------------------------------------------------- tear-down: reusing the median T_0
+def teardowns(*t0s: float | None, measured: int | None = None) -> tuple[RepetitionResult, ...]:
+    """Earlier tear-down results with these T_0 (None: a failed repetition); from index ``measured`` on, reused."""
+    out = []
+    for i, t0 in enumerate(t0s):
+        if t0 is None:
+            out.append(RepetitionResult(POINT.id, "teardown", i, None, "conn/s", extra={"failed": "boom"}))
+        else:
+            timed = measured is None or i < measured
+            extra = {"T_0": t0, "T_0_measured": timed}
+            out.append(RepetitionResult(POINT.id, "teardown", i, 1.0, "conn/s", extra=extra))
+    return tuple(out)
+
+
+@pytest.mark.parametrize(
+    ("k", "earlier", "t_0"),
+    [
+        # median of 0.9, 0.4, 0.6 is 0.6 (the mean would be 0.633)
+        (3, teardowns(0.9, 0.4, 0.6), 0.6),
+        # the 0.1 of the fourth repetition was itself reused, not timed: left out (with it the median is 0.5)
+        (3, teardowns(0.9, 0.4, 0.6, 0.1, measured=3), 0.6),
+        # the second repetition failed: only one T_0 timed, so this one times T_0 again (flush_empty = 0.75)
+        (2, teardowns(0.4, None), None),
+    ],
+)
+def test_teardown_reuses_the_median_of_the_timed_t0_values(
+    k: int, earlier: tuple[RepetitionResult, ...], t_0: float | None
+) -> None:
+    h = Harness(flush_empty=0.75, flush_per_connection=1e-4)  # T_N = 0.75 + 4,000 x 0.1 ms = 1.15 s
+    res = h.run("teardown", repetition=len(earlier), earlier=earlier, fill_rate=50_000, empty_repetitions=k)
+    if t_0 is None:
+        assert h.kinds() == ["fill", "flush_filled", "flush_empty"]
+        assert res.extra["T_0"] == pytest.approx(0.75) and res.extra["T_0_measured"] is True
+        assert res.value == pytest.approx(4000 / 0.4)  # 10,000 connections per second
+    else:
+        assert h.kinds() == ["fill", "flush_filled"]
+        assert res.extra["T_0"] == pytest.approx(t_0) and res.extra["T_0_measured"] is False
+        assert res.value == pytest.approx(4000 / 0.55)  # 1.15 - 0.6 = 0.55 s: 7,272.7 connections per second
+
+
+# ---------------------------------------------------------------------------- capacity search
+class CeilingByPorts(FakeTester):
+    """A fake tester whose DUT's connection-establishment ceiling depends on the number of source ports."""
+
+    def __init__(self, dut: FakeDut, ceiling: Callable[[int], float]) -> None:
+        super().__init__(dut)
+        self.ceiling = ceiling
+
+    def phase1(self, rate: float, learn: bool) -> PhaseResult:
+        with_model(self.dut, cps=self.ceiling(len(self._plan().src_ports)))
+        return super().phase1(rate, learn)
+
+
+def capacity_harness(ceiling: Callable[[int], float]) -> Harness:
+    h = Harness()
+    h.tester = CeilingByPorts(h.dut, ceiling)
+    h.tester.prepare(h.plan)
+    return h
+
+
+def test_capacity_exponential_search_goes_on_at_exactly_beta_times_the_rate() -> None:
+    """20 destination ports; 200 source ports (4,000 connections) to start; beta 0.25; error 1 cps.
+
+    Probes are cps searches of [0, previous rate] with integer rates that end on the integer ceiling:
+    200 ports: 800 cps. 400 ports: 200 cps = 0.25 x 800, not below: go on. 800 ports: 10 cps, the search stops
+    at its first failure below 0.25 x 200 = 50 (100 and 50 fail, 25 ends it) with 0 < 50: the table collapsed.
+    capacity_error 8,000 = 400 ports: [400, 800] is no wider, so no final search.
+    """
+    h = capacity_harness(lambda n: 800.0 if n <= 200 else 200.0 if n <= 400 else 10.0)
+    res = h.run("capacity", upper=1600, error=1, beta=0.25, capacity_error=8000)
+    assert res.extra["probes"] == [[4000, 800], [8000, 200], [16000, 0]]
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (8000, 8000, 200)
+    assert res.extra["port_space_exhausted"] is False
+    assert h.tester.plan == h.plan
+
+
+def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and_stops_at_the_width() -> None:
+    """Ceiling 1,000 cps up to 250 source ports, 400 up to 302, 0 beyond; gamma 0.4; capacity_error 30 -> 2 ports.
+
+    Exponential: 200 ports 1,000 cps; 400 ports 0 (< 0.2 x 1,000): [200, 400]. Final (probes stop at a failure
+    below gamma x the safe rate): 300 ports: 400 = 0.4 x 1,000, kept -> [300, 400] at 400 cps; 350, 325, 312, 306
+    and 303 collapse -> [300, 303], 3 ports > 2; 301 ports: 399 (the search of [0, 400] ends on 399) kept ->
+    [301, 303], 2 ports wide: done. Capacity 301 x 20 = 6,020 connections, error 2 x 20 = 40.
+    """
+    h = capacity_harness(lambda n: 1000.0 if n <= 250 else 400.0 if n <= 302 else 0.0)
+    res = h.run("capacity", upper=2000, error=1, capacity_error=30)
+    assert res.extra["probes"] == [
+        [4000, 1000],
+        [8000, 0],
+        [6000, 400],
+        [7000, 0],
+        [6500, 0],
+        [6240, 0],
+        [6120, 0],
+        [6060, 0],
+        [6020, 399],
+    ]
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6020, 40, 399)
+    stages = [r.extra["stage"] for r in h.records]
+    assert stages[0] == "initial" and stages[-1] == "final"
+
+
+def test_capacity_stops_at_capacity_max_and_starts_at_whole_source_ports() -> None:
+    """capacity_start 4,010 = 200.5 source ports -> 201 (4,020 connections); capacity_max 6,000 = 300 ports.
+
+    201 ports: 1,000 cps; doubling is capped at 300 ports: 999 cps (the search of [0, 1,000] ends one below its
+    upper bound); 300 is the maximum: the port space is exhausted, capacity 6,000 with error 0.
+    """
+    h = capacity_harness(lambda n: 1000.0)
+    res = h.run("capacity", upper=2000, error=1, capacity_start=4010, capacity_max=6000)
+    assert res.extra["probes"] == [[4020, 1000], [6000, 999]]
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6000, 0, 999)
+    assert res.extra["port_space_exhausted"] is True
+
+
+def test_capacity_fails_clearly_when_no_rate_passes_with_the_starting_connections() -> None:
+    h = capacity_harness(lambda n: 0.0)
+    res = h.run("capacity", upper=2000, error=1)
+    assert res.value is None
+    assert res.extra["failed"] == "no rate passed with the starting 4000 connections; lower capacity_start"
+
+
+def test_teardown_refuses_an_empty_table_time_when_the_delete_all_left_connections() -> None:
+    h = Harness()
+
+    def leaves_five(_orig: Any = h.dut.timed_flush) -> float:
+        seconds: float = _orig()
+        h.dut.connections = 5
+        return seconds
+
+    h.dut.timed_flush = leaves_five  # type: ignore[method-assign]
+    res = h.run("teardown", fill_rate=50_000)
+    assert h.kinds() == ["fill", "flush_filled"]
+    assert res.value is None
+    assert res.extra["failed"] == (
+        "the DUT still held 5 connections after its delete-all; T_0 is not an empty-table time"
+    )

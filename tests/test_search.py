@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -134,11 +136,11 @@ def test_invalid_trials_never_change_the_result(ceiling: int, error: int, invali
 def test_a_rate_the_tester_cannot_send_becomes_its_ceiling_and_flags_the_result() -> None:
     """The DUT passes everything; the tester cannot exceed 70k: the search ends just below 70k, tester-bound."""
     search = BinarySearch(0, 200_000, 1_000, max_invalid=8)
-    tester_trials = 0
+    tester_trials: dict[float, int] = {}
     while not search.done:
         step = search.next_step()
         if step.rate > 70_000:
-            tester_trials += 1
+            tester_trials[step.rate] = tester_trials.get(step.rate, 0) + 1
             search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
         else:
             search.report(Verdict.PASS)
@@ -146,8 +148,9 @@ def test_a_rate_the_tester_cannot_send_becomes_its_ceiling_and_flags_the_result(
     assert out.tester_bound and not out.at_upper_limit
     assert out.tester_ceiling is not None and 70_000 < out.tester_ceiling <= 71_000
     assert out.upper - out.lower <= 1_000 and out.value <= 70_000
-    # each too-fast rate was tried 1 + tester_retries times, and none was counted as pass or fail
-    assert tester_trials % 3 == 0 and out.invalid == tester_trials
+    # each too-fast rate was tried 1 + tester_retries = 3 times, and none was counted as pass or fail
+    assert tester_trials and set(tester_trials.values()) == {3}
+    assert out.invalid == sum(tester_trials.values())
 
 
 def test_a_dut_failure_below_the_tester_ceiling_is_not_tester_bound() -> None:
@@ -169,3 +172,89 @@ def test_other_invalid_causes_still_raise_after_max_invalid() -> None:
     search.report(Verdict.INVALID, reason="DUT table holds 3 connections", tester_limited=False)
     with pytest.raises(SearchError):
         search.report(Verdict.INVALID, reason="DUT table holds 3 connections")
+
+
+def recorded(rates: list[float], verdict: Callable[[float], Verdict]) -> Callable[[SearchStep], Verdict]:
+    """A trial that notes each rate it is asked for and answers ``verdict(rate)``."""
+
+    def trial(step: SearchStep) -> Verdict:
+        rates.append(step.rate)
+        return verdict(step.rate)
+
+    return trial
+
+
+def test_the_search_stops_when_the_interval_equals_the_error() -> None:
+    # all pass in [0, 1000], error 125: 500 -> [500, 1000] (500 wide), 750 -> [750, 1000] (250),
+    # 875 -> [875, 1000]: 125 wide, equal to the error, so done after 3 trials (a 4th would test 937)
+    rates: list[float] = []
+    out = run_binary_search(BinarySearch(0, 1000, 125), recorded(rates, lambda r: Verdict.PASS))
+    assert rates == [500, 750, 875]
+    assert (out.value, out.upper, out.steps, out.error, out.at_upper_limit) == (875, 1000, 3, 125, True)
+    # all fail in [0, 1000], error 250: 500 -> [0, 500], 250 -> [0, 250]: 250 wide, done after 2
+    rates.clear()
+    out = run_binary_search(BinarySearch(0, 1000, 250), recorded(rates, lambda r: Verdict.FAIL))
+    assert rates == [500, 250]
+    assert (out.value, out.upper, out.steps, out.at_upper_limit) == (0, 250, 2, False)
+
+
+@pytest.mark.parametrize(
+    ("max_invalid", "tester_retries", "tries"),
+    [(8, 2, 3), (1, 2, 2), (8, 0, 1), (2, 5, 3)],
+)
+def test_a_rate_beyond_the_tester_is_tried_once_plus_the_smaller_retry_limit(
+    max_invalid: int, tester_retries: int, tries: int
+) -> None:
+    """[0, 1000], error 100; the DUT passes all, the tester cannot send above 600.
+
+    500 passes -> [500, 1000]; 750 is beyond the tester: tried 1 + min(max_invalid, tester_retries) times, then it
+    is the tester's ceiling -> [500, 750]; 625 likewise -> [500, 625]; 562 (562.5 rounded down) passes ->
+    [562, 625], 63 wide <= 100: done.
+    """
+    search = BinarySearch(0, 1000, 100, max_invalid=max_invalid, tester_retries=tester_retries)
+    rates: list[float] = []
+    while not search.done:
+        step = search.next_step()
+        rates.append(step.rate)
+        if step.rate > 600:
+            search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
+        else:
+            search.report(Verdict.PASS)
+    assert rates == [500, *[750] * tries, *[625] * tries, 562]
+    out = search.outcome()
+    assert (out.value, out.upper, out.tester_ceiling, out.tester_bound) == (562, 625, 625, True)
+    assert (out.steps, out.invalid) == (2, 2 * tries)
+
+
+def test_a_rate_with_any_invalid_cause_but_the_tester_never_becomes_the_tester_ceiling() -> None:
+    # one DUT-side invalid trial, then only tester-limited ones: the streak is broken, so after max_invalid
+    # retries (9 trials at 500) the search gives up instead of taking 500 as the tester's ceiling
+    search = BinarySearch(0, 1000, 100, max_invalid=8)
+    search.next_step()
+    search.report(Verdict.INVALID, reason="DUT table holds 3 connections")
+    for _ in range(7):
+        search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
+    assert search.tester_ceiling is None and search.next_step().rate == 500
+    with pytest.raises(SearchError, match="9 invalid trials in a row at rate 500"):
+        search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
+
+
+def test_a_failure_exactly_at_stop_below_does_not_stop_the_search() -> None:
+    # 500 fails but is not below 500: go on; 250 fails below it: stop early after 2 counted steps
+    rates: list[float] = []
+    out = run_binary_search(BinarySearch(0, 1000, 1, stop_below=500), recorded(rates, lambda r: Verdict.FAIL))
+    assert rates == [500, 250]
+    assert out.stopped_early and out.steps == 2 and out.value == 0
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper", "integer_rates", "first"),
+    [(0, 3, True, 1.0), (0.5, 3.0, True, 1.0), (0.5, 2.5, True, 1.5), (0, 3, False, 1.5)],
+)
+def test_rates_are_whole_numbers_while_the_interval_is_wider_than_two(
+    lower: float, upper: float, integer_rates: bool, first: float
+) -> None:
+    # [0, 3] and [0.5, 3]: wider than 2, the midpoints 1.5 and 1.75 are rounded down to 1;
+    # [0.5, 2.5] is exactly 2 wide: its midpoint 1.5 is tested as it is
+    search = BinarySearch(lower, upper, 0.1, integer_rates=integer_rates)
+    assert search.next_step().rate == first
