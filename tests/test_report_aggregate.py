@@ -45,7 +45,19 @@ def test_throughput_reported_as_all_frames() -> None:
     ]
     df = ag.results_frame(recs)
     assert df["reported"].tolist() == [2000.0, 0.5]  # only frame rates are doubled
-    assert df["reported_error"].tolist()[0] == 20.0
+
+
+def test_the_error_is_the_search_width_as_stored_not_doubled() -> None:
+    """The seeds' error row is the binary search's stop error (seed 000 Figure 2: 100 for cps and for
+    throughput alike); the engine stores the per-direction width, and the report prints it as stored."""
+    recs = [
+        result_record("p", "throughput", r, 1000.0 + r, "fps", error=e, extra={"directions": 2})
+        for r, e in enumerate((100.0, 60.0, 80.0))
+    ]
+    recs.append(result_record("p", "cps", 0, 500.0, "cps", error=100.0))
+    s = ag.summarize(ag.results_frame(recs))
+    assert s.loc[("p", "throughput"), "error"] == 100.0  # the largest width, not 2 x 100
+    assert s.loc[("p", "cps"), "error"] == 100.0
 
 
 def test_scale_up_uses_smallest_core_count_as_reference() -> None:
