@@ -107,6 +107,48 @@ def test_baseline_at_a_separate_forwarding_point() -> None:
     assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd, "ratio": 0.4}]
 
 
+def _nat_and_baseline(nat_fps: float, nat_directions: int, fwd_fps: float, fwd_directions: int) -> float:
+    """Ratio of a NAT throughput to a separate forwarding baseline, each stored as the engine stores a
+    throughput result: the per-direction rate, ``directions`` and ``all_frames_per_second``."""
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "nat", "dut_params": {"d": {"r": "nat"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "fwd", "dut_params": {"d": {"r": "fwd"}}},
+    )
+    nat, fwd = pts.index
+
+    def rec(pid: str, metric: str, per_direction: float, directions: int) -> dict:
+        extra = {"directions": directions, "all_frames_per_second": per_direction * directions}
+        return result_record(pid, metric, 0, per_direction, "fps", error=100.0, extra=extra)
+
+    recs = [rec(nat, "throughput", nat_fps, nat_directions), rec(fwd, "forwarding", fwd_fps, fwd_directions)]
+    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    assert r["baseline_point"].tolist() == [fwd]
+    return float(r["ratio"].iloc[0])
+
+
+def test_equal_all_frames_rates_give_a_throughput_ratio_of_exactly_100_percent(tmp_path: Path) -> None:
+    # both bidirectional, 50,000 fps per direction: 100,000 all frames per second on both sides
+    assert _nat_and_baseline(50_000.0, 2, 50_000.0, 2) == 1.0
+    # the same working point measured with and without NAT state, through the table
+    p = make_point(0, (1, 10), (1, 10), cores=1)
+    extra = {"directions": 2, "all_frames_per_second": 100_000.0}
+    recs = [
+        result_record(p["id"], metric, 0, 50_000.0, "fps", error=100.0, extra=extra)
+        for metric in ("throughput", "forwarding")
+    ]
+    run = natbench.load(write_run_dir(tmp_path / "r", [p], recs))
+    assert run.seed_table().cells.loc["throughput ratio (%)"].tolist() == ["100.0"]
+
+
+def test_a_one_way_side_is_compared_in_all_frames_per_second() -> None:
+    """Both sides in the unit the table prints, all frames per second: a bidirectional 50,000 fps per
+    direction forwards 100,000 frames per second, as many as a one-way 100,000 fps."""
+    assert _nat_and_baseline(50_000.0, 2, 100_000.0, 1) == 1.0  # per direction it would be 0.5
+    assert _nat_and_baseline(100_000.0, 1, 50_000.0, 2) == 1.0  # per direction it would be 2.0
+    # 2 x 40,000 = 80,000 against 100,000 one-way: 80 %
+    assert _nat_and_baseline(40_000.0, 2, 100_000.0, 1) == pytest.approx(0.8)
+
+
 def test_teardown_falls_back_to_point_connections() -> None:
     pts = _points({"src": (1, 100), "dst": (1, 10)})
     pid = pts.index[0]

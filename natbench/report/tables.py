@@ -409,7 +409,7 @@ def performance_table(
         caption += (
             f" {_ABBR[baseline][0] if baseline in _ABBR else baseline}: plain packet forwarding baseline with the"
             " same port number ranges; throughput ratio (%) = throughput median / baseline median"
-            " (both per direction)."
+            " (both in all frames per second)."
         )
     if sc is not None:
         caption += " rel. scale up = P(n) / (n * P(1)), n: number of CPU cores."
