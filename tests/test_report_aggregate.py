@@ -13,7 +13,7 @@ import natbench
 from natbench.errors import StoreError
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
-from natbench.testing_rundir import make_point, result_record, trial_record, write_run_dir
+from natbench.testing_rundir import make_point, result_record, spread, trial_record, write_run_dir
 
 
 def _points(*specs: dict) -> pd.DataFrame:
@@ -68,6 +68,16 @@ def test_scale_up_uses_smallest_core_count_as_reference() -> None:
     assert su[ids[0]] == 1.0
     assert su[ids[1]] == pytest.approx(180 * 2 / (4 * 100))
     assert su[ids[2]] == pytest.approx(300 * 2 / (8 * 100))
+
+
+def test_the_scale_up_reference_is_the_fewest_cores_not_the_first_point_listed() -> None:
+    # campaign order 4, 1, 2 cores with medians 300, 100, 180: S(n) = P(n) / (n * P(1)) with P(1) = 100
+    pts = _points(*({"src": (1, 10), "dst": (1, 10), "cores": c} for c in (4, 1, 2)))
+    ids = list(pts.index)
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (300.0, 100.0, 180.0), strict=True)]
+    sc = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")
+    assert sc["scale_up"].to_dict() == {ids[0]: 300 / (4 * 100), ids[1]: 1.0, ids[2]: 180 / (2 * 100)}
+    assert set(sc["reference"]) == {ids[1]}
 
 
 def test_scale_up_series_are_separate() -> None:
@@ -147,6 +157,51 @@ def test_a_one_way_side_is_compared_in_all_frames_per_second() -> None:
     assert _nat_and_baseline(100_000.0, 1, 50_000.0, 2) == 1.0  # per direction it would be 2.0
     # 2 x 40,000 = 80,000 against 100,000 one-way: 80 %
     assert _nat_and_baseline(40_000.0, 2, 100_000.0, 1) == pytest.approx(0.8)
+
+
+def test_the_median_of_an_even_count_is_the_mean_of_the_two_middle_values() -> None:
+    # 10 repetitions, stored out of order; sorted: 100 150 200 300 [500 800] 900 950 990 1000, so the median
+    # is (500 + 800) / 2 = 650 (a lower median would say 500, an upper one 800)
+    values = [900.0, 100.0, 500.0, 990.0, 150.0, 800.0, 1000.0, 200.0, 300.0, 950.0]
+    recs = [result_record("p", "cps", r, v, "cps", error=10.0) for r, v in enumerate(values)]
+    # the same values as per-direction rates of a bidirectional throughput: all frames are twice them
+    extra = {"directions": 2}
+    recs += [result_record("p", "throughput", r, v, "fps", error=10.0, extra=extra) for r, v in enumerate(values)]
+    s = ag.summarize(ag.results_frame(recs))
+    assert s.loc[("p", "cps"), ["median", "min", "max"]].tolist() == [650.0, 100.0, 1000.0]
+    assert s.loc[("p", "throughput"), ["median", "min", "max"]].tolist() == [1300.0, 200.0, 2000.0]
+    assert s.loc[("p", "cps"), "experiments"] == 10
+
+
+def test_teardown_rate_is_n_over_the_difference_of_even_count_medians() -> None:
+    pts = _points({"src": (1, 100), "dst": (1, 10)})
+    pid = pts.index[0]
+    # T_N sorted 2.0 [3.0 5.0] 6.0 -> median 4.0; T_0 sorted 0.25 [0.5 1.0] 1.25 -> median 0.75;
+    # rate = 1,000 / (4.0 - 0.75) = 307.69 (upper medians: 1,000 / (5.0 - 1.0) = 250; lower medians:
+    # 1,000 / (3.0 - 0.5) = 400; the median of the per-repetition rates, below: 391.0)
+    pairs = [(6.0, 0.5), (2.0, 1.0), (5.0, 0.25), (3.0, 1.25)]
+    recs = [
+        result_record(pid, "teardown", r, 1000 / (tn - t0), "conn/s", extra={"T_N": tn, "T_0": t0, "connections": 1000})
+        for r, (tn, t0) in enumerate(pairs)
+    ]
+    td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
+    assert (td["filled_median"], td["filled_min"], td["filled_max"]) == (4.0, 2.0, 6.0)
+    assert (td["empty_median"], td["empty_min"], td["empty_max"]) == (0.75, 0.25, 1.25)
+    assert td["deletion_time"] == 3.25
+    assert td["rate"] == pytest.approx(1000 / 3.25)
+    # rates per repetition: 1000/5.5, 1000/1.0, 1000/4.75, 1000/1.75 -> sorted 181.8 [210.5 571.4] 1000
+    assert td["rep_rate_median"] == pytest.approx((1000 / 4.75 + 1000 / 1.75) / 2)
+    assert (td["rep_rate_min"], td["rep_rate_max"]) == (pytest.approx(1000 / 5.5), 1000.0)
+    assert td["experiments"] == 4
+
+
+def test_spread_has_distinct_middle_values_for_an_even_count() -> None:
+    # median 10, min 7, max 14: d = min(10 - 7, 14 - 10) / 2 = 1.5, middle values 8.5 and 11.5
+    v = spread(10.0, 7.0, 14.0, 6)
+    assert sorted(v) == [7.0, 8.5, 8.5, 11.5, 11.5, 14.0]
+    assert spread(10.0, 7.0, 14.0, 5) == [7.0, 10.0, 10.0, 10.0, 14.0]
+    # a median equal to the min forces both middle values to it
+    assert sorted(spread(0.55, 0.55, 0.57, 4)) == [0.55, 0.55, 0.55, 0.57]
 
 
 def test_teardown_falls_back_to_point_connections() -> None:

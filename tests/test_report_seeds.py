@@ -1,5 +1,5 @@
 """The report reproduces the seeds' published tables from repetitions with the printed
-median / min / max (seed 000 Figures 2, 4, 5, 7, 8, 9; seed 001 PF tables; seed 004 Tables 2, 3, 4).
+median / min / max (seed 000 Figures 2, 4, 5, 7, 8, 9; seed 001 PF tables; seed 004 Tables 2-9).
 
 The fixtures store only numbers the seeds print. A few derived cells of the seeds were computed
 from unrounded values they do not print; each such cell is named in its test, which gives the value
@@ -408,37 +408,100 @@ def test_seed001_pf_teardown_4m_rate_the_slide_computed_from_unrounded_medians(t
     assert holds((4e6 / 11.195, 4e6 / 11.185), 357622, 0)
 
 
-def test_seed004_table4_raw_units(tmp_path: Path) -> None:
+# seed 004 Tables 4-9 as printed (20 experiments each, rates in cps and all frames per second): Tables 4, 6, 8
+# against 1..16 cores at 4,000 x 1,000 ports, Tables 5, 7, 9 against 1M..256M connections at 16 cores
+# (source ports 1-4000, destination ports 1-250 doubled 8 times up to 1-64,000).
+SEED004 = {
+    4: {
+        "cps median": "210,344 328,212 423,903 448,817 459,089",
+        "cps min": "208,396 324,595 417,039 440,014 451,170",
+        "cps max": "212,501 331,349 428,980 487,501 468,751",
+        "cps rel. scale up": "1 0.780 0.504 0.267 0.136",
+        "throughput median": "217,946 372,742 472,135 490,059 495,614",
+        "throughput min": "215,622 365,548 465,608 484,248 487,106",
+        "throughput max": "218,778 375,002 478,126 495,314 500,398",
+        "tp. rel. scale up": "1 0.855 0.542 0.281 0.142",
+    },
+    5: {
+        "cps median": "576,790 514,566 459,089 425,400 394,229 357,846 327,910 290,325 272,061",
+        "cps min": "549,999 506,233 451,170 419,749 388,181 351,561 324,217 286,861 261,868",
+        "cps max": "593,751 519,598 468,751 432,617 398,804 369,690 337,524 303,223 276,563",
+        "throughput median": "611,141 554,602 495,614 453,672 421,345 384,374 340,680 304,510 279,051",
+        "throughput min": "596,846 547,664 487,106 448,238 412,498 379,352 336,758 299,998 276,550",
+        "throughput max": "615,892 562,502 500,398 459,412 426,270 387,892 347,992 307,104 281,306",
+    },
+    6: {
+        "cps median": "443,388 693,165 1,054,225 1,050,862 1,053,726",
+        "cps min": "439,452 681,249 1,007,805 1,023,418 999,022",
+        "cps max": "445,328 694,922 1,125,001 1,125,065 1,125,123",
+        "cps rel. scale up": "1 0.782 0.594 0.296 0.149",
+        "throughput median": "434,220 750,820 1,345,462 2,081,068 2,162,170",
+        "throughput min": "432,806 674,998 1,342,754 2,078,074 2,158,122",
+        "throughput max": "434,984 751,336 1,347,658 2,082,098 2,179,988",
+        "tp. rel. scale up": "1 0.865 0.775 0.599 0.311",
+    },
+    7: {
+        "cps median": "546,596 750,703 1,053,726 1,989,793 1,990,010 1,992,191 1,992,217 1,976,530 1,600,486",
+        "cps min": "526,609 718,473 999,022 1,499,999 1,312,486 1,874,999 1,499,540 1,749,997 1,546,862",
+        "cps max": "563,202 782,257 1,125,123 1,996,950 1,993,934 1,994,029 1,998,047 1,994,018 1,620,494",
+        "throughput median": "2,175,004 2,173,340 2,162,170 2,172,770 2,172,930 "
+        "2,174,026 2,173,252 2,171,682 2,171,506",
+        "throughput min": "2,171,778 2,170,886 2,158,122 2,168,942 2,171,872 2,171,626 2,170,996 2,156,248 2,169,368",
+        "throughput max": "2,177,866 2,175,782 2,179,988 2,174,174 2,175,782 2,176,086 2,174,536 2,173,586 2,173,372",
+    },
+    8: {
+        "cps median": "458,582 767,221 1,187,629 1,198,302 1,150,865",
+        "cps min": "451,170 749,999 1,049,999 1,114,940 1,099,217",
+        "cps max": "459,526 768,770 1,235,938 1,246,961 1,225,091",
+        "cps rel. scale up": "1 0.837 0.647 0.327 0.157",
+        "throughput median": "447,262 728,366 1,303,495 1,996,529 2,051,404",
+        "throughput min": "445,310 720,700 1,301,950 1,992,606 2,050,654",
+        "throughput max": "448,438 730,502 1,305,470 1,998,010 2,052,198",
+        "tp. rel. scale up": "1 0.814 0.729 0.558 0.287",
+    },
+    9: {
+        "cps median": "534,680 754,826 1,150,865 1,822,311 2,004,725 2,005,831 2,005,818 2,006,344 2,006,614",
+        "cps min": "496,874 687,499 1,099,217 1,756,300 2,003,669 2,004,908 2,005,003 2,005,735 2,006,458",
+        "cps max": "575,002 812,501 1,225,091 1,876,489 2,005,737 2,006,841 2,006,491 2,006,881 2,007,568",
+        "throughput median": "2,050,620 2,051,260 2,051,404 2,051,378 2,051,602 "
+        "2,052,048 2,051,474 2,051,636 2,051,774",
+        "throughput min": "2,049,000 2,049,654 2,050,654 2,050,236 2,050,916 2,051,360 2,039,060 2,051,336 2,051,198",
+        "throughput max": "2,051,722 2,052,198 2,052,198 2,052,246 2,052,466 2,052,540 2,052,246 2,052,258 2,052,466",
+    },
+}
+SEED004_CONNECTIONS = [(4000, 250 * 2**k) for k in range(9)]
+
+
+@pytest.mark.parametrize("table", sorted(SEED004), ids=[f"table{t}" for t in sorted(SEED004)])
+def test_seed004_tables_4_to_9(tmp_path: Path, table: int) -> None:
+    printed = SEED004[table]
+    against_cores = "cps rel. scale up" in printed
+    ports = [(4000, 1000)] * 5 if against_cores else SEED004_CONNECTIONS
+    series = {
+        m: [
+            tuple(float(x.replace(",", "")) for x in col)
+            for col in zip(*(printed[f"{m} {s}"].split() for s in ("median", "min", "max")), strict=True)
+        ]
+        for m in ("cps", "throughput")
+    }
     run = natbench.load(
         perf_run(
-            tmp_path / "t4",
-            [(4000, 1000)] * 5,
-            {
-                "cps": [
-                    (210344, 208396, 212501),
-                    (328212, 324595, 331349),
-                    (423903, 417039, 428980),
-                    (448817, 440014, 487501),
-                    (459089, 451170, 468751),
-                ],
-                "throughput": [
-                    (217946, 215622, 218778),
-                    (372742, 365548, 375002),
-                    (472135, 465608, 478126),
-                    (490059, 484248, 495314),
-                    (495614, 487106, 500398),
-                ],
-            },
-            name="jool-464xlat",
-            cores=[1, 2, 4, 8, 16],
-            exps=[20] * 5,
+            tmp_path / f"t{table}",
+            ports,
+            series,  # type: ignore[arg-type]
+            name=f"seed004-table{table}",
+            cores=[1, 2, 4, 8, 16] if against_cores else [16] * 9,
+            exps=[20] * len(ports),
         )
     )
-    assert row(run, "cps median") == split("210,344 328,212 423,903 448,817 459,089")
-    assert row(run, "cps rel. scale up") == split("1 0.780 0.504 0.267 0.136")
-    assert row(run, "throughput max") == split("218,778 375,002 478,126 495,314 500,398")
-    assert row(run, "tp. rel. scale up") == split("1 0.855 0.542 0.281 0.142")
-    assert row(run, "num. experiments") == ["20"] * 5
+    assert row(run, "num. experiments") == ["20"] * len(ports)
+    if against_cores:
+        assert row(run, "num. CPU cores") == split("1 2 4 8 16")
+        assert row(run, "num. conn.") == ["4,000,000"] * 5
+    else:
+        assert row(run, "num. conn.") == [f"{n * 1_000_000:,}" for n in (1, 2, 4, 8, 16, 32, 64, 128, 256)]
+    for name, cells in printed.items():
+        assert row(run, name) == split(cells), name
 
 
 def test_seed004_table2_forwarding_alone(tmp_path: Path) -> None:
@@ -461,6 +524,8 @@ def test_seed004_table2_forwarding_alone(tmp_path: Path) -> None:
         )
     )
     assert row(run, "fwd. throughput median") == split("883,553 1,540,032 3,122,846 6,093,748 11,484,372")
+    assert row(run, "fwd. throughput min") == split("861,314 1,499,874 3,038,012 5,937,488 11,374,998")
+    assert row(run, "fwd. throughput max") == split("885,938 1,546,876 3,129,638 6,141,356 11,484,372")
     assert row(run, "fwd. rel. scale up") == split("1 0.871 0.884 0.862 0.812")
 
 
