@@ -117,6 +117,25 @@ def test_baseline_at_a_separate_forwarding_point() -> None:
     assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd, "ratio": 0.4}]
 
 
+def test_the_baseline_at_the_same_point_wins_over_another_point_with_the_same_ports() -> None:
+    """Two implementations at the same cores and port ranges, each measured with its own forwarding
+    baseline: each throughput is divided by its own point's baseline, not by the first one found."""
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "a", "dut_params": {"d": {"r": "a"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "b", "dut_params": {"d": {"r": "b"}}},
+    )
+    a, b = pts.index
+    recs = [
+        result_record(a, "throughput", 0, 40.0, "fps"),
+        result_record(a, "forwarding", 0, 100.0, "fps"),
+        result_record(b, "throughput", 0, 30.0, "fps"),
+        result_record(b, "forwarding", 0, 50.0, "fps"),
+    ]
+    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")
+    assert r.loc[a, "baseline_point"] == a and r.loc[a, "ratio"] == 0.4  # 40 / 100
+    assert r.loc[b, "baseline_point"] == b and r.loc[b, "ratio"] == 0.6  # 30 / 50, not 30 / 100
+
+
 def _nat_and_baseline(nat_fps: float, nat_directions: int, fwd_fps: float, fwd_directions: int) -> float:
     """Ratio of a NAT throughput to a separate forwarding baseline, each stored as the engine stores a
     throughput result: the per-direction rate, ``directions`` and ``all_frames_per_second``."""
@@ -213,6 +232,23 @@ def test_teardown_falls_back_to_point_connections() -> None:
     ]
     td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
     assert td["connections"] == 1000 and td["deletion_time"] == 2.0 and td["rate"] == 500.0
+
+
+def test_a_failed_teardown_repetition_is_not_an_experiment() -> None:
+    """A repetition that failed (no value, no delete times) is not counted in num. experiments, and the
+    medians are those of the three that ran: T_N 2.0 / 2.5 / 3.0 -> 2.5, T_0 0.5 -> rate 1,000 / 2.0."""
+    pts = _points({"src": (1, 100), "dst": (1, 10)})
+    pid = pts.index[0]
+    recs = [
+        result_record(
+            pid, "teardown", r, 1000 / (tn - 0.5), "conn/s", extra={"T_N": tn, "T_0": 0.5, "connections": 1000}
+        )
+        for r, tn in enumerate((2.5, 3.0, 2.0))
+    ]
+    recs.append(result_record(pid, "teardown", 3, None, "conn/s", extra={"failed": "the DUT kept 12 connections"}))
+    td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
+    assert td["experiments"] == 3
+    assert (td["filled_median"], td["deletion_time"], td["rate"]) == (2.5, 2.0, 500.0)
 
 
 def test_trial_summary() -> None:

@@ -502,6 +502,16 @@ def test_seed004_tables_4_to_9(tmp_path: Path, table: int) -> None:
         assert row(run, "num. conn.") == [f"{n * 1_000_000:,}" for n in (1, 2, 4, 8, 16, 32, 64, 128, 256)]
     for name, cells in printed.items():
         assert row(run, name) == split(cells), name
+    # no other metric rows: a cores table has no median / previous median rows; a connections table (its
+    # cores fixed at 16) has no scale-up rows, and adds median / previous median, which the seed does not print
+    metric_rows = [r for r in run.seed_table().cells.index if r.startswith(("cps", "throughput", "tp."))]
+    if against_cores:
+        assert metric_rows == list(printed)
+    else:
+        stats = [
+            f"{m} {s}" for m in ("cps", "throughput") for s in ("median", "min", "max", "median / previous median")
+        ]
+        assert metric_rows == stats
 
 
 def test_seed004_table2_forwarding_alone(tmp_path: Path) -> None:
