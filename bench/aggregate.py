@@ -64,7 +64,6 @@ def synthetic(rows: int, reps: int = 20, seed: int = 1) -> tuple[pd.DataFrame, p
         "error": np.full(n, 100.0),
         "directions": directions,
         "reported": value * directions,
-        "reported_error": 100.0 * directions,
         "filled_delete_s": filled,
         "empty_delete_s": empty,
         "connections": np.where(metric == "teardown", 4e6, np.nan),

@@ -44,7 +44,8 @@ def format_result(r: RepetitionResult) -> str:
     if r.value is None:
         return f"{r.metric}#{r.repetition}: FAILED ({r.extra.get('failed', 'no value')})"
     factor = reported_factor(r.unit, r.value, r.extra)  # as the tables: all frames of bidirectional traffic
-    err = f" (error {r.error * factor:,.0f})" if r.error is not None else ""
+    # the search error as the search ran (per direction), like the tables' error row: not scaled
+    err = f" (error {r.error:,.0f})" if r.error is not None else ""
     return f"{r.metric}#{r.repetition}: {r.value * factor:,.6g} {reported_unit(r.unit, factor)}{err}"
 
 

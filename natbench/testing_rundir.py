@@ -53,10 +53,29 @@ def make_point(
 
 
 def spread(median: float, minimum: float, maximum: float, n: int) -> list[float]:
-    """``n`` (>= 3) repetition values whose median, min and max are exactly the given ones."""
+    """``n`` (>= 3) repetition values whose median, min and max are exactly the given ones.
+
+    An odd count is ``[min, median x (n - 2), max]``. An even count has two DISTINCT middle values
+    ``median - d`` and ``median + d`` (their mean is the median, as the median of an even count is
+    defined), so that a lower or upper median in the code under test gives another number:
+    ``[min, (median - d) x (n/2 - 1), (median + d) x (n/2 - 1), max]`` with ``d`` half the smaller
+    distance from the median to min or max. ``d`` is 0 only when the median equals min or max (then
+    both middle values must equal it).
+    """
     if n < 3:
         raise ValueError("need at least 3 repetitions to fix median, min and max")
-    return [minimum, *([median] * (n - 2)), maximum]
+    if not minimum <= median <= maximum:
+        raise ValueError(f"median {median} outside [{minimum}, {maximum}]")
+    if n % 2:
+        return [minimum, *([median] * (n - 2)), maximum]
+    d = min(median - minimum, maximum - median) / 2
+    while d > 0:  # the mean of the two middle values must be the median exactly, in floating point
+        lo, hi = median - d, median + d
+        if minimum <= lo < hi <= maximum and (lo + hi) / 2 == median:
+            break
+        d = d / 2 if d > abs(median) * 1e-12 else 0.0
+    half = n // 2 - 1
+    return [minimum, *([median - d] * half), *([median + d] * half), maximum]
 
 
 def result_record(

@@ -1,7 +1,12 @@
 """Shared fixtures: synthetic run directories carrying the seeds' published numbers.
 
-Each working point gets repetitions whose median / min / max are exactly the values a seed
-figure prints (natbench.testing_rundir.spread), so the report must reproduce the figure's rows.
+Each working point gets repetitions whose median / min / max are exactly the values a seed figure
+PRINTS (natbench.testing_rundir.spread), stored as the engine stores them (natbench/procedures.py):
+frame rates per direction with ``directions`` = 2 and ``all_frames_per_second``, the search error
+as the search's final width per direction (the seed's printed error: the stop error as set), and
+tear-down delete times under the engine's keys. Nothing here is adjusted so that a derived cell
+comes out: where a seed computed a cell from unrounded values it does not print, the test says so
+and checks the printed cell against the interval the rounding of the printed inputs allows.
 """
 
 from __future__ import annotations
@@ -31,11 +36,9 @@ FIG2_TP = [  # all frames per second, in 1,000 fps
     (4557, 4436, 4627),
 ]
 FIG2_FWD_ERROR = [200, 500, 1000, 1000, 1000]
-# The seed prints 1,523 for the 2-core forwarding median, but its throughput ratio 48.8 % needs the
-# unrounded value: 742.3 / 1523 = 48.7 %, 742.3 / 1522.6 = 48.8 %. 1522.6 still prints as 1,523.
-FIG2_FWD = [
+FIG2_FWD = [  # all frames per second, in 1,000 fps, as printed
     (910.9, 874.8, 914.3),
-    (1522.6, 1485, 1534),
+    (1523, 1485, 1534),
     (3016, 2951, 3037),
     (5920, 5811, 5940),
     (11561, 10998, 11627),
@@ -53,17 +56,23 @@ def _series(
     error: float | None,
     per_direction: bool = False,
 ) -> list[dict[str, Any]]:
+    """``n`` repetitions of a search metric with the printed (median, min, max) x ``scale``.
+
+    ``per_direction``: ``mmm`` are all-frames-per-second figures of a bidirectional test; the engine
+    stores each repetition's per-direction rate (half of it), ``directions`` = 2 and the all-frames
+    figure. ``error`` is the search's final width as the engine stores it (per direction, never halved
+    or doubled: the seeds' error row is the search's stop error).
+    """
     out = []
-    for rep, v in enumerate(spread(*mmm, n)):
-        value = v * scale
+    for rep, v in enumerate(spread(mmm[0] * scale, mmm[1] * scale, mmm[2] * scale, n)):
+        value = v
         extra: dict[str, Any] = {}
-        err = error
-        if per_direction:  # the engine stores frames per second per direction (issue-4's extra keys)
-            value /= 2
-            err = None if error is None else error / 2
-            extra["directions"] = "bidirectional"
-            extra["all_frames_per_second"] = value * 2
-        out.append(result_record(pid, metric, rep, value, unit, error=err, extra=extra))
+        if per_direction:  # natbench/procedures.py _throughput_result
+            value = v / 2
+            extra.update(directions=2, direction_mode="bidirectional", all_frames_per_second=value * 2)
+        if error is not None:  # the search's final bounds: the value is the lower one
+            extra.update(lower=value, upper=value + error)
+        out.append(result_record(pid, metric, rep, value, unit, error=error, extra=extra))
     return out
 
 
@@ -104,9 +113,7 @@ def fig2_run(root: Path) -> Path:
     return write_run_dir(root, points, records, campaign_name="seed000-fig2")
 
 
-# seed 000 Figure 5: iptables tear-down vs connections. Delete times whose medians reproduce the
-# printed deletion time and rate (the seed computed both from unrounded medians: e.g. at 400M,
-# 1,178.3 - 31.2 = 1,147.1 but the seed prints 1,147.2 and 348,690 = 4e8 / 1,147.15).
+# seed 000 Figure 5: iptables tear-down vs connections, delete times in seconds as printed.
 FIG5_PORTS = [(2500, 625), (5000, 1250), (10000, 2500), (20000, 5000), (40000, 10000), (40000, 20000)]
 FIG5_SIZES = [(21, 21), (23, 23), (25, 25), (27, 27), (29, 28), (30, 28)]
 FIG5_EXP = [10, 10, 10, 10, 10, 5]
@@ -115,16 +122,16 @@ FIG5_FILLED = [
     (18.05, 17.93, 18.20),
     (74.47, 72.04, 75.13),
     (305.33, 299.06, 310.05),
-    (1178.342, 1164.0, 1188.3),
-    (2263.14, 2259.6, 2275.2),
+    (1178.3, 1164.0, 1188.3),
+    (2263.1, 2259.6, 2275.2),
 ]
 FIG5_EMPTY = [
     (0.55, 0.55, 0.57),
     (1.28, 1.26, 1.29),
     (4.17, 4.16, 4.22),
     (15.74, 15.73, 15.79),
-    (31.19, 31.1, 31.2),
-    (31.178, 31.1, 31.2),
+    (31.2, 31.1, 31.2),
+    (31.2, 31.1, 31.2),
 ]
 
 
@@ -149,7 +156,15 @@ def teardown_run(
         points.append(p)
         n = p["connections"]
         for rep, (tn, t0) in enumerate(zip(spread(*filled[i], exps[i]), spread(*empty[i], exps[i]), strict=True)):
-            extra = {"T_N": tn, "T_0": t0, "deletion_time": tn - t0, "connections": n}  # issue-4's engine
+            extra = {  # natbench/procedures.py teardown: every repetition timed its own empty table
+                "T_N": tn,
+                "T_0": t0,
+                "filled_delete_s": tn,
+                "empty_delete_s": t0,
+                "deletion_time": tn - t0,
+                "connections": n,
+                "T_0_measured": True,
+            }
             records.append(result_record(p["id"], "teardown", rep, n / (tn - t0), "conn/s", extra=extra))
     return write_run_dir(root, points, records, campaign_name=f"{name}-teardown")
 

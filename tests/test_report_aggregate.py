@@ -13,7 +13,7 @@ import natbench
 from natbench.errors import StoreError
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
-from natbench.testing_rundir import make_point, result_record, trial_record, write_run_dir
+from natbench.testing_rundir import make_point, result_record, spread, trial_record, write_run_dir
 
 
 def _points(*specs: dict) -> pd.DataFrame:
@@ -45,7 +45,19 @@ def test_throughput_reported_as_all_frames() -> None:
     ]
     df = ag.results_frame(recs)
     assert df["reported"].tolist() == [2000.0, 0.5]  # only frame rates are doubled
-    assert df["reported_error"].tolist()[0] == 20.0
+
+
+def test_the_error_is_the_search_width_as_stored_not_doubled() -> None:
+    """The seeds' error row is the binary search's stop error (seed 000 Figure 2: 100 for cps and for
+    throughput alike); the engine stores the per-direction width, and the report prints it as stored."""
+    recs = [
+        result_record("p", "throughput", r, 1000.0 + r, "fps", error=e, extra={"directions": 2})
+        for r, e in enumerate((100.0, 60.0, 80.0))
+    ]
+    recs.append(result_record("p", "cps", 0, 500.0, "cps", error=100.0))
+    s = ag.summarize(ag.results_frame(recs))
+    assert s.loc[("p", "throughput"), "error"] == 100.0  # the largest width, not 2 x 100
+    assert s.loc[("p", "cps"), "error"] == 100.0
 
 
 def test_scale_up_uses_smallest_core_count_as_reference() -> None:
@@ -56,6 +68,16 @@ def test_scale_up_uses_smallest_core_count_as_reference() -> None:
     assert su[ids[0]] == 1.0
     assert su[ids[1]] == pytest.approx(180 * 2 / (4 * 100))
     assert su[ids[2]] == pytest.approx(300 * 2 / (8 * 100))
+
+
+def test_the_scale_up_reference_is_the_fewest_cores_not_the_first_point_listed() -> None:
+    # campaign order 4, 1, 2 cores with medians 300, 100, 180: S(n) = P(n) / (n * P(1)) with P(1) = 100
+    pts = _points(*({"src": (1, 10), "dst": (1, 10), "cores": c} for c in (4, 1, 2)))
+    ids = list(pts.index)
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (300.0, 100.0, 180.0), strict=True)]
+    sc = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")
+    assert sc["scale_up"].to_dict() == {ids[0]: 300 / (4 * 100), ids[1]: 1.0, ids[2]: 180 / (2 * 100)}
+    assert set(sc["reference"]) == {ids[1]}
 
 
 def test_scale_up_series_are_separate() -> None:
@@ -95,6 +117,112 @@ def test_baseline_at_a_separate_forwarding_point() -> None:
     assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd, "ratio": 0.4}]
 
 
+def test_the_baseline_at_the_same_point_wins_over_another_point_with_the_same_ports() -> None:
+    """Two implementations at the same cores and port ranges, each measured with its own forwarding
+    baseline: each throughput is divided by its own point's baseline, not by the first one found."""
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "a", "dut_params": {"d": {"r": "a"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "b", "dut_params": {"d": {"r": "b"}}},
+    )
+    a, b = pts.index
+    recs = [
+        result_record(a, "throughput", 0, 40.0, "fps"),
+        result_record(a, "forwarding", 0, 100.0, "fps"),
+        result_record(b, "throughput", 0, 30.0, "fps"),
+        result_record(b, "forwarding", 0, 50.0, "fps"),
+    ]
+    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")
+    assert r.loc[a, "baseline_point"] == a and r.loc[a, "ratio"] == 0.4  # 40 / 100
+    assert r.loc[b, "baseline_point"] == b and r.loc[b, "ratio"] == 0.6  # 30 / 50, not 30 / 100
+
+
+def _nat_and_baseline(nat_fps: float, nat_directions: int, fwd_fps: float, fwd_directions: int) -> float:
+    """Ratio of a NAT throughput to a separate forwarding baseline, each stored as the engine stores a
+    throughput result: the per-direction rate, ``directions`` and ``all_frames_per_second``."""
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "nat", "dut_params": {"d": {"r": "nat"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "fwd", "dut_params": {"d": {"r": "fwd"}}},
+    )
+    nat, fwd = pts.index
+
+    def rec(pid: str, metric: str, per_direction: float, directions: int) -> dict:
+        extra = {"directions": directions, "all_frames_per_second": per_direction * directions}
+        return result_record(pid, metric, 0, per_direction, "fps", error=100.0, extra=extra)
+
+    recs = [rec(nat, "throughput", nat_fps, nat_directions), rec(fwd, "forwarding", fwd_fps, fwd_directions)]
+    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    assert r["baseline_point"].tolist() == [fwd]
+    return float(r["ratio"].iloc[0])
+
+
+def test_equal_all_frames_rates_give_a_throughput_ratio_of_exactly_100_percent(tmp_path: Path) -> None:
+    # both bidirectional, 50,000 fps per direction: 100,000 all frames per second on both sides
+    assert _nat_and_baseline(50_000.0, 2, 50_000.0, 2) == 1.0
+    # the same working point measured with and without NAT state, through the table
+    p = make_point(0, (1, 10), (1, 10), cores=1)
+    extra = {"directions": 2, "all_frames_per_second": 100_000.0}
+    recs = [
+        result_record(p["id"], metric, 0, 50_000.0, "fps", error=100.0, extra=extra)
+        for metric in ("throughput", "forwarding")
+    ]
+    run = natbench.load(write_run_dir(tmp_path / "r", [p], recs))
+    assert run.seed_table().cells.loc["throughput ratio (%)"].tolist() == ["100.0"]
+
+
+def test_a_one_way_side_is_compared_in_all_frames_per_second() -> None:
+    """Both sides in the unit the table prints, all frames per second: a bidirectional 50,000 fps per
+    direction forwards 100,000 frames per second, as many as a one-way 100,000 fps."""
+    assert _nat_and_baseline(50_000.0, 2, 100_000.0, 1) == 1.0  # per direction it would be 0.5
+    assert _nat_and_baseline(100_000.0, 1, 50_000.0, 2) == 1.0  # per direction it would be 2.0
+    # 2 x 40,000 = 80,000 against 100,000 one-way: 80 %
+    assert _nat_and_baseline(40_000.0, 2, 100_000.0, 1) == pytest.approx(0.8)
+
+
+def test_the_median_of_an_even_count_is_the_mean_of_the_two_middle_values() -> None:
+    # 10 repetitions, stored out of order; sorted: 100 150 200 300 [500 800] 900 950 990 1000, so the median
+    # is (500 + 800) / 2 = 650 (a lower median would say 500, an upper one 800)
+    values = [900.0, 100.0, 500.0, 990.0, 150.0, 800.0, 1000.0, 200.0, 300.0, 950.0]
+    recs = [result_record("p", "cps", r, v, "cps", error=10.0) for r, v in enumerate(values)]
+    # the same values as per-direction rates of a bidirectional throughput: all frames are twice them
+    extra = {"directions": 2}
+    recs += [result_record("p", "throughput", r, v, "fps", error=10.0, extra=extra) for r, v in enumerate(values)]
+    s = ag.summarize(ag.results_frame(recs))
+    assert s.loc[("p", "cps"), ["median", "min", "max"]].tolist() == [650.0, 100.0, 1000.0]
+    assert s.loc[("p", "throughput"), ["median", "min", "max"]].tolist() == [1300.0, 200.0, 2000.0]
+    assert s.loc[("p", "cps"), "experiments"] == 10
+
+
+def test_teardown_rate_is_n_over_the_difference_of_even_count_medians() -> None:
+    pts = _points({"src": (1, 100), "dst": (1, 10)})
+    pid = pts.index[0]
+    # T_N sorted 2.0 [3.0 5.0] 6.0 -> median 4.0; T_0 sorted 0.25 [0.5 1.0] 1.25 -> median 0.75;
+    # rate = 1,000 / (4.0 - 0.75) = 307.69 (upper medians: 1,000 / (5.0 - 1.0) = 250; lower medians:
+    # 1,000 / (3.0 - 0.5) = 400; the median of the per-repetition rates, below: 391.0)
+    pairs = [(6.0, 0.5), (2.0, 1.0), (5.0, 0.25), (3.0, 1.25)]
+    recs = [
+        result_record(pid, "teardown", r, 1000 / (tn - t0), "conn/s", extra={"T_N": tn, "T_0": t0, "connections": 1000})
+        for r, (tn, t0) in enumerate(pairs)
+    ]
+    td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
+    assert (td["filled_median"], td["filled_min"], td["filled_max"]) == (4.0, 2.0, 6.0)
+    assert (td["empty_median"], td["empty_min"], td["empty_max"]) == (0.75, 0.25, 1.25)
+    assert td["deletion_time"] == 3.25
+    assert td["rate"] == pytest.approx(1000 / 3.25)
+    # rates per repetition: 1000/5.5, 1000/1.0, 1000/4.75, 1000/1.75 -> sorted 181.8 [210.5 571.4] 1000
+    assert td["rep_rate_median"] == pytest.approx((1000 / 4.75 + 1000 / 1.75) / 2)
+    assert (td["rep_rate_min"], td["rep_rate_max"]) == (pytest.approx(1000 / 5.5), 1000.0)
+    assert td["experiments"] == 4
+
+
+def test_spread_has_distinct_middle_values_for_an_even_count() -> None:
+    # median 10, min 7, max 14: d = min(10 - 7, 14 - 10) / 2 = 1.5, middle values 8.5 and 11.5
+    v = spread(10.0, 7.0, 14.0, 6)
+    assert sorted(v) == [7.0, 8.5, 8.5, 11.5, 11.5, 14.0]
+    assert spread(10.0, 7.0, 14.0, 5) == [7.0, 10.0, 10.0, 10.0, 14.0]
+    # a median equal to the min forces both middle values to it
+    assert sorted(spread(0.55, 0.55, 0.57, 4)) == [0.55, 0.55, 0.55, 0.57]
+
+
 def test_teardown_falls_back_to_point_connections() -> None:
     pts = _points({"src": (1, 100), "dst": (1, 10)})
     pid = pts.index[0]
@@ -104,6 +232,23 @@ def test_teardown_falls_back_to_point_connections() -> None:
     ]
     td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
     assert td["connections"] == 1000 and td["deletion_time"] == 2.0 and td["rate"] == 500.0
+
+
+def test_a_failed_teardown_repetition_is_not_an_experiment() -> None:
+    """A repetition that failed (no value, no delete times) is not counted in num. experiments, and the
+    medians are those of the three that ran: T_N 2.0 / 2.5 / 3.0 -> 2.5, T_0 0.5 -> rate 1,000 / 2.0."""
+    pts = _points({"src": (1, 100), "dst": (1, 10)})
+    pid = pts.index[0]
+    recs = [
+        result_record(
+            pid, "teardown", r, 1000 / (tn - 0.5), "conn/s", extra={"T_N": tn, "T_0": 0.5, "connections": 1000}
+        )
+        for r, tn in enumerate((2.5, 3.0, 2.0))
+    ]
+    recs.append(result_record(pid, "teardown", 3, None, "conn/s", extra={"failed": "the DUT kept 12 connections"}))
+    td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
+    assert td["experiments"] == 3
+    assert (td["filled_median"], td["deletion_time"], td["rate"]) == (2.5, 2.0, 500.0)
 
 
 def test_trial_summary() -> None:

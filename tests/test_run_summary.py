@@ -57,5 +57,6 @@ def test_the_run_log_shows_each_repetition_in_the_same_unit() -> None:
     bidi = RepetitionResult(
         "p", "throughput", 0, 84_375.0, "fps", 500.0, {"directions": "bidirectional", "all_frames_per_second": 168_750}
     )
-    assert format_result(bidi) == "throughput#0: 168,750 fps, all directions (error 1,000)"
+    # the value in all frames per second, the error as the search stored it (its width per direction)
+    assert format_result(bidi) == "throughput#0: 168,750 fps, all directions (error 500)"
     assert format_result(RepetitionResult("p", "cps", 1, 61_035.0, "cps", 100.0, {})) == "cps#1: 61,035 cps (error 100)"

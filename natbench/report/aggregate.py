@@ -7,8 +7,9 @@ Conventions (shared with the engine, see GUIDE.md):
 * Frame rates (unit ``fps``: throughput, forwarding) are stored PER DIRECTION, with
   ``extra["directions"]`` = "bidirectional" (or 2) and ``extra["all_frames_per_second"]``.
   The ``reported`` column is the all-frames figure (value x number of directions), so reports
-  show all frames per second like the seeds. The search error is scaled the same way (it is in
-  the unit of the reported value).
+  show all frames per second like the seeds. The search error is NOT scaled: it is the binary
+  search's final width (upper - lower) as the search ran, per direction, which is what the seeds'
+  "error" row prints (the stop error as set, the same number for cps and throughput).
 * Tear-down results carry ``extra = {"T_N": .., "T_0": .., "connections": N}`` (issue-4's
   engine; ``filled_delete_s`` / ``empty_delete_s`` are accepted too). The reported tear-down
   rate is ``N / (median T_N - median T_0)``, as seed 000 Figure 5 computes it (not the median
@@ -52,7 +53,6 @@ RESULT_COLUMNS = [
     "error",
     "directions",
     "reported",
-    "reported_error",
     "filled_delete_s",
     "empty_delete_s",
     "connections",
@@ -95,6 +95,7 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
     Frame rates: ``reported`` = ``extra["all_frames_per_second"]`` when the engine stored it,
     else value x number of directions (``extra["directions"]``: 2 or "bidirectional" -> x2).
+    ``error`` stays as stored (the search's final width in the stored, per-direction unit).
     Tear-down delete times are read from ``extra["T_N"]`` / ``extra["T_0"]`` (the engine's keys)
     or ``filled_delete_s`` / ``empty_delete_s``; the unit ``conn/s`` is reported as ``cps``.
 
@@ -119,7 +120,6 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         cols["error"].append(error)
         cols["directions"].append(directions)
         cols["reported"].append(value * factor)
-        cols["reported_error"].append(error * factor)
         cols["filled_delete_s"].append(_num(extra.get("filled_delete_s", extra.get("T_N"))))
         cols["empty_delete_s"].append(_num(extra.get("empty_delete_s", extra.get("T_0"))))
         cols["connections"].append(_num(extra.get("connections")))
@@ -137,7 +137,6 @@ def _results_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
         "value",
         "error",
         "reported",
-        "reported_error",
         "filled_delete_s",
         "empty_delete_s",
         "connections",
@@ -316,9 +315,10 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     Columns: ``unit``, ``directions``, ``experiments`` (repetitions with a value), ``failed``
     (repetitions without one), ``tester_bound`` (repetitions whose search ended at the tester's
     ceiling: their value is a lower bound of the DUT), ``median``, ``min``, ``max``, ``error``
-    (largest final search width of the repetitions, in the reported unit; NaN when the metric is
-    not a search) and ``dut_cpu_busy`` (median over the repetitions of the DUT's CPU busy % at the
-    reported rate, see :func:`with_dut_cpu_busy`; NaN without monitor samples).
+    (largest final search width of the repetitions as the search stored it: per direction for
+    frame rates, not multiplied by the number of directions; NaN when the metric is not a search)
+    and ``dut_cpu_busy`` (median over the repetitions of the DUT's CPU busy % at the reported rate,
+    see :func:`with_dut_cpu_busy`; NaN without monitor samples).
     """
     columns = [
         "unit",
@@ -339,7 +339,7 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
         )
     g = results.groupby(["point_id", "metric"], observed=True, sort=False)
     out = g["reported"].agg(["median", "min", "max", "count", "size"])
-    out["error"] = g["reported_error"].max()
+    out["error"] = g["error"].max()
     out["unit"] = g["unit"].first().astype(str)
     out["directions"] = g["directions"].max()
     out = out.rename(columns={"count": "experiments"})
@@ -400,18 +400,19 @@ def baseline_ratio(
 ) -> pd.DataFrame:
     """Ratio of a metric's median to the baseline's median (e.g. seed 000 "throughput ratio (%)").
 
-    Both medians are taken per direction (all frames / number of directions), which equals the
-    all-frames ratio when both were measured bidirectionally, as in the seed.
+    Both medians are compared in the same unit, the reported one: all frames per second (the
+    frames the DUT forwarded in all active directions). A bidirectional NAT throughput of 50,000
+    fps per direction (100,000 fps in all) against a one-way forwarding baseline of 100,000 fps is
+    100 %: the DUT forwarded as many frames per second either way. With both sides bidirectional,
+    as in seed 000 Figure 2, this is also the per-direction ratio.
 
     The baseline is looked up at the same working point first; failing that, at a point with the
     same cores, port ranges and frame size (a separate forwarding DUT measured with the same port
     number ranges). Returns ``point_id``, ``metric``, ``baseline_point``, ``ratio`` (a fraction).
     """
     cols = ["point_id", "metric", "baseline_point", "ratio"]
-    s = summary.reset_index()[["point_id", "metric", "median", "directions"]]
+    s = summary.reset_index()[["point_id", "metric", "median"]]  # reported: all frames per second
     s = s.astype({"point_id": str, "metric": str})
-    # per direction, so that a bidirectional result compares fairly with a one-way baseline
-    s["median"] = s["median"] / s["directions"].clip(lower=1)
     key_cols = ["cores", "src_first", "src_last", "dst_first", "dst_last", "frame_size"]
     keys = pd.Series(["|".join(map(str, r)) for r in points[key_cols].itertuples(index=False)], index=points.index)
     s["key"] = s["point_id"].map(keys)

@@ -399,12 +399,17 @@ def performance_table(
             title = f"Performance ({what}) against the number of connections"
         else:
             title = f"Performance ({what})"
-    caption = "Units: " + "; ".join(units) + ". Error: final width of the binary search in plain units."
+    caption = (
+        "Units: "
+        + "; ".join(units)
+        + ". Error: final width (upper - lower) of the binary search in plain units, as the search ran:"
+        " per direction for frame rates (not multiplied by the number of directions)."
+    )
     if show_baseline:
         caption += (
             f" {_ABBR[baseline][0] if baseline in _ABBR else baseline}: plain packet forwarding baseline with the"
             " same port number ranges; throughput ratio (%) = throughput median / baseline median"
-            " (both per direction)."
+            " (both in all frames per second)."
         )
     if sc is not None:
         caption += " rel. scale up = P(n) / (n * P(1)), n: number of CPU cores."
