@@ -25,10 +25,10 @@ explained, 1 otherwise, 2 when mutmut is missing or its results cannot be read.
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -76,21 +76,14 @@ def load_results(mutants_dir: Path) -> list[Mutant]:
     return out
 
 
-_DEF = re.compile(r"^([ \t]*)def (\S+?)\(", re.M)
-
-
 def _functions(source: str) -> dict[str, str]:
-    """Top-level and method definitions of a mutated file, by name, as source text."""
-    spans = [(m.start(), m.group(2), len(m.group(1))) for m in _DEF.finditer(source)]
-    out: dict[str, str] = {}
-    for i, (start, name, indent) in enumerate(spans):
-        end = len(source)
-        for later_start, _n, later_indent in spans[i + 1 :]:
-            if later_indent <= indent:
-                end = later_start
-                break
-        out[name] = source[start:end]
-    return out
+    """Every function and method of a mutated file, by name, as source text (decorators left out)."""
+    lines = source.splitlines()
+    return {
+        node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
 
 
 def mutant_diff(mutants_dir: Path, m: Mutant, cache: dict[str, dict[str, str]]) -> str:
