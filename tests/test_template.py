@@ -145,6 +145,10 @@ def test_plen_after_the_first_slash_must_be_a_whole_number() -> None:
         (1.5, "0:00:01.500"),
         (0.25, "0:00:00.250"),
         (90.75, "0:01:30.750"),  # 0.75 s = 750 ms
+        (59.9996, "0:01:00"),  # 59999.6 ms rounds to 60000 ms: a whole minute, not '0:00:59.1000'
+        (1.9999, "0:00:02"),
+        (1.001, "0:00:01.001"),  # one millisecond still shows
+        (0.0004, "0:00:00"),  # under half a millisecond: no '.000'
     ],
 )
 def test_hms_renders_hours_minutes_seconds(seconds: float, text: str) -> None:
