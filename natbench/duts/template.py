@@ -107,11 +107,10 @@ def _plen(v: Any) -> int:
 def _hms(v: Any) -> str:
     if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
         raise ValueError(f"filter 'hms' needs a number of seconds, got {v!r}")
-    total = int(v)
-    frac = float(v) - total
+    total, ms = divmod(round(v * 1000), 1000)  # whole milliseconds first: 59.9996 s is 1:00 min, not 59 s + 1000 ms
     text = f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
-    if frac:
-        text += f".{round(frac * 1000):03d}"
+    if ms:
+        text += f".{ms:03d}"
     return text
 
 

@@ -1,0 +1,181 @@
+"""Readable numbers and port ranges: exact values at the boundaries and the exact message for bad input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from natbench.campaign.values import format_count, parse_count, parse_number, parse_port_range
+from natbench.traffic.ports import PortRange
+
+NUMBER_HELP = "expected a number such as 200000, 200k or 2^17, got "
+RANGE_HELP = "expected a port range such as '1-4000', {first: 1, last: 4000} or a count 4000, got "
+
+# -- parse_number ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("2^0", 1.0),  # B^0 = 1
+        ("2^23", 8_388_608.0),  # seed 000 table size: 2^23 = 8388608
+        ("2**10", 1024.0),
+        ("10^3", 1000.0),  # base and exponent must not be swapped: 3^10 would be 59049
+        (" 2 ^ 3 ", 8.0),  # 2*3 = 6 and 3^3 = 27 would be wrong
+        ("200k", 200_000.0),
+        ("3K", 3_000.0),
+        ("1.5M", 1_500_000.0),
+        ("7.44M", 7_440_000.0),
+        ("1G", 1_000_000_000.0),
+        (" 7 k ", 7_000.0),
+        ("1_000", 1000.0),
+        ("1_000k", 1_000_000.0),  # underscores go before the suffix is read: 1000 * 1000
+        ("1.5", 1.5),
+        ("  42  ", 42.0),
+        ("1e3", 1000.0),
+    ],
+)
+def test_parse_number_reads_powers_si_suffixes_and_plain_numbers(text: str, value: float) -> None:
+    assert parse_number(text) == value
+
+
+def test_parse_number_takes_ints_and_floats_as_they_are() -> None:
+    got = parse_number(5)
+    assert got == 5.0 and isinstance(got, float)
+    assert parse_number(2.5) == 2.5
+
+
+def test_parse_number_rejects_a_bool_naming_it() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_number(True)
+    assert str(info.value) == "expected a number, got True"
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown"), [("x", "'x'"), ("2^", "'2^'"), ("", "''"), ("1.5X", "'1.5X'"), (None, "None")]
+)
+def test_parse_number_names_the_bad_value_and_shows_examples(bad: Any, shown: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_number(bad)
+    assert str(info.value) == NUMBER_HELP + shown
+
+
+# -- parse_count ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "count"),
+    [
+        (8_388_608, 8_388_608),
+        ("8388608", 8_388_608),
+        ("2^23", 8_388_608),
+        ("4M", 4_000_000),
+        ("1.5M", 1_500_000),  # whole after scaling: 1.5 * 10^6
+        (" 1_000 ", 1000),
+        (4.0, 4),  # a whole float is a count
+        ("2^0", 1),
+    ],
+)
+def test_parse_count_gives_an_int(value: Any, count: int) -> None:
+    got = parse_count(value)
+    assert got == count and type(got) is int
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown"),
+    [
+        (True, "True"),
+        (1.5, "1.5"),  # a float that is not whole
+        ("1.5", "'1.5'"),  # text that parses to a fraction
+        ("1.0005k", "'1.0005k'"),  # 1000.5
+    ],
+)
+def test_parse_count_rejects_fractions_naming_the_value(bad: Any, shown: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_count(bad)
+    assert str(info.value) == f"expected a whole number, got {shown}"
+
+
+def test_parse_count_of_text_that_is_no_number_shows_the_number_forms() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_count("lots")
+    assert str(info.value) == NUMBER_HELP + "'lots'"
+
+
+# -- format_count ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [
+        (0, "0"),
+        (1, "1"),  # 2^0, but below 2^10: written out
+        (512, "512"),  # 2^9: written out
+        (1000, "1,000"),
+        (1023, "1,023"),
+        (1024, "2^10"),  # the smallest power written as a power
+        (1025, "1,025"),
+        (8_388_608, "2^23"),
+        (3_145_728, "3,145,728"),  # 3 * 2^20 is no power of two
+    ],
+)
+def test_format_count_writes_powers_of_two_from_2_10_as_powers(n: int, text: str) -> None:
+    assert format_count(n) == text
+
+
+# -- parse_port_range -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "first", "last"),
+    [
+        ("1-4000", 1, 4000),
+        (" 1024 - 2047 ", 1024, 2047),
+        ("5-9", 5, 9),
+        ({"first": 1, "last": 4000}, 1, 4000),
+        ({"first": "2^10", "last": "2^11"}, 1024, 2048),
+        ({"first": 1024, "count": 4000}, 1024, 5023),  # 1024 + 4000 - 1
+        ({"first": 7, "count": 1}, 7, 7),  # one port
+        (4000, 1, 4000),  # a count N means 1..N (seed 004)
+        ("250", 1, 250),
+        ("2^10", 1, 1024),
+        (1, 1, 1),
+        (65535, 1, 65535),
+    ],
+)
+def test_port_range_forms_give_the_exact_range(value: Any, first: int, last: int) -> None:
+    assert parse_port_range(value) == PortRange(first, last)
+
+
+def test_a_port_range_is_returned_unchanged() -> None:
+    r = PortRange(3, 4)
+    assert parse_port_range(r) is r
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (0, "port count must be at least 1, got 0"),
+        (-5, "port count must be at least 1, got -5"),
+        ({"first": 5, "count": 0}, "port count must be at least 1, got 0"),
+        (
+            {"first": 1},
+            "a port range mapping needs keys first and last (or first and count), got ['first']",
+        ),
+        (
+            {"first": 1, "last": 2, "count": 2},
+            "a port range mapping needs keys first and last (or first and count), got ['count', 'first', 'last']",
+        ),
+        ("x", RANGE_HELP + "'x'"),
+        ("1.5", RANGE_HELP + "'1.5'"),
+        (True, RANGE_HELP + "True"),
+        ("70000-1", "invalid port range 70000-1: need 1 <= first <= last <= 65535"),
+        ({"first": 65000, "count": 1000}, "invalid port range 65000-65999: need 1 <= first <= last <= 65535"),
+        (65536, "invalid port range 1-65536: need 1 <= first <= last <= 65535"),
+    ],
+)
+def test_bad_port_ranges_say_what_is_wrong(bad: Any, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_port_range(bad)
+    assert str(info.value) == message
