@@ -94,8 +94,11 @@ def mutant_diff(mutants_dir: Path, m: Mutant, cache: dict[str, dict[str, str]]) 
     short = m.name.rsplit(".", 1)[-1]
     orig = funcs.get(f"{m.function}__mutmut_orig", "")
     mutated = funcs.get(short, "")
-    a = orig.rstrip().splitlines()[1:]  # the def line differs by name only
-    b = mutated.rstrip().splitlines()[1:]
+    a = orig.rstrip().splitlines()
+    b = mutated.rstrip().splitlines()
+    if a and b:  # the def lines differ by the name; a mutated default value still shows
+        a[0] = a[0].replace(f"{m.function}__mutmut_orig(", "(", 1)
+        b[0] = b[0].replace(f"{short}(", "(", 1)
     lines = [
         ln.rstrip()
         for ln in difflib.unified_diff(a, b, lineterm="", n=0)

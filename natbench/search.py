@@ -110,12 +110,12 @@ class BinarySearch:
     tester_ceiling: float | None = field(default=None, init=False)
     initial_upper: float = field(init=False)
     _attempt: int = field(default=0, init=False)
-    _pending: SearchStep | None = field(default=None, init=False)
+    _pending: float | None = field(default=None, init=False)  # the rate proposed and not yet reported
     _counted: int = field(default=0, init=False)
     _invalid: int = field(default=0, init=False)
     _early: bool = field(default=False, init=False)
     _tester_streak: int = field(default=0, init=False)
-    _passed: int = field(default=0, init=False)
+    _any_passed: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.lower) and math.isfinite(self.upper)) or self.lower < 0:
@@ -141,8 +141,8 @@ class BinarySearch:
             mid = (self.lower + self.upper) / 2
             if self.integer_rates and self.upper - self.lower > 2:
                 mid = float(math.floor(mid))
-            self._pending = SearchStep(mid, self.lower, self.upper, 0)
-        return SearchStep(self._pending.rate, self.lower, self.upper, self._attempt)
+            self._pending = mid
+        return SearchStep(self._pending, self.lower, self.upper, self._attempt)
 
     def report(self, verdict: Verdict, *, reason: str = "", tester_limited: bool = False) -> None:
         """Record the verdict of the trial proposed by :meth:`next_step`.
@@ -152,19 +152,20 @@ class BinarySearch:
         """
         if self._pending is None:
             raise SearchError("report() without a pending step")
-        rate = self._pending.rate
+        rate = self._pending
         if verdict is Verdict.INVALID:
             self._invalid += 1
             self._attempt += 1
             self._tester_streak = self._tester_streak + 1 if tester_limited else 0
             if self._tester_streak == self._attempt and self._attempt > min(self.max_invalid, self.tester_retries):
                 # every trial at this rate found the tester too slow: the rate is beyond the tester
-                self.tester_ceiling = rate if self.tester_ceiling is None else min(self.tester_ceiling, rate)
+                # a later ceiling is always lower: every rate after this one is below the new upper bound
+                self.tester_ceiling = rate
                 self.upper = rate
                 self._attempt = 0
                 self._tester_streak = 0
                 self._pending = None
-                if self.done and not self._passed:
+                if self.done and not self._any_passed:
                     raise SearchError(
                         f"the tester could not send at any rate tried down to {rate:g}; no rate passed"
                         + (f"; last: {reason}" if reason else "")
@@ -181,7 +182,7 @@ class BinarySearch:
         self._tester_streak = 0
         self._pending = None
         if verdict is Verdict.PASS:
-            self._passed += 1
+            self._any_passed = True
             self.lower = rate
         else:
             self.upper = rate

@@ -258,3 +258,95 @@ def test_rates_are_whole_numbers_while_the_interval_is_wider_than_two(
     # [0.5, 2.5] is exactly 2 wide: its midpoint 1.5 is tested as it is
     search = BinarySearch(lower, upper, 0.1, integer_rates=integer_rates)
     assert search.next_step().rate == first
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper", "error", "max_invalid", "message"),
+    [
+        (0, float("inf"), 1, 3, "search bounds must be finite and non-negative, got [0, inf]"),
+        (float("nan"), 10, 1, 3, "search bounds must be finite and non-negative, got [nan, 10]"),
+        (-1, 10, 1, 3, "search bounds must be finite and non-negative, got [-1, 10]"),
+        (10, 10, 1, 3, "search upper bound 10 must exceed lower bound 10"),
+        (0, 10, 0, 3, "search error must be positive, got 0"),
+        (0, 10, 1, -1, "max_invalid must be >= 0, got -1"),
+    ],
+)
+def test_a_bad_search_setting_is_named_with_its_value(
+    lower: float, upper: float, error: float, max_invalid: int, message: str
+) -> None:
+    # a NaN lower bound with a finite upper one must be refused too: both bounds need to be finite
+    with pytest.raises(SearchError) as info:
+        BinarySearch(lower, upper, error, max_invalid=max_invalid)
+    assert str(info.value) == message
+
+
+def test_a_search_used_out_of_order_says_what_went_wrong() -> None:
+    search = BinarySearch(0, 4, 2)
+    with pytest.raises(SearchError) as info:
+        search.report(Verdict.PASS)
+    assert str(info.value) == "report() without a pending step"
+    with pytest.raises(SearchError) as info:
+        search.outcome()
+    assert str(info.value) == "the search has not finished"
+    assert search.next_step().rate == 2.0  # interval 4 > 2 = whole rates: floor(2.0)
+    search.report(Verdict.PASS)  # [2, 4]: width 2 <= error, done
+    with pytest.raises(SearchError) as info:
+        search.next_step()
+    assert str(info.value) == "the search is finished; no further step"
+
+
+def test_a_retried_step_keeps_its_rate_and_bounds_and_counts_its_attempts() -> None:
+    search = BinarySearch(100, 300, 10, max_invalid=3)
+    first = search.next_step()
+    assert (first.rate, first.lower, first.upper, first.attempt) == (200.0, 100, 300, 0)
+    search.report(Verdict.INVALID, reason="counts")
+    again = search.next_step()
+    assert (again.rate, again.lower, again.upper, again.attempt) == (200.0, 100, 300, 1)
+    search.report(Verdict.FAIL)
+    after = search.next_step()
+    assert (after.rate, after.lower, after.upper, after.attempt) == (150.0, 100, 200.0, 0)
+
+
+@pytest.mark.parametrize(
+    ("reason", "tail"), [("", ""), ("DUT table holds 3 connections", "; last: DUT table holds 3 connections")]
+)
+def test_too_many_invalid_trials_name_the_rate_the_count_and_the_last_reason(reason: str, tail: str) -> None:
+    said = {"reason": reason} if reason else {}  # no reason given at all: the message has no "last" part
+    search = BinarySearch(0, 100, 1, max_invalid=1)
+    search.next_step()
+    search.report(Verdict.INVALID, **said)
+    with pytest.raises(SearchError) as info:
+        search.report(Verdict.INVALID, **said)
+    assert str(info.value) == "2 invalid trials in a row at rate 50 (max_invalid=1)" + tail
+
+
+@pytest.mark.parametrize(("reason", "tail"), [("", ""), ("tester fell behind", "; last: tester fell behind")])
+def test_a_tester_that_sends_no_rate_at_all_ends_the_search_with_the_lowest_rate_tried(reason: str, tail: str) -> None:
+    # [0, 8], error 2, tester_retries 0: 4 is the ceiling (1 try), then 2 (1 try): [0, 2] is done, none passed
+    search = BinarySearch(0, 8, 2, max_invalid=3, tester_retries=0)
+    assert search.next_step().rate == 4.0
+    search.report(Verdict.INVALID, reason=reason, tester_limited=True)
+    assert search.tester_ceiling == 4.0
+    assert search.next_step().rate == 2.0  # (0 + 4) / 2; width 4 > 2, floor(2.0)
+    with pytest.raises(SearchError) as info:
+        search.report(Verdict.INVALID, reason=reason, tester_limited=True)
+    assert str(info.value) == "the tester could not send at any rate tried down to 2; no rate passed" + tail
+
+
+def test_a_tester_ceiling_after_a_pass_ends_the_search_there_tester_bound() -> None:
+    # [0, 8], error 2: 4 passes; 6 is beyond the tester (1 try with tester_retries 0) -> [4, 6] is done at the
+    # tester's ceiling 6: a result, not an error, because a rate passed
+    search = BinarySearch(0, 8, 2, max_invalid=3, tester_retries=0)
+    assert search.next_step().rate == 4.0
+    search.report(Verdict.PASS)
+    assert search.next_step().rate == 6.0
+    search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
+    out = search.outcome()
+    assert (out.value, out.upper, out.tester_ceiling, out.tester_bound, out.steps, out.invalid) == (
+        4.0,
+        6.0,
+        6.0,
+        True,
+        1,
+        1,
+    )
