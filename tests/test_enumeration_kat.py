@@ -246,3 +246,13 @@ def test_software_tester_phase1_sends_the_known_answer(monkeypatch: pytest.Monke
     assert result.counts[Direction.FORWARD].sent == len(frames) == len(datagrams) == 40
     assert [(f.sport, f.dport) for f in frames] == VECTOR
     assert [f.seq for f in frames] == list(range(40))  # the sequence number is the index k
+
+
+@pytest.mark.parametrize("index", [-1, 40, 41])
+def test_an_index_outside_the_pairs_is_refused_by_name(index: int) -> None:
+    # 10 source x 4 destination ports: indices 0..39 (index 40 would also fail inside numpy, with another message)
+    e = PortEnumeration(SRC, DST, SEED)
+    assert e.size == 40
+    with pytest.raises(IndexError) as info:
+        e.pair(index)
+    assert str(info.value) == f"index {index} outside [0, 40)"
