@@ -1398,3 +1398,55 @@ def test_teardown_counts_a_t0_stored_without_the_measured_flag_as_timed() -> Non
     res = h.run("teardown", repetition=3, earlier=earlier, fill_rate=50_000, empty_repetitions=3)
     assert h.kinds() == ["fill", "flush_filled"]
     assert res.extra["T_0"] == pytest.approx(0.6)
+
+
+def test_a_monitor_that_took_no_samples_adds_nothing_to_the_trial() -> None:
+    h = Harness()
+    h.dut.stop_monitor = lambda: {}  # type: ignore[method-assign]
+    h.run("cps", upper=400_000, error=100_000, monitor_interval=0.5)
+    assert h.dut.events.count("monitor") == 2  # started around both steps
+    assert all("monitor" not in r.extra for r in h.records)
+
+
+def test_capacity_probes_keep_the_points_destination_ports_whatever_the_plan_holds() -> None:
+    """A plan narrower than the point (10 destination ports, not 20): each probe is prepared with the point's 20.
+
+    capacity_max 4,000 = 200 ports = the start: one probe, then the point's own plan again.
+    """
+    h = capacity_harness(lambda n: 1000.0)
+    h.plan = dataclasses.replace(h.plan, dst_ports=PortRange(80, 89))
+    prepared: list[PortRange] = []
+
+    def prepare(plan: Any, _orig: Any = h.tester.prepare) -> None:
+        prepared.append(plan.dst_ports)
+        _orig(plan)
+
+    h.tester.prepare = prepare  # type: ignore[method-assign]
+    res = h.run("capacity", upper=2000, error=1, capacity_max=4000)
+    assert res.value == 4000
+    assert prepared == [PortRange(80, 99), PortRange(80, 89)]
+
+
+def test_mlrsearch_result_names_its_unit_algorithm_and_directions() -> None:
+    pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
+    h = Harness(forwarding=300_000)
+    res = h.run("throughput", upper=1_000_000, lower=10_000, error=1000, fill_rate=50_000, algorithm="mlr")
+    assert res.unit == "fps"
+    assert res.extra == {
+        "all_frames_per_second": res.value * 2,  # both directions carry the per-direction rate
+        "algorithm": "mlr",
+        "directions": 2,
+        "direction_mode": "bidirectional",
+    }
+
+
+def test_mlrsearch_trial_that_stays_invalid_names_itself() -> None:
+    pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
+    h = Harness(tester_max_rate=60_000)  # the fill at 50,000 works; loads above 60,000 never
+    res = h.run(
+        "throughput", upper=1_000_000, lower=10_000, error=1000, fill_rate=50_000, algorithm="mlr", max_invalid=0
+    )
+    assert res.extra["failed"].startswith("MLRsearch trial at ")
+    assert res.extra["failed"].endswith(
+        ": 1 invalid trials in a row; last: tester could not keep the rate: fake: cannot exceed 60000 fps"
+    )
