@@ -279,3 +279,23 @@ def test_a_step_without_any_counts_names_every_missing_direction() -> None:
     assert res.value is None
     assert b.records[0].reason == "the tester reported no counts for forward, reverse"
     assert b.records[0].value is None
+
+
+def test_the_rate_check_applies_only_to_a_trial_with_an_intended_rate() -> None:
+    # nothing was meant to be sent, so whatever rate the tester reports is no shortfall (and no division by zero)
+    p = phase((Direction.FORWARD, 0, 0, 0), intended=0.0, achieved=-1.0)
+    assert judge_phase(p, MetricSettings()) == (Verdict.PASS, "")
+
+
+def test_a_failed_repetition_of_a_registered_procedure_without_a_unit_has_an_empty_unit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from natbench import procedures
+    from natbench.errors import SearchError
+
+    def custom(ctx: ProcedureContext) -> Any:
+        raise SearchError("custom gave up")
+
+    monkeypatch.setitem(procedures.PROCEDURES, "custom", custom)
+    res = Bench().run("custom")
+    assert (res.value, res.unit, res.extra) == (None, "", {"failed": "custom gave up"})
