@@ -1450,3 +1450,32 @@ def test_mlrsearch_trial_that_stays_invalid_names_itself() -> None:
     assert res.extra["failed"].endswith(
         ": 1 invalid trials in a row; last: tester could not keep the rate: fake: cannot exceed 60000 fps"
     )
+
+
+def test_mlrsearch_that_finds_no_passing_load_reports_zero_and_never_goes_below_one_fps() -> None:
+    """Forwarding ceiling 0.5 fps: at 1 fps the one frame of the 1 s trial is lost, at 1,000 fps nearly all are.
+
+    lower 0 is raised to MLRsearch's smallest load of 1 fps; no load passes, so there is no conditional throughput.
+    """
+    pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
+    h = Harness(forwarding=0.5)
+    res = h.run("throughput", upper=1000, error=1, fill_rate=50_000, algorithm="mlr")
+    assert res.value == 0.0
+    rates = [r.intended_rate for r in h.records if r.kind == "phase2"]
+    assert (min(rates), max(rates)) == (1.0, 1000.0)
+
+
+def test_mlr_without_mlrsearch_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "MLRsearch", None)  # import MLRsearch now raises ImportError
+    res = Harness().run("throughput", upper=1000, error=1, fill_rate=50_000, algorithm="mlr")
+    assert res.extra["failed"] == "algorithm 'mlr' needs MLRsearch: pip install 'natbench[mlr]'"
+
+
+def test_throughput_steps_carry_their_search_interval() -> None:
+    # forwarding ceiling 250,000: 200,000 passes in [0, 400,000], 300,000 fails in [200,000, 400,000]
+    h = Harness(forwarding=250_000)
+    h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000)
+    steps = [(r.intended_rate, r.lower, r.upper) for r in h.records if r.kind == "phase2"]
+    assert steps == [(200_000, 0, 400_000), (300_000, 200_000, 400_000)]
