@@ -121,10 +121,12 @@ def test_compute_mode_checks_the_mappings_once_per_repetition() -> None:
 def test_phase2_records_carry_their_times_and_the_tester_and_dut_facts() -> None:
     """The clock ticks once per call: each forwarding step starts at one tick and ends at the next."""
     b = Bench(nat=False, stateless_forwarding=250_000)
-    b.run("forwarding", clock=ticks(), repetition=4, upper=400_000, error=100_000, timeout=3.5)
+    res = b.run("forwarding", clock=ticks(), repetition=4, upper=400_000, error=100_000, timeout=3.5)
+    assert (res.point_id, res.metric, res.repetition) == (POINT.id, "forwarding", 4)
     assert [(r.started_at, r.ended_at) for r in b.records] == [(0.0, 1.0), (2.0, 3.0)]
     first = b.records[0]
     assert (first.point_id, first.metric, first.repetition, first.step) == (POINT.id, "forwarding", 4, 0)
+    assert (first.intended_rate, first.achieved_rate) == (200_000, 200_000)  # the fake keeps every rate it can
     assert first.extra["tester"] == {"receive_timeout": 3.5}
     assert first.extra["responder_mode"] == "learn"
     assert first.extra["duration"] == 1.0
