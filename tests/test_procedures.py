@@ -1479,3 +1479,35 @@ def test_throughput_steps_carry_their_search_interval() -> None:
     h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000)
     steps = [(r.intended_rate, r.lower, r.upper) for r in h.records if r.kind == "phase2"]
     assert steps == [(200_000, 0, 400_000), (300_000, 200_000, 400_000)]
+
+
+def test_mlrsearch_runs_without_a_practical_time_limit_and_without_logging(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Real searches of long trials take many minutes: the wall clock MLRsearch checks moves 1,000 s per trial here.
+
+    With MLRsearch's own limit (1,200 s) the search would stop after two trials; natbench lifts the limit, so the
+    search ends on the forwarding ceiling of 300,000 fps as without a clock. MLRsearch's debug output is dropped.
+    """
+    mlr = pytest.importorskip("MLRsearch.multiple_loss_ratio_search", reason="MLRsearch (extra 'mlr') is not installed")
+    now = [0.0]
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return now[0]
+
+    monkeypatch.setattr(mlr, "time", Clock)
+    h = Harness(forwarding=300_000)
+    orig = h.tester.phase2
+
+    def slow(rate: float, duration: float, *a: Any) -> PhaseResult:
+        now[0] += 1000.0
+        return orig(rate, duration, *a)
+
+    h.tester.phase2 = slow  # type: ignore[method-assign]
+    with caplog.at_level("DEBUG"):
+        res = h.run("throughput", upper=1_000_000, lower=10_000, error=1000, fill_rate=50_000, algorithm="mlr")
+    assert 295_000 <= res.value <= 300_000
+    assert now[0] >= 2000.0  # beyond MLRsearch's default limit of 1,200 s
+    assert [r for r in caplog.records if r.name == "root"] == []
