@@ -993,3 +993,521 @@ def test_teardown_refuses_an_empty_table_time_when_the_delete_all_left_connectio
     assert res.extra["failed"] == (
         "the DUT still held 5 connections after its delete-all; T_0 is not an empty-table time"
     )
+
+
+# ---------------------------------------------------------------------------- tear-down: records and counts
+def counting_clock() -> Callable[[], float]:
+    """A clock that says 0, 1, 2, ... on its successive calls."""
+    ticks = iter(range(1000))
+    return lambda: float(next(ticks))
+
+
+def test_teardown_counts_the_dut_table_and_stores_each_timed_delete() -> None:
+    """The DUT holds 10 connections of its own beside the 4,000 of the fill (within table_slack 64).
+
+    N is the DUT's count, 4,010; T_N = 0.5 + 4,010 x 10 us = 0.5401 s, T_0 = 0.5 s: 4,010 / 0.0401 s = 100,000/s.
+    The clock ticks once per call: fill 0-1, delete of the filled table 2-3, delete of the empty table 4-5.
+    """
+    h = Harness(flush_empty=0.5, flush_per_connection=1e-5)
+    learn_args: list[object] = []
+
+    def with_own_sessions(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        learn_args.append(learn)
+        res = _orig(rate, learn)
+        h.dut.connections += 10
+        return res
+
+    h.tester.phase1 = with_own_sessions  # type: ignore[method-assign]
+    res = h.run("teardown", clock=counting_clock(), fill_rate=50_000, gap=0)
+    assert learn_args == [False]  # the fill needs no learned tuples: no reverse frames follow
+    assert res.unit == "conn/s"
+    assert res.value == pytest.approx(100_000)
+    assert res.extra["connections"] == 4010
+    assert res.extra["T_N"] == pytest.approx(0.5401)
+    assert res.extra["empty_delete_s"] == res.extra["T_0"] == 0.5
+    assert res.extra["T_0_measured"] is True
+    assert h.slept == []  # no gap asked: no sleep at all
+    fill, filled, empty = h.records
+    assert "learned" not in fill.extra
+    assert [(r.kind, r.verdict, r.reason) for r in (filled, empty)] == [
+        ("flush_filled", Verdict.PASS, ""),
+        ("flush_empty", Verdict.PASS, ""),
+    ]
+    assert [(r.started_at, r.ended_at) for r in h.records] == [(0.0, 1.0), (2.0, 3.0), (4.0, 5.0)]
+    assert filled.extra == {"connections": 4010}
+    assert empty.extra == {"dut_connections_before": 0}  # the table was counted empty before T_0 was timed
+
+
+def test_teardown_on_a_dut_that_cannot_count_takes_n_from_the_frames_that_arrived() -> None:
+    """No count: N is the fill's valid frames, 4,000; T_N = 0.5 + 4,000 x 10 us = 0.54 s: 4,000 / 0.04 s = 100,000/s."""
+    h = Harness(flush_empty=0.5, flush_per_connection=1e-5, can_count=False)
+    res = h.run("teardown", fill_rate=50_000)
+    assert res.extra["connections"] == 4000
+    assert res.value == pytest.approx(100_000)
+    assert h.records[1].extra == {"connections": 4000}
+    assert h.records[2].extra == {}  # nothing counted before the empty-table delete
+
+
+def test_teardown_names_the_fill_when_it_is_always_invalid() -> None:
+    h = Harness(tester_max_rate=10_000)
+    res = h.run("teardown", fill_rate=50_000, max_invalid=1)
+    assert h.kinds() == ["fill", "fill"]
+    assert res.extra["failed"] == (
+        "filling the table: 2 invalid trials in a row; "
+        "last: tester could not keep the rate: fake: cannot exceed 10000 fps"
+    )
+
+
+def test_a_teardown_reusing_t0_reports_no_empty_table_time_of_its_own() -> None:
+    # T_0 = median(0.9, 0.4, 0.6) = 0.6 is reused; T_N = 0.75 + 4,000 x 0.1 ms = 1.15 s
+    h = Harness(flush_empty=0.75, flush_per_connection=1e-4)
+    res = h.run("teardown", repetition=3, earlier=teardowns(0.9, 0.4, 0.6), fill_rate=50_000, empty_repetitions=3)
+    assert res.extra["T_0"] == pytest.approx(0.6)
+    assert res.extra["empty_delete_s"] is None
+    assert res.extra["deletion_time"] == pytest.approx(0.55)
+
+
+# ---------------------------------------------------------------------------- settings from campaign shapes
+def test_settings_given_as_settings_take_the_overrides_that_are_set() -> None:
+    base = MetricSettings(repetitions=5, acceptance=0.001)
+    s = MetricSettings.from_any(base, acceptance=0.01, duration=None)
+    assert (s.repetitions, s.acceptance, s.duration) == (5, 0.01, 60.0)  # duration=None keeps the default 60 s
+
+
+def test_no_settings_give_the_defaults() -> None:
+    assert MetricSettings.from_any(None) == MetricSettings()
+
+
+def test_settings_from_a_model_use_its_dump() -> None:
+    class Model:
+        """Duck-typed like a pydantic model: only model_dump() tells the fields."""
+
+        def model_dump(self) -> dict[str, Any]:
+            return {"repetitions": 7, "gap": 3.0}
+
+    s = MetricSettings.from_any(Model())
+    assert (s.repetitions, s.gap) == (7, 3.0)
+
+
+def test_settings_from_a_dataclass_use_its_fields() -> None:
+    @dataclasses.dataclass
+    class Section:
+        repetitions: int = 4
+        max_connections: int | None = 8000
+
+    s = MetricSettings.from_any(Section())
+    assert (s.repetitions, s.capacity_max) == (4, 8000)
+
+
+def test_a_campaign_alias_does_not_replace_the_field_set_under_its_own_name() -> None:
+    s = MetricSettings.from_any({"tagged_rate": 500, "latency_rate": 700, "min_connections": 1000})
+    assert (s.latency_rate, s.capacity_start) == (700, 1000)
+
+
+def test_directions_of_any_enum_or_string_become_directions() -> None:
+    import enum
+
+    class Schema(enum.Enum):  # a schema's own enum: its str() is "Schema.REVERSE", its value "reverse"
+        REVERSE = "reverse"
+
+    for given in ("reverse", Schema.REVERSE):
+        s = MetricSettings.from_any({"directions": given})
+        assert s.directions is Directions.REVERSE
+        assert len(s.directions.active) == 1
+
+
+def test_fractions_and_rates_become_tuples_of_floats() -> None:
+    s = MetricSettings.from_any({"fractions": [1, 0.5], "rates": [800_000, 400_000]})
+    assert type(s.fractions) is tuple and s.fractions == (1.0, 0.5)
+    assert type(s.rates) is tuple and s.rates == (800_000.0, 400_000.0)
+    assert all(type(f) is float for f in (*s.fractions, *s.rates))
+
+
+# ---------------------------------------------------------------------------- capacity: bounds, tags, stop rules
+def test_capacity_stops_below_beta_and_a_final_probe_stops_below_gamma_with_what_passed_so_far() -> None:
+    """Ceiling 1,000 cps up to 200 source ports, 100 up to 250, 300 beyond 250 up to 300, 100 beyond; width 100 ports.
+
+    200 ports: [0, 2,000] passes 1,000 and fails 1,500 ... 1,001: 1,000. 400 ports ([0, 1,000], stop below 200):
+    500, 250 and 125 fail, 125 < 200 ends it at 0 < 200: [200, 400]. 300 ports ([0, 1,000], stop below 400):
+    500 fails, 250 passes, 375 fails below 400: ends at 250, below 400 -> [200, 300], 100 ports wide: done.
+    """
+    h = capacity_harness(lambda n: 1000.0 if n <= 200 else 300.0 if 250 < n <= 300 else 100.0)
+    prepared: list[tuple[PortRange, PortRange]] = []
+
+    def prepare(plan: Any, _orig: Any = h.tester.prepare) -> None:
+        prepared.append((plan.src_ports, plan.dst_ports))
+        _orig(plan)
+
+    h.tester.prepare = prepare  # type: ignore[method-assign]
+    res = h.run("capacity", upper=2000, error=1, capacity_error=2000)
+    assert res.extra["probes"] == [[4000, 1000], [8000, 0], [6000, 250]]
+    assert h.slept == []  # no gap between a probe's phase 1 and its reverse frames
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (4000, 2000, 1000)
+    # each probe prepares the point's destination ports and as many source ports from 1000 on; then the point's plan
+    assert prepared == [
+        (PortRange(1000, 1199), POINT.dst_ports),
+        (PortRange(1000, 1399), POINT.dst_ports),
+        (PortRange(1000, 1299), POINT.dst_ports),
+        (POINT.src_ports, POINT.dst_ports),
+    ]
+    # every stored trial names its stage, its number of connections and its search interval
+    first, second = h.records[:2]
+    assert [(r.kind, r.lower, r.upper) for r in (first, second)] == [("phase1", 0.0, 2000), ("validation", 0.0, 2000)]
+    by_stage = {(r.extra["stage"], r.extra["connections"]) for r in h.records}
+    assert by_stage == {("initial", 4000), ("exponential", 8000), ("final", 6000)}
+    final = [r for r in h.records if r.extra["stage"] == "final"]
+    assert [(r.kind, r.intended_rate, r.verdict) for r in final] == [
+        ("phase1", 500, Verdict.FAIL),
+        ("phase1", 250, Verdict.PASS),
+        ("validation", 250, Verdict.PASS),
+        ("phase1", 375, Verdict.FAIL),
+    ]
+    assert [(r.lower, r.upper) for r in final] == [(0.0, 1000), (0.0, 500), (0.0, 500), (250, 500)]
+
+
+def test_capacity_final_search_narrows_to_one_source_port_by_default() -> None:
+    """Ceiling 1,000 cps up to 202 source ports, 100 beyond; capacity_error unset: one port (20 connections).
+
+    200 ports: 1,000; 400 ports: 0 -> [200, 400]. Final probes 300, 250, 225, 212, 206, 203 collapse (stop below
+    400) -> [200, 203]; 201 ports: 999 (the search of [0, 1,000] ends one below) -> [201, 203]; 202 ports: 998
+    -> [202, 203], one port wide: capacity 202 x 20 = 4,040 connections, error 20.
+    """
+    h = capacity_harness(lambda n: 1000.0 if n <= 202 else 100.0)
+    res = h.run("capacity", upper=2000, error=1)
+    assert [c for c, _ in res.extra["probes"]] == [4000, 8000, 6000, 5000, 4500, 4240, 4120, 4060, 4020, 4040]
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (4040, 20, 998)
+
+
+def test_capacity_without_a_limit_probes_up_to_the_last_source_port() -> None:
+    """Source ports from 1000 to 65535: 64,536 ports x 20 = 1,290,720 connections at most.
+
+    capacity_start 800,000 = 40,000 ports: 1,000 cps; doubling is capped at 64,536 ports: 999 cps; exhausted.
+    """
+    h = capacity_harness(lambda n: 1000.0)
+    res = h.run("capacity", upper=2000, error=1, capacity_start=800_000)
+    assert res.extra["probes"] == [[800_000, 1000], [1_290_720, 999]]
+    assert (res.value, res.error, res.extra["port_space_exhausted"]) == (1_290_720, 0, True)
+
+
+@pytest.mark.parametrize(
+    ("start", "most", "probes"),
+    [
+        (20, 40, [[20, 1000], [40, 999]]),  # one source port to start, two at most
+        (4000, 20, [[20, 1000]]),  # at most one source port: the start is cut down to it
+    ],
+)
+def test_capacity_can_probe_a_single_source_port(start: int, most: int, probes: list[list[float]]) -> None:
+    h = capacity_harness(lambda n: 1000.0)
+    res = h.run("capacity", upper=2000, error=1, capacity_start=start, capacity_max=most)
+    assert res.extra["probes"] == probes
+    assert (res.value, res.extra["port_space_exhausted"]) == (most, True)
+
+
+def test_capacity_goes_on_with_a_starting_rate_of_one() -> None:
+    """Ceiling 1 cps: the search of [0, 4] fails 2, passes 1 ([1, 2] is within error 1): r_s = 1 is a rate."""
+    h = capacity_harness(lambda n: 1.0)
+    res = h.run("capacity", upper=4, error=1, capacity_max=4000)
+    assert res.extra["probes"] == [[4000, 1]]
+    assert (res.value, res.extra["rate_at_capacity"]) == (4000, 1)
+
+
+def test_capacity_with_no_rate_range_fails_with_its_own_message() -> None:
+    # upper 0 leaves nothing to search (even with error 0): the starting probe has no rate
+    h = capacity_harness(lambda n: 1000.0)
+    for error in (0, 1):
+        res = h.run("capacity", upper=0, error=error)
+        assert res.extra["failed"] == "no rate passed with the starting 4000 connections; lower capacity_start"
+        assert h.records == []
+
+
+def test_capacity_with_beta_zero_doubles_on_through_probes_without_a_rate() -> None:
+    """beta 0: a probe at rate 0 is not below 0 x the rate, so the doubling goes on; probes in [0, 0] run no trial.
+
+    capacity_start 640,000 = 32,000 ports: 1,000 cps; 64,000 ports: ceiling 0, [0, 1,000] fails down to 0;
+    64,536 ports: nothing to search (rate 0), stored as 0; exhausted at 1,290,720 connections with rate 0.
+    """
+    h = capacity_harness(lambda n: 1000.0 if n <= 32_000 else 0.0)
+    res = h.run("capacity", upper=2000, error=1, beta=0, capacity_start=640_000)
+    assert res.extra["probes"] == [[640_000, 1000], [1_280_000, 0], [1_290_720, 0]]
+    assert (res.value, res.extra["rate_at_capacity"], res.extra["port_space_exhausted"]) == (1_290_720, 0, True)
+
+
+# ---------------------------------------------------------------------------- validation: result and records
+def test_validation_at_the_median_cps_stores_both_trials_with_their_times() -> None:
+    # the median of 30,000, 50,000 and 40,000 cps is 40,000 (the clock ticks once per call)
+    h = Harness()
+    res = h.run("validation", prior={"cps": [30_000.0, 50_000.0, 40_000.0]}, clock=counting_clock())
+    assert (res.value, res.unit, res.extra) == (1.0, "pass", {"rate": 40_000.0, "reason": ""})
+    assert [(r.kind, r.intended_rate, r.started_at, r.ended_at) for r in h.records] == [
+        ("phase1", 40_000, 0.0, 1.0),
+        ("validation", 40_000, 2.0, 3.0),
+    ]
+    assert h.records[0].extra["learned"] == 4000  # phase 1 learns the tuples the reverse frames use
+
+
+def test_validation_fails_without_reverse_frames_when_phase1_loses_frames() -> None:
+    # the DUT sets up 40,000 cps: phase 1 at 50,000 delivers 4,000 x 40,000 / 50,000 = 3,200 of 4,000 frames
+    h = Harness(cps=40_000)
+    res = h.run("validation", rate=50_000)
+    assert h.kinds() == ["phase1"]
+    assert (res.value, res.extra) == (
+        0.0,
+        {"rate": 50_000.0, "reason": "forward loss 800/4000 = 20.000000% > 0.000000%"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "settings", "kinds", "failed"),
+    [
+        ({"tester_max_rate": 10_000}, {}, ["phase1", "phase1"], "phase 1 at 50000"),
+        (
+            {"tester_max_rate": 60_000},
+            {"reverse_rate": 100_000},
+            ["phase1", "validation", "validation"],
+            "validation at 50000",
+        ),
+    ],
+)
+def test_validation_names_the_trial_that_stayed_invalid(
+    model: dict[str, float], settings: dict[str, float], kinds: list[str], failed: str
+) -> None:
+    h = Harness(**model)
+    res = h.run("validation", rate=50_000, max_invalid=1, **settings)
+    assert h.kinds() == kinds
+    limit = model["tester_max_rate"]
+    assert res.extra["failed"] == (
+        f"{failed}: 2 invalid trials in a row; last: tester could not keep the rate: fake: cannot exceed {limit:g} fps"
+    )
+
+
+# ---------------------------------------------------------------------------- results of the other procedures
+def test_throughput_result_carries_the_search_bounds_and_counts() -> None:
+    """Forwarding ceiling 250,000 fps; search [0, 400,000] with error 100,000: 200,000 passes, 300,000 fails."""
+    h = Harness(forwarding=250_000)
+    res = h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000)
+    assert (res.value, res.unit, res.error) == (200_000, "fps", 100_000)
+    assert res.extra == {
+        "directions": 2,
+        "direction_mode": "bidirectional",
+        "all_frames_per_second": 400_000,
+        "steps": 2,
+        "invalid": 0,
+        "at_upper_limit": False,
+        "tester_bound": False,
+        "tester_ceiling": None,
+        "lower": 200_000,
+        "upper": 300_000,
+    }
+
+
+def test_forwarding_result_and_steps_carry_the_search_interval() -> None:
+    """Stateless ceiling 250,000 fps; search [0, 400,000], error 100,000: 200,000 passes in [0, 400,000],
+    300,000 fails in [200,000, 400,000]."""
+    h = Harness(nat=False, stateless_forwarding=250_000)
+    res = h.run("forwarding", upper=400_000, error=100_000)
+    assert (res.value, res.unit, res.error, res.extra["table_reset"]) == (200_000, "fps", 100_000, True)
+    assert [(r.intended_rate, r.lower, r.upper) for r in h.records] == [
+        (200_000, 0, 400_000),
+        (300_000, 200_000, 400_000),
+    ]
+
+
+def test_forwarding_does_not_empty_a_table_the_dut_says_it_cannot_empty() -> None:
+    h = Harness(nat=False, stateless_forwarding=250_000)
+    h.dut.supports = lambda op: op != "reset_connections"  # type: ignore[method-assign]
+    res = h.run("forwarding", upper=400_000, error=100_000)
+    assert res.extra["table_reset"] is False
+    assert "reset" not in h.dut.events
+
+
+def test_frame_loss_result_is_the_loss_at_the_first_rate() -> None:
+    # forwarding ceiling 500,000: at 800,000 fps 300,000 of 800,000 frames per direction are lost (0.375)
+    h = Harness(forwarding=500_000)
+    res = h.run("frame_loss", rates=(800_000, 400_000), fill_rate=50_000, flr_stop_after_zero=0)
+    assert (res.value, res.unit) == (0.375, "ratio")
+    assert res.extra == {
+        "rate": 800_000,
+        "curve": [[800_000, 0.375], [400_000, 0.0]],
+        "directions": 2,
+        "direction_mode": "bidirectional",
+    }
+
+
+def test_frame_loss_names_the_rate_that_stayed_invalid() -> None:
+    h = Harness(tester_max_rate=600_000)
+    res = h.run("frame_loss", rates=(800_000,), fill_rate=50_000, max_invalid=0)
+    assert res.extra["failed"] == (
+        "frame loss at 800000: 1 invalid trials in a row; last: tester could not keep the rate: fake: cannot exceed "
+        "600000 fps"
+    )
+
+
+def test_latency_reports_the_verdict_and_reason_of_its_trial() -> None:
+    # forwarding ceiling 300,000: at 400,000 fps a quarter of each direction is lost; forward is judged first
+    h = Harness(forwarding=300_000)
+    res = h.run("latency", rate=400_000, fill_rate=50_000)
+    assert res.extra["rate"] == 400_000
+    assert res.extra["verdict"] == "fail"
+    assert res.extra["reason"] == "forward loss 100000/400000 = 25.000000% > 0.000000%"
+    res = h.run("pdv", rate=100_000, fill_rate=50_000)
+    assert (res.unit, res.extra["verdict"], res.extra["reason"]) == ("s", "pass", "")
+
+
+def test_latency_without_samples_fails_the_repetition() -> None:
+    h = Harness()
+
+    def no_samples(*args: Any, _orig: Any = h.tester.phase2) -> PhaseResult:
+        return dataclasses.replace(_orig(*args), latency={})
+
+    h.tester.phase2 = no_samples  # type: ignore[method-assign]
+    res = h.run("latency", rate=100_000, fill_rate=50_000)
+    assert res.extra["failed"] == "the tester returned no latency samples"
+
+
+def test_cps_steps_do_not_learn_tuples() -> None:
+    h = Harness()
+    learn_args: list[object] = []
+
+    def spy(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        learn_args.append(learn)
+        return _orig(rate, learn)
+
+    h.tester.phase1 = spy  # type: ignore[method-assign]
+    h.run("cps", upper=400_000, error=100_000)
+    assert learn_args == [False, False]  # 200,000 passes, 300,000 fails
+
+
+def test_a_search_that_stays_invalid_names_the_rate_and_the_last_reason() -> None:
+    # no state kept: 500,000 and 250,000 lose frames (ceiling 200,000); 125,000 passes the loss check but the table
+    # is empty, three times in a row
+    h = Harness(keeps_state=False)
+    res = h.run("cps", upper=1_000_000, error=1000, max_invalid=2)
+    assert res.extra["failed"] == (
+        "3 invalid trials in a row at rate 125000 (max_invalid=2); "
+        "last: DUT table holds 0 connections but 4000 phase-1 frames arrived"
+    )
+
+
+def test_teardown_counts_a_t0_stored_without_the_measured_flag_as_timed() -> None:
+    # results stored without the T_0_measured key timed their T_0: median(0.9, 0.4, 0.6) = 0.6 is reused
+    earlier = tuple(
+        RepetitionResult(POINT.id, "teardown", i, 1.0, "conn/s", extra={"T_0": t0})
+        for i, t0 in enumerate((0.9, 0.4, 0.6))
+    )
+    h = Harness(flush_empty=0.75, flush_per_connection=1e-4)
+    res = h.run("teardown", repetition=3, earlier=earlier, fill_rate=50_000, empty_repetitions=3)
+    assert h.kinds() == ["fill", "flush_filled"]
+    assert res.extra["T_0"] == pytest.approx(0.6)
+
+
+def test_a_monitor_that_took_no_samples_adds_nothing_to_the_trial() -> None:
+    h = Harness()
+    h.dut.stop_monitor = lambda: {}  # type: ignore[method-assign]
+    h.run("cps", upper=400_000, error=100_000, monitor_interval=0.5)
+    assert h.dut.events.count("monitor") == 2  # started around both steps
+    assert all("monitor" not in r.extra for r in h.records)
+
+
+def test_capacity_probes_keep_the_points_destination_ports_whatever_the_plan_holds() -> None:
+    """A plan narrower than the point (10 destination ports, not 20): each probe is prepared with the point's 20.
+
+    capacity_max 4,000 = 200 ports = the start: one probe, then the point's own plan again.
+    """
+    h = capacity_harness(lambda n: 1000.0)
+    h.plan = dataclasses.replace(h.plan, dst_ports=PortRange(80, 89))
+    prepared: list[PortRange] = []
+
+    def prepare(plan: Any, _orig: Any = h.tester.prepare) -> None:
+        prepared.append(plan.dst_ports)
+        _orig(plan)
+
+    h.tester.prepare = prepare  # type: ignore[method-assign]
+    res = h.run("capacity", upper=2000, error=1, capacity_max=4000)
+    assert res.value == 4000
+    assert prepared == [PortRange(80, 99), PortRange(80, 89)]
+
+
+def test_mlrsearch_result_names_its_unit_algorithm_and_directions() -> None:
+    pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
+    h = Harness(forwarding=300_000)
+    res = h.run("throughput", upper=1_000_000, lower=10_000, error=1000, fill_rate=50_000, algorithm="mlr")
+    assert res.unit == "fps"
+    assert res.extra == {
+        "all_frames_per_second": res.value * 2,  # both directions carry the per-direction rate
+        "algorithm": "mlr",
+        "directions": 2,
+        "direction_mode": "bidirectional",
+    }
+
+
+def test_mlrsearch_trial_that_stays_invalid_names_itself() -> None:
+    pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
+    h = Harness(tester_max_rate=60_000)  # the fill at 50,000 works; loads above 60,000 never
+    res = h.run(
+        "throughput", upper=1_000_000, lower=10_000, error=1000, fill_rate=50_000, algorithm="mlr", max_invalid=0
+    )
+    assert res.extra["failed"].startswith("MLRsearch trial at ")
+    assert res.extra["failed"].endswith(
+        ": 1 invalid trials in a row; last: tester could not keep the rate: fake: cannot exceed 60000 fps"
+    )
+
+
+def test_mlrsearch_that_finds_no_passing_load_reports_zero_and_never_goes_below_one_fps() -> None:
+    """Forwarding ceiling 0.5 fps: at 1 fps the one frame of the 1 s trial is lost, at 1,000 fps nearly all are.
+
+    lower 0 is raised to MLRsearch's smallest load of 1 fps; no load passes, so there is no conditional throughput.
+    """
+    pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
+    h = Harness(forwarding=0.5)
+    res = h.run("throughput", upper=1000, error=1, fill_rate=50_000, algorithm="mlr")
+    assert res.value == 0.0
+    rates = [r.intended_rate for r in h.records if r.kind == "phase2"]
+    assert (min(rates), max(rates)) == (1.0, 1000.0)
+
+
+def test_mlr_without_mlrsearch_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "MLRsearch", None)  # import MLRsearch now raises ImportError
+    res = Harness().run("throughput", upper=1000, error=1, fill_rate=50_000, algorithm="mlr")
+    assert res.extra["failed"] == "algorithm 'mlr' needs MLRsearch: pip install 'natbench[mlr]'"
+
+
+def test_throughput_steps_carry_their_search_interval() -> None:
+    # forwarding ceiling 250,000: 200,000 passes in [0, 400,000], 300,000 fails in [200,000, 400,000]
+    h = Harness(forwarding=250_000)
+    h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000)
+    steps = [(r.intended_rate, r.lower, r.upper) for r in h.records if r.kind == "phase2"]
+    assert steps == [(200_000, 0, 400_000), (300_000, 200_000, 400_000)]
+
+
+def test_mlrsearch_runs_without_a_practical_time_limit_and_without_logging(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Real searches of long trials take many minutes: the wall clock MLRsearch checks moves 1,000 s per trial here.
+
+    With MLRsearch's own limit (1,200 s) the search would stop after two trials; natbench lifts the limit, so the
+    search ends on the forwarding ceiling of 300,000 fps as without a clock. MLRsearch's debug output is dropped.
+    """
+    mlr = pytest.importorskip("MLRsearch.multiple_loss_ratio_search", reason="MLRsearch (extra 'mlr') is not installed")
+    now = [0.0]
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return now[0]
+
+    monkeypatch.setattr(mlr, "time", Clock)
+    h = Harness(forwarding=300_000)
+    orig = h.tester.phase2
+
+    def slow(rate: float, duration: float, *a: Any) -> PhaseResult:
+        now[0] += 1000.0
+        return orig(rate, duration, *a)
+
+    h.tester.phase2 = slow  # type: ignore[method-assign]
+    with caplog.at_level("DEBUG"):
+        res = h.run("throughput", upper=1_000_000, lower=10_000, error=1000, fill_rate=50_000, algorithm="mlr")
+    assert 295_000 <= res.value <= 300_000
+    assert now[0] >= 2000.0  # beyond MLRsearch's default limit of 1,200 s
+    assert [r for r in caplog.records if r.name == "root"] == []

@@ -1,0 +1,303 @@
+"""Procedure building blocks seen from outside: phase-2 options, trial records, optional DUT hooks, verdicts."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from natbench.errors import ConfigError
+from natbench.procedures import MetricSettings, ProcedureContext, judge_phase, run_repetition
+from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
+from natbench.testers.base import Directions, Phase2Options
+from natbench.testing import FakeDut, FakeModel, FakeTester
+from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
+from natbench.traffic.plan import ResponderMode
+from natbench.workingpoint import WorkingPoint
+
+POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 4,000 connections
+
+
+def ticks() -> Callable[[], float]:
+    """A clock that says 0, 1, 2, ... on its successive calls."""
+    it = iter(range(10_000))
+    return lambda: float(next(it))
+
+
+class Bench:
+    """A fake testbed; ``dut`` is what the procedure sees (it may differ from the DUT the tester's frames pass)."""
+
+    def __init__(self, mode: ResponderMode = ResponderMode.LEARN, **model: Any) -> None:
+        self.fake = FakeDut(FakeModel(**model))
+        self.fake.setup(POINT)
+        self.dut: Any = self.fake
+        self.tester = FakeTester(self.fake)
+        self.plan = TrafficPlan(
+            Family.NAT44,
+            AddressPlan.default(Family.NAT44),
+            POINT.src_ports,
+            POINT.dst_ports,
+            64,
+            3,
+            responder_mode=mode,
+        )
+        self.tester.prepare(self.plan)
+        self.records: list[TrialRecord] = []
+        self.slept: list[float] = []
+        self.options: list[Phase2Options] = []
+        orig = self.tester.phase2
+
+        def phase2(rate: float, duration: float, directions: Directions, options: Phase2Options) -> PhaseResult:
+            self.options.append(options)
+            return orig(rate, duration, directions, options)
+
+        self.tester.phase2 = phase2  # type: ignore[method-assign]
+
+    def run(self, metric: str, *, clock: Callable[[], float] = lambda: 0.0, repetition: int = 0, **settings: Any):
+        settings.setdefault("duration", 1.0)
+        ctx = ProcedureContext(
+            tester=self.tester,
+            dut=self.dut,
+            point=POINT,
+            plan=self.plan,
+            metric=metric,
+            repetition=repetition,
+            settings=MetricSettings(**settings),
+            emit=self.records.append,
+            clock=clock,
+            sleep=self.slept.append,
+        )
+        return run_repetition(ctx)
+
+
+# ---------------------------------------------------------------------------- phase-2 options
+def test_forwarding_steps_ask_for_the_metrics_tagged_rate_and_selection_without_latency() -> None:
+    b = Bench(nat=False, stateless_forwarding=250_000)
+    b.run("forwarding", upper=400_000, error=100_000, latency_rate=250, selection="linear")
+    assert b.options == [Phase2Options(latency=False, latency_rate=250, selection="linear")] * 2
+
+
+def test_throughput_steps_ask_for_the_metrics_tagged_rate_and_selection_without_mappings_in_learn_mode() -> None:
+    b = Bench(forwarding=250_000)
+    b.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, latency_rate=250, selection="fixed", gap=0)
+    assert b.options == [Phase2Options(latency=False, latency_rate=250, selection="fixed", mappings=None)] * 2
+    assert b.slept == []  # gap 0: no sleep after the fill
+    phase2 = [r for r in b.records if r.kind == "phase2"]
+    assert [r.extra["dut_connections"] for r in phase2] == [4000, 4000]  # counted after every step
+
+
+def test_read_mode_hands_the_duts_tuples_to_the_tester_and_to_every_phase2_step() -> None:
+    b = Bench(ResponderMode.READ, forwarding=250_000)
+    b.run("throughput", upper=400_000, error=100_000, fill_rate=50_000)
+    listed = tuple(b.fake.mappings())
+    assert len(listed) == 4000
+    assert b.tester.loaded == listed
+    assert [o.mappings for o in b.options] == [listed, listed]
+
+
+def test_read_mode_with_an_empty_listing_fails_the_repetition() -> None:
+    b = Bench(ResponderMode.READ)
+    b.fake.mappings = lambda: []  # type: ignore[method-assign]
+    res = b.run("throughput", upper=400_000, error=100_000, fill_rate=50_000)
+    assert res.extra["failed"] == "responder mode read: the DUT listed no mappings after phase 1"
+
+
+def test_compute_mode_checks_the_mappings_once_per_repetition() -> None:
+    # refill="always" fills before each of the two steps; only the first fill is followed by the check
+    b = Bench(ResponderMode.COMPUTE, forwarding=250_000)
+    b.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, refill="always")
+    assert b.fake.events.count("mappings") == 1
+    assert [(r.kind, r.extra.get("port_preservation")) for r in b.records] == [
+        ("fill", None),
+        ("phase2", "verified"),
+        ("fill", "verified"),
+        ("phase2", "verified"),
+    ]
+
+
+# ---------------------------------------------------------------------------- trial records
+def test_phase2_records_carry_their_times_and_the_tester_and_dut_facts() -> None:
+    """The clock ticks once per call: each forwarding step starts at one tick and ends at the next."""
+    b = Bench(nat=False, stateless_forwarding=250_000)
+    res = b.run("forwarding", clock=ticks(), repetition=4, upper=400_000, error=100_000, timeout=3.5)
+    assert (res.point_id, res.metric, res.repetition) == (POINT.id, "forwarding", 4)
+    assert [(r.started_at, r.ended_at) for r in b.records] == [(0.0, 1.0), (2.0, 3.0)]
+    first = b.records[0]
+    assert (first.point_id, first.metric, first.repetition, first.step) == (POINT.id, "forwarding", 4, 0)
+    assert (first.intended_rate, first.achieved_rate) == (200_000, 200_000)  # the fake keeps every rate it can
+    assert first.extra["tester"] == {"receive_timeout": 3.5}
+    assert first.extra["responder_mode"] == "learn"
+    assert first.extra["duration"] == 1.0
+    assert "learned" not in first.extra and "port_preservation" not in first.extra
+
+
+def test_a_fill_record_carries_what_was_learned_and_how_long_it_took() -> None:
+    # 4,000 frames at 50,000 per second take 0.08 s
+    b = Bench(forwarding=250_000)
+    b.run("throughput", upper=400_000, error=100_000, fill_rate=50_000)
+    fill = b.records[0]
+    assert (fill.kind, fill.extra["learned"], fill.extra["duration"]) == ("fill", 4000, 0.08)
+
+
+def test_a_tester_without_its_own_word_on_the_mode_is_recorded_with_the_plans() -> None:
+    b = Bench()
+    orig = b.tester.phase1
+    b.tester.phase1 = lambda rate, learn: dataclasses.replace(orig(rate, learn), responder_mode="")  # type: ignore[method-assign]
+    b.run("cps", upper=400_000, error=100_000)
+    assert [r.extra["responder_mode"] for r in b.records] == ["learn", "learn"]
+
+
+def test_an_invalid_trial_records_the_testers_note() -> None:
+    b = Bench(tester_max_rate=100_000)
+    b.run("cps", upper=400_000, error=100_000, max_invalid=0)
+    assert b.records[0].extra["tester_note"] == "fake: cannot exceed 100000 fps"
+
+
+def test_timed_deletes_have_no_rates() -> None:
+    b = Bench()
+    b.run("teardown", fill_rate=50_000)
+    assert [(r.kind, r.intended_rate, r.achieved_rate) for r in b.records[1:]] == [
+        ("flush_filled", 0.0, 0.0),
+        ("flush_empty", 0.0, 0.0),
+    ]
+
+
+# ---------------------------------------------------------------------------- optional DUT hooks
+class BareDut:
+    """A DUT with the protocol's operations only: no ``supports`` hook, no monitor (``start`` adds a start hook)."""
+
+    def __init__(self, inner: FakeDut) -> None:
+        self.inner = inner
+
+    def reset_connections(self) -> None:
+        self.inner.reset_connections()
+
+    def count_connections(self) -> int:
+        return self.inner.count_connections()
+
+    def timed_flush(self) -> float:
+        return self.inner.timed_flush()
+
+
+class HalfMonitorDut(BareDut):
+    """Has ``start_monitor`` but no ``stop_monitor``: the monitor cannot be used."""
+
+    def start_monitor(self, interval: float = 1.0) -> None:
+        self.inner.events.append("monitor")
+
+
+@pytest.mark.parametrize("dut", [BareDut, HalfMonitorDut])
+def test_a_dut_without_a_capability_hook_or_a_full_monitor_is_counted_and_not_monitored(dut: type[BareDut]) -> None:
+    b = Bench()
+    b.dut = dut(b.fake)
+    res = b.run("cps", upper=400_000, error=100_000, monitor_interval=0.5)
+    assert res.value == 200_000
+    # counted without a hook to ask first; 300,000 fails, and a failed phase 1 is not counted
+    assert [r.extra.get("dut_connections") for r in b.records] == [4000, None]
+    assert all("monitor" not in r.extra for r in b.records)
+    assert "monitor" not in b.fake.events
+
+
+def test_a_dut_that_says_it_cannot_count_is_not_asked_to() -> None:
+    b = Bench()
+    b.fake.supports = lambda op: op != "count_connections"  # type: ignore[method-assign]
+    res = b.run("cps", upper=400_000, error=100_000)
+    assert res.value == 200_000
+    assert all("dut_connections" not in r.extra for r in b.records)
+
+
+# ---------------------------------------------------------------------------- failures and settings
+def test_a_failed_repetition_keeps_its_metrics_unit() -> None:
+    res = Bench(flush_per_connection=0.0).run("teardown", fill_rate=50_000)
+    assert (res.value, res.unit, res.error) == (None, "conn/s", None)
+
+
+def test_an_unknown_metric_lists_the_known_ones() -> None:
+    from natbench.errors import SearchError
+
+    with pytest.raises(SearchError) as err:
+        Bench().run("jitter")
+    assert str(err.value) == (
+        "unknown metric 'jitter'; known: cps, throughput, frame_loss, latency, pdv, teardown, capacity, validation, "
+        "forwarding"
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"refill": "sometimes"}, "refill: must be one of auto, always, got 'sometimes'"),
+        ({"on_search_error": "ignore"}, "on_search_error: must be one of record, raise, got 'ignore'"),
+        ({"repetitions": 0}, "repetitions: must be at least 1, got 0"),
+        ({"acceptance": 1.0}, "acceptance: must be in [0, 1), got 1.0"),
+        ({"max_invalid": -1}, "max_invalid: must be >= 0, got -1"),
+    ],
+)
+def test_bad_settings_say_what_is_allowed(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        MetricSettings(**settings)
+    assert str(err.value) == message
+
+
+# ---------------------------------------------------------------------------- verdicts
+def phase(*counts: tuple[Direction, int, int, int], intended: float = 1000.0, achieved: float = 1000.0, **kw: Any):
+    return PhaseResult(intended, achieved, 1.0, {d: DirectionCounts(s, r, v) for d, s, r, v in counts}, **kw)
+
+
+def test_a_tester_that_gives_no_reason_is_said_to_give_none() -> None:
+    p = phase((Direction.FORWARD, 10, 10, 10), tester_ok=False, tester_note="")
+    assert judge_phase(p, MetricSettings()) == (Verdict.INVALID, "tester could not keep the rate: no reason given")
+
+
+def test_a_negative_valid_count_is_inconsistent() -> None:
+    p = phase((Direction.FORWARD, 10, 10, -1))
+    assert judge_phase(p, MetricSettings()) == (
+        Verdict.INVALID,
+        "inconsistent forward counts: sent 10, received 10, valid -1",
+    )
+
+
+def test_a_rate_of_one_frame_per_second_sent_at_half_is_short() -> None:
+    p = phase((Direction.FORWARD, 1, 1, 1), intended=1.0, achieved=0.5)
+    assert judge_phase(p, MetricSettings()) == (Verdict.INVALID, "tester fell behind: achieved 0.5 of 1 (50.00% short)")
+
+
+def test_the_direction_with_the_larger_loss_ratio_is_judged_not_the_last_named() -> None:
+    # forward loses 100 of 1,000 (10 %), reverse 10 of 1,000 (1 %); acceptance 5 %: forward fails the trial
+    p = phase((Direction.FORWARD, 1000, 900, 900), (Direction.REVERSE, 1000, 990, 990))
+    assert judge_phase(p, MetricSettings(acceptance=0.05)) == (
+        Verdict.FAIL,
+        "forward loss 100/1000 = 10.000000% > 5.000000%",
+    )
+
+
+def test_a_step_without_any_counts_names_every_missing_direction() -> None:
+    b = Bench(nat=False)
+    orig = b.tester.phase2
+    b.tester.phase2 = lambda *a: dataclasses.replace(orig(*a), counts={})  # type: ignore[method-assign]
+    res = b.run("forwarding", upper=400_000, error=100_000, max_invalid=0)
+    assert res.value is None
+    assert b.records[0].reason == "the tester reported no counts for forward, reverse"
+    assert b.records[0].value is None
+
+
+def test_the_rate_check_applies_only_to_a_trial_with_an_intended_rate() -> None:
+    # nothing was meant to be sent, so whatever rate the tester reports is no shortfall (and no division by zero)
+    p = phase((Direction.FORWARD, 0, 0, 0), intended=0.0, achieved=-1.0)
+    assert judge_phase(p, MetricSettings()) == (Verdict.PASS, "")
+
+
+def test_a_failed_repetition_of_a_registered_procedure_without_a_unit_has_an_empty_unit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from natbench import procedures
+    from natbench.errors import SearchError
+
+    def custom(ctx: ProcedureContext) -> Any:
+        raise SearchError("custom gave up")
+
+    monkeypatch.setitem(procedures.PROCEDURES, "custom", custom)
+    res = Bench().run("custom")
+    assert (res.value, res.unit, res.extra) == (None, "", {"failed": "custom gave up"})
