@@ -1511,3 +1511,54 @@ def test_mlrsearch_runs_without_a_practical_time_limit_and_without_logging(
     assert 295_000 <= res.value <= 300_000
     assert now[0] >= 2000.0  # beyond MLRsearch's default limit of 1,200 s
     assert [r for r in caplog.records if r.name == "root"] == []
+
+
+def test_mlrsearch_gets_one_goal_with_the_metrics_settings_and_a_config_without_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the adapter hands MLRsearch decides what its result means, so every field is pinned.
+
+    acceptance 0.001 -> loss ratio 0.001; exceed ratio 0: no trial at the reported load may exceed it;
+    error 1,000 of upper 400,000 -> relative width 0.0025; every trial lasts the metric's 5 s (initial = final
+    = the whole duration sum: one full trial decides); no preceding targets; no fail-fast; loads from
+    max(lower, 1) = 1 to 400,000 fps; no warm-up trial; a time limit of 1e9 s (none in practice).
+    """
+    mlrsearch = pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
+    seen: dict[str, Any] = {}
+    real_goal = mlrsearch.SearchGoal
+
+    def goal(**kwargs: Any) -> Any:
+        seen["goal"] = kwargs
+        return real_goal(**kwargs)
+
+    class Search:
+        def __init__(self, config: Any) -> None:
+            seen["config"] = config
+
+        def search(self, measurer: Any, debug: Any) -> dict[Any, Any]:
+            return {g: None for g in seen["config"].goals}  # no conditional throughput: the result is 0.0
+
+    monkeypatch.setattr(mlrsearch, "SearchGoal", goal)
+    monkeypatch.setattr(mlrsearch, "MultipleLossRatioSearch", Search)
+    res = Harness().run(
+        "throughput", lower=0, upper=400_000, error=1000, acceptance=0.001, duration=5.0, fill_rate=1, algorithm="mlr"
+    )
+    assert res.value == 0.0
+    assert seen["goal"] == {
+        "loss_ratio": 0.001,
+        "exceed_ratio": 0.0,
+        "relative_width": 0.0025,
+        "initial_trial_duration": 5.0,
+        "final_trial_duration": 5.0,
+        "duration_sum": 5.0,
+        "preceding_targets": 0,
+        "fail_fast": False,
+    }
+    config = seen["config"]
+    assert len(list(config.goals)) == 1
+    assert (config.min_load, config.max_load, config.warmup_duration, config.search_duration_max) == (
+        1.0,
+        400_000,
+        0.0,  # MLRsearch keeps "no warm-up" as 0.0
+        10**9,
+    )
