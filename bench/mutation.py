@@ -16,7 +16,7 @@ Usage (from the repository root; takes about 20-30 minutes on 2 CPUs)::
 
     python bench/mutation.py                 # run, then report
     python bench/mutation.py --report-only   # report the last run again (mutants/ kept)
-    python bench/mutation.py --rerun-survivors   # test only the mutants that survived last time
+    python bench/mutation.py --rerun-survivors   # resume, then test last run's survivors again
 
 Exit status: 0 when the kill rate is at least ``--min-rate`` (default 0.90) and every survivor is
 explained, 1 otherwise, 2 when mutmut is missing or its results cannot be read.
@@ -120,14 +120,14 @@ def run_mutmut(children: int, names: list[str]) -> int:
     Path(ROOT / "mutants").mkdir(exist_ok=True)
     log = ROOT / "mutants" / "mutmut.log"
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(children), *names]
-    with log.open("w") as fh:
+    with log.open("a") as fh:
         return subprocess.call(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--report-only", action="store_true", help="report the last run (mutants/) again")
-    ap.add_argument("--rerun-survivors", action="store_true", help="test again only last run's survivors")
+    ap.add_argument("--rerun-survivors", action="store_true", help="resume, then test last run's survivors again")
     ap.add_argument("--max-children", type=int, default=os.cpu_count() or 2, help="parallel test processes")
     ap.add_argument("--min-rate", type=float, default=0.90, help="kill rate this run must reach (exit 1 below)")
     args = ap.parse_args(argv)
@@ -139,13 +139,13 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             print("mutation: mutmut is not installed (pip install mutmut)", file=sys.stderr)
             return 2
-        names: list[str] = []
-        if args.rerun_survivors:
-            names = [m.name for m in load_results(mutants_dir) if m.status not in CAUGHT]
-            if not names:
-                print("mutation: no survivors to test again")
         t0 = time.monotonic()
-        rc = run_mutmut(args.max_children, names)
+        # a plain run tests every mutant not tested yet (all of them the first time; after a code change, those
+        # of the changed functions); --rerun-survivors then tests last time's survivors again with today's tests
+        survivors = [m.name for m in load_results(mutants_dir) if m.status not in CAUGHT]
+        rc = run_mutmut(args.max_children, [])
+        if args.rerun_survivors and rc == 0 and survivors:
+            rc = run_mutmut(args.max_children, survivors)
         print(f"mutmut run: exit {rc}, {time.monotonic() - t0:.0f} s (log: mutants/mutmut.log)")
 
     results = load_results(mutants_dir)
