@@ -377,3 +377,138 @@ def test_dut_cpu_busy_is_taken_at_the_reported_rate(tmp_path: Path) -> None:
     # without monitor samples there is no such row
     plain = natbench.load(write_run_dir(tmp_path / "q", [p], [unmonitored]))
     assert "DUT CPU busy" not in plain.tables()[0].to_text()
+
+
+def test_the_busiest_dut_of_a_group_decides_whichever_is_listed_first() -> None:
+    # busy per sample = 100 - idle: "br" 90 / 70 / 80 -> median 80; "ce" 10 / 10 / 10 -> median 10
+    busiest_first = {"br": _mon({"cpu0": [10.0, 30.0, 20.0]}), "ce": _mon({"cpu0": [90.0, 90.0, 90.0]})}
+    assert ag.trial_cpu_busy({"monitor": busiest_first}) == pytest.approx(80.0)  # not the last one listed (10)
+
+
+def test_cpu_busy_skips_cores_without_a_sample() -> None:
+    """A data-path core the monitor did not sample, a series shorter than the sample times and a missing
+    (None) idle value are left out of a sample's mean; the other cores still count."""
+    # data path cpu0 and cpu2, only cpu0 sampled: busy 100 - 40, 100 - 30, 100 - 20 -> median 70
+    unsampled = {"t": [0.5, 1.0, 1.5], "idle": {"cpu0": [40.0, 30.0, 20.0]}, "data_path_cpus": [[0, 2]] * 3}
+    assert ag.trial_cpu_busy({"monitor": {"dut": unsampled}}) == pytest.approx(70.0)
+    # four sample times, no data path named (all sampled cores); cpu1 misses sample 1 (None) and sample 3:
+    # sample 0: 100 - (40 + 60) / 2 = 50; 1: 100 - 30 = 70; 2: 100 - (20 + 60) / 2 = 60; 3: 100 - 10 = 90
+    # sorted 50 [60 70] 90 -> median 65
+    ragged = {"t": [0.5, 1.0, 1.5, 2.0], "idle": {"cpu0": [40.0, 30.0, 20.0, 10.0], "cpu1": [60.0, None, 60.0]}}
+    assert ag.trial_cpu_busy({"monitor": {"dut": ragged}}) == pytest.approx(65.0)
+
+
+TEARDOWN_COLUMNS = [
+    "experiments",
+    "connections",
+    "filled_median",
+    "filled_min",
+    "filled_max",
+    "empty_median",
+    "empty_min",
+    "empty_max",
+    "deletion_time",
+    "rate",
+    "rep_rate_median",
+    "rep_rate_min",
+    "rep_rate_max",
+]
+
+
+def _teardown(pid: str, rep: int, t_n: float, t_0: float, n: int, value: float | None) -> dict:
+    return result_record(pid, "teardown", rep, value, "conn/s", extra={"T_N": t_n, "T_0": t_0, "connections": n})
+
+
+def test_teardown_rows_follow_the_run_order_without_points() -> None:
+    """Without the points, N comes from the results; the rows keep the order the points ran in
+    ("tb" before "ta"), not the alphabetical one."""
+    recs = [
+        # tb: T_N 3.0 / 5.0 -> median 4.0, T_0 1.0 -> 3.0 s for 400 connections; per repetition 400/2, 400/4
+        _teardown("tb", 0, 3.0, 1.0, 400, 200.0),
+        _teardown("tb", 1, 5.0, 1.0, 400, 100.0),
+        # ta: 300 connections in 2.0 - 0.5 = 1.5 s -> 200 /s
+        _teardown("ta", 0, 2.0, 0.5, 300, 200.0),
+        result_record("ta", "cps", 0, 5.0, "cps"),  # another metric: not a tear-down row
+    ]
+    td = ag.teardown_summary(ag.results_frame(recs))
+    assert td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
+    assert td.index.tolist() == ["tb", "ta"]
+    assert td.loc["tb"].tolist() == [
+        2,
+        400.0,
+        4.0,
+        3.0,
+        5.0,
+        1.0,
+        1.0,
+        1.0,
+        3.0,
+        pytest.approx(400 / 3),
+        150.0,
+        100.0,
+        200.0,
+    ]
+    assert td.loc["ta"].tolist() == [1, 300.0, 2.0, 2.0, 2.0, 0.5, 0.5, 0.5, 1.5, 200.0, 200.0, 200.0, 200.0]
+
+
+def test_a_teardown_without_a_positive_deletion_time_has_no_rate() -> None:
+    # T_N 2.0 / 1.0 -> median 1.5; T_0 1.0 / 2.0 -> median 1.5: deletion time 0, so no rate (not infinity)
+    recs = [_teardown("p", 0, 2.0, 1.0, 1000, 1000.0), _teardown("p", 1, 1.0, 2.0, 1000, None)]
+    td = ag.teardown_summary(ag.results_frame(recs)).loc["p"]
+    assert td["deletion_time"] == 0.0 and math.isnan(td["rate"])
+
+
+def test_a_run_without_teardown_gives_an_empty_teardown_table() -> None:
+    recs = [result_record("p", "cps", 0, 5.0, "cps")]
+    for pts in (None, _points({"src": (1, 10), "dst": (1, 10)})):
+        td = ag.teardown_summary(ag.results_frame(recs), pts)
+        assert td.empty and td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
+
+
+def test_trial_summary_counts_each_verdict_per_point_and_metric_in_run_order() -> None:
+    # q ran before p; p ran only cps and q only throughput, so there are exactly two rows
+    recs = [
+        trial_record("q", "throughput", 0, i, rate=1e5, verdict=v, started_at=10.0 * i, duration=d)
+        for i, (v, d) in enumerate([("pass", 1.0), ("pass", 2.0), ("pass", 0.5), ("fail", 4.0), ("invalid", 1.5)])
+    ]
+    recs += [trial_record("p", "cps", 0, 0, rate=1e4, verdict="fail", started_at=100.0, duration=3.0)]
+    s = ag.trial_summary(ag.trials_frame(recs))
+    assert list(s.columns) == ["trials", "passed", "failed", "invalid", "seconds"]
+    assert [tuple(map(str, k)) for k in s.index] == [("q", "throughput"), ("p", "cps")]
+    # q: 5 trials, 3 pass, 1 fail, 1 invalid, 1.0 + 2.0 + 0.5 + 4.0 + 1.5 = 9.0 s; p: one failed 3 s trial
+    assert s.iloc[0].tolist() == [5, 3, 1, 1, 9.0]
+    assert s.iloc[1].tolist() == [1, 0, 1, 0, 3.0]
+    assert s.dtypes.tolist() == ["int64", "int64", "int64", "int64", "float64"]  # counts stay whole numbers
+
+
+def test_trial_summary_of_no_trials_has_the_columns() -> None:
+    s = ag.trial_summary(ag.trials_frame([]))
+    assert s.empty and list(s.columns) == ["trials", "passed", "failed", "invalid", "seconds"]
+
+
+def test_dut_cpu_busy_is_that_of_the_last_passing_trial_in_time_at_the_reported_rate() -> None:
+    """Trials stored out of time order: the passing trial that ran last (started at 5.0) decides, not the one
+    listed last, and a later failed trial at the same rate does not count."""
+    pid = "p"
+
+    def at(step: int, started_at: float, verdict: str, busy: float) -> dict:
+        mon = {"monitor": {"dut": _mon({"cpu0": [100.0 - busy] * 3})}}
+        return trial_record(pid, "cps", 0, step, rate=85_000.0, verdict=verdict, started_at=started_at, extra=mon)
+
+    trials = [at(3, 5.0, "pass", 60.0), at(1, 3.0, "pass", 50.0), at(4, 6.0, "fail", 95.0)]
+    result = result_record(pid, "cps", 0, 85_000.0, "cps", error=1_000.0)
+    r = ag.with_dut_cpu_busy(ag.results_frame([result]), ag.trials_frame(trials))
+    assert r["dut_cpu_busy"].tolist() == [pytest.approx(60.0)]
+
+
+def test_summary_rows_keep_the_run_order_and_take_the_median_cpu_busy() -> None:
+    # q ran before p; p's repetitions had the DUT 10 %, 60 %, 20 % busy and one without samples:
+    # median of 10, 20, 60 = 20 (the mean would be 30)
+    recs = [result_record("q", "cps", 0, 7.0, "cps")]
+    recs += [result_record("p", "cps", r, 100.0 + r, "cps") for r in range(4)]
+    results = ag.results_frame(recs)
+    results["dut_cpu_busy"] = [float("nan"), 10.0, 60.0, 20.0, float("nan")]
+    s = ag.summarize(results)
+    assert [tuple(map(str, k)) for k in s.index] == [("q", "cps"), ("p", "cps")]
+    assert math.isnan(s.loc[("q", "cps"), "dut_cpu_busy"])
+    assert s.loc[("p", "cps"), "dut_cpu_busy"] == 20.0
