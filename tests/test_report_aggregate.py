@@ -512,3 +512,49 @@ def test_summary_rows_keep_the_run_order_and_take_the_median_cpu_busy() -> None:
     assert [tuple(map(str, k)) for k in s.index] == [("q", "cps"), ("p", "cps")]
     assert math.isnan(s.loc[("q", "cps"), "dut_cpu_busy"])
     assert s.loc[("p", "cps"), "dut_cpu_busy"] == 20.0
+
+
+SUMMARY_COLUMNS = ["unit", "directions", "experiments", "failed", "tester_bound", "median", "min", "max", "error"]
+
+
+def test_an_empty_summary_keeps_its_columns_and_index_names() -> None:
+    s = ag.summarize(ag.results_frame([]))
+    assert s.empty and list(s.columns) == [*SUMMARY_COLUMNS, "dut_cpu_busy"]
+    assert list(s.index.names) == ["point_id", "metric"]
+
+
+def test_a_summary_has_a_row_only_for_each_point_and_metric_that_ran() -> None:
+    # p ran cps only, q throughput only: two rows, not the four combinations of the categories
+    recs = [result_record("p", "cps", 0, 5.0, "cps"), result_record("q", "throughput", 0, 7.0, "fps")]
+    s = ag.summarize(ag.results_frame(recs))
+    assert [tuple(map(str, k)) for k in s.index] == [("p", "cps"), ("q", "throughput")]
+    assert s["median"].tolist() == [5.0, 7.0]
+
+
+def test_a_results_frame_without_cpu_busy_gives_no_cpu_figure() -> None:
+    """A frame without the dut_cpu_busy column (e.g. built by hand) still summarises; the figure is NaN."""
+    recs = [result_record("p", "cps", r, v, "cps") for r, v in enumerate((4.0, 6.0))]
+    s = ag.summarize(ag.results_frame(recs).drop(columns="dut_cpu_busy"))
+    assert s["dut_cpu_busy"].dtype == "float64" and math.isnan(s.loc[("p", "cps"), "dut_cpu_busy"])
+    assert s.loc[("p", "cps"), "median"] == 5.0  # (4 + 6) / 2
+
+
+def test_scale_tables_have_exactly_their_columns() -> None:
+    pts = _points(*({"src": (1, 10), "dst": (1, 10), "cores": c} for c in (1, 2)))
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(pts.index, (100.0, 150.0), strict=True)]
+    s = ag.summarize(ag.results_frame(recs))
+    # 150 / (2 x 100) = 0.75
+    su = ag.scale_up_cores(s, pts)
+    assert list(su.columns) == ["point_id", "metric", "cores", "reference", "scale_up"]
+    assert su["scale_up"].tolist() == [1.0, 0.75]
+    sc = ag.scale_connections(s, pts)  # same connections, other cores: two series of one point each
+    assert list(sc.columns) == ["point_id", "metric", "connections", "scale", "ratio_prev"]
+    assert sc["scale"].tolist() == [1.0, 1.0] and sc["ratio_prev"].isna().all()
+    # nothing to scale: no core counts / no point the results belong to
+    no_cores = _points({"src": (1, 10), "dst": (1, 10)})
+    one = ag.summarize(ag.results_frame([result_record(no_cores.index[0], "cps", 0, 1.0, "cps")]))
+    assert list(ag.scale_up_cores(one, no_cores).columns) == ["point_id", "metric", "cores", "reference", "scale_up"]
+    assert ag.scale_up_cores(one, no_cores).empty
+    unknown = ag.summarize(ag.results_frame([result_record("elsewhere", "cps", 0, 1.0, "cps")]))
+    sc = ag.scale_connections(unknown, pts)
+    assert sc.empty and list(sc.columns) == ["point_id", "metric", "connections", "scale", "ratio_prev"]
