@@ -558,3 +558,21 @@ def test_scale_tables_have_exactly_their_columns() -> None:
     unknown = ag.summarize(ag.results_frame([result_record("elsewhere", "cps", 0, 1.0, "cps")]))
     sc = ag.scale_connections(unknown, pts)
     assert sc.empty and list(sc.columns) == ["point_id", "metric", "connections", "scale", "ratio_prev"]
+
+
+def test_a_bare_result_record_takes_the_defaults() -> None:
+    """A record with only point, metric and value is a result of repetition 0 with no unit, one direction,
+    no error, not tester-bound; unit spellings conn/s and pps are read as cps and fps."""
+    recs = [
+        {"point_id": "p", "metric": "cps", "value": 5.0},
+        {"point_id": "p", "metric": "teardown", "repetition": 2, "value": 10.0, "unit": "conn/s"},
+        {"point_id": "p", "metric": "throughput", "repetition": 1, "value": 7.0, "unit": "pps", "extra": None},
+    ]
+    df = ag.results_frame(recs)
+    assert list(df.columns) == ag.RESULT_COLUMNS
+    assert df["unit"].astype(str).tolist() == ["", "cps", "fps"]
+    assert df["repetition"].tolist() == [0, 2, 1] and df["directions"].tolist() == [1, 1, 1]
+    assert df["reported"].tolist() == [5.0, 10.0, 7.0]  # one direction: as stored
+    assert df["tester_bound"].tolist() == [False, False, False]
+    for c in ("error", "filled_delete_s", "empty_delete_s", "connections", "dut_cpu_busy"):
+        assert df[c].isna().all(), c
