@@ -576,3 +576,35 @@ def test_a_bare_result_record_takes_the_defaults() -> None:
     assert df["tester_bound"].tolist() == [False, False, False]
     for c in ("error", "filled_delete_s", "empty_delete_s", "connections", "dut_cpu_busy"):
         assert df[c].isna().all(), c
+
+
+def test_trials_frame_rows_sum_counts_over_directions_and_take_the_defaults() -> None:
+    full = {
+        "type": "trial",
+        "point_id": "p",
+        "metric": "throughput",
+        "repetition": 2,
+        "step": 5,
+        "kind": "phase2",
+        "intended_rate": 1000.0,
+        "achieved_rate": 990.0,
+        "verdict": "fail",
+        "reason": "loss",
+        "started_at": 10.0,
+        "ended_at": 12.5,
+        "lower": 900.0,
+        "upper": 1100.0,
+        "value": None,
+        "counts": {"forward": {"sent": 2000, "valid": 1990}, "reverse": {"sent": 1500, "valid": 1400}},
+        "extra": {"note": 1},
+    }
+    bare = {"point_id": "q", "metric": "cps"}  # no type: a trial; everything else defaults
+    partial = {"type": "trial", "point_id": "r", "metric": "cps", "counts": {"f": {"sent": 10}, "r": {"valid": 4}}}
+    df = ag.trials_frame([full, result_record("p", "throughput", 2, 990.0, "fps"), bare, partial])
+    assert list(df.columns) == [*ag.TRIAL_COLUMNS, "extra"] and len(df) == 3
+    rows = [[None if isinstance(v, float) and math.isnan(v) else v for v in row] for row in df.astype(object).values]
+    # sent 2000 + 1500 = 3500, valid 1990 + 1400 = 3390; a direction without a count adds 0
+    assert rows[0][:13] == ["p", "throughput", 2, 5, "phase2", 1000.0, 990.0, "fail", "loss", 10.0, 12.5, 900.0, 1100.0]
+    assert rows[0][13:] == [None, 3500, 3390, {"note": 1}]
+    assert rows[1] == ["q", "cps", 0, 0, "", None, None, "", "", None, None, None, None, None, 0, 0, {}]
+    assert rows[2][-3:] == [10, 4, {}]  # NaN cells are compared as None above
