@@ -608,3 +608,60 @@ def test_trials_frame_rows_sum_counts_over_directions_and_take_the_defaults() ->
     assert rows[0][13:] == [None, 3500, 3390, {"note": 1}]
     assert rows[1] == ["q", "cps", 0, 0, "", None, None, "", "", None, None, None, None, None, 0, 0, {}]
     assert rows[2][-3:] == [10, 4, {}]  # NaN cells are compared as None above
+
+
+def test_points_frame_reads_ports_sizes_and_the_swept_duts_parameters() -> None:
+    full = {
+        "id": "a",
+        "index": 5,
+        "label": "A",
+        "name": "nat",
+        "cores": 2,
+        "src_ports": [1000, 1009],
+        "dst_ports": [80, 83],
+        "frame_size": 64,
+        # the swept DUT "d" decides the table size although "other" is listed first; "d" has no hash size
+        "dut_params": {"other": {"conntrack_max": 10, "hashsize": 5}, "d": {"state_limit": 2**20}},
+        "swept_dut": "d",
+    }
+    # no swept DUT: the first DUT that has the key; no index: its position in the list (1)
+    unswept = {"id": "c", "dut_params": {"x": {"hash_size": 7}, "y": {"table_size": 9, "hashsize": 8}}}
+    bare = {"id": "b", "index": 3}
+    pf = ag.points_frame([full, unswept, bare])
+    assert pf.index.tolist() == ["c", "b", "a"]  # by index: 1, 3, 5
+    a = pf.loc["a"]
+    # 1000..1009: 10 source ports, 80..83: 4 destination ports -> 40 connections
+    assert [a[c] for c in ("src_first", "src_last", "dst_first", "dst_last")] == [1000, 1009, 80, 83]
+    assert (a["src_count"], a["dst_count"], a["connections"]) == (10, 4, 40)
+    assert (a["index"], a["label"], a["name"], a["cores"], a["frame_size"]) == (5, "A", "nat", 2.0, 64)
+    assert (a["table_size"], a["hash_size"], a["swept_dut"]) == (2**20, 5.0, "d")
+    c = pf.loc["c"]
+    assert (c["index"], c["table_size"], c["hash_size"]) == (1, 9.0, 7.0)
+    b = pf.loc["b"]
+    # no port ranges: 0..-1, no ports and no connections; the label falls back to the id
+    assert [b[c] for c in ("src_first", "src_last", "src_count", "dst_count", "connections")] == [0, -1, 0, 0, 0]
+    assert (b["label"], b["name"]) == ("b", "")
+    assert math.isnan(b["cores"]) and math.isnan(b["table_size"]) and math.isnan(b["hash_size"])
+
+
+def test_a_point_listed_twice_is_one_point() -> None:
+    p, q = make_point(0, (1, 10), (1, 10)), make_point(1, (1, 20), (1, 10))
+    pf = ag.points_frame([p, q, {**p, "index": 2}])
+    assert pf.index.tolist() == [p["id"], q["id"]] and pf["index"].tolist() == [0, 1]
+
+
+def test_an_empty_points_frame_keeps_its_columns() -> None:
+    pf = ag.points_frame([])
+    assert pf.empty and pf.index.name == "point_id"
+    assert list(pf.columns) == ["index", "label", "cores", "connections"]
+
+
+def test_dut_parameters_in_another_key_order_are_the_same_series() -> None:
+    # the 2-core point lists the same DUT parameters in another order: one series, S(2) = 150 / (2 x 100)
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "dut_params": {"d": {"a": 1, "b": 2}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 2, "dut_params": {"d": {"b": 2, "a": 1}}},
+    )
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(pts.index, (100.0, 150.0), strict=True)]
+    su = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts)
+    assert su["scale_up"].tolist() == [1.0, 0.75] and set(su["reference"]) == {pts.index[0]}
