@@ -665,3 +665,30 @@ def test_dut_parameters_in_another_key_order_are_the_same_series() -> None:
     recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(pts.index, (100.0, 150.0), strict=True)]
     su = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts)
     assert su["scale_up"].tolist() == [1.0, 0.75] and set(su["reference"]) == {pts.index[0]}
+
+
+def test_a_throughput_without_a_matching_baseline_has_no_ratio() -> None:
+    """Only a baseline with the same cores, port ranges and frame size counts; of two such separate
+    baselines the first one measured is taken; a throughput with none gets no row."""
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "nat"},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "fwd-a", "dut_params": {"d": {"r": "a"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "fwd-b", "dut_params": {"d": {"r": "b"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 2, "name": "nat"},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "nat", "frame_size": 1518},
+        {"src": (1, 20), "dst": (1, 10), "cores": 1, "name": "nat"},
+    )
+    nat, fwd_a, fwd_b, two_cores, big_frames, more_ports = pts.index
+    recs = [
+        result_record(nat, "throughput", 0, 40.0, "fps"),
+        result_record(fwd_a, "forwarding", 0, 100.0, "fps"),
+        result_record(fwd_b, "forwarding", 0, 50.0, "fps"),
+        result_record(two_cores, "throughput", 0, 30.0, "fps"),
+        result_record(big_frames, "throughput", 0, 10.0, "fps"),
+        result_record(more_ports, "throughput", 0, 20.0, "fps"),
+    ]
+    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    # 40 / 100 against fwd-a; the 2-core, 1518-byte and 20-source-port throughputs have no baseline
+    assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd_a, "ratio": 0.4}]
+    none = ag.baseline_ratio(ag.summarize(ag.results_frame(recs[:1])), pts)
+    assert none.empty and list(none.columns) == ["point_id", "metric", "baseline_point", "ratio"]
