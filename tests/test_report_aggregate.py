@@ -377,3 +377,318 @@ def test_dut_cpu_busy_is_taken_at_the_reported_rate(tmp_path: Path) -> None:
     # without monitor samples there is no such row
     plain = natbench.load(write_run_dir(tmp_path / "q", [p], [unmonitored]))
     assert "DUT CPU busy" not in plain.tables()[0].to_text()
+
+
+def test_the_busiest_dut_of_a_group_decides_whichever_is_listed_first() -> None:
+    # busy per sample = 100 - idle: "br" 90 / 70 / 80 -> median 80; "ce" 10 / 10 / 10 -> median 10
+    busiest_first = {"br": _mon({"cpu0": [10.0, 30.0, 20.0]}), "ce": _mon({"cpu0": [90.0, 90.0, 90.0]})}
+    assert ag.trial_cpu_busy({"monitor": busiest_first}) == pytest.approx(80.0)  # not the last one listed (10)
+
+
+def test_cpu_busy_skips_cores_without_a_sample() -> None:
+    """A data-path core the monitor did not sample, a series shorter than the sample times and a missing
+    (None) idle value are left out of a sample's mean; the other cores still count."""
+    # data path cpu0 and cpu2, only cpu0 sampled: busy 100 - 40, 100 - 30, 100 - 20 -> median 70
+    unsampled = {"t": [0.5, 1.0, 1.5], "idle": {"cpu0": [40.0, 30.0, 20.0]}, "data_path_cpus": [[0, 2]] * 3}
+    assert ag.trial_cpu_busy({"monitor": {"dut": unsampled}}) == pytest.approx(70.0)
+    # four sample times, no data path named (all sampled cores); cpu1 misses sample 1 (None) and sample 3:
+    # sample 0: 100 - (40 + 60) / 2 = 50; 1: 100 - 30 = 70; 2: 100 - (20 + 60) / 2 = 60; 3: 100 - 10 = 90
+    # sorted 50 [60 70] 90 -> median 65
+    ragged = {"t": [0.5, 1.0, 1.5, 2.0], "idle": {"cpu0": [40.0, 30.0, 20.0, 10.0], "cpu1": [60.0, None, 60.0]}}
+    assert ag.trial_cpu_busy({"monitor": {"dut": ragged}}) == pytest.approx(65.0)
+
+
+TEARDOWN_COLUMNS = [
+    "experiments",
+    "connections",
+    "filled_median",
+    "filled_min",
+    "filled_max",
+    "empty_median",
+    "empty_min",
+    "empty_max",
+    "deletion_time",
+    "rate",
+    "rep_rate_median",
+    "rep_rate_min",
+    "rep_rate_max",
+]
+
+
+def _teardown(pid: str, rep: int, t_n: float, t_0: float, n: int, value: float | None) -> dict:
+    return result_record(pid, "teardown", rep, value, "conn/s", extra={"T_N": t_n, "T_0": t_0, "connections": n})
+
+
+def test_teardown_rows_follow_the_run_order_without_points() -> None:
+    """Without the points, N comes from the results; the rows keep the order the points ran in
+    ("tb" before "ta"), not the alphabetical one."""
+    recs = [
+        # tb: T_N 3.0 / 5.0 -> median 4.0, T_0 1.0 -> 3.0 s for 400 connections; per repetition 400/2, 400/4
+        _teardown("tb", 0, 3.0, 1.0, 400, 200.0),
+        _teardown("tb", 1, 5.0, 1.0, 400, 100.0),
+        # ta: 300 connections in 2.0 - 0.5 = 1.5 s -> 200 /s
+        _teardown("ta", 0, 2.0, 0.5, 300, 200.0),
+        result_record("ta", "cps", 0, 5.0, "cps"),  # another metric: not a tear-down row
+    ]
+    td = ag.teardown_summary(ag.results_frame(recs))
+    assert td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
+    assert td.index.tolist() == ["tb", "ta"]
+    assert td.loc["tb"].tolist() == [
+        2,
+        400.0,
+        4.0,
+        3.0,
+        5.0,
+        1.0,
+        1.0,
+        1.0,
+        3.0,
+        pytest.approx(400 / 3),
+        150.0,
+        100.0,
+        200.0,
+    ]
+    assert td.loc["ta"].tolist() == [1, 300.0, 2.0, 2.0, 2.0, 0.5, 0.5, 0.5, 1.5, 200.0, 200.0, 200.0, 200.0]
+
+
+def test_a_teardown_without_a_positive_deletion_time_has_no_rate() -> None:
+    # T_N 2.0 / 1.0 -> median 1.5; T_0 1.0 / 2.0 -> median 1.5: deletion time 0, so no rate (not infinity)
+    recs = [_teardown("p", 0, 2.0, 1.0, 1000, 1000.0), _teardown("p", 1, 1.0, 2.0, 1000, None)]
+    td = ag.teardown_summary(ag.results_frame(recs)).loc["p"]
+    assert td["deletion_time"] == 0.0 and math.isnan(td["rate"])
+
+
+def test_a_run_without_teardown_gives_an_empty_teardown_table() -> None:
+    recs = [result_record("p", "cps", 0, 5.0, "cps")]
+    for pts in (None, _points({"src": (1, 10), "dst": (1, 10)})):
+        td = ag.teardown_summary(ag.results_frame(recs), pts)
+        assert td.empty and td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
+
+
+def test_trial_summary_counts_each_verdict_per_point_and_metric_in_run_order() -> None:
+    # q ran before p; p ran only cps and q only throughput, so there are exactly two rows
+    recs = [
+        trial_record("q", "throughput", 0, i, rate=1e5, verdict=v, started_at=10.0 * i, duration=d)
+        for i, (v, d) in enumerate([("pass", 1.0), ("pass", 2.0), ("pass", 0.5), ("fail", 4.0), ("invalid", 1.5)])
+    ]
+    recs += [trial_record("p", "cps", 0, 0, rate=1e4, verdict="fail", started_at=100.0, duration=3.0)]
+    s = ag.trial_summary(ag.trials_frame(recs))
+    assert list(s.columns) == ["trials", "passed", "failed", "invalid", "seconds"]
+    assert [tuple(map(str, k)) for k in s.index] == [("q", "throughput"), ("p", "cps")]
+    # q: 5 trials, 3 pass, 1 fail, 1 invalid, 1.0 + 2.0 + 0.5 + 4.0 + 1.5 = 9.0 s; p: one failed 3 s trial
+    assert s.iloc[0].tolist() == [5, 3, 1, 1, 9.0]
+    assert s.iloc[1].tolist() == [1, 0, 1, 0, 3.0]
+    assert s.dtypes.tolist() == ["int64", "int64", "int64", "int64", "float64"]  # counts stay whole numbers
+
+
+def test_trial_summary_of_no_trials_has_the_columns() -> None:
+    s = ag.trial_summary(ag.trials_frame([]))
+    assert s.empty and list(s.columns) == ["trials", "passed", "failed", "invalid", "seconds"]
+
+
+def test_dut_cpu_busy_is_that_of_the_last_passing_trial_in_time_at_the_reported_rate() -> None:
+    """Trials stored out of time order: the passing trial that ran last (started at 5.0) decides, not the one
+    listed last, and a later failed trial at the same rate does not count."""
+    pid = "p"
+
+    def at(step: int, started_at: float, verdict: str, busy: float) -> dict:
+        mon = {"monitor": {"dut": _mon({"cpu0": [100.0 - busy] * 3})}}
+        return trial_record(pid, "cps", 0, step, rate=85_000.0, verdict=verdict, started_at=started_at, extra=mon)
+
+    trials = [at(3, 5.0, "pass", 60.0), at(1, 3.0, "pass", 50.0), at(4, 6.0, "fail", 95.0)]
+    result = result_record(pid, "cps", 0, 85_000.0, "cps", error=1_000.0)
+    r = ag.with_dut_cpu_busy(ag.results_frame([result]), ag.trials_frame(trials))
+    assert r["dut_cpu_busy"].tolist() == [pytest.approx(60.0)]
+
+
+def test_summary_rows_keep_the_run_order_and_take_the_median_cpu_busy() -> None:
+    # q ran before p; p's repetitions had the DUT 10 %, 60 %, 20 % busy and one without samples:
+    # median of 10, 20, 60 = 20 (the mean would be 30)
+    recs = [result_record("q", "cps", 0, 7.0, "cps")]
+    recs += [result_record("p", "cps", r, 100.0 + r, "cps") for r in range(4)]
+    results = ag.results_frame(recs)
+    results["dut_cpu_busy"] = [float("nan"), 10.0, 60.0, 20.0, float("nan")]
+    s = ag.summarize(results)
+    assert [tuple(map(str, k)) for k in s.index] == [("q", "cps"), ("p", "cps")]
+    assert math.isnan(s.loc[("q", "cps"), "dut_cpu_busy"])
+    assert s.loc[("p", "cps"), "dut_cpu_busy"] == 20.0
+
+
+SUMMARY_COLUMNS = ["unit", "directions", "experiments", "failed", "tester_bound", "median", "min", "max", "error"]
+
+
+def test_an_empty_summary_keeps_its_columns_and_index_names() -> None:
+    s = ag.summarize(ag.results_frame([]))
+    assert s.empty and list(s.columns) == [*SUMMARY_COLUMNS, "dut_cpu_busy"]
+    assert list(s.index.names) == ["point_id", "metric"]
+
+
+def test_a_summary_has_a_row_only_for_each_point_and_metric_that_ran() -> None:
+    # p ran cps only, q throughput only: two rows, not the four combinations of the categories
+    recs = [result_record("p", "cps", 0, 5.0, "cps"), result_record("q", "throughput", 0, 7.0, "fps")]
+    s = ag.summarize(ag.results_frame(recs))
+    assert [tuple(map(str, k)) for k in s.index] == [("p", "cps"), ("q", "throughput")]
+    assert s["median"].tolist() == [5.0, 7.0]
+
+
+def test_a_results_frame_without_cpu_busy_gives_no_cpu_figure() -> None:
+    """A frame without the dut_cpu_busy column (e.g. built by hand) still summarises; the figure is NaN."""
+    recs = [result_record("p", "cps", r, v, "cps") for r, v in enumerate((4.0, 6.0))]
+    s = ag.summarize(ag.results_frame(recs).drop(columns="dut_cpu_busy"))
+    assert s["dut_cpu_busy"].dtype == "float64" and math.isnan(s.loc[("p", "cps"), "dut_cpu_busy"])
+    assert s.loc[("p", "cps"), "median"] == 5.0  # (4 + 6) / 2
+
+
+def test_scale_tables_have_exactly_their_columns() -> None:
+    pts = _points(*({"src": (1, 10), "dst": (1, 10), "cores": c} for c in (1, 2)))
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(pts.index, (100.0, 150.0), strict=True)]
+    s = ag.summarize(ag.results_frame(recs))
+    # 150 / (2 x 100) = 0.75
+    su = ag.scale_up_cores(s, pts)
+    assert list(su.columns) == ["point_id", "metric", "cores", "reference", "scale_up"]
+    assert su["scale_up"].tolist() == [1.0, 0.75]
+    sc = ag.scale_connections(s, pts)  # same connections, other cores: two series of one point each
+    assert list(sc.columns) == ["point_id", "metric", "connections", "scale", "ratio_prev"]
+    assert sc["scale"].tolist() == [1.0, 1.0] and sc["ratio_prev"].isna().all()
+    # nothing to scale: no core counts / no point the results belong to
+    no_cores = _points({"src": (1, 10), "dst": (1, 10)})
+    one = ag.summarize(ag.results_frame([result_record(no_cores.index[0], "cps", 0, 1.0, "cps")]))
+    assert list(ag.scale_up_cores(one, no_cores).columns) == ["point_id", "metric", "cores", "reference", "scale_up"]
+    assert ag.scale_up_cores(one, no_cores).empty
+    unknown = ag.summarize(ag.results_frame([result_record("elsewhere", "cps", 0, 1.0, "cps")]))
+    sc = ag.scale_connections(unknown, pts)
+    assert sc.empty and list(sc.columns) == ["point_id", "metric", "connections", "scale", "ratio_prev"]
+
+
+def test_a_bare_result_record_takes_the_defaults() -> None:
+    """A record with only point, metric and value is a result of repetition 0 with no unit, one direction,
+    no error, not tester-bound; unit spellings conn/s and pps are read as cps and fps."""
+    recs = [
+        {"point_id": "p", "metric": "cps", "value": 5.0},
+        {"point_id": "p", "metric": "teardown", "repetition": 2, "value": 10.0, "unit": "conn/s"},
+        {"point_id": "p", "metric": "throughput", "repetition": 1, "value": 7.0, "unit": "pps", "extra": None},
+    ]
+    df = ag.results_frame(recs)
+    assert list(df.columns) == ag.RESULT_COLUMNS
+    assert df["unit"].astype(str).tolist() == ["", "cps", "fps"]
+    assert df["repetition"].tolist() == [0, 2, 1] and df["directions"].tolist() == [1, 1, 1]
+    assert df["reported"].tolist() == [5.0, 10.0, 7.0]  # one direction: as stored
+    assert df["tester_bound"].tolist() == [False, False, False]
+    for c in ("error", "filled_delete_s", "empty_delete_s", "connections", "dut_cpu_busy"):
+        assert df[c].isna().all(), c
+
+
+def test_trials_frame_rows_sum_counts_over_directions_and_take_the_defaults() -> None:
+    full = {
+        "type": "trial",
+        "point_id": "p",
+        "metric": "throughput",
+        "repetition": 2,
+        "step": 5,
+        "kind": "phase2",
+        "intended_rate": 1000.0,
+        "achieved_rate": 990.0,
+        "verdict": "fail",
+        "reason": "loss",
+        "started_at": 10.0,
+        "ended_at": 12.5,
+        "lower": 900.0,
+        "upper": 1100.0,
+        "value": None,
+        "counts": {"forward": {"sent": 2000, "valid": 1990}, "reverse": {"sent": 1500, "valid": 1400}},
+        "extra": {"note": 1},
+    }
+    bare = {"point_id": "q", "metric": "cps"}  # no type: a trial; everything else defaults
+    partial = {"type": "trial", "point_id": "r", "metric": "cps", "counts": {"f": {"sent": 10}, "r": {"valid": 4}}}
+    df = ag.trials_frame([full, result_record("p", "throughput", 2, 990.0, "fps"), bare, partial])
+    assert list(df.columns) == [*ag.TRIAL_COLUMNS, "extra"] and len(df) == 3
+    rows = [[None if isinstance(v, float) and math.isnan(v) else v for v in row] for row in df.astype(object).values]
+    # sent 2000 + 1500 = 3500, valid 1990 + 1400 = 3390; a direction without a count adds 0
+    assert rows[0][:13] == ["p", "throughput", 2, 5, "phase2", 1000.0, 990.0, "fail", "loss", 10.0, 12.5, 900.0, 1100.0]
+    assert rows[0][13:] == [None, 3500, 3390, {"note": 1}]
+    assert rows[1] == ["q", "cps", 0, 0, "", None, None, "", "", None, None, None, None, None, 0, 0, {}]
+    assert rows[2][-3:] == [10, 4, {}]  # NaN cells are compared as None above
+
+
+def test_points_frame_reads_ports_sizes_and_the_swept_duts_parameters() -> None:
+    full = {
+        "id": "a",
+        "index": 5,
+        "label": "A",
+        "name": "nat",
+        "cores": 2,
+        "src_ports": [1000, 1009],
+        "dst_ports": [80, 83],
+        "frame_size": 64,
+        # the swept DUT "d" decides the table size although "other" is listed first; "d" has no hash size
+        "dut_params": {"other": {"conntrack_max": 10, "hashsize": 5}, "d": {"state_limit": 2**20}},
+        "swept_dut": "d",
+    }
+    # no swept DUT: the first DUT that has the key; no index: its position in the list (1)
+    unswept = {"id": "c", "dut_params": {"x": {"hash_size": 7}, "y": {"table_size": 9, "hashsize": 8}}}
+    bare = {"id": "b", "index": 3}
+    pf = ag.points_frame([full, unswept, bare])
+    assert pf.index.tolist() == ["c", "b", "a"]  # by index: 1, 3, 5
+    a = pf.loc["a"]
+    # 1000..1009: 10 source ports, 80..83: 4 destination ports -> 40 connections
+    assert [a[c] for c in ("src_first", "src_last", "dst_first", "dst_last")] == [1000, 1009, 80, 83]
+    assert (a["src_count"], a["dst_count"], a["connections"]) == (10, 4, 40)
+    assert (a["index"], a["label"], a["name"], a["cores"], a["frame_size"]) == (5, "A", "nat", 2.0, 64)
+    assert (a["table_size"], a["hash_size"], a["swept_dut"]) == (2**20, 5.0, "d")
+    c = pf.loc["c"]
+    assert (c["index"], c["table_size"], c["hash_size"]) == (1, 9.0, 7.0)
+    b = pf.loc["b"]
+    # no port ranges: 0..-1, no ports and no connections; the label falls back to the id
+    assert [b[c] for c in ("src_first", "src_last", "src_count", "dst_count", "connections")] == [0, -1, 0, 0, 0]
+    assert (b["label"], b["name"]) == ("b", "")
+    assert math.isnan(b["cores"]) and math.isnan(b["table_size"]) and math.isnan(b["hash_size"])
+
+
+def test_a_point_listed_twice_is_one_point() -> None:
+    p, q = make_point(0, (1, 10), (1, 10)), make_point(1, (1, 20), (1, 10))
+    pf = ag.points_frame([p, q, {**p, "index": 2}])
+    assert pf.index.tolist() == [p["id"], q["id"]] and pf["index"].tolist() == [0, 1]
+
+
+def test_an_empty_points_frame_keeps_its_columns() -> None:
+    pf = ag.points_frame([])
+    assert pf.empty and pf.index.name == "point_id"
+    assert list(pf.columns) == ["index", "label", "cores", "connections"]
+
+
+def test_dut_parameters_in_another_key_order_are_the_same_series() -> None:
+    # the 2-core point lists the same DUT parameters in another order: one series, S(2) = 150 / (2 x 100)
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "dut_params": {"d": {"a": 1, "b": 2}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 2, "dut_params": {"d": {"b": 2, "a": 1}}},
+    )
+    recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(pts.index, (100.0, 150.0), strict=True)]
+    su = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts)
+    assert su["scale_up"].tolist() == [1.0, 0.75] and set(su["reference"]) == {pts.index[0]}
+
+
+def test_a_throughput_without_a_matching_baseline_has_no_ratio() -> None:
+    """Only a baseline with the same cores, port ranges and frame size counts; of two such separate
+    baselines the first one measured is taken; a throughput with none gets no row."""
+    pts = _points(
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "nat"},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "fwd-a", "dut_params": {"d": {"r": "a"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "fwd-b", "dut_params": {"d": {"r": "b"}}},
+        {"src": (1, 10), "dst": (1, 10), "cores": 2, "name": "nat"},
+        {"src": (1, 10), "dst": (1, 10), "cores": 1, "name": "nat", "frame_size": 1518},
+        {"src": (1, 20), "dst": (1, 10), "cores": 1, "name": "nat"},
+    )
+    nat, fwd_a, fwd_b, two_cores, big_frames, more_ports = pts.index
+    recs = [
+        result_record(nat, "throughput", 0, 40.0, "fps"),
+        result_record(fwd_a, "forwarding", 0, 100.0, "fps"),
+        result_record(fwd_b, "forwarding", 0, 50.0, "fps"),
+        result_record(two_cores, "throughput", 0, 30.0, "fps"),
+        result_record(big_frames, "throughput", 0, 10.0, "fps"),
+        result_record(more_ports, "throughput", 0, 20.0, "fps"),
+    ]
+    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    # 40 / 100 against fwd-a; the 2-core, 1518-byte and 20-source-port throughputs have no baseline
+    assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd_a, "ratio": 0.4}]
+    none = ag.baseline_ratio(ag.summarize(ag.results_frame(recs[:1])), pts)
+    assert none.empty and list(none.columns) == ["point_id", "metric", "baseline_point", "ratio"]
