@@ -165,7 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {path:40s} {k:5d} / {len(mine):5d}  {k / len(mine) if mine else 0:6.1%}")
     print("status: " + ", ".join(f"{s} {n}" for s, n in status.most_common()))
 
-    explained = load_equivalent(EQUIVALENT)
+    try:
+        explained = load_equivalent(EQUIVALENT)
+    except (tomllib.TOMLDecodeError, KeyError) as exc:
+        print(f"mutation: {EQUIVALENT.relative_to(ROOT)}: not a list of [[mutant]] function/diff/reason: {exc}")
+        return 2
     cache: dict[str, dict[str, str]] = {}
     unexplained = 0
     used: set[tuple[str, str]] = set()

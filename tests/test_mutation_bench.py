@@ -1,0 +1,88 @@
+"""bench/mutation.py: its explanations file stays readable and its diffs show just the mutated lines."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_mutation", ROOT / "bench" / "mutation.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_equivalent_mutant_is_explained_once_with_its_diff() -> None:
+    data = tomllib.loads((ROOT / "bench" / "mutation_equivalent.toml").read_text("utf-8"))
+    entries = data["mutant"]
+    assert entries
+    for e in entries:
+        assert set(e) == {"function", "diff", "reason"}, e
+        lines = e["diff"].strip("\n").splitlines()
+        assert any(ln.startswith("-") for ln in lines) and any(ln.startswith("+") for ln in lines), e
+        assert len(e["reason"]) > 20, e
+    keys = [(e["function"], e["diff"].strip("\n")) for e in entries]
+    assert len(keys) == len(set(keys))
+    assert len(_bench().load_equivalent(ROOT / "bench" / "mutation_equivalent.toml")) == len(entries)
+
+
+MUTATED = '''
+class Box:
+    def xǁBoxǁsize__mutmut_orig(self, n: int = 1) -> int:
+        """Doc."""
+        return n + 1
+
+    def xǁBoxǁsize__mutmut_1(self, n: int = 1) -> int:
+        """Doc."""
+        return n - 1
+
+    def xǁBoxǁsize__mutmut_2(self, n: int = 2) -> int:
+        """Doc."""
+        return n + 1
+
+
+def x_top__mutmut_orig(a: int) -> int:
+    return a * 2
+
+
+def x_top__mutmut_1(a: int) -> int:
+    return a / 2
+
+
+x_top__mutmut_mutants = {"x_top__mutmut_1": x_top__mutmut_1}
+'''
+
+
+def test_a_survivor_is_shown_as_its_changed_lines_only(tmp_path: Path) -> None:
+    bench = _bench()
+    (tmp_path / "natbench").mkdir()
+    (tmp_path / "natbench" / "box.py").write_text(MUTATED, "utf-8")
+    meta = {"exit_code_by_key": {"natbench.box.xǁBoxǁsize__mutmut_1": 0, "natbench.box.xǁBoxǁsize__mutmut_2": 1}}
+    meta["exit_code_by_key"]["natbench.box.x_top__mutmut_1"] = 0
+    (tmp_path / "natbench" / "box.py.meta").write_text(json.dumps(meta), "utf-8")
+    results = {m.name: m for m in bench.load_results(tmp_path)}
+    assert {n: (m.status, m.function) for n, m in results.items()} == {
+        "natbench.box.xǁBoxǁsize__mutmut_1": ("survived", "xǁBoxǁsize"),
+        "natbench.box.xǁBoxǁsize__mutmut_2": ("killed", "xǁBoxǁsize"),
+        "natbench.box.x_top__mutmut_1": ("survived", "x_top"),
+    }
+    cache: dict[str, dict[str, str]] = {}
+    diff = bench.mutant_diff
+    assert diff(tmp_path, results["natbench.box.xǁBoxǁsize__mutmut_1"], cache) == (
+        "-        return n + 1\n+        return n - 1"
+    )
+    # a mutated default value shows on the def line, with the names left out
+    assert diff(tmp_path, results["natbench.box.xǁBoxǁsize__mutmut_2"], cache) == (
+        "-    def (self, n: int = 1) -> int:\n+    def (self, n: int = 2) -> int:"
+    )
+    # a top-level function ends where it ends: the registration line after it is not part of the diff
+    assert diff(tmp_path, results["natbench.box.x_top__mutmut_1"], cache) == "-    return a * 2\n+    return a / 2"
