@@ -288,6 +288,24 @@ def test_abandoned_trials_of_successive_interruptions_are_all_kept_once(tmp_path
     assert len(reader.meta["resumed_at"]) == 3
 
 
+def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_first_trial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+    run = tmp_path / "run"
+    (run / "trials.jsonl").unlink()  # deleted by hand to measure everything again
+    spy = FsyncSpy()
+    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    with RunStore.resume(run) as store:
+        trials = (run / "trials.jsonl").stat()
+        # as at creation: the empty file, then the directory holding its entry, before run.json and any trial
+        assert spy.calls[:2] == [(False, trials.st_ino, 0, None), (True, run.stat().st_ino, None, None)]
+        store.append_trial(trial(0, 0, started=5.0))
+    assert RunDirectory.open(run).trials() == [trial(0, 0, started=5.0)]
+    assert not (run / ABANDONED).exists()
+
+
 def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         store.append_trial(trial(0, 0))
