@@ -201,9 +201,13 @@ def _parse_line(raw: str, where: str) -> TrialRecord | RepetitionResult:
 
 
 def _read_lines(path: Path) -> tuple[list[str], bool]:
-    """Complete lines of ``path`` and whether a torn (unterminated) last line was found."""
+    """Complete lines of ``path`` and whether the file must be written anew.
+
+    It must when its last line is torn (unterminated) and when there is no file: a resume then starts it
+    atomically, so that its directory entry is durable before the first trial, as at creation.
+    """
     if not path.exists():
-        return [], False
+        return [], True
     data = path.read_text(encoding="utf-8")
     lines = data.split("\n")
     torn = lines[-1] != ""
@@ -268,7 +272,7 @@ class RunDirectory:
 
     def records(self) -> Iterator[TrialRecord | RepetitionResult]:
         """Every complete record of trials.jsonl in order (a torn last line is skipped)."""
-        lines, _torn = _read_lines(self.path / TRIALS)
+        lines, _ = _read_lines(self.path / TRIALS)
         for i, ln in enumerate(lines, 1):
             yield _parse_line(ln, f"{self.path / TRIALS}:{i}")
 
@@ -411,7 +415,7 @@ class RunStore:
     @classmethod
     def _resume_locked(cls, run: RunDirectory, lock: int) -> RunStore:
         p = run.path
-        lines, torn = _read_lines(p / TRIALS)
+        lines, rewrite = _read_lines(p / TRIALS)
         parsed = [(ln, _parse_line(ln, f"{p / TRIALS}:{i}")) for i, ln in enumerate(lines, 1)]
         done = {(r.point_id, r.metric, r.repetition) for _, r in parsed if isinstance(r, RepetitionResult)}
         keep: list[str] = []
@@ -421,7 +425,7 @@ class RunStore:
                 cut.append(ln)
             else:
                 keep.append(ln)
-        if cut or torn:
+        if cut or rewrite:
             # first keep the cut-off trials safely, then replace trials.jsonl atomically; a crash in
             # between leaves them in both files, and the next resume does not copy them twice
             already = set(_read_lines(p / ABANDONED)[0])

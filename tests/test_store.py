@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import fcntl
 import json
 import os
+import platform
 import re
+import shlex
+import socket
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
+import natbench.store as store_module
+from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.store import ABANDONED, RunDirectory, RunStore, atomic_write
+from natbench.store import ABANDONED, RunDirectory, RunStore, _lock_dir, atomic_write, point_to_dict
+from natbench.testing_rundir import write_run_dir
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -276,6 +288,24 @@ def test_abandoned_trials_of_successive_interruptions_are_all_kept_once(tmp_path
     assert len(reader.meta["resumed_at"]) == 3
 
 
+def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_first_trial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+    run = tmp_path / "run"
+    (run / "trials.jsonl").unlink()  # deleted by hand to measure everything again
+    spy = FsyncSpy()
+    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    with RunStore.resume(run) as store:
+        trials = (run / "trials.jsonl").stat()
+        # as at creation: the empty file, then the directory holding its entry, before run.json and any trial
+        assert spy.calls[:2] == [(False, trials.st_ino, 0, None), (True, run.stat().st_ino, None, None)]
+        store.append_trial(trial(0, 0, started=5.0))
+    assert RunDirectory.open(run).trials() == [trial(0, 0, started=5.0)]
+    assert not (run / ABANDONED).exists()
+
+
 def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         store.append_trial(trial(0, 0))
@@ -338,3 +368,532 @@ def test_non_finite_values_are_stored_as_null(tmp_path: Path) -> None:
     [back] = RunDirectory.open(tmp_path / "run").results()
     assert back.value is None
     assert back.extra == {"worst_case": None, "ok": 1.5}
+
+
+# ----------------------------------------------------------------------------- exact file contents
+
+HEAD = "0123456789abcdef0123456789abcdef01234567"
+
+
+class Clock:
+    """Stands in for the store's ``time`` module: ``time()`` returns ``now``, which the test moves."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+def fixed_facts(monkeypatch: pytest.MonkeyPatch, now: float) -> Clock:
+    """Pin what run.json takes from the machine: the clock, the host facts and the git commit."""
+    clock = Clock(now)
+    monkeypatch.setattr(store_module, "time", clock)
+    monkeypatch.setattr(store_module, "host_facts", lambda: {"hostname": "bench-1", "cpus": 2})
+    monkeypatch.setattr(store_module, "_git_commit", lambda: HEAD)
+    return clock
+
+
+def test_run_json_and_points_json_at_creation_are_indented_json_with_sorted_run_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fixed_facts(monkeypatch, 1_700_000_000.25)
+    new_store(tmp_path).close()
+    run = tmp_path / "run"
+    # run.json: keys sorted at every level, two-space indent, a final newline; status running, no end yet
+    assert (run / "run.json").read_text() == (
+        "{\n"
+        '  "campaign_file": "t.yaml",\n'
+        '  "campaign_name": "t",\n'
+        '  "duts": {\n'
+        '    "dut": {\n'
+        '      "kernel": "x"\n'
+        "    }\n"
+        "  },\n"
+        f'  "git_commit": "{HEAD}",\n'
+        '  "host": {\n'
+        '    "cpus": 2,\n'
+        '    "hostname": "bench-1"\n'
+        "  },\n"
+        f'  "natbench_version": "{__version__}",\n'
+        '  "started_at": 1700000000.25,\n'
+        '  "status": "running",\n'
+        '  "tester": {\n'
+        '    "backend": "fake"\n'
+        "  }\n"
+        "}\n"
+    )
+    # points.json: the working points in the order of their fields, two-space indent, a final newline
+    assert (run / "points.json").read_text() == (
+        "[\n"
+        "  {\n"
+        f'    "id": "{PID}",\n'
+        '    "index": 0,\n'
+        '    "label": "iptables-4c-4M",\n'
+        '    "name": "iptables",\n'
+        '    "cores": 4,\n'
+        '    "src_ports": [\n'
+        "      1,\n"
+        "      4000\n"
+        "    ],\n"
+        '    "dst_ports": [\n'
+        "      1,\n"
+        "      1000\n"
+        "    ],\n"
+        '    "connections": 4000000,\n'
+        '    "frame_size": 64,\n'
+        '    "dut_params": {},\n'
+        '    "swept_dut": null\n'
+        "  }\n"
+        "]\n"
+    )
+    assert (run / "campaign.yaml").read_text() == "name: t\n"
+    assert (run / "trials.jsonl").read_text() == ""
+    assert sorted(p.name for p in run.iterdir()) == ["campaign.yaml", "points.json", "run.json", "trials.jsonl"]
+
+
+def test_run_json_without_tester_or_dut_facts_holds_empty_mappings(tmp_path: Path) -> None:
+    RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=POINTS).close()
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (meta["tester"], meta["duts"], meta["campaign_file"], meta["campaign_name"]) == ({}, {}, None, None)
+
+
+def test_run_json_records_the_host_natbench_runs_on(tmp_path: Path) -> None:
+    new_store(tmp_path).close()
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["host"] == {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def test_status_changes_rewrite_run_json_with_the_time_and_the_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = fixed_facts(monkeypatch, 100.0)
+    run = tmp_path / "run"
+
+    def meta() -> dict[str, object]:
+        return dict(json.loads((run / "run.json").read_text()))
+
+    store = new_store(tmp_path)
+    assert store.reader().meta == meta()  # the store's reader sees run.json as written
+    started = {k: v for k, v in meta().items() if k not in ("status",)}
+    clock.now = 150.0
+    store.set_status("running")  # still running: no end time
+    assert meta() == {**started, "status": "running"}
+    clock.now = 200.0
+    store.set_status("failed", "DUT unreachable")
+    assert meta() == {**started, "status": "failed", "failure": "DUT unreachable", "ended_at": 200.0}
+    store.close()
+
+    clock.now = 300.0
+    store = RunStore.resume(run)  # running again: the failure is gone, the resume time recorded
+    # (the last attempt's end time stays until the run ends again)
+    assert meta() == {**started, "status": "running", "ended_at": 200.0, "resumed_at": [300.0]}
+    clock.now = 400.0
+    store.set_status("failed", "tester fell behind")
+    clock.now = 500.0
+    store.set_status("complete")  # a later success clears the failure
+    assert meta() == {**started, "status": "complete", "ended_at": 500.0, "resumed_at": [300.0]}
+    store.close()
+    clock.now = 600.0
+    RunStore.resume(run).close()
+    assert meta()["resumed_at"] == [300.0, 600.0]
+
+
+def test_run_json_is_rewritten_as_indented_json_with_sorted_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fixed_facts(monkeypatch, 7.5)
+    with RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=POINTS) as store:
+        store.update_meta(tester={"version": "2.1", "backend": "fake"}, where=Path("/srv/runs"))
+    # update_meta merged the fields; a value JSON has no form for (a path) is stored as its text
+    assert (tmp_path / "run" / "run.json").read_text() == (
+        "{\n"
+        '  "campaign_file": null,\n'
+        '  "campaign_name": null,\n'
+        '  "duts": {},\n'
+        f'  "git_commit": "{HEAD}",\n'
+        '  "host": {\n'
+        '    "cpus": 2,\n'
+        '    "hostname": "bench-1"\n'
+        "  },\n"
+        f'  "natbench_version": "{__version__}",\n'
+        '  "started_at": 7.5,\n'
+        '  "status": "running",\n'
+        '  "tester": {\n'
+        '    "backend": "fake",\n'
+        '    "version": "2.1"\n'
+        "  },\n"
+        '  "where": "/srv/runs"\n'
+        "}\n"
+    )
+
+
+def test_trials_jsonl_holds_one_compact_json_object_per_record_with_sorted_keys(tmp_path: Path) -> None:
+    res = RepetitionResult(PID, "cps", 0, 5000.0, "cps", 100.0, {"steps": 2, "bounds": [4000.0, 6000.0]})
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(res)
+    # keys sorted at every level (counts: received < sent < valid), no spaces, "type" says which record
+    assert (tmp_path / "run" / "trials.jsonl").read_text() == (
+        '{"achieved_rate":1000.0,"counts":{"forward":{"received":10,"sent":10,"valid":10}},"ended_at":2.0,'
+        '"extra":{},"intended_rate":1000.0,"kind":"phase1","lower":0.0,"metric":"cps",'
+        f'"point_id":"{PID}","reason":"","repetition":0,"started_at":1.0,"step":0,"type":"trial",'
+        '"upper":10000.0,"value":null,"verdict":"pass"}\n'
+        '{"error":100.0,"extra":{"bounds":[4000.0,6000.0],"steps":2},"metric":"cps",'
+        f'"point_id":"{PID}","repetition":0,"type":"result","unit":"cps","value":5000.0}}\n'
+    )
+
+
+def test_a_record_json_cannot_hold_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    nan_key = RepetitionResult(PID, "latency", 0, 1.0, "s", None, {float("nan"): 1.0})
+    odd = dataclasses.replace(trial(0, 0), extra={"handle": object()})
+    with new_store(tmp_path) as store:
+        # a NaN dict key has no JSON form (values become null, a key cannot)
+        with pytest.raises(StoreError, match=r"^cannot store a result record of latency: Out of range float"):
+            store.append_result(nan_key)
+        with pytest.raises(StoreError, match=r"^cannot store a trial record of cps: Object of type object is not"):
+            store.append_trial(odd)
+        assert not store.is_complete(PID, "latency", 0)
+    assert (tmp_path / "run" / "trials.jsonl").read_text() == ""
+
+
+def test_a_stored_result_marks_its_repetition_complete_at_once(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        assert not store.is_complete(PID, "cps", 0)
+        store.append_result(result(0))
+        assert store.is_complete(PID, "cps", 0)
+        assert not store.is_complete(PID, "cps", 1)
+        assert not store.is_complete(PID, "throughput", 0)
+
+
+def test_non_finite_values_in_lists_are_stored_as_null(tmp_path: Path) -> None:
+    odd = RepetitionResult(
+        PID, "latency", 0, 2.0, "s", None, {"samples": [1.5, float("inf")], "pair": (float("nan"), 2)}
+    )
+    with new_store(tmp_path) as store:
+        store.append_result(odd)
+    [back] = RunDirectory.open(tmp_path / "run").results()
+    assert back.extra == {"samples": [1.5, None], "pair": [None, 2]}
+
+
+# ----------------------------------------------------------------------------- errors name file and line
+
+
+def test_a_line_of_an_unknown_record_type_is_named_with_its_file_and_line(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+    path = tmp_path / "run" / "trials.jsonl"
+    with open(path, "a") as f:
+        f.write('{"type":"note","text":"DUT rebooted"}\n')
+    with pytest.raises(StoreError) as err:
+        RunDirectory.open(tmp_path / "run").trials()
+    assert str(err.value) == f"{path}:2: unknown record type 'note'"
+
+
+def test_a_damaged_abandoned_line_is_named_with_its_file_and_line(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_trial(trial(0, 1))
+    run = tmp_path / "run"
+    RunStore.resume(run).close()  # both trials of the cut-off repetition 0 moved aside
+    path = run / ABANDONED
+    first, second = path.read_text().splitlines()
+    path.write_text(first + "\n" + second[:30] + "\n")
+    with pytest.raises(StoreError) as err:
+        RunDirectory.open(run).abandoned()
+    assert str(err.value).startswith(f"{path}:2: not a natbench record: ")
+
+
+def test_corrupt_run_json_is_named(tmp_path: Path) -> None:
+    new_store(tmp_path).close()
+    run = tmp_path / "run"
+    (run / "run.json").write_text('{"status": "running"')
+    with pytest.raises(StoreError) as err:
+        RunDirectory.open(run)
+    assert str(err.value).startswith(f"{run}: corrupt run metadata: ")
+
+
+@pytest.mark.parametrize("name", ["run.json", "trials.jsonl", "points.json", "campaign.yaml"])
+def test_create_refuses_a_directory_holding_any_run_file_and_leaves_it_unlocked(tmp_path: Path, name: str) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / name).write_text("")
+    with pytest.raises(StoreError) as err:
+        new_store(tmp_path)
+    assert str(err.value) == f"{run}: already holds a run; use --resume to continue it or choose another directory"
+    assert sorted(p.name for p in run.iterdir()) == [name]  # nothing written
+    fd = os.open(run, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+
+
+def test_a_pytest_session_run_cannot_be_resumed_and_the_error_says_what_to_do(tmp_path: Path) -> None:
+    RunStore.create(tmp_path / "session", campaign_text="kind: natbench-experiment\nname: s\n", points=POINTS).close()
+    RunStore.create(tmp_path / "campaign", campaign_text="name: t\n", points=POINTS).close()
+    session = RunDirectory.open(tmp_path / "session")
+    assert session.experiment_session
+    with pytest.raises(StoreError) as err:
+        session.check_resumable()
+    where = tmp_path / "session"
+    assert str(err.value) == (
+        f"{where}: written by a pytest session (natbench.experiment), not by `natbench run`: its campaign.yaml"
+        " records the session's measurements, not a campaign, so it cannot be resumed; re-run the pytest session"
+        f" (or script) instead, which writes a new run directory (`natbench report {where}` reads what this one"
+        " holds)"
+    )
+    RunDirectory.open(tmp_path / "campaign").check_resumable()  # a campaign run: no objection
+
+
+# ----------------------------------------------------------------------------- creating, closing, locking
+
+
+def test_create_makes_missing_parents_and_accepts_an_existing_empty_directory(tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "b" / "run"
+    RunStore.create(deep, campaign_text="name: t\n", points=POINTS).close()
+    assert (deep / "run.json").is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    RunStore.create(empty, campaign_text="name: t\n", points=POINTS).close()
+    assert (empty / "run.json").is_file()
+
+
+def test_a_closed_store_refuses_to_append_and_closing_twice_is_harmless(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    store.close()
+    store.close()
+    with pytest.raises(StoreError) as err:
+        store.append_trial(trial(0, 0))
+    assert str(err.value) == f"{tmp_path / 'run'}: store is closed"
+    assert (tmp_path / "run" / "trials.jsonl").read_text() == ""
+    RunStore.resume(tmp_path / "run").close()  # and the run was released
+
+
+def test_close_releases_the_run_even_when_closing_a_descriptor_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = new_store(tmp_path)
+    store.append_trial(trial(0, 0))
+    assert store._fh is not None
+    os.close(store._fh.fileno())  # the trials file's descriptor is gone: closing the file fails with EBADF
+    real_close = os.close
+    failed: list[int] = []
+
+    def close_reporting_eio(fd: int) -> None:
+        real_close(fd)  # Linux frees the descriptor even when close() reports an error
+        failed.append(fd)
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(store_module.os, "close", close_reporting_eio)
+    store.close()  # neither error escapes
+    monkeypatch.undo()
+    assert len(failed) == 1  # the lock's descriptor
+    RunStore.resume(tmp_path / "run").close()  # the run is free for the next writer
+    assert RunDirectory.open(tmp_path / "run").abandoned() == [trial(0, 0)]
+
+
+def test_the_run_lock_is_only_taken_on_a_directory(tmp_path: Path) -> None:
+    plain = tmp_path / "run.json"
+    plain.write_text("{}")
+    with pytest.raises(NotADirectoryError):
+        _lock_dir(plain)
+
+
+# ----------------------------------------------------------------------------- the source's git commit
+
+
+def fake_git(tmp_path: Path, script: str) -> Path:
+    """A directory holding an executable ``git`` shell script (put it first on PATH)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    git = bindir / "git"
+    git.write_text("#!/bin/sh\n" + script)
+    git.chmod(0o755)
+    return bindir
+
+
+def test_run_json_records_the_head_commit_of_natbench_s_source_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = shlex.quote(str(Path(store_module.__file__).resolve().parent))
+    # answers only `git -C <natbench's source directory> rev-parse HEAD`, as git in a checkout would
+    script = (
+        f'if [ "$#" = 4 ] && [ "$1" = -C ] && [ "$2" = {src} ] && [ "$3" = rev-parse ] && [ "$4" = HEAD ]; then\n'
+        f"  echo {HEAD}\n  exit 0\nfi\n"
+        'echo "fatal: unexpected call: $*" >&2\nexit 128\n'
+    )
+    monkeypatch.setenv("PATH", str(fake_git(tmp_path, script)))
+    new_store(tmp_path).close()
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["git_commit"] == HEAD
+
+
+def test_no_commit_is_recorded_when_git_fails_or_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # in a repository without commits, `git rev-parse HEAD` prints "HEAD" and fails
+    failing = fake_git(tmp_path, "echo HEAD\necho \"fatal: ambiguous argument 'HEAD'\" >&2\nexit 128\n")
+    monkeypatch.setenv("PATH", str(failing))
+    assert store_module._git_commit() is None
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+    assert store_module._git_commit() is None
+
+
+@pytest.mark.parametrize(("seconds", "commit"), [(4.5, HEAD), (5.5, None), (3600.0, None)])
+def test_git_gets_five_seconds_to_name_the_commit(
+    monkeypatch: pytest.MonkeyPatch, seconds: float, commit: str | None
+) -> None:
+    def git_taking(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        limit = kwargs.get("timeout")
+        if isinstance(limit, int | float) and seconds > limit:
+            raise subprocess.TimeoutExpired(cmd, limit)
+        return subprocess.CompletedProcess(cmd, 0, stdout=HEAD + "\n", stderr="")
+
+    fake = SimpleNamespace(run=git_taking, SubprocessError=subprocess.SubprocessError)
+    monkeypatch.setattr(store_module, "subprocess", fake)
+    assert store_module._git_commit() == commit
+
+
+# ----------------------------------------------------------------------------- DUT facts
+
+
+def test_dut_facts_keep_null_values(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.record_dut_facts("p1", {"kernel": "6.1", "irq_affinity": None, 3: "three"})
+        assert store.meta["duts"] == {"dut": {"kernel": "6.1", "irq_affinity": None, "3": "three"}}
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["duts"] == {"dut": {"kernel": "6.1", "irq_affinity": None, "3": "three"}}
+
+
+# ----------------------------------------------------------------------------- Parquet export
+
+
+def test_parquet_export_to_a_chosen_path_writes_both_files_there(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+    out = tmp_path / "export"
+    out.mkdir()
+    path = RunDirectory.open(tmp_path / "run").export_parquet(out / "t.parquet")
+    assert path == out / "t.parquet"
+    assert sorted(p.name for p in out.iterdir()) == ["results.parquet", "t.parquet"]
+    assert not (tmp_path / "run" / "trials.parquet").exists()
+    assert list(pd.read_parquet(path)["step"]) == [0]
+
+
+def test_parquet_files_hold_the_record_columns_and_no_index(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_trial(trial(0, 1))
+        store.append_result(result(0))
+    path = RunDirectory.open(tmp_path / "run").export_parquet()
+    for file, columns in (
+        (
+            path,
+            [
+                *("point_id", "metric", "repetition", "step", "kind", "intended_rate", "achieved_rate", "verdict"),
+                *("reason", "started_at", "ended_at", "lower", "upper", "value", "extra"),
+                *("forward_received", "forward_sent", "forward_valid"),  # as trials.jsonl keeps them: sorted
+            ],
+        ),
+        (
+            path.with_name("results.parquet"),
+            ["point_id", "metric", "repetition", "value", "unit", "error", "extra", "label", "connections", "cores"],
+        ),
+    ):
+        schema = pq.read_schema(file)
+        assert schema.names == columns  # no index column
+        assert schema.pandas_metadata["index_columns"] == []  # and no index kept as metadata either
+
+
+def test_parquet_export_writes_extra_as_json_with_sorted_keys_and_joins_the_points(tmp_path: Path) -> None:
+    # written by the synthetic-run helper, whose records keep their keys in the order given
+    run = write_run_dir(
+        tmp_path / "run",
+        [point_to_dict(POINTS[0])],
+        [
+            {"type": "trial", **trial(0, 0).to_dict(), "extra": {"tx_ring": 512, "cpu": [10.0, 12.5]}},
+            {"type": "result", **result(0).to_dict(), "extra": {"steps": 2, "bounds": [1, 2]}},
+            {"type": "result", **result(0).to_dict(), "point_id": "gone"},  # its point is not in points.json
+        ],
+    )
+    reader = RunDirectory.open(run)
+    path = reader.export_parquet()
+    trials = pd.read_parquet(path)
+    assert list(trials["extra"]) == ['{"cpu": [10.0, 12.5], "tx_ring": 512}']
+    res = pd.read_parquet(path.with_name("results.parquet"))
+    assert list(res["extra"]) == ['{"bounds": [1, 2], "steps": 2}', '{"steps": 2}']
+    assert list(res["point_id"]) == [PID, "gone"]
+    # the point's label, connections and cores joined in; missing (read back as NA) for an unknown point
+    for column, value in (("label", "iptables-4c-4M"), ("connections", 4_000_000), ("cores", 4)):
+        first, second = res[column].tolist()
+        assert first == value and pd.isna(second)
+
+
+# ----------------------------------------------------------------------------- encoding
+
+# Run in a child without UTF-8 mode (which a parent started in the C locale has on for good). The child starts in
+# C.UTF-8, so its arguments and environment are read as UTF-8, then switches to the ASCII locale C: from there on
+# open() without an encoding reads and writes ASCII.
+IN_ASCII_LOCALE = """
+import codecs, json, locale, sys
+locale.setlocale(locale.LC_CTYPE, "C")
+from pathlib import Path
+from natbench.store import RunDirectory, RunStore
+
+done, fresh = Path(sys.argv[1]), Path(sys.argv[2])
+RunStore.create(fresh, campaign_text="name: caf\\u00e9\\n", points=[]).close()
+run = RunDirectory.open(done)
+out = {
+    "locale": codecs.lookup(locale.getpreferredencoding(False)).name,
+    "campaign_name": run.meta["campaign_name"],
+    "point": run.points[0]["name"],
+    "notes": [t.extra["note"] for t in run.trials()],
+}
+RunStore.resume(done).close()
+out["abandoned"] = [t.extra["note"] for t in RunDirectory.open(done).abandoned()]
+print(json.dumps(out))
+"""
+
+
+def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """JSON is UTF-8: raw non-ASCII text (as another tool or a hand edit writes it) reads the same in any locale."""
+    run = tmp_path / "run"
+    new_store(tmp_path).close()
+    meta = json.loads((run / "run.json").read_text()) | {"campaign_name": "Zoë's NAT"}
+    (run / "run.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    (run / "points.json").write_text(json.dumps([{"name": "pare-feu à états"}], ensure_ascii=False), encoding="utf-8")
+    cut_off = {"type": "trial", **trial(0, 0).to_dict(), "extra": {"note": "délai 5 µs"}}
+    raw_line = json.dumps(cut_off, ensure_ascii=False) + "\n"
+    (run / "trials.jsonl").write_text(raw_line, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_CTYPE")} | {
+        "LANG": "C.UTF-8",
+        "PYTHONUTF8": "0",
+    }
+    source_root = Path(store_module.__file__).resolve().parent.parent  # the natbench tree this test imports
+    proc = subprocess.run(
+        [sys.executable, "-c", IN_ASCII_LOCALE, str(run), str(tmp_path / "fresh")],
+        cwd=source_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {
+        "locale": "ascii",  # the child really ran with an ASCII default encoding
+        "campaign_name": "Zoë's NAT",
+        "point": "pare-feu à états",
+        "notes": ["délai 5 µs"],
+        "abandoned": ["délai 5 µs"],
+    }
+    assert (tmp_path / "fresh" / "campaign.yaml").read_bytes() == "name: café\n".encode()
+    assert (run / ABANDONED).read_bytes() == raw_line.encode()  # moved aside byte for byte
+    assert (run / "trials.jsonl").read_text() == ""
+    RunStore.resume(run).close()  # (the same calls in this process: nothing left to move)
+    assert [t.extra for t in RunDirectory.open(run).abandoned()] == [{"note": "délai 5 µs"}]
