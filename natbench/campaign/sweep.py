@@ -24,8 +24,9 @@ from natbench.campaign.schema import (
     MetricSettings,
     resolve_param_value,
 )
-from natbench.campaign.source import LocatedError, Path_, plain_message
-from natbench.campaign.values import format_count, parse_count, parse_port_range
+from natbench.config.source import LocatedError, Path_
+from natbench.config.validation import plain_message
+from natbench.config.values import format_count, parse_count, parse_port_range
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
