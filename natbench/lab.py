@@ -838,7 +838,7 @@ def lab_for_campaign(campaign: Any, settings: dict[str, Any] | None = None) -> t
 def _recipe_param_names(recipe: str) -> set[str]:
     """Parameter names a recipe declares (empty when the recipe engine is not available)."""
     try:
-        from natbench.duts.recipe import load_recipe
+        from natbench.duts.recipes import load_recipe
     except ImportError:
         return set()
     try:

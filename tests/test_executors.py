@@ -11,8 +11,8 @@ from natbench.duts.cores import LinuxCores
 from natbench.duts.executors import CommandFailed, CommandTimeout, LocalExecutor, NetnsExecutor
 from natbench.duts.factory import build_duts, build_executor
 from natbench.duts.monitor import idle_percent
-from natbench.duts.recipe import parse_recipe
 from natbench.duts.recipe_dut import DutGroup, RecipeDut, timed_wrapper
+from natbench.duts.recipes import parse_recipe
 from natbench.errors import ConfigError, DutError
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint

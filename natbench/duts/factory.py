@@ -22,12 +22,11 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from natbench.duts.executors import Executor, LocalExecutor, NetnsExecutor
-from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.recipes import load_recipe, recipe_reference
 from natbench.errors import ConfigError
 
 __all__ = ["build_duts", "build_executor", "dut_facts"]
@@ -112,14 +111,6 @@ def _ask_lab(function: str, dut: str) -> Any:
     return fn(dut) if callable(fn) else None
 
 
-def _recipe_ref(campaign: Any, recipe: str) -> str:
-    looks_like_path = "/" in recipe or recipe.endswith((".yaml", ".yml"))
-    file = _get(campaign, "file")
-    if looks_like_path and file is not None and not Path(recipe).is_absolute():
-        return str(Path(file).parent / recipe)
-    return recipe
-
-
 def build_duts(campaign: Any) -> RecipeDut | DutGroup:
     """The campaign's DUT: one :class:`RecipeDut`, or a :class:`DutGroup` for several (path order)."""
     testbed = _get(campaign, "testbed")
@@ -132,7 +123,7 @@ def build_duts(campaign: Any) -> RecipeDut | DutGroup:
         recipe_name = _get(spec, "recipe")
         if not recipe_name:
             raise ConfigError("every DUT needs a recipe", field=f"testbed.duts[{i}].recipe")
-        recipe = load_recipe(_recipe_ref(campaign, str(recipe_name)))
+        recipe = load_recipe(recipe_reference(str(recipe_name), _get(campaign, "file")))
         access = _get(spec, "access")
         executor = build_executor(access, dut=name)
         params = dict(_get(spec, "params", None) or {})
