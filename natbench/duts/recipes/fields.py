@@ -6,11 +6,12 @@ YAML gives recipes strings, booleans and numbers; these types take exactly those
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr
 
-__all__ = ["Flag", "OptionalText", "RecipeModel", "Text", "one_of"]
+__all__ = ["Declared", "Flag", "Named", "OptionalText", "RecipeModel", "Text", "must"]
 
 
 class RecipeModel(BaseModel):
@@ -23,32 +24,45 @@ class RecipeModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError("expected a string")
-    return value
+class Declared(RecipeModel):
+    """A part of a recipe that knows the line it was declared on (set by :class:`Recipe` after validation)."""
+
+    _line: int = PrivateAttr(default=0)
+
+    @property
+    def line(self) -> int:
+        """Line of the declaration in the recipe file (0: not read from a file)."""
+        return self._line
 
 
-def _flag(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("expected true or false")
-    return value
+class Named(Declared):
+    """A declared part whose name is its key in the recipe (a parameter, a step)."""
+
+    _name: str = PrivateAttr(default="")
+
+    @property
+    def name(self) -> str:
+        """Its key in the recipe (a parameter name, which campaigns use under ``params``; a step name)."""
+        return self._name
 
 
-Text = Annotated[str, BeforeValidator(_text)]
-"""A string (YAML's numbers and booleans are not taken for one)."""
-Flag = Annotated[bool, BeforeValidator(_flag)]
-"""``true`` or ``false``."""
-OptionalText = Annotated[str | None, BeforeValidator(_text)]
-"""A string that may be left out (None); written out, it must be a string, not ``null``."""
+def must(test: Callable[[Any], object], message: str | Callable[[Any], str]) -> Any:
+    """A validator passing a value on as it is when ``test(value)`` holds, else failing with ``message``.
 
-
-def one_of(*allowed: Any, message: str) -> Any:
-    """A validator accepting only the words ``allowed``; anything else fails with ``message``."""
+    ``message`` may be a function of the value.
+    """
 
     def check(value: Any) -> Any:
-        if value not in allowed:
-            raise ValueError(message)
+        if not test(value):
+            raise ValueError(message(value) if callable(message) else message)
         return value
 
     return BeforeValidator(check)
+
+
+Text = Annotated[str, must(lambda v: isinstance(v, str), "expected a string")]
+"""A string (YAML's numbers and booleans are not taken for one)."""
+Flag = Annotated[bool, must(lambda v: isinstance(v, bool), "expected true or false")]
+"""``true`` or ``false``."""
+OptionalText = Annotated[str | None, must(lambda v: isinstance(v, str), "expected a string")]
+"""A string that may be left out (None); written out, it must be a string, not ``null``."""

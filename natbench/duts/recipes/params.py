@@ -12,12 +12,12 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
 from natbench.config.source import SourceMap
 from natbench.config.values import parse_count, parse_number, parse_port_range
 from natbench.duts.recipes.conditions import as_word
-from natbench.duts.recipes.fields import Flag, RecipeModel
+from natbench.duts.recipes.fields import Flag, Named, must
 from natbench.errors import RecipeError
 
 if TYPE_CHECKING:
@@ -91,26 +91,22 @@ def _choice(spec: ParamSpec, value: Any) -> str:
     return as_word(value)
 
 
-def _ip(spec: ParamSpec, value: Any) -> str:
-    try:
-        addr = ipaddress.ip_address(str(value))
-    except ValueError:
-        raise ValueError(f"{value!r} is not an IP address") from None
-    if spec.type != "ip" and addr.version != int(spec.type[-1]):
-        raise ValueError(f"{value!r} is not an IPv{spec.type[-1]} address")
-    return str(addr)
+_ADDRESSES = {"ip": None, "ipv4": 4, "ipv6": 6, "net": None, "ipv4_net": 4, "ipv6_net": 6}
+"""Address types and the IP version each requires (None: either)."""
 
 
-def _net(spec: ParamSpec, value: Any) -> str:
+def _address(spec: ParamSpec, value: Any) -> str:
+    """An address (``ip``, ``ipv4``, ``ipv6``) or an address with its prefix length (``*net``), normalized."""
+    text, version, with_prefix = str(value), _ADDRESSES[spec.type], spec.type.endswith("net")
     try:
-        iface = ipaddress.ip_interface(str(value))
+        addr = ipaddress.ip_interface(text) if with_prefix else ipaddress.ip_address(text)
     except ValueError:
-        raise ValueError(f"{value!r} is not an address/prefix") from None
-    if "/" not in str(value):
+        raise ValueError(f"{value!r} is not {'an address/prefix' if with_prefix else 'an IP address'}") from None
+    if with_prefix and "/" not in text:
         raise ValueError(f"{value!r} needs a prefix length (e.g. 198.18.0.1/24)")
-    if spec.type != "net" and iface.version != int(spec.type[3]):
-        raise ValueError(f"{value!r} is not an IPv{spec.type[3]} prefix")
-    return str(iface)
+    if version is not None and addr.version != version:
+        raise ValueError(f"{value!r} is not an IPv{version} {'prefix' if with_prefix else 'address'}")
+    return str(addr)
 
 
 def _interface(spec: ParamSpec, value: Any) -> str:
@@ -148,12 +144,7 @@ _VALUE_TYPES: dict[str, Callable[[ParamSpec, Any], Any]] = {
     "float": _float,
     "bool": _bool,
     "choice": _choice,
-    "ip": _ip,
-    "ipv4": _ip,
-    "ipv6": _ip,
-    "net": _net,
-    "ipv4_net": _net,
-    "ipv6_net": _net,
+    **dict.fromkeys(_ADDRESSES, _address),
     "interface": _interface,
     "mac": _mac,
     "port_range": _port_range,
@@ -168,22 +159,9 @@ PARAM_TYPES = tuple(_VALUE_TYPES)
 # the declaration
 
 
-def _param_type(value: Any) -> str:
-    if value not in PARAM_TYPES:
-        raise ValueError(f"unknown type {value!r} (allowed: {', '.join(PARAM_TYPES)})")
-    return str(value)
-
-
-def _item_type(value: Any) -> str:
-    if value not in PARAM_TYPES or value in ("list", "choice"):
-        raise ValueError(f"bad list item type {value!r}")
-    return str(value)
-
-
-def _bound(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError("expected a number")
-    return value
+_PARAM_TYPE = must(lambda v: v in PARAM_TYPES, lambda v: f"unknown type {v!r} (allowed: {', '.join(PARAM_TYPES)})")
+_ITEM_TYPE = must(lambda v: v in PARAM_TYPES and v not in ("list", "choice"), lambda v: f"bad list item type {v!r}")
+_BOUND = must(lambda v: not isinstance(v, bool) and isinstance(v, int | float), "expected a number")
 
 
 def _words(value: Any) -> tuple[str, ...]:
@@ -202,20 +180,20 @@ def _pattern(value: Any) -> str | None:
     return str(value)
 
 
-class ParamSpec(RecipeModel):
+class ParamSpec(Named):
     """A declared recipe parameter: ``name: {type: ..., default: ..., ...}`` or ``name: type``."""
 
-    type: Annotated[str, BeforeValidator(_param_type)] = "str"
+    type: Annotated[str, _PARAM_TYPE] = "str"
     """One of :data:`PARAM_TYPES`."""
     required: Flag = False
     """The campaign must give a value."""
-    min: Annotated[int | float | None, BeforeValidator(_bound)] = None
+    min: Annotated[int | float | None, _BOUND] = None
     """Lower bound (int/float)."""
-    max: Annotated[int | float | None, BeforeValidator(_bound)] = None
+    max: Annotated[int | float | None, _BOUND] = None
     """Upper bound (int/float)."""
     choices: Annotated[tuple[str, ...], BeforeValidator(_words)] = Field(default=(), validate_default=True)
     """Allowed values (``choice``)."""
-    items: Annotated[str, BeforeValidator(_item_type)] = "str"
+    items: Annotated[str, _ITEM_TYPE] = "str"
     """Item type of a ``list``."""
     pattern: Annotated[str | None, BeforeValidator(_pattern)] = None
     """Regular expression a ``str`` must match fully."""
@@ -223,9 +201,6 @@ class ParamSpec(RecipeModel):
     """What the parameter means."""
     default: Any = None
     """Value when the campaign does not give one (None: unset, commands guard with ``when``)."""
-
-    _name: str = PrivateAttr(default="")
-    _line: int = PrivateAttr(default=0)
 
     @field_validator("choices")
     @classmethod
@@ -246,16 +221,6 @@ class ParamSpec(RecipeModel):
         if info.data["required"]:
             raise ValueError("a required parameter has no default")
         return value
-
-    @property
-    def name(self) -> str:
-        """Parameter name (campaigns use it under ``dut_params``)."""
-        return self._name
-
-    @property
-    def line(self) -> int:
-        """Line of the declaration in the recipe file (0: not read from a file)."""
-        return self._line
 
     def check(self, value: Any) -> Any:
         """Validate and normalize one value of this parameter (None stays None); raise ValueError."""

@@ -26,7 +26,7 @@ from pydantic import (
 from natbench.config.source import SourceMap
 from natbench.duts.recipes import render
 from natbench.duts.recipes.conditions import Condition, parse_condition
-from natbench.duts.recipes.fields import Flag, OptionalText, RecipeModel, Text, one_of
+from natbench.duts.recipes.fields import Declared, Flag, Named, OptionalText, RecipeModel, Text, must
 from natbench.duts.recipes.params import ParamSpec, param_name, resolve_params
 from natbench.duts.recipes.render import RenderedCommand
 
@@ -52,10 +52,8 @@ DEFAULT_CLOCK = "date +%s.%N"
 BUILTINS = ("linux-cores",)
 """Steps natbench implements itself (``builtin:``)."""
 
-_METHOD = one_of("auto", "hotplug", "rps", message="method is one of auto, hotplug, rps")
-_SCOPE = one_of("dut", "host", message="scope is 'dut' or 'host'")
 _RECIPE_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
-_STEP_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_STEP_NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SAVE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 
 
@@ -82,11 +80,11 @@ def _command_text(value: Any) -> str:
 def _condition(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("expected a string")
-    parse_condition(value)
+    parse_condition(value)  # raises ValueError naming the forms allowed
     return value
 
 
-def _save_name(value: Any) -> Any:
+def _save_name(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("expected a string")
     if not _SAVE_NAME.fullmatch(value):
@@ -94,68 +92,42 @@ def _save_name(value: Any) -> Any:
     return value
 
 
-def _timeout(value: Any) -> Any:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
-        raise ValueError("expected a positive number of seconds")
-    return value
-
-
-def _reason(value: Any) -> Any:
-    if value is not None and not isinstance(value, str):
-        raise ValueError("expected a reason (string)")
-    return value
-
-
-def _builtin(value: Any) -> Any:
-    if value is not None and value not in BUILTINS:
-        raise ValueError(f"unknown builtin {value!r} (known: {', '.join(BUILTINS)})")
-    return value
-
-
-def _command_list(value: Any) -> Any:
-    if not isinstance(value, list | tuple):
-        raise ValueError("expected a list of commands")
-    return value
-
-
-def _step_name(value: Any) -> str:
-    if not isinstance(value, str) or not _STEP_NAME.match(value):
-        raise ValueError("step names are lowercase identifiers")
-    return value
-
-
-def _recipe_name(value: Any) -> str:
-    if not isinstance(value, str) or not _RECIPE_NAME.fullmatch(value):
-        raise ValueError("required: the recipe name (lowercase letters, digits, '-', '_', '.')")
-    return value
-
-
-def _param_map(value: Any) -> Any:
+def _params(value: Any) -> Any:
     if value is None:
-        return {}
+        return {}  # ``params:`` left empty
     if not isinstance(value, dict):
         raise ValueError("expected a mapping of parameter name -> declaration")
     return value
 
 
-def _check_list(value: Any) -> Any:
-    if not isinstance(value, list | tuple):
-        raise ValueError("expected a list of {when, error, field}")
-    return value
+def _is_list(value: Any) -> bool:
+    return isinstance(value, list | tuple)
 
 
-def _step_map(value: Any) -> Any:
-    if not isinstance(value, dict) or not value:
-        raise ValueError("required: a mapping of step name -> commands")
-    return value
+_TIMEOUT = must(
+    lambda v: v is None or (not isinstance(v, bool) and isinstance(v, int | float) and v > 0),
+    "expected a positive number of seconds",
+)
+_REASON = must(lambda v: v is None or isinstance(v, str), "expected a reason (string)")
+_BUILTIN = must(lambda v: v is None or v in BUILTINS, lambda v: f"unknown builtin {v!r} (known: {', '.join(BUILTINS)})")
+_METHOD = must(lambda v: v in ("auto", "hotplug", "rps"), "method is one of auto, hotplug, rps")
+_SCOPE = must(lambda v: v in ("dut", "host"), "scope is 'dut' or 'host'")
+_COMMANDS = must(_is_list, "expected a list of commands")
+_CHECKS = must(_is_list, "expected a list of {when, error, field}")
+_STEP_NAME_OK = must(lambda v: isinstance(v, str) and _STEP_NAME.fullmatch(v), "step names are lowercase identifiers")
+_STEPS = must(lambda v: isinstance(v, dict) and v, "required: a mapping of step name -> commands")
+_RECIPE_NAME_OK = must(
+    lambda v: isinstance(v, str) and _RECIPE_NAME.fullmatch(v),
+    "required: the recipe name (lowercase letters, digits, '-', '_', '.')",
+)
 
 
 # ---------------------------------------------------------------------------
 # models
 
 
-class Command(RecipeModel):
-    """One command of a step: ``- text`` or ``- {run: text, when: ..., parse: ..., ...}``."""
+class Command(Declared):
+    """One command of a step: ``- text`` or ``- {run: text, when: ..., parse: ..., ...}`` (its line: of ``run``)."""
 
     run: Annotated[str, BeforeValidator(_command_text)] = Field(default="", validate_default=True)
     """Command template (shell text with ``{{ placeholders }}``)."""
@@ -177,12 +149,10 @@ class Command(RecipeModel):
     """A non-zero exit status is recorded, not raised."""
     error: OptionalText = None
     """Hint appended to the error when the command fails."""
-    timeout: Annotated[float | None, BeforeValidator(_timeout)] = None
+    timeout: Annotated[float | None, _TIMEOUT] = None
     """Seconds this command may take (default: the executor's command timeout)."""
     scope: Annotated[str, _SCOPE] = "dut"
     """``dut``: where the DUT lives (its namespace); ``host``: the machine around it."""
-
-    _line: int = PrivateAttr(default=0)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -193,28 +163,20 @@ class Command(RecipeModel):
             raise ValueError("a command is a string or a mapping with 'run'")
         return handler(value)
 
-    @property
-    def line(self) -> int:
-        """Line in the recipe file (of ``run``, or of the bare command)."""
-        return self._line
 
-
-class Step(RecipeModel):
+class Step(Named):
     """A named step: a list of commands, or a mapping with commands, a builtin or an honest ``unsupported``."""
 
-    commands: Annotated[tuple[Command, ...], BeforeValidator(_command_list)] = ()
+    commands: Annotated[tuple[Command, ...], _COMMANDS] = ()
     """Commands run in order (after the builtin, if any)."""
-    builtin: Annotated[str | None, BeforeValidator(_builtin)] = None
+    builtin: Annotated[str | None, _BUILTIN] = None
     """Name of a builtin (``linux-cores``)."""
-    unsupported: Annotated[str | None, BeforeValidator(_reason)] = None
+    unsupported: Annotated[str | None, _REASON] = None
     """Why this DUT cannot do the step (reported as a fact, not silently skipped)."""
     interfaces: Any = None
     """Builtin option: interfaces whose queues follow the active cores (templates, rendered unquoted)."""
     method: Annotated[str | None, _METHOD] = None
     """Builtin option: how ``linux-cores`` sets the active cores."""
-
-    _name: str = PrivateAttr(default="")
-    _line: int = PrivateAttr(default=0)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -229,16 +191,6 @@ class Step(RecipeModel):
         return step
 
     @property
-    def name(self) -> str:
-        """Step name."""
-        return self._name
-
-    @property
-    def line(self) -> int:
-        """Line in the recipe file."""
-        return self._line
-
-    @property
     def options(self) -> dict[str, Any]:
         """Builtin options given (``interfaces``, ``method``), for natbench code."""
         out: dict[str, Any] = {}
@@ -249,8 +201,11 @@ class Step(RecipeModel):
         return out
 
 
-class Check(RecipeModel):
-    """A rule over several parameters: when ``when`` holds, the parameters are rejected with ``error``."""
+class Check(Declared):
+    """A rule over several parameters: when ``when`` holds, the parameters are rejected with ``error``.
+
+    Its line is that of ``when``.
+    """
 
     when: Annotated[str, BeforeValidator(_condition)]
     """Condition naming parameters (same language as a command's ``when``)."""
@@ -258,8 +213,6 @@ class Check(RecipeModel):
     """Message of the error."""
     field: Text | None = None
     """Parameter the error points at."""
-
-    _line: int = PrivateAttr(default=0)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -273,11 +226,6 @@ class Check(RecipeModel):
         """The parsed ``when``."""
         return parse_condition(self.when)
 
-    @property
-    def line(self) -> int:
-        """Line of ``when`` in the recipe file."""
-        return self._line
-
 
 def _param_spec(value: Any) -> Any:
     if isinstance(value, str):
@@ -290,7 +238,7 @@ def _param_spec(value: Any) -> Any:
 class Recipe(RecipeModel):
     """A loaded, validated recipe: the whole file. Build with :func:`~natbench.duts.recipes.load_recipe`."""
 
-    name: Annotated[str, BeforeValidator(_recipe_name)] = Field(default="", alias="recipe", validate_default=True)
+    name: Annotated[str, _RECIPE_NAME_OK] = Field(default="", alias="recipe", validate_default=True)
     """Recipe name (``iptables-nat44``): the file stem."""
     description: Text = ""
     """One line about the DUT kind."""
@@ -306,14 +254,14 @@ class Recipe(RecipeModel):
     """Shell command printing the DUT's clock in seconds with a fraction (for ``timed_flush``)."""
     params: Annotated[
         dict[Annotated[str, BeforeValidator(param_name)], Annotated[ParamSpec, BeforeValidator(_param_spec)]],
-        BeforeValidator(_param_map),
+        BeforeValidator(_params),
     ] = Field(default_factory=dict)
     """Declared parameters by name."""
-    steps: Annotated[dict[Annotated[str, BeforeValidator(_step_name)], Step], BeforeValidator(_step_map)] = Field(
+    steps: Annotated[dict[Annotated[str, _STEP_NAME_OK], Step], _STEPS] = Field(
         default_factory=dict, validate_default=True
     )
     """Steps by name."""
-    checks: Annotated[tuple[Check, ...], BeforeValidator(_check_list)] = ()
+    checks: Annotated[tuple[Check, ...], _CHECKS] = ()
     """Cross-parameter rules checked by :meth:`resolve`."""
 
     _path: str = PrivateAttr(default="")
