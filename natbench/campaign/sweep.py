@@ -26,8 +26,8 @@ from natbench.campaign.schema import (
 )
 from natbench.config.source import LocatedError, Path_
 from natbench.config.validation import plain_message
-from natbench.config.values import format_count, parse_count, parse_port_range
 from natbench.traffic.ports import PortRange
+from natbench.values import format_count, parse_count, parse_port_range
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["AXES_HELP", "Axis", "expand"]

@@ -2,7 +2,7 @@
 
 A declaration is a :class:`ParamSpec` (``{type: int, min: 1, default: null}`` or just a type
 name). Values are checked and normalized by their declared type; numbers and port ranges
-follow the one grammar of :mod:`natbench.config.values` (``2^23``, ``8M``, ``"1024-65535"``).
+follow the one grammar of :mod:`natbench.values` (``2^23``, ``8M``, ``"1024-65535"``).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
 from natbench.config.source import SourceMap
-from natbench.config.values import parse_count, parse_number, parse_port_range
 from natbench.duts.recipes.conditions import as_word
 from natbench.duts.recipes.fields import Flag, Named, must
 from natbench.errors import RecipeError
+from natbench.values import parse_count, parse_number, parse_port_range
 
 if TYPE_CHECKING:
     from natbench.duts.recipes.schema import Recipe

@@ -1,4 +1,7 @@
-"""Readable numbers and port ranges as campaigns and recipe parameters write them: the one grammar.
+"""Readable numbers and port ranges as campaigns, metric settings, experiments and recipe parameters write them.
+
+The one grammar of natbench; it sits below the campaign schema, the metrics and the DUT recipes,
+so that each can use it without importing another.
 
 Counts, sizes and rates may be written as
 
