@@ -11,7 +11,7 @@ import click
 from natbench.campaign import Campaign, Estimate, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
 from natbench.campaign.values import format_count
-from natbench.cli import cli
+from natbench.cli.group import cli
 from natbench.traffic.plan import wire_frame_sizes
 
 __all__ = ["plan", "plan_rows"]

@@ -7,7 +7,7 @@ import json
 import click
 from click.core import ParameterSource
 
-from natbench.cli import cli
+from natbench.cli.group import cli
 from natbench.traffic.plan import Family
 
 __all__ = ["lab"]
