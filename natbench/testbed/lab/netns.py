@@ -127,7 +127,7 @@ class _Names:
 
 
 class NetnsLab:
-    """One local lab (see the module docstring). Needs root.
+    """The namespace lab (see the module docstring): a lab resource for a testbed. Needs root.
 
     ``dut_cpus`` / ``tester_cpus`` default to: the tester gets the last CPU
     this process may use (the last two from 4 CPUs on), the DUT the others (on
