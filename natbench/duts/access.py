@@ -75,7 +75,20 @@ class SshBackend:
         return [(f"DUT {dut} not reachable over SSH", a.host, a.port)]
 
 
-class LocalBackend:
+class _OnThisMachine:
+    """A DUT on this machine: nothing to check beyond root (the lab's tools are the lab's preflight), nothing
+    reached over the network."""
+
+    def problems(self, access: DutAccess) -> list[str]:
+        """None of its own."""
+        return []
+
+    def endpoints(self, access: DutAccess, dut: str) -> list[Endpoint]:
+        """None: nothing is reached over the network."""
+        return []
+
+
+class LocalBackend(_OnThisMachine):
     """``access: {kind: local}``: this machine, in natbench's own network namespace."""
 
     uses_lab = False
@@ -88,16 +101,8 @@ class LocalBackend:
         _expect(access, LocalAccess)
         return DutPlacement(LocalExecutor())
 
-    def problems(self, access: DutAccess) -> list[str]:
-        """None beyond root."""
-        return []
 
-    def endpoints(self, access: DutAccess, dut: str) -> list[Endpoint]:
-        """None: nothing is reached over the network."""
-        return []
-
-
-class NetnsBackend:
+class NetnsBackend(_OnThisMachine):
     """``access: {kind: netns, namespace: NAME}``: an existing network namespace on this machine."""
 
     uses_lab = False
@@ -109,16 +114,8 @@ class NetnsBackend:
         """An executor inside the namespace."""
         return DutPlacement(NetnsExecutor(_expect(access, NetnsAccess).namespace))
 
-    def problems(self, access: DutAccess) -> list[str]:
-        """None beyond root."""
-        return []
 
-    def endpoints(self, access: DutAccess, dut: str) -> list[Endpoint]:
-        """None: nothing is reached over the network."""
-        return []
-
-
-class LabBackend:
+class LabBackend(_OnThisMachine):
     """``access: {kind: lab}``: the DUT namespace of the local lab the testbed built or found."""
 
     uses_lab = True
@@ -138,14 +135,6 @@ class LabBackend:
             return DutPlacement(NetnsExecutor(a.namespace), host_settings=True)
         placement = lab.place_dut(dut)
         return replace(placement, executor=NetnsExecutor(a.namespace)) if a.namespace else placement
-
-    def problems(self, access: DutAccess) -> list[str]:
-        """None of its own: the lab's tools are the lab's preflight."""
-        return []
-
-    def endpoints(self, access: DutAccess, dut: str) -> list[Endpoint]:
-        """None: the lab is on this machine."""
-        return []
 
 
 BUILTIN_ACCESS: dict[str, AccessBackend] = {

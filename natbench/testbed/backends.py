@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from natbench.errors import ConfigError
 from natbench.testers.base import LabPorts, Tester
@@ -69,6 +69,8 @@ class LabRequest:
 @dataclass(frozen=True)
 class TesterContext:
     """What the testbed hands a tester backend besides its ``testbed.tester`` section."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
 
     lab: LabPorts | None = None
     """The tester's side of the local lab, when the testbed built one (ports, CPUs, fix-up after DUT setup)."""

@@ -43,6 +43,11 @@ class Registry(Generic[B]):
         self._backends.pop(name, None)
         self._loaders[name] = load
 
+    def unregister(self, name: str) -> None:
+        """Forget what was registered (or loaded) under ``name``; an entry point of that name stays findable."""
+        self._backends.pop(name, None)
+        self._loaders.pop(name, None)
+
     def names(self) -> list[str]:
         """Every known name, registered or offered by an installed package's entry point, sorted."""
         found = {ep.name for ep in entry_points(group=self.group)}
