@@ -386,10 +386,10 @@ def test_numbers_and_port_ranges_follow_the_campaign_grammar() -> None:
 
 
 def test_a_recipe_path_in_a_campaign_is_relative_to_the_campaign_file() -> None:
-    assert recipe_reference("my.yaml", "/c/campaign.yaml") == "/c/my.yaml"
-    assert recipe_reference("recipes/my", "/c/campaign.yaml") == "/c/recipes/my"
-    assert recipe_reference("/abs/my.yaml", "/c/campaign.yaml") == "/abs/my.yaml"
-    assert recipe_reference("iptables-nat44", "/c/campaign.yaml") == "iptables-nat44"  # a name is searched
+    assert recipe_reference("my.yaml", Path("/c")) == "/c/my.yaml"
+    assert recipe_reference("recipes/my", Path("/c")) == "/c/recipes/my"
+    assert recipe_reference("/abs/my.yaml", Path("/c")) == "/abs/my.yaml"
+    assert recipe_reference("iptables-nat44", Path("/c")) == "iptables-nat44"  # a name is searched
     assert recipe_reference("my.yaml", None) == "my.yaml"
 
 

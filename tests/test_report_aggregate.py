@@ -13,7 +13,7 @@ import natbench
 from natbench.errors import StoreError
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
-from natbench.testing_rundir import make_point, result_record, spread, trial_record, write_run_dir
+from natbench.testing.rundir import make_point, result_record, spread, trial_record, write_run_dir
 
 
 def _points(*specs: dict) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from natbench.config.source import SourceMap
 from natbench.errors import ConfigError
 
-__all__ = ["plain_message", "validation_error"]
+__all__ = ["first_error", "plain_message", "validation_error"]
 
 _KEY = "[key]"
 """pydantic's loc part for a problem with a mapping's key (the key itself is the part before it)."""
@@ -47,10 +47,20 @@ def validation_error(
     ``model`` is the validated model, for the keys an unknown key could have been; ``prefix``
     is where the validated data sits inside ``source`` (e.g. ``("testbed",)``).
     """
+    loc, message = first_error(exc, model=model)
+    where = source or SourceMap(None)
+    return where.error(file, (*prefix, *loc), message, error=error)
+
+
+def first_error(exc: ValidationError, *, model: type[BaseModel] | None = None) -> tuple[tuple[str | int, ...], str]:
+    """Where the first problem of ``exc`` is (pydantic's loc) and what it is, in natbench's words.
+
+    For a caller that locates the path itself (e.g. through a campaign's ``error_at``);
+    :func:`validation_error` is this plus the file and line.
+    """
     err = exc.errors(include_url=False)[0]
     loc = tuple(part for part in err["loc"] if part != _KEY)
-    where = source or SourceMap(None)
-    return where.error(file, (*prefix, *loc), _message(err, loc, model), error=error)
+    return loc, _message(err, loc, model)
 
 
 def _message(err: Any, loc: tuple[Any, ...], model: type[BaseModel] | None) -> str:

@@ -50,10 +50,11 @@ def is_recipe_path(reference: str) -> bool:
     return "/" in reference or reference.endswith((".yaml", ".yml"))
 
 
-def recipe_reference(recipe: str, campaign_file: str | os.PathLike[str] | None) -> str:
-    """A recipe as a campaign names it: a name as given, or a relative path made relative to the campaign file."""
-    if is_recipe_path(recipe) and campaign_file is not None and not Path(recipe).is_absolute():
-        return str(Path(campaign_file).parent / recipe)
+def recipe_reference(recipe: str, base_dir: Path | None) -> str:
+    """A DUT's recipe as a campaign names it: a name stays a name; a relative path is taken relative to
+    ``base_dir`` (the campaign file's directory; None: as given)."""
+    if is_recipe_path(recipe) and base_dir is not None and not Path(recipe).is_absolute():
+        return str(base_dir / recipe)
     return recipe
 
 
