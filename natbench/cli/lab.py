@@ -30,11 +30,26 @@ _name = click.option("--name", default="natbench", show_default=True, help="Lab 
     show_default=True,
     help="nat44: IPv4 on both sides; nat64: IPv6 private side; ipv4 / ipv6: forwarding baselines, no translation.",
 )
-def up(name: str, family: str) -> None:
+@click.option(
+    "--vm", default=None, help="Boot a QEMU VM from this image (e.g. jool) as the DUT instead of a namespace."
+)
+@click.option("--vcpus", type=click.IntRange(1, 64), default=1, show_default=True, help="vCPUs of the VM (--vm).")
+@click.option("--memory", type=click.IntRange(256), default=1536, show_default=True, help="MiB of the VM (--vm).")
+def up(name: str, family: str, vm: str | None, vcpus: int, memory: int) -> None:
     """Create the lab (idempotent) and print its state as JSON."""
-    from natbench.testbed.lab import NetnsLab
+    from natbench.testbed.lab import LabError, NetnsLab, VmLab, VmSettings
 
-    click.echo(json.dumps(NetnsLab(name, family=Family(family)).up(by_hand=True), indent=1, sort_keys=True))
+    lab = (
+        VmLab(name, vm=VmSettings(vm, vcpus=vcpus, memory=memory), family=Family(family))
+        if vm
+        else NetnsLab(name, family=Family(family))
+    )
+    try:
+        state = lab.up(by_hand=True)
+    except LabError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        raise SystemExit(2 if "install the Debian package" in str(exc) else 1) from None
+    click.echo(json.dumps(state, indent=1, sort_keys=True))
 
 
 @lab.command("down")
@@ -70,3 +85,50 @@ def status(name: str) -> None:
     from natbench.testbed.lab import NetnsLab
 
     click.echo(json.dumps(NetnsLab(name).status(), indent=1, sort_keys=True))
+
+
+@lab.group("image")
+def image() -> None:
+    """Build and list the VM disk images of the lab (Debian 12 from Debian's packages, cached)."""
+
+
+_cache = click.option(
+    "--cache",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Image cache directory (default: NATBENCH_IMAGE_CACHE, else /var/cache/natbench/images).",
+)
+
+
+@image.command("build")
+@click.argument("name", default="jool")
+@_cache
+@click.option("--force", is_flag=True, help="Rebuild even when the cache holds the image.")
+def image_build(name: str, cache: str | None, force: bool) -> None:
+    """Build image NAME (default: jool) unless the cache holds it; every step is timed and shown."""
+    from natbench.testbed.lab import LabError
+    from natbench.testbed.lab.vm_image import build_image, missing_tools
+
+    problems = missing_tools(("debootstrap", "qemu-system-x86_64", "qemu-img"))
+    if problems:
+        click.echo(f"Error: {problems[0]}", err=True)
+        raise SystemExit(2)
+    try:
+        built = build_image(name, cache=cache, force=force, progress=lambda msg: click.echo(msg, err=True))
+    except LabError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        raise SystemExit(1) from None
+    click.echo(json.dumps({"path": str(built.path), **built.manifest}, indent=1, sort_keys=True))
+
+
+@image.command("list")
+@_cache
+def image_list(cache: str | None) -> None:
+    """Print the images natbench knows and whether the cache holds each, as JSON."""
+    from natbench.testbed.lab.vm_image import IMAGES, find_image
+
+    out = {}
+    for name in sorted(IMAGES):
+        found = find_image(name, cache=cache)
+        out[name] = {"cached": str(found.path) if found else None}
+    click.echo(json.dumps(out, indent=1, sort_keys=True))

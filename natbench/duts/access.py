@@ -6,7 +6,8 @@
 ``local``  :class:`~natbench.duts.executors.LocalExecutor` (this machine's current namespace).
 ``netns``  :class:`~natbench.duts.executors.NetnsExecutor` (``namespace``).
 ``lab``    the DUT namespace of the local lab the testbed hands over (``access.namespace``
-           overrides the namespace). The lab's namespace shares this machine's kernel, so the
+           overrides the namespace); with ``access.vm`` a QEMU VM of the VM lab, over SSH with the
+           image's pinned host key. The lab's namespace shares this machine's kernel, so the
            recipe's ``host_settings`` defaults to true there (global conntrack table/hash sizes
            are applied, and restored at teardown).
 
@@ -122,6 +123,14 @@ class LabBackend(_OnThisMachine):
     """The testbed brings the local lab up for these DUTs."""
     needs_root = True
     """Namespaces and veth pairs need root."""
+
+    def problems(self, access: DutAccess) -> list[str]:
+        """A VM DUT (``access.vm``) needs QEMU on this machine: one line naming each missing Debian package."""
+        if isinstance(access, LabAccess) and access.vm:
+            from natbench.testbed.lab.vm_image import missing_tools
+
+            return missing_tools(("qemu-system-x86_64", "qemu-img"))
+        return []
 
     def place(self, access: DutAccess, dut: str, lab: LabResource | None) -> DutPlacement:
         """Where the lab placed the DUT; ``access.namespace`` names another namespace to run the recipe in."""

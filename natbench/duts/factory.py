@@ -12,7 +12,7 @@ One DUT gives a :class:`~natbench.duts.recipe_dut.RecipeDut`, several a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,9 @@ class DutPlacement:
     """The order in which a ``cores`` sweep takes CPUs (a lab: the DUT's own first, the tester's last)."""
     own_cpus: tuple[int, ...] | None = None
     """The DUT's own CPUs (its data path when no cores are set); None: not known."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Facts of the place itself, added to the DUT's facts (a lab VM: ``vm`` with accelerator, vCPUs, memory,
+    image and boot time)."""
 
 
 def build_duts(
@@ -68,6 +71,7 @@ def build_duts(
                 fixed_cores=spec.cores,
                 cpu_order=list(place.cpu_order) if place.cpu_order is not None else None,
                 own_cpus=list(place.own_cpus) if place.own_cpus is not None else None,
+                place_facts=place.facts,
             )
         )
     if len(built) == 1:

@@ -133,8 +133,11 @@ class RecipeDut:
         batch: bool = True,
         cpu_order: list[int] | None = None,
         own_cpus: list[int] | None = None,
+        place_facts: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
+        self.place_facts = dict(place_facts or {})
+        """Facts of where the DUT runs (a lab VM's accelerator, vCPUs, memory), part of :meth:`facts`."""
         self.cpu_order = cpu_order
         """Order in which a cores sweep takes CPUs (the lab: the DUT's own first); None: 0, 1, 2, ..."""
         self.own_cpus = own_cpus
@@ -515,6 +518,7 @@ class RecipeDut:
                 elif isinstance(rec.value, dict):
                     facts.update(rec.value)
         facts.update(self._core_facts)
+        facts.update(self.place_facts)
         step = self.recipe.steps.get("set_cores")
         if step is not None and step.unsupported:
             facts["cores_unsupported"] = step.unsupported

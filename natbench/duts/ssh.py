@@ -12,8 +12,10 @@ from __future__ import annotations
 import logging
 import math
 import shlex
+import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,7 @@ class SshExecutor:
         retries: int = 3,
         backoff: float = 0.5,
         passphrase: str | None = None,
+        sock_factory: Callable[[float], socket.socket] | None = None,
     ) -> None:
         self.host_name = host
         self.user = user
@@ -79,6 +82,9 @@ class SshExecutor:
         self.retries = int(retries)
         self.backoff = float(backoff)
         self._passphrase = passphrase
+        self.sock_factory = sock_factory
+        """Opens the TCP connection (given the connect timeout) instead of paramiko, e.g. inside a network
+        namespace; the host key is still looked up for ``host:port``."""
         self._client: paramiko.SSHClient | None = None
         self._lock = threading.RLock()
         self.reconnects = 0
@@ -135,6 +141,8 @@ class SshExecutor:
         if self._passphrase:
             kwargs["passphrase"] = self._passphrase
         try:
+            if self.sock_factory is not None:
+                kwargs["sock"] = self.sock_factory(self.connect_timeout)
             client.connect(**kwargs)
         except paramiko.BadHostKeyException as exc:
             client.close()

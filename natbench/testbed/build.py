@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from natbench.campaign.schema import LabAccess
 from natbench.duts.base import Dut
 from natbench.duts.factory import DutPlacement, build_duts
 from natbench.duts.recipes import load_recipe, recipe_reference
-from natbench.errors import NatbenchError
+from natbench.errors import ConfigError, NatbenchError
 from natbench.testbed.backends import LabRequest, TesterContext
 from natbench.testbed.lab import LabResource, NetnsLab, recorded_lab
+from natbench.testbed.lab.vm import VmLab, VmSettings
 from natbench.testbed.registry import ACCESS, TESTERS
 from natbench.testers.base import Tester
 
@@ -86,7 +88,7 @@ def build_testbed(campaign: Campaign) -> Testbed:
     if any(a.uses_lab for a in access):
         request = tester_backend.lab_request(spec.tester)
         if request is not None:
-            lab, created = _bring_up(request, campaign.name, campaign.traffic)
+            lab, created = _bring_up(request, campaign.name, campaign.traffic, _vm_settings(spec.duts))
             keep = request.keep
         else:  # a tester that does not use the lab's ports: the lab made by hand, if there is exactly one
             lab = recorded_lab()
@@ -120,15 +122,34 @@ def build_dut(duts: Sequence[DutSpec], *, lab: LabResource | None = None, base_d
     return build_duts([d for d, _ in placed], [p for _, p in placed], base_dir=base_dir)
 
 
-def _bring_up(request: LabRequest, campaign: str, traffic: TrafficSpec) -> tuple[NetnsLab, bool]:
-    """The namespace lab of ``request`` with the campaign's family and addresses, up; and whether it was
-    not up before. Unnamed, it is ``<campaign name>-<pid>``: others may run the same campaign here."""
+def _vm_settings(duts: Sequence[DutSpec]) -> VmSettings | None:
+    """The VM settings of the campaign's VM DUT (``access: {kind: lab, vm: NAME}``); None: no VM DUT."""
+    vms = [d for d in duts if isinstance(d.access, LabAccess) and d.access.vm]
+    if not vms:
+        return None
+    if len(vms) > 1:
+        raise ConfigError("the VM lab runs one VM DUT", field=f"testbed.duts.{vms[1].name}.access.vm")
+    a = vms[0].access
+    assert isinstance(a, LabAccess) and a.vm
+    return VmSettings(a.vm, vcpus=a.vcpus, memory=a.memory, accel=a.accel, boot_timeout=a.boot_timeout)
+
+
+def _bring_up(
+    request: LabRequest, campaign: str, traffic: TrafficSpec, vm: VmSettings | None = None
+) -> tuple[NetnsLab, bool]:
+    """The namespace lab (or, with ``vm``, the VM lab) of ``request`` with the campaign's family and addresses,
+    up; and whether it was not up before. Unnamed, it is ``<campaign name>-<pid>``: others may run the same
+    campaign here."""
     if request.name:
         name = request.name
     else:
         base = re.sub(r"[^A-Za-z0-9_.-]", "-", campaign or "natbench")
         name = f"{base[:20]}-{os.getpid()}"
-    lab = NetnsLab(name, family=traffic.family, addresses=traffic.address_plan(), tester_cpus=request.tester_cpus)
+    lab = (
+        VmLab(name, vm=vm, family=traffic.family, addresses=traffic.address_plan(), tester_cpus=request.tester_cpus)
+        if vm is not None
+        else NetnsLab(name, family=traffic.family, addresses=traffic.address_plan(), tester_cpus=request.tester_cpus)
+    )
     created = not lab.is_up()
     lab.up()
     return lab, created

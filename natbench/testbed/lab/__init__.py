@@ -4,8 +4,9 @@
 namespaces joined by veth pairs; :mod:`~natbench.testbed.lab.inventory` finds the labs on this
 host and removes stale ones; :mod:`~natbench.testbed.lab.host` holds what every lab needs from
 the host (commands, locks, the state directory). A lab is a
-:class:`~natbench.testbed.lab.resource.LabResource`: a VM lab will be another one beside the
-namespace lab.
+:class:`~natbench.testbed.lab.resource.LabResource`; :class:`VmLab`
+(:mod:`~natbench.testbed.lab.vm`) is the other one beside the namespace lab: its DUT is a QEMU
+VM booted from an image :mod:`~natbench.testbed.lab.vm_image` builds from Debian's packages.
 """
 
 from natbench.testbed.lab.host import HOST_LOCK, LabError
@@ -20,6 +21,7 @@ from natbench.testbed.lab.inventory import (
 )
 from natbench.testbed.lab.netns import NetnsLab, dut_recipe_params, lab_problems
 from natbench.testbed.lab.resource import LabResource
+from natbench.testbed.lab.vm import VmLab, VmSettings
 
 __all__ = [
     "HOST_LOCK",
@@ -28,6 +30,8 @@ __all__ = [
     "LabError",
     "LabResource",
     "NetnsLab",
+    "VmLab",
+    "VmSettings",
     "dut_recipe_params",
     "find_labs",
     "lab_problems",

@@ -463,6 +463,10 @@ class NetnsLab:
             if p.exists() and ns not in netns_list():
                 with contextlib.suppress(OSError):
                     p.unlink()
+        vm_files = self.state_dir / f"{self.name}.vm"  # a VM lab's overlay disk, serial log, known_hosts
+        if vm_files.exists():
+            shutil.rmtree(vm_files, ignore_errors=True)
+            removed = True
         if self.state_file.exists():
             self.state_file.unlink()
             removed = True
