@@ -2,23 +2,25 @@
 
 ::
 
-    tester netns nb-<name>-tester           DUT netns nb-<name>-dut
-    +-------------------------+             +-------------------------------------------+
-    |  nb-init (tap) ---------+-------------+--> qemu: eth1 (dut_private)   VM          |
-    |  nb-resp (tap) ---------+-------------+--> qemu: eth2 (dut_public)    (Jool ...)  |
-    +-------------------------+             |    qemu: eth0 user net, SSH on 127.0.0.1:2222 |
-                                            +-------------------------------------------+
+    tester netns nb-<name>-tester       DUT netns nb-<name>-dut
+    +-----------------------+           +---------------------------------------------------+
+    |  nb-init  --- veth ---+-----------+-- nb-priv <=nft fwd==> nbv-priv (tap) -- eth1  VM  |
+    |  nb-resp  --- veth ---+-----------+-- nb-pub  <=nft fwd==> nbv-pub  (tap) -- eth2     |
+    +-----------------------+           |   qemu user net: 127.0.0.1:2222 -> guest sshd      |
+                                        +---------------------------------------------------+
 
-It is a :class:`~natbench.testbed.lab.netns.NetnsLab` whose DUT namespace holds the QEMU process
-instead of the DUT's interfaces: the taps are created in the DUT namespace, opened by QEMU, then moved
-into the tester namespace under the tester port names, where they get the tester side's treatment
-(no IP, ingress drop after AF_PACKET). Management is QEMU's user network with a port forward to the
-guest's sshd on the DUT namespace's loopback; natbench opens that TCP connection inside the namespace
-and verifies the image's pinned host key. So the VM is owned exactly like the namespaces: deleting the
-lab kills every process of its namespaces (QEMU) and the namespaces (taps); the VM's files (the
-copy-on-write overlay on the cached image, serial log, known_hosts) live in ``<state dir>/<name>.vm/``,
-which the namespace lab removes too. ``lab down``, ``lab down --stale`` and a kill -9 followed by
-``--stale`` leave no qemu process, tap or overlay behind.
+It is a :class:`~natbench.testbed.lab.netns.NetnsLab` whose DUT namespace holds the QEMU process and
+its taps instead of the DUT's addresses: the tester's ports are veth pairs exactly as in the namespace
+lab, and in the DUT namespace each veth end is joined to its tap both ways by an nftables ``fwd`` at netdev ingress.
+A frame the tester sends is accepted by the veth at once; when the VM falls behind it is dropped at the
+tap's queue, as on a wire (a tap written directly would push back on the sender instead). Management is
+QEMU's user network with a port forward to the guest's sshd on the DUT namespace's loopback; natbench
+opens that TCP connection inside the namespace and verifies the image's pinned host key. So the VM is
+owned exactly like the namespaces: deleting the lab kills every process of its namespaces (QEMU) and
+the namespaces (veths, taps); the VM's files (the copy-on-write overlay on the cached image, serial
+log, known_hosts) live in ``<state dir>/<name>.vm/``, which the namespace lab removes too. ``lab
+down``, ``lab down --stale`` and a kill -9 followed by ``--stale`` leave no qemu process, tap or
+overlay behind.
 
 The accelerator is KVM where the host has hardware virtualisation (vmx/svm in /proc/cpuinfo) and the
 guest comes up with it, else TCG; one log line says which and the DUT facts record it.
@@ -47,6 +49,7 @@ from natbench.testbed.lab.netns import (
     TESTER_INITIATOR_IF,
     TESTER_RESPONDER_IF,
     NetnsLab,
+    _mask,
 )
 from natbench.testbed.lab.vm_image import Image, build_image, find_image, missing_tools
 from natbench.testers.base import LabPorts
@@ -62,6 +65,13 @@ VM_PUBLIC_IF = "eth2"
 """The VM's public-side NIC (towards the Responder)."""
 SSH_PORT = 2222
 """The port on the DUT namespace's loopback QEMU forwards to the guest's sshd."""
+TAP_PRIVATE_IF = "nbv-priv"
+"""The tap of the VM's private NIC (in the DUT namespace)."""
+TAP_PUBLIC_IF = "nbv-pub"
+"""The tap of the VM's public NIC (in the DUT namespace)."""
+TAP_QUEUE = 256
+"""Frames a tap queues towards the VM (its qdisc and its ring): about a NIC ring, so a burst is not hidden
+in a deep queue."""
 
 _CLONE_NEWNET = 0x40000000
 
@@ -335,14 +345,19 @@ class VmLab(NetnsLab):
             run(["ip", "netns", "add", ns])
             self._mark_owner([ns])
             run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            # neither side is a host: no IPv6 autoconf, ND or MLD frames of their own on the wire
+            run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
+            run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
+        self._wire_tester_side()
+        for tap in (TAP_PRIVATE_IF, TAP_PUBLIC_IF):
+            run(["ip", "-n", d, "tuntap", "add", "dev", tap, "mode", "tap"])
+            run(["ip", "-n", d, "link", "set", "dev", tap, "txqueuelen", str(TAP_QUEUE)])
         image = self.image()
         shutil.rmtree(self.vm_dir, ignore_errors=True)
         self.vm_dir.mkdir(parents=True)
         self.known_hosts.write_text(image.known_hosts_line("127.0.0.1", SSH_PORT))
         overlay = self.vm_dir / "disk.qcow2"
         run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk), str(overlay)])
-        for tif in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
-            run(["ip", "-n", d, "tuntap", "add", "dev", tif, "mode", "tap"])
         accels, why = choose_accel(self.vm.accel)
         started = time.monotonic()
         last: LabError | None = None
@@ -356,10 +371,7 @@ class VmLab(NetnsLab):
                     raise
                 log.warning("VM %s: the guest did not come up with %s (%s); falling back to TCG", self.name, accel, exc)
                 self._kill_qemu()
-                run(["ip", "netns", "exec", t, "nft", "delete", "table", "netdev", "natbench_tester"], check=False)
-                for tif in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
-                    run(["ip", "-n", t, "link", "del", "dev", tif], check=False)
-                    run(["ip", "-n", d, "tuntap", "add", "dev", tif, "mode", "tap"], check=False)
+                started = time.monotonic()
         else:  # pragma: no cover - the loop raises or breaks
             raise last or LabError("no accelerator to try")
         boot_seconds = time.monotonic() - started
@@ -372,6 +384,7 @@ class VmLab(NetnsLab):
                 "interfaces": {
                     "tester": [TESTER_INITIATOR_IF, TESTER_RESPONDER_IF],
                     "dut": [VM_PRIVATE_IF, VM_PUBLIC_IF],
+                    "taps": [TAP_PRIVATE_IF, TAP_PUBLIC_IF],
                 },
                 "vm": {
                     "pid": pid,
@@ -390,6 +403,43 @@ class VmLab(NetnsLab):
         self.pin_qemu()
         self.set_dut_cores_unlocked(None)
 
+    def _wire_tester_side(self) -> None:
+        """The tester's veth ports as in the namespace lab (fixed MACs, no IP, ingress drop after AF_PACKET,
+        receive work on the tester CPUs); their peers in the DUT namespace carry no address."""
+        t, d = self.tester_netns, self.dut_netns
+        for tif, dif in ((TESTER_INITIATOR_IF, DUT_PRIVATE_IF), (TESTER_RESPONDER_IF, DUT_PUBLIC_IF)):
+            run(["ip", "link", "add", "name", tif, "netns", t, "type", "veth", "peer", "name", dif, "netns", d])
+            run(["ip", "-n", t, "link", "set", "dev", tif, "address", self.macs[tif]])
+            run(["ip", "-n", t, "link", "set", "dev", tif, "up"])
+        rules = ["table netdev natbench_tester {"]
+        for tif in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
+            chain = tif.replace("-", "_")
+            rules.append(f'  chain {chain} {{ type filter hook ingress device "{tif}" priority 0; policy drop; }}')
+        rules.append("}")
+        run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
+        for k, tif in enumerate((TESTER_INITIATOR_IF, TESTER_RESPONDER_IF)):
+            lane_cpu = self.tester_cpus[k % len(self.tester_cpus)]
+            self._write_sys(t, f"/sys/class/net/{tif}/queues/rx-0/rps_cpus", _mask([lane_cpu]))
+
+    def _patch_taps(self) -> None:
+        """Join each veth end in the DUT namespace to its tap both ways (nftables fwd): a frame the tester sends
+        is accepted by its veth at once and dropped, when the VM falls behind, at the tap's full queue - loss,
+        as on a wire, not back-pressure on the tester. The forwarding work runs on the DUT's CPUs (RPS)."""
+        d = self.dut_netns
+        dut_cpus = _mask(list(self.dut_cpus_available))
+        rules = ["table netdev natbench_wire {"]
+        for veth, tap in ((DUT_PRIVATE_IF, TAP_PRIVATE_IF), (DUT_PUBLIC_IF, TAP_PUBLIC_IF)):
+            for dev in (veth, tap):
+                run(["ip", "-n", d, "link", "set", "dev", dev, "up"])
+            for src, dst in ((veth, tap), (tap, veth)):
+                chain = src.replace("-", "_")
+                rules.append(
+                    f'  chain {chain} {{ type filter hook ingress device "{src}" priority 0; fwd to "{dst}"; }}'
+                )
+            self._write_sys(d, f"/sys/class/net/{veth}/queues/rx-0/rps_cpus", dut_cpus)
+        rules.append("}")
+        run(["ip", "netns", "exec", d, "nft", "-f", "-"], input="\n".join(rules) + "\n")
+
     def _qemu_cmd(self, image: Image, overlay: Path, accel: str) -> list[str]:
         m = self.macs
         return [
@@ -406,14 +456,14 @@ class VmLab(NetnsLab):
             "-serial", f"file:{self.serial_log}",
             "-netdev", f"user,id=mgmt,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:{SSH_PORT}-:22",
             "-device", "virtio-net-pci,netdev=mgmt",
-            "-netdev", f"tap,id=priv,ifname={TESTER_INITIATOR_IF},script=no,downscript=no",
+            "-netdev", f"tap,id=priv,ifname={TAP_PRIVATE_IF},script=no,downscript=no",
             "-device", f"virtio-net-pci,netdev=priv,mac={m[DUT_PRIVATE_IF]}",
-            "-netdev", f"tap,id=pub,ifname={TESTER_RESPONDER_IF},script=no,downscript=no",
+            "-netdev", f"tap,id=pub,ifname={TAP_PUBLIC_IF},script=no,downscript=no",
             "-device", f"virtio-net-pci,netdev=pub,mac={m[DUT_PUBLIC_IF]}",
         ]  # fmt: skip
 
     def _boot(self, image: Image, overlay: Path, accel: str, why: str) -> int:
-        """Start QEMU, hand its taps to the tester namespace, wait for SSH; returns QEMU's pid."""
+        """Start QEMU, patch its taps to the tester's wires, wait for SSH; returns QEMU's pid."""
         log.warning("VM %s: booting image %s with %s (%s)", self.name, image.name, accel.upper(), why)
         self.serial_log.write_text("")
         with open(self.vm_dir / "qemu.log", "w") as out:
@@ -426,7 +476,7 @@ class VmLab(NetnsLab):
             )
         self._write_state({"vm": {"pid": proc.pid, "settings": self.vm.as_dict(), "accel": accel}})
         self._await_taps(proc)
-        self._hand_taps_to_tester()
+        self._patch_taps()
         self._await_ssh(proc)
         return proc.pid
 
@@ -441,21 +491,6 @@ class VmLab(NetnsLab):
                     return
             time.sleep(0.1)
         raise LabError("qemu did not open its taps within 60 s")
-
-    def _hand_taps_to_tester(self) -> None:
-        t, d = self.tester_netns, self.dut_netns
-        run(["ip", "netns", "exec", t, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
-        run(["ip", "netns", "exec", t, "sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
-        for tif in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
-            run(["ip", "-n", d, "link", "set", "dev", tif, "netns", t])
-            run(["ip", "-n", t, "link", "set", "dev", tif, "address", self.macs[tif]])
-            run(["ip", "-n", t, "link", "set", "dev", tif, "up"])
-        rules = ["table netdev natbench_tester {"]
-        for tif in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
-            chain = tif.replace("-", "_")
-            rules.append(f'  chain {chain} {{ type filter hook ingress device "{tif}" priority 0; policy drop; }}')
-        rules.append("}")
-        run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
 
     def _await_ssh(self, proc: subprocess.Popen[bytes]) -> None:
         """Wait for the guest's sshd banner through the port forward, then log in once (pinned host key)."""
