@@ -16,7 +16,7 @@ from natbench.duts.executors import NetnsExecutor
 from natbench.errors import ConfigError
 from natbench.procedures import MetricSettings, ProcedureContext, run_repetition
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.runner import run_campaign, spec_from_campaign
+from natbench.run.runner import run_campaign, spec_from_campaign
 from natbench.testbed import ACCESS, Testbed
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testing import FakeDut, FakeModel, FakeTester

@@ -1,4 +1,4 @@
-"""The pytest plugin and natbench.experiment: options, skips, sweep ids, storage, reports.
+"""The pytest plugin and natbench.run.experiment: options, skips, sweep ids, storage, reports.
 
 Measurements here drive the modelled NAT of natbench.testing (FakeTester / FakeDut),
 injected by overriding the plugin's ``tester`` and ``dut`` fixtures in the inner
@@ -20,15 +20,15 @@ import pytest
 from report_cli import report_text
 
 from natbench.errors import ConfigError
-from natbench.experiment import (
+from natbench.run.experiment import (
     Experiment,
     TestbedFile,
     load_testbed,
     split_connections,
     sweep_points,
 )
-from natbench.experiment import testbed_problems as problems_of
-from natbench.store import RunDirectory
+from natbench.run.experiment import testbed_problems as problems_of
+from natbench.run.store import RunDirectory
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic.ports import PortRange
 
@@ -49,7 +49,7 @@ duts:
 
 FAKE_CONFTEST = """\
 import pytest
-from natbench.experiment import load_testbed
+from natbench.run.experiment import load_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 
@@ -285,7 +285,7 @@ def test_a_bad_setting_names_the_field(tmp_path: Path) -> None:
 def test_resume_of_an_experiment_run_directory_says_what_it_is(tmp_path: Path) -> None:
     """`natbench run --resume` on a pytest session's run directory: one clear line, exit 2, nothing changed."""
     from natbench.errors import StoreError
-    from natbench.runner import resume_campaign
+    from natbench.run.runner import resume_campaign
 
     dut = FakeDut(FakeModel(cps=50_000))
     tb = load_testbed(_write(tmp_path / "tb.yaml", TESTBED))

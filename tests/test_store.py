@@ -22,11 +22,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-import natbench.store as store_module
+import natbench.run.store as store_module
 from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.store import ABANDONED, RunDirectory, RunStore, _lock_dir, atomic_write, point_to_dict
+from natbench.run.store import ABANDONED, RunDirectory, RunStore, _lock_dir, atomic_write, point_to_dict
 from natbench.testing.rundir import write_run_dir
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
@@ -150,7 +150,7 @@ def test_each_append_fsyncs_the_trials_file_after_writing_its_line(
     store = new_store(tmp_path)
     trials = tmp_path / "run" / "trials.jsonl"
     spy = FsyncSpy()
-    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
     store.append_trial(trial(0, 0))
     after_trial = trials.stat()
     store.append_result(result(0))
@@ -170,7 +170,7 @@ def test_atomic_write_fsyncs_the_new_file_before_the_rename_and_the_directory_af
     target = tmp_path / "run.json"
     target.write_text("old\n")
     spy = FsyncSpy(look=target.read_text)
-    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
     atomic_write(target, "new text\n")
     assert target.read_text() == "new text\n"
     assert spy.calls == [
@@ -296,7 +296,7 @@ def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_firs
     run = tmp_path / "run"
     (run / "trials.jsonl").unlink()  # deleted by hand to measure everything again
     spy = FsyncSpy()
-    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
     with RunStore.resume(run) as store:
         trials = (run / "trials.jsonl").stat()
         # as at creation: the empty file, then the directory holding its entry, before run.json and any trial
@@ -844,7 +844,7 @@ IN_ASCII_LOCALE = """
 import codecs, json, locale, sys
 locale.setlocale(locale.LC_CTYPE, "C")
 from pathlib import Path
-from natbench.store import RunDirectory, RunStore
+from natbench.run.store import RunDirectory, RunStore
 
 done, fresh = Path(sys.argv[1]), Path(sys.argv[2])
 RunStore.create(fresh, campaign_text="name: caf\\u00e9\\n", points=[]).close()

@@ -13,9 +13,9 @@ import click
 from natbench.campaign import load_campaign
 from natbench.cli.group import cli
 from natbench.errors import ConfigError, NatbenchError, StoreError
-from natbench.observers import LoggingObserver, RichProgress
-from natbench.runner import Observer, RunInterrupted, default_run_dir, resume_campaign, run_campaign
-from natbench.store import RunDirectory
+from natbench.run.observers import LoggingObserver, RichProgress
+from natbench.run.runner import Observer, RunInterrupted, default_run_dir, resume_campaign, run_campaign
+from natbench.run.store import RunDirectory
 
 __all__ = ["run_command", "summary_lines"]
 

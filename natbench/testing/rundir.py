@@ -1,6 +1,6 @@
 """Write synthetic run directories in the GUIDE.md layout, for tests, benchmarks and docs.
 
-This is test support, not a fake backend: the files it writes are what ``natbench/store.py``
+This is test support, not a fake backend: the files it writes are what ``natbench/run/store.py``
 writes (``campaign.yaml``, ``run.json``, ``points.json``, ``trials.jsonl``), filled with values
 the caller chooses, so report code can be checked against the seeds' published numbers.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.store import point_to_dict
+from natbench.run.store import point_to_dict
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 

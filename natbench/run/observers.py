@@ -1,7 +1,7 @@
 """Observers of a run: a rich progress display and a logging observer.
 
 The runner never prints; the CLI attaches these. Both are plain
-:class:`~natbench.runner.Observer` subclasses and can be combined.
+:class:`~natbench.run.runner.Observer` subclasses and can be combined.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from natbench.report.units import reported_factor, reported_unit
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.runner import Observer, RunSpec
+from natbench.run.runner import Observer, RunSpec
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["LoggingObserver", "RichProgress", "format_record", "format_result"]

@@ -74,7 +74,7 @@ TRIALS_PARQUET = "trials.parquet"
 ABANDONED = "trials.abandoned.jsonl"
 
 EXPERIMENT_KIND = "natbench-experiment"
-"""``kind`` of the campaign.yaml an experiment session (pytest plugin, natbench.experiment) writes."""
+"""``kind`` of the campaign.yaml an experiment session (pytest plugin, natbench.run.experiment) writes."""
 
 RepKey = tuple[str, str, int]
 """(point id, metric, repetition): the unit of completion."""
@@ -251,7 +251,7 @@ class RunDirectory:
 
     @property
     def experiment_session(self) -> bool:
-        """True when a pytest session or a natbench.experiment script wrote it (campaign.yaml records the session)."""
+        """True when a pytest session or an experiment script wrote it (campaign.yaml records the session)."""
         import yaml
 
         try:

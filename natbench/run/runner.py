@@ -33,7 +33,7 @@ from natbench.duts.base import Dut
 from natbench.errors import NatbenchError, StoreError
 from natbench.procedures import METRICS, MetricSettings, ProcedureContext, run_repetition
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.store import RunDirectory, RunStore, plain_json, point_to_dict
+from natbench.run.store import RunDirectory, RunStore, plain_json, point_to_dict
 from natbench.testbed import Testbed
 from natbench.testers.base import Tester
 from natbench.traffic.plan import TrafficPlan
@@ -179,7 +179,7 @@ def call_begin_repetition(obj: object, point: WorkingPoint, metric: str, repetit
 
 @dataclass
 class Runner:
-    """Runs a :class:`RunSpec` into a :class:`~natbench.store.RunStore` with one tester and one DUT."""
+    """Runs a :class:`RunSpec` into a :class:`~natbench.run.store.RunStore` with one tester and one DUT."""
 
     spec: RunSpec
     """What to measure."""

@@ -3,7 +3,7 @@
 This is the library behind the pytest plugin (:mod:`natbench.pytest_plugin`);
 it works the same from a script or a notebook::
 
-    from natbench.experiment import Experiment, load_testbed
+    from natbench.run.experiment import Experiment, load_testbed
 
     with Experiment(load_testbed("docs/examples/lab-testbed.yaml"), "results") as exp:
         m = exp.measure("cps", connections="4k", upper="200k", error="10k", repetitions=3)
@@ -37,7 +37,7 @@ import yaml
 
 from natbench.errors import ConfigError
 from natbench.results import RepetitionResult
-from natbench.store import atomic_write, plain_json
+from natbench.run.store import atomic_write, plain_json
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
@@ -520,7 +520,7 @@ class Experiment:
         aggregates them together.
         """
         from natbench.procedures import ProcedureContext, run_repetition
-        from natbench.runner import call_begin_repetition, spec_from_campaign
+        from natbench.run.runner import call_begin_repetition, spec_from_campaign
 
         campaign = self.build_campaign(metric, **kwargs)
         [raw_point] = campaign.points()
@@ -584,7 +584,7 @@ class Experiment:
 
     def _open_store(self, tester: Any) -> Any:
         if self._store is None:
-            from natbench.store import RunStore
+            from natbench.run.store import RunStore
 
             self._store = RunStore.create(
                 self.run_dir,
@@ -614,7 +614,7 @@ class Experiment:
             dut.teardown()
 
     def _session_text(self) -> str:
-        from natbench.store import EXPERIMENT_KIND
+        from natbench.run.store import EXPERIMENT_KIND
 
         doc = {
             "kind": EXPERIMENT_KIND,
@@ -624,13 +624,13 @@ class Experiment:
             "measurements": self._entries,
         }
         head = (
-            "# A natbench experiment session (pytest plugin or natbench.experiment), not a campaign file:\n"
+            "# A natbench experiment session (pytest plugin or natbench.run.experiment), not a campaign file:\n"
             "# each entry of 'measurements' holds the resolved one-point campaign that was measured.\n"
         )
         return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
 
     def _write_session_files(self) -> None:
-        from natbench.store import CAMPAIGN, POINTS, point_to_dict
+        from natbench.run.store import CAMPAIGN, POINTS, point_to_dict
 
         atomic_write(self.run_dir / CAMPAIGN, self._session_text())
         atomic_write(
