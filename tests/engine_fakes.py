@@ -16,7 +16,8 @@ import time
 
 from natbench.procedures import MetricSettings
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.run.runner import Observer, RunSpec, resume_run, start_run
+from natbench.run.observers import Observer
+from natbench.run.runner import RunSpec, resume_run, start_run
 from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan

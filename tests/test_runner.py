@@ -16,7 +16,8 @@ import pytest
 
 from natbench.errors import DutError, StoreError
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.run.runner import Observer, RunInterrupted, resume_run, start_run
+from natbench.run.observers import Observer
+from natbench.run.runner import RunInterrupted, resume_run, start_run
 from natbench.run.store import RunDirectory
 from natbench.testing import FakeDut, FakeModel, FakeTester
 

@@ -13,8 +13,8 @@ import click
 from natbench.campaign import load_campaign
 from natbench.cli.group import cli
 from natbench.errors import ConfigError, NatbenchError, StoreError
-from natbench.run.observers import LoggingObserver, RichProgress
-from natbench.run.runner import Observer, RunInterrupted, default_run_dir, resume_campaign, run_campaign
+from natbench.run.observers import LoggingObserver, Observer, RichProgress
+from natbench.run.runner import RunInterrupted, default_run_dir, resume_campaign, run_campaign
 from natbench.run.store import RunDirectory
 
 __all__ = ["run_command", "summary_lines"]

@@ -35,14 +35,19 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from natbench.duts.base import Dut
 from natbench.errors import ConfigError
 from natbench.results import RepetitionResult
-from natbench.run.store import atomic_write, plain_json
+from natbench.run.observers import Fanout, Observer
+from natbench.run.orchestrator import Orchestrator
+from natbench.run.store import RunStore, atomic_write, plain_json
+from natbench.testers.base import Tester
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
 
 if TYPE_CHECKING:
+    from natbench.campaign import Campaign
     from natbench.testbed import Testbed
 
 __all__ = [
@@ -333,7 +338,10 @@ class Experiment:
     :mod:`natbench.testing` in unit tests); otherwise both are built on first use
     by :func:`natbench.testbed.build_testbed` (which brings the local lab up for
     ``access: {kind: lab}`` DUTs). A lab this experiment brought up is removed
-    again by :meth:`close`.
+    again by :meth:`close`. Measurements run through the same
+    :class:`~natbench.run.orchestrator.Orchestrator` as ``natbench run``; the DUT stays set
+    up between measurements at the same working point and is torn down by :meth:`close`.
+    ``observers`` receive its events (repetitions, stored trials and results, warnings).
     """
 
     def __init__(
@@ -343,10 +351,11 @@ class Experiment:
         *,
         name: str = "pytest",
         run_dir: str | os.PathLike[str] | None = None,
-        tester: Any = None,
-        dut: Any = None,
+        tester: Tester | None = None,
+        dut: Dut | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        observers: Sequence[Observer] = (),
     ) -> None:
         if testbed.missing_env:
             raise ConfigError(
@@ -361,19 +370,20 @@ class Experiment:
         self.run_dir = Path(run_dir) if run_dir else Path(results) / f"{name}-{stamp}-{os.getpid()}"
         """The run directory (created at the first measurement)."""
         self.sleep = sleep
+        """Gap between the phases."""
         self.clock = clock
+        """Trial timestamps."""
+        self.observers = list(observers)
+        """Told about every repetition, stored trial and result, and warnings (no run or point events)."""
         self._tester = tester
         self._dut = dut
         self._bed: Testbed | None = None
         self._own_lab = False  # the session campaign names a lab of this experiment's own (nbpt<pid>)
-        self._session_campaign: Any = None
-        self._store: Any = None
+        self._session_campaign: Campaign | None = None
+        self._store: RunStore | None = None
+        self._orchestrator: Orchestrator | None = None  # with the store: measures, keeps the DUT set up
         self._points: dict[str, WorkingPoint] = {}
         self._entries: list[dict[str, Any]] = []
-        self._current: tuple[int, str] | None = None  # (id(dut), point id) the DUT is set up for
-        self._prepared: tuple[int, str, str] | None = None
-        self._repetitions: dict[tuple[str, str], int] = {}
-        self._prior: dict[str, dict[str, list[float]]] = {}
         self.measurements: list[Measurement] = []
         """Everything measured so far."""
 
@@ -388,7 +398,7 @@ class Experiment:
             "metrics": dict(metrics),
         }
 
-    def session_campaign(self) -> Any:
+    def session_campaign(self) -> Campaign:
         """The campaign the tester and DUT are built from: the testbed plus the session's traffic."""
         if self._session_campaign is None:
             tb = self.testbed.testbed
@@ -427,14 +437,14 @@ class Experiment:
         return self._bed
 
     @property
-    def tester(self) -> Any:
+    def tester(self) -> Tester:
         """The traffic generator (built with the testbed on first use)."""
         if self._tester is None:
             self._tester = self._testbed().tester
         return self._tester
 
     @property
-    def dut(self) -> Any:
+    def dut(self) -> Dut:
         """The device(s) under test (built with the testbed on first use)."""
         if self._dut is None:
             self._dut = self._testbed().dut
@@ -453,7 +463,7 @@ class Experiment:
         traffic: Mapping[str, Any] | None = None,
         dut_params: Mapping[str, Mapping[str, Any]] | None = None,
         **settings: Any,
-    ) -> Any:
+    ) -> Campaign:
         """The one-point campaign of a measurement (validated; ConfigError names the bad field)."""
         from natbench.campaign import METRIC_NAMES
 
@@ -504,8 +514,8 @@ class Experiment:
         metric: str,
         *,
         test: str | None = None,
-        tester: Any = None,
-        dut: Any = None,
+        tester: Tester | None = None,
+        dut: Dut | None = None,
         **kwargs: Any,
     ) -> Measurement:
         """Run every repetition of ``metric`` at one working point and store each trial and result.
@@ -519,8 +529,7 @@ class Experiment:
         earlier measurements of the same metric at the same point, so a report
         aggregates them together.
         """
-        from natbench.procedures import ProcedureContext, run_repetition
-        from natbench.run.runner import call_begin_repetition, spec_from_campaign
+        from natbench.run.runner import spec_from_campaign
 
         campaign = self.build_campaign(metric, **kwargs)
         [raw_point] = campaign.points()
@@ -528,49 +537,23 @@ class Experiment:
         tester = tester if tester is not None else self.tester
         dut = dut if dut is not None else self.dut
         point = self._register(raw_point, campaign, metric, test)
-        store = self._open_store(tester)
+        orchestrator = self._open(tester)
         settings = spec.settings(raw_point, metric)
-        plan = campaign.traffic_plan(raw_point)
-        self._setup(dut, point)
-        prep_key = (id(tester), point.id, json.dumps(campaign.to_dict()["traffic"], sort_keys=True, default=str))
-        if self._prepared != prep_key:
-            tester.prepare(plan)
-            self._prepared = prep_key
-        prior = self._prior.setdefault(point.id, {})
-        results: list[RepetitionResult] = []
-        first = self._repetitions.get((point.id, metric), 0)
-        try:
-            for rep in range(first, first + settings.repetitions):
-                call_begin_repetition(tester, point, metric, rep)
-                call_begin_repetition(dut, point, metric, rep)
-                ctx = ProcedureContext(
-                    tester=tester,
-                    dut=dut,
-                    point=point,
-                    plan=plan,
-                    metric=metric,
-                    repetition=rep,
-                    settings=settings,
-                    emit=store.append_trial,
-                    clock=self.clock,
-                    sleep=self.sleep,
-                    prior=prior,
-                )
-                result = run_repetition(ctx)
-                store.append_result(result)
-                self._repetitions[(point.id, metric)] = rep + 1
-                if result.value is not None:
-                    prior.setdefault(metric, []).append(result.value)
-                results.append(result)
-        except BaseException:
-            # the DUT's state is unknown now: set it up afresh for the next measurement
-            self._teardown(dut)
-            raise
+        first = len(orchestrator.earlier(point, metric))
+        results = orchestrator.measure(
+            tester,
+            dut,
+            point,
+            campaign.traffic_plan(raw_point),
+            [(metric, rep) for rep in range(first, first + settings.repetitions)],
+            lambda _metric: settings,
+            keep_set_up=True,  # the next measurement at this point reuses the set-up DUT
+        )
         m = Measurement(metric, point, tuple(results), self.run_dir)
         self.measurements.append(m)
         return m
 
-    def _register(self, raw: WorkingPoint, campaign: Any, metric: str, test: str | None) -> WorkingPoint:
+    def _register(self, raw: WorkingPoint, campaign: Campaign, metric: str, test: str | None) -> WorkingPoint:
         point = self._points.get(raw.id)
         if point is None:
             point = replace(raw, index=len(self._points))
@@ -582,10 +565,9 @@ class Experiment:
             self._write_session_files()
         return point
 
-    def _open_store(self, tester: Any) -> Any:
-        if self._store is None:
-            from natbench.run.store import RunStore
-
+    def _open(self, tester: Tester) -> Orchestrator:
+        """The orchestrator measuring into this experiment's run directory, created with it at the first use."""
+        if self._orchestrator is None:
             self._store = RunStore.create(
                 self.run_dir,
                 campaign_text=self._session_text(),
@@ -595,23 +577,8 @@ class Experiment:
                 tester_facts=plain_json(tester.facts()),
             )
             _point_latest(self.run_dir)
-        return self._store
-
-    def _setup(self, dut: Any, point: WorkingPoint) -> None:
-        key = (id(dut), point.id)
-        if self._current == key:
-            return
-        self._teardown(dut)
-        dut.setup(point)
-        self._current = key
-        self._prepared = None
-        self._store.record_dut_facts(point.id, dut.facts())
-
-    def _teardown(self, dut: Any) -> None:
-        if self._current is not None:
-            self._current = None
-            self._prepared = None
-            dut.teardown()
+            self._orchestrator = Orchestrator(self._store, Fanout(self.observers), self.clock, self.sleep)
+        return self._orchestrator
 
     def _session_text(self) -> str:
         from natbench.run.store import EXPERIMENT_KIND
@@ -641,10 +608,9 @@ class Experiment:
     def close(self, status: str = "complete", **meta: Any) -> None:
         """Tear the DUT down, close the tester, finish run.json and remove a lab this experiment built."""
         errors: list[BaseException] = []
-        if self._dut is not None or self._current is not None:
+        if self._orchestrator is not None:
             try:
-                if self._dut is not None:
-                    self._teardown(self._dut)
+                self._orchestrator.tear_down()
             except Exception as exc:
                 errors.append(exc)
         bed, self._bed = self._bed, None
@@ -664,6 +630,7 @@ class Experiment:
             self._store.set_status(status, failure=str(errors[0]) if errors and status == "failed" else None)
             self._store.close()
             self._store = None
+            self._orchestrator = None
         if bed is not None and bed.lab is not None and bed.lab_created and self._own_lab:
             with contextlib.suppress(Exception):  # a lab of this experiment's own goes, keep_lab or not
                 bed.lab.release()
@@ -686,7 +653,7 @@ class Experiment:
         return list(self._points.values())
 
 
-def _campaign(data: dict[str, Any], file: Path | None = None) -> Any:
+def _campaign(data: dict[str, Any], file: Path | None = None) -> Campaign:
     """Validate a campaign built in code; a schema error names the field (there is no line to name)."""
     from pydantic import ValidationError
 

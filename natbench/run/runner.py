@@ -1,11 +1,12 @@
 """Campaign orchestration: working points x metrics x repetitions, with durable storage and observers.
 
-The runner sets the DUT up for each working point, prepares the tester,
-runs every pending repetition of every metric through
-:func:`natbench.procedures.run_repetition`, stores each trial (fsync) before
-the next one starts, and tears the DUT down afterwards - also when a
-procedure raises, on Ctrl-C (SIGINT) and on SIGTERM. It never prints:
-progress and logs go to :class:`Observer` objects.
+The runner hands every pending repetition of every metric at each working
+point to the :class:`~natbench.run.orchestrator.Orchestrator`, which sets the DUT
+up, prepares the tester, runs each repetition through
+:func:`natbench.procedures.run_repetition`, stores each trial (fsync) before the
+next one starts, and tears the DUT down afterwards - also when a procedure
+raises, on Ctrl-C (SIGINT) and on SIGTERM. It never prints: progress and logs go
+to :class:`~natbench.run.observers.Observer` objects.
 
 Two levels of API:
 
@@ -23,28 +24,30 @@ import dataclasses
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from natbench.duts.base import Dut
 from natbench.errors import NatbenchError, StoreError
-from natbench.procedures import METRICS, MetricSettings, ProcedureContext, run_repetition
-from natbench.results import RepetitionResult, TrialRecord
+from natbench.procedures import METRICS, MetricSettings
+from natbench.run.observers import Fanout, Observer
+from natbench.run.orchestrator import Orchestrator
 from natbench.run.store import RunDirectory, RunStore, plain_json, point_to_dict
 from natbench.testbed import Testbed
 from natbench.testers.base import Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
+if TYPE_CHECKING:
+    from natbench.campaign import Campaign
+
 __all__ = [
-    "Observer",
     "RunInterrupted",
     "RunSpec",
     "Runner",
-    "call_begin_repetition",
     "default_run_dir",
     "resume_campaign",
     "resume_run",
@@ -100,53 +103,6 @@ class RunSpec:
         return sum(self.settings(p, m).repetitions for p in self.points for m in self.metrics)
 
 
-class Observer:
-    """Receives the runner's events; override what you need (every hook is a no-op here).
-
-    Observers must not raise: an exception from an observer aborts the run like any other error.
-    """
-
-    def on_run_start(self, run_dir: Path, spec: RunSpec, done: int) -> None:
-        """The run starts (or resumes with ``done`` repetitions already stored)."""
-
-    def on_point_start(self, point: WorkingPoint, index: int, total: int, repetitions: int) -> None:
-        """A working point starts; ``repetitions`` are pending at it."""
-
-    def on_repetition_start(self, point: WorkingPoint, metric: str, repetition: int) -> None:
-        """One repetition of one metric starts."""
-
-    def on_step(self, record: TrialRecord) -> None:
-        """A trial was stored."""
-
-    def on_result(self, result: RepetitionResult) -> None:
-        """A repetition finished and its result was stored."""
-
-    def on_point_end(self, point: WorkingPoint, error: BaseException | None) -> None:
-        """A working point ended (the DUT was torn down); ``error`` when it ended by an exception."""
-
-    def on_warning(self, message: str) -> None:
-        """Something worth telling the user that did not stop the run (e.g. a teardown error after a failure)."""
-
-    def on_run_end(self, status: str, error: BaseException | None) -> None:
-        """The run ended with ``status`` (complete or failed)."""
-
-
-class _Fanout(Observer):
-    def __init__(self, observers: Iterable[Observer]) -> None:
-        self.observers = list(observers)
-
-    def __getattribute__(self, name: str) -> Any:
-        if name.startswith("on_"):
-            obs = object.__getattribute__(self, "observers")
-
-            def call(*args: Any, **kwargs: Any) -> None:
-                for o in obs:
-                    getattr(o, name)(*args, **kwargs)
-
-            return call
-        return object.__getattribute__(self, name)
-
-
 @contextlib.contextmanager
 def _sigterm_raises() -> Iterator[None]:
     """While active, SIGTERM raises RunInterrupted in the main thread (so ``finally`` blocks run)."""
@@ -170,16 +126,14 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def call_begin_repetition(obj: object, point: WorkingPoint, metric: str, repetition: int) -> None:
-    """Call ``obj.begin_repetition(point_id, metric, repetition)`` when the tester or DUT has that optional hook."""
-    hook = getattr(obj, "begin_repetition", None)
-    if callable(hook):
-        hook(point.id, metric, repetition)
-
-
 @dataclass
 class Runner:
-    """Runs a :class:`RunSpec` into a :class:`~natbench.run.store.RunStore` with one tester and one DUT."""
+    """Runs a :class:`RunSpec` into a :class:`~natbench.run.store.RunStore` with one tester and one DUT.
+
+    Each working point with pending repetitions is measured by one
+    :meth:`Orchestrator.measure <natbench.run.orchestrator.Orchestrator.measure>` call, which
+    tears the DUT down after it.
+    """
 
     spec: RunSpec
     """What to measure."""
@@ -196,9 +150,11 @@ class Runner:
     sleep: Callable[[float], None] = time.sleep
     """Gap between the phases."""
     _obs: Observer = field(init=False)
+    _orchestrator: Orchestrator = field(init=False)
 
     def __post_init__(self) -> None:
-        self._obs = _Fanout(self.observers)
+        self._obs = Fanout(self.observers)
+        self._orchestrator = Orchestrator(self.store, self._obs, self.clock, self.sleep)
 
     def run(self) -> str:
         """Measure every pending repetition; return the final status (``complete``)."""
@@ -236,66 +192,15 @@ class Runner:
         self._obs.on_point_start(point, index, total, len(todo))
         error: BaseException | None = None
         try:
-            self.dut.setup(point)
-            self.store.record_dut_facts(point.id, self.dut.facts())
             plan = self.spec.plan_for(point)
-            self.tester.prepare(plan)
-            # what the tester learns on connecting (a TRex server's version, cores and MACs)
-            self.store.update_meta(tester=plain_json(self.tester.facts()))
-            prior = self._prior(point)
-            earlier = self._earlier(point)
-            for metric, rep in todo:
-                self._obs.on_repetition_start(point, metric, rep)
-                call_begin_repetition(self.tester, point, metric, rep)
-                call_begin_repetition(self.dut, point, metric, rep)
-                ctx = ProcedureContext(
-                    tester=self.tester,
-                    dut=self.dut,
-                    point=point,
-                    plan=plan,
-                    metric=metric,
-                    repetition=rep,
-                    settings=self.spec.settings(point, metric),
-                    emit=self._emit,
-                    clock=self.clock,
-                    sleep=self.sleep,
-                    prior=prior,
-                    earlier=tuple(earlier.get(metric, ())),
-                )
-                result = run_repetition(ctx)
-                self.store.append_result(result)
-                earlier.setdefault(metric, []).append(result)
-                if result.value is not None:
-                    prior.setdefault(metric, []).append(result.value)
-                self._obs.on_result(result)
+            self._orchestrator.measure(
+                self.tester, self.dut, point, plan, todo, lambda metric: self.spec.settings(point, metric)
+            )
         except BaseException as exc:
             error = exc
             raise
         finally:
-            try:
-                self.dut.teardown()
-            except Exception as exc:
-                if error is None:
-                    error = exc
-                    raise
-                self._obs.on_warning(f"DUT teardown after an error failed too: {exc}")
-            finally:
-                self._obs.on_point_end(point, error)
-
-    def _emit(self, record: TrialRecord) -> None:
-        self.store.append_trial(record)
-        self._obs.on_step(record)
-
-    def _earlier(self, point: WorkingPoint) -> dict[str, list[RepetitionResult]]:
-        """Stored results at ``point`` per metric (a resumed run sees the repetitions done before)."""
-        out: dict[str, list[RepetitionResult]] = {}
-        for r in self.store.reader().results():
-            if r.point_id == point.id:
-                out.setdefault(r.metric, []).append(r)
-        return out
-
-    def _prior(self, point: WorkingPoint) -> dict[str, list[float]]:
-        return {m: [r.value for r in rs if r.value is not None] for m, rs in self._earlier(point).items()}
+            self._obs.on_point_end(point, error)
 
 
 # ---------------------------------------------------------------------------- library API
@@ -357,7 +262,7 @@ def _run_into(
     return RunDirectory.open(store.path)
 
 
-def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
+def spec_from_campaign(campaign: Campaign, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
     """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`.
 
     Per-point settings come from ``campaign.settings_for(point, metric)``; a metric without its own
@@ -404,23 +309,9 @@ def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | N
     )
 
 
-def _campaign_text(campaign: Any, path: Path) -> str:
-    """The resolved campaign as YAML (env substituted, defaults filled) when the schema can render it."""
-    for name in ("resolved_yaml", "to_yaml"):
-        fn = getattr(campaign, name, None)
-        if callable(fn):
-            return str(fn())
-    if hasattr(campaign, "model_dump"):
-        import yaml
-
-        return str(yaml.safe_dump(campaign.model_dump(mode="json"), sort_keys=False))
-    return path.read_text(encoding="utf-8")
-
-
-def default_run_dir(campaign: Any) -> Path:
+def default_run_dir(campaign: Campaign) -> Path:
     """``campaign.output`` (default results/<name>); when that already holds something, a UTC-stamped sibling."""
-    output = getattr(campaign, "output", None)
-    base = Path(str(output)) if output else Path("results") / (str(getattr(campaign, "name", "")) or "run")
+    base = campaign.output
     if not base.exists() or (base.is_dir() and not any(base.iterdir())):
         return base
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -446,7 +337,7 @@ def run_campaign(
 
     path = Path(path)
     campaign = load_campaign(path)
-    spec = spec_from_campaign(campaign, _campaign_text(campaign, path), str(path))
+    spec = spec_from_campaign(campaign, campaign.to_yaml(), str(path))
     if monitor_interval:
         spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
     target = Path(run_dir) if run_dir else default_run_dir(campaign)
