@@ -12,7 +12,7 @@ Options:
 
 Fixtures:
 
-``testbed``     (session) the :class:`~natbench.run.experiment.TestbedFile`; skips the test when no
+``testbed``     (session) the :class:`~natbench.testbed.file.TestbedFile`; skips the test when no
                 ``--nb-testbed`` was given or this machine cannot drive it (not root, no TRex
                 reachable, no lab tools, ...), naming the reason.
 ``tester``      (session) the built tester (the local lab is brought up for ``kind: lab`` DUTs).
@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from natbench.run.experiment import Experiment, Measurement, SweepPoint, TestbedFile
+    from natbench.run.experiment import Experiment, Measurement, SweepPoint
+    from natbench.testbed.file import TestbedFile
 
 __all__ = [
     "dut",
@@ -124,14 +125,14 @@ def testbed(pytestconfig: pytest.Config) -> TestbedFile:
             state["skip"] = "no natbench testbed: pass --nb-testbed FILE"
         else:
             from natbench.errors import ConfigError
-            from natbench.run.experiment import load_testbed, testbed_problems
+            from natbench.testbed.file import load_testbed, testbed_file_problems
 
             try:
                 tb = load_testbed(path)
             except ConfigError as exc:
                 raise pytest.UsageError(f"--nb-testbed: {exc}") from None
             state["testbed"] = tb
-            problems = testbed_problems(tb)
+            problems = testbed_file_problems(tb)
             state["skip"] = "; ".join(problems) if problems else None
     if state.get("skip"):
         pytest.skip(f"natbench: {state['skip']}")

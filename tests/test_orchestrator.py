@@ -15,10 +15,11 @@ import pytest
 
 from natbench.errors import DutError
 from natbench.results import RepetitionResult
-from natbench.run.experiment import Experiment, load_testbed
+from natbench.run.experiment import Experiment
 from natbench.run.observers import Observer
 from natbench.run.orchestrator import Orchestrator
 from natbench.run.store import RunDirectory, RunStore
+from natbench.testbed.file import load_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 TESTBED = """\

@@ -3,7 +3,8 @@
 This is the library behind the pytest plugin (:mod:`natbench.pytest_plugin`);
 it works the same from a script or a notebook::
 
-    from natbench.run.experiment import Experiment, load_testbed
+    from natbench.run.experiment import Experiment
+    from natbench.testbed.file import load_testbed
 
     with Experiment(load_testbed("docs/examples/lab-testbed.yaml"), "results") as exp:
         m = exp.measure("cps", connections="4k", upper="200k", error="10k", repetitions=3)
@@ -13,7 +14,8 @@ it works the same from a script or a notebook::
 Every measurement is validated as a one-point campaign built from the
 testbed, the session traffic and the metric settings given (so a bad value
 is the same clear :class:`~natbench.errors.ConfigError` a campaign file
-gives), and runs through the same procedures as ``natbench run``. The run
+gives), and runs through the same orchestrator as ``natbench run``
+(:mod:`natbench.run.orchestrator`). The run
 directory has the layout of the developers' guide; only ``campaign.yaml``
 differs: it records the session (testbed and one resolved campaign per
 measurement) because a pytest session is not a single campaign.
@@ -25,11 +27,10 @@ import contextlib
 import json
 import math
 import os
-import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ from natbench.results import RepetitionResult
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
 from natbench.run.store import RunStore, atomic_write, plain_json
+from natbench.testbed.file import TestbedFile
 from natbench.testers.base import Tester
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
@@ -54,112 +56,9 @@ __all__ = [
     "Experiment",
     "Measurement",
     "SweepPoint",
-    "TestbedFile",
-    "load_testbed",
     "split_connections",
     "sweep_points",
-    "testbed_problems",
 ]
-
-_ENV_REF = re.compile(r"\$\{(NATBENCH_[A-Za-z0-9_]*)\}")
-
-
-# ---------------------------------------------------------------------------- the testbed file
-@dataclass
-class TestbedFile:
-    """A testbed (a campaign's ``testbed`` section) and, when read from a whole campaign, its defaults."""
-
-    __test__ = False  # not a pytest test class
-
-    testbed: dict[str, Any]
-    """The validated testbed section as plain data (``tester`` and ``duts``)."""
-    file: Path | None = None
-    """Where it was read from."""
-    traffic: dict[str, Any] = field(default_factory=dict)
-    """Traffic defaults (the campaign's ``traffic`` section; empty for a bare testbed file)."""
-    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Metric setting defaults (the campaign's ``metrics`` section; empty for a bare testbed file)."""
-    missing_env: tuple[str, ...] = ()
-    """``${NATBENCH_*}`` variables the file needs that are not set (the file is not loaded then)."""
-
-    @property
-    def tester_kind(self) -> str:
-        """``software`` or ``trex``."""
-        return str(self.testbed.get("tester", {}).get("kind", ""))
-
-    @property
-    def family(self) -> str:
-        """Traffic family: the file's traffic.family, else nat64 when a DUT is a NAT64 / PLAT, else nat44."""
-        if self.traffic.get("family"):
-            return str(self.traffic["family"])
-        roles = {str(d.get("role") or "") for d in self.testbed.get("duts", [])}
-        recipes = " ".join(str(d.get("recipe", "")) for d in self.testbed.get("duts", []))
-        return "nat64" if roles & {"nat64", "plat"} or "nat64" in recipes else "nat44"
-
-
-def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
-    """Read a testbed file: a campaign's ``testbed`` section on its own, or a whole campaign.
-
-    Errors are one :class:`~natbench.errors.ConfigError` naming the file, line
-    and field. A file that refers to ``${NATBENCH_*}`` variables without a
-    default which are not set is not an error here: :attr:`TestbedFile.missing_env`
-    names them, so tests can be skipped with that reason.
-    """
-    from natbench.campaign.schema import TestbedSpec
-    from natbench.campaign.source import parse_yaml
-
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("no such testbed file", file=str(p)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", file=str(p)) from None
-    missing = tuple(sorted({m.group(1) for m in _ENV_REF.finditer(_strip_comments(text))} - set(os.environ)))
-    if missing:
-        return TestbedFile({}, p, missing_env=missing)
-    data, source = parse_yaml(text, str(p))
-    if isinstance(data, dict) and "testbed" in data:
-        from natbench.campaign import parse_campaign
-
-        campaign = parse_campaign(text, p)
-        resolved = campaign.to_dict()
-        return TestbedFile(resolved["testbed"], p, dict(resolved.get("traffic", {})), dict(resolved["metrics"]))
-    if not isinstance(data, dict):
-        raise ConfigError("a testbed file must be a YAML mapping with 'tester' and 'duts'", file=str(p), line=1)
-    from pydantic import ValidationError
-
-    try:
-        spec = TestbedSpec.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-        if err.get("type") == "extra_forbidden":
-            msg = "unknown key (a testbed file holds 'tester' and 'duts', or is a whole campaign)"
-        elif err.get("type") == "missing":
-            msg = "required field is missing"
-        raise source.error(str(p), err["loc"], msg) from None
-    return TestbedFile(json.loads(spec.model_dump_json(exclude_none=True)), p)
-
-
-def _strip_comments(text: str) -> str:
-    return "\n".join(line.split(" #", 1)[0] if not line.lstrip().startswith("#") else "" for line in text.splitlines())
-
-
-def testbed_problems(testbed: TestbedFile, *, probe_network: bool = True) -> list[str]:
-    """Why this machine cannot drive the testbed (empty when it can): a skip reason per problem.
-
-    Checked: ``${NATBENCH_*}`` variables, then what :func:`natbench.testbed.testbed_problems`
-    checks: root for the software tester and for DUTs in local namespaces, the lab's tools,
-    the software tester's C engine, the TRex client library, and (``probe_network``) a TCP
-    connection to the TRex server and to every SSH DUT.
-    """
-    if testbed.missing_env:
-        return [f"the testbed file {testbed.file} needs environment variable(s) {', '.join(testbed.missing_env)}"]
-    from natbench.campaign.schema import TestbedSpec
-    from natbench.testbed import testbed_problems as problems_of
-
-    return problems_of(TestbedSpec.model_validate(testbed.testbed), probe_network=probe_network)
 
 
 # ---------------------------------------------------------------------------- sweep points
