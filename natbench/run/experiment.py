@@ -41,7 +41,7 @@ from natbench.errors import ConfigError
 from natbench.results import RepetitionResult
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
-from natbench.run.store import RunStore, atomic_write, plain_json
+from natbench.run.store import EXPERIMENT_KIND, RUN, RunStore, link_latest, plain_json
 from natbench.testbed.file import TestbedFile
 from natbench.testers.base import Tester
 from natbench.traffic.plan import Family
@@ -461,7 +461,7 @@ class Experiment:
             {"test": test, "metric": metric, "point": point.id, "label": point.label, "campaign": campaign.to_dict()}
         )
         if self._store is not None:
-            self._write_session_files()
+            self._store.rewrite_session(self._session_text(), self._points.values())
         return point
 
     def _open(self, tester: Tester) -> Orchestrator:
@@ -475,13 +475,11 @@ class Experiment:
                 campaign_name=self.name,
                 tester_facts=plain_json(tester.facts()),
             )
-            _point_latest(self.run_dir)
+            link_latest(self.run_dir)
             self._orchestrator = Orchestrator(self._store, Fanout(self.observers), self.clock, self.sleep)
         return self._orchestrator
 
     def _session_text(self) -> str:
-        from natbench.run.store import EXPERIMENT_KIND
-
         doc = {
             "kind": EXPERIMENT_KIND,
             "name": self.name,
@@ -494,14 +492,6 @@ class Experiment:
             "# each entry of 'measurements' holds the resolved one-point campaign that was measured.\n"
         )
         return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
-
-    def _write_session_files(self) -> None:
-        from natbench.run.store import CAMPAIGN, POINTS, point_to_dict
-
-        atomic_write(self.run_dir / CAMPAIGN, self._session_text())
-        atomic_write(
-            self.run_dir / POINTS, json.dumps([point_to_dict(p) for p in self._points.values()], indent=2) + "\n"
-        )
 
     # ------------------------------------------------------------------ closing
     def close(self, status: str = "complete", **meta: Any) -> None:
@@ -545,7 +535,7 @@ class Experiment:
     @property
     def stored(self) -> bool:
         """True once a measurement was stored (the run directory exists)."""
-        return self._store is not None or (self.run_dir / "run.json").exists()
+        return self._store is not None or (self.run_dir / RUN).exists()
 
     def points(self) -> Iterable[WorkingPoint]:
         """The working points measured so far, in order."""
@@ -572,17 +562,3 @@ def _campaign(data: dict[str, Any], file: Path | None = None) -> Campaign:
             msg = "unknown setting"
         raise ConfigError(msg, field=format_path(loc)) from None
     return Campaign.from_dict(data, file=file)
-
-
-def _point_latest(run_dir: Path) -> None:
-    """Make ``<results>/latest`` a symlink to the newest run directory (best effort)."""
-    link = run_dir.parent / "latest"
-    tmp = run_dir.parent / f".latest.{os.getpid()}"
-    with contextlib.suppress(OSError):
-        if tmp.is_symlink():
-            tmp.unlink()
-        tmp.symlink_to(run_dir.name)
-        if link.exists() and not link.is_symlink():
-            tmp.unlink()
-            return
-        os.replace(tmp, link)

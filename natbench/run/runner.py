@@ -35,7 +35,7 @@ from natbench.errors import NatbenchError, StoreError
 from natbench.procedures import METRICS, MetricSettings
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
-from natbench.run.store import RunDirectory, RunStore, plain_json, point_to_dict
+from natbench.run.store import CAMPAIGN, RunDirectory, RunStore, plain_json, point_to_dict
 from natbench.testbed import Testbed
 from natbench.testers.base import Tester
 from natbench.traffic.plan import TrafficPlan
@@ -359,7 +359,7 @@ def resume_campaign(
 
     existing = RunDirectory.open(run_dir)
     existing.check_resumable()
-    campaign = load_campaign(existing.path / "campaign.yaml")
+    campaign = load_campaign(existing.path / CAMPAIGN)
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
     if monitor_interval:
         spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
