@@ -287,7 +287,9 @@ class Experiment:
         """Everything measured so far."""
 
     # ------------------------------------------------------------------ testbed objects
-    def _campaign_dict(self, metrics: Mapping[str, Any], traffic: Mapping[str, Any], sweep: Mapping[str, Any]) -> Any:
+    def _campaign_dict(
+        self, metrics: Mapping[str, Any], traffic: Mapping[str, Any], sweep: Mapping[str, Any]
+    ) -> dict[str, Any]:
         return {
             "schema_version": 1,
             "name": self.name,
