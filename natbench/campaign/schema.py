@@ -6,7 +6,7 @@ generated from :meth:`CampaignSpec.model_json_schema`.
 
 Numbers that are counts, sizes or rates accept ``2^23``, ``200k`` or plain
 integers; port ranges accept ``"1-4000"``, ``{first, last}``, ``{first, count}``
-or a count ``N`` (= ports ``1..N``); see :mod:`natbench.campaign.values`.
+or a count ``N`` (= ports ``1..N``); see :mod:`natbench.values`.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from natbench.campaign.values import parse_count, parse_number, parse_port_range
 from natbench.procedures import METRICS
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
+from natbench.values import parse_count, parse_number, parse_port_range, parse_power
 
 __all__ = [
     "METRIC_NAMES",
@@ -71,7 +71,6 @@ SCHEMA_VERSION = 1
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _NETNS = r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*$"  # an ``ip netns`` name: no slash or blank, not . or ..
-_POWER = re.compile(r"^\s*\d+\s*(\^|\*\*)\s*\d+\s*$")
 
 Count = Annotated[int, BeforeValidator(parse_count)]
 """A whole number written as ``8388608``, ``2^23`` or ``4M``."""
@@ -246,9 +245,8 @@ class DutSpec(_Model):
 
 def resolve_param_value(value: Any) -> Any:
     """Turn a ``B^E`` string into its integer; leave every other recipe parameter value alone."""
-    if isinstance(value, str) and _POWER.match(value):
-        return parse_count(value)
-    return value
+    power = parse_power(value)
+    return value if power is None else power
 
 
 class TestbedSpec(_Model):

@@ -24,9 +24,10 @@ from natbench.campaign.schema import (
     MetricSettings,
     resolve_param_value,
 )
-from natbench.campaign.source import LocatedError, Path_, plain_message
-from natbench.campaign.values import format_count, parse_count, parse_port_range
+from natbench.config.source import LocatedError, Path_
+from natbench.config.validation import plain_message
 from natbench.traffic.ports import PortRange
+from natbench.values import format_count, parse_count, parse_port_range
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["AXES_HELP", "Axis", "expand"]

@@ -118,7 +118,7 @@ def split_connections(connections: int, dst_ports: int | None = None) -> tuple[P
 
 
 def _count(value: Any, what: str) -> int:
-    from natbench.campaign.values import parse_count
+    from natbench.values import parse_count
 
     try:
         return parse_count(value)
@@ -127,7 +127,7 @@ def _count(value: Any, what: str) -> int:
 
 
 def _ports(value: Any, what: str) -> PortRange:
-    from natbench.campaign.values import parse_port_range
+    from natbench.values import parse_port_range
 
     if isinstance(value, PortRange):
         return value
@@ -549,18 +549,10 @@ def _campaign(data: dict[str, Any], file: Path | None = None) -> Campaign:
     from pydantic import ValidationError
 
     from natbench.campaign import Campaign, CampaignSpec
-    from natbench.campaign.source import format_path
+    from natbench.config.validation import validation_error
 
     try:
         CampaignSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        loc = [p for p in err["loc"] if isinstance(p, int) or not any(c in str(p) for c in "[(")]
-        kind = err.get("type")
-        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-        if kind == "missing":
-            msg = "required field is missing"
-        elif kind == "extra_forbidden":
-            msg = "unknown setting"
-        raise ConfigError(msg, field=format_path(loc)) from None
+        raise validation_error(exc, model=CampaignSpec) from None
     return Campaign.from_dict(data, file=file)

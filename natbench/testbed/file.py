@@ -60,7 +60,7 @@ def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
     names them, so tests can be skipped with that reason.
     """
     from natbench.campaign.schema import TestbedSpec
-    from natbench.campaign.source import parse_yaml, unset_variables
+    from natbench.config.source import parse_yaml, unset_variables
 
     p = Path(path)
     try:
@@ -83,16 +83,12 @@ def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
         raise ConfigError("a testbed file must be a YAML mapping with 'tester' and 'duts'", file=str(p), line=1)
     from pydantic import ValidationError
 
+    from natbench.config.validation import validation_error
+
     try:
         spec = TestbedSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-        if err.get("type") == "extra_forbidden":
-            msg = "unknown key (a testbed file holds 'tester' and 'duts', or is a whole campaign)"
-        elif err.get("type") == "missing":
-            msg = "required field is missing"
-        raise source.error(str(p), err["loc"], msg) from None
+        raise validation_error(exc, source=source, file=str(p), model=TestbedSpec) from None
     return TestbedFile(json.loads(spec.model_dump_json(exclude_none=True)), p)
 
 
