@@ -42,7 +42,7 @@ from typing import Any
 from natbench.duts.base import Dut
 from natbench.errors import ConfigError, DutError, SearchError
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.search import BinarySearch, SearchOutcome, SearchStep
+from natbench.search import BinarySearch, SearchOutcome, SearchStep, mlr_search
 from natbench.testers.base import (
     Directions,
     LoadsMappings,
@@ -932,48 +932,15 @@ def capacity(ctx: ProcedureContext) -> RepetitionResult:
 
 def _throughput_mlr(ctx: ProcedureContext, filler: _Filler) -> RepetitionResult:
     """Throughput by MLRsearch 1.2.1 (one goal: acceptance loss ratio, exceed ratio 0, relative width from error)."""
-    try:
-        from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise SearchError("algorithm 'mlr' needs MLRsearch: pip install 'natbench[mlr]'") from exc
     s = ctx.settings
 
-    class _Measurer(AbstractMeasurer):
-        def measure(self, intended_duration: float, intended_load: float) -> Any:
-            rec = _retry(
-                ctx,
-                f"MLRsearch trial at {intended_load:g}",
-                lambda: _phase2_step(ctx, filler, float(intended_load)),
-            )
-            offered = sum(c["sent"] for c in rec.counts.values())
-            forwarded = sum(c["valid"] for c in rec.counts.values())
-            return MeasurementResult(
-                intended_duration=intended_duration,
-                intended_load=intended_load,
-                offered_count=offered,
-                forwarding_count=forwarded,
-            )
+    def measure(load: float) -> tuple[int, int]:
+        rec = _retry(ctx, f"MLRsearch trial at {load:g}", lambda: _phase2_step(ctx, filler, load))
+        return sum(c["sent"] for c in rec.counts.values()), sum(c["valid"] for c in rec.counts.values())
 
-    lower = max(s.lower, 1.0)
-    goal = SearchGoal(
-        loss_ratio=s.acceptance,
-        exceed_ratio=0.0,
-        relative_width=max(s.error / s.upper, 1e-6),
-        initial_trial_duration=s.duration,
-        final_trial_duration=s.duration,
-        duration_sum=s.duration,
-        preceding_targets=0,
-        fail_fast=False,
+    value = mlr_search(
+        measure, lower=s.lower, upper=s.upper, error=s.error, loss_ratio=s.acceptance, duration=s.duration
     )
-    config = Config()
-    config.goals = [goal]
-    config.min_load = lower
-    config.max_load = s.upper
-    config.warmup_duration = None
-    config.search_duration_max = 10**9
-    results = MultipleLossRatioSearch(config=config).search(_Measurer(), debug=lambda _m: None)
-    res = results[goal]
-    value = float(res.conditional_throughput) if res is not None and res.conditional_throughput is not None else 0.0
     n = len(s.directions.active)
     return ctx.result(value, "fps", all_frames_per_second=value * n, algorithm="mlr", **_direction_extra(s))
 
