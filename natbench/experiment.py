@@ -266,7 +266,7 @@ def split_connections(connections: int, dst_ports: int | None = None) -> tuple[P
 
 
 def _count(value: Any, what: str) -> int:
-    from natbench.campaign.values import parse_count
+    from natbench.values import parse_count
 
     try:
         return parse_count(value)
@@ -275,7 +275,7 @@ def _count(value: Any, what: str) -> int:
 
 
 def _ports(value: Any, what: str) -> PortRange:
-    from natbench.campaign.values import parse_port_range
+    from natbench.values import parse_port_range
 
     if isinstance(value, PortRange):
         return value

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from natbench.campaign.values import format_count, parse_count, parse_number, parse_port_range
 from natbench.traffic.ports import PortRange
+from natbench.values import format_count, parse_count, parse_number, parse_port_range
 
 NUMBER_HELP = "expected a number such as 200000, 200k or 2^17, got "
 RANGE_HELP = "expected a port range such as '1-4000', {first: 1, last: 4000} or a count 4000, got "

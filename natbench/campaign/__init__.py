@@ -23,7 +23,7 @@ from natbench.campaign.schema import (
     TesterSpec,
     TrafficSpec,
 )
-from natbench.campaign.values import format_count, parse_count, parse_number, parse_port_range
+from natbench.values import format_count, parse_count, parse_number, parse_port_range
 
 __all__ = [
     "METRIC_NAMES",

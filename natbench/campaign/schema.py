@@ -6,7 +6,7 @@ generated from :meth:`CampaignSpec.model_json_schema`.
 
 Numbers that are counts, sizes or rates accept ``2^23``, ``200k`` or plain
 integers; port ranges accept ``"1-4000"``, ``{first, last}``, ``{first, count}``
-or a count ``N`` (= ports ``1..N``); see :mod:`natbench.campaign.values`.
+or a count ``N`` (= ports ``1..N``); see :mod:`natbench.values`.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from pydantic import (
     model_validator,
 )
 
-from natbench.campaign.values import parse_count, parse_number, parse_port_range
 from natbench.procedures import METRICS
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
+from natbench.values import parse_count, parse_number, parse_port_range
 
 __all__ = [
     "METRIC_NAMES",

@@ -25,8 +25,8 @@ from natbench.campaign.schema import (
     resolve_param_value,
 )
 from natbench.campaign.source import LocatedError, Path_, plain_message
-from natbench.campaign.values import format_count, parse_count, parse_port_range
 from natbench.traffic.ports import PortRange
+from natbench.values import format_count, parse_count, parse_port_range
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["AXES_HELP", "Axis", "expand"]

@@ -10,9 +10,9 @@ import click
 
 from natbench.campaign import Campaign, Estimate, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
-from natbench.campaign.values import format_count
 from natbench.cli import cli
 from natbench.traffic.plan import wire_frame_sizes
+from natbench.values import format_count
 
 __all__ = ["plan", "plan_rows"]
 

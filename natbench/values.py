@@ -1,4 +1,7 @@
-"""Readable numbers and port ranges as campaigns write them.
+"""Readable numbers and port ranges as campaigns, metric settings and experiments write them.
+
+The one grammar of natbench; it sits below both the campaign schema and the metrics (whose settings
+models the schema is built from), so that either can use it without importing the other.
 
 Counts, sizes and rates may be written as
 
