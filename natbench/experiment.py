@@ -528,10 +528,9 @@ class Experiment:
         **settings: Any,
     ) -> Any:
         """The one-point campaign of a measurement (validated; ConfigError names the bad field)."""
-        from natbench.campaign import METRIC_NAMES
+        from natbench.metrics import metric as registered
 
-        if metric not in METRIC_NAMES:
-            raise ConfigError(f"unknown metric {metric!r}; known: {', '.join(METRIC_NAMES)}", field="metric")
+        registered(metric)  # ConfigError naming the known metrics
         if connections is not None:
             if src_ports is not None:
                 raise ConfigError("give connections or src_ports/dst_ports, not both", field="connections")
@@ -592,7 +591,7 @@ class Experiment:
         earlier measurements of the same metric at the same point, so a report
         aggregates them together.
         """
-        from natbench.procedures import ProcedureContext, run_repetition
+        from natbench.metrics import ProcedureContext, run_repetition
         from natbench.runner import call_begin_repetition, spec_from_campaign
 
         campaign = self.build_campaign(metric, **kwargs)
@@ -628,6 +627,7 @@ class Experiment:
                     clock=self.clock,
                     sleep=self.sleep,
                     prior=prior,
+                    options=spec.options,
                 )
                 result = run_repetition(ctx)
                 store.append_result(result)

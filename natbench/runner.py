@@ -2,7 +2,7 @@
 
 The runner sets the DUT up for each working point, prepares the tester,
 runs every pending repetition of every metric through
-:func:`natbench.procedures.run_repetition`, stores each trial (fsync) before
+:func:`natbench.metrics.run_repetition`, stores each trial (fsync) before
 the next one starts, and tears the DUT down afterwards - also when a
 procedure raises, on Ctrl-C (SIGINT) and on SIGTERM. It never prints:
 progress and logs go to :class:`Observer` objects.
@@ -27,17 +27,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from natbench.duts.base import Dut
 from natbench.errors import NatbenchError, StoreError
-from natbench.procedures import METRICS, MetricSettings, ProcedureContext, run_repetition
+from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, find_metric, metric_names, run_repetition
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.store import RunDirectory, RunStore, plain_json, point_to_dict
 from natbench.testbed import Testbed
 from natbench.testers.base import Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
+
+if TYPE_CHECKING:
+    from natbench.campaign import Campaign
 
 __all__ = [
     "Observer",
@@ -71,29 +74,28 @@ class RunSpec:
     plan_for: Callable[[WorkingPoint], TrafficPlan]
     """Traffic plan of a working point."""
     metrics: dict[str, MetricSettings]
-    """Metric name -> settings; measured at each point in :data:`~natbench.procedures.METRICS` order."""
+    """Metric name -> its settings model, resolved (:meth:`~natbench.metrics.MetricSettings.resolved`);
+    measured at each point in the registry's order (:func:`~natbench.metrics.all_metrics`)."""
     campaign_text: str = ""
     """The resolved campaign (YAML) stored as campaign.yaml."""
     campaign_file: str | None = None
     """Where the campaign came from."""
     settings_for: Callable[[WorkingPoint, str], MetricSettings] | None = None
     """Per-point settings (a campaign's sweep may override e.g. the search error per point); default: ``metrics``."""
-    monitor_interval: float | None = None
-    """When set, sample the DUTs' CPU idle time every this many seconds in every traffic trial of every metric."""
+    options: RunOptions = field(default_factory=RunOptions)
+    """Engine options of the whole run (rate tolerance, Responder entry selection, DUT CPU monitor)."""
 
     def settings(self, point: WorkingPoint, metric: str) -> MetricSettings:
         """Settings of ``metric`` at ``point``."""
-        s = self.settings_for(point, metric) if self.settings_for is not None else self.metrics[metric]
-        if self.monitor_interval:
-            s = dataclasses.replace(s, monitor_interval=self.monitor_interval)
-        return s
+        return self.settings_for(point, metric) if self.settings_for is not None else self.metrics[metric]
 
     def ordered_metrics(self) -> list[str]:
         """Metric names in measurement order (cps before validation, throughput before latency/PDV)."""
-        unknown = [m for m in self.metrics if m not in METRICS]
+        known = metric_names()
+        unknown = [m for m in self.metrics if find_metric(m) is None]
         if unknown:
-            raise NatbenchError(f"unknown metric(s): {', '.join(unknown)}; known: {', '.join(METRICS)}")
-        return [m for m in METRICS if m in self.metrics]
+            raise NatbenchError(f"unknown metric(s): {', '.join(unknown)}; known: {', '.join(known)}")
+        return [m for m in known if m in self.metrics]
 
     def total_repetitions(self) -> int:
         """Repetitions in the whole run."""
@@ -261,6 +263,7 @@ class Runner:
                     sleep=self.sleep,
                     prior=prior,
                     earlier=tuple(earlier.get(metric, ())),
+                    options=self.spec.options,
                 )
                 result = run_repetition(ctx)
                 self.store.append_result(result)
@@ -357,50 +360,40 @@ def _run_into(
     return RunDirectory.open(store.path)
 
 
-def spec_from_campaign(campaign: Any, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
+def spec_from_campaign(campaign: Campaign, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
     """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`.
 
-    Per-point settings come from ``campaign.settings_for(point, metric)``; a metric without its own
-    acceptance or directions takes the traffic section's, the Responder's entry selection is the
-    traffic section's ``selection``, the achieved-rate tolerance is the tester's ``rate_tolerance``
-    setting when it has one, and ``testbed.monitor_interval`` turns the DUT CPU monitor on.
+    Per-point settings come from ``campaign.settings_for(point, metric)``, resolved once here: a metric
+    without its own acceptance or directions takes the traffic section's. The run's options: the
+    Responder's entry selection is the traffic section's ``selection``, the achieved-rate tolerance the
+    tester's ``rate_tolerance`` setting when it has one, and ``testbed.monitor_interval`` turns the DUT CPU
+    monitor on.
     """
-    traffic = getattr(campaign, "traffic", None)
-    tester_settings = getattr(getattr(getattr(campaign, "testbed", None), "tester", None), "settings", None) or {}
-    defaults = {
-        "acceptance": getattr(traffic, "acceptance", None),
-        "directions": getattr(traffic, "directions", None),
-        "selection": getattr(traffic, "selection", None),
-        # the engine's "kept the rate" check uses the tolerance the tester itself was given
-        "rate_tolerance": tester_settings.get("rate_tolerance") if isinstance(tester_settings, dict) else None,
-    }
+    traffic = campaign.traffic
 
-    def convert(raw: Any, acceptance: float | None = None) -> MetricSettings:
-        over = {k: v for k, v in defaults.items() if getattr(raw, k, None) is None}
-        if acceptance is not None:
-            over["acceptance"] = acceptance
-        return MetricSettings.from_any(raw, **over)
-
-    metrics = {str(name): convert(raw) for name, raw in dict(campaign.metrics).items()}
-    per_point = getattr(campaign, "settings_for", None)
-    acceptance_for = getattr(campaign, "acceptance", None)
+    def resolve(settings: MetricSettings) -> MetricSettings:
+        return settings.resolved(traffic.acceptance, traffic.directions)
 
     def settings_for(point: WorkingPoint, metric: str) -> MetricSettings:
-        if per_point is None:
-            return metrics[metric]
-        acc = acceptance_for(point, metric) if callable(acceptance_for) else None
-        return convert(per_point(point, metric), acc)
+        return resolve(campaign.settings_for(point, metric))
 
-    monitor = getattr(getattr(campaign, "testbed", None), "monitor_interval", None)
+    tolerance = campaign.testbed.tester.settings.get("rate_tolerance")
+    monitor = campaign.testbed.monitor_interval
+    options = RunOptions(
+        # the engine's "kept the rate" check uses the tolerance the tester itself was given
+        rate_tolerance=float(tolerance) if tolerance is not None else RunOptions.rate_tolerance,
+        selection=traffic.selection,
+        monitor_interval=float(monitor) if monitor else None,
+    )
     return RunSpec(
-        name=str(getattr(campaign, "name", "") or ""),
+        name=campaign.name,
         points=list(campaign.points()),
         plan_for=campaign.traffic_plan,
-        metrics=metrics,
+        metrics={name: resolve(s) for name, s in campaign.metrics.items()},
         campaign_text=campaign_text,
         campaign_file=campaign_file,
         settings_for=settings_for,
-        monitor_interval=float(monitor) if monitor else None,
+        options=options,
     )
 
 
@@ -448,7 +441,7 @@ def run_campaign(
     campaign = load_campaign(path)
     spec = spec_from_campaign(campaign, _campaign_text(campaign, path), str(path))
     if monitor_interval:
-        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
+        spec = dataclasses.replace(spec, options=dataclasses.replace(spec.options, monitor_interval=monitor_interval))
     target = Path(run_dir) if run_dir else default_run_dir(campaign)
     with testbed if testbed is not None else build_testbed(campaign) as bed:
         return start_run(spec, target, bed.tester, bed.dut, observers=observers, sleep=sleep)
@@ -471,6 +464,6 @@ def resume_campaign(
     campaign = load_campaign(existing.path / "campaign.yaml")
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
     if monitor_interval:
-        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
+        spec = dataclasses.replace(spec, options=dataclasses.replace(spec.options, monitor_interval=monitor_interval))
     with testbed if testbed is not None else build_testbed(campaign) as bed:
         return resume_run(spec, run_dir, bed.tester, bed.dut, observers=observers, sleep=sleep)
