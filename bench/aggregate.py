@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from natbench.report import aggregate as ag
-from natbench.testing_rundir import make_point
+from natbench.testing.rundir import make_point
 
 METRICS = ["cps", "throughput", "forwarding", "latency", "teardown"]
 

@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from natbench.testers.base import Directions, Phase2Options
-from natbench.testers.software.tester import Port, SoftwareTester
+from natbench.testers.base import Directions, Phase2Options, Port
+from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 
 HERE = Path(__file__).resolve().parent

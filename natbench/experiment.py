@@ -26,13 +26,12 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -42,6 +41,9 @@ from natbench.store import atomic_write, plain_json
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
+
+if TYPE_CHECKING:
+    from natbench.testbed import Testbed
 
 __all__ = [
     "Experiment",
@@ -55,7 +57,6 @@ __all__ = [
 ]
 
 _ENV_REF = re.compile(r"\$\{(NATBENCH_[A-Za-z0-9_]*)\}")
-_LOCAL_ACCESS = ("lab", "netns", "local")
 
 
 # ---------------------------------------------------------------------------- the testbed file
@@ -143,70 +144,17 @@ def _strip_comments(text: str) -> str:
 def testbed_problems(testbed: TestbedFile, *, probe_network: bool = True) -> list[str]:
     """Why this machine cannot drive the testbed (empty when it can): a skip reason per problem.
 
-    Checked: ``${NATBENCH_*}`` variables, root for the software tester and for
-    DUTs in local namespaces, the lab's tools, the software tester's C engine,
-    the TRex client library, and (``probe_network``) a TCP connection to the
-    TRex server and to every SSH DUT.
+    Checked: ``${NATBENCH_*}`` variables, then what :func:`natbench.testbed.testbed_problems`
+    checks: root for the software tester and for DUTs in local namespaces, the lab's tools,
+    the software tester's C engine, the TRex client library, and (``probe_network``) a TCP
+    connection to the TRex server and to every SSH DUT.
     """
     if testbed.missing_env:
         return [f"the testbed file {testbed.file} needs environment variable(s) {', '.join(testbed.missing_env)}"]
-    problems: list[str] = []
-    kind = testbed.tester_kind
-    duts = list(testbed.testbed.get("duts", []))
-    access = [str(d.get("access", {}).get("kind", "")) for d in duts]
-    local = kind == "software" or any(a in _LOCAL_ACCESS for a in access)
-    if local and os.geteuid() != 0:
-        problems.append("needs root (the software tester and local DUTs use raw sockets and network namespaces)")
-    if "lab" in access:
-        missing = [t for t in ("ip", "nft", "sysctl", "iptables", "conntrack") if shutil.which(t) is None]
-        if missing:
-            problems.append(f"the local lab needs {', '.join(missing)} on PATH")
-    if kind == "software":
-        try:
-            from natbench.testers.software import tester as sw
+    from natbench.campaign.schema import TestbedSpec
+    from natbench.testbed import testbed_problems as problems_of
 
-            if getattr(sw, "_engine", None) is None:
-                problems.append("the software tester's C engine is not built (pip install -e . builds it)")
-        except ImportError as exc:
-            problems.append(f"the software tester cannot be imported: {exc}")
-    if kind == "trex":
-        settings = dict(testbed.testbed.get("tester", {}).get("settings", {}))
-        try:
-            from natbench.testers.trex.client import load_api
-
-            load_api()
-        except Exception as exc:  # TesterError or ImportError: either way no client
-            problems.append(f"no TRex client library: {exc}")
-        if probe_network and settings.get("server"):
-            from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
-
-            try:
-                address = parse_server(str(settings["server"]))
-            except ValueError:
-                address = None  # a malformed server is the tester factory's ConfigError, not a skip
-            if address is not None:
-                port = settings.get("sync_port") or address.port or DEFAULT_SYNC_PORT
-                why = _tcp_unreachable(address.host, int(port))
-                if why:
-                    problems.append(f"no TRex server reachable: {why}")
-    if probe_network:
-        for d in duts:
-            a = d.get("access", {})
-            if a.get("kind") == "ssh":
-                why = _tcp_unreachable(str(a.get("host", "")), int(a.get("port", 22)))
-                if why:
-                    problems.append(f"DUT {d.get('name')} not reachable over SSH: {why}")
-    return problems
-
-
-def _tcp_unreachable(host: str, port: int, timeout: float = 2.0) -> str | None:
-    import socket
-
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return None
-    except OSError as exc:
-        return f"{host}:{port}: {exc.strerror or exc}"
+    return problems_of(TestbedSpec.model_validate(testbed.testbed), probe_network=probe_network)
 
 
 # ---------------------------------------------------------------------------- sweep points
@@ -382,10 +330,10 @@ class Experiment:
     """A testbed, built once, and one run directory that collects every measurement made with it.
 
     ``tester`` / ``dut`` may be given (already built objects, e.g. the fakes of
-    :mod:`natbench.testing` in unit tests); otherwise they are built through
-    :mod:`natbench.testbed` on first use, the tester first (it brings the local
-    lab up for ``access: {kind: lab}`` DUTs). A lab this experiment brought up
-    is removed again by :meth:`close`.
+    :mod:`natbench.testing` in unit tests); otherwise both are built on first use
+    by :func:`natbench.testbed.build_testbed` (which brings the local lab up for
+    ``access: {kind: lab}`` DUTs). A lab this experiment brought up is removed
+    again by :meth:`close`.
     """
 
     def __init__(
@@ -416,7 +364,8 @@ class Experiment:
         self.clock = clock
         self._tester = tester
         self._dut = dut
-        self._own_lab: str | None = None
+        self._bed: Testbed | None = None
+        self._own_lab = False  # the session campaign names a lab of this experiment's own (nbpt<pid>)
         self._session_campaign: Any = None
         self._store: Any = None
         self._points: dict[str, WorkingPoint] = {}
@@ -449,7 +398,7 @@ class Experiment:
                 if "lab" not in settings:
                     # a lab of our own, unique on this machine, removed again by close()
                     settings["lab"] = f"nbpt{os.getpid()}"
-                    self._own_lab = settings["lab"]
+                    self._own_lab = True
             traffic = self._base_traffic()
             # the session campaign only builds the testbed: a one-connection placeholder point
             traffic.setdefault("src_ports", self.testbed.traffic.get("src_ports") or "1024-1024")
@@ -467,51 +416,29 @@ class Experiment:
         traffic["family"] = self.testbed.family
         return traffic
 
+    def _testbed(self) -> Testbed:
+        """The testbed of the session campaign, built once (the lab it needs, the tester, the DUT)."""
+        if self._bed is None:
+            from natbench.testbed import build_testbed
+
+            self._bed = build_testbed(self.session_campaign())
+            # the lab fills in recipe parameters (interfaces, addresses): keep them for every measurement
+            self.testbed.testbed["duts"] = [d.model_dump(mode="json", exclude_none=True) for d in self._bed.duts]
+        return self._bed
+
     @property
     def tester(self) -> Any:
-        """The traffic generator (built on first use)."""
+        """The traffic generator (built with the testbed on first use)."""
         if self._tester is None:
-            from natbench.testbed import build_tester
-
-            campaign = self.session_campaign()
-            lab_was_up = self._lab_is_up()
-            try:
-                self._tester = build_tester(campaign)
-            except BaseException:
-                self._remove_lab(lab_was_up)
-                raise
-            if lab_was_up:
-                self._own_lab = None  # somebody else's lab: leave it
-            # the lab fills in recipe parameters (interfaces, addresses): keep them for every measurement
-            self.testbed.testbed["duts"] = [d.model_dump(mode="json", exclude_none=True) for d in campaign.testbed.duts]
+            self._tester = self._testbed().tester
         return self._tester
 
     @property
     def dut(self) -> Any:
-        """The device(s) under test (built on first use, after the tester)."""
+        """The device(s) under test (built with the testbed on first use)."""
         if self._dut is None:
-            from natbench.testbed import build_dut
-
-            _ = self.tester
-            self._dut = build_dut(self.session_campaign())
+            self._dut = self._testbed().dut
         return self._dut
-
-    def _lab_is_up(self) -> bool:
-        if not self._own_lab:
-            return False
-        try:
-            from natbench.lab import Lab
-
-            return bool(Lab(self._own_lab).is_up())
-        except Exception:
-            return False
-
-    def _remove_lab(self, was_up: bool) -> None:
-        if self._own_lab and not was_up:
-            with contextlib.suppress(Exception):
-                from natbench.lab import Lab
-
-                Lab(self._own_lab).down()
 
     # ------------------------------------------------------------------ measuring
     def build_campaign(
@@ -720,9 +647,15 @@ class Experiment:
                     self._teardown(self._dut)
             except Exception as exc:
                 errors.append(exc)
-        if self._tester is not None:
+        bed, self._bed = self._bed, None
+        if self._tester is not None and (bed is None or self._tester is not bed.tester):
             try:
                 self._tester.close()
+            except Exception as exc:
+                errors.append(exc)
+        if bed is not None:
+            try:
+                bed.close()  # its tester, and the lab it brought up unless the settings keep it
             except Exception as exc:
                 errors.append(exc)
         if self._store is not None:
@@ -731,8 +664,9 @@ class Experiment:
             self._store.set_status(status, failure=str(errors[0]) if errors and status == "failed" else None)
             self._store.close()
             self._store = None
-        self._remove_lab(False)
-        self._own_lab = None
+        if bed is not None and bed.lab is not None and bed.lab_created and self._own_lab:
+            with contextlib.suppress(Exception):  # a lab of this experiment's own goes, keep_lab or not
+                bed.lab.release()
         if errors:
             raise errors[0]
 

@@ -169,7 +169,7 @@ def tester(nb_session: Experiment) -> Any:
 
 @pytest.fixture(scope="session")
 def dut(nb_session: Experiment, tester: Any) -> Any:
-    """The testbed's DUT(s), built once per session (after the tester, which may bring up the lab)."""
+    """The testbed's DUT(s), built once per session together with the tester (and the lab they need)."""
     return nb_session.dut
 
 

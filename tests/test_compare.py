@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from natbench.cli import cli
 from natbench.report.compare import compare_summaries, exceeded, parse_threshold
-from natbench.testing_rundir import make_point, result_record, spread, write_run_dir
+from natbench.testing.rundir import make_point, result_record, spread, write_run_dir
 
 
 def run_with(root: Path, cps_medians: dict[int, float], latency_ms: float | None = None) -> Path:

@@ -9,10 +9,10 @@ import pytest
 
 from natbench.campaign import check_recipes, load_campaign
 from natbench.duts.executors import LocalExecutor
-from natbench.duts.factory import build_duts
 from natbench.duts.recipe import load_recipe, parse_recipe
 from natbench.duts.recipe_dut import DutGroup, RecipeDut
 from natbench.errors import DutError
+from natbench.testbed import build_dut
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -121,7 +121,7 @@ def test_seed_campaign_validates_against_the_recipes(file: str) -> None:
     check = check_recipes(campaign)
     assert check.checked, check.detail
     names, stateful, swept = SEED_CAMPAIGNS[file]
-    built = build_duts(campaign)
+    built = build_dut(campaign.testbed.duts)
     members = built.members() if isinstance(built, DutGroup) else [built]
     assert [d.name for d in members] == names
     if isinstance(built, DutGroup):

@@ -14,12 +14,11 @@ from trex_fakes import QuietSession
 
 from natbench.campaign import Campaign, load_campaign
 from natbench.duts.executors import NetnsExecutor
-from natbench.duts.factory import build_executor
 from natbench.errors import ConfigError
 from natbench.metrics import ProcedureContext, run_repetition
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.runner import run_campaign, spec_from_campaign
-from natbench.testbed import Testbed
+from natbench.testbed import ACCESS, Testbed
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
@@ -189,7 +188,7 @@ def test_ssh_access_with_a_namespace_runs_the_recipe_in_a_remote_netns(tmp_path:
     campaign = Campaign.from_dict(data)
     spec = campaign.testbed.duts[0].access
     assert spec.kind == "ssh" and spec.namespace == "nat-dut"
-    executor = build_executor(spec, dut="dut")
+    executor = ACCESS.get("ssh").place(spec, "dut", None).executor
     assert isinstance(executor, NetnsExecutor) and executor.namespace == "nat-dut"
     assert "ssh" in executor.description.lower() or "dut.example" in executor.description
     data["testbed"]["duts"][0]["access"] = {**access, "namespace": "../etc"}

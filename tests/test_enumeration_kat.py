@@ -12,11 +12,20 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 
 from natbench.results import Direction
 from natbench.testers.software import tester as software
-from natbench.traffic import AddressPlan, Family, PortEnumeration, PortRange, SplitMix64, TrafficPlan
+from natbench.traffic import (
+    AddressPlan,
+    Family,
+    PortEnumeration,
+    PortRange,
+    SplitMix64,
+    TrafficPlan,
+    seeded_permutation,
+)
 from natbench.traffic.frames import parse_frame
 
 M64 = 2**64
@@ -256,3 +265,69 @@ def test_an_index_outside_the_pairs_is_refused_by_name(index: int) -> None:
     with pytest.raises(IndexError) as info:
         e.pair(index)
     assert str(info.value) == f"index {index} outside [0, 40)"
+
+
+class _Scripted(SplitMix64):
+    """A generator whose outputs are given, to reach below()'s rejection test at its exact edge."""
+
+    def __init__(self, outputs: list[int]) -> None:
+        super().__init__(0)
+        self.outputs = list(outputs)
+
+    def next(self) -> int:
+        return self.outputs.pop(0)
+
+
+INV3 = pow(3, -1, M64)  # 3 * INV3 = 1 (mod 2**64): the draw whose low product word for below(3) is exactly 1
+
+
+def test_a_draw_exactly_at_the_threshold_is_kept() -> None:
+    # below(3): t = (2**64 - 3) mod 3 = 2**64 mod 3 = 1 (4**32 = 1 mod 3). The draw INV3 gives m = 3 * INV3 =
+    # 2 * 2**64 + 1: low word 1 >= t, kept, result m >> 64 = 2. A threshold of 2 (2**65 mod 3) would reject it
+    # and take the next draw, 2**63: m = 3 * 2**63 = 2**64 + 2**63, result 1.
+    assert (3 * INV3) % M64 == 1
+    gen = _Scripted([INV3, 1 << 63])
+    assert gen.below(3) == 2
+    assert gen.outputs == [1 << 63]  # exactly one draw used
+
+
+def test_a_draw_below_the_threshold_is_drawn_again_at_its_edge() -> None:
+    # below(3) with t = 1: the draw 0 (low word 0) is rejected, then INV3 is kept -> 2
+    gen = _Scripted([0, INV3, 1 << 63])
+    assert gen.below(3) == 2
+    assert gen.outputs == [1 << 63]
+
+
+@pytest.mark.parametrize("bound", [0, -1, -(1 << 70)])
+def test_below_refuses_a_bound_that_is_not_positive(bound: int) -> None:
+    with pytest.raises(ValueError, match=r"^bound must be positive$"):
+        SplitMix64(1).below(bound)
+
+
+def test_below_one_is_always_zero_and_uses_one_draw_each() -> None:
+    gen, twin = SplitMix64(9), SplitMix64(9)
+    assert [gen.below(1) for _ in range(5)] == [0] * 5
+    for _ in range(5):
+        twin.next()
+    assert gen.state == twin.state  # one output per call: t = 2**64 mod 1 = 0 rejects nothing
+
+
+def test_a_port_permutation_takes_two_bytes_per_port() -> None:
+    # every port fits in 16 bits: the whole port space is held as uint16 (128 KiB, not 512 KiB as int64)
+    perm = seeded_permutation(range(1, 65536), 4)
+    assert perm.dtype == np.uint16
+    assert len(perm) == 65535 and int(perm.min()) == 1 and int(perm.max()) == 65535
+
+
+def test_a_range_past_16_bits_keeps_its_values() -> None:
+    perm = seeded_permutation(range(65530, 65537), 4)  # 65536 does not fit in 16 bits
+    assert perm.dtype == np.uint32
+    assert sorted(int(v) for v in perm) == list(range(65530, 65537))
+
+
+def test_a_points_permutations_are_made_once_and_shared_read_only() -> None:
+    a = PortEnumeration(PortRange(2000, 2999), PortRange(80, 89), 17)
+    b = PortEnumeration(PortRange(2000, 2999), PortRange(80, 89), 17)
+    assert a.sources is b.sources and a.destinations is b.destinations  # not shuffled again per call
+    with pytest.raises(ValueError, match="read-only"):
+        a.sources[0] = 1  # a caller cannot change the permutation every other user of this point shares

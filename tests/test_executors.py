@@ -6,14 +6,16 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
+from natbench.campaign.schema import DutSpec
 from natbench.duts.cores import LinuxCores
 from natbench.duts.executors import CommandFailed, CommandTimeout, LocalExecutor, NetnsExecutor
-from natbench.duts.factory import build_duts, build_executor
 from natbench.duts.monitor import idle_percent
 from natbench.duts.recipe import parse_recipe
 from natbench.duts.recipe_dut import DutGroup, RecipeDut, timed_wrapper
 from natbench.errors import ConfigError, DutError
+from natbench.testbed import ACCESS, build_dut
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -265,38 +267,38 @@ def test_idle_percent_per_core() -> None:
 # -- factory ----------------------------------------------------------------------------------------
 
 
+def _specs(*duts: dict) -> list[DutSpec]:
+    return [DutSpec.model_validate(d) for d in duts]
+
+
 def test_factory_builds_one_dut_or_a_group(scratch: Path) -> None:
     recipe = scratch / "scratch.yaml"
     recipe.write_text(RECIPE)
-    one = {
-        "testbed": {
-            "duts": [{"name": "a", "recipe": str(recipe), "access": {"kind": "local"}, "params": {"dir": str(scratch)}}]
-        }
-    }
-    dut = build_duts(one)
+    one = _specs({"name": "a", "recipe": str(recipe), "access": {"kind": "local"}, "params": {"dir": str(scratch)}})
+    dut = build_dut(one)
     assert isinstance(dut, RecipeDut) and dut.name == "a"
-    two = {"testbed": {"duts": [
+    two = _specs(
         {"name": "ce", "recipe": str(recipe), "access": {"kind": "local"}, "params": {"dir": str(scratch)}},
         {"name": "br", "recipe": str(recipe), "access": {"kind": "netns", "namespace": "nb-br"},
          "params": {"dir": "x"}},
-    ]}}  # fmt: skip
-    group = build_duts(two)
+    )  # fmt: skip
+    group = build_dut(two)
     assert isinstance(group, DutGroup) and [d.name for d in group.members()] == ["ce", "br"]
     assert group.members()[1].executor.description.startswith("netns nb-br")
     with pytest.raises(ConfigError, match="unknown access kind"):
-        build_executor({"kind": "telnet"})
-    with pytest.raises(ConfigError, match="needs 'namespace'"):
-        build_executor({"kind": "netns"})
+        ACCESS.get("telnet")
+    with pytest.raises(ValidationError, match="namespace"):  # the typed access model refuses it before any factory
+        _specs({"name": "x", "recipe": str(recipe), "access": {"kind": "netns"}})
 
 
 def test_lab_access_applies_global_conntrack_settings_on_the_host_by_default() -> None:
     lab = {"name": "ipt", "recipe": "iptables-nat44", "access": {"kind": "lab", "namespace": "nb-lab-x"},
            "params": {"private_if": "a", "public_if": "b"}}  # fmt: skip
-    dut = build_duts({"testbed": {"duts": [lab]}})
+    dut = build_dut(_specs(lab))
     assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is True
     assert isinstance(dut.executor, NetnsExecutor) and dut.executor.namespace == "nb-lab-x"
     explicit = {**lab, "params": {"private_if": "a", "public_if": "b", "host_settings": False}}
-    dut = build_duts({"testbed": {"duts": [explicit]}})
+    dut = build_dut(_specs(explicit))
     assert isinstance(dut, RecipeDut) and dut.base_params["host_settings"] is False
 
 
@@ -365,10 +367,10 @@ def test_factory_builds_from_real_campaign_files() -> None:
     from natbench.duts.ssh import SshExecutor
 
     root = Path(__file__).resolve().parents[1] / "campaigns"
-    dut = build_duts(load_campaign(root / "seed000-fig2-iptables-cores.yaml"))
+    dut = build_dut(load_campaign(root / "seed000-fig2-iptables-cores.yaml").testbed.duts)
     assert isinstance(dut, RecipeDut) and dut.recipe.name == "iptables-nat44"
     assert isinstance(dut.executor, SshExecutor) and dut.executor.allow_unknown_host_key is False
     assert dut.base_params["conntrack_max"] == 2**23
-    group = build_duts(load_campaign(root / "seed004-table2-ipv4-forwarding.yaml"))
+    group = build_dut(load_campaign(root / "seed004-table2-ipv4-forwarding.yaml").testbed.duts)
     assert isinstance(group, DutGroup) and len(group.members()) == 2
     assert all(d.recipe.name == "linux-forwarding" for d in group.members()) and group.stateful == []

@@ -24,8 +24,8 @@ import natbench
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
-from natbench.lab import Lab, list_labs
 from natbench.results import Direction, PhaseResult
+from natbench.testbed.lab import NetnsLab, list_labs
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import Family, PortRange, ResponderMode, TrafficPlan
@@ -42,7 +42,7 @@ RATE, SECONDS = 2000, 1.0  # per direction: 2,000 frames each way
 
 @dataclass
 class Rig:
-    lab: Lab
+    lab: NetnsLab
     dut: RecipeDut
     tester: SoftwareTester
 
@@ -54,7 +54,7 @@ class Rig:
 @pytest.fixture(scope="module", params=[Family.IPV6, Family.IPV4], ids=str)
 def rig(request: pytest.FixtureRequest) -> Iterator[Rig]:
     family: Family = request.param
-    lab = Lab(f"{family}{os.getpid()}{secrets.token_hex(2)}", family=family)
+    lab = NetnsLab(f"{family}{os.getpid()}{secrets.token_hex(2)}", family=family)
     lab.up()
     try:
         a = lab.addresses
@@ -88,7 +88,7 @@ def kept_rate(trial: Callable[[], PhaseResult], tries: int = 5) -> PhaseResult:
     raise AssertionError(f"tester could not keep its rate in {tries} tries: {r.tester_note}")
 
 
-def counters(lab: Lab, path: str) -> dict[str, int]:
+def counters(lab: NetnsLab, path: str) -> dict[str, int]:
     """A /proc/net SNMP file of the DUT namespace as name -> value (snmp6: one pair a line)."""
     text = lab.dut_exec(["cat", path])
     out: dict[str, int] = {}
@@ -160,7 +160,7 @@ def test_a_forwarding_campaign_runs_end_to_end(family: str, tmp_path: Path, monk
     """`natbench run` path: lab brought up from the campaign, forwarding search, stored results, report."""
     from natbench.runner import run_campaign
 
-    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", tmp_path / "labs")
+    monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", tmp_path / "labs")
     campaign = tmp_path / "v6fwd.yaml"
     campaign.write_text(
         textwrap.dedent(

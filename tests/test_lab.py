@@ -13,20 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from natbench.errors import ConfigError
-from natbench.lab import (
-    Lab,
+from natbench.errors import ConfigError, NatbenchError
+from natbench.testbed.lab import (
     LabError,
-    _owner_alive,
-    _proc_start,
-    dut_namespace,
+    NetnsLab,
     find_labs,
     list_labs,
+    recorded_lab,
     remove_stale_labs,
     stale_labs,
 )
+from natbench.testbed.lab.host import owner_alive, proc_start
 
 ROOT = os.geteuid() == 0
+QUICKSTART = Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml"
 pytestmark = pytest.mark.lab
 needs_root = pytest.mark.skipif(not ROOT, reason="needs root: creates network namespaces, veth pairs, nftables rules")
 
@@ -42,15 +42,15 @@ def _root_links() -> set[str]:
 
 
 @pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
+def lab(tmp_path: Path) -> Iterator[NetnsLab]:
     if not ROOT:
         pytest.skip("needs root: creates network namespaces, veth pairs, nftables rules")
-    lab = Lab(f"t{os.getpid()}{secrets.token_hex(2)}", state_dir=tmp_path)
+    lab = NetnsLab(f"t{os.getpid()}{secrets.token_hex(2)}", state_dir=tmp_path)
     yield lab
     lab.down()
 
 
-def _nothing_left(lab: Lab) -> None:
+def _nothing_left(lab: NetnsLab) -> None:
     names = _netns()
     assert not any(n.startswith(f"nb-{lab.name}-") for n in names), names
     assert not {"nb-init", "nb-resp", "nb-priv", "nb-pub"} & _root_links()
@@ -59,13 +59,13 @@ def _nothing_left(lab: Lab) -> None:
     assert not (Path("/run/netns") / lab.tester_netns).exists()
 
 
-def _up_then_owner_killed(lab: Lab) -> None:
+def _up_then_owner_killed(lab: NetnsLab) -> None:
     """Bring ``lab`` up in another process that then dies by SIGKILL (a crashed run)."""
     code = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        from natbench.lab import Lab
-        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
+        from natbench.testbed.lab import NetnsLab
+        NetnsLab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -74,11 +74,11 @@ def _up_then_owner_killed(lab: Lab) -> None:
 
 def test_bad_name_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="invalid lab name"):
-        Lab("no spaces", state_dir=tmp_path)
+        NetnsLab("no spaces", state_dir=tmp_path)
 
 
 @needs_root
-def test_up_twice_down_twice_leaves_nothing(lab: Lab) -> None:
+def test_up_twice_down_twice_leaves_nothing(lab: NetnsLab) -> None:
     first = lab.up()
     assert first["up"] and all(first["namespaces"].values())
     assert lab.is_up()
@@ -91,7 +91,7 @@ def test_up_twice_down_twice_leaves_nothing(lab: Lab) -> None:
 
 
 @needs_root
-def test_topology_addresses_neighbours_cpus(lab: Lab) -> None:
+def test_topology_addresses_neighbours_cpus(lab: NetnsLab) -> None:
     lab.up()
     addrs = json.loads(lab.dut_exec(["ip", "-j", "addr", "show"]))
     have = {(a["ifname"], i["local"]) for a in addrs for i in a.get("addr_info", [])}
@@ -119,7 +119,7 @@ def test_topology_addresses_neighbours_cpus(lab: Lab) -> None:
         assert tmask == 1 << facts["tester_cpus"][k % len(facts["tester_cpus"])]
 
 
-def _tester_rps(lab: Lab, port: str) -> int:
+def _tester_rps(lab: NetnsLab, port: str) -> int:
     out = subprocess.run(
         ["ip", "netns", "exec", lab.tester_netns, "cat", f"/sys/class/net/{port}/queues/rx-0/rps_cpus"],
         capture_output=True,
@@ -142,13 +142,13 @@ def _tester_rps(lab: Lab, port: str) -> int:
 def test_default_cpu_split(
     machine: list[int], tester: tuple[int, ...], dut: tuple[int, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("natbench.lab.os.sched_getaffinity", lambda _pid: set(machine))
-    lab = Lab("split", state_dir=tmp_path)  # nothing is created before up()
+    monkeypatch.setattr("natbench.testbed.lab.netns.os.sched_getaffinity", lambda _pid: set(machine))
+    lab = NetnsLab("split", state_dir=tmp_path)  # nothing is created before up()
     assert (lab.tester_cpus, lab.dut_cpus_available) == (tester, dut)
 
 
 @needs_root
-def test_cores_map_to_the_dut_cpu_set_as_far_as_possible(lab: Lab) -> None:
+def test_cores_map_to_the_dut_cpu_set_as_far_as_possible(lab: NetnsLab) -> None:
     lab.up()
     avail = list(lab.dut_cpus_available)
     assert lab.set_dut_cores(1) == avail[:1]
@@ -157,7 +157,7 @@ def test_cores_map_to_the_dut_cpu_set_as_far_as_possible(lab: Lab) -> None:
 
 
 @needs_root
-def test_a_broken_lab_is_rebuilt_by_up(lab: Lab) -> None:
+def test_a_broken_lab_is_rebuilt_by_up(lab: NetnsLab) -> None:
     lab.up()
     subprocess.run(["ip", "netns", "del", lab.dut_netns], check=True)
     assert not lab.is_up()
@@ -166,13 +166,13 @@ def test_a_broken_lab_is_rebuilt_by_up(lab: Lab) -> None:
 
 
 @needs_root
-def test_crash_during_up_then_down_leaves_nothing(lab: Lab) -> None:
+def test_crash_during_up_then_down_leaves_nothing(lab: NetnsLab) -> None:
     """A process building the lab is SIGKILLed half-way (one namespace made, a process inside it)."""
     code = textwrap.dedent(f"""
         import os, signal, subprocess
         from pathlib import Path
-        from natbench.lab import Lab
-        lab = Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r}))
+        from natbench.testbed.lab import NetnsLab
+        lab = NetnsLab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r}))
         def build():
             subprocess.run(["ip", "netns", "add", lab.dut_netns], check=True)
             subprocess.Popen(["ip", "netns", "exec", lab.dut_netns, "sleep", "300"], start_new_session=True,
@@ -194,7 +194,7 @@ def test_crash_during_up_then_down_leaves_nothing(lab: Lab) -> None:
 
 
 @needs_root
-def test_crash_after_up_then_up_and_down(lab: Lab) -> None:
+def test_crash_after_up_then_up_and_down(lab: NetnsLab) -> None:
     """After a crash of the owner, a new `up` reuses or rebuilds the lab and `down` removes all of it."""
     _up_then_owner_killed(lab)
     assert lab.is_up()
@@ -206,53 +206,81 @@ def test_crash_after_up_then_up_and_down(lab: Lab) -> None:
 
 
 @needs_root
-def test_dut_namespace_for_the_dut_factory(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", lab.state_dir)
+def test_the_only_recorded_lab_is_the_one_a_testbed_without_a_lab_of_its_own_uses(
+    lab: NetnsLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from natbench.campaign.schema import DutSpec
+    from natbench.duts.executors import NetnsExecutor
+    from natbench.testbed import build_dut
+
+    monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", lab.state_dir)
     lab.up()
     assert list_labs(lab.state_dir) == [lab.name]
-    assert dut_namespace("iptables") == lab.dut_netns
+    found = recorded_lab()
+    assert found is not None and found.dut_netns == lab.dut_netns
+    spec = DutSpec.model_validate({"name": "iptables", "recipe": "iptables-nat44", "access": {"kind": "lab"}})
+    dut = build_dut([spec], lab=found)  # what the testbed does for a tester that brings no lab (trex)
+    assert isinstance(dut.executor, NetnsExecutor) and dut.executor.namespace == lab.dut_netns  # type: ignore[attr-defined]
 
 
 def test_needs_root_message(tmp_path: Path) -> None:
     if ROOT:
         pytest.skip("runs as root: the non-root error path cannot be reached")
     with pytest.raises(LabError, match="needs root"):
-        Lab("x", state_dir=tmp_path).up()
+        NetnsLab("x", state_dir=tmp_path).up()
 
 
 @needs_root
 def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The software tester's factory builds the lab of a campaign with `access: {kind: lab}` and removes it on close."""
+    """The testbed of a campaign with `access: {kind: lab}` builds the lab, hands it to the tester and the DUT,
+    and removes it on close."""
     from natbench.campaign import load_campaign
-    from natbench.testers.software import create
+    from natbench.duts.executors import NetnsExecutor
+    from natbench.duts.recipe_dut import RecipeDut
+    from natbench.testbed import build_testbed
+    from natbench.testers.software import SoftwareTester
 
-    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", tmp_path)
-    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml")
-    tester = create({}, campaign)
+    monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", tmp_path)
+    campaign = load_campaign(QUICKSTART)
+    bed = build_testbed(campaign)
     try:
-        ns = dut_namespace("iptables")
-        assert ns is not None and ns in _netns()
-        params = campaign.testbed.duts[0].params
+        lab, tester, dut = bed.lab, bed.tester, bed.dut
+        assert isinstance(lab, NetnsLab) and isinstance(tester, SoftwareTester) and isinstance(dut, RecipeDut)
+        assert recorded_lab() is not None
+        ns = dut.executor.namespace if isinstance(dut.executor, NetnsExecutor) else None
+        assert ns == lab.dut_netns and ns in _netns()
+        params = dut.base_params  # the lab's recipe parameters reach the DUT; the campaign stays as written
         assert params["private_if"] == "nb-priv" and params["public_address"] == "198.19.0.1/24"
+        assert "private_if" not in campaign.testbed.duts[0].params
+        assert bed.duts[0].params["private_if"] == "nb-priv"
         assert tester.receive_timeout == max(m.timeout for m in campaign.metrics.values())
         assert tester.facts()["initiator"]["netns"].startswith("nb-quickstart-")
         # a cores sweep takes the DUT's own CPUs first and the tester's only beyond them
-        from natbench.duts.factory import build_duts
-        from natbench.lab import active_lab
-
-        lab = active_lab()
-        assert lab is not None
-        dut = build_duts(campaign)
         assert dut.own_cpus == list(lab.dut_cpus_available)  # the monitor marks these as the data path
         assert dut.cpu_order == [
             *lab.dut_cpus_available,
             *(c for c in lab.tester_cpus if c not in lab.dut_cpus_available),
         ]
     finally:
-        tester.close()
+        bed.close()
     assert ns not in _netns()
     assert list_labs(tmp_path) == []
-    assert dut_namespace("iptables") is None
+    assert recorded_lab() is None
+
+
+@needs_root
+def test_a_failed_testbed_build_takes_its_lab_down(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lab is up before the tester and the DUT are built: when they fail, nothing is left behind."""
+    from natbench.campaign import load_campaign
+    from natbench.testbed import build_testbed
+
+    monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", tmp_path)
+    text = QUICKSTART.read_text().replace("recipe: iptables-nat44", "recipe: ./no-such-recipe.yaml")
+    (tmp_path / "c.yaml").write_text(text)
+    with pytest.raises(NatbenchError, match="no-such-recipe"):
+        build_testbed(load_campaign(tmp_path / "c.yaml"))
+    assert list_labs(tmp_path) == []
+    assert not {f"nb-quickstart-{os.getpid()}-dut", f"nb-quickstart-{os.getpid()}-tester"} & _netns()
 
 
 def _natbench(*args: str, state_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -269,7 +297,7 @@ def _natbench(*args: str, state_dir: Path | None = None) -> subprocess.Completed
 
 
 @needs_root
-def test_down_stale_finds_a_dead_owners_lab_recorded_in_another_state_directory(lab: Lab) -> None:
+def test_down_stale_finds_a_dead_owners_lab_recorded_in_another_state_directory(lab: NetnsLab) -> None:
     """A lab recorded in a test's temp state directory, its owner SIGKILLed: `lab down --stale` removes it."""
     _up_then_owner_killed(lab)
     assert lab.is_up() and lab.state_dir != Path("/run/natbench/labs")
@@ -280,7 +308,7 @@ def test_down_stale_finds_a_dead_owners_lab_recorded_in_another_state_directory(
 
 
 @needs_root
-def test_down_stale_keeps_a_lab_whose_owner_runs(lab: Lab) -> None:
+def test_down_stale_keeps_a_lab_whose_owner_runs(lab: NetnsLab) -> None:
     lab.up()  # owned by this (live) process, recorded in a temp state directory
     out = _natbench("lab", "down", "--stale", "--name", lab.name)
     assert out.returncode == 0, out.stderr
@@ -289,7 +317,7 @@ def test_down_stale_keeps_a_lab_whose_owner_runs(lab: Lab) -> None:
 
 
 @needs_root
-def test_the_owner_is_recorded_in_the_kernel(lab: Lab) -> None:
+def test_the_owner_is_recorded_in_the_kernel(lab: NetnsLab) -> None:
     """Without any state file the namespaces still name their owner (the alias of lo)."""
     lab.up()
     lab.state_file.unlink()
@@ -300,7 +328,7 @@ def test_the_owner_is_recorded_in_the_kernel(lab: Lab) -> None:
 
 
 @needs_root
-def test_a_lab_made_by_hand_is_not_stale(lab: Lab) -> None:
+def test_a_lab_made_by_hand_is_not_stale(lab: NetnsLab) -> None:
     """`natbench lab up` exits at once; its lab stays until `lab down --name`, also when a run reused it."""
     out = _natbench("lab", "up", "--name", lab.name, state_dir=lab.state_dir)
     assert out.returncode == 0, out.stderr
@@ -309,8 +337,8 @@ def test_a_lab_made_by_hand_is_not_stale(lab: Lab) -> None:
     assert f"lab {lab.name}: kept (made by hand with `natbench lab up`" in out.stdout, out.stdout
     code = textwrap.dedent(f"""
         from pathlib import Path
-        from natbench.lab import Lab
-        Lab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
+        from natbench.testbed.lab import NetnsLab
+        NetnsLab({lab.name!r}, state_dir=Path({str(lab.state_dir)!r})).up()
     """)  # a run reuses it (that process owns it now) and ends without taking it down
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     (found,) = [f for f in find_labs() if f.name == lab.name]
@@ -321,17 +349,17 @@ def test_a_lab_made_by_hand_is_not_stale(lab: Lab) -> None:
 
 
 def test_a_reused_pid_is_not_the_owner() -> None:
-    start = _proc_start(os.getpid())
+    start = proc_start(os.getpid())
     assert start is not None
-    assert _owner_alive(os.getpid(), start)
-    assert _owner_alive(os.getpid(), None)
-    assert not _owner_alive(os.getpid(), start + 1)  # same pid, another process: the owner is gone
+    assert owner_alive(os.getpid(), start)
+    assert owner_alive(os.getpid(), None)
+    assert not owner_alive(os.getpid(), start + 1)  # same pid, another process: the owner is gone
 
 
 @needs_root
 def test_a_lab_nobody_owns_is_left_alone_for_the_grace_time(tmp_path: Path) -> None:
     """Namespaces with the lab naming but no mark and no state file (an older natbench's lab, elsewhere)."""
-    lab = Lab(f"u{os.getpid()}{secrets.token_hex(2)}", state_dir=tmp_path)
+    lab = NetnsLab(f"u{os.getpid()}{secrets.token_hex(2)}", state_dir=tmp_path)
     try:
         for ns in (lab.tester_netns, lab.dut_netns):
             subprocess.run(["ip", "netns", "add", ns], check=True)
@@ -357,8 +385,8 @@ def test_the_stale_sweep_waits_for_labs_being_built() -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from natbench.lab import _host_lock\n"
-            "with _host_lock(exclusive=False):\n    print('held', flush=True); sys.stdin.readline()",
+            "import sys; from natbench.testbed.lab.host import host_lock\n"
+            "with host_lock(exclusive=False):\n    print('held', flush=True); sys.stdin.readline()",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -385,18 +413,23 @@ def test_the_stale_sweep_waits_for_labs_being_built() -> None:
 def test_the_tester_cpus_setting_reaches_the_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`testbed.tester.settings.cpus` decides the tester's CPUs and the lab steers each port's receive work there."""
     from natbench.campaign import load_campaign
-    from natbench.lab import _ACTIVE
-    from natbench.testers.software import create
+    from natbench.testbed import build_testbed
+    from natbench.testers.software import SoftwareTester
 
-    monkeypatch.setattr("natbench.lab.DEFAULT_STATE_DIR", tmp_path)
+    monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", tmp_path)
     first, second = sorted(os.sched_getaffinity(0))[:2]
-    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml")
-    tester = create({"cpus": [second, first]}, campaign)
+    text = QUICKSTART.read_text().replace(
+        "    kind: software\n", f"    kind: software\n    settings: {{cpus: [{second}, {first}]}}\n", 1
+    )
+    (tmp_path / "quickstart.yaml").write_text(text)
+    bed = build_testbed(load_campaign(tmp_path / "quickstart.yaml"))
     try:
+        tester, lab = bed.tester, bed.lab
+        assert isinstance(tester, SoftwareTester) and isinstance(lab, NetnsLab)
         assert tester.cpus == (second, first)
-        (lab,) = [lb for lb in _ACTIVE.values() if lb.tester_netns == tester.initiator.netns]
+        assert lab.tester_netns == tester.initiator.netns
         assert lab.tester_cpus == (second, first)
         assert (_tester_rps(lab, "nb-init"), _tester_rps(lab, "nb-resp")) == (1 << second, 1 << first)
         assert tester.facts()["cpus"] == [second, first]
     finally:
-        tester.close()
+        bed.close()

@@ -21,8 +21,8 @@ from lab_helpers import kept_rate
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
-from natbench.lab import Lab
 from natbench.results import Direction, PhaseResult
+from natbench.testbed.lab import NetnsLab
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
@@ -37,7 +37,7 @@ N = len(SRC) * len(DST)
 NAT64_PREFIX = ipaddress.IPv6Network("2001:db8:64::/96")
 
 
-CASES: dict[str, tuple[Family, Callable[[Lab, str], dict[str, Any]]]] = {
+CASES: dict[str, tuple[Family, Callable[[NetnsLab, str], dict[str, Any]]]] = {
     "nftables-nat44": (
         Family.NAT44,
         lambda lab, tag: {
@@ -63,7 +63,7 @@ CASES: dict[str, tuple[Family, Callable[[Lab, str], dict[str, Any]]]] = {
 
 
 @pytest.fixture(params=sorted(CASES), scope="module")
-def rig(request: pytest.FixtureRequest) -> Iterator[tuple[Lab, RecipeDut, SoftwareTester, str]]:
+def rig(request: pytest.FixtureRequest) -> Iterator[tuple[NetnsLab, RecipeDut, SoftwareTester, str]]:
     recipe = request.param
     if os.geteuid() != 0:
         pytest.skip("needs root: builds the local lab (network namespaces, veth, nftables/tayga)")
@@ -74,7 +74,7 @@ def rig(request: pytest.FixtureRequest) -> Iterator[tuple[Lab, RecipeDut, Softwa
     addresses = AddressPlan.default(family)
     if family is Family.NAT64:
         addresses = dataclasses.replace(addresses, nat64_prefix=NAT64_PREFIX)
-    lab = Lab(f"d{tag}", family=family, addresses=addresses)
+    lab = NetnsLab(f"d{tag}", family=family, addresses=addresses)
     lab.up()
     try:
         dut = RecipeDut(recipe, load_recipe(recipe), NetnsExecutor(lab.dut_netns), make(lab, tag))
@@ -91,7 +91,7 @@ def rig(request: pytest.FixtureRequest) -> Iterator[tuple[Lab, RecipeDut, Softwa
         lab.down()
 
 
-def test_phase1_phase2_validation(rig: tuple[Lab, RecipeDut, SoftwareTester, str]) -> None:
+def test_phase1_phase2_validation(rig: tuple[NetnsLab, RecipeDut, SoftwareTester, str]) -> None:
     _, dut, tester, recipe = rig
 
     def fill() -> PhaseResult:

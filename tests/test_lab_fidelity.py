@@ -19,9 +19,9 @@ from lab_helpers import kept_rate
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
-from natbench.lab import Lab
 from natbench.results import Direction, PhaseResult, Verdict
 from natbench.search import BinarySearch, SearchStep, run_binary_search
+from natbench.testbed.lab import NetnsLab
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import Family, PortRange, TrafficPlan
@@ -40,7 +40,7 @@ BURST = 100
 
 @dataclass
 class Rig:
-    lab: Lab
+    lab: NetnsLab
     dut: RecipeDut
     tester: SoftwareTester
     plan: TrafficPlan
@@ -56,7 +56,7 @@ class Rig:
 def rig() -> Iterator[Rig]:
     if os.geteuid() != 0:
         pytest.skip("needs root: builds the local lab (network namespaces, veth, iptables, conntrack)")
-    lab = Lab(f"f{os.getpid()}{secrets.token_hex(2)}")
+    lab = NetnsLab(f"f{os.getpid()}{secrets.token_hex(2)}")
     lab.up()
     try:
         params = {

@@ -13,7 +13,7 @@ import natbench
 from natbench.errors import StoreError
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
-from natbench.testing_rundir import make_point, result_record, spread, trial_record, write_run_dir
+from natbench.testing.rundir import make_point, result_record, spread, trial_record, write_run_dir
 
 
 def _points(*specs: dict) -> pd.DataFrame:
@@ -692,3 +692,46 @@ def test_a_throughput_without_a_matching_baseline_has_no_ratio() -> None:
     assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd_a, "ratio": 0.4}]
     none = ag.baseline_ratio(ag.summarize(ag.results_frame(recs[:1])), pts)
     assert none.empty and list(none.columns) == ["point_id", "metric", "baseline_point", "ratio"]
+
+
+def test_results_are_read_from_raw_trials_jsonl_lines_in_any_order() -> None:
+    # trials.jsonl interleaves trial and result lines; a trial line before a result must not end the reading
+    lines = [
+        trial_record("p", "cps", 0, 0, rate=100.0),
+        result_record("p", "cps", 0, 100.0, "cps"),
+        trial_record("p", "cps", 1, 0, rate=300.0),
+        result_record("p", "cps", 1, 300.0, "cps"),
+    ]
+    df = ag.results_frame(lines)
+    assert df["value"].tolist() == [100.0, 300.0]
+    assert ag.trials_frame(lines)["intended_rate"].tolist() == [100.0, 300.0]
+
+
+def test_the_frames_keep_whole_numbers_whole_for_notebooks() -> None:
+    # a notebook user filters rows by repetition == 3 and sums counts: these columns stay integers (and flags
+    # booleans), not floats that print as 3.0
+    results = ag.results_frame(
+        [
+            result_record("p", "throughput", 0, 1000.0, "fps", extra={"directions": 2, "tester_bound": True}),
+            result_record("p", "throughput", 1, 1200.0, "fps", extra={"directions": 2}),
+        ]
+    )
+    assert str(results["repetition"].dtype) == "int64" and results["repetition"].tolist() == [0, 1]
+    assert str(results["directions"].dtype) == "int64" and results["directions"].tolist() == [2, 2]
+    assert str(results["tester_bound"].dtype) == "bool" and results["tester_bound"].tolist() == [True, False]
+    summary = ag.summarize(results)
+    assert str(summary["tester_bound"].dtype) == "int64" and summary.loc[("p", "throughput"), "tester_bound"] == 1
+    trials = ag.trials_frame([trial_record("p", "cps", 2, 5, rate=250.0, duration=4.0)])
+    for column, expected in (("repetition", 2), ("step", 5), ("sent", 1000), ("valid", 1000)):  # 250/s x 4 s
+        assert str(trials[column].dtype) == "int64" and trials[column].tolist() == [expected]
+
+
+def test_a_trials_stored_value_is_in_the_trials_frame() -> None:
+    # a timed delete stores its seconds as the trial's value (tear-down's T_N / T_0)
+    lines = [
+        trial_record("p", "teardown", 0, 1, kind="flush_filled", value=0.75),
+        trial_record("p", "teardown", 0, 2, kind="flush_empty", value=0.125),
+        trial_record("p", "teardown", 0, 0, kind="fill", rate=1000.0),
+    ]
+    values = ag.trials_frame(lines)["value"].tolist()
+    assert values[:2] == [0.75, 0.125] and math.isnan(values[2])

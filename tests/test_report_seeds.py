@@ -18,7 +18,7 @@ import natbench
 from natbench.campaign import load_campaign
 from natbench.report.load import Run
 from natbench.store import point_to_dict
-from natbench.testing_rundir import write_run_dir
+from natbench.testing.rundir import write_run_dir
 
 CAMPAIGNS = Path(__file__).resolve().parent.parent / "campaigns"
 

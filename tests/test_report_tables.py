@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import natbench
-from natbench.testing_rundir import make_point, result_record, write_run_dir
+from natbench.testing.rundir import make_point, result_record, write_run_dir
 
 
 def _cells(tmp_path: Path, points: list[dict], records: list[dict]) -> dict[str, list[str]]:

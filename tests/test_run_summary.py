@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from natbench.commands.run import summary_lines
+from natbench.cli.run import summary_lines
 from natbench.report.load import load
 from natbench.store import RunDirectory
-from natbench.testing_rundir import make_point, result_record, write_run_dir
+from natbench.testing.rundir import make_point, result_record, write_run_dir
 
 PER_DIRECTION = [84_375.0, 84_375.0, 90_000.0]  # what the engine stores: frames/s in each direction
 

@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from natbench.campaign import load_campaign
+from natbench.errors import ConfigError
 from natbench.runner import resume_campaign, run_campaign, spec_from_campaign
 from natbench.store import RunDirectory
-from natbench.testbed import TESTERS, Testbed, build_testbed, register_tester
+from natbench.testbed import TESTERS, Testbed, build_testbed
 from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
@@ -77,17 +78,31 @@ def test_a_campaign_runs_with_the_fakes_through_the_library_api(campaign_file: P
 
 
 def test_testbed_registry_is_lazy_and_names_unknown_kinds(campaign_file: Path) -> None:
-    assert TESTERS["software"] == "natbench.testers.software:create"
-    assert TESTERS["trex"] == "natbench.testers.trex:create"
+    code = (
+        "import sys; from natbench.testbed import TESTERS\n"
+        "assert TESTERS.names() == ['software', 'trex'], TESTERS.names()\n"
+        "assert 'natbench.testers.trex.backend' not in sys.modules  # registered, not imported\n"
+        "assert type(TESTERS.get('trex')).__module__ == 'natbench.testers.trex.backend'\n"
+        "assert type(TESTERS.get('software')).__module__ == 'natbench.testers.software.backend'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     campaign = load_campaign(campaign_file)
-    register_tester("software", "natbench.testing:no_such_factory")
+    builtin = TESTERS.get("software")
+
+    class NoSuchFactory(type(builtin)):  # type: ignore[misc]
+        def check(self, spec: object, locate: object) -> None:
+            raise ConfigError("no_such_factory")  # the registered backend is the one the testbed asks
+
+    TESTERS.register("software", NoSuchFactory())
     try:
         with pytest.raises(Exception, match="no_such_factory"):
             build_testbed(campaign)
     finally:
-        register_tester("software", "natbench.testers.software:create")
-    with pytest.raises(ValueError):
-        register_tester("x", "no-colon")
+        TESTERS.register("software", builtin)
+    with pytest.raises(ConfigError, match="unknown tester kind 'x'; known: software, trex"):
+        TESTERS.get("x")
+    with pytest.raises(TypeError):
+        TESTERS.register("x", object())  # type: ignore[arg-type]
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -22,9 +22,9 @@ from lab_helpers import kept_rate
 from natbench.errors import ConfigError
 from natbench.results import Direction
 from natbench.testers import base as tester_base
-from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.testers.base import Directions, Mapping, Phase2Options, Port
 from natbench.testers.software import create
-from natbench.testers.software.tester import Port, SoftwareTester
+from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
 ROOT = os.geteuid() == 0
@@ -33,23 +33,23 @@ MAC_A, MAC_B = "02:4e:42:7e:00:01", "02:4e:42:7e:00:02"
 
 def test_factory_rejects_unknown_settings() -> None:
     with pytest.raises(ConfigError, match="unknown software tester setting"):
-        create({"speed": 1}, None)
+        create({"speed": 1})
 
 
 def test_factory_needs_ports_without_a_lab() -> None:
     with pytest.raises(ConfigError, match="initiator and responder"):
-        create({}, None)
+        create({})
     with pytest.raises(ConfigError, match="peer_mac"):
-        create({"initiator": {"interface": "x"}, "responder": {"interface": "y"}}, None)
+        create({"initiator": {"interface": "x"}, "responder": {"interface": "y"}})
 
 
 def test_factory_checks_the_cpus_setting() -> None:
     with pytest.raises(ConfigError, match="list of CPU numbers"):
-        create({"cpus": "fast"}, None)
+        create({"cpus": "fast"})
     with pytest.raises(ConfigError, match="not available"):
-        create({"cpus": [4096]}, None)
+        create({"cpus": [4096]})
     with pytest.raises(ConfigError, match="twice"):
-        create({"cpus": [0, 0]}, None)
+        create({"cpus": [0, 0]})
 
 
 LANES = ["one-cpu", "two-cpus"]
@@ -284,6 +284,7 @@ def test_a_bad_setting_names_the_campaign_line_and_builds_nothing(
     setting: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from natbench.campaign import load_campaign
+    from natbench.testbed import build_testbed
 
     text = (Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml").read_text()
     text = text.replace("    kind: software\n", f"    kind: software\n    settings:\n      {setting}\n", 1)
@@ -292,9 +293,9 @@ def test_a_bad_setting_names_the_campaign_line_and_builds_nothing(
     line = text.splitlines().index(f"      {setting}") + 1
     campaign = load_campaign(file)
     built: list[object] = []
-    monkeypatch.setattr("natbench.lab.lab_for_campaign", lambda *a: built.append(a) or (None, False))
+    monkeypatch.setattr("natbench.testbed.build.NetnsLab", lambda *a, **k: built.append(a) or None)
     with pytest.raises(ConfigError) as exc:
-        create(dict(campaign.testbed.tester.settings), campaign)
+        build_testbed(campaign)
     assert message in str(exc.value) and f"bad.yaml:{line}:" in str(exc.value)
     assert built == []  # checked before any lab comes up
 

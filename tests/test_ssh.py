@@ -16,12 +16,13 @@ import pytest
 from localsshd import SSHD, Sshd, free_port, local_sshd
 from nslab import global_conntrack_lock, ns_lab, send_udp
 
+from natbench.campaign.schema import DutSpec
 from natbench.duts.executors import CommandTimeout, ExecutorError, NetnsExecutor
-from natbench.duts.factory import build_duts
 from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.ssh import SshExecutor
 from natbench.errors import DutError
+from natbench.testbed import build_dut
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -190,9 +191,8 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
         host_max = int(Path("/proc/sys/net/netfilter/nf_conntrack_max").read_text())
         host_hashsize = int(Path("/sys/module/nf_conntrack/parameters/hashsize").read_text())
         watch = GlobalWatch(host_max + 4096, host_hashsize + 512)
-        campaign = {
-            "testbed": {
-                "duts": [
+        duts = [
+            DutSpec.model_validate(
                     {
                         "name": "iptables",
                         "recipe": "iptables-nat44",
@@ -205,10 +205,9 @@ def test_iptables_recipe_configures_a_namespace_over_ssh(sshd: Sshd) -> None:
                                    "host_settings": True,
                                    "udp_timeout": 600},
                     }
-                ]
-            }
-        }  # fmt: skip
-        dut = build_duts(campaign)
+            )
+        ]  # fmt: skip
+        dut = build_dut(duts)
         assert isinstance(dut, RecipeDut)
         assert isinstance(dut.executor, NetnsExecutor) and isinstance(dut.executor.inner, SshExecutor)
         watch.start()

@@ -27,7 +27,7 @@ from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.store import ABANDONED, RunDirectory, RunStore, _lock_dir, atomic_write, point_to_dict
-from natbench.testing_rundir import write_run_dir
+from natbench.testing.rundir import write_run_dir
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
 

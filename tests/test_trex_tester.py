@@ -335,7 +335,7 @@ def test_a_campaigns_malformed_server_names_file_line_and_field(
 ) -> None:
     """`natbench run` builds the tester from the campaign: the error points at the campaign's line."""
     from natbench.campaign import load_campaign
-    from natbench.testbed import build_tester
+    from natbench.testbed import build_testbed
 
     root = Path(__file__).resolve().parents[1]
     text = (root / "campaigns" / "seed000-fig2-forwarding-cores.yaml").read_text()
@@ -345,10 +345,11 @@ def test_a_campaigns_malformed_server_names_file_line_and_field(
     campaign_file.write_text(text)
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith("server:"))
     monkeypatch.setenv("NATBENCH_TREX_SERVER", "trex.lab:4511")
-    assert build_tester(load_campaign(campaign_file)).settings.rpc_port == 4511  # type: ignore[attr-defined]
+    with build_testbed(load_campaign(campaign_file)) as bed:  # neither the server nor the DUT is contacted
+        assert bed.tester.settings.rpc_port == 4511  # type: ignore[attr-defined]
     monkeypatch.setenv("NATBENCH_TREX_SERVER", "trex.lab:rpc")
     with pytest.raises(ConfigError) as err:
-        build_tester(load_campaign(campaign_file))
+        build_testbed(load_campaign(campaign_file))
     assert str(err.value).startswith(
         f"{campaign_file}:{line}: testbed.tester.settings.server: TRex server 'trex.lab:rpc'"
     )

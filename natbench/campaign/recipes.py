@@ -115,18 +115,12 @@ def _connection_lifetimes(campaign: Campaign, point: Any) -> dict[str, float]:
 
 
 def lab_params(campaign: Campaign) -> dict[str, Any]:
-    """Recipe parameters the local lab supplies for ``access: {kind: lab}`` DUTs when a campaign leaves them unset.
+    """Recipe parameters the local lab supplies for ``access: {kind: lab}`` DUTs when a campaign leaves them unset:
+    the DUT's interfaces and the DUT addresses of the campaign's address plan (the lab's own
+    :func:`~natbench.testbed.lab.dut_recipe_params`)."""
+    from natbench.testbed.lab import dut_recipe_params
 
-    Mirrors natbench.lab: the DUT's interfaces ``nb-priv`` / ``nb-pub`` and the
-    DUT addresses of the campaign's address plan.
-    """
-    plan = campaign.traffic.address_plan()
-    return {
-        "private_if": "nb-priv",
-        "public_if": "nb-pub",
-        "private_address": f"{plan.dut_private}/{plan.private_prefixlen}",
-        "public_address": f"{plan.dut_public}/{plan.public_prefixlen}",
-    }
+    return dict(dut_recipe_params(campaign.traffic.address_plan()))
 
 
 def _param_path(

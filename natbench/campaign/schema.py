@@ -26,6 +26,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from natbench.metrics import MetricSettings, all_metrics, metric_names
 from natbench.metrics.settings import LossRatio
@@ -125,7 +126,8 @@ class LabAccess(_Model):
     kind: Literal["lab"]
     """Access kind: ``lab``."""
     namespace: str | None = Field(default=None, pattern=_NETNS)
-    """The lab's DUT namespace (None: the one ``natbench lab`` reports for this DUT)."""
+    """Run the recipe in this namespace instead of the lab's DUT namespace (None: the DUT namespace of the lab
+    the testbed brings up, or, for a tester that brings none, of the one lab made with ``natbench lab up``)."""
 
 
 DutAccess = Annotated[SshAccess | LocalAccess | NetnsAccess | LabAccess, Field(discriminator="kind")]
@@ -155,13 +157,30 @@ class DutRole(enum.StrEnum):
     """MAP-T border relay (stateless)."""
 
 
+_BUILTIN_TESTERS = ("software", "trex")
+
+
+def _tester_kind(kind: Any) -> Any:
+    """A tester kind natbench knows: built in, or registered by a plugin (natbench.testbed.registry)."""
+    if kind in _BUILTIN_TESTERS:
+        return kind
+    from natbench.testbed.registry import TESTERS  # only for a kind that is not built in
+
+    if isinstance(kind, str) and TESTERS.known(kind):
+        return kind
+    quoted = [repr(n) for n in TESTERS.names()]
+    expected = " or ".join([", ".join(quoted[:-1]), quoted[-1]]) if len(quoted) > 1 else "".join(quoted)
+    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+
+
 class TesterSpec(_Model):
     """The traffic generator."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class
 
-    kind: Literal["software", "trex"]
-    """``software`` (built-in tester, local lab) or ``trex`` (a TRex STL server)."""
+    kind: Annotated[str, BeforeValidator(_tester_kind)]
+    """``software`` (built-in tester, local lab), ``trex`` (a TRex STL server), or the kind of an installed
+    tester plugin (entry-point group ``natbench.testers``)."""
     settings: dict[str, Any] = Field(default_factory=dict)
     """Backend settings (TRex server, ports, MAC addresses, ...); checked by the backend and passed to it."""
 

@@ -158,10 +158,24 @@ class Run:
         return df
 
     def plot(self, metric: str, kind: str = "auto") -> Figure:
-        """A matplotlib Figure of one metric: against cores, against connections, or tear-down."""
-        from natbench.report import plots
+        """A matplotlib Figure of one metric: ``kind`` = auto | cores | connections | teardown (auto: against
+        cores when some series' cores vary, else against connections)."""
+        from natbench.report import plots  # matplotlib only when a plot is asked for
 
-        return plots.plot_metric(self, metric, kind)
+        if metric == TEARDOWN.name or kind == "teardown":
+            if self.teardown.empty:
+                raise KeyError(f"no tear-down results in {self.path}")
+            return plots.plot_teardown(self.teardown, self.points)
+        if metric not in self.metrics:
+            raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
+        if kind == "auto":
+            cores_vary = bool((self.points.groupby("cores_group")["cores"].nunique() > 1).any())
+            kind = "cores" if cores_vary else "connections"
+        if kind == "cores":
+            return plots.plot_cores(self.summary, self.points, metric)
+        if kind == "connections":
+            return plots.plot_connections(self.summary, self.points, metric)
+        raise ValueError(f"unknown plot kind {kind!r}; choose auto, cores, connections or teardown")
 
 
 def load(run_dir: str | Path) -> Run:

@@ -28,19 +28,15 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, NullFormatter
 
-from natbench.metrics.teardown import TEARDOWN
 from natbench.report.labels import plot_labels
 from natbench.workingpoint import si_count
-
-if TYPE_CHECKING:
-    from natbench.report.load import Run
 
 __all__ = [
     "MonitoredTrial",
@@ -50,7 +46,6 @@ __all__ = [
     "plot_connections",
     "plot_cores",
     "plot_cpu_idle",
-    "plot_metric",
     "plot_teardown",
     "save_figure",
 ]
@@ -218,25 +213,6 @@ def plot_cpu_idle(extra: Mapping[str, Any], dut: str, title: str | None = None, 
     if len(df.columns) <= 16:
         ax.legend(fontsize="x-small", ncol=4)
     return fig
-
-
-def plot_metric(run: Run, metric: str, kind: str = "auto") -> Figure:
-    """The natural plot of one metric of a run: ``kind`` = auto | cores | connections | teardown."""
-    if metric == TEARDOWN.name or kind == "teardown":
-        if run.teardown.empty:
-            raise KeyError(f"no tear-down results in {run.path}")
-        return plot_teardown(run.teardown, run.points)
-    if metric not in run.metrics:
-        raise KeyError(f"no results for metric {metric!r} in {run.path}; have {', '.join(run.metrics)}")
-    if kind == "auto":
-        pts = run.points
-        cores_vary = bool((pts.groupby("cores_group")["cores"].nunique() > 1).any())
-        kind = "cores" if cores_vary else "connections"
-    if kind == "cores":
-        return plot_cores(run.summary, run.points, metric)
-    if kind == "connections":
-        return plot_connections(run.summary, run.points, metric)
-    raise ValueError(f"unknown plot kind {kind!r}; choose auto, cores, connections or teardown")
 
 
 def figure_bytes(fig: Figure, fmt: str = "png", dpi: int = 110) -> bytes:

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from natbench.results import Direction, PhaseResult
 from natbench.traffic.plan import TrafficPlan
 
-__all__ = ["Directions", "LoadsMappings", "Mapping", "Phase2Options", "SetsReceiveTimeout", "Tester"]
+__all__ = [
+    "Directions",
+    "LabPorts",
+    "LoadsMappings",
+    "Mapping",
+    "Phase2Options",
+    "Port",
+    "SetsReceiveTimeout",
+    "Tester",
+]
 
 
 class Directions(enum.StrEnum):
@@ -43,6 +52,41 @@ class Mapping:
     """Responder port (the phase-1 destination port)."""
     private_port: int | None = None
     """Original Initiator source port, when the DUT tells it."""
+
+
+@dataclass(frozen=True)
+class Port:
+    """One tester port: an interface (optionally inside a network namespace) and the MACs of the link."""
+
+    interface: str
+    """Interface name as seen inside ``netns``."""
+    mac: str
+    """MAC address of the tester interface (source of the frames it sends)."""
+    peer_mac: str
+    """MAC address of the DUT interface on this link (destination of the frames)."""
+    netns: str | None = None
+    """Network namespace name (under /run/netns) or path; None for the current namespace."""
+
+    @property
+    def netns_path(self) -> str | None:
+        """Path of the namespace file for setns(2), or None."""
+        if not self.netns:
+            return None
+        return self.netns if "/" in self.netns else f"/run/netns/{self.netns}"
+
+
+@dataclass(frozen=True)
+class LabPorts:
+    """The tester's side of a lab natbench built: what the lab hands to the tester factory."""
+
+    initiator: Port
+    """The tester's private-side port (towards the DUT's private interface)."""
+    responder: Port
+    """The tester's public-side port (towards the DUT's public interface)."""
+    cpus: tuple[int, ...]
+    """The CPUs the lab set aside for the tester (its receive processing is steered there)."""
+    after_dut_setup: Callable[[], None]
+    """What the lab redoes after a recipe configured the DUT (the tester calls it before each ``prepare``)."""
 
 
 @dataclass(frozen=True)

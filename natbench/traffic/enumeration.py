@@ -38,6 +38,7 @@ chaining the source value list to the destination value list).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -145,16 +146,9 @@ def _derive(seed: int, stream: int) -> int:
     return SplitMix64(seed ^ (stream * 0xD1B54A32D192ED03)).next()
 
 
-_PERM_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
-
-
+@functools.lru_cache(maxsize=64)
 def _cached_permutation(first: int, last: int, seed: int) -> np.ndarray:
-    key = (first, last, seed)
-    perm = _PERM_CACHE.get(key)
-    if perm is None:
-        if len(_PERM_CACHE) > 64:
-            _PERM_CACHE.clear()
-        perm = seeded_permutation(range(first, last + 1), seed)
-        perm.setflags(write=False)
-        _PERM_CACHE[key] = perm
+    """S' or D' of a range, made once per (range, sub-seed) and shared read-only (every trial reads it)."""
+    perm = seeded_permutation(range(first, last + 1), seed)
+    perm.setflags(write=False)
     return perm

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from natbench.errors import ConfigError
-from natbench.testers.software.tester import Port, SoftwareTester, read_mac
+from natbench.testers.base import LabPorts, Port
+from natbench.testers.software.tester import SoftwareTester, read_mac
 
-__all__ = ["Port", "SoftwareTester", "create"]
+if TYPE_CHECKING:
+    from natbench.testbed.backends import Locate
+
+__all__ = ["SoftwareTester", "check_settings", "create"]
 
 _OPTIONS: dict[str, Callable[[Any], Any]] = {
     "timeout": float,
@@ -35,59 +39,61 @@ def _port(spec: Any, field: str) -> Port:
     return Port(str(spec["interface"]), str(mac), str(spec["peer_mac"]), netns)
 
 
-def _metric_settings(campaign: Any) -> list[Any]:
-    metrics = getattr(campaign, "metrics", None) if campaign is not None else None
-    return list(metrics.values()) if isinstance(metrics, dict) else []
+def create(
+    settings: Mapping[str, Any],
+    *,
+    lab: LabPorts | None = None,
+    receive_timeout: float | None = None,
+    locate: Locate | None = None,
+) -> SoftwareTester:
+    """Build the software tester (``testbed.tester.kind: software``).
 
-
-def create(settings: dict[str, Any], campaign: Any) -> SoftwareTester:
-    """Build the software tester of a campaign (``testbed.tester.kind: software``).
-
-    With DUTs reached through ``access: {kind: lab}`` the local lab is brought
-    up (idempotently) and the tester uses its ports and CPU; otherwise
-    ``settings`` names the ports: ``initiator`` / ``responder`` =
-    ``{interface, peer_mac, mac?, netns?}``. Optional: ``cpus`` (tester CPUs),
-    ``timeout`` (receive wait after sending, s; default: the longest metric
-    ``timeout`` of the campaign), ``rate_tolerance``, ``lateness_slack``,
-    ``max_stall``, ``realtime``; ``lab`` (lab name, default: the campaign's
-    name) and ``keep_lab`` (leave a lab this run created up after it; by
-    default it is taken down when the tester closes).
+    With ``lab`` (the tester's side of the local lab the testbed built for DUTs reached through
+    ``access: {kind: lab}``) the tester uses the lab's ports and CPUs; otherwise ``settings``
+    names the ports: ``initiator`` / ``responder`` = ``{interface, peer_mac, mac?, netns?}``.
+    Optional settings: ``cpus`` (tester CPUs), ``timeout`` (receive wait after sending, s;
+    default: ``receive_timeout``, the longest metric ``timeout`` of the campaign),
+    ``rate_tolerance``, ``lateness_slack``, ``max_stall``, ``realtime``, ``rcvbuf``; ``lab``
+    (lab name) and ``keep_lab`` (leave a lab the testbed created up after it) are the lab's
+    (see :mod:`natbench.testers.software.backend`). ``locate`` names the campaign's file and
+    line in a settings error.
     """
-    try:
-        settings, options = _checked(dict(settings or {}))
-    except ConfigError as exc:  # name the campaign's file and line where the setting is
-        if exc.field and exc.file is None and callable(getattr(campaign, "error_at", None)):
-            raise campaign.error_at(tuple(exc.field.split(".")), exc.message) from None
-        raise
-    from natbench.lab import lab_for_campaign, release_lab  # the lab imports the tester, not the other way round
-
-    lab, created = lab_for_campaign(campaign, settings) if campaign is not None else (None, False)
-    if "timeout" not in options:
-        waits = [
-            float(w) for m in _metric_settings(campaign) if isinstance(w := getattr(m, "timeout", None), int | float)
-        ]
-        if waits:  # the procedures do not pass it per trial; the longest a metric asks for
-            options["timeout"] = max(waits)
+    checked, options = check_settings(settings, locate)
+    if "timeout" not in options and receive_timeout is not None:
+        options["timeout"] = receive_timeout  # the procedures do not pass it per trial
     if lab is not None:
         return SoftwareTester(
             lab.initiator,
             lab.responder,
-            cpus=settings.get("cpus") or lab.tester_cpus,
+            cpus=checked.get("cpus") or lab.cpus,
             before_prepare=lab.after_dut_setup,
-            on_close=(lambda: release_lab(lab)) if created and not settings.get("keep_lab") else None,
             **options,
         )
-    if "initiator" not in settings or "responder" not in settings:
+    if "initiator" not in checked or "responder" not in checked:
         raise ConfigError(
             "the software tester needs a lab DUT (access: {kind: lab}) or settings initiator and responder",
             field="testbed.tester.settings",
         )
     return SoftwareTester(
-        _port(settings["initiator"], "initiator"),
-        _port(settings["responder"], "responder"),
-        cpus=settings.get("cpus"),
+        _port(checked["initiator"], "initiator"),
+        _port(checked["responder"], "responder"),
+        cpus=checked.get("cpus"),
         **options,
     )
+
+
+def check_settings(settings: Mapping[str, Any], locate: Locate | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The settings with ``cpus`` checked, and the tester options converted; nothing is built.
+
+    A problem is a ConfigError naming ``testbed.tester.settings.<name>`` (and, through ``locate``,
+    the campaign's file and line).
+    """
+    try:
+        return _checked(dict(settings))
+    except ConfigError as exc:  # name the campaign's file and line where the setting is
+        if exc.field and exc.file is None and locate is not None:
+            raise locate(tuple(exc.field.split(".")), exc.message) from None
+        raise
 
 
 def _cpus(value: Any) -> list[int]:

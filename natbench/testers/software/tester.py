@@ -24,12 +24,12 @@ import numpy as np
 from natbench import __version__
 from natbench.errors import TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.testers.base import Directions, Mapping, Phase2Options, Port
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 
-__all__ = ["Port", "SoftwareTester"]
+__all__ = ["SoftwareTester", "read_mac"]
 
 try:
     from natbench.testers.software import _engine
@@ -38,27 +38,6 @@ except ImportError as exc:  # pragma: no cover - only without a build
     _IMPORT_ERROR: ImportError | None = exc
 else:
     _IMPORT_ERROR = None
-
-
-@dataclass(frozen=True)
-class Port:
-    """One tester port: an interface (optionally inside a network namespace) and the MACs of the link."""
-
-    interface: str
-    """Interface name as seen inside ``netns``."""
-    mac: str
-    """MAC address of the tester interface (source of the frames it sends)."""
-    peer_mac: str
-    """MAC address of the DUT interface on this link (destination of the frames)."""
-    netns: str | None = None
-    """Network namespace name (under /run/netns) or path; None for the current namespace."""
-
-    @property
-    def netns_path(self) -> str | None:
-        """Path of the namespace file for setns(2), or None."""
-        if not self.netns:
-            return None
-        return self.netns if "/" in self.netns else f"/run/netns/{self.netns}"
 
 
 @dataclass(frozen=True)
@@ -100,7 +79,6 @@ class SoftwareTester:
         max_stall: float = 0.002,
         realtime: bool = True,
         before_prepare: Callable[[], None] | None = None,
-        on_close: Callable[[], object] | None = None,
     ) -> None:
         if _engine is None:
             raise TesterError(f"software tester data path is not built ({_IMPORT_ERROR}); run: pip install -e .")
@@ -119,8 +97,6 @@ class SoftwareTester:
         """Run the data path as SCHED_FIFO (when permitted) so other processes cannot preempt it."""
         self.before_prepare = before_prepare
         """Called at the start of every ``prepare`` (the lab re-installs the DUT's static neighbours)."""
-        self.on_close = on_close
-        """Called once by ``close`` (the lab a campaign brought up is taken down)."""
         self._fds: list[int] = []
         try:
             self._fd_init = _engine.open_port(initiator.interface, initiator.netns_path, rcvbuf)
@@ -382,14 +358,11 @@ class SoftwareTester:
         }
 
     def close(self) -> None:
-        """Close the sockets (and run ``on_close`` once)."""
+        """Close the sockets."""
         for fd in self._fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._fds = []
-        hook, self.on_close = self.on_close, None
-        if hook is not None:
-            hook()
 
     # ------------------------------------------------------------------ extras
 

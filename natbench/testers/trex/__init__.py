@@ -1,7 +1,8 @@
 """TRex STL backend: offline program compiler, stream builder, live tester.
 
-``create(settings, campaign)`` is the testbed factory. The client library is
-only imported when streams are built or a server is contacted.
+``create(settings)`` is the tester factory, :mod:`natbench.testers.trex.backend` the testbed
+backend (kind ``trex``, with its preflight). The client library is only imported when streams
+are built or a server is contacted.
 """
 
 from natbench.testers.trex.tester import TRexSettings, TRexTester, check_settings, create

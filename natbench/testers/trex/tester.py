@@ -6,7 +6,7 @@ import contextlib
 import importlib.metadata
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
@@ -19,6 +19,9 @@ from natbench.testers.trex.client import TRexSession
 from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port, Program
 from natbench.traffic import Family, ResponderMode, TrafficPlan
+
+if TYPE_CHECKING:
+    from natbench.testbed.backends import Locate
 
 __all__ = ["TRexSettings", "TRexTester", "check_settings", "create"]
 
@@ -103,11 +106,11 @@ class TRexSettings(BaseModel):
         return self.async_port or self.rpc_port - 1
 
 
-def check_settings(settings: dict[str, Any], campaign: Any = None) -> TRexSettings:
+def check_settings(settings: dict[str, Any], locate: Locate | None = None) -> TRexSettings:
     """Validate the ``testbed.tester.settings`` of ``kind: trex`` without connecting (``natbench validate``).
 
     A problem is one :class:`ConfigError` naming ``testbed.tester.settings.<field>`` and,
-    for a campaign read from a file, the file and line.
+    through ``locate`` (a campaign's :meth:`~natbench.campaign.Campaign.error_at`), the file and line.
     """
     try:
         return TRexSettings.model_validate(settings)
@@ -115,15 +118,14 @@ def check_settings(settings: dict[str, Any], campaign: Any = None) -> TRexSettin
         err = exc.errors()[0]
         path = ("testbed", "tester", "settings", *err["loc"])
         msg = str(err.get("ctx", {}).get("error") or err["msg"])  # a validator's own words, not "Value error, ..."
-        if callable(getattr(campaign, "error_at", None)):
-            raise campaign.error_at(path, msg) from exc
-        file = getattr(campaign, "path", None) or getattr(campaign, "file", None)
-        raise ConfigError(msg, file=str(file) if file else None, field=".".join(map(str, path))) from exc
+        if locate is not None:
+            raise locate(path, msg) from exc
+        raise ConfigError(msg, field=".".join(map(str, path))) from exc
 
 
-def create(settings: dict[str, Any], campaign: Any = None) -> TRexTester:
-    """Factory used by the testbed registry (``trex -> natbench.testers.trex:create``); does not connect."""
-    return TRexTester(check_settings(settings, campaign))
+def create(settings: dict[str, Any], locate: Locate | None = None) -> TRexTester:
+    """The TRex tester of ``testbed.tester.settings`` (kind ``trex``); does not connect."""
+    return TRexTester(check_settings(settings, locate))
 
 
 class TRexTester:

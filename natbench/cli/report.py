@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from natbench.cli import cli
+from natbench.cli.group import cli
 
 __all__ = ["report"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from natbench.campaign import load_campaign
-from natbench.cli import cli
+from natbench.cli.group import cli
 from natbench.errors import ConfigError, NatbenchError, StoreError
 from natbench.observers import LoggingObserver, RichProgress
 from natbench.runner import Observer, RunInterrupted, default_run_dir, resume_campaign, run_campaign

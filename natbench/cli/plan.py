@@ -10,7 +10,7 @@ import click
 
 from natbench.campaign import Campaign, Estimate, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
-from natbench.cli import cli
+from natbench.cli.group import cli
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from natbench.cli import cli
+from natbench.cli.group import cli
 
 __all__ = ["compare"]
 

@@ -7,7 +7,7 @@ import json
 import click
 from click.core import ParameterSource
 
-from natbench.cli import cli
+from natbench.cli.group import cli
 from natbench.traffic.plan import Family
 
 __all__ = ["lab"]
@@ -32,9 +32,9 @@ _name = click.option("--name", default="natbench", show_default=True, help="Lab 
 )
 def up(name: str, family: str) -> None:
     """Create the lab (idempotent) and print its state as JSON."""
-    from natbench.lab import Lab
+    from natbench.testbed.lab import NetnsLab
 
-    click.echo(json.dumps(Lab(name, family=Family(family)).up(by_hand=True), indent=1, sort_keys=True))
+    click.echo(json.dumps(NetnsLab(name, family=Family(family)).up(by_hand=True), indent=1, sort_keys=True))
 
 
 @lab.command("down")
@@ -48,10 +48,10 @@ def up(name: str, family: str) -> None:
 )
 def down(name: str, stale: bool) -> None:
     """Remove every namespace, veth and rule of the lab (idempotent; also after a crash)."""
-    from natbench.lab import Lab, remove_stale_labs
+    from natbench.testbed.lab import NetnsLab, remove_stale_labs
 
     if not stale:
-        removed = Lab(name).down()
+        removed = NetnsLab(name).down()
         click.echo(f"lab {name}: {'removed' if removed else 'nothing to remove'}")
         return
     named = click.get_current_context().get_parameter_source("name") is not ParameterSource.DEFAULT
@@ -67,6 +67,6 @@ def down(name: str, stale: bool) -> None:
 @_name
 def status(name: str) -> None:
     """Print the lab's recorded state and what exists now, as JSON."""
-    from natbench.lab import Lab
+    from natbench.testbed.lab import NetnsLab
 
-    click.echo(json.dumps(Lab(name).status(), indent=1, sort_keys=True))
+    click.echo(json.dumps(NetnsLab(name).status(), indent=1, sort_keys=True))

@@ -7,7 +7,7 @@ from typing import Any
 import click
 import yaml
 
-from natbench.cli import cli
+from natbench.cli.group import cli
 from natbench.duts.recipe import KNOWN_STEPS, Recipe, list_recipes, load_recipe
 from natbench.errors import ConfigError
 

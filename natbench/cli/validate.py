@@ -6,7 +6,7 @@ import click
 
 from natbench.campaign import check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
-from natbench.cli import cli
+from natbench.cli.group import cli
 from natbench.errors import ConfigError
 
 __all__ = ["validate"]
