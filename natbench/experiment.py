@@ -101,7 +101,7 @@ def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
     names them, so tests can be skipped with that reason.
     """
     from natbench.campaign.schema import TestbedSpec
-    from natbench.campaign.source import parse_yaml
+    from natbench.config.source import parse_yaml
 
     p = Path(path)
     try:
@@ -124,16 +124,12 @@ def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
         raise ConfigError("a testbed file must be a YAML mapping with 'tester' and 'duts'", file=str(p), line=1)
     from pydantic import ValidationError
 
+    from natbench.config.validation import validation_error
+
     try:
         spec = TestbedSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-        if err.get("type") == "extra_forbidden":
-            msg = "unknown key (a testbed file holds 'tester' and 'duts', or is a whole campaign)"
-        elif err.get("type") == "missing":
-            msg = "required field is missing"
-        raise source.error(str(p), err["loc"], msg) from None
+        raise validation_error(exc, source=source, file=str(p), model=TestbedSpec) from None
     return TestbedFile(json.loads(spec.model_dump_json(exclude_none=True)), p)
 
 
@@ -691,20 +687,12 @@ def _campaign(data: dict[str, Any], file: Path | None = None) -> Any:
     from pydantic import ValidationError
 
     from natbench.campaign import Campaign, CampaignSpec
-    from natbench.campaign.source import format_path
+    from natbench.config.validation import validation_error
 
     try:
         CampaignSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        loc = [p for p in err["loc"] if isinstance(p, int) or not any(c in str(p) for c in "[(")]
-        kind = err.get("type")
-        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-        if kind == "missing":
-            msg = "required field is missing"
-        elif kind == "extra_forbidden":
-            msg = "unknown setting"
-        raise ConfigError(msg, field=format_path(loc)) from None
+        raise validation_error(exc, model=CampaignSpec) from None
     return Campaign.from_dict(data, file=file)
 
 

@@ -1,7 +1,7 @@
-"""Readable numbers and port ranges as campaigns, metric settings and experiments write them.
+"""Readable numbers and port ranges as campaigns, metric settings, experiments and recipe parameters write them.
 
-The one grammar of natbench; it sits below both the campaign schema and the metrics (whose settings
-models the schema is built from), so that either can use it without importing the other.
+The one grammar of natbench; it sits below the campaign schema, the metrics and the DUT recipes,
+so that each can use it without importing another.
 
 Counts, sizes and rates may be written as
 
@@ -15,6 +15,10 @@ Port ranges may be written as
 * ``{first: 1, last: 4000}`` or ``{first: 1024, count: 4000}``,
 * a count ``4000``, meaning ports ``1..4000`` (the seeds' convention:
   seed 004 uses 1-4000 and 1-250 ... 1-64000).
+
+A recipe's ``port_range`` parameter names ports of the DUT, not a count: it reads a bare
+number as that one port and ``[first, last]`` as a range, and hands both to this grammar
+as ``{first, last}`` (:mod:`natbench.duts.recipes.params`).
 """
 
 from __future__ import annotations
@@ -24,12 +28,26 @@ from typing import Any
 
 from natbench.traffic.ports import PortRange
 
-__all__ = ["format_count", "parse_count", "parse_number", "parse_port_range"]
+__all__ = ["format_count", "parse_count", "parse_number", "parse_port_range", "parse_power"]
 
 _POWER = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
 _SI = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKMG])\s*$")
 _RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 _SI_FACTOR = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9}
+
+
+def parse_power(value: Any) -> int | None:
+    """The integer a power ``B^E`` (or ``B**E``) written as text stands for; None for anything else."""
+    return _power(_clean(value)) if isinstance(value, str) else None
+
+
+def _clean(text: str) -> str:
+    return text.strip().replace("_", "")
+
+
+def _power(text: str) -> int | None:
+    m = _POWER.match(text)
+    return int(m.group(1)) ** int(m.group(2)) if m else None
 
 
 def parse_number(value: Any) -> float:
@@ -39,10 +57,10 @@ def parse_number(value: Any) -> float:
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
-        text = value.strip().replace("_", "")
-        m = _POWER.match(text)
-        if m:
-            return float(int(m.group(1)) ** int(m.group(2)))
+        text = _clean(value)
+        power = _power(text)
+        if power is not None:
+            return float(power)
         m = _SI.match(text)
         if m:
             return float(m.group(1)) * _SI_FACTOR[m.group(2)]
@@ -74,13 +92,16 @@ def format_count(n: int) -> str:
     return f"{n:,}"
 
 
-def parse_port_range(value: Any) -> PortRange:
+def parse_port_range(value: Any, *, one_port: bool = False) -> PortRange:
     """Parse a port range written as ``"first-last"``, ``{first, last}``, ``{first, count}`` or a count.
 
-    A bare count ``N`` means ports ``1..N``.
+    A bare count ``N`` means ports ``1..N``. With ``one_port`` (a recipe parameter naming DUT
+    ports) a bare number ``N`` is the single port ``N`` and a pair ``[first, last]`` is a range.
     """
     if isinstance(value, PortRange):
         return value
+    if one_port and isinstance(value, list | tuple) and len(value) == 2:
+        value = {"first": value[0], "last": value[1]}
     if isinstance(value, dict):
         keys = set(value)
         if keys == {"first", "last"}:
@@ -99,14 +120,16 @@ def parse_port_range(value: Any) -> PortRange:
         first, last = int(m.group(1)), int(m.group(2))
     else:
         try:
-            count = parse_count(value)
+            number = parse_count(value)
         except ValueError:
-            raise ValueError(
-                f"expected a port range such as '1-4000', {{first: 1, last: 4000}} or a count 4000, got {value!r}"
-            ) from None
-        if count < 1:
-            raise ValueError(f"port count must be at least 1, got {count}")
-        first, last = 1, count
+            forms = "[1024, 65535] or a port 1024" if one_port else "{first: 1, last: 4000} or a count 4000"
+            raise ValueError(f"expected a port range such as '1-4000', {forms}, got {value!r}") from None
+        if one_port:
+            first = last = number
+        elif number < 1:
+            raise ValueError(f"port count must be at least 1, got {number}")
+        else:
+            first, last = 1, number
     try:
         return PortRange(first, last)
     except ValueError as exc:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from natbench.campaign import check_recipes, estimate, load_campaign
-from natbench.duts.recipe import list_recipes
+from natbench.duts.recipes import list_recipes
 from natbench.traffic import Family, PortRange
 
 CAMPAIGNS = Path(__file__).resolve().parent.parent / "campaigns"

@@ -9,8 +9,8 @@ import pytest
 
 from natbench.campaign import check_recipes, load_campaign
 from natbench.duts.executors import LocalExecutor
-from natbench.duts.recipe import load_recipe, parse_recipe
 from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.recipes import load_recipe, parse_recipe
 from natbench.errors import DutError
 from natbench.testbed import build_dut
 from natbench.traffic.ports import PortRange

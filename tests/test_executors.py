@@ -12,8 +12,8 @@ from natbench.campaign.schema import DutSpec
 from natbench.duts.cores import LinuxCores
 from natbench.duts.executors import CommandFailed, CommandTimeout, LocalExecutor, NetnsExecutor
 from natbench.duts.monitor import idle_percent
-from natbench.duts.recipe import parse_recipe
 from natbench.duts.recipe_dut import DutGroup, RecipeDut, timed_wrapper
+from natbench.duts.recipes import parse_recipe
 from natbench.errors import ConfigError, DutError
 from natbench.testbed import ACCESS, build_dut
 from natbench.traffic.ports import PortRange

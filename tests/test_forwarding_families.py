@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from natbench.campaign import Campaign, load_campaign
 from natbench.cli import cli
-from natbench.duts.recipe import load_recipe
+from natbench.duts.recipes import load_recipe
 from natbench.errors import ConfigError, RecipeError
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan, wire_frame_sizes
 from natbench.traffic.frames import FLAG_PHASE2, FLAG_REVERSE, build_frame, parse_frame, verify_checksums

@@ -19,8 +19,8 @@ import pytest
 from lab_helpers import kept_rate
 
 from natbench.duts.executors import NetnsExecutor
-from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
+from natbench.duts.recipes import load_recipe
 from natbench.results import Direction, PhaseResult
 from natbench.testbed.lab import NetnsLab
 from natbench.testers.base import Directions, Phase2Options

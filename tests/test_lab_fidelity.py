@@ -17,8 +17,8 @@ import pytest
 from lab_helpers import kept_rate
 
 from natbench.duts.executors import NetnsExecutor
-from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
+from natbench.duts.recipes import load_recipe
 from natbench.results import Direction, PhaseResult, Verdict
 from natbench.search import BinarySearch, SearchStep, run_binary_search
 from natbench.testbed.lab import NetnsLab

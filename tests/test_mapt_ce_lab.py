@@ -21,8 +21,8 @@ from nslab import ns_lab, send_udp
 from recorder_shell import RecorderShell
 
 from natbench.duts.executors import NetnsExecutor
-from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
+from natbench.duts.recipes import load_recipe
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from natbench.duts.executors import LocalExecutor
-from natbench.duts.recipe import KNOWN_STEPS, Recipe, list_recipes, load_recipe, parse_recipe
-from natbench.duts.template import cpu_hexmask, render_template
+from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe, parse_recipe, recipe_reference
+from natbench.duts.recipes.template import cpu_hexmask, render_template
 from natbench.errors import RecipeError
 from natbench.traffic.ports import PortRange
 
@@ -221,11 +221,13 @@ def test_resolve_errors_name_file_line_and_field(params: dict[str, Any], field: 
 
 
 def test_resolve_errors_point_into_a_campaign_file_when_given_one() -> None:
-    from natbench.duts.yamllines import load_yaml_with_lines
+    from natbench.config.source import parse_yaml
 
-    params = load_yaml_with_lines("private_if: a\npublic_if: b\nconntrack_max: -5\n")
+    params, source = parse_yaml("private_if: a\npublic_if: b\nconntrack_max: -5\n", "campaign.yaml")
     with pytest.raises(RecipeError) as err:
-        load_recipe("iptables-nat44").resolve(params, file="campaign.yaml", field_prefix="testbed.duts[0].params.")
+        load_recipe("iptables-nat44").resolve(
+            params, file="campaign.yaml", field_prefix="testbed.duts[0].params.", source=source
+        )
     assert str(err.value).startswith("campaign.yaml:3: testbed.duts[0].params.conntrack_max: ")
 
 
@@ -364,3 +366,34 @@ def test_netns_key_prefixes_ip_netns_exec() -> None:
     )
     assert r.render("setup", {}) == ["ip netns exec napt iptables -t nat -S"]
     assert r.render("setup", {"ns": "CE 11b"}) == ["ip netns exec 'CE 11b' iptables -t nat -S"]
+
+
+def test_recipe_text_keeps_shell_variables_literally(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Campaigns substitute ${NATBENCH_*}; a recipe is shell text and keeps every ${...} and $$ as written."""
+    monkeypatch.setenv("NATBENCH_X", "substituted")
+    r = parse_recipe(GOOD.replace("echo {{ a }}", "echo ${HOME} $$ ${NATBENCH_X} {{ a }}"), "t.yaml")
+    assert r.render("setup", {}) == ["echo ${HOME} $$ ${NATBENCH_X} 1"]
+
+
+def test_numbers_and_port_ranges_follow_the_campaign_grammar() -> None:
+    r = load_recipe("iptables-nat44")
+    base = {"private_if": "a", "public_if": "b", "nat": "snat", "public_address": "198.19.0.1/24"}
+    assert r.resolve({**base, "conntrack_max": "4M"})["conntrack_max"] == 4_000_000
+    assert r.resolve({**base, "conntrack_max": "2^20"})["conntrack_max"] == 2**20
+    for ports in ("1024-2047", [1024, 2047], {"first": 1024, "last": 2047}, {"first": 1024, "count": 1024}):
+        assert r.resolve({**base, "snat_ports": ports})["snat_ports"] == PortRange(1024, 2047)
+    assert r.resolve({**base, "snat_ports": 1024})["snat_ports"] == PortRange(1024, 1024)  # one port, not a count
+
+
+def test_a_recipe_path_in_a_campaign_is_relative_to_the_campaign_file() -> None:
+    assert recipe_reference("my.yaml", Path("/c")) == "/c/my.yaml"
+    assert recipe_reference("recipes/my", Path("/c")) == "/c/recipes/my"
+    assert recipe_reference("/abs/my.yaml", Path("/c")) == "/abs/my.yaml"
+    assert recipe_reference("iptables-nat44", Path("/c")) == "iptables-nat44"  # a name is searched
+    assert recipe_reference("my.yaml", None) == "my.yaml"
+
+
+def test_an_unknown_key_names_the_keys_allowed_there() -> None:
+    with pytest.raises(RecipeError) as err:
+        parse_recipe(GOOD.replace("    - echo {{ a }}", "    - {run: echo, tiemout: 5}"), "t.yaml")
+    assert str(err.value).startswith("t.yaml:6: steps.setup[0].tiemout: unknown key; did you mean 'timeout'? ")

@@ -12,8 +12,8 @@ import pytest
 from nslab import NsLab, global_conntrack_lock, ns_lab, send_udp
 
 from natbench.duts.executors import NetnsExecutor
-from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
+from natbench.duts.recipes import load_recipe
 from natbench.errors import DutError
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import seed004_params as seed
 
-from natbench.duts.recipe import load_recipe
+from natbench.duts.recipes import load_recipe
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -18,8 +18,8 @@ from nslab import global_conntrack_lock, ns_lab, send_udp
 
 from natbench.campaign.schema import DutSpec
 from natbench.duts.executors import CommandTimeout, ExecutorError, NetnsExecutor
-from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import RecipeDut
+from natbench.duts.recipes import load_recipe
 from natbench.duts.ssh import SshExecutor
 from natbench.errors import DutError
 from natbench.testbed import build_dut

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from natbench.duts.template import Placeholder, TemplateSyntaxError, cpu_hexmask, parse_template, render_template
+from natbench.duts.recipes.template import (
+    Placeholder,
+    TemplateSyntaxError,
+    cpu_hexmask,
+    parse_template,
+    render_template,
+)
 from natbench.traffic.ports import PortRange
 
 

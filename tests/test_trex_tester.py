@@ -107,7 +107,8 @@ assert yaml.__version__ == version("PyYAML"), yaml.__file__
 assert {same}
 assert yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG == "tag:yaml.org,2002:map"
 assert yaml.safe_dump({{"b": 1, "a": 2}}, sort_keys=False) == "b: 1\\na: 2\\n"
-import natbench.duts.yamllines  # first imported after the client: builds its loader on yaml.resolver
+from natbench.duts.recipes import load_recipe  # first imported after the client: reads YAML with yaml's loader
+load_recipe("iptables-nat44")
 assert "external_libs" in sys.modules["trex.stl.trex_stl_packet_builder_scapy"].yaml.__file__  # TRex keeps its own
 print(api.STLStream.__name__)
 """

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from natbench.traffic.ports import PortRange
-from natbench.values import format_count, parse_count, parse_number, parse_port_range
+from natbench.values import format_count, parse_count, parse_number, parse_port_range, parse_power
 
 NUMBER_HELP = "expected a number such as 200000, 200k or 2^17, got "
 RANGE_HELP = "expected a port range such as '1-4000', {first: 1, last: 4000} or a count 4000, got "
@@ -179,3 +179,75 @@ def test_bad_port_ranges_say_what_is_wrong(bad: Any, message: str) -> None:
     with pytest.raises(ValueError) as info:
         parse_port_range(bad)
     assert str(info.value) == message
+
+
+# -- parse_power ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "power"),
+    [
+        ("2^23", 8_388_608),
+        ("2**10", 1024),
+        ("10^3", 1000),  # not 3^10
+        (" 2 ^ 1_0 ", 1024),  # blanks around, underscores inside, as parse_number reads them
+        ("3^0", 1),
+    ],
+)
+def test_parse_power_gives_the_integer_a_power_stands_for(value: str, power: int) -> None:
+    got = parse_power(value)
+    assert got == power and isinstance(got, int)
+
+
+@pytest.mark.parametrize("value", ["200k", "1024", "2^", "^3", "2^-1", "2.5^2", 1024, 2.0, None, ["2^3"]])
+def test_parse_power_is_none_for_anything_but_a_power(value: Any) -> None:
+    assert parse_power(value) is None
+
+
+# -- parse_port_range(one_port=True): a recipe parameter naming DUT ports -------------------
+
+PORTS_HELP = "expected a port range such as '1-4000', [1024, 65535] or a port 1024, got "
+
+
+@pytest.mark.parametrize(
+    ("value", "first", "last"),
+    [
+        (1024, 1024, 1024),  # one port, not a count
+        ("1024", 1024, 1024),
+        ("2^10", 1024, 1024),
+        ([1024, 65535], 1024, 65535),
+        (("1024", "2^11"), 1024, 2048),
+        ("1024-65535", 1024, 65535),
+        ({"first": 1024, "last": 2047}, 1024, 2047),
+        ({"first": 1024, "count": 1024}, 1024, 2047),
+        (65535, 65535, 65535),
+    ],
+)
+def test_one_port_forms_give_the_exact_range(value: Any, first: int, last: int) -> None:
+    assert parse_port_range(value, one_port=True) == PortRange(first, last)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("x", PORTS_HELP + "'x'"),
+        (True, PORTS_HELP + "True"),
+        ([1], PORTS_HELP + "[1]"),
+        ([1, 2, 3], PORTS_HELP + "[1, 2, 3]"),
+        ("1024-", PORTS_HELP + "'1024-'"),
+        (0, "invalid port range 0-0: need 1 <= first <= last <= 65535"),
+        (65536, "invalid port range 65536-65536: need 1 <= first <= last <= 65535"),
+        ([2048, 1024], "invalid port range 2048-1024: need 1 <= first <= last <= 65535"),
+    ],
+)
+def test_bad_one_port_ranges_say_what_is_wrong(bad: Any, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_port_range(bad, one_port=True)
+    assert str(info.value) == message
+
+
+def test_a_pair_is_no_port_range_of_a_campaign() -> None:
+    """In a campaign a list is a sweep, never a range: [1024, 65535] stays an error there."""
+    with pytest.raises(ValueError) as info:
+        parse_port_range([1024, 65535])
+    assert str(info.value) == RANGE_HELP + "[1024, 65535]"

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import difflib
 import json
-import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from natbench.campaign.schema import CampaignSpec, DutSpec, TestbedSpec, TrafficSpec
-from natbench.campaign.source import LocatedError, SourceMap, parse_yaml, plain_message
 from natbench.campaign.sweep import expand, settings_for
+from natbench.config.source import LocatedError, SourceMap, parse_yaml
+from natbench.config.validation import validation_error
 from natbench.errors import ConfigError
 from natbench.metrics import MetricSettings, all_metrics, metric
 from natbench.traffic.plan import Family, ResponderMode, TrafficPlan
@@ -299,73 +298,8 @@ def _build(data: Any, file: Path | None, source: SourceMap) -> Campaign:
     try:
         spec = CampaignSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        raise source.error(shown, err["loc"], _message(err)) from None
+        raise validation_error(exc, source=source, file=shown, model=CampaignSpec) from None
     return Campaign(spec, file=file, _source=source)
-
-
-def _allowed_keys(loc: tuple[Any, ...]) -> list[str] | None:
-    """Keys the schema allows in the mapping that holds ``loc[-1]`` (None when it cannot tell)."""
-    model: Any = CampaignSpec
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        if isinstance(model, type) and issubclass(model, BaseModel):
-            field = model.model_fields.get(str(part))
-            if field is None:
-                model = _member(model, part)
-                continue
-            model = _unwrap(field.annotation)
-        else:
-            model = _member(model, part)
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return list(model.model_fields)
-    return None
-
-
-def _unwrap(annotation: Any) -> Any:
-    """The model inside ``X | None``, ``list[X]``, ``Annotated[...]``; a union of models stays a tuple."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _unwrap(args[0])
-    if origin in (list, tuple):
-        return _unwrap(args[0]) if args else annotation
-    if origin is dict:
-        return None
-    if args and origin is not None:  # a union
-        models = [_unwrap(a) for a in args]
-        models = [m for m in models if isinstance(m, type) and issubclass(m, BaseModel)]
-        if len(models) == 1:
-            return models[0]
-        return tuple(models) or None
-    return annotation
-
-
-def _member(model: Any, tag: Any) -> Any:
-    """Pick a union member by pydantic's loc tag (a discriminator value such as ``ssh``)."""
-    if isinstance(model, tuple):
-        for m in model:
-            kind = m.model_fields.get("kind")
-            if kind is not None and tag in typing.get_args(kind.annotation):
-                return m
-    return model
-
-
-def _message(err: Any) -> str:
-    kind = err.get("type")
-    msg = str(err.get("msg", "invalid value"))
-    if kind == "extra_forbidden":
-        loc = tuple(err.get("loc", ()))
-        allowed = _allowed_keys(loc) if loc else None
-        if allowed:
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            return f"unknown key; {hint}allowed here: {', '.join(allowed)}"
-        return "unknown key (not part of schema_version 1)"
-    if kind == "missing":
-        return "required field is missing"
-    return plain_message(msg)
 
 
 def parse_campaign(text: str, file: str | Path | None = None) -> Campaign:

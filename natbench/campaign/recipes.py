@@ -1,29 +1,23 @@
-"""The one hook between campaigns and the recipe engine (``natbench.duts.recipe``).
+"""The one hook between campaigns and the recipe engine (:mod:`natbench.duts.recipes`).
 
 :func:`check_recipes` loads every DUT's recipe and resolves the parameters of
 every working point through it (``load_recipe(name).resolve(params)``), so
 ``natbench validate`` catches a misspelt recipe or parameter before a run.
-When the recipe engine is not installed in this tree, nothing is checked and
-the result says so (it is never a silent pass).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from natbench.campaign.schema import resolve_param_value
+from natbench.duts.recipes import load_recipe, recipe_reference
 from natbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["RecipeCheck", "check_recipes", "lab_params", "recipe_reference"]
-
-RECIPE_MODULE = "natbench.duts.recipe"
-"""Module providing ``load_recipe(name_or_path) -> Recipe`` with ``Recipe.resolve(params) -> dict``."""
+__all__ = ["RecipeCheck", "check_recipes", "lab_params"]
 
 
 @dataclass(frozen=True)
@@ -33,17 +27,9 @@ class RecipeCheck:
     checked: bool
     """True when every DUT's recipe was loaded and every point's parameters resolved."""
     detail: str
-    """What was checked, or why nothing was."""
+    """What was checked."""
     warnings: tuple[str, ...] = ()
     """Problems that do not stop a run but spoil it (e.g. a DUT timeout shorter than a trial)."""
-
-
-def recipe_reference(campaign: Campaign, recipe: str) -> str:
-    """A recipe name as given, or a path made relative to the campaign file's directory."""
-    looks_like_path = "/" in recipe or recipe.endswith((".yaml", ".yml"))
-    if looks_like_path and campaign.file is not None and not Path(recipe).is_absolute():
-        return str(campaign.file.parent / recipe)
-    return recipe
 
 
 def check_recipes(campaign: Campaign) -> RecipeCheck:
@@ -52,13 +38,6 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
     Raises :class:`ConfigError` naming the campaign file, line and field of the
     offending recipe name or parameter.
     """
-    try:
-        engine: Any = importlib.import_module(RECIPE_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name not in (RECIPE_MODULE, "natbench.duts"):
-            raise
-        return RecipeCheck(False, f"recipes not checked: {RECIPE_MODULE} is not available in this installation")
-    load_recipe = engine.load_recipe
     source = campaign._source
     shown = str(campaign.file) if campaign.file is not None else None
     points = campaign.points()
@@ -66,13 +45,14 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
     warnings: list[str] = []
     for i, dut in enumerate(campaign.testbed.duts):
         try:
-            recipe = load_recipe(recipe_reference(campaign, dut.recipe))
+            base_dir = campaign.file.parent if campaign.file is not None else None
+            recipe = load_recipe(recipe_reference(dut.recipe, base_dir))
         except ConfigError as exc:  # RecipeError is a ConfigError
             # a broken recipe file: keep its own file:line; an unknown name: just the message
             detail = str(exc) if exc.file else exc.message
             raise source.error(shown, ("testbed", "duts", i, "recipe"), detail, exact=True) from None
         supplied = lab_params(campaign) if dut.access.kind == "lab" else {}
-        declared = getattr(recipe, "params", None) or {}
+        declared = recipe.params
         cache: list[tuple[dict[str, Any], dict[str, Any]]] = []
         worst: dict[str, tuple[float, int, str]] = {}
         for p in points:

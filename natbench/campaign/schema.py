@@ -34,7 +34,7 @@ from natbench.metrics.settings import SchemaModel as _Model
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
-from natbench.values import parse_count, parse_port_range
+from natbench.values import parse_port_range, parse_power
 
 __all__ = [
     "METRIC_NAMES",
@@ -61,7 +61,6 @@ SCHEMA_VERSION = 1
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _NETNS = r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*$"  # an ``ip netns`` name: no slash or blank, not . or ..
-_POWER = re.compile(r"^\s*\d+\s*(\^|\*\*)\s*\d+\s*$")
 
 PortRangeField = Annotated[PortRange, BeforeValidator(parse_port_range), PlainSerializer(str, return_type=str)]
 """A port range written as ``"1-4000"``, ``{first, last}``, ``{first, count}`` or a count."""
@@ -216,9 +215,8 @@ class DutSpec(_Model):
 
 def resolve_param_value(value: Any) -> Any:
     """Turn a ``B^E`` string into its integer; leave every other recipe parameter value alone."""
-    if isinstance(value, str) and _POWER.match(value):
-        return parse_count(value)
-    return value
+    power = parse_power(value)
+    return value if power is None else power
 
 
 class TestbedSpec(_Model):

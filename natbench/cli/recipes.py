@@ -8,7 +8,7 @@ import click
 import yaml
 
 from natbench.cli.group import cli
-from natbench.duts.recipe import KNOWN_STEPS, Recipe, list_recipes, load_recipe
+from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe
 from natbench.errors import ConfigError
 
 __all__ = ["recipes"]

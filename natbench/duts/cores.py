@@ -29,7 +29,7 @@ from typing import Any
 
 from natbench.duts.executors import CommandFailed, Executor
 from natbench.duts.parsers import parse_cpu_list
-from natbench.duts.template import cpu_hexmask
+from natbench.duts.recipes.template import cpu_hexmask
 from natbench.errors import DutError
 
 __all__ = ["CoreState", "LinuxCores"]

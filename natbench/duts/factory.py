@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from natbench.duts.executors import Executor
-from natbench.duts.recipe import load_recipe
 from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.recipes import load_recipe, recipe_reference
 from natbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from natbench.campaign.schema import DutSpec
 
-__all__ = ["DutPlacement", "build_duts", "dut_facts", "recipe_ref"]
+__all__ = ["DutPlacement", "build_duts", "dut_facts"]
 
 
 @dataclass(frozen=True)
@@ -42,15 +42,6 @@ class DutPlacement:
     """The DUT's own CPUs (its data path when no cores are set); None: not known."""
 
 
-def recipe_ref(recipe: str, base_dir: Path | None) -> str:
-    """A DUT's recipe reference: a relative recipe path is taken relative to ``base_dir`` (the campaign
-    file's directory); a recipe name stays a name."""
-    looks_like_path = "/" in recipe or recipe.endswith((".yaml", ".yml"))
-    if looks_like_path and base_dir is not None and not Path(recipe).is_absolute():
-        return str(base_dir / recipe)
-    return recipe
-
-
 def build_duts(
     duts: Sequence[DutSpec], placements: Sequence[DutPlacement], *, base_dir: Path | None = None
 ) -> RecipeDut | DutGroup:
@@ -64,7 +55,7 @@ def build_duts(
         raise ValueError(f"{len(duts)} DUT(s) but {len(placements)} placement(s)")
     built: list[RecipeDut] = []
     for spec, place in zip(duts, placements, strict=True):
-        recipe = load_recipe(recipe_ref(spec.recipe, base_dir))
+        recipe = load_recipe(recipe_reference(spec.recipe, base_dir))
         params = dict(spec.params)
         if place.host_settings and "host_settings" in recipe.params:
             params.setdefault("host_settings", True)

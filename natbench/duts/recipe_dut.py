@@ -22,7 +22,7 @@ from typing import Any
 from natbench.duts.cores import LinuxCores
 from natbench.duts.executors import CommandFailed, CommandResult, ConnectionLost, Executor
 from natbench.duts.parsers import ParseError, get_parser
-from natbench.duts.recipe import Command, Recipe, RenderedCommand
+from natbench.duts.recipes import Command, Recipe, RenderedCommand
 from natbench.errors import DutError, RecipeError
 from natbench.testers.base import Mapping
 from natbench.workingpoint import WorkingPoint

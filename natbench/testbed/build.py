@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from natbench.duts.base import Dut
-from natbench.duts.factory import DutPlacement, build_duts, recipe_ref
-from natbench.duts.recipe import load_recipe
+from natbench.duts.factory import DutPlacement, build_duts
+from natbench.duts.recipes import load_recipe, recipe_reference
 from natbench.errors import NatbenchError
 from natbench.testbed.backends import LabRequest, TesterContext
 from natbench.testbed.lab import LabResource, NetnsLab, recorded_lab
@@ -156,6 +156,6 @@ def _place_duts(
 def _recipe_params(recipe: str, base_dir: Path | None) -> set[str]:
     """Parameter names a recipe declares (empty when it cannot be loaded: the DUT factory says why)."""
     try:
-        return set(load_recipe(recipe_ref(recipe, base_dir)).params)
+        return set(load_recipe(recipe_reference(recipe, base_dir)).params)
     except NatbenchError:
         return set()

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from natbench.errors import ConfigError, TesterError
+from natbench.config.validation import first_error, validation_error
+from natbench.errors import TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.testers.trex import program as prg
@@ -115,12 +116,11 @@ def check_settings(settings: dict[str, Any], locate: Locate | None = None) -> TR
     try:
         return TRexSettings.model_validate(settings)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        path = ("testbed", "tester", "settings", *err["loc"])
-        msg = str(err.get("ctx", {}).get("error") or err["msg"])  # a validator's own words, not "Value error, ..."
-        if locate is not None:
-            raise locate(path, msg) from exc
-        raise ConfigError(msg, field=".".join(map(str, path))) from exc
+        prefix = ("testbed", "tester", "settings")
+        if locate is None:
+            raise validation_error(exc, model=TRexSettings, prefix=prefix) from exc
+        loc, message = first_error(exc, model=TRexSettings)
+        raise locate((*prefix, *loc), message) from exc
 
 
 def create(settings: dict[str, Any], locate: Locate | None = None) -> TRexTester:

@@ -1,9 +1,9 @@
 """YAML source handling: duplicate keys, ``${NATBENCH_*}`` substitution, and line numbers for paths.
 
-A campaign is parsed with PyYAML's composer so that every value keeps the
-node it came from. :class:`SourceMap` answers "which line holds
-``sweep.zip.src_ports[2]``?" for pydantic error locations and for the
-campaign's own semantic checks.
+A campaign, testbed file or recipe is parsed with PyYAML's composer so that
+every value keeps the node it came from. :class:`SourceMap` answers "which
+line holds ``sweep.zip.src_ports[2]``?" for pydantic error locations and for a
+file's own semantic checks.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import yaml
 
 from natbench.errors import ConfigError
 
-__all__ = ["Located", "LocatedError", "SourceMap", "format_path", "parse_yaml", "plain_message"]
+__all__ = ["Located", "LocatedError", "Path_", "SourceMap", "format_path", "parse_yaml"]
 
 Path_ = tuple[str | int, ...]
+"""A path inside YAML data: mapping keys and list indexes, e.g. ``("sweep", "zip", "src_ports", 2)``."""
 
 _VAR = re.compile(r"\$\$|\$\{([^}]*)\}")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -28,7 +29,7 @@ _ENV_PREFIX = "NATBENCH_"
 
 
 class LocatedError(Exception):
-    """A problem at a path inside a campaign; the loader turns it into a :class:`ConfigError` with a line."""
+    """A problem at a path inside a file's data; the loader turns it into a :class:`ConfigError` with a line."""
 
     def __init__(self, path: Path_, message: str) -> None:
         super().__init__(message)
@@ -44,14 +45,6 @@ class Located:
     line: int | None
 
 
-def plain_message(msg: str) -> str:
-    """A pydantic message in natbench's words: no ``Value error,`` prefix; ``Input should be`` -> ``must be``."""
-    msg = msg.removeprefix("Value error, ")
-    if msg.startswith("Input should be "):
-        msg = "must be " + msg.removeprefix("Input should be ")
-    return msg.replace("Input tag", "kind")
-
-
 def format_path(path: Iterable[str | int]) -> str:
     """Render a path as ``sweep.zip.src_ports[2]``."""
     out = ""
@@ -64,7 +57,7 @@ def format_path(path: Iterable[str | int]) -> str:
 
 
 class SourceMap:
-    """Maps paths inside the campaign data to the YAML nodes (and lines) they came from."""
+    """Maps paths inside a file's data to the YAML nodes (and lines) they came from."""
 
     def __init__(self, root: yaml.Node | None) -> None:
         self.root = root
@@ -100,10 +93,18 @@ class SourceMap:
             # anything else is a pydantic-internal tag: skip it
         return Located(format_path(shown), line)
 
-    def error(self, file: str | None, path: Sequence[Any], message: str, *, exact: bool = False) -> ConfigError:
-        """A :class:`ConfigError` for ``path`` with its file and line."""
+    def error(
+        self,
+        file: str | None,
+        path: Sequence[Any],
+        message: str,
+        *,
+        exact: bool = False,
+        error: type[ConfigError] = ConfigError,
+    ) -> ConfigError:
+        """A :class:`ConfigError` (or the subclass ``error``) for ``path`` with its file and line."""
         where = self.locate(path, exact=exact)
-        return ConfigError(message, file=file, line=where.line, field=where.field or None)
+        return error(message, file=file, line=where.line, field=where.field or None)
 
 
 def _child(node: yaml.Node | None, part: Any) -> tuple[int, yaml.Node] | None:
@@ -134,11 +135,15 @@ def _mapping_items(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
     return own + merged
 
 
-def parse_yaml(text: str, file: str | None) -> tuple[Any, SourceMap]:
+def parse_yaml(
+    text: str, file: str | None, *, substitute_env: bool = True, syntax_error: str = "YAML syntax error"
+) -> tuple[Any, SourceMap]:
     """Parse one YAML document; reject duplicate keys and substitute ``${NATBENCH_*}`` variables.
 
     Returns the plain data and the :class:`SourceMap` of its nodes. Every
-    problem is a :class:`ConfigError` naming the file and line.
+    problem is a :class:`ConfigError` naming the file and line. ``substitute_env``
+    False leaves ``${...}`` alone (recipe commands are shell text); ``syntax_error``
+    starts the message of malformed YAML.
     """
     loader = yaml.SafeLoader(text)
     try:
@@ -150,13 +155,14 @@ def parse_yaml(text: str, file: str | None) -> tuple[Any, SourceMap]:
             problem = exc.problem or "invalid YAML"
             if exc.context:
                 problem = f"{exc.context}: {problem}"
-            raise ConfigError(f"YAML syntax error: {problem}", file=file, line=line) from None
+            raise ConfigError(f"{syntax_error}: {problem}", file=file, line=line) from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"YAML error: {exc}", file=file) from None
         if root is None:
             raise ConfigError("the file is empty", file=file, line=1)
         _check_duplicates(root, file, [], set())
-        _substitute(root, file, loader, set())
+        if substitute_env:
+            _substitute(root, file, loader, set())
         try:
             data = loader.construct_document(root)
         except yaml.MarkedYAMLError as exc:

@@ -1,0 +1,293 @@
+"""Recipe parameters: their declarations (``params:``), the value types, and resolving a campaign's values.
+
+A declaration is a :class:`ParamSpec` (``{type: int, min: 1, default: null}`` or just a type
+name). Values are checked and normalized by their declared type; numbers and port ranges
+follow the one grammar of :mod:`natbench.values` (``2^23``, ``8M``, ``"1024-65535"``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
+
+from natbench.config.source import SourceMap
+from natbench.duts.recipes.conditions import as_word
+from natbench.duts.recipes.fields import Flag, Named, must
+from natbench.errors import RecipeError
+from natbench.values import parse_count, parse_number, parse_port_range
+
+if TYPE_CHECKING:
+    from natbench.duts.recipes.schema import Recipe
+
+__all__ = ["BUILTIN_VARIABLES", "PARAM_TYPES", "ParamSpec", "param_name", "resolve_params"]
+
+BUILTIN_VARIABLES = ("cores", "cpus", "dut")
+"""Template variables natbench supplies at run time: active core count of the working point
+(None: unchanged), the list of CPU numbers in use, the DUT's name."""
+
+_IFNAME = re.compile(r"^[^\s/:'\"\\]{1,15}$")
+_MAC = re.compile(r"^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$")
+_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+_N = TypeVar("_N", int, float)
+
+
+def param_name(name: Any) -> str:
+    """A parameter name as ``params:`` may declare it; raise ValueError otherwise."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError("parameter names are lowercase identifiers")
+    if name in BUILTIN_VARIABLES:
+        raise ValueError(f"{name!r} is supplied by natbench at run time, not a recipe parameter")
+    return name
+
+
+# ---------------------------------------------------------------------------
+# value types: check and normalize one value of a declared type (raise ValueError)
+
+
+def _str(spec: ParamSpec, value: Any) -> str:
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    text = str(value)
+    if "\x00" in text:
+        raise ValueError("contains a NUL byte")
+    if spec.pattern and not re.fullmatch(spec.pattern, text):
+        raise ValueError(f"{text!r} does not match {spec.pattern!r}")
+    return text
+
+
+def _int(spec: ParamSpec, value: Any) -> int:
+    try:
+        number = parse_count(value)
+    except ValueError:
+        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {value!r}") from None
+    return _bounded(spec, number)
+
+
+def _float(spec: ParamSpec, value: Any) -> float:
+    return _bounded(spec, parse_number(value))
+
+
+def _bounded(spec: ParamSpec, value: _N) -> _N:
+    if spec.min is not None and value < spec.min:
+        raise ValueError(f"{value} is below the minimum {spec.min:g}")
+    if spec.max is not None and value > spec.max:
+        raise ValueError(f"{value} is above the maximum {spec.max:g}")
+    return value
+
+
+def _bool(spec: ParamSpec, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _choice(spec: ParamSpec, value: Any) -> str:
+    if as_word(value) not in spec.choices:
+        raise ValueError(f"{value!r} is not one of {', '.join(spec.choices)}")
+    return as_word(value)
+
+
+_ADDRESSES = {"ip": None, "ipv4": 4, "ipv6": 6, "net": None, "ipv4_net": 4, "ipv6_net": 6}
+"""Address types and the IP version each requires (None: either)."""
+
+
+def _address(spec: ParamSpec, value: Any) -> str:
+    """An address (``ip``, ``ipv4``, ``ipv6``) or an address with its prefix length (``*net``), normalized."""
+    text, version, with_prefix = str(value), _ADDRESSES[spec.type], spec.type.endswith("net")
+    try:
+        addr = ipaddress.ip_interface(text) if with_prefix else ipaddress.ip_address(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not {'an address/prefix' if with_prefix else 'an IP address'}") from None
+    if with_prefix and "/" not in text:
+        raise ValueError(f"{value!r} needs a prefix length (e.g. 198.18.0.1/24)")
+    if version is not None and addr.version != version:
+        raise ValueError(f"{value!r} is not an IPv{version} {'prefix' if with_prefix else 'address'}")
+    return str(addr)
+
+
+def _interface(spec: ParamSpec, value: Any) -> str:
+    if not isinstance(value, str) or not _IFNAME.match(value):
+        raise ValueError(f"{value!r} is not a valid interface name (1-15 characters, no blanks, '/' or ':')")
+    return value
+
+
+def _mac(spec: ParamSpec, value: Any) -> str:
+    if not isinstance(value, str) or not _MAC.match(value):
+        raise ValueError(f"{value!r} is not a MAC address (aa:bb:cc:dd:ee:ff)")
+    return value.lower()
+
+
+def _port_range(spec: ParamSpec, value: Any) -> Any:
+    return parse_port_range(value, one_port=True)
+
+
+def _list(spec: ParamSpec, value: Any) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"expected a list, got {type(value).__name__}")
+    item_spec = spec.model_copy(update={"type": spec.items})
+    out = []
+    for i, item in enumerate(value):
+        try:
+            out.append(item_spec.check(item))
+        except ValueError as exc:
+            raise ValueError(f"item {i}: {exc}") from None
+    return out
+
+
+_VALUE_TYPES: dict[str, Callable[[ParamSpec, Any], Any]] = {
+    "str": _str,
+    "int": _int,
+    "float": _float,
+    "bool": _bool,
+    "choice": _choice,
+    **dict.fromkeys(_ADDRESSES, _address),
+    "interface": _interface,
+    "mac": _mac,
+    "port_range": _port_range,
+    "list": _list,
+}
+
+PARAM_TYPES = tuple(_VALUE_TYPES)
+"""Parameter types a recipe may declare."""
+
+
+# ---------------------------------------------------------------------------
+# the declaration
+
+
+_PARAM_TYPE = must(lambda v: v in PARAM_TYPES, lambda v: f"unknown type {v!r} (allowed: {', '.join(PARAM_TYPES)})")
+_ITEM_TYPE = must(lambda v: v in PARAM_TYPES and v not in ("list", "choice"), lambda v: f"bad list item type {v!r}")
+_BOUND = must(lambda v: not isinstance(v, bool) and isinstance(v, int | float), "expected a number")
+
+
+def _words(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise ValueError("expected a list")
+    return tuple(as_word(v) for v in value)
+
+
+def _pattern(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        re.compile(str(value))
+    except re.error as exc:
+        raise ValueError(f"bad regular expression: {exc}") from None
+    return str(value)
+
+
+class ParamSpec(Named):
+    """A declared recipe parameter: ``name: {type: ..., default: ..., ...}`` or ``name: type``."""
+
+    type: Annotated[str, _PARAM_TYPE] = "str"
+    """One of :data:`PARAM_TYPES`."""
+    required: Flag = False
+    """The campaign must give a value."""
+    min: Annotated[int | float | None, _BOUND] = None
+    """Lower bound (int/float)."""
+    max: Annotated[int | float | None, _BOUND] = None
+    """Upper bound (int/float)."""
+    choices: Annotated[tuple[str, ...], BeforeValidator(_words)] = Field(default=(), validate_default=True)
+    """Allowed values (``choice``)."""
+    items: Annotated[str, _ITEM_TYPE] = "str"
+    """Item type of a ``list``."""
+    pattern: Annotated[str | None, BeforeValidator(_pattern)] = None
+    """Regular expression a ``str`` must match fully."""
+    doc: Annotated[str, BeforeValidator(str)] = ""
+    """What the parameter means."""
+    default: Any = None
+    """Value when the campaign does not give one (None: unset, commands guard with ``when``)."""
+
+    @field_validator("choices")
+    @classmethod
+    def _choices_given(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        if info.data.get("type") == "choice" and not value:
+            raise ValueError("a choice parameter needs a non-empty list of choices")
+        return value
+
+    @field_validator("default")
+    @classmethod
+    def _default_fits(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None or any(f not in info.data for f in cls.model_fields if f != "default"):
+            return value  # unset, or the declaration has an error of its own (reported instead)
+        try:
+            value = cls.model_construct(**info.data).check(value)
+        except ValueError as exc:
+            raise ValueError(f"bad default: {exc}") from None
+        if info.data["required"]:
+            raise ValueError("a required parameter has no default")
+        return value
+
+    def check(self, value: Any) -> Any:
+        """Validate and normalize one value of this parameter (None stays None); raise ValueError."""
+        return None if value is None else _VALUE_TYPES[self.type](self, value)
+
+
+# ---------------------------------------------------------------------------
+# resolving given values
+
+
+def resolve_params(
+    recipe: Recipe,
+    params: dict[str, Any] | None,
+    *,
+    file: str | None = None,
+    field_prefix: str = "",
+    source: SourceMap | None = None,
+) -> dict[str, Any]:
+    """Typed values of every parameter ``recipe`` declares, defaults filled (see :meth:`Recipe.resolve`)."""
+    given = dict(params or {})
+    src_file = file or recipe.path
+    specs = recipe.params
+
+    def where(key: str | None) -> int | None:
+        if source is not None:
+            return source.locate(() if key is None else (key,)).line
+        if file is not None:
+            return None
+        spec = specs.get(key) if key is not None else None
+        return spec.line if spec else (recipe.params_line or None)
+
+    for key in given:
+        if key not in specs:
+            known = ", ".join(sorted(specs)) or "none"
+            raise RecipeError(
+                f"unknown parameter of recipe {recipe.name} (it declares: {known})",
+                file=src_file,
+                line=where(key),
+                field=field_prefix + str(key),
+            )
+    out: dict[str, Any] = {}
+    for name, spec in specs.items():
+        if given.get(name) is not None:
+            try:
+                out[name] = spec.check(given[name])
+            except ValueError as exc:
+                raise RecipeError(
+                    f"{exc} (recipe {recipe.name}, type {spec.type})",
+                    file=src_file,
+                    line=where(name),
+                    field=field_prefix + name,
+                ) from None
+        elif spec.required:
+            raise RecipeError(
+                f"required by recipe {recipe.name} ({spec.doc or spec.type}) but not given",
+                file=src_file,
+                line=where(None) if source is not None else (spec.line if file is None else None),
+                field=field_prefix + name,
+            )
+        else:
+            out[name] = spec.default
+    for check in recipe.checks:
+        if check.condition.holds(out):
+            raise RecipeError(
+                f"{check.error} (recipe {recipe.name})",
+                file=src_file,
+                line=where(check.field) if check.field else (check.line if file is None else None),
+                field=field_prefix + (check.field or "params"),
+            )
+    return out
