@@ -120,7 +120,8 @@ def measure_cps(orch: Orchestrator, tester: FakeTester, dut: FakeDut, reps: rang
     spec = engine_fakes.make_spec()
     point = spec.points[0]
     todo = [("cps", r) for r in reps]
-    return orch.measure(tester, dut, point, spec.plan_for(point), todo, lambda m: spec.settings(point, m), **kw)
+    plan = spec.plan_for(point)
+    return orch.measure(tester, dut, point, plan, todo, lambda m: spec.settings(point, m), options=spec.options, **kw)
 
 
 def test_the_teardown_policy_is_the_callers(tmp_path: Path) -> None:

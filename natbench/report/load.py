@@ -16,6 +16,7 @@ import pandas as pd
 import yaml
 
 from natbench.errors import StoreError
+from natbench.metrics.teardown import TEARDOWN
 from natbench.report import aggregate
 from natbench.report.tables import SeedTable, performance_table, report_tables, teardown_table
 from natbench.run.store import read_plain_run
@@ -92,7 +93,7 @@ class Run:
     def seed_table(self, metric: str | None = None, scale: str = "1") -> SeedTable:
         """The seed-style table of one metric (``teardown`` gives the tear-down table), or of all
         performance metrics when ``metric`` is None."""
-        if metric == "teardown":
+        if metric == TEARDOWN.name:
             return teardown_table(self.teardown, self.points, scale=scale)
         if metric is not None and metric not in self.metrics:
             raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
@@ -117,7 +118,7 @@ class Run:
         cores when some series' cores vary, else against connections)."""
         from natbench.report import plots  # matplotlib only when a plot is asked for
 
-        if metric == "teardown" or kind == "teardown":
+        if metric == TEARDOWN.name or kind == "teardown":
             if self.teardown.empty:
                 raise KeyError(f"no tear-down results in {self.path}")
             return plots.plot_teardown(self.teardown, self.points)

@@ -366,10 +366,9 @@ class Experiment:
         **settings: Any,
     ) -> Campaign:
         """The one-point campaign of a measurement (validated; ConfigError names the bad field)."""
-        from natbench.campaign import METRIC_NAMES
+        from natbench.metrics import metric as registered
 
-        if metric not in METRIC_NAMES:
-            raise ConfigError(f"unknown metric {metric!r}; known: {', '.join(METRIC_NAMES)}", field="metric")
+        registered(metric)  # ConfigError naming the known metrics
         if connections is not None:
             if src_ports is not None:
                 raise ConfigError("give connections or src_ports/dst_ports, not both", field="connections")
@@ -448,6 +447,7 @@ class Experiment:
             campaign.traffic_plan(raw_point),
             [(metric, rep) for rep in range(first, first + settings.repetitions)],
             lambda _metric: settings,
+            options=spec.options,
             keep_set_up=True,  # the next measurement at this point reuses the set-up DUT
         )
         m = Measurement(metric, point, tuple(results), self.run_dir)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from natbench.duts.base import Dut
-from natbench.procedures import MetricSettings, ProcedureContext, run_repetition
+from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, run_repetition
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
 from natbench.run.store import RunStore, plain_json
@@ -62,18 +62,20 @@ class Orchestrator:
         repetitions: Iterable[tuple[str, int]],
         settings: Callable[[str], MetricSettings],
         *,
+        options: RunOptions,
         keep_set_up: bool = False,
     ) -> list[RepetitionResult]:
         """Measure ``repetitions`` ((metric, repetition number) pairs, in order) at ``point``; return their results.
 
-        ``settings(metric)`` gives a metric's settings at this point. With ``keep_set_up`` the DUT stays
+        ``settings(metric)`` gives a metric's settings at this point, ``options`` the engine options of
+        the run (the same for every metric). With ``keep_set_up`` the DUT stays
         set up (and the tester prepared) for the next call at the same point; otherwise it is torn down
         before this returns. After an exception the DUT is always torn down.
         """
         error: BaseException | None = None
         try:
             self._ready(tester, dut, point, plan)
-            return [self._repetition(tester, dut, point, plan, m, r, settings(m)) for m, r in repetitions]
+            return [self._repetition(tester, dut, point, plan, m, r, settings(m), options) for m, r in repetitions]
         except BaseException as exc:
             error = exc
             raise
@@ -123,6 +125,7 @@ class Orchestrator:
         metric: str,
         rep: int,
         settings: MetricSettings,
+        options: RunOptions,
     ) -> RepetitionResult:
         """Run one repetition, store its result and remember it for the later ones at this point."""
         history = self._results_at(point)
@@ -142,6 +145,7 @@ class Orchestrator:
             sleep=self.sleep,
             prior={m: [r.value for r in rs if r.value is not None] for m, rs in history.items()},
             earlier=tuple(history.get(metric, ())),
+            options=options,
         )
         result = run_repetition(ctx)
         self.store.append_result(result)

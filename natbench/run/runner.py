@@ -3,7 +3,7 @@
 The runner hands every pending repetition of every metric at each working
 point to the :class:`~natbench.run.orchestrator.Orchestrator`, which sets the DUT
 up, prepares the tester, runs each repetition through
-:func:`natbench.procedures.run_repetition`, stores each trial (fsync) before the
+:func:`natbench.metrics.run_repetition`, stores each trial (fsync) before the
 next one starts, and tears the DUT down afterwards - also when a procedure
 raises, on Ctrl-C (SIGINT) and on SIGTERM. It never prints: progress and logs go
 to :class:`~natbench.run.observers.Observer` objects.
@@ -28,11 +28,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from natbench.duts.base import Dut
 from natbench.errors import NatbenchError, StoreError
-from natbench.procedures import METRICS, MetricSettings
+from natbench.metrics import MetricSettings, RunOptions, find_metric, metric_names
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
 from natbench.run.store import CAMPAIGN, RunDirectory, RunStore, plain_json, point_to_dict
@@ -74,29 +74,28 @@ class RunSpec:
     plan_for: Callable[[WorkingPoint], TrafficPlan]
     """Traffic plan of a working point."""
     metrics: dict[str, MetricSettings]
-    """Metric name -> settings; measured at each point in :data:`~natbench.procedures.METRICS` order."""
+    """Metric name -> its settings model, resolved (:meth:`~natbench.metrics.MetricSettings.resolved`);
+    measured at each point in the registry's order (:func:`~natbench.metrics.all_metrics`)."""
     campaign_text: str = ""
     """The resolved campaign (YAML) stored as campaign.yaml."""
     campaign_file: str | None = None
     """Where the campaign came from."""
     settings_for: Callable[[WorkingPoint, str], MetricSettings] | None = None
     """Per-point settings (a campaign's sweep may override e.g. the search error per point); default: ``metrics``."""
-    monitor_interval: float | None = None
-    """When set, sample the DUTs' CPU idle time every this many seconds in every traffic trial of every metric."""
+    options: RunOptions = field(default_factory=RunOptions)
+    """Engine options of the whole run (rate tolerance, Responder entry selection, DUT CPU monitor)."""
 
     def settings(self, point: WorkingPoint, metric: str) -> MetricSettings:
         """Settings of ``metric`` at ``point``."""
-        s = self.settings_for(point, metric) if self.settings_for is not None else self.metrics[metric]
-        if self.monitor_interval:
-            s = dataclasses.replace(s, monitor_interval=self.monitor_interval)
-        return s
+        return self.settings_for(point, metric) if self.settings_for is not None else self.metrics[metric]
 
     def ordered_metrics(self) -> list[str]:
         """Metric names in measurement order (cps before validation, throughput before latency/PDV)."""
-        unknown = [m for m in self.metrics if m not in METRICS]
+        known = metric_names()
+        unknown = [m for m in self.metrics if find_metric(m) is None]
         if unknown:
-            raise NatbenchError(f"unknown metric(s): {', '.join(unknown)}; known: {', '.join(METRICS)}")
-        return [m for m in METRICS if m in self.metrics]
+            raise NatbenchError(f"unknown metric(s): {', '.join(unknown)}; known: {', '.join(known)}")
+        return [m for m in known if m in self.metrics]
 
     def total_repetitions(self) -> int:
         """Repetitions in the whole run."""
@@ -194,7 +193,13 @@ class Runner:
         try:
             plan = self.spec.plan_for(point)
             self._orchestrator.measure(
-                self.tester, self.dut, point, plan, todo, lambda metric: self.spec.settings(point, metric)
+                self.tester,
+                self.dut,
+                point,
+                plan,
+                todo,
+                lambda metric: self.spec.settings(point, metric),
+                options=self.spec.options,
             )
         except BaseException as exc:
             error = exc
@@ -265,47 +270,37 @@ def _run_into(
 def spec_from_campaign(campaign: Campaign, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
     """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`.
 
-    Per-point settings come from ``campaign.settings_for(point, metric)``; a metric without its own
-    acceptance or directions takes the traffic section's, the Responder's entry selection is the
-    traffic section's ``selection``, the achieved-rate tolerance is the tester's ``rate_tolerance``
-    setting when it has one, and ``testbed.monitor_interval`` turns the DUT CPU monitor on.
+    Per-point settings come from ``campaign.settings_for(point, metric)``, resolved once here: a metric
+    without its own acceptance or directions takes the traffic section's. The run's options: the
+    Responder's entry selection is the traffic section's ``selection``, the achieved-rate tolerance the
+    tester's ``rate_tolerance`` setting when it has one, and ``testbed.monitor_interval`` turns the DUT CPU
+    monitor on.
     """
-    traffic = getattr(campaign, "traffic", None)
-    tester_settings = getattr(getattr(getattr(campaign, "testbed", None), "tester", None), "settings", None) or {}
-    defaults = {
-        "acceptance": getattr(traffic, "acceptance", None),
-        "directions": getattr(traffic, "directions", None),
-        "selection": getattr(traffic, "selection", None),
-        # the engine's "kept the rate" check uses the tolerance the tester itself was given
-        "rate_tolerance": tester_settings.get("rate_tolerance") if isinstance(tester_settings, dict) else None,
-    }
+    traffic = campaign.traffic
 
-    def convert(raw: Any, acceptance: float | None = None) -> MetricSettings:
-        over = {k: v for k, v in defaults.items() if getattr(raw, k, None) is None}
-        if acceptance is not None:
-            over["acceptance"] = acceptance
-        return MetricSettings.from_any(raw, **over)
-
-    metrics = {str(name): convert(raw) for name, raw in dict(campaign.metrics).items()}
-    per_point = getattr(campaign, "settings_for", None)
-    acceptance_for = getattr(campaign, "acceptance", None)
+    def resolve(settings: MetricSettings) -> MetricSettings:
+        return settings.resolved(traffic.acceptance, traffic.directions)
 
     def settings_for(point: WorkingPoint, metric: str) -> MetricSettings:
-        if per_point is None:
-            return metrics[metric]
-        acc = acceptance_for(point, metric) if callable(acceptance_for) else None
-        return convert(per_point(point, metric), acc)
+        return resolve(campaign.settings_for(point, metric))
 
-    monitor = getattr(getattr(campaign, "testbed", None), "monitor_interval", None)
+    tolerance = campaign.testbed.tester.settings.get("rate_tolerance")
+    monitor = campaign.testbed.monitor_interval
+    options = RunOptions(
+        # the engine's "kept the rate" check uses the tolerance the tester itself was given
+        rate_tolerance=float(tolerance) if tolerance is not None else RunOptions.rate_tolerance,
+        selection=traffic.selection,
+        monitor_interval=float(monitor) if monitor else None,
+    )
     return RunSpec(
-        name=str(getattr(campaign, "name", "") or ""),
+        name=campaign.name,
         points=list(campaign.points()),
         plan_for=campaign.traffic_plan,
-        metrics=metrics,
+        metrics={name: resolve(s) for name, s in campaign.metrics.items()},
         campaign_text=campaign_text,
         campaign_file=campaign_file,
         settings_for=settings_for,
-        monitor_interval=float(monitor) if monitor else None,
+        options=options,
     )
 
 
@@ -339,7 +334,7 @@ def run_campaign(
     campaign = load_campaign(path)
     spec = spec_from_campaign(campaign, campaign.to_yaml(), str(path))
     if monitor_interval:
-        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
+        spec = dataclasses.replace(spec, options=dataclasses.replace(spec.options, monitor_interval=monitor_interval))
     target = Path(run_dir) if run_dir else default_run_dir(campaign)
     with testbed if testbed is not None else build_testbed(campaign) as bed:
         return start_run(spec, target, bed.tester, bed.dut, observers=observers, sleep=sleep)
@@ -362,6 +357,6 @@ def resume_campaign(
     campaign = load_campaign(existing.path / CAMPAIGN)
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
     if monitor_interval:
-        spec = dataclasses.replace(spec, monitor_interval=monitor_interval)
+        spec = dataclasses.replace(spec, options=dataclasses.replace(spec.options, monitor_interval=monitor_interval))
     with testbed if testbed is not None else build_testbed(campaign) as bed:
         return resume_run(spec, run_dir, bed.tester, bed.dut, observers=observers, sleep=sleep)
