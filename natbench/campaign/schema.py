@@ -31,6 +31,7 @@ from pydantic_core import PydanticCustomError
 from natbench.metrics import MetricSettings, all_metrics, metric_names
 from natbench.metrics.settings import LossRatio
 from natbench.metrics.settings import SchemaModel as _Model
+from natbench.plugins import TESTER_GROUP, known_names
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
@@ -160,14 +161,13 @@ _BUILTIN_TESTERS = ("software", "trex")
 
 
 def _tester_kind(kind: Any) -> Any:
-    """A tester kind natbench knows: built in, or registered by a plugin (natbench.testbed.registry)."""
+    """A tester kind natbench knows: built in, or registered by a plugin (:mod:`natbench.plugins`)."""
     if kind in _BUILTIN_TESTERS:
         return kind
-    from natbench.testbed.registry import TESTERS  # only for a kind that is not built in
-
-    if isinstance(kind, str) and TESTERS.known(kind):
+    names = sorted(set(_BUILTIN_TESTERS) | set(known_names(TESTER_GROUP)))
+    if isinstance(kind, str) and kind in names:
         return kind
-    quoted = [repr(n) for n in TESTERS.names()]
+    quoted = [repr(n) for n in names]
     expected = " or ".join([", ".join(quoted[:-1]), quoted[-1]]) if len(quoted) > 1 else "".join(quoted)
     raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
 

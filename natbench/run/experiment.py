@@ -429,7 +429,7 @@ class Experiment:
         earlier measurements of the same metric at the same point, so a report
         aggregates them together.
         """
-        from natbench.run.runner import spec_from_campaign
+        from natbench.run.spec import spec_from_campaign
 
         campaign = self.build_campaign(metric, **kwargs)
         [raw_point] = campaign.points()

@@ -17,7 +17,7 @@ from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:
-    from natbench.run.runner import RunSpec
+    from natbench.run.spec import RunSpec
 
 __all__ = ["Fanout", "LoggingObserver", "Observer", "RichProgress", "format_record", "format_result"]
 

@@ -8,9 +8,8 @@ tester kinds and DUT access kinds are backends in :data:`TESTERS` / :data:`ACCES
 the local lab lives in :mod:`natbench.testbed.lab`.
 """
 
+from natbench.plugins import ACCESS_GROUP, TESTER_GROUP
 from natbench.testbed.backends import (
-    ACCESS_GROUP,
-    TESTER_GROUP,
     AccessBackend,
     Endpoint,
     LabRequest,
