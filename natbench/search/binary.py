@@ -26,7 +26,7 @@ Semantics (RFC 2544 section 26.1, as siitperf's ``binary-rate-alg.sh`` applies i
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from natbench.errors import SearchError
@@ -203,12 +203,6 @@ class BinarySearch:
             stopped_early=self._early,
             tester_ceiling=self.tester_ceiling,
         )
-
-    def replay(self, verdicts: Iterable[Verdict]) -> None:
-        """Feed stored verdicts in order, rebuilding the state of an interrupted search."""
-        for v in verdicts:
-            self.next_step()
-            self.report(v)
 
 
 def run_binary_search(search: BinarySearch, trial: Callable[[SearchStep], Verdict]) -> SearchOutcome:
