@@ -12,13 +12,13 @@ Options:
 
 Fixtures:
 
-``testbed``     (session) the :class:`~natbench.experiment.TestbedFile`; skips the test when no
+``testbed``     (session) the :class:`~natbench.testbed.file.TestbedFile`; skips the test when no
                 ``--nb-testbed`` was given or this machine cannot drive it (not root, no TRex
                 reachable, no lab tools, ...), naming the reason.
 ``tester``      (session) the built tester (the local lab is brought up for ``kind: lab`` DUTs).
 ``dut``         (session) the built DUT(s).
-``nb_session``  (session) the :class:`~natbench.experiment.Experiment` collecting the session's run.
-``nb_point``    the :class:`~natbench.experiment.SweepPoint` of a ``natbench_sweep`` test.
+``nb_session``  (session) the :class:`~natbench.run.experiment.Experiment` collecting the session's run.
+``nb_point``    the :class:`~natbench.run.experiment.SweepPoint` of a ``natbench_sweep`` test.
 ``nb_measure``  ``nb_measure(metric, **settings) -> Measurement``: runs every repetition of one
                 procedure at one working point (the test's sweep point unless given) and stores
                 each trial in the session's run directory.
@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from natbench.experiment import Experiment, Measurement, SweepPoint, TestbedFile
+    from natbench.run.experiment import Experiment, Measurement, SweepPoint
+    from natbench.testbed.file import TestbedFile
 
 __all__ = [
     "dut",
@@ -95,7 +96,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "nb_point" not in metafunc.fixturenames:
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: {_MARKER} needs the test to use nb_measure or nb_point")
     from natbench.errors import NatbenchError
-    from natbench.experiment import sweep_points
+    from natbench.run.experiment import sweep_points
 
     mark = marks[0]
     if mark.args:
@@ -124,14 +125,14 @@ def testbed(pytestconfig: pytest.Config) -> TestbedFile:
             state["skip"] = "no natbench testbed: pass --nb-testbed FILE"
         else:
             from natbench.errors import ConfigError
-            from natbench.experiment import load_testbed, testbed_problems
+            from natbench.testbed.file import load_testbed, testbed_file_problems
 
             try:
                 tb = load_testbed(path)
             except ConfigError as exc:
                 raise pytest.UsageError(f"--nb-testbed: {exc}") from None
             state["testbed"] = tb
-            problems = testbed_problems(tb)
+            problems = testbed_file_problems(tb)
             state["skip"] = "; ".join(problems) if problems else None
     if state.get("skip"):
         pytest.skip(f"natbench: {state['skip']}")
@@ -142,8 +143,8 @@ def testbed(pytestconfig: pytest.Config) -> TestbedFile:
 
 @pytest.fixture(scope="session")
 def nb_session(pytestconfig: pytest.Config, testbed: TestbedFile) -> Any:
-    """The :class:`~natbench.experiment.Experiment` of this session (one run directory)."""
-    from natbench.experiment import Experiment
+    """The :class:`~natbench.run.experiment.Experiment` of this session (one run directory)."""
+    from natbench.run.experiment import Experiment
 
     results = pytestconfig.getoption("--nb-results") or "results"
     exp = Experiment(testbed, results, name="pytest")

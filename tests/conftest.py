@@ -1,7 +1,7 @@
 """Shared fixtures: synthetic run directories carrying the seeds' published numbers.
 
 Each working point gets repetitions whose median / min / max are exactly the values a seed figure
-PRINTS (natbench.testing.rundir.spread), stored as the engine stores them (natbench/procedures.py):
+PRINTS (natbench.testing.rundir.spread), stored as the engine stores them (natbench/metrics/):
 frame rates per direction with ``directions`` = 2 and ``all_frames_per_second``, the search error
 as the search's final width per direction (the seed's printed error: the stop error as set), and
 tear-down delete times under the engine's keys. Nothing here is adjusted so that a derived cell
@@ -67,7 +67,7 @@ def _series(
     for rep, v in enumerate(spread(mmm[0] * scale, mmm[1] * scale, mmm[2] * scale, n)):
         value = v
         extra: dict[str, Any] = {}
-        if per_direction:  # natbench/procedures.py _throughput_result
+        if per_direction:  # natbench/metrics/throughput.py _throughput_result
             value = v / 2
             extra.update(directions=2, direction_mode="bidirectional", all_frames_per_second=value * 2)
         if error is not None:  # the search's final bounds: the value is the lower one
@@ -156,7 +156,7 @@ def teardown_run(
         points.append(p)
         n = p["connections"]
         for rep, (tn, t0) in enumerate(zip(spread(*filled[i], exps[i]), spread(*empty[i], exps[i]), strict=True)):
-            extra = {  # natbench/procedures.py teardown: every repetition timed its own empty table
+            extra = {  # natbench/metrics/teardown.py: every repetition timed its own empty table
                 "T_N": tn,
                 "T_0": t0,
                 "filled_delete_s": tn,

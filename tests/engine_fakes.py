@@ -14,9 +14,17 @@ import signal
 import sys
 import time
 
-from natbench.procedures import MetricSettings
+from natbench.metrics import MetricSettings
+from natbench.metrics.capacity import CapacitySettings
+from natbench.metrics.cps import CpsSettings
+from natbench.metrics.frame_loss import FrameLossSettings
+from natbench.metrics.latency import LatencySettings, PdvSettings
+from natbench.metrics.teardown import TeardownSettings
+from natbench.metrics.throughput import ForwardingSettings, ThroughputSettings
+from natbench.metrics.validation import ValidationSettings
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.runner import Observer, RunSpec, resume_run, start_run
+from natbench.run.observers import Observer
+from natbench.run.runner import RunSpec, resume_run, start_run
 from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
@@ -41,21 +49,44 @@ def make_points() -> list[WorkingPoint]:
 
 
 def make_spec() -> RunSpec:
-    """A campaign exercising every metric."""
-    common = {"gap": 0.0, "duration": 1.0}
-    metrics = {
-        "cps": MetricSettings(repetitions=2, upper=1_000_000, error=1000, **common),
-        "throughput": MetricSettings(repetitions=2, upper=1_000_000, error=1000, fill_rate=50_000, **common),
-        "frame_loss": MetricSettings(upper=1_000_000, fill_rate=50_000, fractions=(1.0, 0.5, 0.3, 0.2), **common),
-        "latency": MetricSettings(fill_rate=50_000, **common),
-        "pdv": MetricSettings(fill_rate=50_000, **common),
-        "teardown": MetricSettings(repetitions=2, fill_rate=50_000, **common),
-        "capacity": MetricSettings(upper=1_000_000, error=5000, **common),
-        "validation": MetricSettings(**common),
+    """A campaign exercising every metric (0 loss accepted, bidirectional unless a metric says otherwise)."""
+    quick = {"gap": 0.0, "duration": 1.0}
+    search = {"upper": 1_000_000, "error": 1000}
+    metrics: dict[str, MetricSettings] = {
+        "cps": CpsSettings(repetitions=2, **search),
+        "throughput": ThroughputSettings(repetitions=2, fill_rate=50_000, **search, **quick),
+        "frame_loss": FrameLossSettings(
+            repetitions=1, rates=[1_000_000, 500_000, 300_000, 200_000], fill_rate=50_000, **quick
+        ),
+        "latency": LatencySettings(repetitions=1, fill_rate=50_000, **quick),
+        "pdv": PdvSettings(repetitions=1, fill_rate=50_000, **quick),
+        "teardown": TeardownSettings(repetitions=2, fill_rate=50_000, gap=0.0),
+        "capacity": capacity_at(make_points()[0]),
+        "validation": ValidationSettings(repetitions=1, gap=0.0),
         # the fake is a NAT: without phase 1 only private -> public frames can pass
-        "forwarding": MetricSettings(upper=1_000_000, error=1000, directions=Directions.FORWARD, **common),
+        "forwarding": ForwardingSettings(repetitions=1, directions=Directions.FORWARD, duration=1.0, **search),
     }
-    return RunSpec("engine-fakes", make_points(), plan_for, metrics, "name: engine-fakes\n")
+    resolved = {name: s.resolved(0.0, Directions.BIDIRECTIONAL) for name, s in metrics.items()}
+
+    def settings_for(point: WorkingPoint, metric: str) -> MetricSettings:
+        if metric == "capacity":  # starts at the point's own connections
+            return capacity_at(point).resolved(0.0, Directions.BIDIRECTIONAL)
+        return resolved[metric]
+
+    return RunSpec("engine-fakes", make_points(), plan_for, resolved, "name: engine-fakes\n", settings_for=settings_for)
+
+
+def capacity_at(point: WorkingPoint) -> CapacitySettings:
+    """Capacity at ``point``: from its own connections up to its whole source port space, one source port wide."""
+    n_dst = len(point.dst_ports)
+    return CapacitySettings(
+        repetitions=1,
+        upper=1_000_000,
+        error=5000,
+        min_connections=point.connections,
+        max_connections=(65535 - point.src_ports.first + 1) * n_dst,
+        connection_error=n_dst,
+    )
 
 
 def make_testbed() -> tuple[FakeTester, FakeDut]:

@@ -137,9 +137,10 @@ def test_monitor_interval_is_documented_as_the_testbed_setting_it_is() -> None:
     campaign reference is checked against the schema by the tests above.
     """
     from natbench.campaign import schema
+    from natbench.metrics import all_metrics
 
     assert "monitor_interval" in schema.TestbedSpec.model_fields
-    metric_models = [m for m in vars(schema).values() if isinstance(m, type) and issubclass(m, schema.MetricSettings)]
+    metric_models = [m.settings for m in all_metrics()]
     assert metric_models and not [m for m in metric_models if "monitor_interval" in m.model_fields]
     stale = []
     for page in PAGES:

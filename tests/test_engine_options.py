@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 import yaml
+from metric_settings import build
 from trex_fakes import QuietSession
 
 from natbench.campaign import Campaign, load_campaign
 from natbench.duts.executors import NetnsExecutor
 from natbench.errors import ConfigError
-from natbench.procedures import MetricSettings, ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext, run_repetition
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.runner import run_campaign, spec_from_campaign
+from natbench.run.runner import run_campaign, spec_from_campaign
 from natbench.testbed import ACCESS, Testbed
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testing import FakeDut, FakeModel, FakeTester
@@ -72,8 +73,8 @@ def test_engine_options_in_the_campaign_reach_the_metric_settings(tmp_path: Path
     )
     assert spec.settings(p, "cps").check_table is False
     assert spec.settings(p, "teardown").empty_repetitions == 2
-    # the campaign-level CPU monitor applies to every metric
-    assert {spec.settings(p, m).monitor_interval for m in spec.metrics} == {0.25}
+    # the campaign-level CPU monitor applies to every metric: it is an option of the whole run
+    assert spec.options.monitor_interval == 0.25
     # the resolved campaign (what a run directory stores) keeps them
     again = Campaign.from_dict(yaml.safe_load(campaign.to_yaml()))
     assert again.testbed.monitor_interval == 0.25
@@ -90,7 +91,7 @@ def test_engine_option_values_are_checked_with_the_field_named(tmp_path: Path) -
 
 
 def test_capacity_gamma_and_beta_documentation_matches_the_engine() -> None:
-    from natbench.campaign.schema import CapacitySettings
+    from natbench.metrics.capacity import CapacitySettings
 
     gamma = CapacitySettings.model_fields["gamma"].description or ""
     assert "gamma x the rate of the last safe count" in gamma
@@ -100,7 +101,7 @@ def test_capacity_gamma_and_beta_documentation_matches_the_engine() -> None:
 # ---------------------------------------------------------------------------- item 1: teardown T_0 reuse
 def context(tester: FakeTester, dut: FakeDut, plan: TrafficPlan, metric: str, **kw: Any) -> ProcedureContext:
     records: list[TrialRecord] = kw.pop("records", [])
-    settings = MetricSettings(**{"gap": 0.0, "duration": 1.0, **kw.pop("settings", {})})
+    settings, options = build(metric, {"gap": 0.0, "duration": 1.0}, **kw.pop("settings", {}))
     return ProcedureContext(
         tester=tester,
         dut=dut,
@@ -112,6 +113,7 @@ def context(tester: FakeTester, dut: FakeDut, plan: TrafficPlan, metric: str, **
         emit=records.append,
         clock=lambda: 0.0,
         sleep=lambda _s: None,
+        options=options,
         **kw,
     )
 

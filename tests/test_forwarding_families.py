@@ -306,7 +306,8 @@ def test_linux_forwarding_routes_both_ways() -> None:
 
 def test_pytest_experiments_accept_a_family_ipv6_testbed(tmp_path: Path) -> None:
     """The session campaign an experiment builds its testbed from must be valid for a stateless family."""
-    from natbench.experiment import Experiment, load_testbed
+    from natbench.run.experiment import Experiment
+    from natbench.testbed.file import load_testbed
     from natbench.testing import FakeDut, FakeModel, FakeTester
 
     tb = load_testbed(TABLE3)

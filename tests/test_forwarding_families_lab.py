@@ -158,7 +158,7 @@ def test_bidirectional_traffic_is_routed_without_loss(rig: Rig) -> None:
 @pytest.mark.parametrize("family", ["ipv6", "ipv4"])
 def test_a_forwarding_campaign_runs_end_to_end(family: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`natbench run` path: lab brought up from the campaign, forwarding search, stored results, report."""
-    from natbench.runner import run_campaign
+    from natbench.run.runner import run_campaign
 
     monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", tmp_path / "labs")
     campaign = tmp_path / "v6fwd.yaml"

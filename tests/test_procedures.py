@@ -7,9 +7,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
+from metric_settings import TOLERANCE, build
+from pydantic import ValidationError
 
-from natbench.errors import ConfigError, DutError, SearchError
-from natbench.procedures import MetricSettings, ProcedureContext, judge_phase, run_repetition
+from natbench.errors import DutError, SearchError
+from natbench.metrics import ProcedureContext, judge_phase, run_repetition
+from natbench.metrics.capacity import CapacitySettings
+from natbench.metrics.cps import CpsSettings
+from natbench.metrics.frame_loss import FrameLossSettings
+from natbench.metrics.latency import LatencySettings, PdvSettings
+from natbench.metrics.teardown import TeardownSettings
+from natbench.metrics.throughput import ThroughputSettings
 from natbench.results import (
     Direction,
     DirectionCounts,
@@ -25,6 +33,9 @@ from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
 POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 4,000 connections
+# capacity settings at POINT the engine used to default: start at the point's connections, no limit but the source
+# port space (1000-65535: 64,536 ports x 20), stop one source port (20 connections) wide
+CAPACITY = {"min_connections": 4000, "max_connections": 1_290_720, "connection_error": 20}
 
 
 class Harness:
@@ -48,10 +59,11 @@ class Harness:
         clock: Callable[[], float] = lambda: 0.0,
         repetition: int = 0,
         earlier: Sequence[RepetitionResult] = (),
+        unchecked: bool = False,
         **settings: Any,
     ) -> RepetitionResult:
-        settings.setdefault("gap", 0.5)
-        settings.setdefault("duration", 1.0)
+        defaults = {"gap": 0.5, "duration": 1.0, **(CAPACITY if metric == "capacity" else {})}
+        resolved, options = build(metric, defaults, unchecked=unchecked, **settings)
         self.records.clear()
         ctx = ProcedureContext(
             tester=self.tester,
@@ -60,12 +72,13 @@ class Harness:
             plan=self.plan,
             metric=metric,
             repetition=repetition,
-            settings=MetricSettings(**settings),
+            settings=resolved,
             emit=self.records.append,
             clock=clock,
             sleep=self.slept.append,
             prior=prior or {},
             earlier=earlier,
+            options=options,
         )
         return run_repetition(ctx)
 
@@ -209,16 +222,15 @@ def test_throughput_detects_phase2_frames_creating_connections() -> None:
 
 
 def test_throughput_needs_a_fill_rate() -> None:
-    h = Harness()
-    res = h.run("throughput", upper=1_000_000, error=1000)
-    assert res.value is None and "fill_rate" in res.extra["failed"]
-    res = h.run("throughput", prior={"cps": [100_000.0]}, upper=1_000_000, error=1000)
-    assert h.records[0].intended_rate == 50_000  # half the measured cps
+    with pytest.raises(ValidationError) as err:
+        Harness().run("throughput", upper=1_000_000, error=1000)
+    assert [e["loc"] for e in err.value.errors()] == [("fill_rate",)]
 
 
 def test_frame_loss_rate_curve_stops_after_two_loss_free_rates() -> None:
     h = Harness(forwarding=500_000)
-    res = h.run("frame_loss", upper=1_000_000, fill_rate=50_000)
+    rates = (1_000_000, 900_000, 800_000, 700_000, 600_000, 500_000, 400_000, 300_000, 200_000, 100_000)
+    res = h.run("frame_loss", rates=rates, fill_rate=50_000)
     curve = res.extra["curve"]
     assert [r for r, _ in curve] == [1_000_000, 900_000, 800_000, 700_000, 600_000, 500_000, 400_000]
     assert curve[0][1] == pytest.approx(0.5)
@@ -229,7 +241,7 @@ def test_frame_loss_rate_curve_stops_after_two_loss_free_rates() -> None:
 
 def test_frame_loss_at_explicit_rates() -> None:
     h = Harness(forwarding=500_000)
-    res = h.run("frame_loss", rates=(800_000, 400_000), fill_rate=50_000, flr_stop_after_zero=0)
+    res = h.run("frame_loss", rates=(800_000, 400_000), fill_rate=50_000, stop_after_zero=0)
     assert [r for r, _ in res.extra["curve"]] == [800_000, 400_000]
 
 
@@ -334,7 +346,7 @@ def test_mlrsearch_adapter_finds_the_throughput() -> None:
 
 
 def test_judge_phase() -> None:
-    s = MetricSettings(acceptance=0.001)
+    s = (0.001, TOLERANCE)
 
     def phase(sent: int, valid: int, *, ok: bool = True, achieved: float = 1000.0, received: int | None = None):
         return PhaseResult(
@@ -346,29 +358,30 @@ def test_judge_phase() -> None:
             tester_note="queue full",
         )
 
-    assert judge_phase(phase(1000, 1000), s) == (Verdict.PASS, "")
-    assert judge_phase(phase(1000, 999), s)[0] is Verdict.PASS
-    assert judge_phase(phase(1000, 998), s)[0] is Verdict.FAIL
-    assert judge_phase(phase(1000, 1000, ok=False), s) == (
+    assert judge_phase(phase(1000, 1000), *s) == (Verdict.PASS, "")
+    assert judge_phase(phase(1000, 999), *s)[0] is Verdict.PASS
+    assert judge_phase(phase(1000, 998), *s)[0] is Verdict.FAIL
+    assert judge_phase(phase(1000, 1000, ok=False), *s) == (
         Verdict.INVALID,
         "tester could not keep the rate: queue full",
     )
-    assert judge_phase(phase(1000, 1000, achieved=990.0), s)[0] is Verdict.INVALID
-    assert judge_phase(phase(1000, 1000, received=10), s)[0] is Verdict.INVALID
+    assert judge_phase(phase(1000, 1000, achieved=990.0), *s)[0] is Verdict.INVALID
+    assert judge_phase(phase(1000, 1000, received=10), *s)[0] is Verdict.INVALID
 
 
 def test_settings_from_campaign_shapes() -> None:
-    s = MetricSettings.from_any(
-        {"repetitions": 20, "directions": "forward", "tagged_rate": 500, "connection_error": 100, "bogus": 1},
-        acceptance=0.0001,
-    )
-    assert (s.repetitions, s.directions, s.latency_rate, s.capacity_error, s.acceptance) == (
+    # the campaign's own names reach the procedure; the traffic's acceptance fills in where the metric sets none
+    section = {"repetitions": 20, "directions": "forward", "tagged_rate": 500, "fill_rate": "10k"}
+    s = LatencySettings.model_validate(section).resolved(0.0001, Directions.BIDIRECTIONAL)
+    assert (s.repetitions, s.directions, s.tagged_rate, s.fill_rate, s.acceptance) == (
         20,
         Directions.FORWARD,
         500,
-        100,
+        10_000,
         0.0001,
     )
+    with pytest.raises(ValidationError):  # a key that is no setting of the metric is an error, not ignored
+        LatencySettings.model_validate({**section, "bogus": 1})
 
 
 def test_dut_cpu_monitor_is_stored_per_trial_in_columns() -> None:
@@ -401,8 +414,9 @@ def test_phase2_without_counts_for_an_active_direction_is_invalid() -> None:
     ("field", "value"), [("refill", "sometimes"), ("algorithm", "golden"), ("repetitions", 0), ("acceptance", 1.5)]
 )
 def test_bad_settings_name_their_field(field: str, value: Any) -> None:
-    with pytest.raises(ConfigError, match=f"^{field}: "):
-        MetricSettings(**{field: value})
+    with pytest.raises(ValidationError) as err:
+        ThroughputSettings(upper=1_000_000, error=1000, fill_rate=50_000, **{field: value})
+    assert [e["loc"][0] for e in err.value.errors()] == [field]
 
 
 def test_refill_after_keeps_every_step_within_the_connection_timeout() -> None:
@@ -418,6 +432,9 @@ def test_refill_after_keeps_every_step_within_the_connection_timeout() -> None:
     def clock() -> float:
         return now[0]
 
+    settings, _options = build(
+        "throughput", upper=1_000_000, error=50_000, fill_rate=50_000, gap=0, duration=30, refill_after=100
+    )
     ctx = ProcedureContext(
         tester=h.tester,
         dut=h.dut,
@@ -425,7 +442,7 @@ def test_refill_after_keeps_every_step_within_the_connection_timeout() -> None:
         plan=h.plan,
         metric="throughput",
         repetition=0,
-        settings=MetricSettings(upper=1_000_000, error=50_000, fill_rate=50_000, gap=0, duration=30, refill_after=100),
+        settings=settings,
         emit=h.records.append,
         clock=clock,
         sleep=lambda s: None,
@@ -462,10 +479,10 @@ def test_the_worst_direction_decides_the_verdict(reverse_first: bool) -> None:
     # forward loses nothing, reverse 100 of 1,000 frames (10 %): the trial fails and the reason names reverse
     fwd, rev = (Direction.FORWARD, 1000, 1000), (Direction.REVERSE, 1000, 900)
     phase = counts_phase(rev, fwd) if reverse_first else counts_phase(fwd, rev)
-    assert judge_phase(phase, MetricSettings()) == (Verdict.FAIL, "reverse loss 100/1000 = 10.000000% > 0.000000%")
+    assert judge_phase(phase, 0.0, TOLERANCE) == (Verdict.FAIL, "reverse loss 100/1000 = 10.000000% > 0.000000%")
     # both lose: forward 2 %, reverse 5 %; the reason reports the worse one
     both = counts_phase((Direction.FORWARD, 1000, 980), (Direction.REVERSE, 1000, 950))
-    assert judge_phase(both, MetricSettings()) == (Verdict.FAIL, "reverse loss 50/1000 = 5.000000% > 0.000000%")
+    assert judge_phase(both, 0.0, TOLERANCE) == (Verdict.FAIL, "reverse loss 50/1000 = 5.000000% > 0.000000%")
 
 
 def test_throughput_is_limited_by_the_direction_that_loses_first() -> None:
@@ -494,19 +511,17 @@ def test_throughput_is_limited_by_the_direction_that_loses_first() -> None:
 )
 def test_a_metrics_acceptance_is_its_loss_limit(valid: int, verdict: Verdict) -> None:
     # acceptance 0.001: of 10,000 frames 10 may be lost (0.1 %), 11 may not; 50 lost (0.5 %) fails, 5 (0.05 %) passes
-    s = MetricSettings(acceptance=0.001)
-    assert judge_phase(counts_phase((Direction.FORWARD, 10_000, valid)), s)[0] is verdict
+    assert judge_phase(counts_phase((Direction.FORWARD, 10_000, valid)), 0.001, TOLERANCE)[0] is verdict
 
 
 def test_an_explicit_acceptance_replaces_the_metrics() -> None:
     # 5 of 10,000 lost (0.05 %) is within the metric's 0.1 % but not within an explicit 0 (validation's limit)
     phase = counts_phase((Direction.FORWARD, 10_000, 9995))
-    s = MetricSettings(acceptance=0.001)
-    assert judge_phase(phase, s) == (Verdict.PASS, "")
-    assert judge_phase(phase, s, acceptance=0.0) == (Verdict.FAIL, "forward loss 5/10000 = 0.050000% > 0.000000%")
+    assert judge_phase(phase, 0.001, TOLERANCE) == (Verdict.PASS, "")
+    assert judge_phase(phase, 0.0, TOLERANCE) == (Verdict.FAIL, "forward loss 5/10000 = 0.050000% > 0.000000%")
     # and an explicit 1 % lets 0.5 % pass where the metric's 0 would not
     lossy = counts_phase((Direction.FORWARD, 10_000, 9950))
-    assert judge_phase(lossy, MetricSettings(), acceptance=0.01) == (Verdict.PASS, "")
+    assert judge_phase(lossy, 0.01, TOLERANCE) == (Verdict.PASS, "")
 
 
 def test_validation_needs_every_reverse_frame_whatever_the_metrics_acceptance() -> None:
@@ -531,9 +546,9 @@ def test_validation_needs_every_reverse_frame_whatever_the_metrics_acceptance() 
 def test_the_default_rate_tolerance_is_a_tenth_of_a_percent(achieved: float, verdict: Verdict) -> None:
     # 100,000 fps intended: 99,900 (0.1 % short) still keeps the rate, 99,899 and 99,850 (0.15 % short) do not
     phase = counts_phase((Direction.FORWARD, 1000, 1000), intended=100_000.0, achieved=achieved)
-    assert judge_phase(phase, MetricSettings())[0] is verdict
+    assert judge_phase(phase, 0.0, TOLERANCE)[0] is verdict
     if achieved == 99_850.0:
-        assert judge_phase(phase, MetricSettings())[1] == "tester fell behind: achieved 99850 of 100000 (0.15% short)"
+        assert judge_phase(phase, 0.0, TOLERANCE)[1] == "tester fell behind: achieved 99850 of 100000 (0.15% short)"
 
 
 def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() -> None:
@@ -617,8 +632,8 @@ def test_a_table_holding_more_than_sent_plus_slack_makes_the_step_invalid(
 def test_counts_that_cannot_be_are_invalid(counts: DirectionCounts, reason: str) -> None:
     # more valid frames than sent (duplicates, foreign frames) or negative counts: the trial proves nothing
     phase = PhaseResult(1000.0, 1000.0, 1.0, {Direction.FORWARD: counts})
-    assert judge_phase(phase, MetricSettings()) == (Verdict.INVALID, reason)
-    assert judge_phase(PhaseResult(1000.0, 1000.0, 1.0, {}), MetricSettings()) == (
+    assert judge_phase(phase, 0.0, TOLERANCE) == (Verdict.INVALID, reason)
+    assert judge_phase(PhaseResult(1000.0, 1000.0, 1.0, {}), 0.0, TOLERANCE) == (
         Verdict.INVALID,
         "no counts reported",
     )
@@ -649,7 +664,8 @@ def test_a_latency_trial_that_is_always_invalid_is_tried_three_times_with_max_in
 def test_a_fill_that_loses_frames_ends_the_repetition_without_a_retry(metric: str) -> None:
     # the DUT sets up 40,000 cps: a fill at 50,000 delivers 4,000 x 40,000 / 50,000 = 3,200 of 4,000 frames
     h = Harness(cps=40_000)
-    res = h.run(metric, upper=1_000_000, error=1000, fill_rate=50_000)
+    search = {"upper": 1_000_000, "error": 1000} if metric == "throughput" else {}
+    res = h.run(metric, fill_rate=50_000, **search)
     assert h.kinds() == ["fill"]
     assert res.value is None
     assert res.extra["failed"] == (
@@ -691,16 +707,16 @@ def test_frame_loss_stops_only_after_consecutive_loss_free_rates(stop_after: int
     loss_at(h, 400_000, Direction.REVERSE, 40_000)
     flr = {500_000: 0.0, 400_000: 0.1, 300_000: 0.0, 200_000: 0.0, 100_000: 0.0}
     rates = (500_000, 400_000, 300_000, 200_000, 100_000)
-    res = h.run("frame_loss", rates=rates, fill_rate=50_000, flr_stop_after_zero=stop_after)
+    res = h.run("frame_loss", rates=rates, fill_rate=50_000, stop_after_zero=stop_after)
     assert res.extra["curve"] == [[r, flr[r]] for r in tested]
     assert h.kinds() == ["fill"] + ["phase2"] * len(tested)
     assert res.value == 0.0  # the loss ratio at the first (highest) rate
 
 
-def test_frame_loss_fractions_are_of_the_metrics_rate_when_one_is_set() -> None:
+def test_frame_loss_measures_the_listed_rates_in_their_order() -> None:
     h = Harness(forwarding=1_000_000)
-    res = h.run("frame_loss", rate=500_000, upper=2_000_000, fractions=(1.0, 0.5), fill_rate=50_000)
-    assert [r for r, _ in res.extra["curve"]] == [500_000, 250_000]  # not 2,000,000 and 1,000,000 (upper's)
+    res = h.run("frame_loss", rates=(500_000, 250_000), fill_rate=50_000)
+    assert [r for r, _ in res.extra["curve"]] == [500_000, 250_000]
 
 
 FORWARD_LATENCY = LatencyStats(samples=1000, minimum=10e-6, median=30e-6, p99_9=100e-6, maximum=120e-6)
@@ -744,15 +760,11 @@ def test_pdv_is_the_99_9th_percentile_minus_the_minimum_in_the_worst_direction()
 
 
 # ---------------------------------------------------------------------------- filling and refilling the table
-@pytest.mark.parametrize(
-    ("cps", "fill"),
-    [([300_000.0, 50_000.0, 100_001.0], 50_000.0), ([3.0], 1.0), ([1.0], 1.0)],
-)
-def test_the_fill_rate_is_half_the_median_cps_rounded_down(cps: list[float], fill: float) -> None:
-    # median(300,000, 50,000, 100,001) = 100,001 (the mean: 150,000.3); half: 50,000.5 -> 50,000.
-    # half of 3 is 1.5 -> 1; half of 1 is 0.5 -> 0, which is no rate: 1
+@pytest.mark.parametrize("fill", [50_000.0, 1234.5, 1.0])
+def test_the_fill_runs_at_the_fill_rate_whatever_cps_measured(fill: float) -> None:
+    # fill_rate is a setting every filling metric has (a campaign must give it): a cps result does not replace it
     h = Harness()
-    h.run("teardown", prior={"cps": cps})
+    h.run("teardown", prior={"cps": [300_000.0, 50_000.0, 100_001.0]}, fill_rate=fill)
     assert (h.records[0].kind, h.records[0].intended_rate) == ("fill", fill)
 
 
@@ -922,10 +934,10 @@ def test_capacity_exponential_search_goes_on_at_exactly_beta_times_the_rate() ->
     Probes are cps searches of [0, previous rate] with integer rates that end on the integer ceiling:
     200 ports: 800 cps. 400 ports: 200 cps = 0.25 x 800, not below: go on. 800 ports: 10 cps, the search stops
     at its first failure below 0.25 x 200 = 50 (100 and 50 fail, 25 ends it) with 0 < 50: the table collapsed.
-    capacity_error 8,000 = 400 ports: [400, 800] is no wider, so no final search.
+    connection_error 8,000 = 400 ports: [400, 800] is no wider, so no final search.
     """
     h = capacity_harness(lambda n: 800.0 if n <= 200 else 200.0 if n <= 400 else 10.0)
-    res = h.run("capacity", upper=1600, error=1, beta=0.25, capacity_error=8000)
+    res = h.run("capacity", upper=1600, error=1, beta=0.25, connection_error=8000)
     assert res.extra["probes"] == [[4000, 800], [8000, 200], [16000, 0]]
     assert (res.value, res.error, res.extra["rate_at_capacity"]) == (8000, 8000, 200)
     assert res.extra["port_space_exhausted"] is False
@@ -933,7 +945,7 @@ def test_capacity_exponential_search_goes_on_at_exactly_beta_times_the_rate() ->
 
 
 def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and_stops_at_the_width() -> None:
-    """Ceiling 1,000 cps up to 250 source ports, 400 up to 302, 0 beyond; gamma 0.4; capacity_error 30 -> 2 ports.
+    """Ceiling 1,000 cps up to 250 source ports, 400 up to 302, 0 beyond; gamma 0.4; connection_error 30 -> 2 ports.
 
     Exponential: 200 ports 1,000 cps; 400 ports 0 (< 0.2 x 1,000): [200, 400]. Final (probes stop at a failure
     below gamma x the safe rate): 300 ports: 400 = 0.4 x 1,000, kept -> [300, 400] at 400 cps; 350, 325, 312, 306
@@ -941,7 +953,7 @@ def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and
     [301, 303], 2 ports wide: done. Capacity 301 x 20 = 6,020 connections, error 2 x 20 = 40.
     """
     h = capacity_harness(lambda n: 1000.0 if n <= 250 else 400.0 if n <= 302 else 0.0)
-    res = h.run("capacity", upper=2000, error=1, capacity_error=30)
+    res = h.run("capacity", upper=2000, error=1, connection_error=30)
     assert res.extra["probes"] == [
         [4000, 1000],
         [8000, 0],
@@ -958,14 +970,14 @@ def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and
     assert stages[0] == "initial" and stages[-1] == "final"
 
 
-def test_capacity_stops_at_capacity_max_and_starts_at_whole_source_ports() -> None:
-    """capacity_start 4,010 = 200.5 source ports -> 201 (4,020 connections); capacity_max 6,000 = 300 ports.
+def test_capacity_stops_at_max_connections_and_starts_at_whole_source_ports() -> None:
+    """min_connections 4,010 = 200.5 source ports -> 201 (4,020 connections); max_connections 6,000 = 300 ports.
 
     201 ports: 1,000 cps; doubling is capped at 300 ports: 999 cps (the search of [0, 1,000] ends one below its
     upper bound); 300 is the maximum: the port space is exhausted, capacity 6,000 with error 0.
     """
     h = capacity_harness(lambda n: 1000.0)
-    res = h.run("capacity", upper=2000, error=1, capacity_start=4010, capacity_max=6000)
+    res = h.run("capacity", upper=2000, error=1, min_connections=4010, max_connections=6000)
     assert res.extra["probes"] == [[4020, 1000], [6000, 999]]
     assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6000, 0, 999)
     assert res.extra["port_space_exhausted"] is True
@@ -1068,59 +1080,44 @@ def test_a_teardown_reusing_t0_reports_no_empty_table_time_of_its_own() -> None:
 
 
 # ---------------------------------------------------------------------------- settings from campaign shapes
-def test_settings_given_as_settings_take_the_overrides_that_are_set() -> None:
-    base = MetricSettings(repetitions=5, acceptance=0.001)
-    s = MetricSettings.from_any(base, acceptance=0.01, duration=None)
-    assert (s.repetitions, s.acceptance, s.duration) == (5, 0.01, 60.0)  # duration=None keeps the default 60 s
+def test_resolving_keeps_a_metrics_own_acceptance_and_directions() -> None:
+    own = CpsSettings(repetitions=5, acceptance=0.001, directions="forward", upper=1000, error=10)
+    s = own.resolved(0.01, Directions.BIDIRECTIONAL)
+    assert (s.repetitions, s.acceptance, s.directions) == (5, 0.001, Directions.FORWARD)
 
 
-def test_no_settings_give_the_defaults() -> None:
-    assert MetricSettings.from_any(None) == MetricSettings()
+def test_resolving_settings_that_set_both_returns_them_unchanged() -> None:
+    own = CpsSettings(acceptance=0.0, directions="reverse", upper=1000, error=10)
+    assert own.resolved(0.01, Directions.BIDIRECTIONAL) is own
 
 
-def test_settings_from_a_model_use_its_dump() -> None:
-    class Model:
-        """Duck-typed like a pydantic model: only model_dump() tells the fields."""
-
-        def model_dump(self) -> dict[str, Any]:
-            return {"repetitions": 7, "gap": 3.0}
-
-    s = MetricSettings.from_any(Model())
-    assert (s.repetitions, s.gap) == (7, 3.0)
+def test_resolving_fills_only_what_the_metric_leaves_unset() -> None:
+    s = TeardownSettings(repetitions=7, gap=3.0, fill_rate=1000).resolved(0.01, Directions.REVERSE)
+    assert (s.repetitions, s.gap, s.acceptance, s.directions) == (7, 3.0, 0.01, Directions.REVERSE)
 
 
-def test_settings_from_a_dataclass_use_its_fields() -> None:
-    @dataclasses.dataclass
-    class Section:
-        repetitions: int = 4
-        max_connections: int | None = 8000
-
-    s = MetricSettings.from_any(Section())
-    assert (s.repetitions, s.capacity_max) == (4, 8000)
+def test_settings_have_the_campaigns_defaults() -> None:
+    s = CapacitySettings(upper=1000, error=10, min_connections=4, max_connections="8k", connection_error=2)
+    assert (s.repetitions, s.max_connections, s.beta, s.gamma, s.alpha, s.max_invalid) == (10, 8000, 0.2, 0.4, 1.0, 3)
 
 
-def test_a_campaign_alias_does_not_replace_the_field_set_under_its_own_name() -> None:
-    s = MetricSettings.from_any({"tagged_rate": 500, "latency_rate": 700, "min_connections": 1000})
-    assert (s.latency_rate, s.capacity_start) == (700, 1000)
+def test_the_campaigns_names_are_the_settings_the_procedures_read() -> None:
+    s = LatencySettings(tagged_rate=500, fill_rate=1000)
+    assert (s.tagged_rate, s.duration) == (500, 120.0)  # RFC 8219: 120 s latency trials
+    assert PdvSettings(fill_rate=1000).duration == 60.0
 
 
-def test_directions_of_any_enum_or_string_become_directions() -> None:
-    import enum
-
-    class Schema(enum.Enum):  # a schema's own enum: its str() is "Schema.REVERSE", its value "reverse"
-        REVERSE = "reverse"
-
-    for given in ("reverse", Schema.REVERSE):
-        s = MetricSettings.from_any({"directions": given})
+def test_directions_are_read_from_their_names() -> None:
+    for given in ("reverse", Directions.REVERSE):
+        s = LatencySettings(directions=given, fill_rate=1000)
         assert s.directions is Directions.REVERSE
         assert len(s.directions.active) == 1
 
 
-def test_fractions_and_rates_become_tuples_of_floats() -> None:
-    s = MetricSettings.from_any({"fractions": [1, 0.5], "rates": [800_000, 400_000]})
-    assert type(s.fractions) is tuple and s.fractions == (1.0, 0.5)
-    assert type(s.rates) is tuple and s.rates == (800_000.0, 400_000.0)
-    assert all(type(f) is float for f in (*s.fractions, *s.rates))
+def test_rates_become_floats_in_the_order_written() -> None:
+    s = FrameLossSettings(rates=["800k", 400_000], fill_rate=1000)
+    assert s.rates == [800_000.0, 400_000.0]
+    assert all(type(r) is float for r in s.rates)
 
 
 # ---------------------------------------------------------------------------- capacity: bounds, tags, stop rules
@@ -1139,7 +1136,7 @@ def test_capacity_stops_below_beta_and_a_final_probe_stops_below_gamma_with_what
         _orig(plan)
 
     h.tester.prepare = prepare  # type: ignore[method-assign]
-    res = h.run("capacity", upper=2000, error=1, capacity_error=2000)
+    res = h.run("capacity", upper=2000, error=1, connection_error=2000)
     assert res.extra["probes"] == [[4000, 1000], [8000, 0], [6000, 250]]
     assert h.slept == []  # no gap between a probe's phase 1 and its reverse frames
     assert (res.value, res.error, res.extra["rate_at_capacity"]) == (4000, 2000, 1000)
@@ -1166,7 +1163,7 @@ def test_capacity_stops_below_beta_and_a_final_probe_stops_below_gamma_with_what
 
 
 def test_capacity_final_search_narrows_to_one_source_port_by_default() -> None:
-    """Ceiling 1,000 cps up to 202 source ports, 100 beyond; capacity_error unset: one port (20 connections).
+    """Ceiling 1,000 cps up to 202 source ports, 100 beyond; connection_error 20: one port (20 connections).
 
     200 ports: 1,000; 400 ports: 0 -> [200, 400]. Final probes 300, 250, 225, 212, 206, 203 collapse (stop below
     400) -> [200, 203]; 201 ports: 999 (the search of [0, 1,000] ends one below) -> [201, 203]; 202 ports: 998
@@ -1181,10 +1178,10 @@ def test_capacity_final_search_narrows_to_one_source_port_by_default() -> None:
 def test_capacity_without_a_limit_probes_up_to_the_last_source_port() -> None:
     """Source ports from 1000 to 65535: 64,536 ports x 20 = 1,290,720 connections at most.
 
-    capacity_start 800,000 = 40,000 ports: 1,000 cps; doubling is capped at 64,536 ports: 999 cps; exhausted.
+    min_connections 800,000 = 40,000 ports: 1,000 cps; doubling is capped at 64,536 ports: 999 cps; exhausted.
     """
     h = capacity_harness(lambda n: 1000.0)
-    res = h.run("capacity", upper=2000, error=1, capacity_start=800_000)
+    res = h.run("capacity", upper=2000, error=1, min_connections=800_000)
     assert res.extra["probes"] == [[800_000, 1000], [1_290_720, 999]]
     assert (res.value, res.error, res.extra["port_space_exhausted"]) == (1_290_720, 0, True)
 
@@ -1198,7 +1195,7 @@ def test_capacity_without_a_limit_probes_up_to_the_last_source_port() -> None:
 )
 def test_capacity_can_probe_a_single_source_port(start: int, most: int, probes: list[list[float]]) -> None:
     h = capacity_harness(lambda n: 1000.0)
-    res = h.run("capacity", upper=2000, error=1, capacity_start=start, capacity_max=most)
+    res = h.run("capacity", upper=2000, error=1, min_connections=start, max_connections=most, unchecked=True)
     assert res.extra["probes"] == probes
     assert (res.value, res.extra["port_space_exhausted"]) == (most, True)
 
@@ -1206,7 +1203,7 @@ def test_capacity_can_probe_a_single_source_port(start: int, most: int, probes: 
 def test_capacity_goes_on_with_a_starting_rate_of_one() -> None:
     """Ceiling 1 cps: the search of [0, 4] fails 2, passes 1 ([1, 2] is within error 1): r_s = 1 is a rate."""
     h = capacity_harness(lambda n: 1.0)
-    res = h.run("capacity", upper=4, error=1, capacity_max=4000)
+    res = h.run("capacity", upper=4, error=1, max_connections=4000, unchecked=True)
     assert res.extra["probes"] == [[4000, 1]]
     assert (res.value, res.extra["rate_at_capacity"]) == (4000, 1)
 
@@ -1215,7 +1212,7 @@ def test_capacity_with_no_rate_range_fails_with_its_own_message() -> None:
     # upper 0 leaves nothing to search (even with error 0): the starting probe has no rate
     h = capacity_harness(lambda n: 1000.0)
     for error in (0, 1):
-        res = h.run("capacity", upper=0, error=error)
+        res = h.run("capacity", upper=0, error=error, unchecked=True)
         assert res.extra["failed"] == "no rate passed with the starting 4000 connections; lower capacity_start"
         assert h.records == []
 
@@ -1223,11 +1220,11 @@ def test_capacity_with_no_rate_range_fails_with_its_own_message() -> None:
 def test_capacity_with_beta_zero_doubles_on_through_probes_without_a_rate() -> None:
     """beta 0: a probe at rate 0 is not below 0 x the rate, so the doubling goes on; probes in [0, 0] run no trial.
 
-    capacity_start 640,000 = 32,000 ports: 1,000 cps; 64,000 ports: ceiling 0, [0, 1,000] fails down to 0;
+    min_connections 640,000 = 32,000 ports: 1,000 cps; 64,000 ports: ceiling 0, [0, 1,000] fails down to 0;
     64,536 ports: nothing to search (rate 0), stored as 0; exhausted at 1,290,720 connections with rate 0.
     """
     h = capacity_harness(lambda n: 1000.0 if n <= 32_000 else 0.0)
-    res = h.run("capacity", upper=2000, error=1, beta=0, capacity_start=640_000)
+    res = h.run("capacity", upper=2000, error=1, beta=0, min_connections=640_000, unchecked=True)
     assert res.extra["probes"] == [[640_000, 1000], [1_280_000, 0], [1_290_720, 0]]
     assert (res.value, res.extra["rate_at_capacity"], res.extra["port_space_exhausted"]) == (1_290_720, 0, True)
 
@@ -1323,7 +1320,7 @@ def test_forwarding_does_not_empty_a_table_the_dut_says_it_cannot_empty() -> Non
 def test_frame_loss_result_is_the_loss_at_the_first_rate() -> None:
     # forwarding ceiling 500,000: at 800,000 fps 300,000 of 800,000 frames per direction are lost (0.375)
     h = Harness(forwarding=500_000)
-    res = h.run("frame_loss", rates=(800_000, 400_000), fill_rate=50_000, flr_stop_after_zero=0)
+    res = h.run("frame_loss", rates=(800_000, 400_000), fill_rate=50_000, stop_after_zero=0)
     assert (res.value, res.unit) == (0.375, "ratio")
     assert res.extra == {
         "rate": 800_000,
@@ -1411,7 +1408,7 @@ def test_a_monitor_that_took_no_samples_adds_nothing_to_the_trial() -> None:
 def test_capacity_probes_keep_the_points_destination_ports_whatever_the_plan_holds() -> None:
     """A plan narrower than the point (10 destination ports, not 20): each probe is prepared with the point's 20.
 
-    capacity_max 4,000 = 200 ports = the start: one probe, then the point's own plan again.
+    max_connections 4,000 = 200 ports = the start: one probe, then the point's own plan again.
     """
     h = capacity_harness(lambda n: 1000.0)
     h.plan = dataclasses.replace(h.plan, dst_ports=PortRange(80, 89))
@@ -1422,7 +1419,7 @@ def test_capacity_probes_keep_the_points_destination_ports_whatever_the_plan_hol
         _orig(plan)
 
     h.tester.prepare = prepare  # type: ignore[method-assign]
-    res = h.run("capacity", upper=2000, error=1, capacity_max=4000)
+    res = h.run("capacity", upper=2000, error=1, max_connections=4000, unchecked=True)
     assert res.value == 4000
     assert prepared == [PortRange(80, 99), PortRange(80, 89)]
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from metric_settings import build
 
 from natbench.errors import DutError
-from natbench.procedures import MetricSettings, ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext, run_repetition
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.testers.base import Mapping
 from natbench.testing import FakeDut, FakeModel, FakeTester
@@ -51,6 +52,7 @@ class Run:
         self.records: list[TrialRecord] = []
 
     def __call__(self) -> RepetitionResult:
+        settings, _options = build("validation", {"duration": 1.0}, rate=50_000, gap=0.0)
         ctx = ProcedureContext(
             tester=self.tester,
             dut=self.dut,
@@ -58,7 +60,7 @@ class Run:
             plan=self.plan,
             metric="validation",
             repetition=0,
-            settings=MetricSettings(rate=50_000, gap=0.0, duration=1.0),
+            settings=settings,
             emit=self.records.append,
             clock=lambda: 0.0,
             sleep=lambda _s: None,

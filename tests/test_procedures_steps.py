@@ -7,9 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from metric_settings import TOLERANCE, build
+from pydantic import ValidationError
 
 from natbench.errors import ConfigError
-from natbench.procedures import MetricSettings, ProcedureContext, judge_phase, run_repetition
+from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, judge_phase, run_repetition
+from natbench.metrics.throughput import ThroughputSettings
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testing import FakeDut, FakeModel, FakeTester
@@ -56,7 +59,7 @@ class Bench:
         self.tester.phase2 = phase2  # type: ignore[method-assign]
 
     def run(self, metric: str, *, clock: Callable[[], float] = lambda: 0.0, repetition: int = 0, **settings: Any):
-        settings.setdefault("duration", 1.0)
+        resolved, options = build(metric, {"duration": 1.0}, **settings)
         ctx = ProcedureContext(
             tester=self.tester,
             dut=self.dut,
@@ -64,25 +67,26 @@ class Bench:
             plan=self.plan,
             metric=metric,
             repetition=repetition,
-            settings=MetricSettings(**settings),
+            settings=resolved,
             emit=self.records.append,
             clock=clock,
             sleep=self.slept.append,
+            options=options,
         )
         return run_repetition(ctx)
 
 
 # ---------------------------------------------------------------------------- phase-2 options
-def test_forwarding_steps_ask_for_the_metrics_tagged_rate_and_selection_without_latency() -> None:
+def test_forwarding_steps_ask_for_the_runs_selection_without_latency() -> None:
     b = Bench(nat=False, stateless_forwarding=250_000)
-    b.run("forwarding", upper=400_000, error=100_000, latency_rate=250, selection="linear")
-    assert b.options == [Phase2Options(latency=False, latency_rate=250, selection="linear")] * 2
+    b.run("forwarding", upper=400_000, error=100_000, selection="linear")
+    assert b.options == [Phase2Options(latency=False, selection="linear")] * 2
 
 
-def test_throughput_steps_ask_for_the_metrics_tagged_rate_and_selection_without_mappings_in_learn_mode() -> None:
+def test_throughput_steps_ask_for_the_runs_selection_without_latency_or_mappings_in_learn_mode() -> None:
     b = Bench(forwarding=250_000)
-    b.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, latency_rate=250, selection="fixed", gap=0)
-    assert b.options == [Phase2Options(latency=False, latency_rate=250, selection="fixed", mappings=None)] * 2
+    b.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, selection="fixed", gap=0)
+    assert b.options == [Phase2Options(latency=False, selection="fixed", mappings=None)] * 2
     assert b.slept == []  # gap 0: no sleep after the fill
     phase2 = [r for r in b.records if r.kind == "phase2"]
     assert [r.extra["dut_connections"] for r in phase2] == [4000, 4000]  # counted after every step
@@ -228,17 +232,27 @@ def test_an_unknown_metric_lists_the_known_ones() -> None:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"refill": "sometimes"}, "refill: must be one of auto, always, got 'sometimes'"),
-        ({"on_search_error": "ignore"}, "on_search_error: must be one of record, raise, got 'ignore'"),
-        ({"repetitions": 0}, "repetitions: must be at least 1, got 0"),
-        ({"acceptance": 1.0}, "acceptance: must be in [0, 1), got 1.0"),
-        ({"max_invalid": -1}, "max_invalid: must be >= 0, got -1"),
+        ({"refill": "sometimes"}, "refill: Input should be 'auto' or 'always'"),
+        ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
+        (
+            {"acceptance": 1.0},
+            "acceptance: Value error, acceptance is a loss ratio below 1 (0.0001 = 0.01 % loss, the seeds' 99.99 % "
+            "criterion), got 1.0",
+        ),
+        ({"max_invalid": -1}, "max_invalid: Input should be greater than or equal to 0"),
     ],
 )
 def test_bad_settings_say_what_is_allowed(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        ThroughputSettings(upper=400_000, error=100_000, fill_rate=50_000, **settings)
+    (first,) = err.value.errors()
+    assert f"{first['loc'][0]}: {first['msg']}" == message
+
+
+def test_a_bad_run_option_says_what_is_allowed() -> None:
     with pytest.raises(ConfigError) as err:
-        MetricSettings(**settings)
-    assert str(err.value) == message
+        RunOptions(on_search_error="ignore")
+    assert str(err.value) == "on_search_error: must be one of record, raise, got 'ignore'"
 
 
 # ---------------------------------------------------------------------------- verdicts
@@ -248,12 +262,12 @@ def phase(*counts: tuple[Direction, int, int, int], intended: float = 1000.0, ac
 
 def test_a_tester_that_gives_no_reason_is_said_to_give_none() -> None:
     p = phase((Direction.FORWARD, 10, 10, 10), tester_ok=False, tester_note="")
-    assert judge_phase(p, MetricSettings()) == (Verdict.INVALID, "tester could not keep the rate: no reason given")
+    assert judge_phase(p, 0.0, TOLERANCE) == (Verdict.INVALID, "tester could not keep the rate: no reason given")
 
 
 def test_a_negative_valid_count_is_inconsistent() -> None:
     p = phase((Direction.FORWARD, 10, 10, -1))
-    assert judge_phase(p, MetricSettings()) == (
+    assert judge_phase(p, 0.0, TOLERANCE) == (
         Verdict.INVALID,
         "inconsistent forward counts: sent 10, received 10, valid -1",
     )
@@ -261,13 +275,13 @@ def test_a_negative_valid_count_is_inconsistent() -> None:
 
 def test_a_rate_of_one_frame_per_second_sent_at_half_is_short() -> None:
     p = phase((Direction.FORWARD, 1, 1, 1), intended=1.0, achieved=0.5)
-    assert judge_phase(p, MetricSettings()) == (Verdict.INVALID, "tester fell behind: achieved 0.5 of 1 (50.00% short)")
+    assert judge_phase(p, 0.0, TOLERANCE) == (Verdict.INVALID, "tester fell behind: achieved 0.5 of 1 (50.00% short)")
 
 
 def test_the_direction_with_the_larger_loss_ratio_is_judged_not_the_last_named() -> None:
     # forward loses 100 of 1,000 (10 %), reverse 10 of 1,000 (1 %); acceptance 5 %: forward fails the trial
     p = phase((Direction.FORWARD, 1000, 900, 900), (Direction.REVERSE, 1000, 990, 990))
-    assert judge_phase(p, MetricSettings(acceptance=0.05)) == (
+    assert judge_phase(p, 0.05, TOLERANCE) == (
         Verdict.FAIL,
         "forward loss 100/1000 = 10.000000% > 5.000000%",
     )
@@ -286,18 +300,31 @@ def test_a_step_without_any_counts_names_every_missing_direction() -> None:
 def test_the_rate_check_applies_only_to_a_trial_with_an_intended_rate() -> None:
     # nothing was meant to be sent, so whatever rate the tester reports is no shortfall (and no division by zero)
     p = phase((Direction.FORWARD, 0, 0, 0), intended=0.0, achieved=-1.0)
-    assert judge_phase(p, MetricSettings()) == (Verdict.PASS, "")
+    assert judge_phase(p, 0.0, TOLERANCE) == (Verdict.PASS, "")
 
 
 def test_a_failed_repetition_of_a_registered_procedure_without_a_unit_has_an_empty_unit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from natbench import procedures
     from natbench.errors import SearchError
+    from natbench.metrics import Metric, registry
 
-    def custom(ctx: ProcedureContext) -> Any:
+    def custom(ctx: ProcedureContext[MetricSettings]) -> Any:
         raise SearchError("custom gave up")
 
-    monkeypatch.setitem(procedures.PROCEDURES, "custom", custom)
+    entry = Metric(
+        name="custom",
+        description="A metric registered by the test.",
+        settings=MetricSettings,
+        run=custom,
+        unit="",
+        order=1000,
+        label="custom",
+        scale_label="custom rel. scale up",
+        title="custom",
+        axis="",
+        estimate=lambda s, n, selected: (0, 0.0),
+    )
+    monkeypatch.setitem(registry._REGISTRY, "custom", entry)
     res = Bench().run("custom")
     assert (res.value, res.unit, res.extra) == (None, "", {"failed": "custom gave up"})

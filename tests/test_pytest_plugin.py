@@ -1,4 +1,4 @@
-"""The pytest plugin and natbench.experiment: options, skips, sweep ids, storage, reports.
+"""The pytest plugin and natbench.run.experiment: options, skips, sweep ids, storage, reports.
 
 Measurements here drive the modelled NAT of natbench.testing (FakeTester / FakeDut),
 injected by overriding the plugin's ``tester`` and ``dut`` fixtures in the inner
@@ -20,15 +20,10 @@ import pytest
 from report_cli import report_text
 
 from natbench.errors import ConfigError
-from natbench.experiment import (
-    Experiment,
-    TestbedFile,
-    load_testbed,
-    split_connections,
-    sweep_points,
-)
-from natbench.experiment import testbed_problems as problems_of
-from natbench.store import RunDirectory
+from natbench.run.experiment import Experiment, split_connections, sweep_points
+from natbench.run.store import RunDirectory
+from natbench.testbed.file import TestbedFile, load_testbed
+from natbench.testbed.file import testbed_file_problems as problems_of
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic.ports import PortRange
 
@@ -49,7 +44,7 @@ duts:
 
 FAKE_CONFTEST = """\
 import pytest
-from natbench.experiment import load_testbed
+from natbench.testbed.file import load_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 
@@ -285,7 +280,7 @@ def test_a_bad_setting_names_the_field(tmp_path: Path) -> None:
 def test_resume_of_an_experiment_run_directory_says_what_it_is(tmp_path: Path) -> None:
     """`natbench run --resume` on a pytest session's run directory: one clear line, exit 2, nothing changed."""
     from natbench.errors import StoreError
-    from natbench.runner import resume_campaign
+    from natbench.run.runner import resume_campaign
 
     dut = FakeDut(FakeModel(cps=50_000))
     tb = load_testbed(_write(tmp_path / "tb.yaml", TESTBED))
@@ -321,6 +316,29 @@ def test_testbed_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
     extra = _write(tmp_path / "extra.yaml", TESTBED + "frobnicate: 1\n")
     with pytest.raises(ConfigError, match=r"extra.yaml:9.*frobnicate.*unknown key"):
         load_testbed(extra)
+
+
+def test_a_testbed_file_names_the_unset_variables_it_needs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same ${NATBENCH_*} rules as a campaign: defaults, ``$$`` and comments need nothing from the environment."""
+    for var in ("NATBENCH_T_HOST", "NATBENCH_T_IF", "NATBENCH_T_LITERAL", "NATBENCH_T_COMMENT", "NATBENCH_T_SET"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NATBENCH_T_SET", "02:00:00:00:00:01")
+    text = TESTBED.replace(
+        "access: {kind: local}", "access: {kind: ssh, host: '${NATBENCH_T_HOST}'}  # ${NATBENCH_T_COMMENT}"
+    )
+    text = text.replace(
+        "nat: snat,", "nat: snat, private_if: '${NATBENCH_T_IF:-eth1}', comment: '$${NATBENCH_T_LITERAL}',"
+    )
+    text += "    # ${NATBENCH_T_COMMENT} in a comment line\n"
+    tb = load_testbed(_write(tmp_path / "env.yaml", text))
+    assert tb.missing_env == ("NATBENCH_T_HOST",)
+    assert problems_of(tb) == [
+        f"the testbed file {tmp_path / 'env.yaml'} needs environment variable(s) NATBENCH_T_HOST"
+    ]
+    monkeypatch.setenv("NATBENCH_T_HOST", "192.0.2.1")
+    tb = load_testbed(_write(tmp_path / "env.yaml", text.replace(", comment: '$${NATBENCH_T_LITERAL}'", "")))
+    assert tb.missing_env == () and tb.testbed["duts"][0]["access"]["host"] == "192.0.2.1"
+    assert tb.testbed["duts"][0]["params"]["private_if"] == "eth1"
 
 
 def test_a_whole_campaign_is_a_testbed_with_defaults(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import natbench
 from natbench.cli import cli
-from natbench.runner import start_run
+from natbench.run.runner import start_run
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 

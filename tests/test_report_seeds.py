@@ -17,7 +17,7 @@ from conftest import FIG5_SIZES, _series, perf_run, teardown_run
 import natbench
 from natbench.campaign import load_campaign
 from natbench.report.load import Run
-from natbench.store import point_to_dict
+from natbench.run.store import point_to_dict
 from natbench.testing.rundir import write_run_dir
 
 CAMPAIGNS = Path(__file__).resolve().parent.parent / "campaigns"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from natbench.cli.run import summary_lines
 from natbench.report.load import load
-from natbench.store import RunDirectory
+from natbench.run.store import RunDirectory
 from natbench.testing.rundir import make_point, result_record, write_run_dir
 
 PER_DIRECTION = [84_375.0, 84_375.0, 90_000.0]  # what the engine stores: frames/s in each direction
@@ -51,8 +51,8 @@ def test_summary_shows_bidirectional_throughput_as_the_tables_do(tmp_path: Path)
 
 def test_the_run_log_shows_each_repetition_in_the_same_unit() -> None:
     """`natbench run -v` logs each repetition's result: the same all-frames number as the summary."""
-    from natbench.observers import format_result
     from natbench.results import RepetitionResult
+    from natbench.run.observers import format_result
 
     bidi = RepetitionResult(
         "p", "throughput", 0, 84_375.0, "fps", 500.0, {"directions": "bidirectional", "all_frames_per_second": 168_750}

@@ -16,8 +16,9 @@ import pytest
 
 from natbench.errors import DutError, StoreError
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.runner import Observer, RunInterrupted, resume_run, start_run
-from natbench.store import RunDirectory
+from natbench.run.observers import Observer
+from natbench.run.runner import RunInterrupted, resume_run, start_run
+from natbench.run.store import RunDirectory
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 CHILD = [sys.executable, str(Path(engine_fakes.__file__))]
@@ -229,7 +230,7 @@ def test_progress_and_logging_observers_render_a_run(tmp_path: Path, caplog: pyt
 
     from rich.console import Console
 
-    from natbench.observers import LoggingObserver, RichProgress
+    from natbench.run.observers import LoggingObserver, RichProgress
 
     buf = io.StringIO()
     progress = RichProgress(Console(file=buf, force_terminal=False, width=200))

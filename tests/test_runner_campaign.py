@@ -11,8 +11,8 @@ import yaml
 
 from natbench.campaign import load_campaign
 from natbench.errors import ConfigError
-from natbench.runner import resume_campaign, run_campaign, spec_from_campaign
-from natbench.store import RunDirectory
+from natbench.run.runner import resume_campaign, run_campaign, spec_from_campaign
+from natbench.run.store import RunDirectory
 from natbench.testbed import TESTERS, Testbed, build_testbed
 from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
@@ -47,7 +47,7 @@ def test_spec_from_campaign_takes_traffic_defaults(campaign_file: Path) -> None:
     assert s.acceptance == 0.001  # from traffic.acceptance
     assert s.directions is Directions.BIDIRECTIONAL
     assert spec.total_repetitions() == 27
-    assert s.rate_tolerance == 0.001  # engine default: the quickstart's tester sets none
+    assert spec.options.rate_tolerance == 0.001  # engine default: the quickstart's tester sets none
 
 
 def test_tester_rate_tolerance_reaches_the_verdicts(campaign_file: Path) -> None:
@@ -56,7 +56,7 @@ def test_tester_rate_tolerance_reaches_the_verdicts(campaign_file: Path) -> None
     campaign_file.write_text(yaml.safe_dump(data, sort_keys=False))
     campaign = load_campaign(campaign_file)
     spec = spec_from_campaign(campaign, campaign.to_yaml())
-    assert spec.settings(spec.points[0], "cps").rate_tolerance == 0.02
+    assert spec.options.rate_tolerance == 0.02
 
 
 def test_a_campaign_runs_with_the_fakes_through_the_library_api(campaign_file: Path) -> None:
@@ -209,11 +209,11 @@ def test_schema_names_of_every_metric_reach_the_procedures(campaign_file: Path) 
     campaign = load_campaign(campaign_file)
     spec = spec_from_campaign(campaign, campaign.to_yaml())
     p = spec.points[0]
-    assert spec.settings(p, "frame_loss").rates == (150_000.0, 100_000.0)
-    assert spec.settings(p, "latency").latency_rate == 500
+    assert tuple(spec.settings(p, "frame_loss").rates) == (150_000.0, 100_000.0)
+    assert spec.settings(p, "latency").tagged_rate == 500
     assert spec.settings(p, "pdv").rate == 50_000
     cap = spec.settings(p, "capacity")
-    assert (cap.capacity_start, cap.capacity_max, cap.capacity_error, cap.beta, cap.gamma) == (
+    assert (cap.min_connections, cap.max_connections, cap.connection_error, cap.beta, cap.gamma) == (
         1000,
         64000,
         500,

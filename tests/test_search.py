@@ -81,7 +81,8 @@ def test_too_many_invalid_steps_raise_search_error() -> None:
         run_binary_search(search, lambda step: Verdict.INVALID)
 
 
-def test_replay_rebuilds_the_state() -> None:
+def test_the_same_verdicts_lead_to_the_same_steps() -> None:
+    # a restarted repetition (resume after a kill) must propose the steps the cut-off one proposed
     a = BinarySearch(0, 10_000, 10)
     verdicts = []
     for _ in range(4):
@@ -90,7 +91,9 @@ def test_replay_rebuilds_the_state() -> None:
         verdicts.append(v)
         a.report(v)
     b = BinarySearch(0, 10_000, 10)
-    b.replay(verdicts)
+    for v in verdicts:
+        b.next_step()
+        b.report(v)
     assert (a.lower, a.upper, a.next_step()) == (b.lower, b.upper, b.next_step())
 
 

@@ -22,11 +22,20 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-import natbench.store as store_module
+import natbench.run.store as store_module
 from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.store import ABANDONED, RunDirectory, RunStore, _lock_dir, atomic_write, point_to_dict
+from natbench.run.store import (
+    ABANDONED,
+    RunDirectory,
+    RunStore,
+    _lock_dir,
+    atomic_write,
+    link_latest,
+    point_to_dict,
+    read_plain_run,
+)
 from natbench.testing.rundir import write_run_dir
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
@@ -150,7 +159,7 @@ def test_each_append_fsyncs_the_trials_file_after_writing_its_line(
     store = new_store(tmp_path)
     trials = tmp_path / "run" / "trials.jsonl"
     spy = FsyncSpy()
-    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
     store.append_trial(trial(0, 0))
     after_trial = trials.stat()
     store.append_result(result(0))
@@ -170,7 +179,7 @@ def test_atomic_write_fsyncs_the_new_file_before_the_rename_and_the_directory_af
     target = tmp_path / "run.json"
     target.write_text("old\n")
     spy = FsyncSpy(look=target.read_text)
-    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
     atomic_write(target, "new text\n")
     assert target.read_text() == "new text\n"
     assert spy.calls == [
@@ -296,7 +305,7 @@ def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_firs
     run = tmp_path / "run"
     (run / "trials.jsonl").unlink()  # deleted by hand to measure everything again
     spy = FsyncSpy()
-    monkeypatch.setattr("natbench.store.os.fsync", spy)
+    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
     with RunStore.resume(run) as store:
         trials = (run / "trials.jsonl").stat()
         # as at creation: the empty file, then the directory holding its entry, before run.json and any trial
@@ -844,7 +853,7 @@ IN_ASCII_LOCALE = """
 import codecs, json, locale, sys
 locale.setlocale(locale.LC_CTYPE, "C")
 from pathlib import Path
-from natbench.store import RunDirectory, RunStore
+from natbench.run.store import RunDirectory, RunStore
 
 done, fresh = Path(sys.argv[1]), Path(sys.argv[2])
 RunStore.create(fresh, campaign_text="name: caf\\u00e9\\n", points=[]).close()
@@ -875,7 +884,7 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
         "LANG": "C.UTF-8",
         "PYTHONUTF8": "0",
     }
-    source_root = Path(store_module.__file__).resolve().parent.parent  # the natbench tree this test imports
+    source_root = Path(store_module.__file__).resolve().parents[2]  # the natbench tree this test imports
     proc = subprocess.run(
         [sys.executable, "-c", IN_ASCII_LOCALE, str(run), str(tmp_path / "fresh")],
         cwd=source_root,
@@ -897,3 +906,61 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
     assert (run / "trials.jsonl").read_text() == ""
     RunStore.resume(run).close()  # (the same calls in this process: nothing left to move)
     assert [t.extra for t in RunDirectory.open(run).abandoned()] == [{"note": "délai 5 µs"}]
+
+
+# ----------------------------------------------------------------------------- plain reading, session files, latest
+def test_the_plain_reader_reads_what_the_store_wrote(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+    plain = read_plain_run(tmp_path / "run")
+    assert plain.meta == RunDirectory.open(tmp_path / "run").meta
+    assert plain.campaign_text == "name: t\n" and plain.points == [point_to_dict(POINTS[0])]
+    assert plain.trials == [{"type": "trial", **trial(0, 0).to_dict()}]
+    assert plain.results == [{"type": "result", **result(0).to_dict()}]
+    assert plain.warnings == []
+
+
+def test_the_plain_reader_names_what_it_cannot_read(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    new_store(tmp_path).close()
+    (run / "campaign.yaml").unlink()
+    (run / "trials.jsonl").unlink()
+    plain = read_plain_run(run)
+    assert plain.campaign_text == "" and plain.trials == plain.results == []
+    assert plain.warnings == [f"{run / 'trials.jsonl'}: missing (no trial stored yet)"]
+    (run / "trials.jsonl").write_text('{"type": "step"}\n{"type": "trial"}\n')
+    with pytest.raises(StoreError, match=r"trials.jsonl:1: type: expected 'trial' or 'result', got 'step'$"):
+        read_plain_run(run)
+    (run / "points.json").write_text('{"id": "x"}')
+    with pytest.raises(StoreError, match=r"points.json: expected a list of working points$"):
+        read_plain_run(run)
+    (run / "points.json").write_text("[")
+    with pytest.raises(StoreError, match=r"points.json: not valid JSON: "):
+        read_plain_run(run)
+    (run / "run.json").unlink()
+    with pytest.raises(StoreError, match=r"run.json: missing; is this a natbench run directory\?$"):
+        read_plain_run(run)
+
+
+def test_an_experiment_session_rewrites_its_campaign_and_points(tmp_path: Path) -> None:
+    more = [*POINTS, dataclasses.replace(POINTS[0], index=1, cores=2)]
+    with new_store(tmp_path) as store:
+        store.rewrite_session("kind: natbench-experiment\n", more)
+    run = RunDirectory.open(tmp_path / "run")
+    assert run.campaign_text == "kind: natbench-experiment\n"
+    assert run.points == [point_to_dict(p) for p in more]
+    assert sorted(p.name for p in run.path.iterdir()) == ["campaign.yaml", "points.json", "run.json", "trials.jsonl"]
+
+
+def test_latest_points_at_the_newest_run_directory(tmp_path: Path) -> None:
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir()
+        link_latest(tmp_path / name)
+        assert os.readlink(tmp_path / "latest") == name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first", "latest", "second"]  # no temporary link left
+    (tmp_path / "latest").unlink()
+    (tmp_path / "latest").mkdir()  # not a link: left alone
+    link_latest(tmp_path / "first")
+    assert (tmp_path / "latest").is_dir() and not (tmp_path / "latest").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first", "latest", "second"]

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from natbench import plugins
 from natbench.campaign import Campaign, load_campaign
 from natbench.campaign.schema import TesterSpec
 from natbench.duts.executors import LocalExecutor, NetnsExecutor
@@ -130,7 +131,12 @@ def test_a_plugin_tester_kind_is_accepted_by_the_schema_and_built(fake_kind: Fak
 
 def test_a_plugin_found_through_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
     ep = EntryPoint(name="epfake", value=f"{__name__}:PLUGIN", group="natbench.testers")
-    monkeypatch.setattr(registry_module, "entry_points", lambda group: [ep] if group == "natbench.testers" else [])
+
+    def installed(group: str) -> list[EntryPoint]:
+        return [ep] if group == "natbench.testers" else []
+
+    monkeypatch.setattr(registry_module, "entry_points", installed)
+    monkeypatch.setattr(plugins, "entry_points", installed)  # what the schema's kind check sees
     try:
         assert "epfake" in TESTERS.names() and TESTERS.known("epfake")
         assert TESTERS.get("epfake") is PLUGIN

@@ -14,8 +14,8 @@ from trex_fakes import QuietSession
 
 from natbench.errors import ConfigError
 from natbench.errors import TesterError as TRexFailure
-from natbench.experiment import load_testbed  # imports PyYAML before the TRex client puts its old copy on sys.path
 from natbench.results import Direction
+from natbench.testbed.file import load_testbed  # imports PyYAML before the TRex client puts its old copy on sys.path
 from natbench.testers import base as tester_base
 from natbench.testers.trex import client as trex_client
 from natbench.testers.trex import create

@@ -15,14 +15,13 @@ from natbench.campaign.schema import (
     CampaignSpec,
     DutRole,
     DutSpec,
-    MetricSettings,
     MetricsSpec,
-    SearchSettings,
     SweepSpec,
     TestbedSpec,
     TesterSpec,
     TrafficSpec,
 )
+from natbench.metrics import MetricSettings, SearchSettings
 from natbench.values import format_count, parse_count, parse_number, parse_port_range
 
 __all__ = [

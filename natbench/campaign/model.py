@@ -10,12 +10,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from natbench.campaign.schema import CampaignSpec, DutSpec, MetricSettings, TestbedSpec, TrafficSpec
+from natbench.campaign.schema import CampaignSpec, DutSpec, TestbedSpec, TrafficSpec
 from natbench.campaign.sweep import expand, settings_for
 from natbench.config.source import LocatedError, SourceMap, parse_yaml
 from natbench.config.validation import validation_error
 from natbench.errors import ConfigError
-from natbench.procedures import STATELESS_METRICS
+from natbench.metrics import MetricSettings, all_metrics, metric
 from natbench.traffic.plan import Family, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -189,15 +189,10 @@ def _check(spec: CampaignSpec) -> None:
     _check_addresses(spec)
     selected = spec.metrics.selected()
     _check_family_metrics(spec, selected)
-    for metric in ("latency", "pdv"):
-        s = selected.get(metric)
-        if s is not None and getattr(s, "rate", None) is None and "throughput" not in selected:
-            raise LocatedError(
-                ("metrics", metric, "rate"), f"{metric}.rate is required unless throughput is measured too"
-            )
-    v = selected.get("validation")
-    if v is not None and getattr(v, "rate", None) is None and "cps" not in selected:
-        raise LocatedError(("metrics", "validation", "rate"), "validation.rate is required unless cps is measured too")
+    for name, settings in selected.items():
+        source = metric(name).rate_from
+        if source is not None and getattr(settings, "rate", None) is None and source not in selected:
+            raise LocatedError(("metrics", name, "rate"), f"{name}.rate is required unless {source} is measured too")
 
 
 def _check_addresses(spec: CampaignSpec) -> None:
@@ -244,12 +239,12 @@ def _check_family_metrics(spec: CampaignSpec, selected: dict[str, MetricSettings
             f"traffic.family {fam.value} translates nothing, so the public -> private tuples are the private -> "
             f"public ones swapped: use responder: compute (the default for {fam.value}), not {responder.value}",
         )
-    for metric in selected:
-        if metric not in STATELESS_METRICS:
-            allowed = ", ".join(STATELESS_METRICS)
+    for name in selected:
+        if metric(name).stateful:
+            allowed = ", ".join(m.name for m in all_metrics() if not m.stateful)
             raise LocatedError(
-                ("metrics", metric),
-                f"metric {metric} needs a stateful DUT (phase 1 fills a connection table), but traffic.family "
+                ("metrics", name),
+                f"metric {name} needs a stateful DUT (phase 1 fills a connection table), but traffic.family "
                 f"{fam.value} is plain forwarding without translation; use {allowed}",
             )
 

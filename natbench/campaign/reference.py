@@ -69,7 +69,8 @@ def markdown() -> str:
     lines = [
         f"# Campaign schema reference (schema_version {SCHEMA_VERSION})",
         "",
-        "Generated from `natbench/campaign/schema.py` by `python -m natbench.campaign.reference`;",
+        "Generated from `natbench/campaign/schema.py` and the metrics' settings models (`natbench/metrics/`)",
+        "by `python -m natbench.campaign.reference`;",
         "see the README's *Campaigns* section for the rules (numbers, port ranges, sweeps, environment).",
         "",
     ]

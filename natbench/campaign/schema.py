@@ -15,55 +15,46 @@ import enum
 import ipaddress
 import re
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     IPvAnyAddress,
     PlainSerializer,
+    create_model,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
-from natbench.procedures import METRICS
+from natbench.metrics import MetricSettings, all_metrics, metric_names
+from natbench.metrics.settings import LossRatio
+from natbench.metrics.settings import SchemaModel as _Model
+from natbench.plugins import TESTER_GROUP, known_names
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
-from natbench.values import parse_count, parse_number, parse_port_range, parse_power
+from natbench.values import parse_port_range, parse_power
 
 __all__ = [
     "METRIC_NAMES",
     "SCHEMA_VERSION",
     "AddressSpec",
     "CampaignSpec",
-    "CapacitySettings",
-    "CpsSettings",
     "DutAccess",
     "DutRole",
     "DutSpec",
-    "FilledTableSettings",
-    "ForwardingSettings",
-    "FrameLossSettings",
     "LabAccess",
-    "LatencySettings",
     "LocalAccess",
-    "MetricSettings",
+    "MetricsSection",
     "MetricsSpec",
     "NetnsAccess",
-    "PdvSettings",
-    "SearchSettings",
     "SshAccess",
     "SweepSpec",
-    "TeardownSettings",
     "TestbedSpec",
     "TesterSpec",
-    "ThroughputSettings",
     "TrafficSpec",
-    "ValidationSettings",
 ]
 
 SCHEMA_VERSION = 1
@@ -72,30 +63,10 @@ SCHEMA_VERSION = 1
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _NETNS = r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*$"  # an ``ip netns`` name: no slash or blank, not . or ..
 
-Count = Annotated[int, BeforeValidator(parse_count)]
-"""A whole number written as ``8388608``, ``2^23`` or ``4M``."""
-Rate = Annotated[float, BeforeValidator(parse_number)]
-"""A rate or count written as ``200000``, ``200k`` or ``2^17``."""
 PortRangeField = Annotated[PortRange, BeforeValidator(parse_port_range), PlainSerializer(str, return_type=str)]
 """A port range written as ``"1-4000"``, ``{first, last}``, ``{first, count}`` or a count."""
 FrameSize = Annotated[int, Field(ge=64, le=1518)]
-
-
-def _loss_ratio(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 1:
-        raise ValueError(
-            f"acceptance is a loss ratio below 1 (0.0001 = 0.01 % loss, the seeds' 99.99 % criterion), got {value!r}"
-        )
-    return value
-
-
-LossRatio = Annotated[float, BeforeValidator(_loss_ratio), Field(ge=0.0, lt=1.0)]
-"""A frame loss ratio: 0 (RFC 2544) .. below 1."""
 """An IPv4 frame size in bytes (64..1518); the IPv6 frame of the same test is 20 bytes longer."""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=True)
 
 
 # --------------------------------------------------------------------------- testbed
@@ -215,14 +186,13 @@ _BUILTIN_TESTERS = ("software", "trex")
 
 
 def _tester_kind(kind: Any) -> Any:
-    """A tester kind natbench knows: built in, or registered by a plugin (natbench.testbed.registry)."""
+    """A tester kind natbench knows: built in, or registered by a plugin (:mod:`natbench.plugins`)."""
     if kind in _BUILTIN_TESTERS:
         return kind
-    from natbench.testbed.registry import TESTERS  # only for a kind that is not built in
-
-    if isinstance(kind, str) and TESTERS.known(kind):
+    names = sorted(set(_BUILTIN_TESTERS) | set(known_names(TESTER_GROUP)))
+    if isinstance(kind, str) and kind in names:
         return kind
-    quoted = [repr(n) for n in TESTERS.names()]
+    quoted = [repr(n) for n in names]
     expected = " or ".join([", ".join(quoted[:-1]), quoted[-1]]) if len(quoted) > 1 else "".join(quoted)
     raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
 
@@ -357,221 +327,15 @@ class TrafficSpec(_Model):
 # --------------------------------------------------------------------------- metrics
 
 
-class MetricSettings(_Model):
-    """Settings every metric (procedure) has."""
+class MetricsSection(_Model):
+    """Which metrics to measure at every working point, with their settings. At least one.
 
-    repetitions: int = Field(default=10, ge=1)
-    """Number of repetitions (the seeds use 10 or 20); median, min and max are reported."""
-    acceptance: LossRatio | None = None
-    """Loss ratio a step may have and still pass (None: traffic.acceptance)."""
-    directions: Directions | None = None
-    """Active directions (None: traffic.directions)."""
-    timeout: float = Field(default=2.0, ge=0)
-    """Seconds the tester waits for frames still in flight after sending stops (passed to the tester)."""
-    check_table: bool = True
-    """Count the DUT's connections to check trials (a phase 1 must leave the connections its valid frames
-    created; phase 2 must not change the table); only where the DUT's recipe can count."""
-    table_slack: int = Field(default=64, ge=0)
-    """Connections the DUT table may hold beyond the test's own after phase 1 (e.g. its management session)."""
-
-    #: set by subclasses: this metric runs phase 1 before phase 2 (needs fill_rate)
-    needs_fill: ClassVar[bool] = False
-
-
-class SearchSettings(MetricSettings):
-    """A binary search on the rate (frames per second per direction)."""
-
-    lower: Rate = Field(default=0.0, ge=0)
-    """Lower bound of the search, frames (or connections) per second per direction."""
-    upper: Rate = Field(gt=0)
-    """Upper bound of the search (e.g. the line rate), per direction."""
-    error: Rate = Field(gt=0)
-    """The search stops when upper - lower < error (seed 000: 100 or 1000, under 0.1 % of the result)."""
-    max_invalid: int = Field(default=3, ge=0)
-    """Retries of a step whose trial was invalid (the tester could not keep the rate, ...)."""
-
-    @model_validator(mode="after")
-    def _bounds(self) -> SearchSettings:
-        if self.lower >= self.upper:
-            raise ValueError(f"lower ({self.lower:g}) must be below upper ({self.upper:g})")
-        if self.error >= self.upper - self.lower:
-            raise ValueError(f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})")
-        return self
-
-
-class FilledTableSettings(MetricSettings):
-    """Settings of metrics whose phase-2 trials run on a table filled by phase 1."""
-
-    refill: Literal["auto", "always"] = "auto"
-    """``auto``: refill only when a phase-2 step changed the table (that step is invalid) or, on a DUT that
-    cannot count, after a failed step; ``always``: empty and refill before every step (siitperf's scripts)."""
-    refill_after: float | None = Field(default=None, gt=0)
-    """Refill before a phase-2 step that would end more than this many seconds after the fill began (set it
-    below the DUT's UDP timeout so no connection expires during a step); None: no time limit."""
-    table_drift: int = Field(default=0, ge=0)
-    """Change of the DUT's connection count during a phase-2 step still tolerated (DUT background traffic)."""
-
-
-class CpsSettings(SearchSettings):
-    """Maximum connection establishment rate: binary search with phase 1 only, table emptied before each step."""
-
-
-class ThroughputSettings(SearchSettings, FilledTableSettings):
-    """Throughput: phase 1 fills the tables at fill_rate, then a binary search with phase-2 trials."""
-
-    algorithm: Literal["binary", "mlr"] = "binary"
-    """Search algorithm: ``binary`` (RFC 2544 binary search with ``error``) or ``mlr`` (MLRsearch 1.2.1 with
-    relative width error / upper; needs ``pip install 'natbench[mlr]'``)."""
-
-    duration: float = Field(default=60.0, gt=0)
-    """Seconds of each phase-2 trial (RFC 2544: 60)."""
-    gap: float = Field(default=2.0, ge=0)
-    """Seconds between phase 1 and phase 2."""
-    fill_rate: Rate = Field(gt=0)
-    """Safe phase-1 rate (connections per second) that fills the tables before phase 2."""
-
-    needs_fill: ClassVar[bool] = True
-
-
-class ForwardingSettings(SearchSettings):
-    """Plain forwarding baseline: RFC 8219 throughput search without phase 1 (stateless DUT)."""
-
-    duration: float = Field(default=60.0, gt=0)
-    """Seconds of each trial."""
-
-
-class FrameLossSettings(FilledTableSettings):
-    """Frame loss rate at fixed rates (RFC 8219), each in phase 2 after phase 1."""
-
-    rates: list[Rate] = Field(min_length=1)
-    """Per-direction rates to measure, e.g. from the line rate downwards in 10 % steps."""
-    duration: float = Field(default=60.0, gt=0)
-    """Seconds of each phase-2 trial."""
-    gap: float = Field(default=2.0, ge=0)
-    """Seconds between phase 1 and phase 2."""
-    fill_rate: Rate = Field(gt=0)
-    """Safe phase-1 rate (connections per second)."""
-
-    needs_fill: ClassVar[bool] = True
-
-
-class LatencySettings(FilledTableSettings):
-    """Latency (typical = median, worst case = 99.9th percentile of tagged frames) in phase 2."""
-
-    rate: Rate | None = Field(default=None, gt=0)
-    """Per-direction frame rate (None: the throughput result of the same working point)."""
-    duration: float = Field(default=120.0, gt=0)
-    """Seconds of each trial (RFC 8219: 120)."""
-    gap: float = Field(default=2.0, ge=0)
-    """Seconds between phase 1 and phase 2."""
-    fill_rate: Rate = Field(gt=0)
-    """Safe phase-1 rate (connections per second)."""
-    tagged_rate: float = Field(default=1000.0, gt=0)
-    """Timestamped (tagged) frames per second per direction."""
-
-    needs_fill: ClassVar[bool] = True
-
-
-class PdvSettings(FilledTableSettings):
-    """Packet delay variation (D99.9 - Dmin) in phase 2."""
-
-    rate: Rate | None = Field(default=None, gt=0)
-    """Per-direction frame rate (None: the throughput result of the same working point)."""
-    duration: float = Field(default=60.0, gt=0)
-    """Seconds of each trial."""
-    gap: float = Field(default=2.0, ge=0)
-    """Seconds between phase 1 and phase 2."""
-    fill_rate: Rate = Field(gt=0)
-    """Safe phase-1 rate (connections per second)."""
-
-    needs_fill: ClassVar[bool] = True
-
-
-class TeardownSettings(MetricSettings):
-    """Connection tear-down rate: N / (T_N - T_0) with the DUT's own delete-all command."""
-
-    fill_rate: Rate = Field(gt=0)
-    """Safe phase-1 rate that loads the N connections."""
-    gap: float = Field(default=2.0, ge=0)
-    """Seconds between loading the table and deleting it."""
-    empty_repetitions: int | None = Field(default=None, ge=1)
-    """Time the empty-table delete (T_0) in the first this many repetitions of a working point only; later
-    repetitions reuse the median of those T_0 (seed 000, 3.4: one T_0 series for Jool). None: every repetition."""
-
-    needs_fill: ClassVar[bool] = True
-
-
-class CapacitySettings(SearchSettings):
-    """Connection tracking table capacity: exponential then binary search over the connection count.
-
-    Each probe is a maximum-connection-establishment-rate search (lower/upper/error
-    of this section) with validation.
+    One optional field per registered metric (:mod:`natbench.metrics`), its settings model as the type:
+    :data:`MetricsSpec` is this class with those fields.
     """
 
-    min_connections: Count = Field(gt=0)
-    """First connection count probed."""
-    max_connections: Count = Field(gt=0)
-    """Largest connection count probed."""
-    connection_error: Count = Field(gt=0)
-    """The capacity search stops when its bounds are closer than this many connections."""
-    beta: float = Field(default=0.2, gt=0, lt=1)
-    """Exponential search: the doubling stops at the first connection count whose rate is below beta x the
-    rate of the last safe (passing) count."""
-    gamma: float = Field(default=0.4, gt=0, lt=1)
-    """Final binary search: a probed connection count fails (the capacity is below it) when its rate is below
-    gamma x the rate of the last safe count; otherwise it becomes the new safe count (siitperf's gamma)."""
-
-    alpha: float = Field(default=1.0, gt=0)
-    """Each probe step is validated with reverse frames at alpha x the step's phase-1 rate (siitperf's alpha)."""
-
     @model_validator(mode="after")
-    def _conn_bounds(self) -> CapacitySettings:
-        if self.min_connections >= self.max_connections:
-            raise ValueError(
-                f"min_connections ({self.min_connections}) must be below max_connections ({self.max_connections})"
-            )
-        return self
-
-
-class ValidationSettings(MetricSettings):
-    """Validation of connection establishment: phase 1 at rate, then Responder -> Initiator frames only."""
-
-    rate: Rate | None = Field(default=None, gt=0)
-    """Phase-1 rate (None: the cps result of the same working point)."""
-    reverse_rate: Rate | None = Field(default=None, gt=0)
-    """Rate of the public -> private frames that read the state table linearly (None: same as rate)."""
-    gap: float = Field(default=2.0, ge=0)
-    """Seconds between phase 1 and the reverse send."""
-
-
-METRIC_NAMES: tuple[str, ...] = METRICS
-"""Metric (procedure) names in the order a working point runs them."""
-
-
-class MetricsSpec(_Model):
-    """Which metrics to measure at every working point, with their settings. At least one."""
-
-    cps: CpsSettings | None = None
-    """Maximum connection establishment rate (connections per second)."""
-    throughput: ThroughputSettings | None = None
-    """Throughput (frames per second per direction inside natbench; reports show all frames)."""
-    frame_loss: FrameLossSettings | None = None
-    """Frame loss rate at fixed rates."""
-    latency: LatencySettings | None = None
-    """Latency of tagged frames."""
-    pdv: PdvSettings | None = None
-    """Packet delay variation."""
-    teardown: TeardownSettings | None = None
-    """Connection tear-down rate."""
-    capacity: CapacitySettings | None = None
-    """Connection tracking table capacity."""
-    validation: ValidationSettings | None = None
-    """Validation of connection establishment."""
-    forwarding: ForwardingSettings | None = None
-    """Plain forwarding baseline throughput."""
-
-    @model_validator(mode="after")
-    def _at_least_one(self) -> MetricsSpec:
+    def _at_least_one(self) -> Self:
         if not self.selected():
             raise ValueError(f"select at least one metric: {', '.join(METRIC_NAMES)}")
         return self
@@ -584,6 +348,22 @@ class MetricsSpec(_Model):
             if value is not None:
                 out[name] = value
         return out
+
+
+METRIC_NAMES: tuple[str, ...] = metric_names()
+"""Metric (procedure) names in the order a working point runs them."""
+
+if TYPE_CHECKING:
+    MetricsSpec = MetricsSection
+else:
+    MetricsSpec = create_model(
+        "MetricsSpec",
+        __base__=MetricsSection,
+        __doc__=MetricsSection.__doc__.split("\n\n")[0],
+        __module__=__name__,
+        **{m.name: (m.settings | None, Field(default=None, description=m.description)) for m in all_metrics()},
+    )
+"""The campaign's ``metrics`` section: one optional field per registered metric."""
 
 
 # --------------------------------------------------------------------------- sweep

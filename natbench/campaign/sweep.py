@@ -18,14 +18,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from natbench.campaign.schema import (
-    CampaignSpec,
-    DutSpec,
-    MetricSettings,
-    resolve_param_value,
-)
+from natbench.campaign.schema import CampaignSpec, DutSpec, resolve_param_value
 from natbench.config.source import LocatedError, Path_
 from natbench.config.validation import plain_message
+from natbench.metrics import MetricSettings
 from natbench.traffic.ports import PortRange
 from natbench.values import format_count, parse_count, parse_port_range
 from natbench.workingpoint import WorkingPoint

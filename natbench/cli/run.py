@@ -13,9 +13,9 @@ import click
 from natbench.campaign import load_campaign
 from natbench.cli.group import cli
 from natbench.errors import ConfigError, NatbenchError, StoreError
-from natbench.observers import LoggingObserver, RichProgress
-from natbench.runner import Observer, RunInterrupted, default_run_dir, resume_campaign, run_campaign
-from natbench.store import RunDirectory
+from natbench.run.observers import LoggingObserver, Observer, RichProgress
+from natbench.run.runner import RunInterrupted, default_run_dir, resume_campaign, run_campaign
+from natbench.run.store import TRIALS, RunDirectory
 
 __all__ = ["run_command", "summary_lines"]
 
@@ -129,7 +129,7 @@ def run_command(
             assert campaign_file is not None
             run = run_campaign(campaign_file, where, observers=observers, monitor_interval=monitor_interval)
     except (KeyboardInterrupt, RunInterrupted, NatbenchError) as exc:
-        if (where / "trials.jsonl").exists() and not isinstance(exc, ConfigError | StoreError):
+        if (where / TRIALS).exists() and not isinstance(exc, ConfigError | StoreError):
             click.echo(f"natbench: the run can be resumed: natbench run --resume {where}", err=True)
         raise
     if parquet:

@@ -18,7 +18,7 @@ import yaml
 
 from natbench.errors import ConfigError
 
-__all__ = ["Located", "LocatedError", "Path_", "SourceMap", "format_path", "parse_yaml"]
+__all__ = ["Located", "LocatedError", "Path_", "SourceMap", "format_path", "parse_yaml", "unset_variables"]
 
 Path_ = tuple[str | int, ...]
 """A path inside YAML data: mapping keys and list indexes, e.g. ``("sweep", "zip", "src_ports", 2)``."""
@@ -222,6 +222,43 @@ def _substitute(node: yaml.Node, file: str | None, loader: yaml.SafeLoader, seen
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
             _substitute(item, file, loader, seen)
+
+
+def unset_variables(text: str) -> tuple[str, ...]:
+    """The ``${NATBENCH_*}`` variables without a default that the YAML document ``text`` refers to and the
+    environment does not set, sorted: what :func:`parse_yaml` would stop at. Empty when the text is not
+    YAML (parsing it then says what is wrong)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.YAMLError:
+            return ()
+        names: set[str] = set()
+        if root is not None:
+            _references(root, names, set())
+    finally:
+        loader.dispose()
+    return tuple(sorted(n for n in names if n not in os.environ))
+
+
+def _references(node: yaml.Node, names: set[str], seen: set[int]) -> None:
+    """Collect the ``${NATBENCH_X}`` references without a default in the values :func:`_substitute` expands."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.ScalarNode):
+        if "$" in node.value and node.tag == "tag:yaml.org,2002:str":
+            for match in _VAR.finditer(node.value):
+                name, sep, _default = (match.group(1) or "").partition(":-")
+                if not sep and _VAR_NAME.match(name) and name.startswith(_ENV_PREFIX):
+                    names.add(name)
+    elif isinstance(node, yaml.MappingNode):
+        for _key, value in node.value:
+            _references(value, names, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _references(item, names, seen)
 
 
 def _expand(match: re.Match[str], file: str | None, line: int) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from natbench.duts.executors import Executor
 from natbench.duts.recipe_dut import DutGroup, RecipeDut
@@ -24,7 +24,7 @@ from natbench.errors import ConfigError
 if TYPE_CHECKING:
     from natbench.campaign.schema import DutSpec
 
-__all__ = ["DutPlacement", "build_duts", "dut_facts"]
+__all__ = ["DutPlacement", "build_duts"]
 
 
 @dataclass(frozen=True)
@@ -77,12 +77,3 @@ def build_duts(
     if len(built) == 1:
         return built[0]
     return DutGroup(built)
-
-
-def dut_facts(dut: Any) -> dict[str, dict[str, Any]]:
-    """``{name: facts}`` for a RecipeDut or a DutGroup (the shape of run.json's ``duts``)."""
-    if isinstance(dut, DutGroup):
-        return dut.facts()
-    if isinstance(dut, RecipeDut):
-        return {dut.name: dut.facts()}
-    return {"dut": dict(dut.facts())}

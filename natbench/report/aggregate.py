@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from natbench.metrics.teardown import TEARDOWN
+from natbench.metrics.throughput import FORWARDING, THROUGHPUT
 from natbench.report.units import UNIT_ALIASES, directions_of, reported_factor
 
 __all__ = [
@@ -396,7 +398,10 @@ def scale_connections(summary: pd.DataFrame, points: pd.DataFrame) -> pd.DataFra
 
 
 def baseline_ratio(
-    summary: pd.DataFrame, points: pd.DataFrame, baseline: str = "forwarding", metrics: Iterable[str] = ("throughput",)
+    summary: pd.DataFrame,
+    points: pd.DataFrame,
+    baseline: str = FORWARDING.name,
+    metrics: Iterable[str] = (THROUGHPUT.name,),
 ) -> pd.DataFrame:
     """Ratio of a metric's median to the baseline's median (e.g. seed 000 "throughput ratio (%)").
 
@@ -439,7 +444,7 @@ def teardown_summary(results: pd.DataFrame, points: pd.DataFrame | None = None) 
     median T_N - median T_0 and ``rate`` = N / deletion_time (seed 000 Figure 5), plus
     ``rep_rate_median/min/max``: the per-repetition rates the engine stored, for reference.
     """
-    t = results[(results["metric"] == "teardown").to_numpy(bool)]
+    t = results[(results["metric"] == TEARDOWN.name).to_numpy(bool)]
     cols = [
         "experiments",
         "connections",

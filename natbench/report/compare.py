@@ -9,11 +9,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from natbench.errors import ConfigError
+from natbench.report.labels import lower_is_better
 
-__all__ = ["LOWER_IS_BETTER", "Threshold", "compare_summaries", "exceeded", "parse_threshold"]
-
-#: Metrics where a higher value is worse (everything else is a rate: higher is better).
-LOWER_IS_BETTER = frozenset({"latency", "pdv", "frame_loss"})
+__all__ = ["Threshold", "compare_summaries", "exceeded", "parse_threshold"]
 
 _SPEC = re.compile(r"^(median|min|max):(\d+(?:\.\d+)?)(%?)$")
 
@@ -60,7 +58,7 @@ def compare_summaries(
     j["presence"] = j["_merge"].map({"both": "both", "left_only": "only A", "right_only": "only B"}).astype(str)
     j = j.drop(columns="_merge")
     j["label"] = [labels_a.get(p) or labels_b.get(p) or p for p in j["point_id"]]
-    sign = j["metric"].map(lambda m: -1.0 if m in LOWER_IS_BETTER else 1.0)
+    sign = j["metric"].map(lambda m: -1.0 if lower_is_better(m) else 1.0)  # a higher value is worse
     for stat in ("median", "min", "max"):
         change = j[f"{stat}_b"] - j[f"{stat}_a"]
         j[f"{stat}_change"] = change

@@ -9,8 +9,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from natbench.metrics.teardown import TEARDOWN
 from natbench.report import plots
 from natbench.report.aggregate import trial_summary
+from natbench.report.labels import in_performance_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -41,11 +43,10 @@ def run_figures(run: Run) -> list[tuple[str, Figure]]:
     tear-down plot, and per-core CPU idle plots of the monitored trials (at most MAX_CPU_PLOTS)."""
     figs: list[tuple[str, Figure]] = []
     for metric in run.metrics:
-        if metric == "teardown":
-            continue
-        figs.append((f"{metric}", run.plot(metric)))
+        if in_performance_table(metric):  # a metric with a table of its own (tear-down) has its own plot
+            figs.append((f"{metric}", run.plot(metric)))
     if not run.teardown.empty:
-        figs.append(("teardown", run.plot("teardown")))
+        figs.append((TEARDOWN.name, run.plot(TEARDOWN.name)))
     labels = run.points["label"].to_dict() if not run.points.empty else {}
     for n, mt in enumerate(plots.monitored_trials(run.trials)):
         if n >= MAX_CPU_PLOTS:

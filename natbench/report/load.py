@@ -1,14 +1,13 @@
 """Read a run directory (GUIDE.md layout) into pandas: the notebook API ``natbench.load``.
 
-The run directory is read directly (``run.json``, ``points.json``, ``campaign.yaml``,
-``trials.jsonl``): the report must work on a run that is still being written or was killed, so
-a torn last line of ``trials.jsonl`` is skipped (and named in :attr:`Run.warnings`); a corrupt
-line anywhere else is a :class:`~natbench.errors.StoreError` naming the file and line.
+The store reads the run directory as plain data (:func:`natbench.run.store.read_plain_run`):
+the report must work on a run that is still being written or was killed, so a torn last line
+of ``trials.jsonl`` is skipped (and named in :attr:`Run.warnings`); a corrupt line anywhere
+else is a :class:`~natbench.errors.StoreError` naming the file and line.
 """
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,55 +16,15 @@ import pandas as pd
 import yaml
 
 from natbench.errors import StoreError
+from natbench.metrics.teardown import TEARDOWN
 from natbench.report import aggregate
 from natbench.report.tables import SeedTable, performance_table, report_tables, teardown_table
+from natbench.run.store import read_plain_run
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Run", "load", "read_records"]
-
-
-def read_records(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """Split ``trials.jsonl`` into (trial records, result records, warnings)."""
-    trials: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    if not path.exists():
-        return trials, results, [f"{path}: missing (no trial stored yet)"]
-    with open(path, "rb") as f:
-        lines = f.read().split(b"\n")
-    last = len(lines) - 1
-    while last >= 0 and not lines[last].strip():
-        last -= 1
-    loads = json.loads
-    for i, raw in enumerate(lines[: last + 1]):
-        if not raw.strip():
-            continue
-        try:
-            rec = loads(raw)
-        except ValueError as exc:
-            if i == last:
-                warnings.append(f"{path}:{i + 1}: torn last line skipped (run interrupted while writing)")
-                continue
-            raise StoreError(f"{path}:{i + 1}: not a JSON object: {exc}") from None
-        kind = rec.get("type") if isinstance(rec, dict) else None
-        if kind == "trial":
-            trials.append(rec)
-        elif kind == "result":
-            results.append(rec)
-        else:
-            raise StoreError(f"{path}:{i + 1}: type: expected 'trial' or 'result', got {kind!r}")
-    return trials, results, warnings
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise StoreError(f"{path}: missing; is this a natbench run directory?") from None
-    except ValueError as exc:
-        raise StoreError(f"{path}: not valid JSON: {exc}") from None
+__all__ = ["Run", "load"]
 
 
 class Run:
@@ -76,23 +35,21 @@ class Run:
         """The run directory."""
         if not self.path.is_dir():
             raise StoreError(f"{self.path}: not a directory")
-        self.meta: dict[str, Any] = _read_json(self.path / "run.json")
+        stored = read_plain_run(self.path)
+        self.meta: dict[str, Any] = stored.meta
         """run.json: versions, host, tester and DUT facts, status."""
-        campaign = self.path / "campaign.yaml"
-        self.campaign_text: str = campaign.read_text() if campaign.exists() else ""
+        self.campaign_text: str = stored.campaign_text
         """The resolved campaign as stored."""
-        raw_points = _read_json(self.path / "points.json")
-        if not isinstance(raw_points, list):
-            raise StoreError(f"{self.path / 'points.json'}: expected a list of working points")
-        self.point_records: list[dict[str, Any]] = raw_points
+        self.point_records: list[dict[str, Any]] = stored.points
         """points.json as stored."""
-        trials, results, self.warnings = read_records(self.path / "trials.jsonl")
-        self.trials: pd.DataFrame = aggregate.trials_frame(trials)
+        self.warnings: list[str] = stored.warnings
+        """What could not be read and was skipped (a torn last line of trials.jsonl, ...)."""
+        self.trials: pd.DataFrame = aggregate.trials_frame(stored.trials)
         """One row per trial (search step or timed operation)."""
-        self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(aggregate.results_frame(results), self.trials)
+        self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(aggregate.results_frame(stored.results), self.trials)
         """One row per repetition result (the final value of each repetition; ``dut_cpu_busy`` from the
         monitored trials)."""
-        self.points: pd.DataFrame = aggregate.points_frame(raw_points)
+        self.points: pd.DataFrame = aggregate.points_frame(stored.points)
         """Working points, indexed by id, in campaign order."""
 
     def __repr__(self) -> str:
@@ -136,7 +93,7 @@ class Run:
     def seed_table(self, metric: str | None = None, scale: str = "1") -> SeedTable:
         """The seed-style table of one metric (``teardown`` gives the tear-down table), or of all
         performance metrics when ``metric`` is None."""
-        if metric == "teardown":
+        if metric == TEARDOWN.name:
             return teardown_table(self.teardown, self.points, scale=scale)
         if metric is not None and metric not in self.metrics:
             raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
@@ -161,7 +118,7 @@ class Run:
         cores when some series' cores vary, else against connections)."""
         from natbench.report import plots  # matplotlib only when a plot is asked for
 
-        if metric == "teardown" or kind == "teardown":
+        if metric == TEARDOWN.name or kind == "teardown":
             if self.teardown.empty:
                 raise KeyError(f"no tear-down results in {self.path}")
             return plots.plot_teardown(self.teardown, self.points)

@@ -35,6 +35,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, NullFormatter
 
+from natbench.report.labels import plot_labels
 from natbench.workingpoint import si_count
 
 __all__ = [
@@ -48,17 +49,6 @@ __all__ = [
     "plot_teardown",
     "save_figure",
 ]
-
-_LABELS = {
-    "cps": ("maximum connection establishment rate", "connections per second"),
-    "throughput": ("throughput", "frames per second (all directions)"),
-    "forwarding": ("forwarding baseline throughput", "frames per second (all directions)"),
-    "frame_loss": ("frame loss rate", "ratio"),
-    "latency": ("latency", "s"),
-    "pdv": ("packet delay variation", "s"),
-    "capacity": ("connection tracking table capacity", "connections"),
-    "validation": ("validated connection establishment rate", "connections per second"),
-}
 
 
 def _joined(summary: pd.DataFrame, points: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -117,7 +107,7 @@ def plot_cores(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any
     """Performance against CPU cores, one line per series, with the ideal linear scale-up dashed."""
     fig, ax = _new_axes(ax)
     j = _joined(summary, points, metric).dropna(subset=["cores"])
-    title, unit = _LABELS.get(metric, (metric, ""))
+    title, unit = plot_labels(metric)
     ideal_tops: list[float] = []
     for key, d in j.groupby("cores_group", sort=False):
         d = d.sort_values("cores")
@@ -145,7 +135,7 @@ def plot_connections(summary: pd.DataFrame, points: pd.DataFrame, metric: str, a
     """Performance against the number of connections (log x), one line per series."""
     fig, ax = _new_axes(ax)
     j = _joined(summary, points, metric)
-    title, unit = _LABELS.get(metric, (metric, ""))
+    title, unit = plot_labels(metric)
     for _, d in j.groupby("conn_group", sort=False):
         d = d.sort_values("connections")
         name = str(d["name"].iloc[0]) or metric

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from natbench.metrics.teardown import TEARDOWN
 from natbench.report.aggregate import baseline_ratio, scale_connections, scale_up_cores
 from natbench.report.formatting import (
     fmt_count,
@@ -30,9 +31,15 @@ from natbench.report.formatting import (
     fmt_size,
     fmt_value,
 )
+from natbench.report.labels import (
+    baseline_metric,
+    in_milliseconds,
+    in_performance_table,
+    order_key,
+    table_labels,
+)
 
 __all__ = [
-    "METRIC_ORDER",
     "SCALES",
     "SeedTable",
     "performance_table",
@@ -48,21 +55,6 @@ IPV6_EXTRA_BYTES = 20
 #: Display scales: name -> (divisor, word used in captions).
 SCALES: dict[str, tuple[float, str]] = {"1": (1.0, ""), "k": (1e3, "1,000 "), "M": (1e6, "1,000,000 ")}
 
-#: Order of metric blocks in a performance table.
-METRIC_ORDER = ["cps", "throughput", "frame_loss", "latency", "pdv", "capacity", "validation", "forwarding"]
-
-#: Row-name prefix of each metric (seed 000 abbreviations where the seed has one).
-_ABBR = {
-    "cps": ("cps", "cps rel. scale up"),
-    "throughput": ("throughput", "tp. rel. scale up"),
-    "forwarding": ("fwd. throughput", "fwd. rel. scale up"),
-    "frame_loss": ("frame loss", "frame loss rel. scale up"),
-    "latency": ("latency", "latency rel. scale up"),
-    "pdv": ("PDV", "PDV rel. scale up"),
-    "capacity": ("capacity", "capacity rel. scale up"),
-    "validation": ("validation", "validation rel. scale up"),
-}
-
 #: Metrics whose values are rates and follow the chosen display scale.
 _RATE_UNITS = {"cps", "fps", "conn"}
 
@@ -74,7 +66,7 @@ def _unit_words(metric: str, unit: str, directions: int) -> str:
         if directions >= 2:
             return "frames per second, all frames of bidirectional traffic (per-direction rate x2)"
         return "frames per second"
-    if unit == "s" and metric in ("latency", "pdv"):
+    if unit == "s" and in_milliseconds(metric):
         return "milliseconds"
     if unit == "s":
         return "seconds"
@@ -289,7 +281,7 @@ def _display(metric: str, unit: str, scale: str) -> tuple[float, str]:
     if unit in _RATE_UNITS:
         div, word = SCALES[scale]
         return 1.0 / div, word
-    if unit == "s" and metric in ("latency", "pdv"):
+    if unit == "s" and in_milliseconds(metric):
         return 1e3, ""
     return 1.0, ""
 
@@ -300,7 +292,7 @@ def performance_table(
     metrics: Sequence[str] | None = None,
     *,
     scale: str = "1",
-    baseline: str = "forwarding",
+    baseline: str | None = None,
     title: str | None = None,
     family: str | None = None,
 ) -> SeedTable:
@@ -308,8 +300,10 @@ def performance_table(
 
     ``summary`` comes from :func:`~natbench.report.aggregate.summarize`, ``points`` from
     :func:`~natbench.report.aggregate.points_frame`. ``metrics``: the metric blocks to show
-    (default: every metric in the summary except tear-down, in :data:`METRIC_ORDER`).
+    (default: every metric in the summary that has no table of its own (tear-down), in measurement order).
     ``scale``: '1', 'k' or 'M' for rates (errors stay in plain units, as in the seeds).
+    ``baseline``: the plain-forwarding baseline metric (default: the registered one, forwarding), shown
+    after the others with the ratio of the metric it is the baseline for (throughput).
     ``family``: the campaign's traffic family; ``ipv6`` states the IPv6 frame sizes (64 -> 84 bytes).
     """
     if scale not in SCALES:
@@ -318,12 +312,13 @@ def performance_table(
     s = summary.reset_index()
     s["point_id"] = s["point_id"].astype(str)
     s["metric"] = s["metric"].astype(str)
-    present = [m for m in s["metric"].unique() if m != "teardown"]
-    if metrics is None:
-        metrics = sorted(present, key=lambda m: (METRIC_ORDER.index(m) if m in METRIC_ORDER else 99, m))
-    else:
-        metrics = [m for m in metrics if m in present]
-    show_baseline = baseline in metrics and "throughput" in metrics
+    present = [m for m in s["metric"].unique() if in_performance_table(m)]
+    metrics = sorted(present, key=order_key) if metrics is None else [m for m in metrics if m in present]
+    default = baseline_metric()
+    compared = default.baseline_for if default is not None else None  # what the baseline is compared with
+    if baseline is None:
+        baseline = default.name if default is not None else ""
+    show_baseline = compared is not None and baseline in metrics and compared in metrics
     main = [m for m in metrics if not (show_baseline and m == baseline)]
     ids = [pid for pid in points.index if pid in set(s.loc[s["metric"].isin(metrics), "point_id"])]
     pts = points.loc[ids]
@@ -380,19 +375,19 @@ def performance_table(
             b.add(f"{prefix} median / previous median", rp, fmt_ratio)
 
     for m in main:
-        prefix, scale_name = _ABBR.get(m, (m, f"{m} rel. scale up"))
+        prefix, scale_name = table_labels(m)
         block(m, prefix, scale_name, per_metric_exp)
-    if show_baseline:
-        prefix, scale_name = _ABBR.get(baseline, (baseline, f"{baseline} rel. scale up"))
+    if show_baseline and compared is not None:
+        prefix, scale_name = table_labels(baseline)
         base_exp = by[baseline]["experiments"]
         same_exp = not per_metric_exp and bool((base_exp.fillna(-1) == exps.max(axis=1).fillna(-1)).all())
         block(baseline, prefix, scale_name, not same_exp)
-        r = baseline_ratio(summary, points, baseline, ["throughput"]).set_index("point_id")["ratio"].reindex(ids)
-        b.add("throughput ratio (%)", r, fmt_percent)
+        r = baseline_ratio(summary, points, baseline, [compared]).set_index("point_id")["ratio"].reindex(ids)
+        b.add(f"{compared} ratio (%)", r, fmt_percent)
 
     cells, values = b.frames(_labels(pts))
     if title is None:
-        what = ", ".join(_ABBR.get(m, (m,))[0] for m in main)
+        what = ", ".join(table_labels(m)[0] for m in main)
         if cores_vary and not conn_vary:
             title = f"Performance ({what}) against the number of CPU cores"
         elif conn_vary and not cores_vary:
@@ -407,8 +402,8 @@ def performance_table(
     )
     if show_baseline:
         caption += (
-            f" {_ABBR[baseline][0] if baseline in _ABBR else baseline}: plain packet forwarding baseline with the"
-            " same port number ranges; throughput ratio (%) = throughput median / baseline median"
+            f" {table_labels(baseline)[0]}: plain packet forwarding baseline with the"
+            f" same port number ranges; {compared} ratio (%) = {compared} median / baseline median"
             " (both in all frames per second)."
         )
     if sc is not None:
@@ -473,7 +468,7 @@ def teardown_table(
         f"conn. tear d. rate = num. conn. / conn. deletion time, in {word}connections per second."
     )
     title = title or "Connection tear-down rate against the number of connections"
-    return SeedTable(title, caption, cells, values, ids, "teardown")
+    return SeedTable(title, caption, cells, values, ids, TEARDOWN.name)
 
 
 def report_tables(
@@ -488,7 +483,7 @@ def report_tables(
     tear-down table (if tear-down was measured). ``family``: the campaign's traffic family."""
     tables = []
     metrics = {str(m) for m in summary.index.get_level_values("metric")} if not summary.empty else set()
-    if metrics - {"teardown"}:
+    if any(in_performance_table(m) for m in metrics):
         tables.append(performance_table(summary, points, scale=scale, family=family))
     if not teardown.empty:
         tables.append(teardown_table(teardown, points, scale=scale))

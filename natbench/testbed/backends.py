@@ -4,8 +4,8 @@ A backend is a small object registered under its kind in :mod:`natbench.testbed.
 natbench's own backends are registered in code: tester kinds ``software``
 (:mod:`natbench.testers.software.backend`) and ``trex`` (:mod:`natbench.testers.trex.backend`),
 access kinds ``ssh``, ``local``, ``netns`` and ``lab`` (:mod:`natbench.duts.access`). Another
-package adds its own through an entry point in the group :data:`TESTER_GROUP` or
-:data:`ACCESS_GROUP` naming a backend object (or a class whose instances are backends)::
+package adds its own through an entry point in the group :data:`natbench.plugins.TESTER_GROUP` or
+:data:`natbench.plugins.ACCESS_GROUP` naming a backend object (or a class whose instances are backends)::
 
     [project.entry-points."natbench.testers"]
     mytester = "mypackage.natbench_backend:BACKEND"
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from natbench.testbed.lab.resource import LabResource
 
 __all__ = [
-    "ACCESS_GROUP",
-    "TESTER_GROUP",
     "AccessBackend",
     "Endpoint",
     "LabRequest",
@@ -40,10 +38,6 @@ __all__ = [
     "TesterContext",
 ]
 
-TESTER_GROUP = "natbench.testers"
-"""Entry-point group of third-party tester kinds."""
-ACCESS_GROUP = "natbench.access"
-"""Entry-point group of third-party DUT access kinds."""
 
 Locate = Callable[[Sequence[str | int], str], ConfigError]
 """Turns a field path (e.g. ``("testbed", "tester", "settings", "server")``) and a message into a

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
+from natbench import plugins
 from natbench.errors import ConfigError
-from natbench.testbed.backends import ACCESS_GROUP, TESTER_GROUP, AccessBackend, TesterBackend
+from natbench.plugins import ACCESS_GROUP, TESTER_GROUP
+from natbench.testbed.backends import AccessBackend, TesterBackend
 
 __all__ = ["ACCESS", "TESTERS", "Registry"]
 
@@ -37,16 +39,19 @@ class Registry(Generic[B]):
         self._check(name, backend, "registered")
         self._loaders.pop(name, None)
         self._backends[name] = backend
+        plugins.announce(self.group, name)
 
     def register_lazy(self, name: str, load: Callable[[], B]) -> None:
         """Register (or replace) ``name`` with a function that returns its backend, called on first use."""
         self._backends.pop(name, None)
         self._loaders[name] = load
+        plugins.announce(self.group, name)
 
     def unregister(self, name: str) -> None:
         """Forget what was registered (or loaded) under ``name``; an entry point of that name stays findable."""
         self._backends.pop(name, None)
         self._loaders.pop(name, None)
+        plugins.forget(self.group, name)
 
     def names(self) -> list[str]:
         """Every known name, registered or offered by an installed package's entry point, sorted."""

@@ -11,6 +11,7 @@ from natbench.results import Direction, PhaseResult
 from natbench.traffic.plan import TrafficPlan
 
 __all__ = [
+    "BeginsRepetition",
     "Directions",
     "LabPorts",
     "LoadsMappings",
@@ -140,8 +141,19 @@ class Tester(Protocol):
         ...
 
 
-# Optional hooks. A tester offers them by having the method; the engine calls them when present
-# (like ``begin_repetition``), so a tester without them still satisfies :class:`Tester`.
+# Optional hooks. A tester offers them by having the method; the engine calls them when present,
+# so a tester without them still satisfies :class:`Tester`.
+
+
+@runtime_checkable
+class BeginsRepetition(Protocol):
+    """Optional Tester hook: a repetition starts (for a backend whose traffic or noise is seeded)."""
+
+    def begin_repetition(self, point_id: str, metric: str, repetition: int) -> None:
+        """Repetition ``repetition`` of ``metric`` at the point ``point_id`` starts: restart the random streams
+        from these three, so that a repetition cut off by an interruption and run again on resume repeats
+        exactly. The orchestrator calls it before every repetition."""
+        ...
 
 
 @runtime_checkable

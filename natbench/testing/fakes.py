@@ -135,10 +135,6 @@ class FakeDut:
         self.point = None
         self.connections = 0
 
-    def begin_repetition(self, point_id: str, metric: str, repetition: int) -> None:
-        """Optional hook: nothing to do for the DUT."""
-        self.events.append(f"rep:{metric}:{repetition}")
-
     def start_monitor(self, interval: float = 1.0) -> None:
         """Optional monitor hook (as RecipeDut has): remember the interval."""
         self.events.append("monitor")

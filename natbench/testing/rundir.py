@@ -1,8 +1,9 @@
 """Write synthetic run directories in the GUIDE.md layout, for tests, benchmarks and docs.
 
-This is test support, not a fake backend: the files it writes are what ``natbench/store.py``
-writes (``campaign.yaml``, ``run.json``, ``points.json``, ``trials.jsonl``), filled with values
-the caller chooses, so report code can be checked against the seeds' published numbers.
+This is test support, not a fake backend: the files it writes are what ``natbench/run/store.py``
+writes (``campaign.yaml``, ``run.json``, ``points.json``, ``trials.jsonl``; their names come from
+the store), filled with values the caller chooses - records as given, unchecked, so that tests
+can write odd ones too - so report code can be checked against the seeds' published numbers.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.store import point_to_dict
+from natbench.run.store import CAMPAIGN, POINTS, RUN, TRIALS, point_to_dict
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -158,7 +159,7 @@ def write_run_dir(
     """Write a run directory (GUIDE.md layout) and return its path."""
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
-    (root / "campaign.yaml").write_text(campaign_text)
+    (root / CAMPAIGN).write_text(campaign_text)
     run = {
         "natbench_version": "0.1.0",
         "git_commit": "0" * 40,
@@ -170,9 +171,9 @@ def write_run_dir(
         "duts": {k: dict(v) for k, v in (duts or {"dut": {"kernel": "6.1.0", "cpus": 2}}).items()},
         "status": status,
     }
-    (root / "run.json").write_text(json.dumps(run, indent=2))
-    (root / "points.json").write_text(json.dumps(list(points), indent=2))
-    with open(root / "trials.jsonl", "w") as f:
+    (root / RUN).write_text(json.dumps(run, indent=2))
+    (root / POINTS).write_text(json.dumps(list(points), indent=2))
+    with open(root / TRIALS, "w") as f:
         for r in records:
             f.write(json.dumps(r, separators=(",", ":")) + "\n")
     return root

@@ -3,7 +3,8 @@
 This is the library behind the pytest plugin (:mod:`natbench.pytest_plugin`);
 it works the same from a script or a notebook::
 
-    from natbench.experiment import Experiment, load_testbed
+    from natbench.run.experiment import Experiment
+    from natbench.testbed.file import load_testbed
 
     with Experiment(load_testbed("docs/examples/lab-testbed.yaml"), "results") as exp:
         m = exp.measure("cps", connections="4k", upper="200k", error="10k", repetitions=3)
@@ -13,7 +14,8 @@ it works the same from a script or a notebook::
 Every measurement is validated as a one-point campaign built from the
 testbed, the session traffic and the metric settings given (so a bad value
 is the same clear :class:`~natbench.errors.ConfigError` a campaign file
-gives), and runs through the same procedures as ``natbench run``. The run
+gives), and runs through the same orchestrator as ``natbench run``
+(:mod:`natbench.run.orchestrator`). The run
 directory has the layout of the developers' guide; only ``campaign.yaml``
 differs: it records the session (testbed and one resolved campaign per
 measurement) because a pytest session is not a single campaign.
@@ -25,132 +27,38 @@ import contextlib
 import json
 import math
 import os
-import re
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from natbench.duts.base import Dut
 from natbench.errors import ConfigError
 from natbench.results import RepetitionResult
-from natbench.store import atomic_write, plain_json
+from natbench.run.observers import Fanout, Observer
+from natbench.run.orchestrator import Orchestrator
+from natbench.run.store import EXPERIMENT_KIND, RUN, RunStore, link_latest, plain_json
+from natbench.testbed.file import TestbedFile
+from natbench.testers.base import Tester
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
 
 if TYPE_CHECKING:
+    from natbench.campaign import Campaign
     from natbench.testbed import Testbed
 
 __all__ = [
     "Experiment",
     "Measurement",
     "SweepPoint",
-    "TestbedFile",
-    "load_testbed",
     "split_connections",
     "sweep_points",
-    "testbed_problems",
 ]
-
-_ENV_REF = re.compile(r"\$\{(NATBENCH_[A-Za-z0-9_]*)\}")
-
-
-# ---------------------------------------------------------------------------- the testbed file
-@dataclass
-class TestbedFile:
-    """A testbed (a campaign's ``testbed`` section) and, when read from a whole campaign, its defaults."""
-
-    __test__ = False  # not a pytest test class
-
-    testbed: dict[str, Any]
-    """The validated testbed section as plain data (``tester`` and ``duts``)."""
-    file: Path | None = None
-    """Where it was read from."""
-    traffic: dict[str, Any] = field(default_factory=dict)
-    """Traffic defaults (the campaign's ``traffic`` section; empty for a bare testbed file)."""
-    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Metric setting defaults (the campaign's ``metrics`` section; empty for a bare testbed file)."""
-    missing_env: tuple[str, ...] = ()
-    """``${NATBENCH_*}`` variables the file needs that are not set (the file is not loaded then)."""
-
-    @property
-    def tester_kind(self) -> str:
-        """``software`` or ``trex``."""
-        return str(self.testbed.get("tester", {}).get("kind", ""))
-
-    @property
-    def family(self) -> str:
-        """Traffic family: the file's traffic.family, else nat64 when a DUT is a NAT64 / PLAT, else nat44."""
-        if self.traffic.get("family"):
-            return str(self.traffic["family"])
-        roles = {str(d.get("role") or "") for d in self.testbed.get("duts", [])}
-        recipes = " ".join(str(d.get("recipe", "")) for d in self.testbed.get("duts", []))
-        return "nat64" if roles & {"nat64", "plat"} or "nat64" in recipes else "nat44"
-
-
-def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
-    """Read a testbed file: a campaign's ``testbed`` section on its own, or a whole campaign.
-
-    Errors are one :class:`~natbench.errors.ConfigError` naming the file, line
-    and field. A file that refers to ``${NATBENCH_*}`` variables without a
-    default which are not set is not an error here: :attr:`TestbedFile.missing_env`
-    names them, so tests can be skipped with that reason.
-    """
-    from natbench.campaign.schema import TestbedSpec
-    from natbench.config.source import parse_yaml
-
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("no such testbed file", file=str(p)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", file=str(p)) from None
-    missing = tuple(sorted({m.group(1) for m in _ENV_REF.finditer(_strip_comments(text))} - set(os.environ)))
-    if missing:
-        return TestbedFile({}, p, missing_env=missing)
-    data, source = parse_yaml(text, str(p))
-    if isinstance(data, dict) and "testbed" in data:
-        from natbench.campaign import parse_campaign
-
-        campaign = parse_campaign(text, p)
-        resolved = campaign.to_dict()
-        return TestbedFile(resolved["testbed"], p, dict(resolved.get("traffic", {})), dict(resolved["metrics"]))
-    if not isinstance(data, dict):
-        raise ConfigError("a testbed file must be a YAML mapping with 'tester' and 'duts'", file=str(p), line=1)
-    from pydantic import ValidationError
-
-    from natbench.config.validation import validation_error
-
-    try:
-        spec = TestbedSpec.model_validate(data)
-    except ValidationError as exc:
-        raise validation_error(exc, source=source, file=str(p), model=TestbedSpec) from None
-    return TestbedFile(json.loads(spec.model_dump_json(exclude_none=True)), p)
-
-
-def _strip_comments(text: str) -> str:
-    return "\n".join(line.split(" #", 1)[0] if not line.lstrip().startswith("#") else "" for line in text.splitlines())
-
-
-def testbed_problems(testbed: TestbedFile, *, probe_network: bool = True) -> list[str]:
-    """Why this machine cannot drive the testbed (empty when it can): a skip reason per problem.
-
-    Checked: ``${NATBENCH_*}`` variables, then what :func:`natbench.testbed.testbed_problems`
-    checks: root for the software tester and for DUTs in local namespaces, the lab's tools,
-    the software tester's C engine, the TRex client library, and (``probe_network``) a TCP
-    connection to the TRex server and to every SSH DUT.
-    """
-    if testbed.missing_env:
-        return [f"the testbed file {testbed.file} needs environment variable(s) {', '.join(testbed.missing_env)}"]
-    from natbench.campaign.schema import TestbedSpec
-    from natbench.testbed import testbed_problems as problems_of
-
-    return problems_of(TestbedSpec.model_validate(testbed.testbed), probe_network=probe_network)
 
 
 # ---------------------------------------------------------------------------- sweep points
@@ -329,7 +237,10 @@ class Experiment:
     :mod:`natbench.testing` in unit tests); otherwise both are built on first use
     by :func:`natbench.testbed.build_testbed` (which brings the local lab up for
     ``access: {kind: lab}`` DUTs). A lab this experiment brought up is removed
-    again by :meth:`close`.
+    again by :meth:`close`. Measurements run through the same
+    :class:`~natbench.run.orchestrator.Orchestrator` as ``natbench run``; the DUT stays set
+    up between measurements at the same working point and is torn down by :meth:`close`.
+    ``observers`` receive its events (repetitions, stored trials and results, warnings).
     """
 
     def __init__(
@@ -339,10 +250,11 @@ class Experiment:
         *,
         name: str = "pytest",
         run_dir: str | os.PathLike[str] | None = None,
-        tester: Any = None,
-        dut: Any = None,
+        tester: Tester | None = None,
+        dut: Dut | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        observers: Sequence[Observer] = (),
     ) -> None:
         if testbed.missing_env:
             raise ConfigError(
@@ -357,24 +269,27 @@ class Experiment:
         self.run_dir = Path(run_dir) if run_dir else Path(results) / f"{name}-{stamp}-{os.getpid()}"
         """The run directory (created at the first measurement)."""
         self.sleep = sleep
+        """Gap between the phases."""
         self.clock = clock
+        """Trial timestamps."""
+        self.observers = list(observers)
+        """Told about every repetition, stored trial and result, and warnings (no run or point events)."""
         self._tester = tester
         self._dut = dut
         self._bed: Testbed | None = None
         self._own_lab = False  # the session campaign names a lab of this experiment's own (nbpt<pid>)
-        self._session_campaign: Any = None
-        self._store: Any = None
+        self._session_campaign: Campaign | None = None
+        self._store: RunStore | None = None
+        self._orchestrator: Orchestrator | None = None  # with the store: measures, keeps the DUT set up
         self._points: dict[str, WorkingPoint] = {}
         self._entries: list[dict[str, Any]] = []
-        self._current: tuple[int, str] | None = None  # (id(dut), point id) the DUT is set up for
-        self._prepared: tuple[int, str, str] | None = None
-        self._repetitions: dict[tuple[str, str], int] = {}
-        self._prior: dict[str, dict[str, list[float]]] = {}
         self.measurements: list[Measurement] = []
         """Everything measured so far."""
 
     # ------------------------------------------------------------------ testbed objects
-    def _campaign_dict(self, metrics: Mapping[str, Any], traffic: Mapping[str, Any], sweep: Mapping[str, Any]) -> Any:
+    def _campaign_dict(
+        self, metrics: Mapping[str, Any], traffic: Mapping[str, Any], sweep: Mapping[str, Any]
+    ) -> dict[str, Any]:
         return {
             "schema_version": 1,
             "name": self.name,
@@ -384,7 +299,7 @@ class Experiment:
             "metrics": dict(metrics),
         }
 
-    def session_campaign(self) -> Any:
+    def session_campaign(self) -> Campaign:
         """The campaign the tester and DUT are built from: the testbed plus the session's traffic."""
         if self._session_campaign is None:
             tb = self.testbed.testbed
@@ -423,14 +338,14 @@ class Experiment:
         return self._bed
 
     @property
-    def tester(self) -> Any:
+    def tester(self) -> Tester:
         """The traffic generator (built with the testbed on first use)."""
         if self._tester is None:
             self._tester = self._testbed().tester
         return self._tester
 
     @property
-    def dut(self) -> Any:
+    def dut(self) -> Dut:
         """The device(s) under test (built with the testbed on first use)."""
         if self._dut is None:
             self._dut = self._testbed().dut
@@ -449,12 +364,11 @@ class Experiment:
         traffic: Mapping[str, Any] | None = None,
         dut_params: Mapping[str, Mapping[str, Any]] | None = None,
         **settings: Any,
-    ) -> Any:
+    ) -> Campaign:
         """The one-point campaign of a measurement (validated; ConfigError names the bad field)."""
-        from natbench.campaign import METRIC_NAMES
+        from natbench.metrics import metric as registered
 
-        if metric not in METRIC_NAMES:
-            raise ConfigError(f"unknown metric {metric!r}; known: {', '.join(METRIC_NAMES)}", field="metric")
+        registered(metric)  # ConfigError naming the known metrics
         if connections is not None:
             if src_ports is not None:
                 raise ConfigError("give connections or src_ports/dst_ports, not both", field="connections")
@@ -500,8 +414,8 @@ class Experiment:
         metric: str,
         *,
         test: str | None = None,
-        tester: Any = None,
-        dut: Any = None,
+        tester: Tester | None = None,
+        dut: Dut | None = None,
         **kwargs: Any,
     ) -> Measurement:
         """Run every repetition of ``metric`` at one working point and store each trial and result.
@@ -515,8 +429,7 @@ class Experiment:
         earlier measurements of the same metric at the same point, so a report
         aggregates them together.
         """
-        from natbench.procedures import ProcedureContext, run_repetition
-        from natbench.runner import call_begin_repetition, spec_from_campaign
+        from natbench.run.spec import spec_from_campaign
 
         campaign = self.build_campaign(metric, **kwargs)
         [raw_point] = campaign.points()
@@ -524,49 +437,24 @@ class Experiment:
         tester = tester if tester is not None else self.tester
         dut = dut if dut is not None else self.dut
         point = self._register(raw_point, campaign, metric, test)
-        store = self._open_store(tester)
+        orchestrator = self._open(tester)
         settings = spec.settings(raw_point, metric)
-        plan = campaign.traffic_plan(raw_point)
-        self._setup(dut, point)
-        prep_key = (id(tester), point.id, json.dumps(campaign.to_dict()["traffic"], sort_keys=True, default=str))
-        if self._prepared != prep_key:
-            tester.prepare(plan)
-            self._prepared = prep_key
-        prior = self._prior.setdefault(point.id, {})
-        results: list[RepetitionResult] = []
-        first = self._repetitions.get((point.id, metric), 0)
-        try:
-            for rep in range(first, first + settings.repetitions):
-                call_begin_repetition(tester, point, metric, rep)
-                call_begin_repetition(dut, point, metric, rep)
-                ctx = ProcedureContext(
-                    tester=tester,
-                    dut=dut,
-                    point=point,
-                    plan=plan,
-                    metric=metric,
-                    repetition=rep,
-                    settings=settings,
-                    emit=store.append_trial,
-                    clock=self.clock,
-                    sleep=self.sleep,
-                    prior=prior,
-                )
-                result = run_repetition(ctx)
-                store.append_result(result)
-                self._repetitions[(point.id, metric)] = rep + 1
-                if result.value is not None:
-                    prior.setdefault(metric, []).append(result.value)
-                results.append(result)
-        except BaseException:
-            # the DUT's state is unknown now: set it up afresh for the next measurement
-            self._teardown(dut)
-            raise
+        first = len(orchestrator.earlier(point, metric))
+        results = orchestrator.measure(
+            tester,
+            dut,
+            point,
+            campaign.traffic_plan(raw_point),
+            [(metric, rep) for rep in range(first, first + settings.repetitions)],
+            lambda _metric: settings,
+            options=spec.options,
+            keep_set_up=True,  # the next measurement at this point reuses the set-up DUT
+        )
         m = Measurement(metric, point, tuple(results), self.run_dir)
         self.measurements.append(m)
         return m
 
-    def _register(self, raw: WorkingPoint, campaign: Any, metric: str, test: str | None) -> WorkingPoint:
+    def _register(self, raw: WorkingPoint, campaign: Campaign, metric: str, test: str | None) -> WorkingPoint:
         point = self._points.get(raw.id)
         if point is None:
             point = replace(raw, index=len(self._points))
@@ -575,13 +463,12 @@ class Experiment:
             {"test": test, "metric": metric, "point": point.id, "label": point.label, "campaign": campaign.to_dict()}
         )
         if self._store is not None:
-            self._write_session_files()
+            self._store.rewrite_session(self._session_text(), self._points.values())
         return point
 
-    def _open_store(self, tester: Any) -> Any:
-        if self._store is None:
-            from natbench.store import RunStore
-
+    def _open(self, tester: Tester) -> Orchestrator:
+        """The orchestrator measuring into this experiment's run directory, created with it at the first use."""
+        if self._orchestrator is None:
             self._store = RunStore.create(
                 self.run_dir,
                 campaign_text=self._session_text(),
@@ -590,28 +477,11 @@ class Experiment:
                 campaign_name=self.name,
                 tester_facts=plain_json(tester.facts()),
             )
-            _point_latest(self.run_dir)
-        return self._store
-
-    def _setup(self, dut: Any, point: WorkingPoint) -> None:
-        key = (id(dut), point.id)
-        if self._current == key:
-            return
-        self._teardown(dut)
-        dut.setup(point)
-        self._current = key
-        self._prepared = None
-        self._store.record_dut_facts(point.id, dut.facts())
-
-    def _teardown(self, dut: Any) -> None:
-        if self._current is not None:
-            self._current = None
-            self._prepared = None
-            dut.teardown()
+            link_latest(self.run_dir)
+            self._orchestrator = Orchestrator(self._store, Fanout(self.observers), self.clock, self.sleep)
+        return self._orchestrator
 
     def _session_text(self) -> str:
-        from natbench.store import EXPERIMENT_KIND
-
         doc = {
             "kind": EXPERIMENT_KIND,
             "name": self.name,
@@ -620,27 +490,18 @@ class Experiment:
             "measurements": self._entries,
         }
         head = (
-            "# A natbench experiment session (pytest plugin or natbench.experiment), not a campaign file:\n"
+            "# A natbench experiment session (pytest plugin or natbench.run.experiment), not a campaign file:\n"
             "# each entry of 'measurements' holds the resolved one-point campaign that was measured.\n"
         )
         return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
-
-    def _write_session_files(self) -> None:
-        from natbench.store import CAMPAIGN, POINTS, point_to_dict
-
-        atomic_write(self.run_dir / CAMPAIGN, self._session_text())
-        atomic_write(
-            self.run_dir / POINTS, json.dumps([point_to_dict(p) for p in self._points.values()], indent=2) + "\n"
-        )
 
     # ------------------------------------------------------------------ closing
     def close(self, status: str = "complete", **meta: Any) -> None:
         """Tear the DUT down, close the tester, finish run.json and remove a lab this experiment built."""
         errors: list[BaseException] = []
-        if self._dut is not None or self._current is not None:
+        if self._orchestrator is not None:
             try:
-                if self._dut is not None:
-                    self._teardown(self._dut)
+                self._orchestrator.tear_down()
             except Exception as exc:
                 errors.append(exc)
         bed, self._bed = self._bed, None
@@ -660,6 +521,7 @@ class Experiment:
             self._store.set_status(status, failure=str(errors[0]) if errors and status == "failed" else None)
             self._store.close()
             self._store = None
+            self._orchestrator = None
         if bed is not None and bed.lab is not None and bed.lab_created and self._own_lab:
             with contextlib.suppress(Exception):  # a lab of this experiment's own goes, keep_lab or not
                 bed.lab.release()
@@ -675,14 +537,14 @@ class Experiment:
     @property
     def stored(self) -> bool:
         """True once a measurement was stored (the run directory exists)."""
-        return self._store is not None or (self.run_dir / "run.json").exists()
+        return self._store is not None or (self.run_dir / RUN).exists()
 
     def points(self) -> Iterable[WorkingPoint]:
         """The working points measured so far, in order."""
         return list(self._points.values())
 
 
-def _campaign(data: dict[str, Any], file: Path | None = None) -> Any:
+def _campaign(data: dict[str, Any], file: Path | None = None) -> Campaign:
     """Validate a campaign built in code; a schema error names the field (there is no line to name)."""
     from pydantic import ValidationError
 
@@ -694,17 +556,3 @@ def _campaign(data: dict[str, Any], file: Path | None = None) -> Any:
     except ValidationError as exc:
         raise validation_error(exc, model=CampaignSpec) from None
     return Campaign.from_dict(data, file=file)
-
-
-def _point_latest(run_dir: Path) -> None:
-    """Make ``<results>/latest`` a symlink to the newest run directory (best effort)."""
-    link = run_dir.parent / "latest"
-    tmp = run_dir.parent / f".latest.{os.getpid()}"
-    with contextlib.suppress(OSError):
-        if tmp.is_symlink():
-            tmp.unlink()
-        tmp.symlink_to(run_dir.name)
-        if link.exists() and not link.is_symlink():
-            tmp.unlink()
-            return
-        os.replace(tmp, link)

@@ -1,9 +1,9 @@
-"""Rate searches: the RFC 2544 binary search with an error bound, and an optional MLRsearch adapter.
+"""The RFC 2544 binary search with an error bound, as a pure state machine.
 
-The searches are pure state machines: they propose a rate, are told the
-verdict of the trial at that rate, and narrow their bounds. They never run
-traffic themselves, so they can be tested without a tester and their state
-can be rebuilt from stored verdicts (:meth:`BinarySearch.replay`).
+The search proposes a rate, is told the verdict of the trial at that rate,
+and narrows its bounds. It never runs traffic itself, so it can be tested
+without a tester and its state can be rebuilt from stored verdicts
+(:meth:`BinarySearch.replay`).
 
 Semantics (RFC 2544 section 26.1, as siitperf's ``binary-rate-alg.sh`` applies it):
 
@@ -26,7 +26,7 @@ Semantics (RFC 2544 section 26.1, as siitperf's ``binary-rate-alg.sh`` applies i
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from natbench.errors import SearchError
@@ -203,12 +203,6 @@ class BinarySearch:
             stopped_early=self._early,
             tester_ceiling=self.tester_ceiling,
         )
-
-    def replay(self, verdicts: Iterable[Verdict]) -> None:
-        """Feed stored verdicts in order, rebuilding the state of an interrupted search."""
-        for v in verdicts:
-            self.next_step()
-            self.report(v)
 
 
 def run_binary_search(search: BinarySearch, trial: Callable[[SearchStep], Verdict]) -> SearchOutcome:

@@ -1,23 +1,76 @@
-"""Observers of a run: a rich progress display and a logging observer.
+"""Observers of a run: the :class:`Observer` hooks, a rich progress display and a logging observer.
 
-The runner never prints; the CLI attaches these. Both are plain
-:class:`~natbench.runner.Observer` subclasses and can be combined.
+The runner and the orchestrator never print: they tell :class:`Observer` objects what
+happens. The CLI attaches :class:`RichProgress` and :class:`LoggingObserver`; both are plain
+:class:`Observer` subclasses and can be combined (:class:`Fanout`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from natbench.report.units import reported_factor, reported_unit
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.runner import Observer, RunSpec
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["LoggingObserver", "RichProgress", "format_record", "format_result"]
+if TYPE_CHECKING:
+    from natbench.run.spec import RunSpec
+
+__all__ = ["Fanout", "LoggingObserver", "Observer", "RichProgress", "format_record", "format_result"]
 
 log = logging.getLogger("natbench.run")
+
+
+class Observer:
+    """Receives the runner's events; override what you need (every hook is a no-op here).
+
+    Observers must not raise: an exception from an observer aborts the run like any other error.
+    """
+
+    def on_run_start(self, run_dir: Path, spec: RunSpec, done: int) -> None:
+        """The run starts (or resumes with ``done`` repetitions already stored)."""
+
+    def on_point_start(self, point: WorkingPoint, index: int, total: int, repetitions: int) -> None:
+        """A working point starts; ``repetitions`` are pending at it."""
+
+    def on_repetition_start(self, point: WorkingPoint, metric: str, repetition: int) -> None:
+        """One repetition of one metric starts."""
+
+    def on_step(self, record: TrialRecord) -> None:
+        """A trial was stored."""
+
+    def on_result(self, result: RepetitionResult) -> None:
+        """A repetition finished and its result was stored."""
+
+    def on_point_end(self, point: WorkingPoint, error: BaseException | None) -> None:
+        """A working point ended (the DUT was torn down); ``error`` when it ended by an exception."""
+
+    def on_warning(self, message: str) -> None:
+        """Something worth telling the user that did not stop the run (e.g. a teardown error after a failure)."""
+
+    def on_run_end(self, status: str, error: BaseException | None) -> None:
+        """The run ended with ``status`` (complete or failed)."""
+
+
+class Fanout(Observer):
+    """Passes every event to several observers, in order."""
+
+    def __init__(self, observers: Iterable[Observer]) -> None:
+        self.observers = list(observers)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            obs = object.__getattribute__(self, "observers")
+
+            def call(*args: Any, **kwargs: Any) -> None:
+                for o in obs:
+                    getattr(o, name)(*args, **kwargs)
+
+            return call
+        return object.__getattribute__(self, name)
 
 
 def _rate(v: float | None) -> str:

@@ -1,5 +1,10 @@
 """The run directory: durable, append-only storage of every trial, resume, Parquet export.
 
+This module is the only reader and writer of run directories: :class:`RunStore` writes
+one, :class:`RunDirectory` reads it strictly (resume, the summary of ``natbench run``,
+Parquet export) and :func:`read_plain_run` leniently, as plain data (reports, which must
+read a run that is still being written or was killed).
+
 Layout (fixed by the developers' guide)::
 
     RUN_DIR/
@@ -57,13 +62,16 @@ __all__ = [
     "RUN",
     "TRIALS",
     "TRIALS_PARQUET",
+    "PlainRun",
     "RepKey",
     "RunDirectory",
     "RunStore",
     "atomic_write",
     "host_facts",
+    "link_latest",
     "plain_json",
     "point_to_dict",
+    "read_plain_run",
 ]
 
 CAMPAIGN = "campaign.yaml"
@@ -74,7 +82,7 @@ TRIALS_PARQUET = "trials.parquet"
 ABANDONED = "trials.abandoned.jsonl"
 
 EXPERIMENT_KIND = "natbench-experiment"
-"""``kind`` of the campaign.yaml an experiment session (pytest plugin, natbench.experiment) writes."""
+"""``kind`` of the campaign.yaml an experiment session (pytest plugin, natbench.run.experiment) writes."""
 
 RepKey = tuple[str, str, int]
 """(point id, metric, repetition): the unit of completion."""
@@ -251,7 +259,7 @@ class RunDirectory:
 
     @property
     def experiment_session(self) -> bool:
-        """True when a pytest session or a natbench.experiment script wrote it (campaign.yaml records the session)."""
+        """True when a pytest session or an experiment script wrote it (campaign.yaml records the session)."""
         import yaml
 
         try:
@@ -335,6 +343,84 @@ class RunDirectory:
         self.trials_frame().to_parquet(target, index=False)
         self.results_frame().to_parquet(target.with_name("results.parquet"), index=False)
         return target
+
+
+@dataclass(frozen=True)
+class PlainRun:
+    """A run directory as plain data, as :func:`read_plain_run` read it."""
+
+    meta: dict[str, Any]
+    """Contents of run.json."""
+    campaign_text: str
+    """Contents of campaign.yaml ("" when there is none)."""
+    points: list[dict[str, Any]]
+    """Contents of points.json."""
+    trials: list[dict[str, Any]]
+    """The trial records of trials.jsonl (``{"type": "trial", ...}``), in order."""
+    results: list[dict[str, Any]]
+    """The result records of trials.jsonl (``{"type": "result", ...}``), in order."""
+    warnings: list[str]
+    """What could not be read and was skipped: a torn last line, a missing trials.jsonl."""
+
+
+def read_plain_run(path: Path) -> PlainRun:
+    """Read the run directory ``path`` leniently, as plain data: for reports of runs still being written or killed.
+
+    A missing campaign.yaml reads as "", a missing trials.jsonl as no records, a torn last line of
+    trials.jsonl is skipped; each is named in :attr:`PlainRun.warnings` where it matters. A missing or
+    corrupt run.json or points.json, and a corrupt line anywhere else, is a :class:`StoreError` naming
+    the file (and line).
+    """
+    meta: dict[str, Any] = _read_json(path / RUN)
+    campaign = path / CAMPAIGN
+    campaign_text = campaign.read_text(encoding="utf-8") if campaign.exists() else ""
+    points = _read_json(path / POINTS)
+    if not isinstance(points, list):
+        raise StoreError(f"{path / POINTS}: expected a list of working points")
+    trials, results, warnings = _read_plain_records(path / TRIALS)
+    return PlainRun(meta, campaign_text, points, trials, results, warnings)
+
+
+def _read_plain_records(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Split ``trials.jsonl`` into (trial records, result records, warnings)."""
+    trials: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    if not path.exists():
+        return trials, results, [f"{path}: missing (no trial stored yet)"]
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    last = len(lines) - 1
+    while last >= 0 and not lines[last].strip():
+        last -= 1
+    loads = json.loads
+    for i, raw in enumerate(lines[: last + 1]):
+        if not raw.strip():
+            continue
+        try:
+            rec = loads(raw)
+        except ValueError as exc:
+            if i == last:
+                warnings.append(f"{path}:{i + 1}: torn last line skipped (run interrupted while writing)")
+                continue
+            raise StoreError(f"{path}:{i + 1}: not a JSON object: {exc}") from None
+        kind = rec.get("type") if isinstance(rec, dict) else None
+        if kind == "trial":
+            trials.append(rec)
+        elif kind == "result":
+            results.append(rec)
+        else:
+            raise StoreError(f"{path}:{i + 1}: type: expected 'trial' or 'result', got {kind!r}")
+    return trials, results, warnings
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StoreError(f"{path}: missing; is this a natbench run directory?") from None
+    except ValueError as exc:
+        raise StoreError(f"{path}: not valid JSON: {exc}") from None
 
 
 class RunStore:
@@ -482,6 +568,12 @@ class RunStore:
         point_facts[point_id] = duts
         self.update_meta(duts=duts, point_facts=point_facts)
 
+    def rewrite_session(self, campaign_text: str, points: Iterable[WorkingPoint]) -> None:
+        """Replace campaign.yaml and points.json (each atomically): an experiment session's record grows
+        with every measurement, after the run directory was created."""
+        atomic_write(self.path / CAMPAIGN, campaign_text)
+        atomic_write(self.path / POINTS, json.dumps([point_to_dict(p) for p in points], indent=2) + "\n")
+
     def set_status(self, status: str, failure: str | None = None) -> None:
         """Set run.json's status (running, complete, failed) and, for failed, why."""
         self.meta["status"] = status
@@ -516,3 +608,17 @@ class RunStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def link_latest(run_dir: Path) -> None:
+    """Make ``<results>/latest`` a symlink to the newest run directory (best effort)."""
+    link = run_dir.parent / "latest"
+    tmp = run_dir.parent / f".latest.{os.getpid()}"
+    with contextlib.suppress(OSError):
+        if tmp.is_symlink():
+            tmp.unlink()
+        tmp.symlink_to(run_dir.name)
+        if link.exists() and not link.is_symlink():
+            tmp.unlink()
+            return
+        os.replace(tmp, link)

@@ -1,0 +1,149 @@
+"""Connection tracking table capacity (siitperf's cttc.sh): an exponential, then a binary search on the
+number of connections C, each probe a validated cps search.
+
+Each probe of C connections is a cps binary search in [0, RS] whose steps are validated (phase 1 with
+learning + reverse validation at alpha x rate). The exponential search doubles C until the rate drops below
+beta x RS; the final binary search keeps C when its rate stays at or above gamma x RS, until the interval
+is within ``connection_error`` connections. C moves in whole source ports: the point's destination range
+stays fixed and the source range (starting at the point's first source port) grows or shrinks, so
+C = n_src x |D|.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Self
+
+from pydantic import Field, model_validator
+
+from natbench.errors import SearchError
+from natbench.metrics.context import ProcedureContext
+from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint, search_steps
+from natbench.metrics.registry import Metric
+from natbench.metrics.settings import Count, MetricSettings, SearchSettings
+from natbench.metrics.trial import search_rates
+from natbench.metrics.validation import ValidatedSettings, validated_step
+from natbench.results import RepetitionResult, TrialRecord
+from natbench.search import SearchStep
+from natbench.traffic.ports import PortRange
+
+__all__ = ["CAPACITY", "CapacitySettings", "capacity"]
+
+
+class CapacitySettings(SearchSettings, ValidatedSettings):
+    """Connection tracking table capacity: exponential then binary search over the connection count.
+
+    Each probe is a maximum-connection-establishment-rate search (lower/upper/error
+    of this section) with validation.
+    """
+
+    min_connections: Count = Field(gt=0)
+    """First connection count probed."""
+    max_connections: Count = Field(gt=0)
+    """Largest connection count probed."""
+    connection_error: Count = Field(gt=0)
+    """The capacity search stops when its bounds are closer than this many connections."""
+    beta: float = Field(default=0.2, gt=0, lt=1)
+    """Exponential search: the doubling stops at the first connection count whose rate is below beta x the
+    rate of the last safe (passing) count."""
+    gamma: float = Field(default=0.4, gt=0, lt=1)
+    """Final binary search: a probed connection count fails (the capacity is below it) when its rate is below
+    gamma x the rate of the last safe count; otherwise it becomes the new safe count (siitperf's gamma)."""
+
+    @model_validator(mode="after")
+    def _conn_bounds(self) -> Self:
+        if self.min_connections >= self.max_connections:
+            raise ValueError(
+                f"min_connections ({self.min_connections}) must be below max_connections ({self.max_connections})"
+            )
+        return self
+
+
+def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
+    """Connection tracking table capacity (siitperf's cttc.sh method): exponential, then binary search on C."""
+    s = ctx.settings
+    n_dst = len(ctx.point.dst_ports)
+    first = ctx.point.src_ports.first
+    max_src = max(1, min(65535 - first + 1, s.max_connections // n_dst))
+    width = max(1, math.ceil(s.connection_error / n_dst))
+    start = min(max(1, math.ceil(s.min_connections / n_dst)), max_src)
+    probes: list[list[float]] = []
+
+    def probe(n_src: int, upper: float, stop_below: float | None, stage: str) -> float:
+        src = PortRange(first, first + n_src - 1)
+        ctx.tester.prepare(dataclasses.replace(ctx.plan, src_ports=src, dst_ports=ctx.point.dst_ports))
+        tag = {"stage": stage, "connections": n_src * n_dst}
+        if upper <= s.error:
+            probes.append([n_src * n_dst, 0.0])
+            return 0.0
+
+        def step(st: SearchStep) -> TrialRecord:
+            # the last record of a validated step (a failed phase 1, or the validation) carries its verdict
+            return validated_step(ctx, st.rate, st.rate * s.alpha, lower=st.lower, upper=st.upper, extra=tag)[1]
+
+        out = search_rates(ctx, 0.0, upper, step, stop_below=stop_below)
+        probes.append([n_src * n_dst, out.value])
+        return out.value
+
+    exhausted = False
+    try:
+        s_s = start
+        r_s = probe(s_s, s.upper, None, "initial")
+        if r_s <= 0:
+            raise SearchError(f"no rate passed with the starting {s_s * n_dst} connections; lower capacity_start")
+        while True:
+            if s_s >= max_src:
+                exhausted = True
+                s_t = s_s
+                break
+            s_t = min(2 * s_s, max_src)
+            r_t = probe(s_t, r_s, s.beta * r_s, "exponential")
+            if r_t < s.beta * r_s:
+                break
+            s_s, r_s = s_t, r_t
+        while s_t - s_s > width:
+            mid = (s_s + s_t) // 2
+            r = probe(mid, r_s, s.gamma * r_s, "final")
+            if r < s.gamma * r_s:
+                s_t = mid
+            else:
+                s_s, r_s = mid, r
+    finally:
+        ctx.tester.prepare(ctx.plan)
+    return ctx.result(
+        float(s_s * n_dst),
+        "conn",
+        error=float((s_t - s_s) * n_dst),
+        rate_at_capacity=r_s,
+        probes=probes,
+        port_space_exhausted=exhausted,
+    )
+
+
+def estimate(s: CapacitySettings, _connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
+    """``ceil(log2(max/min)) + ceil(log2((max - min) / connection_error))`` probes, each a cps search at
+    ``max_connections / 2`` connections."""
+    probes = math.ceil(math.log2(s.max_connections / s.min_connections)) + search_steps(
+        s.min_connections, s.max_connections, s.connection_error
+    )
+    steps = search_steps(s.lower, s.upper, s.error)
+    per = (s.max_connections / 2) / search_midpoint(s) + s.timeout + STEP_OVERHEAD
+    return repeated(s, probes * steps, probes * steps * per)
+
+
+CAPACITY = Metric(
+    name="capacity",
+    description="Connection tracking table capacity.",
+    settings=CapacitySettings,
+    run=capacity,
+    unit="conn",
+    order=70,
+    label="capacity",
+    scale_label="capacity rel. scale up",
+    title="connection tracking table capacity",
+    axis="connections",
+    estimate=estimate,
+)
+"""The connection tracking table capacity."""

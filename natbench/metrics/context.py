@@ -1,0 +1,155 @@
+"""What one repetition of a procedure works with: :class:`ProcedureContext` and the run's :class:`RunOptions`."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from natbench.duts.base import Dut
+from natbench.errors import ConfigError
+from natbench.metrics.settings import MetricSettings
+from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
+from natbench.testers.base import Directions, Tester
+from natbench.traffic.plan import TrafficPlan
+from natbench.workingpoint import WorkingPoint
+
+__all__ = ["ProcedureContext", "RunOptions"]
+
+S = TypeVar("S", bound=MetricSettings, covariant=True)
+
+_CHOICES = {"on_search_error": ("record", "raise"), "selection": ("random", "linear", "fixed")}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Engine options of a whole run: the same for every metric, so not part of any metric's settings.
+
+    They come from other parts of a campaign than its ``metrics`` section (the tester's settings, the
+    traffic section, the testbed) or from the command line; a run built by hand may leave the defaults.
+    """
+
+    rate_tolerance: float = 0.001
+    """Relative shortfall of the achieved rate that still counts as keeping the rate (the tester's own
+    ``rate_tolerance`` setting when it has one: the engine judges with the tolerance the tester was given)."""
+    selection: str = "random"
+    """Phase-2 Responder state-table entry selection: ``random``, ``linear`` or ``fixed`` (``traffic.selection``)."""
+    monitor_interval: float | None = None
+    """Sample the DUTs' per-core CPU idle time every this many seconds during each traffic trial of every metric
+    (``testbed.monitor_interval``, ``natbench run --monitor``); None: off."""
+    on_search_error: str = "record"
+    """``record``: a repetition that cannot finish is stored as failed and the run goes on; ``raise``: abort."""
+
+    def __post_init__(self) -> None:
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"must be one of {', '.join(allowed)}, got {getattr(self, name)!r}", field=name)
+
+
+@dataclass
+class ProcedureContext(Generic[S]):
+    """Everything one repetition of a procedure may use."""
+
+    tester: Tester
+    """The traffic generator (already prepared with :attr:`plan`)."""
+    dut: Dut
+    """The device(s) under test (already set up for :attr:`point`)."""
+    point: WorkingPoint
+    """The working point."""
+    plan: TrafficPlan
+    """The working point's traffic plan."""
+    metric: str
+    """Metric (procedure) name."""
+    repetition: int
+    """Repetition number, 0-based."""
+    settings: S
+    """This metric's settings model, resolved (:meth:`~natbench.metrics.settings.MetricSettings.resolved`)."""
+    emit: Callable[[TrialRecord], None]
+    """Stores a trial record (and informs observers); returns after it is on disk."""
+    clock: Callable[[], float] = time.time
+    """Wall clock for trial timestamps."""
+    sleep: Callable[[float], None] = time.sleep
+    """Sleeps (the gap); tests pass a no-op."""
+    prior: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    """Values of earlier metrics' finished repetitions at this point (e.g. throughput for latency)."""
+    step: int = 0
+    """Number of the next trial record within this repetition."""
+    earlier: Sequence[RepetitionResult] = ()
+    """Stored results of this metric's earlier repetitions at this point (e.g. teardown reuses their T_0)."""
+    preservation: str | None = None
+    """ResponderMode.COMPUTE: ``verified`` / ``unverified`` once the DUT's port preservation was checked."""
+    options: RunOptions = field(default_factory=RunOptions)
+    """Engine options of the whole run."""
+
+    @property
+    def acceptance(self) -> float:
+        """The loss ratio a trial of this metric may show in every active direction."""
+        value = self.settings.acceptance
+        if value is None:
+            raise ConfigError(f"{self.metric}: acceptance unresolved (build the settings with .resolved())")
+        return value
+
+    @property
+    def directions(self) -> Directions:
+        """This metric's active phase-2 directions."""
+        value = self.settings.directions
+        if value is None:
+            raise ConfigError(f"{self.metric}: directions unresolved (build the settings with .resolved())")
+        return value
+
+    def record(
+        self,
+        kind: str,
+        phase: PhaseResult | None,
+        verdict: Verdict,
+        reason: str,
+        started: float,
+        *,
+        lower: float | None = None,
+        upper: float | None = None,
+        value: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> TrialRecord:
+        """Build the next trial record, emit it (stored before returning) and return it."""
+        ext: dict[str, Any] = dict(extra or {})
+        if phase is not None:
+            if phase.latency:
+                ext["latency"] = {str(d): dataclasses.asdict(s) for d, s in phase.latency.items()}
+            if phase.tester_note:
+                ext["tester_note"] = phase.tester_note
+            if phase.learned is not None:
+                ext["learned"] = phase.learned
+            # the mode is recorded with every traffic trial: the tester's own word, else the plan's
+            ext["responder_mode"] = phase.responder_mode or str(self.plan.responder_mode)
+            if self.preservation is not None:
+                ext["port_preservation"] = self.preservation
+            if phase.extra:
+                ext["tester"] = dict(phase.extra)
+            ext.setdefault("duration", phase.duration)
+        rec = TrialRecord(
+            point_id=self.point.id,
+            metric=self.metric,
+            repetition=self.repetition,
+            step=self.step,
+            kind=kind,
+            intended_rate=phase.intended_rate if phase else 0.0,
+            achieved_rate=phase.achieved_rate if phase else 0.0,
+            counts={str(d): dataclasses.asdict(c) for d, c in phase.counts.items()} if phase else {},
+            verdict=verdict,
+            reason=reason,
+            started_at=started,
+            ended_at=self.clock(),
+            lower=lower,
+            upper=upper,
+            value=value,
+            extra=ext,
+        )
+        self.step += 1
+        self.emit(rec)
+        return rec
+
+    def result(self, value: float | None, unit: str, *, error: float | None = None, **extra: Any) -> RepetitionResult:
+        """Build this repetition's result."""
+        return RepetitionResult(self.point.id, self.metric, self.repetition, value, unit, error, extra)

@@ -1,0 +1,35 @@
+"""Building blocks of the metrics' duration models (``natbench plan``): search steps and per-trial overhead.
+
+Each metric's module holds its own model (:attr:`~natbench.metrics.registry.Metric.estimate`); the
+campaign's estimate adds them up per working point. The figures are lower bounds for planning: retries of
+invalid steps, DUT setup per working point and tester start-up are not counted.
+"""
+
+from __future__ import annotations
+
+import math
+
+from natbench.metrics.settings import MetricSettings, SearchSettings
+
+__all__ = ["STEP_OVERHEAD", "repeated", "search_midpoint", "search_steps"]
+
+STEP_OVERHEAD = 1.0
+"""Seconds added to every trial for DUT commands (empty / count the connection table)."""
+
+
+def search_steps(lower: float, upper: float, error: float) -> int:
+    """Trials of one binary search: ``max(1, ceil(log2((upper - lower) / error)))``."""
+    width = upper - lower
+    if width <= error:
+        return 1
+    return max(1, math.ceil(math.log2(width / error)))
+
+
+def search_midpoint(s: SearchSettings) -> float:
+    """The rate a search step is assumed to run at: the middle of the search range."""
+    return (s.lower + s.upper) / 2
+
+
+def repeated(s: MetricSettings, trials: int, seconds: float) -> tuple[int, float]:
+    """(trials, seconds) of all of a metric's repetitions at a point from those of one repetition."""
+    return s.repetitions * trials, s.repetitions * seconds

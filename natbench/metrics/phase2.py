@@ -1,0 +1,111 @@
+"""Phase-2 trials on a filled table: the :class:`Filler` that (re)fills it, and :func:`phase2_step`.
+
+Throughput, frame loss, latency and PDV fill the table once per repetition (phase 1 at ``fill_rate``
+with learning), wait ``gap``, then run phase-2 steps. ``refill="auto"`` (default): after every phase-2
+step the table is counted; if it changed, the step is INVALID (frames created or deleted connections,
+which RFC 9693 forbids) and the table is emptied and refilled before the next step; a DUT that cannot
+count is refilled after every failed step (overload may have disturbed it). ``refill="always"`` empties
+and refills before every phase-2 step, as siitperf's scripts do. Forwarding runs phase-2 steps without
+a filler (no phase 1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from natbench.errors import SearchError
+from natbench.metrics.context import ProcedureContext, RunOptions
+from natbench.metrics.judging import judge_phase
+from natbench.metrics.responder import responder_tuples
+from natbench.metrics.settings import FilledTableSettings, Phase2Settings
+from natbench.metrics.trial import count_connections, direction_extra, phase1_step, retry, run_traffic
+from natbench.results import TrialRecord, Verdict
+from natbench.testers.base import Mapping as DutMapping
+from natbench.testers.base import Phase2Options
+
+__all__ = ["Filler", "phase2_options", "phase2_step"]
+
+
+class Filler:
+    """Fills the table for phase-2 metrics and decides when it must be refilled."""
+
+    def __init__(self, ctx: ProcedureContext[FilledTableSettings]) -> None:
+        self.ctx = ctx
+        self.rate = float(ctx.settings.fill_rate)
+        self.filled: int | None = None
+        self.needed = True
+        self.mappings: tuple[DutMapping, ...] | None = None
+        self.filled_at = 0.0
+
+    def ensure(self) -> None:
+        """Fill (empty + phase 1 with learning + gap) if needed."""
+        ctx = self.ctx
+        s = ctx.settings
+        if s.refill_after and ctx.clock() - self.filled_at + s.duration > s.refill_after:
+            self.needed = True
+        if not (self.needed or s.refill == "always"):
+            return
+        rec = retry(ctx, "filling the table", lambda: phase1_step(ctx, self.rate, learn=True, kind="fill"))
+        if rec.verdict is Verdict.FAIL:
+            raise SearchError(
+                f"filling the table at fill_rate {self.rate:g} lost frames ({rec.reason}); lower fill_rate"
+            )
+        self.filled = rec.extra.get("dut_connections")
+        self.mappings = responder_tuples(ctx)
+        self.needed = False
+        self.filled_at = rec.started_at  # connections exist from the start of phase 1 on
+        if ctx.settings.gap > 0:
+            ctx.sleep(ctx.settings.gap)
+
+    def after(self, verdict: Verdict, reason: str, extra: dict[str, Any]) -> tuple[Verdict, str]:
+        """Check the table after a phase-2 step; INVALID (and refill) when it changed."""
+        count = count_connections(self.ctx)
+        if count is None:
+            if verdict is Verdict.FAIL:
+                self.needed = True
+            return verdict, reason
+        extra["dut_connections"] = count
+        if self.filled is not None and abs(count - self.filled) > self.ctx.settings.table_drift:
+            self.needed = True
+            if verdict is not Verdict.INVALID:
+                return Verdict.INVALID, f"DUT table changed from {self.filled} to {count} connections during phase 2"
+        return verdict, reason
+
+
+def phase2_options(
+    options: RunOptions, tagged_rate: float | None, mappings: tuple[DutMapping, ...] | None = None
+) -> Phase2Options:
+    """How a phase-2 step is measured: latency from tagged frames at ``tagged_rate`` per direction when one is
+    given; the run's Responder entry selection; the DUT's tuples in responder mode read."""
+    if tagged_rate is None:
+        return Phase2Options(selection=options.selection, mappings=mappings)
+    return Phase2Options(latency=True, latency_rate=tagged_rate, selection=options.selection, mappings=mappings)
+
+
+def phase2_step(
+    ctx: ProcedureContext[Phase2Settings],
+    filler: Filler | None,
+    rate: float,
+    *,
+    tagged_rate: float | None = None,
+    lower: float | None = None,
+    upper: float | None = None,
+    kind: str = "phase2",
+) -> TrialRecord:
+    """(Re)fill if needed, run phase 2 at ``rate`` (with latency when ``tagged_rate`` is given), judge and store it."""
+    if filler is not None:
+        filler.ensure()
+    options = phase2_options(ctx.options, tagged_rate, filler.mappings if filler is not None else None)
+    started = ctx.clock()
+    duration = ctx.settings.duration
+    directions = ctx.directions
+    phase, mon = run_traffic(ctx, lambda: ctx.tester.phase2(rate, duration, directions, options))
+    verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
+    missing = [str(d) for d in directions.active if d not in phase.counts]
+    if missing:
+        verdict, reason = Verdict.INVALID, f"the tester reported no counts for {', '.join(missing)}"
+    extra: dict[str, Any] = {**direction_extra(directions), **mon}
+    if filler is not None:
+        verdict, reason = filler.after(verdict, reason, extra)
+    value = max((c.loss_ratio for c in phase.counts.values()), default=None) if phase.counts else None
+    return ctx.record(kind, phase, verdict, reason, started, lower=lower, upper=upper, value=value, extra=extra)

@@ -1,0 +1,123 @@
+"""The registry of metrics: name -> :class:`Metric` (settings model, procedure, unit, labels, order, ...).
+
+The built-in metrics are registered by :mod:`natbench.metrics` (its ``__init__`` lists them); the campaign
+schema, the runner, ``natbench plan``'s estimate and the reports all read this registry instead of listing
+metrics themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from natbench.errors import ConfigError, SearchError
+from natbench.metrics.context import ProcedureContext
+from natbench.metrics.settings import MetricSettings
+from natbench.results import RepetitionResult
+
+__all__ = ["Metric", "all_metrics", "find_metric", "metric", "metric_names", "register", "run_repetition"]
+
+M = TypeVar("M", bound=MetricSettings)
+
+Estimator = Callable[[M, int, Mapping[str, MetricSettings]], tuple[int, float]]
+"""Duration model: (settings at a point, its connections, every selected metric's settings there) ->
+(trials, seconds) of all the metric's repetitions at that point."""
+
+
+@dataclass(frozen=True)
+class Metric(Generic[M]):
+    """One metric: its settings, its procedure, and how its results are named, ordered and reported."""
+
+    name: str
+    """Name in campaigns (``metrics.<name>``), run directories and reports."""
+    description: str
+    """What the metric measures, in one line (the campaign's ``metrics.<name>`` field description)."""
+    settings: type[M]
+    """Its settings model: the campaign's ``metrics.<name>`` section and what :attr:`run` reads."""
+    run: Callable[[ProcedureContext[M]], RepetitionResult]
+    """Runs one repetition at one working point (a :class:`~natbench.errors.SearchError` fails the repetition)."""
+    unit: str
+    """Unit of the stored value (frame rates per direction): cps, fps, ratio, s, conn/s, conn or pass."""
+    order: int
+    """Measurement order at a working point, lowest first (cps before validation, throughput before latency and
+    PDV, each result an input of the later ones); also the order of the blocks in report tables."""
+    label: str
+    """Short name in report tables (the prefix of its rows, e.g. ``fwd. throughput median``)."""
+    scale_label: str
+    """Name of its relative scale-up row in report tables (``tp. rel. scale up``)."""
+    title: str
+    """Long name: the title of its plots."""
+    axis: str
+    """The y-axis label of its plots (the reported unit in words)."""
+    estimate: Estimator[M]
+    """Its duration model for ``natbench plan`` (a lower bound: retries and setup are left out)."""
+    lower_is_better: bool = False
+    """A higher value is worse (frame loss, latency, PDV); for every other metric a higher value is better."""
+    stateful: bool = True
+    """Needs connection state on the DUT (phase 1); False only for the plain forwarding baseline, the one
+    metric a family without translation (``ipv4``, ``ipv6``) can measure."""
+    rate_from: str | None = None
+    """The metric whose median result at the point is this metric's rate when its settings give none
+    (latency, PDV: throughput; validation: cps); a campaign then has to measure that one too."""
+    baseline_for: str | None = None
+    """This metric is the plain-forwarding baseline of that one (forwarding of throughput): tables show the
+    ratio of their medians."""
+    own_table: bool = False
+    """Reported in a table and plot of its own (tear-down: delete times), not in the performance table."""
+    in_milliseconds: bool = False
+    """Tables show its seconds as milliseconds (latency, PDV)."""
+    estimate_note: str | None = None
+    """What its duration model cannot know in advance (``natbench plan`` prints it)."""
+
+
+_REGISTRY: dict[str, Metric[Any]] = {}
+
+
+def register(*metrics: Metric[Any]) -> None:
+    """Add metrics to the registry (ConfigError for a name already taken)."""
+    for m in metrics:
+        if m.name in _REGISTRY:
+            raise ConfigError(f"metric {m.name!r} is registered already")
+        _REGISTRY[m.name] = m
+
+
+def all_metrics() -> tuple[Metric[Any], ...]:
+    """Every registered metric in measurement order."""
+    return tuple(sorted(_REGISTRY.values(), key=lambda m: m.order))
+
+
+def metric_names() -> tuple[str, ...]:
+    """Every registered metric's name in measurement order."""
+    return tuple(m.name for m in all_metrics())
+
+
+def find_metric(name: str) -> Metric[Any] | None:
+    """The metric registered as ``name``, or None (e.g. a metric stored by another natbench version)."""
+    return _REGISTRY.get(name)
+
+
+def metric(name: str) -> Metric[Any]:
+    """The metric registered as ``name``; ConfigError naming the known ones otherwise."""
+    m = _REGISTRY.get(name)
+    if m is None:
+        raise ConfigError(f"unknown metric {name!r}; known: {', '.join(metric_names())}", field="metric")
+    return m
+
+
+def run_repetition(ctx: ProcedureContext[MetricSettings]) -> RepetitionResult:
+    """Run one repetition of ``ctx.metric``; a SearchError becomes a failed result unless the run's
+    ``on_search_error`` is ``raise``."""
+    m = find_metric(ctx.metric)
+    if m is None:
+        raise SearchError(f"unknown metric {ctx.metric!r}; known: {', '.join(metric_names())}")
+    if not isinstance(ctx.settings, m.settings):
+        raise ConfigError(
+            f"{ctx.metric} needs {m.settings.__name__}, got {type(ctx.settings).__name__}", field="settings"
+        )
+    try:
+        return m.run(ctx)
+    except SearchError as exc:
+        if ctx.options.on_search_error == "raise":
+            raise
+        return ctx.result(None, m.unit, error=None, failed=str(exc))

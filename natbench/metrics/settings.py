@@ -1,0 +1,149 @@
+"""What every metric's settings share: the field types, the common fields and the shared parts.
+
+A metric's own settings model lives in its module (``natbench.metrics.cps.CpsSettings``, ...) and is
+built from these bases. It is at once the campaign's ``metrics.<name>`` section (the campaign schema
+is built from the registered models, docs/campaign-schema.md from their field docstrings) and what the
+metric's procedure reads: one model per metric, one default per setting, documented once.
+
+Engine options that are the same for every metric of a run (the achieved-rate tolerance, the Responder's
+entry selection, the DUT CPU monitor) are not settings of a metric: see
+:class:`~natbench.metrics.context.RunOptions`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from natbench.testers.base import Directions
+from natbench.values import parse_count, parse_number
+
+__all__ = [
+    "Count",
+    "FillSettings",
+    "FilledTableSettings",
+    "GapSettings",
+    "LossRatio",
+    "MetricSettings",
+    "Phase2Settings",
+    "Rate",
+    "SchemaModel",
+    "SearchSettings",
+]
+
+Count = Annotated[int, BeforeValidator(parse_count)]
+"""A whole number written as ``8388608``, ``2^23`` or ``4M``."""
+Rate = Annotated[float, BeforeValidator(parse_number)]
+"""A rate or count written as ``200000``, ``200k`` or ``2^17``."""
+
+
+def _loss_ratio(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 1:
+        raise ValueError(
+            f"acceptance is a loss ratio below 1 (0.0001 = 0.01 % loss, the seeds' 99.99 % criterion), got {value!r}"
+        )
+    return value
+
+
+LossRatio = Annotated[float, BeforeValidator(_loss_ratio), Field(ge=0.0, lt=1.0)]
+"""A frame loss ratio: 0 (RFC 2544) .. below 1."""
+
+
+class SchemaModel(BaseModel):
+    """Base of every campaign model: unknown keys are errors, field docstrings are the field descriptions."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=True)
+
+
+class _CommonSettings(SchemaModel):
+    """The settings every metric has, but for ``max_invalid`` (:class:`MetricSettings` adds it)."""
+
+    repetitions: int = Field(default=10, ge=1)
+    """Number of repetitions (the seeds use 10 or 20); median, min and max are reported."""
+    acceptance: LossRatio | None = None
+    """Loss ratio a step may have and still pass (None: traffic.acceptance)."""
+    directions: Directions | None = None
+    """Active directions (None: traffic.directions)."""
+    timeout: float = Field(default=2.0, ge=0)
+    """Seconds the tester waits for frames still in flight after sending stops (passed to the tester)."""
+    check_table: bool = True
+    """Count the DUT's connections to check trials (a phase 1 must leave the connections its valid frames
+    created; phase 2 must not change the table); only where the DUT's recipe can count."""
+    table_slack: int = Field(default=64, ge=0)
+    """Connections the DUT table may hold beyond the test's own after phase 1 (e.g. its management session)."""
+
+
+class _SearchRange(_CommonSettings):
+    """The rate range of :class:`SearchSettings`, declared apart from it so that a search metric's settings are
+    listed (in campaign references and messages) as the common ones, the range, then ``max_invalid``."""
+
+    lower: Rate = Field(default=0.0, ge=0)
+    """Lower bound of the search, frames (or connections) per second per direction."""
+    upper: Rate = Field(gt=0)
+    """Upper bound of the search (e.g. the line rate), per direction."""
+    error: Rate = Field(gt=0)
+    """The search stops when upper - lower < error (seed 000: 100 or 1000, under 0.1 % of the result)."""
+
+
+class MetricSettings(_CommonSettings):
+    """Settings every metric (procedure) has."""
+
+    max_invalid: int = Field(default=3, ge=0)
+    """Retries of a trial that was invalid (the tester could not keep the rate, ...) before the repetition fails."""
+
+    def resolved(self, acceptance: float, directions: Directions) -> Self:
+        """These settings with the campaign-wide ``acceptance`` and ``directions`` (the traffic section's)
+        where the metric sets none: what a procedure reads. Done once, when a run is built."""
+        update: dict[str, Any] = {}
+        if self.acceptance is None:
+            update["acceptance"] = acceptance
+        if self.directions is None:
+            update["directions"] = directions
+        return self.model_copy(update=update) if update else self
+
+
+class SearchSettings(MetricSettings, _SearchRange):
+    """A binary search on the rate (frames per second per direction)."""
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Self:
+        if self.lower >= self.upper:
+            raise ValueError(f"lower ({self.lower:g}) must be below upper ({self.upper:g})")
+        if self.error >= self.upper - self.lower:
+            raise ValueError(f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})")
+        return self
+
+
+class GapSettings(MetricSettings):
+    """Settings of metrics that pause after phase 1."""
+
+    gap: float = Field(default=2.0, ge=0)
+    """Seconds between phase 1 and what follows it (phase 2, the timed delete-all, the reverse frames)."""
+
+
+class FillSettings(GapSettings):
+    """Settings of metrics that first load the DUT's connection table with phase 1."""
+
+    fill_rate: Rate = Field(gt=0)
+    """Safe phase-1 rate (connections per second) that fills the tables."""
+
+
+class Phase2Settings(MetricSettings):
+    """Settings of metrics that run timed phase-2 trials."""
+
+    duration: float = Field(default=60.0, gt=0)
+    """Seconds of each phase-2 trial (RFC 2544: 60)."""
+
+
+class FilledTableSettings(FillSettings, Phase2Settings):
+    """Settings of metrics whose phase-2 trials run on a table filled by phase 1."""
+
+    refill: Literal["auto", "always"] = "auto"
+    """``auto``: refill only when a phase-2 step changed the table (that step is invalid) or, on a DUT that
+    cannot count, after a failed step; ``always``: empty and refill before every step (siitperf's scripts)."""
+    refill_after: float | None = Field(default=None, gt=0)
+    """Refill before a phase-2 step that would end more than this many seconds after the fill began (set it
+    below the DUT's UDP timeout so no connection expires during a step); None: no time limit."""
+    table_drift: int = Field(default=0, ge=0)
+    """Change of the DUT's connection count during a phase-2 step still tolerated (DUT background traffic)."""

@@ -1,0 +1,125 @@
+"""Connection tear-down rate (RFC 9693): N / (T_N - T_0) with the DUT's own delete-all command.
+
+The table is loaded with N connections (phase 1 at ``fill_rate``, no learning: no reverse frames follow),
+``T_N = timed_flush()`` deletes them, then ``T_0 = timed_flush()`` times the delete-all on the empty table.
+Both times are stored as trials (``flush_filled``, ``flush_empty``) and in the result. With
+``empty_repetitions`` the empty-table time is measured in the first repetitions of a point only and its
+median reused later (seed 000, 3.4).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+
+from pydantic import Field
+
+from natbench.errors import SearchError
+from natbench.metrics.context import ProcedureContext
+from natbench.metrics.duration import STEP_OVERHEAD, repeated
+from natbench.metrics.registry import Metric
+from natbench.metrics.settings import FillSettings, MetricSettings
+from natbench.metrics.trial import count_connections, phase1_step, retry
+from natbench.results import RepetitionResult, Verdict
+
+__all__ = ["TEARDOWN", "TeardownSettings", "teardown"]
+
+
+class TeardownSettings(FillSettings):
+    """Connection tear-down rate: N / (T_N - T_0) with the DUT's own delete-all command."""
+
+    empty_repetitions: int | None = Field(default=None, ge=1)
+    """Time the empty-table delete (T_0) in the first this many repetitions of a working point only; later
+    repetitions reuse the median of those T_0 (seed 000, 3.4: one T_0 series for Jool). None: every repetition."""
+
+
+def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
+    """Connection tear-down rate N / (T_N - T_0): timed delete of a filled, then of an empty table."""
+    rate = float(ctx.settings.fill_rate)
+    fill = retry(ctx, "filling the table", lambda: phase1_step(ctx, rate, learn=False, kind="fill"))
+    if fill.verdict is Verdict.FAIL:
+        raise SearchError(f"filling the table at fill_rate {rate:g} lost frames ({fill.reason}); lower fill_rate")
+    n = fill.extra.get("dut_connections")
+    if n is None:
+        n = sum(c["valid"] for c in fill.counts.values())
+    if ctx.settings.gap > 0:
+        ctx.sleep(ctx.settings.gap)
+    started = ctx.clock()
+    t_n = float(ctx.dut.timed_flush())
+    ctx.record("flush_filled", None, Verdict.PASS, "", started, value=t_n, extra={"connections": n})
+    left = count_connections(ctx)
+    if left:
+        raise SearchError(f"the DUT still held {left} connections after its delete-all; T_0 is not an empty-table time")
+    reused = _reused_t0(ctx)
+    if reused is None:
+        started = ctx.clock()
+        t_0 = float(ctx.dut.timed_flush())
+        ctx.record(
+            "flush_empty",
+            None,
+            Verdict.PASS,
+            "",
+            started,
+            value=t_0,
+            extra={} if left is None else {"dut_connections_before": left},
+        )
+    else:
+        t_0 = reused
+    deletion = t_n - t_0
+    if deletion <= 0:
+        raise SearchError(f"filled-table delete time {t_n:g} s is not above the empty-table time {t_0:g} s")
+    # T_N / T_0 are the methodology's names (T_0 = the value used); filled_delete_s / empty_delete_s the
+    # report columns' (empty_delete_s only when this repetition timed the empty table)
+    return ctx.result(
+        n / deletion,
+        "conn/s",
+        T_N=t_n,
+        T_0=t_0,
+        filled_delete_s=t_n,
+        empty_delete_s=t_0 if reused is None else None,  # reports take min/max over measured T_0 only
+        deletion_time=deletion,
+        connections=n,
+        T_0_measured=reused is None,
+    )
+
+
+def _reused_t0(ctx: ProcedureContext[TeardownSettings]) -> float | None:
+    """The median T_0 of this point's earlier repetitions once ``empty_repetitions`` of them timed it, else None."""
+    k = ctx.settings.empty_repetitions
+    if not k or ctx.repetition < k:
+        return None
+    measured = [
+        float(r.extra["T_0"])
+        for r in ctx.earlier
+        if r.value is not None and r.extra.get("T_0_measured", True) and r.extra.get("T_0") is not None
+    ]
+    if len(measured) < k:  # some of the first k failed: keep timing until k T_0 values exist
+        return None
+    return float(statistics.median(measured))
+
+
+def estimate(s: TeardownSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
+    """Loading N connections (``N / fill_rate + timeout + gap``) per repetition, plus the ``empty_repetitions``
+    empty-table deletes; the delete time itself is unknown beforehand and left out (seed 000 Figure 5: up to
+    ~40 minutes for 800M connections)."""
+    trials, seconds = repeated(s, 1, connections / s.fill_rate + s.timeout + s.gap + STEP_OVERHEAD)
+    empty = min(s.empty_repetitions or s.repetitions, s.repetitions)  # T_0 timed in the first k only
+    return trials + empty, seconds + empty * STEP_OVERHEAD
+
+
+TEARDOWN = Metric(
+    name="teardown",
+    description="Connection tear-down rate.",
+    settings=TeardownSettings,
+    run=teardown,
+    unit="conn/s",
+    order=60,
+    label="tear-down",
+    scale_label="tear-down rel. scale up",
+    title="connection tear-down rate",
+    axis="connections per second",
+    estimate=estimate,
+    own_table=True,
+    estimate_note="the connection delete time is not known in advance and is not included",
+)
+"""The connection tear-down rate."""

@@ -1,0 +1,203 @@
+"""Trial plumbing every procedure shares: traffic with the DUT monitor around it, the table checks,
+phase-1 steps, retries of invalid trials, binary searches of stored trials, and result fields.
+
+Decisions a network test engineer should know (docs/engine.md has the long form):
+
+* **Verdicts** (:func:`~natbench.metrics.judging.judge_phase`). A trial is INVALID when the tester reports it
+  could not keep the rate, the achieved rate is below the intended one by more than ``rate_tolerance``, the
+  counts are inconsistent, or the DUT table does not hold the expected connections; FAIL when the loss ratio
+  of any active direction exceeds ``acceptance``; PASS otherwise. Invalid trials are retried at the same
+  rate, never counted; after ``max_invalid`` retries the repetition ends with
+  :class:`~natbench.errors.SearchError`, which the runner records as a failed repetition (``value=None``,
+  ``extra.failed``) and goes on.
+* **A phase-1 step** empties the DUT table (``reset_connections``) first; a passing step must leave between
+  ``valid`` and ``sent + table_slack`` connections in the table when the DUT can count them.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from natbench.errors import SearchError
+from natbench.metrics.context import ProcedureContext
+from natbench.metrics.judging import is_tester_limited, judge_phase
+from natbench.metrics.settings import MetricSettings, SearchSettings
+from natbench.results import PhaseResult, TrialRecord, Verdict
+from natbench.search import BinarySearch, SearchOutcome, SearchStep
+from natbench.testers.base import Directions, SetsReceiveTimeout
+
+__all__ = [
+    "check_filled",
+    "count_connections",
+    "direction_extra",
+    "dut_supports",
+    "monitor_columns",
+    "phase1_step",
+    "rate_from_prior",
+    "retry",
+    "run_traffic",
+    "search_extra",
+    "search_rates",
+]
+
+
+def monitor_columns(samples: Mapping[str, Sequence[Mapping[str, Any]]], interval: float) -> dict[str, Any]:
+    """DUT monitor samples (``{dut: [{"t", "idle": {core: %}, ...}, ...]}``) in the stored, columnar form.
+
+    ``{dut: {"interval", "t": [...], "idle": {core: [...]}, <other sample keys>: [...]}}``: one list
+    entry per sample, each core its own series (seed 004 plots every core, never an average).
+    """
+    out: dict[str, Any] = {}
+    for dut, rows in samples.items():
+        cores: list[str] = []
+        for r in rows:
+            for c in r.get("idle") or {}:
+                if c not in cores:
+                    cores.append(c)
+        col: dict[str, Any] = {"interval": interval, "t": [r.get("t") for r in rows]}
+        col["idle"] = {c: [(r.get("idle") or {}).get(c) for r in rows] for c in cores}
+        for key in sorted({k for r in rows for k in r} - {"t", "idle"}):
+            col[key] = [r.get(key) for r in rows]
+        out[str(dut)] = col
+    return out
+
+
+def run_traffic(
+    ctx: ProcedureContext[MetricSettings], call: Callable[[], PhaseResult]
+) -> tuple[PhaseResult, dict[str, Any]]:
+    """Run one tester call, sampling the DUT monitor around it when asked and available.
+
+    A tester with the optional ``set_receive_timeout`` hook first gets the metric's ``timeout``.
+    """
+    if isinstance(ctx.tester, SetsReceiveTimeout):
+        ctx.tester.set_receive_timeout(ctx.settings.timeout)
+    interval = ctx.options.monitor_interval
+    start = getattr(ctx.dut, "start_monitor", None)
+    stop = getattr(ctx.dut, "stop_monitor", None)
+    if not interval or not callable(start) or not callable(stop):
+        return call(), {}
+    start(interval)
+    try:
+        phase = call()
+    finally:
+        samples = stop()
+    return phase, ({"monitor": monitor_columns(samples, interval)} if samples else {})
+
+
+def direction_extra(directions: Directions) -> dict[str, Any]:
+    """How results and trials name their directions: ``directions`` = number of active directions
+    (2 for bidirectional: reports multiply per-direction fps by it), ``direction_mode`` = the mode."""
+    return {"directions": len(directions.active), "direction_mode": str(directions)}
+
+
+def dut_supports(dut: Any, operation: str) -> bool:
+    """Whether ``dut`` can do ``operation`` (e.g. ``count_connections``).
+
+    A DUT may offer the optional capability hook ``supports(operation) -> bool``; without it every
+    protocol operation is assumed available (a DUT may still raise NotImplementedError).
+    """
+    hook = getattr(dut, "supports", None)
+    return bool(hook(operation)) if callable(hook) else True
+
+
+def count_connections(ctx: ProcedureContext[MetricSettings]) -> int | None:
+    """The DUT's connection count, or None when the DUT cannot count (or checks are off)."""
+    if not ctx.settings.check_table or not dut_supports(ctx.dut, "count_connections"):
+        return None
+    try:
+        return int(ctx.dut.count_connections())
+    except NotImplementedError:
+        return None
+
+
+def check_filled(
+    ctx: ProcedureContext[MetricSettings], phase: PhaseResult, extra: dict[str, Any]
+) -> tuple[Verdict, str] | None:
+    """After a passing phase 1: INVALID unless the table holds the connections the valid frames created."""
+    count = count_connections(ctx)
+    if count is None:
+        return None
+    extra["dut_connections"] = count
+    sent = sum(c.sent for c in phase.counts.values())
+    valid = sum(c.valid for c in phase.counts.values())
+    if count < valid:
+        return Verdict.INVALID, f"DUT table holds {count} connections but {valid} phase-1 frames arrived"
+    if count > sent + ctx.settings.table_slack:
+        return Verdict.INVALID, f"DUT table holds {count} connections, more than the {sent} frames sent"
+    return None
+
+
+def phase1_step(
+    ctx: ProcedureContext[MetricSettings],
+    rate: float,
+    *,
+    learn: bool,
+    kind: str,
+    lower: float | None = None,
+    upper: float | None = None,
+    extra: dict[str, Any] | None = None,
+) -> TrialRecord:
+    """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it."""
+    ctx.dut.reset_connections()
+    started = ctx.clock()
+    phase, mon = run_traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
+    verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
+    ext: dict[str, Any] = {**(extra or {}), **mon}
+    if verdict is Verdict.PASS:
+        bad = check_filled(ctx, phase, ext)
+        if bad:
+            verdict, reason = bad
+    return ctx.record(kind, phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
+
+
+def retry(ctx: ProcedureContext[MetricSettings], what: str, run: Callable[[], TrialRecord]) -> TrialRecord:
+    """Run a non-search trial, retrying invalid ones up to ``max_invalid`` times."""
+    for _ in range(ctx.settings.max_invalid + 1):
+        rec = run()
+        if rec.verdict is not Verdict.INVALID:
+            return rec
+    raise SearchError(f"{what}: {ctx.settings.max_invalid + 1} invalid trials in a row; last: {rec.reason}")
+
+
+def search_rates(
+    ctx: ProcedureContext[SearchSettings],
+    lower: float,
+    upper: float,
+    trial: Callable[[SearchStep], TrialRecord],
+    stop_below: float | None = None,
+) -> SearchOutcome:
+    """A binary search of ``[lower, upper]`` with the metric's ``error`` and ``max_invalid``; ``trial`` runs and
+    stores the trial of one step (a tester-limited invalid trial may lower the upper bound to the tester's ceiling)."""
+    s = ctx.settings
+    search = BinarySearch(lower, upper, s.error, max_invalid=s.max_invalid, stop_below=stop_below)
+
+    while not search.done:
+        step = search.next_step()
+        rec = trial(step)
+        search.report(rec.verdict, reason=rec.reason, tester_limited=is_tester_limited(rec))
+    return search.outcome()
+
+
+def search_extra(out: SearchOutcome) -> dict[str, Any]:
+    """The fields a search result stores beside its value (steps, invalid trials, bounds, tester ceiling)."""
+    return {
+        "steps": out.steps,
+        "invalid": out.invalid,
+        "at_upper_limit": out.at_upper_limit,
+        "tester_bound": out.tester_bound,
+        "tester_ceiling": out.tester_ceiling,
+        "lower": out.lower,
+        "upper": out.upper,
+    }
+
+
+def rate_from_prior(ctx: ProcedureContext[MetricSettings], rate: float | None, metric: str) -> float:
+    """``rate`` when the settings give one, else the median of ``metric``'s results measured earlier at this point."""
+    if rate:
+        return float(rate)
+    values = [v for v in ctx.prior.get(metric, ()) if v is not None]
+    if not values:
+        raise SearchError(f"{ctx.metric} needs a rate: set metrics.{ctx.metric}.rate or measure {metric} first")
+    return float(statistics.median(values))
