@@ -4,7 +4,8 @@ One VM is booted for the module: the ``jool-nat64`` recipe is set up in it over 
 phase 1 must leave exactly N sessions in the real Jool, the mappings read back (``responder: read``:
 Jool does not preserve ports) must drive a lossless low-rate phase 2 and validation, ``timed_flush``
 must empty the tables, and taking the lab down (also after a kill -9 of its owner, with ``--stale``)
-must leave no qemu process, tap or file behind. Every test skips, naming why, without qemu or the image
+must leave no qemu process, tap or file behind. The 464XLAT pair (CLAT + PLAT, two VMs) runs end to end.
+Every test skips, naming why, without qemu or the image
 (``natbench lab image build jool``).
 """
 
@@ -23,9 +24,11 @@ from pathlib import Path
 import pytest
 from lab_helpers import kept_rate
 
-from natbench.duts.recipe_dut import RecipeDut
+from natbench.campaign import load_campaign
+from natbench.duts.recipe_dut import DutGroup, RecipeDut
 from natbench.duts.recipes import load_recipe
 from natbench.results import Direction, PhaseResult
+from natbench.testbed import build_testbed
 from natbench.testbed.lab import VmLab, VmSettings, remove_stale_labs
 from natbench.testbed.lab.host import netns_list
 from natbench.testbed.lab.vm_image import find_image, missing_tools
@@ -180,3 +183,43 @@ def test_kill_9_then_stale_leaves_nothing_behind(lab: VmLab) -> None:
     assert not (Path("/run/natbench/labs") / f"{name}.vm").exists()
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     assert "nb-init" not in links and "nb-resp" not in links
+
+
+def test_464xlat_pair_end_to_end() -> None:
+    """CLAT (Jool SIIT, EAMT) and PLAT (Jool NAT64) as two VMs in path order, built from the campaign as
+    ``natbench run`` builds it: phase 1 leaves exactly N sessions in the PLAT, the mappings read from it
+    answer every tuple, and closing the testbed leaves no VM behind."""
+    need_vm()
+    campaign = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "lab-464xlat.yaml")
+    testbed = build_testbed(campaign)
+    lab = testbed.lab
+    try:
+        assert isinstance(lab, VmLab) and [v.dut for v in lab.vms] == ["clat", "plat"]
+        dut = testbed.dut
+        assert isinstance(dut, DutGroup)
+        dut.setup(WorkingPoint(index=0, src_ports=SRC, dst_ports=DST, frame_size=64))
+        try:
+            lab.after_dut_setup()
+            tester = testbed.tester
+            tester.prepare(TrafficPlan(Family.NAT44, lab.addresses, SRC, DST, 64, seed=7))
+
+            def fill() -> PhaseResult:
+                dut.reset_connections()
+                return tester.phase1(RATE, learn=False)
+
+            r = kept_rate(fill)
+            assert r.counts[Direction.FORWARD].valid == N, r.counts
+            assert dut.count_connections() == N  # the PLAT's sessions
+            maps = dut.mappings()
+            assert len(maps) == N
+            tester.load_mappings(maps)
+            v = kept_rate(lambda: tester.validate(RATE))
+            assert v.counts[Direction.REVERSE].valid == N
+            facts = dut.facts()
+            assert facts["clat"]["vm"]["path_position"] == 0 and facts["plat"]["vm"]["path_position"] == 1
+        finally:
+            dut.teardown()
+    finally:
+        testbed.close()
+    assert not _qemu_pids(lab.name)
+    assert not {lab.tester_netns, lab.dut_netns} & netns_list()

@@ -31,8 +31,10 @@ def test_quickstart_jool_names_the_vm() -> None:
     campaign = load_campaign(ROOT / "campaigns" / "quickstart-jool.yaml")
     (dut,) = campaign.testbed.duts
     assert isinstance(dut.access, LabAccess) and dut.access.vm == "jool"
-    settings = testbed_build._vm_settings(campaign.testbed.duts)
-    assert settings is not None and (settings.image, settings.vcpus, settings.memory) == ("jool", 1, 1536)
+    vms = testbed_build._vm_settings(campaign.testbed.duts)
+    assert vms is not None and len(vms) == 1
+    name, settings = vms[0]
+    assert (name, settings.image, settings.vcpus, settings.memory) == ("jool", "jool", 1, 1536)
     assert campaign.traffic.responder is not None and campaign.traffic.responder.value == "read"
 
 

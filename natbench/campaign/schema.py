@@ -133,23 +133,25 @@ class LabAccess(_Model):
     with Jool 4.1.9 from Debian's packages, built and cached by ``natbench lab image build jool``) instead of
     the lab's DUT namespace. The VM's data NICs (``eth1`` towards the Initiator, ``eth2`` towards the
     Responder) are taps wired to the tester's two ports; natbench reaches it over SSH with the image's pinned
-    host key. None: the DUT namespace."""
-    vcpus: int = Field(default=1, ge=1, le=64)
-    """Virtual CPUs of the VM (``vm`` only)."""
-    memory: int = Field(default=1536, ge=256, le=262144)
-    """Memory of the VM in MiB (``vm`` only)."""
-    accel: Literal["auto", "kvm", "tcg"] = "auto"
-    """QEMU accelerator (``vm`` only): ``auto`` tries KVM where this machine has hardware virtualisation
-    (vmx/svm) and falls back to software emulation (TCG) when the guest does not come up with it; ``kvm`` or
-    ``tcg`` force one. The one used is in the DUT's facts (``vm_accel``)."""
-    boot_timeout: float = Field(default=600.0, gt=0)
-    """Seconds the VM may take from start to SSH (``vm`` only); beyond it the boot fails with the last lines
-    of its serial console."""
+    host key. Several VM DUTs (464XLAT: CLAT, then PLAT) boot one VM each, wired in path order, each VM's
+    ``eth2`` to the next one's ``eth1``; then every lab DUT must be a VM. None: the DUT namespace."""
+    vcpus: int | None = Field(default=None, ge=1, le=64)
+    """Virtual CPUs of the VM (``vm`` only; None: 1)."""
+    memory: int | None = Field(default=None, ge=256, le=262144)
+    """Memory of the VM in MiB (``vm`` only; None: 1536)."""
+    accel: Literal["auto", "kvm", "tcg"] | None = None
+    """QEMU accelerator (``vm`` only; None: ``auto``): ``auto`` tries KVM where this machine has hardware
+    virtualisation (vmx/svm) and falls back to software emulation (TCG) when the guest does not come up with
+    it; ``kvm`` or ``tcg`` force one. The one used is in the DUT's facts (``vm.accel``)."""
+    boot_timeout: float | None = Field(default=None, gt=0)
+    """Seconds the VM may take from start to SSH (``vm`` only; None: 600); beyond it the boot fails with the
+    last lines of its serial console."""
 
     @model_validator(mode="after")
     def _vm_settings_need_vm(self) -> LabAccess:
-        if self.vm is None and (self.vcpus != 1 or self.memory != 1536 or self.accel != "auto"):
-            raise ValueError("vcpus, memory and accel are settings of a VM DUT: set access.vm too")
+        vm_only = (self.vcpus, self.memory, self.accel, self.boot_timeout)
+        if self.vm is None and any(v is not None for v in vm_only):
+            raise ValueError("vcpus, memory, accel and boot_timeout are settings of a VM DUT: set access.vm too")
         if self.vm is not None and self.namespace is not None:
             raise ValueError("a VM DUT runs in its VM: access.namespace does not apply with access.vm")
         return self

@@ -122,22 +122,39 @@ def build_dut(duts: Sequence[DutSpec], *, lab: LabResource | None = None, base_d
     return build_duts([d for d, _ in placed], [p for _, p in placed], base_dir=base_dir)
 
 
-def _vm_settings(duts: Sequence[DutSpec]) -> VmSettings | None:
-    """The VM settings of the campaign's VM DUT (``access: {kind: lab, vm: NAME}``); None: no VM DUT."""
-    vms = [d for d in duts if isinstance(d.access, LabAccess) and d.access.vm]
+def _vm_settings(duts: Sequence[DutSpec]) -> list[tuple[str, VmSettings]] | None:
+    """The VMs of the campaign's VM DUTs (``access: {kind: lab, vm: NAME}``) in path order; None: no VM DUT.
+
+    Every DUT of the lab is then a VM (a namespace DUT and VMs cannot share the lab's one path)."""
+    in_lab = [d for d in duts if isinstance(d.access, LabAccess)]
+    vms = [d for d in in_lab if isinstance(d.access, LabAccess) and d.access.vm]
     if not vms:
         return None
-    if len(vms) > 1:
-        raise ConfigError("the VM lab runs one VM DUT", field=f"testbed.duts.{vms[1].name}.access.vm")
-    a = vms[0].access
-    assert isinstance(a, LabAccess) and a.vm
-    return VmSettings(a.vm, vcpus=a.vcpus, memory=a.memory, accel=a.accel, boot_timeout=a.boot_timeout)
+    if len(vms) != len(in_lab):
+        plain = next(d for d in in_lab if d not in vms)
+        raise ConfigError(
+            "a lab with VM DUTs runs every lab DUT in a VM: set access.vm here too",
+            field=f"testbed.duts.{plain.name}.access",
+        )
+    out = []
+    for d in vms:
+        a = d.access
+        assert isinstance(a, LabAccess) and a.vm
+        settings = VmSettings(
+            a.vm,
+            vcpus=a.vcpus or 1,
+            memory=a.memory or 1536,
+            accel=a.accel or "auto",
+            boot_timeout=a.boot_timeout or 600.0,
+        )
+        out.append((d.name, settings))
+    return out
 
 
 def _bring_up(
-    request: LabRequest, campaign: str, traffic: TrafficSpec, vm: VmSettings | None = None
+    request: LabRequest, campaign: str, traffic: TrafficSpec, vms: list[tuple[str, VmSettings]] | None = None
 ) -> tuple[NetnsLab, bool]:
-    """The namespace lab (or, with ``vm``, the VM lab) of ``request`` with the campaign's family and addresses,
+    """The namespace lab (or, with ``vms``, the VM lab) of ``request`` with the campaign's family and addresses,
     up; and whether it was not up before. Unnamed, it is ``<campaign name>-<pid>``: others may run the same
     campaign here."""
     if request.name:
@@ -146,8 +163,8 @@ def _bring_up(
         base = re.sub(r"[^A-Za-z0-9_.-]", "-", campaign or "natbench")
         name = f"{base[:20]}-{os.getpid()}"
     lab = (
-        VmLab(name, vm=vm, family=traffic.family, addresses=traffic.address_plan(), tester_cpus=request.tester_cpus)
-        if vm is not None
+        VmLab(name, vms=vms, family=traffic.family, addresses=traffic.address_plan(), tester_cpus=request.tester_cpus)
+        if vms
         else NetnsLab(name, family=traffic.family, addresses=traffic.address_plan(), tester_cpus=request.tester_cpus)
     )
     created = not lab.is_up()

@@ -38,6 +38,8 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -152,15 +154,57 @@ class VmSettings:
         return {"image": self.image, "vcpus": self.vcpus, "memory": self.memory, "accel": self.accel}
 
 
+@dataclass(frozen=True)
+class _Vm:
+    """One VM of the lab's path: its place, DUT name, settings, taps, SSH port and files."""
+
+    index: int
+    dut: str | None
+    settings: VmSettings
+    root: Path
+
+    @property
+    def taps(self) -> tuple[str, str]:
+        """(private-side tap, public-side tap) in the DUT namespace."""
+        if self.index == 0:
+            return TAP_PRIVATE_IF, TAP_PUBLIC_IF
+        return f"nbv{self.index}-priv", f"nbv{self.index}-pub"
+
+    @property
+    def port(self) -> int:
+        """The SSH port QEMU forwards on the DUT namespace's loopback."""
+        return SSH_PORT + self.index
+
+    @property
+    def dir(self) -> Path:
+        """This VM's overlay disk and logs."""
+        return self.root if self.index == 0 else self.root / f"vm{self.index}"
+
+    @property
+    def serial_log(self) -> Path:
+        """This VM's serial console."""
+        return self.dir / "serial.log"
+
+    @property
+    def label(self) -> str:
+        """How messages name it."""
+        return self.dut or f"vm{self.index}"
+
+
 class VmLab(NetnsLab):
     """The VM lab (see the module docstring); a lab resource for a testbed. Needs root, qemu and the image
-    (built on first use when missing)."""
+    (built on first use when missing).
+
+    ``vm`` boots one VM; ``vms`` several in path order (``(DUT name, settings)``, Initiator side first:
+    464XLAT's CLAT then PLAT), each VM's public NIC wired to the next one's private NIC.
+    """
 
     def __init__(
         self,
         name: str = "natbench",
         *,
         vm: VmSettings | None = None,
+        vms: Sequence[tuple[str, VmSettings]] | None = None,
         family: Family | str = Family.NAT44,
         addresses: AddressPlan | None = None,
         state_dir: Path | str | None = None,
@@ -170,106 +214,127 @@ class VmLab(NetnsLab):
         super().__init__(
             name, family=family, addresses=addresses, state_dir=state_dir, tester_cpus=tester_cpus, dut_cpus=dut_cpus
         )
-        self.vm = vm or VmSettings()
-        self._ssh: Any = None
-        self._image: Image | None = None
+        path: list[tuple[str | None, VmSettings]] = list(vms) if vms else [(None, vm or VmSettings())]
+        if len(path) > 8:
+            raise LabError("a VM lab runs at most 8 VMs")
+        self.vms = [_Vm(i, dut, settings, self.vm_dir) for i, (dut, settings) in enumerate(path)]
+        self.vm = self.vms[0].settings
+        """The first VM's settings."""
+        self._ssh: dict[int, Any] = {}
+        self._images: dict[str, Image] = {}
 
     # ------------------------------------------------------------------ files and reach
 
     @property
     def vm_dir(self) -> Path:
-        """The VM's files: overlay disk, serial console log, known_hosts."""
+        """The VMs' files: overlay disks, serial console logs, known_hosts."""
         return self.state_dir / f"{self.name}.vm"
 
     @property
     def serial_log(self) -> Path:
-        """The VM's serial console."""
+        """The (first) VM's serial console."""
         return self.vm_dir / "serial.log"
 
     @property
     def known_hosts(self) -> Path:
-        """known_hosts pinning the image's host key for the VM's SSH address."""
+        """known_hosts pinning each VM's image host key for its SSH address."""
         return self.vm_dir / "known_hosts"
 
-    def image(self) -> Image:
-        """The VM's image from the cache, built now when the cache lacks it."""
-        if self._image is None:
-            self._image = find_image(self.vm.image, cache=self.vm.image_cache) or build_image(
-                self.vm.image, cache=self.vm.image_cache, progress=log.warning
+    def image(self, vm: int = 0) -> Image:
+        """The image of VM ``vm`` from the cache, built now when the cache lacks it."""
+        settings = self.vms[vm].settings
+        if settings.image not in self._images:
+            self._images[settings.image] = find_image(settings.image, cache=settings.image_cache) or build_image(
+                settings.image, cache=settings.image_cache, progress=log.warning
             )
-        return self._image
+        return self._images[settings.image]
 
-    def executor(self) -> Any:
-        """A new SSH executor reaching the VM as root (pinned host key, the image's client key)."""
+    def _vm_of(self, dut: str) -> _Vm:
+        for v in self.vms:
+            if v.dut == dut:
+                return v
+        if len(self.vms) == 1:
+            return self.vms[0]
+        raise LabError(f"VM lab {self.name} has no VM for DUT {dut!r}")
+
+    def executor(self, vm: int = 0) -> Any:
+        """A new SSH executor reaching VM ``vm`` as root (pinned host key, the image's client key)."""
         from natbench.duts.ssh import SshExecutor  # paramiko only when a VM is used
 
-        image = self.image()
-        ns = self.dut_netns
+        image = self.image(vm)
+        ns, port = self.dut_netns, self.vms[vm].port
         return SshExecutor(
             "127.0.0.1",
             user="root",
-            port=SSH_PORT,
+            port=port,
             key=str(image.client_key),
             known_hosts=str(self.known_hosts),
             connect_timeout=20.0,
             command_timeout=120.0,
             retries=3,
-            sock_factory=lambda timeout: netns_connect(ns, "127.0.0.1", SSH_PORT, timeout),
+            sock_factory=lambda timeout: netns_connect(ns, "127.0.0.1", port, timeout),
         )
 
-    def vm_exec(self, command: str, *, check: bool = True) -> str:
-        """Run a shell command in the VM over the lab's own SSH connection; returns stdout."""
+    def vm_exec(self, command: str, *, check: bool = True, vm: int = 0) -> str:
+        """Run a shell command in VM ``vm`` over the lab's own SSH connection; returns stdout."""
         from natbench.duts.executors import ExecutorError
 
-        if self._ssh is None:
-            self._ssh = self.executor()
+        if vm not in self._ssh:
+            self._ssh[vm] = self.executor(vm)
         try:
-            return str(self._ssh.run(command, check=check).stdout)
+            return str(self._ssh[vm].run(command, check=check).stdout)
         except ExecutorError as exc:
-            raise LabError(f"VM {self.name}: {exc}") from None
+            raise LabError(f"VM {self.name}/{self.vms[vm].label}: {exc}") from None
 
     # ------------------------------------------------------------------ lab resource
 
     def tester_ports(self) -> LabPorts:
-        """The tester's side: the two taps in the tester namespace, the tester CPUs, the fix-up after DUT setup."""
+        """The tester's side: its two veth ports, the tester CPUs, the fix-up after DUT setup."""
         return LabPorts(self.initiator, self.responder, self.tester_cpus, self.after_dut_setup)
 
     def dut_params(self, dut: str) -> dict[str, Any]:
-        """The VM's NICs and the campaign's DUT addresses."""
+        """The VM's NICs and, on the path's ends, the campaign's DUT addresses (the first VM's private side,
+        the last VM's public side; the links between VMs are the campaign's to address)."""
+        v = self._vm_of(dut)
         a = self.addresses
-        return {
-            "private_if": VM_PRIVATE_IF,
-            "public_if": VM_PUBLIC_IF,
-            "private_address": f"{a.dut_private}/{a.private_prefixlen}",
-            "public_address": f"{a.dut_public}/{a.public_prefixlen}",
-        }
+        params: dict[str, Any] = {"private_if": VM_PRIVATE_IF, "public_if": VM_PUBLIC_IF}
+        if v.index == 0:
+            params["private_address"] = f"{a.dut_private}/{a.private_prefixlen}"
+        if v.index == len(self.vms) - 1:
+            params["public_address"] = f"{a.dut_public}/{a.public_prefixlen}"
+        return params
 
     def place_dut(self, dut: str) -> DutPlacement:
-        """The VM over SSH; it has its own kernel (no host settings) and its own vCPUs; the VM's facts
+        """The DUT's VM over SSH; it has its own kernel (no host settings) and its own vCPUs; the VM's facts
         (accelerator and why, vCPUs, memory, image, boot time) become the DUT's ``vm`` fact."""
+        v = self._vm_of(dut)
         state = self._read_state() if self.state_file.exists() else {}
-        vm = {k: v for k, v in state.get("vm", {}).items() if k not in ("pid", "settings")}
-        return DutPlacement(self.executor(), host_settings=False, facts={"vm": vm})
+        recorded = state.get("vms") or [state.get("vm", {})]
+        facts = recorded[v.index] if v.index < len(recorded) else {}
+        vm = {k: val for k, val in facts.items() if k not in ("pid", "settings")}
+        return DutPlacement(self.executor(v.index), host_settings=False, facts={"vm": vm})
 
     def ensure_neighbours(self) -> None:
-        """(Re)install the VM's permanent neighbour entries for the Initiator and the Responder."""
+        """(Re)install the permanent neighbour entries for the Initiator (first VM) and the Responder (last VM)."""
         a = self.addresses
-        cmds = [
-            f"ip neigh replace {addr} lladdr {self.macs[tif]} nud permanent dev {vif}"
-            for addr, tif, vif in (
-                (a.initiator, TESTER_INITIATOR_IF, VM_PRIVATE_IF),
-                (a.responder, TESTER_RESPONDER_IF, VM_PUBLIC_IF),
-            )
-        ]
-        self.vm_exec(" && ".join(cmds))
+        last = len(self.vms) - 1
+        ends = (
+            (0, a.initiator, TESTER_INITIATOR_IF, VM_PRIVATE_IF),
+            (last, a.responder, TESTER_RESPONDER_IF, VM_PUBLIC_IF),
+        )
+        cmds: dict[int, list[str]] = {}
+        for vm, addr, tif, vif in ends:
+            cmds.setdefault(vm, []).append(f"ip neigh replace {addr} lladdr {self.macs[tif]} nud permanent dev {vif}")
+        for vm, lines in cmds.items():
+            self.vm_exec(" && ".join(lines), vm=vm)
 
     def after_dut_setup(self) -> None:
-        """What the lab redoes after a recipe configured the VM: its static neighbours, QEMU on the DUT's CPUs."""
+        """What the lab redoes after a recipe configured the VMs: static neighbours, QEMU on the DUT's CPUs."""
         self.ensure_neighbours()
         self.pin_qemu()
 
     def pin_qemu(self) -> list[int]:
-        """Pin every thread of the lab's QEMU (vCPUs, I/O) to the DUT's CPUs, off the tester's; returns them."""
+        """Pin every thread of the lab's QEMUs (vCPUs, I/O) to the DUT's CPUs, off the tester's; returns them."""
         cpus = list(self.dut_cpus_available)
         for pid in self._pids(self.dut_netns):
             with contextlib.suppress(OSError):
@@ -285,7 +350,7 @@ class VmLab(NetnsLab):
         return used
 
     def facts(self) -> dict[str, Any]:
-        """Lab facts: the namespace lab's plus the VM's (image, accelerator, vCPUs, memory, boot time)."""
+        """Lab facts: the tester side and each VM's (image, accelerator, vCPUs, memory, boot time)."""
         state = self._read_state() if self.state_file.exists() else {}
         return {
             "lab": self.name,
@@ -293,51 +358,58 @@ class VmLab(NetnsLab):
             "dut_netns": self.dut_netns,
             "tester_cpus": list(self.tester_cpus),
             "qemu_cpus": list(self.dut_cpus_available),
-            "links": "tap",
+            "links": "veth + nft fwd + tap",
             "vm": state.get("vm", {}),
+            "vms": state.get("vms", []),
         }
 
     def release(self) -> None:
-        """Close the lab's SSH connection and take the lab (VM, taps, namespaces) down."""
+        """Close the lab's SSH connections and take the lab (VMs, taps, namespaces) down."""
         self._close_ssh()
         self.down()
 
     def is_up(self) -> bool:
-        """True when the state file, both namespaces, both taps and the QEMU process are there."""
+        """True when the state file, both namespaces, the tester's ports and every QEMU process are there."""
         if not self.state_file.exists() or not {self.tester_netns, self.dut_netns} <= netns_list():
             return False
         state = self._read_state()
-        pid = int(state.get("vm", {}).get("pid") or 0)
-        if pid <= 0 or not Path(f"/proc/{pid}").exists():
+        recorded = state.get("vms") or []
+        if len(recorded) != len(self.vms):
             return False
+        for v in recorded:
+            pid = int(v.get("pid") or 0)
+            if pid <= 0 or not Path(f"/proc/{pid}").exists():
+                return False
         links = run(["ip", "-n", self.tester_netns, "-o", "link", "show"], check=False).stdout
         return TESTER_INITIATOR_IF in links and TESTER_RESPONDER_IF in links
 
+    def _settings(self) -> list[dict[str, Any]]:
+        return [{"dut": v.dut, **v.settings.as_dict()} for v in self.vms]
+
     def up(self, *, by_hand: bool = False) -> dict[str, Any]:
-        """Boot the VM lab (idempotent, as the namespace lab's ``up``); builds the image first if needed."""
+        """Boot the VM lab (idempotent, as the namespace lab's ``up``); builds the images first if needed."""
         problems = missing_tools(("qemu-system-x86_64", "qemu-img"))
         if problems:
             raise LabError(problems[0])
         require_root()
-        self.image()  # before the lab lock: a first build takes minutes
-        if self.is_up():
-            state = self._read_state()
-            if state.get("vm", {}).get("settings") != self.vm.as_dict():
-                self.down()
+        for i in range(len(self.vms)):
+            self.image(i)  # before the lab lock: a first build takes minutes
+        if self.is_up() and self._read_state().get("vm_settings") != self._settings():
+            self.down()
         return super().up(by_hand=by_hand)
 
     def down(self) -> bool:
-        """Remove the VM, the taps, the namespaces and the VM's files (idempotent)."""
+        """Remove the VMs, the taps, the namespaces and the VMs' files (idempotent)."""
         self._close_ssh()
         return super().down()
 
     # ------------------------------------------------------------------ internals
 
     def _close_ssh(self) -> None:
-        if self._ssh is not None:
+        for ssh in self._ssh.values():
             with contextlib.suppress(Exception):
-                self._ssh.close()
-            self._ssh = None
+                ssh.close()
+        self._ssh = {}
 
     def _build(self) -> None:
         t, d = self.names.tester_ns, self.names.dut_ns
@@ -349,21 +421,26 @@ class VmLab(NetnsLab):
             run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"])
             run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.default.disable_ipv6=1"])
         self._wire_tester_side()
-        for tap in (TAP_PRIVATE_IF, TAP_PUBLIC_IF):
-            run(["ip", "-n", d, "tuntap", "add", "dev", tap, "mode", "tap"])
-            run(["ip", "-n", d, "link", "set", "dev", tap, "txqueuelen", str(TAP_QUEUE)])
-        image = self.image()
+        for v in self.vms:
+            for tap in v.taps:
+                run(["ip", "-n", d, "tuntap", "add", "dev", tap, "mode", "tap"])
+                run(["ip", "-n", d, "link", "set", "dev", tap, "txqueuelen", str(TAP_QUEUE)])
         shutil.rmtree(self.vm_dir, ignore_errors=True)
         self.vm_dir.mkdir(parents=True)
-        self.known_hosts.write_text(image.known_hosts_line("127.0.0.1", SSH_PORT))
-        overlay = self.vm_dir / "disk.qcow2"
-        run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk), str(overlay)])
+        lines = []
+        for v in self.vms:
+            v.dir.mkdir(parents=True, exist_ok=True)
+            image = self.image(v.index)
+            lines.append(image.known_hosts_line("127.0.0.1", v.port))
+            overlay = v.dir / "disk.qcow2"
+            run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(image.disk), str(overlay)])
+        self.known_hosts.write_text("".join(lines))
         accels, why = choose_accel(self.vm.accel)
         started = time.monotonic()
         last: LabError | None = None
         for accel in accels:
             try:
-                pid = self._boot(image, overlay, accel, why)
+                pids = self._boot(accel, why)
                 break
             except LabError as exc:
                 last = exc
@@ -375,6 +452,21 @@ class VmLab(NetnsLab):
         else:  # pragma: no cover - the loop raises or breaks
             raise last or LabError("no accelerator to try")
         boot_seconds = time.monotonic() - started
+        vms = [
+            {
+                "dut": v.dut,
+                "pid": pid,
+                "image": self.image(v.index).path.name,
+                "image_kernel": self.image(v.index).manifest.get("kernel"),
+                "accel": accel,
+                "accel_reason": why if accel == accels[0] else f"KVM failed ({last}); TCG",
+                "vcpus": v.settings.vcpus,
+                "memory_mib": v.settings.memory,
+                "boot_seconds": round(boot_seconds, 1),
+                "path_position": v.index,
+            }
+            for v, pid in zip(self.vms, pids, strict=True)
+        ]
         self._write_state(
             {
                 "family": str(self.family),
@@ -384,22 +476,16 @@ class VmLab(NetnsLab):
                 "interfaces": {
                     "tester": [TESTER_INITIATOR_IF, TESTER_RESPONDER_IF],
                     "dut": [VM_PRIVATE_IF, VM_PUBLIC_IF],
-                    "taps": [TAP_PRIVATE_IF, TAP_PUBLIC_IF],
+                    "taps": [tap for v in self.vms for tap in v.taps],
                 },
-                "vm": {
-                    "pid": pid,
-                    "settings": self.vm.as_dict(),
-                    "image": image.path.name,
-                    "image_kernel": image.manifest.get("kernel"),
-                    "accel": accel,
-                    "accel_reason": why if accel == accels[0] else f"KVM failed ({last}); TCG",
-                    "vcpus": self.vm.vcpus,
-                    "memory_mib": self.vm.memory,
-                    "boot_seconds": round(boot_seconds, 1),
-                },
+                "vm": vms[0],
+                "vms": vms,
+                "vm_settings": self._settings(),
             }
         )
-        self._configure_guest()
+        for v in self.vms:
+            self._configure_guest(v)
+        self.ensure_neighbours()
         self.pin_qemu()
         self.set_dut_cores_unlocked(None)
 
@@ -421,123 +507,150 @@ class VmLab(NetnsLab):
             lane_cpu = self.tester_cpus[k % len(self.tester_cpus)]
             self._write_sys(t, f"/sys/class/net/{tif}/queues/rx-0/rps_cpus", _mask([lane_cpu]))
 
+    def _wires(self) -> list[tuple[str, str]]:
+        """The links of the path: tester veth end -> first VM, VM -> next VM, last VM -> tester veth end."""
+        out = [(DUT_PRIVATE_IF, self.vms[0].taps[0])]
+        out += [(a.taps[1], b.taps[0]) for a, b in zip(self.vms, self.vms[1:], strict=False)]
+        out.append((self.vms[-1].taps[1], DUT_PUBLIC_IF))
+        return out
+
     def _patch_taps(self) -> None:
-        """Join each veth end in the DUT namespace to its tap both ways (nftables fwd): a frame the tester sends
-        is accepted by its veth at once and dropped, when the VM falls behind, at the tap's full queue - loss,
-        as on a wire, not back-pressure on the tester. The forwarding work runs on the DUT's CPUs (RPS)."""
+        """Join the path's links both ways (nftables fwd at netdev ingress in the DUT namespace): a frame the
+        tester sends is accepted by its veth at once and dropped, when a VM falls behind, at its tap's full
+        queue - loss, as on a wire, not back-pressure on the tester. The forwarding work runs on the DUT's
+        CPUs (RPS)."""
         d = self.dut_netns
         dut_cpus = _mask(list(self.dut_cpus_available))
         rules = ["table netdev natbench_wire {"]
-        for veth, tap in ((DUT_PRIVATE_IF, TAP_PRIVATE_IF), (DUT_PUBLIC_IF, TAP_PUBLIC_IF)):
-            for dev in (veth, tap):
+        for a, b in self._wires():
+            for dev in (a, b):
                 run(["ip", "-n", d, "link", "set", "dev", dev, "up"])
-            for src, dst in ((veth, tap), (tap, veth)):
+            for src, dst in ((a, b), (b, a)):
                 chain = src.replace("-", "_")
                 rules.append(
                     f'  chain {chain} {{ type filter hook ingress device "{src}" priority 0; fwd to "{dst}"; }}'
                 )
+        for veth in (DUT_PRIVATE_IF, DUT_PUBLIC_IF):
             self._write_sys(d, f"/sys/class/net/{veth}/queues/rx-0/rps_cpus", dut_cpus)
         rules.append("}")
         run(["ip", "netns", "exec", d, "nft", "-f", "-"], input="\n".join(rules) + "\n")
 
-    def _qemu_cmd(self, image: Image, overlay: Path, accel: str) -> list[str]:
-        m = self.macs
+    def _mac(self, v: _Vm, side: int) -> str:
+        """The MAC of VM ``v``'s NIC ``side`` (0 private, 1 public): the lab's DUT MACs at the path's ends."""
+        if v.index == 0 and side == 0:
+            return self.macs[DUT_PRIVATE_IF]
+        if v.index == len(self.vms) - 1 and side == 1:
+            return self.macs[DUT_PUBLIC_IF]
+        base = self.macs[DUT_PRIVATE_IF][:-2]
+        return f"{base}{0x20 + 2 * v.index + side:02x}"
+
+    def _qemu_cmd(self, v: _Vm, accel: str) -> list[str]:
+        image = self.image(v.index)
+        s = v.settings
         return [
             "ip", "netns", "exec", self.dut_netns,
             "qemu-system-x86_64",
-            "-name", f"natbench-{self.name}",
+            "-name", f"natbench-{self.name}" + (f"-{v.index}" if v.index else ""),
             "-nodefaults", "-no-user-config", "-display", "none",
             "-accel", accel, "-cpu", "host" if accel == "kvm" else "max",
-            "-smp", str(self.vm.vcpus), "-m", str(self.vm.memory),
+            "-smp", str(s.vcpus), "-m", str(s.memory),
             "-kernel", str(image.kernel), "-initrd", str(image.initrd),
             "-append", "root=/dev/vda rw console=ttyS0 net.ifnames=0 biosdevname=0 panic=-1",
             "-no-reboot",
-            "-drive", f"file={overlay},if=virtio,format=qcow2,cache=unsafe",
-            "-serial", f"file:{self.serial_log}",
-            "-netdev", f"user,id=mgmt,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:{SSH_PORT}-:22",
+            "-drive", f"file={v.dir / 'disk.qcow2'},if=virtio,format=qcow2,cache=unsafe",
+            "-serial", f"file:{v.serial_log}",
+            "-netdev", f"user,id=mgmt,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:{v.port}-:22",
             "-device", "virtio-net-pci,netdev=mgmt",
-            "-netdev", f"tap,id=priv,ifname={TAP_PRIVATE_IF},script=no,downscript=no",
-            "-device", f"virtio-net-pci,netdev=priv,mac={m[DUT_PRIVATE_IF]}",
-            "-netdev", f"tap,id=pub,ifname={TAP_PUBLIC_IF},script=no,downscript=no",
-            "-device", f"virtio-net-pci,netdev=pub,mac={m[DUT_PUBLIC_IF]}",
+            "-netdev", f"tap,id=priv,ifname={v.taps[0]},script=no,downscript=no",
+            "-device", f"virtio-net-pci,netdev=priv,mac={self._mac(v, 0)}",
+            "-netdev", f"tap,id=pub,ifname={v.taps[1]},script=no,downscript=no",
+            "-device", f"virtio-net-pci,netdev=pub,mac={self._mac(v, 1)}",
         ]  # fmt: skip
 
-    def _boot(self, image: Image, overlay: Path, accel: str, why: str) -> int:
-        """Start QEMU, patch its taps to the tester's wires, wait for SSH; returns QEMU's pid."""
-        log.warning("VM %s: booting image %s with %s (%s)", self.name, image.name, accel.upper(), why)
-        self.serial_log.write_text("")
-        with open(self.vm_dir / "qemu.log", "w") as out:
-            proc = subprocess.Popen(
-                self._qemu_cmd(image, overlay, accel),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # a Ctrl-C of natbench does not kill it half-way: the lab's down does
+    def _boot(self, accel: str, why: str) -> list[int]:
+        """Start every QEMU, patch the path's links, wait for each VM's SSH; returns the QEMU pids."""
+        procs = []
+        for v in self.vms:
+            log.warning(
+                "VM %s/%s: booting image %s with %s (%s)", self.name, v.label, v.settings.image, accel.upper(), why
             )
-        self._write_state({"vm": {"pid": proc.pid, "settings": self.vm.as_dict(), "accel": accel}})
-        self._await_taps(proc)
+            v.serial_log.write_text("")
+            with open(v.dir / "qemu.log", "w") as out:
+                proc = subprocess.Popen(
+                    self._qemu_cmd(v, accel),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # a Ctrl-C of natbench does not kill it half-way: the lab's down does
+                )
+            procs.append(proc)
+        self._write_state({"vms": [{"pid": p.pid} for p in procs], "vm": {"pid": procs[0].pid, "accel": accel}})
+        for v, proc in zip(self.vms, procs, strict=True):
+            self._await_taps(v, proc)
         self._patch_taps()
-        self._await_ssh(proc)
-        return proc.pid
+        for v, proc in zip(self.vms, procs, strict=True):
+            self._await_ssh(v, proc)
+        return [p.pid for p in procs]
 
-    def _await_taps(self, proc: subprocess.Popen[bytes]) -> None:
+    def _await_taps(self, v: _Vm, proc: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + 60.0
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise LabError(f"qemu exited ({proc.returncode}): {self._tail(self.vm_dir / 'qemu.log')}")
+                raise LabError(f"qemu exited ({proc.returncode}): {self._tail(v.dir / 'qemu.log')}")
             with contextlib.suppress(OSError):
                 fds = [os.readlink(f) for f in Path(f"/proc/{proc.pid}/fd").iterdir()]
                 if fds.count("/dev/net/tun") >= 2:
                     return
             time.sleep(0.1)
-        raise LabError("qemu did not open its taps within 60 s")
+        raise LabError(f"qemu of {v.label} did not open its taps within 60 s")
 
-    def _await_ssh(self, proc: subprocess.Popen[bytes]) -> None:
+    def _await_ssh(self, v: _Vm, proc: subprocess.Popen[bytes]) -> None:
         """Wait for the guest's sshd banner through the port forward, then log in once (pinned host key)."""
-        deadline = time.monotonic() + self.vm.boot_timeout
+        deadline = time.monotonic() + v.settings.boot_timeout
         while True:
             if proc.poll() is not None:
                 raise LabError(
-                    f"VM {self.name}: qemu exited ({proc.returncode}) before SSH came up; serial console:\n"
-                    + self._tail(self.serial_log)
+                    f"VM {self.name}/{v.label}: qemu exited ({proc.returncode}) before SSH came up; serial console:\n"
+                    + self._tail(v.serial_log)
                 )
-            if self._banner():
+            if self._banner(v.port):
                 break
             if time.monotonic() > deadline:
                 raise LabError(
-                    f"VM {self.name}: no SSH within {self.vm.boot_timeout:.0f} s; last lines of its serial console"
-                    f" ({self.serial_log}):\n" + self._tail(self.serial_log)
+                    f"VM {self.name}/{v.label}: no SSH within {v.settings.boot_timeout:.0f} s; last lines of its"
+                    f" serial console ({v.serial_log}):\n" + self._tail(v.serial_log)
                 )
             time.sleep(1.0)
-        self._close_ssh()
-        self.vm_exec("true")
+        self.vm_exec("true", vm=v.index)
 
-    def _banner(self) -> bool:
+    def _banner(self, port: int) -> bool:
         try:
-            with netns_connect(self.dut_netns, "127.0.0.1", SSH_PORT, 3.0) as sock:
+            with netns_connect(self.dut_netns, "127.0.0.1", port, 3.0) as sock:
                 return sock.recv(64).startswith(b"SSH-")
         except OSError:
             return False
 
-    def _configure_guest(self) -> None:
-        """The DUT side of the lab inside the VM: forwarding, addresses, links, static neighbours."""
+    def _configure_guest(self, v: _Vm) -> None:
+        """The lab's part inside VM ``v``: forwarding, no DAD, links up; the path's ends get the campaign's DUT
+        addresses (the first VM's private side, the last VM's public side)."""
         a = self.addresses
-        v6_priv = isinstance(a.dut_private, ipaddress.IPv6Address)
-        v6_pub = isinstance(a.dut_public, ipaddress.IPv6Address)
-        cmds = ["sysctl -q -w net.ipv4.ip_forward=1"]
-        if v6_priv or v6_pub:
-            cmds.append("sysctl -q -w net.ipv6.conf.all.forwarding=1")
-        for vif in (VM_PRIVATE_IF, VM_PUBLIC_IF):
-            cmds.append(f"sysctl -q -w net.ipv6.conf.{vif}.accept_dad=0")
-        cmds.append(
-            f"ip addr replace {a.dut_private}/{a.private_prefixlen} dev {VM_PRIVATE_IF}" + (" nodad" if v6_priv else "")
-        )
-        cmds.append(
-            f"ip addr replace {a.dut_public}/{a.public_prefixlen} dev {VM_PUBLIC_IF}" + (" nodad" if v6_pub else "")
-        )
+        cmds = [
+            "sysctl -q -w net.ipv4.ip_forward=1",
+            "sysctl -q -w net.ipv6.conf.all.forwarding=1",
+            *(f"sysctl -q -w net.ipv6.conf.{vif}.accept_dad=0" for vif in (VM_PRIVATE_IF, VM_PUBLIC_IF)),
+        ]
+        if v.index == 0:
+            v6 = isinstance(a.dut_private, ipaddress.IPv6Address)
+            cmds.append(
+                f"ip addr replace {a.dut_private}/{a.private_prefixlen} dev {VM_PRIVATE_IF}" + (" nodad" if v6 else "")
+            )
+        if v.index == len(self.vms) - 1:
+            v6 = isinstance(a.dut_public, ipaddress.IPv6Address)
+            cmds.append(
+                f"ip addr replace {a.dut_public}/{a.public_prefixlen} dev {VM_PUBLIC_IF}" + (" nodad" if v6 else "")
+            )
         cmds += [f"ip link set dev {vif} up" for vif in (VM_PRIVATE_IF, VM_PUBLIC_IF)]
-        self.vm_exec(" && ".join(cmds))
-        self.ensure_neighbours()
+        self.vm_exec(" && ".join(cmds), vm=v.index)
 
     def _kill_qemu(self) -> None:
         for pid in self._pids(self.dut_netns):
