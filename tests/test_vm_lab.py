@@ -34,7 +34,7 @@ from natbench.testbed.lab.host import netns_list
 from natbench.testbed.lab.vm_image import find_image, missing_tools
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
-from natbench.traffic import Family, PortRange, TrafficPlan
+from natbench.traffic import Family, PortRange, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
 pytestmark = pytest.mark.vm
@@ -80,7 +80,9 @@ def rig(lab: VmLab) -> Iterator[tuple[RecipeDut, SoftwareTester]]:
     try:
         lab.after_dut_setup()
         tester = SoftwareTester(lab.initiator, lab.responder, cpus=lab.tester_cpus, timeout=1.0)
-        tester.prepare(TrafficPlan(Family.NAT64, lab.addresses, SRC, DST, 64, seed=5))
+        tester.prepare(
+            TrafficPlan(Family.NAT64, lab.addresses, SRC, DST, 64, seed=5, responder_mode=ResponderMode.READ)
+        )
         yield dut, tester
         tester.close()
     finally:
@@ -201,7 +203,9 @@ def test_464xlat_pair_end_to_end() -> None:
         try:
             lab.after_dut_setup()
             tester = testbed.tester
-            tester.prepare(TrafficPlan(Family.NAT44, lab.addresses, SRC, DST, 64, seed=7))
+            tester.prepare(
+                TrafficPlan(Family.NAT44, lab.addresses, SRC, DST, 64, seed=7, responder_mode=ResponderMode.READ)
+            )
 
             def fill() -> PhaseResult:
                 dut.reset_connections()
