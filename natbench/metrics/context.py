@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from natbench.duts.base import Dut
 from natbench.errors import ConfigError
+from natbench.metrics import registry
 from natbench.metrics.settings import MetricSettings
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testers.base import Directions, Tester
@@ -150,6 +151,8 @@ class ProcedureContext(Generic[S]):
         self.emit(rec)
         return rec
 
-    def result(self, value: float | None, unit: str, *, error: float | None = None, **extra: Any) -> RepetitionResult:
-        """Build this repetition's result."""
+    def result(self, value: float | None, *, error: float | None = None, **extra: Any) -> RepetitionResult:
+        """Build this repetition's result, in the unit the registry gives :attr:`metric`
+        (:attr:`~natbench.metrics.registry.Metric.unit`)."""
+        unit = registry.metric(self.metric).unit
         return RepetitionResult(self.point.id, self.metric, self.repetition, value, unit, error, extra)
