@@ -10,7 +10,11 @@ import pytest
 from metric_settings import TOLERANCE, build
 from pydantic import ValidationError
 
-from natbench.errors import ConfigError
+from natbench.duts.base import MonitorsCpu, ReportsSupport
+from natbench.duts.executors import LocalExecutor
+from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.recipes import parse_recipe
+from natbench.errors import ConfigError, DutError
 from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, judge_phase, run_repetition
 from natbench.metrics.throughput import ThroughputSettings
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
@@ -210,6 +214,34 @@ def test_a_dut_that_says_it_cannot_count_is_not_asked_to() -> None:
     res = b.run("cps", upper=400_000, error=100_000)
     assert res.value == 200_000
     assert all("dut_connections" not in r.extra for r in b.records)
+
+
+NO_COUNT_RECIPE = """
+recipe: no-count
+stateful: true
+steps:
+  setup: ["true"]
+  teardown: ["true"]
+  reset_connections: ["true"]
+"""
+
+
+@pytest.mark.parametrize("count_step", ["", "  count_connections:\n    unsupported: this DUT cannot count\n"])
+def test_a_recipe_dut_that_cannot_count_fails_the_table_check_instead_of_skipping_it(count_step: str) -> None:
+    """Recipe DUTs have no ``supports`` hook: a table check asks the recipe, whose missing (or unsupported)
+    count step ends the repetition with its DutError; the check is not skipped as for a DUT that says it
+    cannot count."""
+    dut = RecipeDut("nat", parse_recipe(NO_COUNT_RECIPE + count_step, "no-count.yaml"), LocalExecutor())
+    assert isinstance(dut, MonitorsCpu) and not isinstance(dut, ReportsSupport)
+    assert isinstance(DutGroup([dut]), MonitorsCpu) and not isinstance(DutGroup([dut]), ReportsSupport)
+    b = Bench()
+    dut.setup(dataclasses.replace(POINT, cores=None))
+    b.dut = dut
+    try:
+        with pytest.raises(DutError, match=r"step count_connections: (recipe no-count has no|unsupported on this)"):
+            b.run("cps", upper=400_000, error=100_000)
+    finally:
+        dut.teardown()
 
 
 # ---------------------------------------------------------------------------- failures and settings

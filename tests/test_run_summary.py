@@ -49,6 +49,11 @@ def test_summary_shows_bidirectional_throughput_as_the_tables_do(tmp_path: Path)
     assert "median         61,035" in lines["cps"] and lines["cps"].endswith(" cps (n=3)")
 
 
+def test_summary_lists_the_metrics_in_the_registrys_order(tmp_path: Path) -> None:
+    lines = summary_lines(RunDirectory.open(_run(tmp_path)))
+    assert [ln.split()[1] for ln in lines] == ["cps", "throughput", "forwarding"]
+
+
 def test_the_run_log_shows_each_repetition_in_the_same_unit() -> None:
     """`natbench run -v` logs each repetition's result: the same all-frames number as the summary."""
     from natbench.results import RepetitionResult

@@ -654,7 +654,7 @@ def test_a_pytest_session_run_cannot_be_resumed_and_the_error_says_what_to_do(tm
         session.check_resumable()
     where = tmp_path / "session"
     assert str(err.value) == (
-        f"{where}: written by a pytest session (natbench.experiment), not by `natbench run`: its campaign.yaml"
+        f"{where}: written by a pytest session (natbench.run.experiment), not by `natbench run`: its campaign.yaml"
         " records the session's measurements, not a campaign, so it cannot be resumed; re-run the pytest session"
         f" (or script) instead, which writes a new run directory (`natbench report {where}` reads what this one"
         " holds)"

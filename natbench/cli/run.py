@@ -23,9 +23,11 @@ __all__ = ["run_command", "summary_lines"]
 def summary_lines(run: RunDirectory) -> list[str]:
     """Median / min / max of every metric at every point (a quick look; ``natbench report`` makes the tables).
 
-    Values are shown as the tables show them: frame rates of bidirectional tests as all
+    Metrics come in the registry's measurement order, as in the tables (a metric this version does not know
+    last). Values are shown as the tables show them: frame rates of bidirectional tests as all
     frames per second (the per-direction rate x2, as the seeds do), and the unit says so.
     """
+    from natbench.report.labels import order_key
     from natbench.report.units import reported_factor, reported_unit
 
     labels = {p["id"]: p["label"] for p in run.points}
@@ -47,7 +49,7 @@ def summary_lines(run: RunDirectory) -> list[str]:
             units[(r.point_id, r.metric)] = reported_unit(r.unit, factor)
     lines = []
     for p in run.points:
-        for metric in sorted({m for pid, m in list(values) + list(failed) if pid == p["id"]}):
+        for metric in sorted({m for pid, m in list(values) + list(failed) if pid == p["id"]}, key=order_key):
             vs = values.get((p["id"], metric), [])
             text = f"{labels[p['id']]:<24} {metric:<11}"
             if vs:

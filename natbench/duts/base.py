@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 from natbench.testers.base import Mapping
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["Dut"]
+__all__ = ["Dut", "MonitorsCpu", "ReportsSupport"]
 
 
 @runtime_checkable
@@ -40,4 +40,39 @@ class Dut(Protocol):
 
     def teardown(self) -> None:
         """Undo ``setup`` and restore the original state (also after errors)."""
+        ...
+
+
+# Optional hooks. A DUT offers them by having the methods; the engine calls them when present,
+# so a DUT without them still satisfies :class:`Dut`.
+
+
+@runtime_checkable
+class ReportsSupport(Protocol):
+    """Optional Dut hook: which operations the DUT can do, asked before one a procedure can do without.
+
+    Asked for ``count_connections`` (the table checks), ``mappings`` (responder mode compute's port-preservation
+    check) and ``reset_connections`` (the forwarding baseline's emptying of the table). A DUT without the hook is
+    asked to do each of them (and may raise NotImplementedError, or DutError where the procedure catches it).
+    Recipe DUTs do not offer it: a recipe without a usable ``count_connections`` step fails the table check
+    with a DutError instead of having it skipped.
+    """
+
+    def supports(self, operation: str) -> bool:
+        """Whether the DUT can do ``operation`` (the name of a :class:`Dut` method); False: the procedure
+        skips what it would have done with it."""
+        ...
+
+
+@runtime_checkable
+class MonitorsCpu(Protocol):
+    """Optional Dut hook: per-core CPU idle sampling around each traffic trial (the run's ``monitor_interval``)."""
+
+    def start_monitor(self, interval: float = 1.0) -> None:
+        """Start sampling every ``interval`` seconds (the engine calls it just before a trial's traffic)."""
+        ...
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        """Stop sampling; ``{dut name: samples}``, each sample ``{"t", "idle": {core: %}, ...}`` ({} when not
+        started). The engine stores them with the trial."""
         ...

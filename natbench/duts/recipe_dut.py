@@ -118,7 +118,12 @@ class StepResult:
 
 
 class RecipeDut:
-    """One DUT: a recipe applied through an executor (implements :class:`~natbench.duts.base.Dut`)."""
+    """One DUT: a recipe applied through an executor (implements :class:`~natbench.duts.base.Dut`).
+
+    It has the optional :class:`~natbench.duts.base.MonitorsCpu` hook, not
+    :class:`~natbench.duts.base.ReportsSupport`: a step the recipe lacks or marks ``unsupported`` raises
+    DutError when asked for, so a table check on a recipe that cannot count fails rather than being skipped.
+    """
 
     def __init__(
         self,
@@ -609,7 +614,9 @@ class DutGroup:
     """Several DUTs acting as one (dual-DUT IPv4aaS: CE + PE).
 
     Set up in order, torn down in reverse; counts, flushes and mappings come from the
-    stateful member(s) (by default those whose recipe is ``stateful``).
+    stateful member(s) (by default those whose recipe is ``stateful``). Like :class:`RecipeDut` it has the
+    optional :class:`~natbench.duts.base.MonitorsCpu` hook (every member is sampled), not
+    :class:`~natbench.duts.base.ReportsSupport`.
     """
 
     def __init__(self, duts: list[RecipeDut], *, stateful: list[str] | None = None) -> None:

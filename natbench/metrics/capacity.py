@@ -114,7 +114,6 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
         ctx.tester.prepare(ctx.plan)
     return ctx.result(
         float(s_s * n_dst),
-        "conn",
         error=float((s_t - s_s) * n_dst),
         rate_at_capacity=r_s,
         probes=probes,

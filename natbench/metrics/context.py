@@ -6,21 +6,27 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 from natbench.duts.base import Dut
 from natbench.errors import ConfigError
+from natbench.metrics import registry
 from natbench.metrics.settings import MetricSettings
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testers.base import Directions, Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["ProcedureContext", "RunOptions"]
+__all__ = ["OnSearchError", "ProcedureContext", "RunOptions", "Selection"]
 
 S = TypeVar("S", bound=MetricSettings, covariant=True)
 
-_CHOICES = {"on_search_error": ("record", "raise"), "selection": ("random", "linear", "fixed")}
+Selection = Literal["random", "linear", "fixed"]
+"""Phase-2 Responder state-table entry selection (the campaign's ``traffic.selection``)."""
+OnSearchError = Literal["record", "raise"]
+"""What a repetition that cannot finish does: stored as failed (``record``) or aborting the run (``raise``)."""
+
+_CHOICES: dict[str, tuple[str, ...]] = {"on_search_error": get_args(OnSearchError), "selection": get_args(Selection)}
 
 
 @dataclass(frozen=True)
@@ -34,15 +40,17 @@ class RunOptions:
     rate_tolerance: float = 0.001
     """Relative shortfall of the achieved rate that still counts as keeping the rate (the tester's own
     ``rate_tolerance`` setting when it has one: the engine judges with the tolerance the tester was given)."""
-    selection: str = "random"
+    selection: Selection = "random"
     """Phase-2 Responder state-table entry selection: ``random``, ``linear`` or ``fixed`` (``traffic.selection``)."""
     monitor_interval: float | None = None
     """Sample the DUTs' per-core CPU idle time every this many seconds during each traffic trial of every metric
     (``testbed.monitor_interval``, ``natbench run --monitor``); None: off."""
-    on_search_error: str = "record"
+    on_search_error: OnSearchError = "record"
     """``record``: a repetition that cannot finish is stored as failed and the run goes on; ``raise``: abort."""
 
     def __post_init__(self) -> None:
+        """Check the choices at run time too: options built by hand from untyped data (a script's or a test's
+        keyword arguments) are not checked by their Literal types."""
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"must be one of {', '.join(allowed)}, got {getattr(self, name)!r}", field=name)
@@ -150,6 +158,8 @@ class ProcedureContext(Generic[S]):
         self.emit(rec)
         return rec
 
-    def result(self, value: float | None, unit: str, *, error: float | None = None, **extra: Any) -> RepetitionResult:
-        """Build this repetition's result."""
+    def result(self, value: float | None, *, error: float | None = None, **extra: Any) -> RepetitionResult:
+        """Build this repetition's result, in the unit the registry gives :attr:`metric`
+        (:attr:`~natbench.metrics.registry.Metric.unit`)."""
+        unit = registry.metric(self.metric).unit
         return RepetitionResult(self.point.id, self.metric, self.repetition, value, unit, error, extra)

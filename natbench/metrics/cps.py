@@ -31,7 +31,7 @@ def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
         s.upper,
         lambda st: phase1_step(ctx, st.rate, learn=False, kind="phase1", lower=st.lower, upper=st.upper),
     )
-    return ctx.result(out.value, "cps", error=out.error, **search_extra(out))
+    return ctx.result(out.value, error=out.error, **search_extra(out))
 
 
 def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:

@@ -47,7 +47,7 @@ def frame_loss(ctx: ProcedureContext[FrameLossSettings]) -> RepetitionResult:
         zero_run = zero_run + 1 if flr == 0 else 0
         if s.stop_after_zero and zero_run >= s.stop_after_zero:
             break
-    return ctx.result(curve[0][1], "ratio", rate=curve[0][0], curve=curve, **direction_extra(ctx.directions))
+    return ctx.result(curve[0][1], rate=curve[0][0], curve=curve, **direction_extra(ctx.directions))
 
 
 def estimate(s: FrameLossSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:

@@ -67,7 +67,6 @@ def latency(ctx: ProcedureContext[LatencySettings]) -> RepetitionResult:
     worst = max(lat.values(), key=lambda v: v["median"])
     return ctx.result(
         worst["median"],
-        "s",
         **info,
         worst_case=max(v["p99_9"] for v in lat.values()),
         per_direction={d: {"median": v["median"], "p99_9": v["p99_9"]} for d, v in lat.items()},
@@ -78,7 +77,7 @@ def pdv(ctx: ProcedureContext[PdvSettings]) -> RepetitionResult:
     """Packet delay variation D99.9 - Dmin (RFC 8219 7.3.1) at the throughput rate, worst direction."""
     lat, info = _delay_trial(ctx)
     per = {d: v["p99_9"] - v["minimum"] for d, v in lat.items()}
-    return ctx.result(max(per.values()), "s", per_direction=per, **info)
+    return ctx.result(max(per.values()), per_direction=per, **info)
 
 
 def estimate(s: DelaySettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:

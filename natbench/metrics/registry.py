@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from natbench.errors import ConfigError, SearchError
-from natbench.metrics.context import ProcedureContext
 from natbench.metrics.settings import MetricSettings
 from natbench.results import RepetitionResult
+
+if TYPE_CHECKING:  # the context reads the registry (a result's unit); the registry only names the context
+    from natbench.metrics.context import ProcedureContext
 
 __all__ = ["Metric", "all_metrics", "find_metric", "metric", "metric_names", "register", "run_repetition"]
 
@@ -120,4 +122,4 @@ def run_repetition(ctx: ProcedureContext[MetricSettings]) -> RepetitionResult:
     except SearchError as exc:
         if ctx.options.on_search_error == "raise":
             raise
-        return ctx.result(None, m.unit, error=None, failed=str(exc))
+        return ctx.result(None, error=None, failed=str(exc))

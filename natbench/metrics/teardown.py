@@ -72,7 +72,6 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
     # report columns' (empty_delete_s only when this repetition timed the empty table)
     return ctx.result(
         n / deletion,
-        "conn/s",
         T_N=t_n,
         T_0=t_0,
         filled_delete_s=t_n,

@@ -53,7 +53,6 @@ def _throughput_result(ctx: ProcedureContext[SearchSettings], out: SearchOutcome
     n = len(ctx.directions.active)
     return ctx.result(
         out.value,
-        "fps",
         error=out.error,
         **direction_extra(ctx.directions),
         all_frames_per_second=out.value * n,
@@ -74,7 +73,7 @@ def _throughput_mlr(ctx: ProcedureContext[ThroughputSettings], filler: Filler) -
         measure, lower=s.lower, upper=s.upper, error=s.error, loss_ratio=ctx.acceptance, duration=s.duration
     )
     n = len(ctx.directions.active)
-    return ctx.result(value, "fps", all_frames_per_second=value * n, algorithm="mlr", **direction_extra(ctx.directions))
+    return ctx.result(value, all_frames_per_second=value * n, algorithm="mlr", **direction_extra(ctx.directions))
 
 
 def forwarding(ctx: ProcedureContext[ForwardingSettings]) -> RepetitionResult:

@@ -20,6 +20,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from natbench.duts.base import Dut, MonitorsCpu, ReportsSupport
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.judging import is_tester_limited, judge_phase
@@ -69,20 +70,21 @@ def run_traffic(
 ) -> tuple[PhaseResult, dict[str, Any]]:
     """Run one tester call, sampling the DUT monitor around it when asked and available.
 
-    A tester with the optional ``set_receive_timeout`` hook first gets the metric's ``timeout``.
+    A tester with the optional ``set_receive_timeout`` hook first gets the metric's ``timeout``; a DUT with the
+    optional monitor hooks (:class:`~natbench.duts.base.MonitorsCpu`) is sampled when the run's
+    ``monitor_interval`` is set.
     """
     if isinstance(ctx.tester, SetsReceiveTimeout):
         ctx.tester.set_receive_timeout(ctx.settings.timeout)
     interval = ctx.options.monitor_interval
-    start = getattr(ctx.dut, "start_monitor", None)
-    stop = getattr(ctx.dut, "stop_monitor", None)
-    if not interval or not callable(start) or not callable(stop):
+    dut = ctx.dut
+    if not interval or not isinstance(dut, MonitorsCpu):
         return call(), {}
-    start(interval)
+    dut.start_monitor(interval)
     try:
         phase = call()
     finally:
-        samples = stop()
+        samples = dut.stop_monitor()
     return phase, ({"monitor": monitor_columns(samples, interval)} if samples else {})
 
 
@@ -92,14 +94,13 @@ def direction_extra(directions: Directions) -> dict[str, Any]:
     return {"directions": len(directions.active), "direction_mode": str(directions)}
 
 
-def dut_supports(dut: Any, operation: str) -> bool:
+def dut_supports(dut: Dut, operation: str) -> bool:
     """Whether ``dut`` can do ``operation`` (e.g. ``count_connections``).
 
-    A DUT may offer the optional capability hook ``supports(operation) -> bool``; without it every
+    A DUT may offer the optional hook :class:`~natbench.duts.base.ReportsSupport`; without it every
     protocol operation is assumed available (a DUT may still raise NotImplementedError).
     """
-    hook = getattr(dut, "supports", None)
-    return bool(hook(operation)) if callable(hook) else True
+    return bool(dut.supports(operation)) if isinstance(dut, ReportsSupport) else True
 
 
 def count_connections(ctx: ProcedureContext[MetricSettings]) -> int | None:

@@ -52,7 +52,7 @@ def validation(ctx: ProcedureContext[ValidationSettings]) -> RepetitionResult:
     rate = rate_from_prior(ctx, s.rate, RATE_FROM)
     reverse = float(s.reverse_rate) if s.reverse_rate else rate * s.alpha
     ok, rec = validated_step(ctx, rate, reverse, gap=s.gap)
-    return ctx.result(1.0 if ok else 0.0, "pass", rate=rate, reason=rec.reason)
+    return ctx.result(1.0 if ok else 0.0, rate=rate, reason=rec.reason)
 
 
 def validated_step(

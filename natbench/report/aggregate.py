@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from natbench.metrics.teardown import TEARDOWN
-from natbench.metrics.throughput import FORWARDING, THROUGHPUT
+from natbench.report.labels import baseline_metric
 from natbench.report.units import UNIT_ALIASES, directions_of, reported_factor
 
 __all__ = [
@@ -400,10 +400,13 @@ def scale_connections(summary: pd.DataFrame, points: pd.DataFrame) -> pd.DataFra
 def baseline_ratio(
     summary: pd.DataFrame,
     points: pd.DataFrame,
-    baseline: str = FORWARDING.name,
-    metrics: Iterable[str] = (THROUGHPUT.name,),
+    baseline: str | None = None,
+    metrics: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Ratio of a metric's median to the baseline's median (e.g. seed 000 "throughput ratio (%)").
+
+    ``baseline`` defaults to the registered plain-forwarding baseline (forwarding), ``metrics`` to the
+    metric that one is the baseline for (its ``baseline_for``: throughput).
 
     Both medians are compared in the same unit, the reported one: all frames per second (the
     frames the DUT forwarded in all active directions). A bidirectional NAT throughput of 50,000
@@ -416,6 +419,11 @@ def baseline_ratio(
     number ranges). Returns ``point_id``, ``metric``, ``baseline_point``, ``ratio`` (a fraction).
     """
     cols = ["point_id", "metric", "baseline_point", "ratio"]
+    registered = baseline_metric()
+    if baseline is None:
+        baseline = registered.name if registered is not None else ""
+    if metrics is None:
+        metrics = [registered.baseline_for] if registered is not None and registered.baseline_for else []
     s = summary.reset_index()[["point_id", "metric", "median"]]  # reported: all frames per second
     s = s.astype({"point_id": str, "metric": str})
     key_cols = ["cores", "src_first", "src_last", "dst_first", "dst_last", "frame_size"]

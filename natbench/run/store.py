@@ -272,7 +272,7 @@ class RunDirectory:
         """Raise StoreError (one line) when ``natbench run --resume`` cannot continue this directory."""
         if self.experiment_session:
             raise StoreError(
-                f"{self.path}: written by a pytest session (natbench.experiment), not by `natbench run`:"
+                f"{self.path}: written by a pytest session (natbench.run.experiment), not by `natbench run`:"
                 " its campaign.yaml records the session's measurements, not a campaign, so it cannot be resumed;"
                 " re-run the pytest session (or script) instead, which writes a new run directory"
                 f" (`natbench report {self.path}` reads what this one holds)"

@@ -102,8 +102,7 @@ def build_testbed(campaign: Campaign) -> Testbed:
         tester = tester_backend.create(spec.tester, context)
         try:
             base_dir = campaign.file.parent if campaign.file is not None else None
-            duts = _place_duts(spec.duts, lab, base_dir)
-            dut = build_duts([d for d, _ in duts], [p for _, p in duts], base_dir=base_dir)
+            dut, duts = _build_dut(spec.duts, lab, base_dir)
         except BaseException:
             tester.close()
             raise
@@ -112,14 +111,23 @@ def build_testbed(campaign: Campaign) -> Testbed:
             with contextlib.suppress(Exception):  # the build's own error is the one to see
                 lab.release()
         raise
-    return Testbed(tester, dut, lab, created, keep, tuple(d for d, _ in duts))
+    return Testbed(tester, dut, lab, created, keep, duts)
 
 
 def build_dut(duts: Sequence[DutSpec], *, lab: LabResource | None = None, base_dir: Path | None = None) -> Dut:
     """The DUT of ``duts`` (one, or a group in path order) placed by their access kinds, in ``lab`` for
     those reached through it; ``base_dir`` resolves relative recipe paths."""
+    return _build_dut(duts, lab, base_dir)[0]
+
+
+def _build_dut(
+    duts: Sequence[DutSpec], lab: LabResource | None, base_dir: Path | None
+) -> tuple[Dut, tuple[DutSpec, ...]]:
+    """:func:`build_dut`'s DUT and the DUT specs it was built from (the lab's recipe parameters filled in),
+    which :func:`build_testbed` keeps in :attr:`Testbed.duts`."""
     placed = _place_duts(duts, lab, base_dir)
-    return build_duts([d for d, _ in placed], [p for _, p in placed], base_dir=base_dir)
+    specs = tuple(d for d, _ in placed)
+    return build_duts(specs, [p for _, p in placed], base_dir=base_dir), specs
 
 
 def _vm_settings(duts: Sequence[DutSpec]) -> list[tuple[str, VmSettings]] | None:

@@ -95,7 +95,7 @@ class FakeDut:
         self.connections = 0
 
     def supports(self, operation: str) -> bool:
-        """Optional capability hook: counting depends on the model."""
+        """The optional :class:`~natbench.duts.base.ReportsSupport` hook: counting depends on the model."""
         return operation != "count_connections" or self.model.can_count
 
     def count_connections(self) -> int:
@@ -136,7 +136,8 @@ class FakeDut:
         self.connections = 0
 
     def start_monitor(self, interval: float = 1.0) -> None:
-        """Optional monitor hook (as RecipeDut has): remember the interval."""
+        """The optional :class:`~natbench.duts.base.MonitorsCpu` hook (recipe DUTs have it too): remember the
+        interval."""
         self.events.append("monitor")
         self._interval = interval
 

@@ -24,7 +24,7 @@ anything is created, so ``lab down`` finds everything also after a crash;
 
 The kernel carries the owner too: the alias of ``lo`` in both namespaces names
 the owning process (pid and start time) and the state file, which is how
-``lab down --stale`` (:mod:`natbench.testbed.lab.stale`) finds every lab.
+``lab down --stale`` (:mod:`natbench.testbed.lab.inventory`) finds every lab.
 
 A :class:`NetnsLab` is a lab resource (:class:`~natbench.testbed.lab.resource.LabResource`):
 the testbed hands its :meth:`~NetnsLab.tester_ports` to the tester factory and its
