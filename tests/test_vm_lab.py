@@ -30,7 +30,7 @@ from natbench.duts.recipes import load_recipe
 from natbench.results import Direction, PhaseResult
 from natbench.testbed import build_testbed
 from natbench.testbed.lab import VmLab, VmSettings, remove_stale_labs
-from natbench.testbed.lab.host import netns_list
+from natbench.testbed.lab.host import LabError, netns_list
 from natbench.testbed.lab.vm_image import find_image, missing_tools
 from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
@@ -226,4 +226,16 @@ def test_464xlat_pair_end_to_end() -> None:
     finally:
         testbed.close()
     assert not _qemu_pids(lab.name)
+    assert not {lab.tester_netns, lab.dut_netns} & netns_list()
+
+
+def test_boot_timeout_names_the_serial_console_and_leaves_nothing() -> None:
+    need_vm()
+    name = f"vt{os.getpid()}{secrets.token_hex(2)}"
+    lab = VmLab(name, vm=VmSettings("jool", boot_timeout=3), family=Family.NAT64)
+    with pytest.raises(LabError, match=r"no SSH within 3 s; last lines of its serial console") as err:
+        lab.up()
+    assert "serial.log" in str(err.value)
+    lab.down()
+    assert not _qemu_pids(name)
     assert not {lab.tester_netns, lab.dut_netns} & netns_list()

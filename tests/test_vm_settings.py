@@ -51,3 +51,16 @@ def test_accel_tcg_when_asked_or_without_hardware_virtualisation(monkeypatch: py
     assert order == ["tcg"] and "no vmx/svm" in why
     monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: "flags\t\t: fpu vmx sse2\n")
     assert vm.choose_accel("auto")[0] == ["kvm", "tcg"]
+
+
+def test_preflight_names_the_qemu_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from natbench.duts.access import LabBackend
+
+    monkeypatch.setattr(shutil, "which", lambda tool: None)
+    problems = LabBackend().problems(LabAccess(kind="lab", vm="jool"))
+    assert problems[0] == (
+        "qemu-system-x86_64 not found: install the Debian package qemu-system-x86 (apt-get install qemu-system-x86)"
+    )
+    assert LabBackend().problems(LabAccess(kind="lab")) == []
