@@ -8,6 +8,9 @@ The settings use distinct values (timeout 2, gap 3, duration 10) so that each te
 
 from __future__ import annotations
 
+import pytest
+
+import natbench.metrics.teardown as teardown_metric
 from natbench.metrics.capacity import CapacitySettings
 from natbench.metrics.capacity import estimate as capacity_estimate
 from natbench.metrics.cps import CpsSettings
@@ -74,6 +77,13 @@ def test_teardown_times_the_empty_table_delete_in_the_first_empty_repetitions_on
     # more empty repetitions than repetitions: capped at the 4 repetitions, 4 + 4 trials, 32 + 4 s
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_repetitions=9)
     assert teardown_estimate(s, 1000, {}) == (8, 36.0)
+
+
+def test_teardown_adds_the_per_trial_overhead_once_per_empty_table_delete(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(teardown_metric, "STEP_OVERHEAD", 2.0)  # DUT commands taking 2 s per trial instead of 1
+    s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4)
+    # loading: 1000 / 500 + 2 + 3 + 2 = 9 s, 4 repetitions: 36 s; 4 empty-table deletes of 2 s each: 8 s -> 44 s
+    assert teardown_estimate(s, 1000, {}) == (8, 44.0)
 
 
 def test_validation_sends_phase_1_at_its_rate_and_the_reverse_frames_at_alpha_times_it() -> None:
