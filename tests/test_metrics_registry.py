@@ -19,6 +19,7 @@ from natbench.metrics import (
     metric,
     metric_names,
     register,
+    registry,
     run_repetition,
 )
 from natbench.metrics.cps import CPS
@@ -78,6 +79,14 @@ def test_lookups_name_the_known_metrics() -> None:
     assert str(err.value) == f"metric: unknown metric 'jitter'; known: {', '.join(metric_names())}"
 
 
+def test_a_registered_metric_is_found_by_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # the built-in registry stays as it is
+    extra = dataclasses.replace(CPS, name="cps_again", order=999)
+    register(extra)
+    assert find_metric("cps_again") is extra
+    assert metric_names()[-1] == "cps_again"
+
+
 def test_a_name_is_registered_once() -> None:
     with pytest.raises(ConfigError, match="'cps' is registered already"):
         register(dataclasses.replace(CPS))
@@ -90,8 +99,10 @@ def test_a_procedure_gets_settings_of_its_own_model_only() -> None:
     tester.prepare(plan)
     settings, _options = build("teardown", fill_rate=50_000)
     ctx: ProcedureContext[Any] = ProcedureContext(tester, dut, POINT, plan, "cps", 0, settings, emit=lambda r: None)
-    with pytest.raises(ConfigError, match="cps needs CpsSettings, got TeardownSettings"):
+    with pytest.raises(ConfigError) as err:
         run_repetition(ctx)
+    # the error names the offending field, "settings", before the message
+    assert str(err.value) == "settings: cps needs CpsSettings, got TeardownSettings"
 
 
 def test_a_failed_repetition_has_its_metrics_unit() -> None:

@@ -1,0 +1,130 @@
+"""Known answers of each metric's duration model (what ``natbench plan`` prints as trials and seconds).
+
+The expected numbers are worked out by hand from the model the README's plan section and the modules'
+docstrings give: a search takes ``max(1, ceil(log2((upper - lower) / error)))`` steps at the middle of the
+range, every trial adds 1 s for DUT commands, and a metric's repetitions multiply trials and seconds.
+The settings use distinct values (timeout 2, gap 3, duration 10) so that each term shows in the sum.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import natbench.metrics.teardown as teardown_metric
+from natbench.metrics.capacity import CapacitySettings
+from natbench.metrics.capacity import estimate as capacity_estimate
+from natbench.metrics.cps import CpsSettings
+from natbench.metrics.cps import estimate as cps_estimate
+from natbench.metrics.frame_loss import FrameLossSettings
+from natbench.metrics.frame_loss import estimate as frame_loss_estimate
+from natbench.metrics.latency import LatencySettings, PdvSettings
+from natbench.metrics.latency import estimate as delay_estimate
+from natbench.metrics.teardown import TeardownSettings
+from natbench.metrics.teardown import estimate as teardown_estimate
+from natbench.metrics.throughput import ForwardingSettings, ThroughputSettings, estimate_forwarding, estimate_throughput
+from natbench.metrics.validation import ValidationSettings
+from natbench.metrics.validation import estimate as validation_estimate
+
+
+def test_a_cps_step_costs_the_connections_at_the_middle_rate_plus_timeout() -> None:
+    s = CpsSettings(lower=0, upper=1000, error=100, timeout=2, repetitions=2)
+    # steps = ceil(log2(1000 / 100)) = ceil(3.32) = 4; middle rate 500 cps
+    # per step: 1000 / 500 + 2 (timeout) + 1 (DUT commands) = 5 s
+    # 2 repetitions: 2 * 4 = 8 trials, 2 * 4 * 5 = 40 s
+    assert cps_estimate(s, 1000, {}) == (8, 40.0)
+
+
+def test_a_throughput_step_fills_the_table_then_runs_a_phase_2_trial() -> None:
+    s = ThroughputSettings(lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
+    # steps = 4 (as for cps); per step: 1000 / 500 + 2 + 3 (gap) + 10 (duration) + 2 + 1 = 20 s
+    # 2 repetitions: 8 trials, 2 * 4 * 20 = 160 s
+    assert estimate_throughput(s, 1000, {}) == (8, 160.0)
+
+
+def test_a_forwarding_step_is_one_phase_2_trial_whatever_the_connection_count() -> None:
+    s = ForwardingSettings(lower=0, upper=1000, error=100, timeout=2, duration=10, repetitions=2)
+    # steps = 4; per step: 10 (duration) + 2 (timeout) + 1 = 13 s; 2 repetitions: 8 trials, 2 * 4 * 13 = 104 s
+    assert estimate_forwarding(s, 1000, {}) == (8, 104.0)
+    assert estimate_forwarding(s, 10**6, {}) == (8, 104.0)
+
+
+def test_frame_loss_runs_one_filled_trial_per_listed_rate() -> None:
+    s = FrameLossSettings(rates=[100, 200, 300], fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
+    # 3 rates; per rate: 1000 / 500 + 2 + 3 + 10 + 2 + 1 = 20 s
+    # 2 repetitions: 2 * 3 = 6 trials, 2 * 3 * 20 = 120 s
+    assert frame_loss_estimate(s, 1000, {}) == (6, 120.0)
+
+
+def test_latency_and_pdv_run_one_filled_trial_per_repetition() -> None:
+    # per repetition: 1000 / 500 + 2 + 3 + 10 + 2 + 1 = 20 s; 3 repetitions: 3 trials, 60 s
+    lat = LatencySettings(fill_rate=500, timeout=2, gap=3, duration=10, repetitions=3)
+    pdv = PdvSettings(fill_rate=500, timeout=2, gap=3, duration=10, repetitions=3)
+    assert delay_estimate(lat, 1000, {}) == (3, 60.0)
+    assert delay_estimate(pdv, 1000, {}) == (3, 60.0)
+
+
+def test_teardown_counts_the_loading_and_an_empty_table_delete_per_repetition() -> None:
+    s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4)
+    # loading per repetition: 1000 / 500 + 2 + 3 + 1 = 8 s; 4 repetitions: 4 trials, 32 s
+    # empty-table deletes: every repetition (empty_repetitions unset): 4 more trials, 4 * 1 s
+    assert teardown_estimate(s, 1000, {}) == (8, 36.0)
+
+
+def test_teardown_times_the_empty_table_delete_in_the_first_empty_repetitions_only() -> None:
+    # 4 * 8 = 32 s of loading as above; empty deletes in the first 2 repetitions: 4 + 2 trials, 32 + 2 s
+    s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_repetitions=2)
+    assert teardown_estimate(s, 1000, {}) == (6, 34.0)
+    # more empty repetitions than repetitions: capped at the 4 repetitions, 4 + 4 trials, 32 + 4 s
+    s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_repetitions=9)
+    assert teardown_estimate(s, 1000, {}) == (8, 36.0)
+
+
+def test_teardown_adds_the_per_trial_overhead_once_per_empty_table_delete(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(teardown_metric, "STEP_OVERHEAD", 2.0)  # DUT commands taking 2 s per trial instead of 1
+    s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4)
+    # loading: 1000 / 500 + 2 + 3 + 2 = 9 s, 4 repetitions: 36 s; 4 empty-table deletes of 2 s each: 8 s -> 44 s
+    assert teardown_estimate(s, 1000, {}) == (8, 44.0)
+
+
+def test_validation_sends_phase_1_at_its_rate_and_the_reverse_frames_at_alpha_times_it() -> None:
+    s = ValidationSettings(rate=500, alpha=2, timeout=2, gap=3, repetitions=2)
+    # reverse rate 2 * 500 = 1000; 1000 / 500 + 2 + 3 + 1000 / 1000 + 2 + 1 = 11 s; 2 repetitions: 2 trials, 22 s
+    assert validation_estimate(s, 1000, {}) == (2, 22.0)
+
+
+def test_validation_uses_its_reverse_rate_when_set() -> None:
+    s = ValidationSettings(rate=500, reverse_rate=250, alpha=2, timeout=2, gap=3, repetitions=2)
+    # 1000 / 500 + 2 + 3 + 1000 / 250 + 2 + 1 = 14 s; 2 repetitions: 2 trials, 28 s
+    assert validation_estimate(s, 1000, {}) == (2, 28.0)
+
+
+def test_validation_without_a_rate_assumes_the_middle_of_the_cps_search_range() -> None:
+    s = ValidationSettings(alpha=2, timeout=2, gap=3, repetitions=2)
+    cps = CpsSettings(lower=0, upper=400, error=10)
+    # rate (0 + 400) / 2 = 200, reverse 400: 1000 / 200 + 2 + 3 + 1000 / 400 + 2 + 1 = 15.5 s; x2: 31 s
+    assert validation_estimate(s, 1000, {"cps": cps}) == (2, 31.0)
+
+
+def test_validation_without_a_rate_or_a_cps_search_assumes_one_connection_per_second() -> None:
+    s = ValidationSettings(alpha=2, timeout=2, gap=3, repetitions=2)
+    # rate 1, reverse 2: 10 / 1 + 2 + 3 + 10 / 2 + 2 + 1 = 23 s; 2 repetitions: 2 trials, 46 s
+    assert validation_estimate(s, 10, {}) == (2, 46.0)
+    # a "cps" entry that is no search (no range to take the middle of) counts as none
+    assert validation_estimate(s, 10, {"cps": LatencySettings(fill_rate=500)}) == (2, 46.0)
+
+
+def test_capacity_probes_double_then_bisect_the_connection_count_each_a_cps_search() -> None:
+    s = CapacitySettings(
+        min_connections=1000,
+        max_connections=8000,
+        connection_error=1000,
+        lower=0,
+        upper=1000,
+        error=100,
+        timeout=2,
+        repetitions=2,
+    )
+    # probes: ceil(log2(8000 / 1000)) = 3 doublings + ceil(log2((8000 - 1000) / 1000)) = ceil(2.81) = 3 bisections
+    # each probe a cps search of ceil(log2(1000 / 100)) = 4 steps at max / 2 = 4000 connections, middle rate 500:
+    # per step 4000 / 500 + 2 + 1 = 11 s; one repetition 6 * 4 = 24 trials, 24 * 11 = 264 s; 2 repetitions: 48, 528
+    assert capacity_estimate(s, 123, {}) == (48, 528.0)

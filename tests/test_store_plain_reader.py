@@ -1,0 +1,84 @@
+"""The lenient plain reader of run directories, a session's rewritten points.json, and the latest link."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from natbench.errors import StoreError
+from natbench.run.store import RunStore, link_latest, read_plain_run
+from natbench.traffic import PortRange
+from natbench.workingpoint import WorkingPoint
+
+POINTS = [WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")]
+TRIAL = {"type": "trial", "n": 1}
+RESULT = {"type": "result", "n": 2}
+
+
+def new_run(tmp_path: Path) -> Path:
+    RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=POINTS, campaign_file="t.yaml").close()
+    return tmp_path / "run"
+
+
+def write_records(run: Path, *lines: str) -> Path:
+    (run / "trials.jsonl").write_text("".join(lines), encoding="utf-8")
+    return run / "trials.jsonl"
+
+
+def test_a_blank_line_between_records_is_skipped_and_reading_goes_on(tmp_path: Path) -> None:
+    run = new_run(tmp_path)
+    write_records(run, json.dumps(TRIAL) + "\n", "\n", "  \n", json.dumps(RESULT) + "\n")
+    plain = read_plain_run(run)
+    assert (plain.trials, plain.results, plain.warnings) == ([TRIAL], [RESULT], [])
+
+
+def test_a_torn_last_line_is_skipped_with_a_warning_naming_its_line(tmp_path: Path) -> None:
+    run = new_run(tmp_path)
+    path = write_records(run, json.dumps(TRIAL) + "\n", json.dumps(RESULT) + "\n", '{"type": "tr')
+    plain = read_plain_run(run)
+    assert (plain.trials, plain.results) == ([TRIAL], [RESULT])
+    # the torn record is the third line of the file (lines count from 1)
+    assert plain.warnings == [f"{path}:3: torn last line skipped (run interrupted while writing)"]
+
+
+def test_a_line_that_is_json_but_no_object_is_refused_with_its_position(tmp_path: Path) -> None:
+    run = new_run(tmp_path)
+    write_records(run, json.dumps(TRIAL) + "\n", "[1, 2]\n", json.dumps(RESULT) + "\n")
+    with pytest.raises(StoreError, match=r"trials.jsonl:2: type: expected 'trial' or 'result', got None$"):
+        read_plain_run(run)
+
+
+def test_the_plain_reader_reads_utf_8_whatever_the_platforms_default_encoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = new_run(tmp_path)
+    (run / "campaign.yaml").write_bytes("name: café\n".encode())
+    meta = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    (run / "run.json").write_bytes(json.dumps({**meta, "campaign_name": "café"}, ensure_ascii=False).encode())
+    # a platform whose default text encoding is Latin-1 (as on a non-UTF-8 locale): "é" in UTF-8 would read as "Ã©"
+    real = io.text_encoding
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "latin-1")
+    plain = read_plain_run(run)
+    monkeypatch.setattr(io, "text_encoding", real)
+    assert plain.campaign_text == "name: café\n"
+    assert plain.meta["campaign_name"] == "café"
+
+
+def test_a_rewritten_session_lays_out_points_json_as_a_new_run_does(tmp_path: Path) -> None:
+    run = new_run(tmp_path)
+    created = (run / "points.json").read_text(encoding="utf-8")
+    assert created.startswith('[\n  {\n    "id": ')  # two-space indent at creation
+    with RunStore.resume(run) as store:
+        store.rewrite_session("kind: natbench-experiment\n", POINTS)
+    assert (run / "points.json").read_text(encoding="utf-8") == created
+
+
+def test_latest_is_left_alone_when_the_temporary_link_cannot_be_made(tmp_path: Path) -> None:
+    (tmp_path / "first").mkdir()
+    (tmp_path / f".latest.{os.getpid()}").write_text("")  # a file in the way of the temporary link: best effort
+    link_latest(tmp_path / "first")
+    assert not (tmp_path / "latest").exists()
