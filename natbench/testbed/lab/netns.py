@@ -362,6 +362,16 @@ class NetnsLab:
             "nat64_prefix": str(a.nat64_prefix),
         }
 
+    def _wiring_state(self, dut_interfaces: list[str]) -> dict[str, Any]:
+        """The state every lab records once it is wired: family, addresses, tester CPUs, MACs, interfaces."""
+        return {
+            "family": str(self.family),
+            "addresses": self._addresses_json(),
+            "tester_cpus": list(self.tester_cpus),
+            "macs": self.macs,
+            "interfaces": {"tester": [TESTER_INITIATOR_IF, TESTER_RESPONDER_IF], "dut": dut_interfaces},
+        }
+
     def _build(self) -> None:
         t, d = self.names.tester_ns, self.names.dut_ns
         a = self.addresses
@@ -409,18 +419,7 @@ class NetnsLab:
         for k, ifname in enumerate((TESTER_INITIATOR_IF, TESTER_RESPONDER_IF)):
             lane_cpu = self.tester_cpus[k % len(self.tester_cpus)]
             self._write_sys(t, f"/sys/class/net/{ifname}/queues/rx-0/rps_cpus", _mask([lane_cpu]))
-        self._write_state(
-            {
-                "family": str(self.family),
-                "addresses": self._addresses_json(),
-                "tester_cpus": list(self.tester_cpus),
-                "macs": self.macs,
-                "interfaces": {
-                    "tester": [TESTER_INITIATOR_IF, TESTER_RESPONDER_IF],
-                    "dut": [DUT_PRIVATE_IF, DUT_PUBLIC_IF],
-                },
-            }
-        )
+        self._write_state(self._wiring_state([DUT_PRIVATE_IF, DUT_PUBLIC_IF]))
         self.set_dut_cores_unlocked(None)
 
     def set_dut_cores_unlocked(self, cores: int | None) -> list[int]:

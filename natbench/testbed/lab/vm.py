@@ -467,22 +467,9 @@ class VmLab(NetnsLab):
             }
             for v, pid in zip(self.vms, pids, strict=True)
         ]
-        self._write_state(
-            {
-                "family": str(self.family),
-                "addresses": self._addresses_json(),
-                "tester_cpus": list(self.tester_cpus),
-                "macs": self.macs,
-                "interfaces": {
-                    "tester": [TESTER_INITIATOR_IF, TESTER_RESPONDER_IF],
-                    "dut": [VM_PRIVATE_IF, VM_PUBLIC_IF],
-                    "taps": [tap for v in self.vms for tap in v.taps],
-                },
-                "vm": vms[0],
-                "vms": vms,
-                "vm_settings": self._settings(),
-            }
-        )
+        state = self._wiring_state([VM_PRIVATE_IF, VM_PUBLIC_IF])
+        state["interfaces"]["taps"] = [tap for v in self.vms for tap in v.taps]
+        self._write_state({**state, "vm": vms[0], "vms": vms, "vm_settings": self._settings()})
         for v in self.vms:
             self._configure_guest(v)
         self.ensure_neighbours()
