@@ -71,6 +71,7 @@ __all__ = [
     "TESTER_INITIATOR_IF",
     "TESTER_RESPONDER_IF",
     "NetnsLab",
+    "drop_tester_ingress",
     "dut_recipe_params",
     "lab_problems",
 ]
@@ -388,12 +389,7 @@ class NetnsLab:
         for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
             run(["ip", "-n", t, "link", "set", "dev", ifname, "address", self.macs[ifname]])
             run(["ip", "-n", t, "link", "set", "dev", ifname, "up"])
-        rules = ["table netdev natbench_tester {"]
-        for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
-            chain = ifname.replace("-", "_")
-            rules.append(f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}')
-        rules.append("}")
-        run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
+        drop_tester_ingress(t)
         # DUT side
         ipv6_private = isinstance(a.dut_private, ipaddress.IPv6Address)
         ipv6_public = isinstance(a.dut_public, ipaddress.IPv6Address)
@@ -533,3 +529,14 @@ class NetnsLab:
             yield
         finally:
             os.close(fd)
+
+
+def drop_tester_ingress(netns: str) -> None:
+    """Drop every frame arriving at the tester ports of ``netns`` after AF_PACKET has seen it (the tester
+    namespace must not answer the test traffic itself)."""
+    rules = ["table netdev natbench_tester {"]
+    for ifname in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
+        chain = ifname.replace("-", "_")
+        rules.append(f'  chain {chain} {{ type filter hook ingress device "{ifname}" priority 0; policy drop; }}')
+    rules.append("}")
+    run(["ip", "netns", "exec", netns, "nft", "-f", "-"], input="\n".join(rules) + "\n")

@@ -52,6 +52,7 @@ from natbench.testbed.lab.netns import (
     TESTER_RESPONDER_IF,
     NetnsLab,
     _mask,
+    drop_tester_ingress,
 )
 from natbench.testbed.lab.vm_image import Image, build_image, find_image, missing_tools
 from natbench.testers.base import LabPorts
@@ -484,12 +485,7 @@ class VmLab(NetnsLab):
             run(["ip", "link", "add", "name", tif, "netns", t, "type", "veth", "peer", "name", dif, "netns", d])
             run(["ip", "-n", t, "link", "set", "dev", tif, "address", self.macs[tif]])
             run(["ip", "-n", t, "link", "set", "dev", tif, "up"])
-        rules = ["table netdev natbench_tester {"]
-        for tif in (TESTER_INITIATOR_IF, TESTER_RESPONDER_IF):
-            chain = tif.replace("-", "_")
-            rules.append(f'  chain {chain} {{ type filter hook ingress device "{tif}" priority 0; policy drop; }}')
-        rules.append("}")
-        run(["ip", "netns", "exec", t, "nft", "-f", "-"], input="\n".join(rules) + "\n")
+        drop_tester_ingress(t)
         for k, tif in enumerate((TESTER_INITIATOR_IF, TESTER_RESPONDER_IF)):
             lane_cpu = self.tester_cpus[k % len(self.tester_cpus)]
             self._write_sys(t, f"/sys/class/net/{tif}/queues/rx-0/rps_cpus", _mask([lane_cpu]))
