@@ -735,3 +735,14 @@ def test_a_trials_stored_value_is_in_the_trials_frame() -> None:
     ]
     values = ag.trials_frame(lines)["value"].tolist()
     assert values[:2] == [0.75, 0.125] and math.isnan(values[2])
+
+
+def test_without_a_registered_baseline_metric_there_is_no_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a registry without a plain-forwarding baseline (e.g. a build that leaves forwarding out): no ratio row,
+    # not an error, even when the run stored forwarding and throughput results
+    monkeypatch.setattr(ag, "baseline_metric", lambda: None)
+    pts = _points({"src": (1, 10), "dst": (1, 10), "cores": 1})
+    (p,) = pts.index
+    recs = [result_record(p, "throughput", 0, 40.0, "fps"), result_record(p, "forwarding", 0, 100.0, "fps")]
+    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    assert r.empty and list(r.columns) == ["point_id", "metric", "baseline_point", "ratio"]
