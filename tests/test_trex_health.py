@@ -64,10 +64,12 @@ def _session(
     )
 
 
-def _trial(session: LibrarySession, rate: float = 5000.0, duration: float = 2.0, **settings: Any) -> PhaseResult:
+def _trial(
+    session: LibrarySession, rate: float = 5000.0, duration: float = 2.0, rx_wait: float = 0.2, **settings: Any
+) -> PhaseResult:
     tester = TRexTester(check_settings(dict(SETTINGS, **settings)), session=session)  # type: ignore[arg-type]
     tester.prepare(PLAN)
-    tester.set_receive_timeout(0.2)
+    tester.set_receive_timeout(rx_wait)
     return tester.phase2(rate, duration, Directions.BIDIRECTIONAL, Phase2Options())
 
 
@@ -179,7 +181,7 @@ def test_a_search_limited_by_trex_receive_drops_is_flagged_tester_bound() -> Non
 
 
 def test_the_trial_records_trexs_own_timing() -> None:
-    util = {"cpu": [{"ports": [-1, -1], "history": [3, 41, 42, 5] + [0] * 16}], "mbuf_stats": {}}
+    util = {"cpu": [{"ports": [-1, -1], "history": [3, 41, 42, 5, 77, 98] + [0] * 14}], "mbuf_stats": {}}
     s = _session(
         _after(10_000, 10_000, tx_pps=4_990.0),
         _after(10_000, 10_000, tx_pps=5_010.0),
@@ -188,7 +190,7 @@ def test_the_trial_records_trexs_own_timing() -> None:
         util=util,
         wall=2.02,
     )
-    r = _trial(s)
+    r = _trial(s, rx_wait=1.0)
     trex = r.extra["trex"]
     assert trex["ports"]["0"]["tx_pps"] == 4_990.0 and trex["ports"]["1"]["tx_pps"] == 5_010.0
     assert trex["ports"]["0"]["opackets"] == 10_000 and trex["ports"]["1"]["ierrors"] == 0
@@ -199,8 +201,9 @@ def test_the_trial_records_trexs_own_timing() -> None:
         and trex["nominal_s"] == 2.0
         and trex["sent_ratio"] == 1.0
     )
-    # the trial's seconds: 2.02 s + 0.2 s receive wait -> the newest ceil(2.22) + 1 = 4 values: max(3, 41, 42, 5)
-    assert trex["busiest_core_pct"] == 42
+    # read after 2.02 s of sending and the 1.0 s receive wait: the newest ceil(3.02) + 1 = 5 one-second values
+    # reach back to the trial's start: max(3, 41, 42, 5, 77) = 77; the 98 before it is an earlier second
+    assert trex["busiest_core_pct"] == 77
     assert r.extra["pacing_warnings"] == [] and r.tester_ok
 
 
@@ -285,3 +288,34 @@ def test_library_session_reports_what_the_client_library_returns() -> None:
     assert {"opackets", "ipackets", "obytes", "ibytes", "oerrors", "ierrors", "tx_pps", "rx_pps"} <= set(out[0])
     assert out[0]["ierrors"] == 1 and out[0]["opackets"] == 5 and "queue_full" in out["global"]
     assert list(s.xstats(0)) == list(DPDK_XSTATS)
+
+
+def test_the_session_calls_the_client_librarys_own_counter_methods() -> None:
+    import inspect
+
+    from natbench.testers.trex import client as trex_client
+
+    session = trex_client.TRexSession("127.0.0.1")  # the real STLClient, never connected
+    real = type(session._client)
+    calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    class Recorder:
+        def __getattr__(self, name: str) -> Any:
+            method = inspect.unwrap(getattr(real, name))
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                inspect.signature(method).bind(None, *args, **kwargs)  # the real method takes these arguments
+                calls.append((name, args, kwargs))
+                return {"rx_missed_errors": 3} if name == "get_xstats" else {"cpu": [], "mbuf_stats": {}}
+
+            return call
+
+    session._client = Recorder()
+    session.clear_stats([0, 1])
+    assert session.xstats(1) == {"rx_missed_errors": 3}
+    assert session.utilization() == {"cpu": [], "mbuf_stats": {}}
+    assert calls == [
+        ("clear_stats", (), {"ports": [0, 1], "clear_xstats": True}),
+        ("get_xstats", (1,), {}),
+        ("get_util_stats", (), {}),
+    ]

@@ -37,14 +37,15 @@ __all__ = [
 ]
 
 _RX_DROP_NAME = re.compile(
-    r"^rx_(?!good_).*(miss|drop|discard|error|nombuf|no_?buf|no_mbuf|out_of_buffer|no_dma|overrun|fifo)",
+    r"^rx_.*(miss|drop|discard|error|nombuf|no_?buf|no_mbuf|out_of_buffer|no_dma|overrun|fifo)",
     re.IGNORECASE,
 )
 """Extended counters of frames that reached the port but not TRex: DPDK's generic ``rx_missed_errors``,
 ``rx_errors``, ``rx_mbuf_allocation_errors``, ``rx_q<N>_errors`` and the drivers' own (``rx_out_of_buffer``,
-``rx_discards_phy``, ``rx_no_dma_resources``, ``rx_crc_errors``, ...); ``rx_good_*`` are deliveries."""
+``rx_discards_phy``, ``rx_no_dma_resources``, ``rx_crc_errors``, ...); deliveries (``rx_good_packets``,
+``rx_q0_packets``) match none of the words."""
 
-_TX_ERROR_NAME = re.compile(r"^tx_(?!good_).*(error|drop|discard)", re.IGNORECASE)
+_TX_ERROR_NAME = re.compile(r"^tx_.*(error|drop|discard)", re.IGNORECASE)
 """Extended counters of frames TRex handed to the port that did not leave (DPDK ``tx_errors``, ...)."""
 
 _PORT_TIMING = ("tx_pps", "tx_bps", "tx_bps_L1", "tx_util", "rx_pps", "rx_bps")
