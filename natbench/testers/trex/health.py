@@ -49,7 +49,16 @@ _TX_ERROR_NAME = re.compile(r"^tx_.*(error|drop|discard)", re.IGNORECASE)
 """Extended counters of frames TRex handed to the port that did not leave (DPDK ``tx_errors``, ...)."""
 
 _PORT_TIMING = ("tx_pps", "tx_bps", "tx_bps_L1", "tx_util", "rx_pps", "rx_bps")
-_GLOBAL_TIMING = ("cpu_util", "cpu_util_raw", "rx_cpu_util", "bw_per_core", "tx_pps", "tx_bps", "tx_expected_pps")
+_GLOBAL_TIMING = (
+    "cpu_util",
+    "cpu_util_raw",
+    "rx_cpu_util",
+    "bw_per_core",
+    "tx_pps",
+    "tx_bps",
+    "tx_cps",
+    "tx_expected_pps",
+)
 
 
 def _port(stats: Mapping[Any, Any], port: int) -> Mapping[str, Any]:
