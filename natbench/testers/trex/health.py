@@ -29,6 +29,7 @@ from typing import Any
 
 __all__ = [
     "busiest_core",
+    "pacing_warnings",
     "receive_drop_notes",
     "receive_drops",
     "timing",
@@ -175,4 +176,44 @@ def timing(stats: Mapping[Any, Any], ports: Iterable[int]) -> dict[str, Any]:
         out["global"] = {k: _number(glob.get(k)) for k in _GLOBAL_TIMING}
         out["global"]["queue_full"] = _count(glob.get("queue_full"))
         out["global"]["total_alloc_error"] = _count(glob.get("total_alloc_error"))
+    return out
+
+
+def pacing_warnings(
+    sent: Mapping[str, int],
+    intended_frames: float,
+    wall: float,
+    nominal: float,
+    busiest: float | None,
+    *,
+    continuous: bool,
+    timing_slack: float,
+    busy_core_pct: float,
+    software: bool,
+) -> list[str]:
+    """Signs in TRex's counters that frames did not leave evenly at the intended rate (no verdict change).
+
+    ``sent``: frames sent per direction; ``wall``: seconds from the start RPC until the ports were
+    idle; ``busiest``: :func:`busiest_core`. What the counters can show: a saturated data-plane core
+    (it sends what fell behind in bursts); a continuous trial short of its frames by more than
+    0.1 % (and one frame, TRex's own stop at the duration) yet within the tolerance that keeps it
+    valid; sending that took longer than nominal beyond ``timing_slack`` yet within the tolerance
+    (frames left late); and software mode, which sends in clumps (docs/trex.md 4.5). Frame-level
+    gaps are in no counter: TRex's own rates are one-second averages.
+    """
+    out: list[str] = []
+    if busiest is not None and busiest >= busy_core_pct:
+        out.append(f"a TRex core ran at {busiest:.0f} % during the trial: a saturated core sends late frames in bursts")
+    if continuous:
+        for d, n in sent.items():
+            if intended_frames and n < intended_frames - max(1.0, 0.001 * intended_frames):
+                out.append(f"{d}: sent {n} of {intended_frames:.0f} frames (within rate_tolerance)")
+    if wall - timing_slack > nominal:
+        what = "trial" if continuous else "burst"
+        out.append(
+            f"sending took {wall - timing_slack:.3f} s for a {nominal:.3f} s {what} beyond the "
+            f"allowed overhead: frames left late (within rate_tolerance)"
+        )
+    if software:
+        out.append("software mode: TRex sends in clumps, not frame by frame")
     return out

@@ -490,7 +490,17 @@ class TRexTester:
         tx_errors = health.transmit_errors(stats, xstats, ports)
         notes = health.receive_drop_notes(drops) + health.transmit_error_notes(tx_errors)
         busiest = health.busiest_core(util, wall + self._rx_delay_ms / 1000)
-        warnings = self._pacing_warnings(counts, intended_frames, wall, nominal, busiest, continuous=continuous)
+        warnings = health.pacing_warnings(
+            {str(d): c.sent for d, c in counts.items()},
+            intended_frames,
+            wall,
+            nominal,
+            busiest,
+            continuous=continuous,
+            timing_slack=self.settings.timing_slack,
+            busy_core_pct=self.settings.busy_core_pct,
+            software=self.settings.software,
+        )
         slowest = min((c.sent for c in counts.values()), default=0)
         record.update(
             {
@@ -508,43 +518,6 @@ class TRexTester:
             }
         )
         return notes, record
-
-    def _pacing_warnings(
-        self,
-        counts: dict[Direction, DirectionCounts],
-        intended_frames: float,
-        wall: float,
-        nominal: float,
-        busiest: float | None,
-        *,
-        continuous: bool,
-    ) -> list[str]:
-        """Signs in TRex's counters that frames did not leave evenly at the intended rate (no verdict change).
-
-        What the counters can show: a saturated data-plane core (it sends what fell behind in
-        bursts), a continuous trial short of its frames or longer than its duration by less than
-        the tolerance (the trial stays valid, but some frames left late), and software mode, which
-        sends in clumps (see docs/trex.md). Frame-level gaps are not in any counter: TRex's own
-        rates are one-second averages.
-        """
-        out: list[str] = []
-        if busiest is not None and busiest >= self.settings.busy_core_pct:
-            out.append(
-                f"a TRex core ran at {busiest:.0f} % during the trial: a saturated core sends late frames in bursts"
-            )
-        if continuous:
-            for d, c in counts.items():
-                if intended_frames and c.sent < intended_frames - max(1.0, 0.001 * intended_frames):
-                    out.append(f"{d}: sent {c.sent} of {intended_frames:.0f} frames (within rate_tolerance)")
-        if wall - self.settings.timing_slack > nominal:
-            what = "trial" if continuous else "burst"
-            out.append(
-                f"sending took {wall - self.settings.timing_slack:.3f} s for a {nominal:.3f} s {what} beyond the "
-                f"allowed overhead: frames left late (within rate_tolerance)"
-            )
-        if self.settings.software:
-            out.append("software mode: TRex sends in clumps, not frame by frame")
-        return out
 
     def _latency(self, pgid: dict[Any, Any], program: Program) -> dict[Direction, LatencyStats]:
         out: dict[Direction, LatencyStats] = {}
