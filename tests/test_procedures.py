@@ -62,7 +62,7 @@ class Harness:
         unchecked: bool = False,
         **settings: Any,
     ) -> RepetitionResult:
-        defaults = {"gap": 0.5, "duration": 1.0, **(CAPACITY if metric == "capacity" else {})}
+        defaults = {"gap": 0.5, "duration": 1.0, "tag_delay": 0.5, **(CAPACITY if metric == "capacity" else {})}
         resolved, options = build(metric, defaults, unchecked=unchecked, **settings)
         self.records.clear()
         ctx = ProcedureContext(
@@ -731,7 +731,7 @@ def with_latency(h: Harness) -> None:
     ) -> PhaseResult:
         res: PhaseResult = _orig(rate, duration, directions, measure)
         lat = {Direction.FORWARD: FORWARD_LATENCY, Direction.REVERSE: REVERSE_LATENCY}
-        return dataclasses.replace(res, latency=lat) if measure.latency else res
+        return dataclasses.replace(res, latency=lat) if measure.latency or measure.all_delays else res
 
     h.tester.phase2 = phase2  # type: ignore[method-assign]
 
