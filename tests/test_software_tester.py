@@ -390,7 +390,9 @@ def test_tagged_frames_start_after_the_warm_up_evenly_spaced_as_rfc_8219_asks(wi
     finally:
         stop.set()
         cap.join()
-    payloads = [f[14 + 20 + 8 :] for f in frames if len(f) >= 14 + 20 + 8 + 18 and f[14 + 20 + 8 : 14 + 20 + 10] == b"NB"]
+    payloads = [
+        f[14 + 20 + 8 :] for f in frames if len(f) >= 14 + 20 + 8 + 18 and f[14 + 20 + 8 : 14 + 20 + 10] == b"NB"
+    ]
     last_trial = max(struct.unpack("!H", p[2:4])[0] for p in payloads)  # the tag of the phase-2 trial
     fields = [struct.unpack("!HHIQH", p[:18]) for p in payloads if struct.unpack("!H", p[2:4])[0] == last_trial]
     assert len(fields) == 4000

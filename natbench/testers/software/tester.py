@@ -24,8 +24,8 @@ import numpy as np
 from natbench import __version__
 from natbench.errors import TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.delaystats import exact_stats, histogram_stats
 from natbench.testers.base import Directions, Mapping, Phase2Options, Port
+from natbench.testers.delaystats import exact_stats, histogram_stats
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
@@ -310,7 +310,9 @@ class SoftwareTester:
             extra["tagging"] = {"first_frame": tag_start, "every": tag_every, "first_s": tag_start / rate}
         if hists:
             extra["delay_negative"] = {
-                str(d): int(r["delay_negative"]) for d, r in zip(directions.active, raw["rx"], strict=True) if d in hists
+                str(d): int(r["delay_negative"])
+                for d, r in zip(directions.active, raw["rx"], strict=True)
+                if d in hists
             }
         return PhaseResult(
             intended_rate=float(rate),
