@@ -225,7 +225,7 @@ class SoftwareTester:
             lat_buf = np.zeros(tagged_max + 16, dtype=np.int64) if tag_every else None
             if lat_buf is not None:
                 lat[d] = lat_buf
-            # PDV over all frames: a fixed-size histogram per direction (228 KiB), whatever the trial's length
+            # PDV over all frames: a fixed-size histogram per direction (224 KiB), whatever the trial's length
             hist = np.zeros(_engine.HIST_SIZE, dtype=np.uint64) if measure.all_delays else None
             if hist is not None:
                 hists[d] = hist
