@@ -759,6 +759,25 @@ def test_pdv_is_the_99_9th_percentile_minus_the_minimum_in_the_worst_direction()
     assert res.extra["per_direction"] == {"forward": pytest.approx(90e-6), "reverse": pytest.approx(40e-6)}
 
 
+def test_latency_and_pdv_trials_ask_the_tester_for_rfc_8219s_frames() -> None:
+    # latency: tagged frames from tag_delay on, tagged_frames of them (RFC 8219 7.2); PDV: every frame timed (7.3.1)
+    h = Harness()
+    with_latency(h)
+    seen: list[Phase2Options] = []
+    orig = h.tester.phase2
+
+    def phase2(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        seen.append(measure)
+        return orig(rate, duration, directions, measure)
+
+    h.tester.phase2 = phase2  # type: ignore[method-assign]
+    h.run("latency", rate=100_000, fill_rate=50_000, tagged_frames=400)
+    lat = seen[-1]
+    assert (lat.latency, lat.latency_delay, lat.latency_frames, lat.all_delays) == (True, 0.5, 400, False)
+    h.run("pdv", rate=100_000, fill_rate=50_000)
+    assert (seen[-1].latency, seen[-1].all_delays) == (False, True)
+
+
 # ---------------------------------------------------------------------------- filling and refilling the table
 @pytest.mark.parametrize("fill", [50_000.0, 1234.5, 1.0])
 def test_the_fill_runs_at_the_fill_rate_whatever_cps_measured(fill: float) -> None:

@@ -48,7 +48,7 @@ def nearest_rank(sorted_values: np.ndarray, p: float) -> float:
     n = int(sorted_values.size)
     if n == 0:
         raise ValueError("no values")
-    rank = max(math.ceil(p * n - 1e-9), 1)  # the 1e-9 keeps e.g. 0.5 * 4 from becoming rank 3 by rounding
+    rank = max(math.ceil(p * n), 1)
     return float(sorted_values[rank - 1])
 
 
@@ -86,7 +86,7 @@ def histogram_percentile(hist: np.ndarray, p: float, bits: int = HIST_BITS) -> f
     n = int(counts.sum())
     if n == 0:
         raise ValueError("empty histogram")
-    rank = max(math.ceil(p * n - 1e-9), 1)
+    rank = max(math.ceil(p * n), 1)
     i = int(np.searchsorted(np.cumsum(counts), rank))
     lower, width = bucket_edges(np.array([i]), bits)
     return float(lower[0]) + (float(width[0]) - 1.0) / 2.0

@@ -637,7 +637,7 @@ def tag_schedule(count: int, rate: float, measure: Phase2Options) -> tuple[int, 
     ``count`` frames at ``rate`` (RFC 8219 7.2): frame k is due k / rate after the start, so the first
     tagged one is the first due at or after ``latency_delay``; ``latency_frames`` are spread evenly over
     the frames from there to the end, or one is tagged every ``rate / latency_rate`` frames."""
-    start = min(math.ceil(measure.latency_delay * rate - 1e-9), count)
+    start = min(math.ceil(measure.latency_delay * rate), count)
     window = count - start
     if window <= 0:
         return start, 0, 0
