@@ -57,7 +57,7 @@ def test_frame_loss_runs_one_filled_trial_per_listed_rate() -> None:
 
 def test_latency_and_pdv_run_one_filled_trial_per_repetition() -> None:
     # per repetition: 1000 / 500 + 2 + 3 + 10 + 2 + 1 = 20 s; 3 repetitions: 3 trials, 60 s
-    lat = LatencySettings(fill_rate=500, timeout=2, gap=3, duration=10, repetitions=3)
+    lat = LatencySettings(fill_rate=500, timeout=2, gap=3, duration=10, tag_delay=5, repetitions=3)
     pdv = PdvSettings(fill_rate=500, timeout=2, gap=3, duration=10, repetitions=3)
     assert delay_estimate(lat, 1000, {}) == (3, 60.0)
     assert delay_estimate(pdv, 1000, {}) == (3, 60.0)

@@ -62,7 +62,7 @@ class Harness:
         unchecked: bool = False,
         **settings: Any,
     ) -> RepetitionResult:
-        defaults = {"gap": 0.5, "duration": 1.0, **(CAPACITY if metric == "capacity" else {})}
+        defaults = {"gap": 0.5, "duration": 1.0, "tag_delay": 0.5, **(CAPACITY if metric == "capacity" else {})}
         resolved, options = build(metric, defaults, unchecked=unchecked, **settings)
         self.records.clear()
         ctx = ProcedureContext(
@@ -731,7 +731,7 @@ def with_latency(h: Harness) -> None:
     ) -> PhaseResult:
         res: PhaseResult = _orig(rate, duration, directions, measure)
         lat = {Direction.FORWARD: FORWARD_LATENCY, Direction.REVERSE: REVERSE_LATENCY}
-        return dataclasses.replace(res, latency=lat) if measure.latency else res
+        return dataclasses.replace(res, latency=lat) if measure.latency or measure.all_delays else res
 
     h.tester.phase2 = phase2  # type: ignore[method-assign]
 
@@ -757,6 +757,25 @@ def test_pdv_is_the_99_9th_percentile_minus_the_minimum_in_the_worst_direction()
     res = h.run("pdv", rate=100_000, fill_rate=50_000)
     assert res.value == pytest.approx(90e-6)
     assert res.extra["per_direction"] == {"forward": pytest.approx(90e-6), "reverse": pytest.approx(40e-6)}
+
+
+def test_latency_and_pdv_trials_ask_the_tester_for_rfc_8219s_frames() -> None:
+    # latency: tagged frames from tag_delay on, tagged_frames of them (RFC 8219 7.2); PDV: every frame timed (7.3.1)
+    h = Harness()
+    with_latency(h)
+    seen: list[Phase2Options] = []
+    orig = h.tester.phase2
+
+    def phase2(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        seen.append(measure)
+        return orig(rate, duration, directions, measure)
+
+    h.tester.phase2 = phase2  # type: ignore[method-assign]
+    h.run("latency", rate=100_000, fill_rate=50_000, tagged_frames=400)
+    lat = seen[-1]
+    assert (lat.latency, lat.latency_delay, lat.latency_frames, lat.all_delays) == (True, 0.5, 400, False)
+    h.run("pdv", rate=100_000, fill_rate=50_000)
+    assert (seen[-1].latency, seen[-1].all_delays) == (False, True)
 
 
 # ---------------------------------------------------------------------------- filling and refilling the table

@@ -519,7 +519,7 @@ SUMMARY_COLUMNS = ["unit", "directions", "experiments", "failed", "tester_bound"
 
 def test_an_empty_summary_keeps_its_columns_and_index_names() -> None:
     s = ag.summarize(ag.results_frame([]))
-    assert s.empty and list(s.columns) == [*SUMMARY_COLUMNS, "dut_cpu_busy"]
+    assert s.empty and list(s.columns) == [*SUMMARY_COLUMNS, "dut_cpu_busy", *ag.WORST_CASE_COLUMNS]
     assert list(s.index.names) == ["point_id", "metric"]
 
 

@@ -11,6 +11,7 @@ a filler (no phase 1).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from natbench.errors import SearchError
@@ -88,14 +89,18 @@ def phase2_step(
     rate: float,
     *,
     tagged_rate: float | None = None,
+    measure: Phase2Options | None = None,
     lower: float | None = None,
     upper: float | None = None,
     kind: str = "phase2",
 ) -> TrialRecord:
-    """(Re)fill if needed, run phase 2 at ``rate`` (with latency when ``tagged_rate`` is given), judge and store it."""
+    """(Re)fill if needed, run phase 2 at ``rate`` (with latency when ``tagged_rate`` is given, or measured as
+    ``measure`` says: tagged-frame schedule, every frame's delay), judge and store it."""
     if filler is not None:
         filler.ensure()
     options = phase2_options(ctx.options, tagged_rate, filler.mappings if filler is not None else None)
+    if measure is not None:  # the delay measurement of ``measure`` with the run's selection and the DUT's tuples
+        options = dataclasses.replace(measure, selection=options.selection, mappings=options.mappings)
     started = ctx.clock()
     duration = ctx.settings.duration
     directions = ctx.directions

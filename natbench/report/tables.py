@@ -367,6 +367,11 @@ def performance_table(
         for stat in ("median", "min", "max"):
             vals = d[stat].astype("float64")
             b.add_cells(f"{prefix} {stat}", vals, [fmt_value(v * mult) for v in vals])
+        if _worst_case_rows(b, d, prefix, mult):
+            notes.append(
+                f"{prefix}: typical latency (median of the tagged frames), '{prefix} worst case': worst-case latency "
+                "(their 99.9th percentile), both per RFC 8219 7.2, the worse direction, over the repetitions"
+            )
         if sc is not None:
             su = sc[sc["metric"] == m].set_index("point_id")["scale_up"].reindex(ids)
             b.add(scale_name, su, fmt_scale_up)
@@ -413,6 +418,17 @@ def performance_table(
         caption += " " + "; ".join(dict.fromkeys(notes)) + "."
     key = "performance" if metrics_arg is None else "-".join(metrics_arg)
     return SeedTable(title, caption, cells, values, ids, key)
+
+
+def _worst_case_rows(b: _Builder, d: pd.DataFrame, prefix: str, mult: float) -> bool:
+    """Rows of the worst-case latency (median, min, max over the repetitions) under a latency block; False when
+    the metric stores none."""
+    if "worst_case_median" not in d or not d["worst_case_median"].notna().any():
+        return False
+    for stat in ("median", "min", "max"):
+        vals = d[f"worst_case_{stat}"].astype("float64")
+        b.add_cells(f"{prefix} worst case {stat}", vals, [fmt_value(v * mult) for v in vals])
+    return True
 
 
 def _time_decimals(col: pd.Series) -> int:

@@ -235,15 +235,16 @@ class FakeTester:
                 reach = 1.0
             valid = math.floor(sent * share * reach)
             counts[d] = DirectionCounts(sent, valid, valid)
-            if measure.latency:
+            if measure.latency or measure.all_delays:
                 load = min(achieved / ceiling, 1.0) if ceiling else 1.0
                 base = model.base_latency * (1 + 4 * load**4)
                 latency[d] = LatencyStats(
-                    samples=max(int(measure.latency_rate * duration), 1),
+                    samples=valid if measure.all_delays else max(int(measure.latency_rate * duration), 1),
                     minimum=base * 0.5,
                     median=base,
                     p99_9=base * (3 if share >= 1 else 50),
                     maximum=base * (4 if share >= 1 else 80),
+                    frames="all" if measure.all_delays else "tagged",
                 )
         return PhaseResult(
             intended_rate=rate,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.metadata
 import time
 from collections.abc import Sequence
@@ -245,7 +246,8 @@ class TRexTester:
                 except ValueError as exc:
                     raise TesterError(str(exc)) from exc
                 self._ordered = (key, ordered)
-            measure = Phase2Options(measure.latency, measure.latency_rate, "linear", self._ordered[1])
+            measure = dataclasses.replace(measure, selection="linear", mappings=self._ordered[1])
+        measure, delay_notes = trex_delay_measure(measure, duration)
         sess = self._connect()
         program = self._compile(
             lambda: prg.compile_phase2(
@@ -275,6 +277,7 @@ class TRexTester:
         # the NAT64 latency reminder is for console users: the tester refused NAT64 latency above
         # unless the server runs --software, so here it would only mislead (seen live in every trial)
         notes.extend(n for n in (program.notes if measure.latency else ()) if n != prg.NAT64_LATENCY_NOTE)
+        notes.extend(delay_notes)
         slowest = min(c.sent for c in counts.values()) if counts else 0
         return PhaseResult(
             intended_rate=rate,
@@ -534,6 +537,25 @@ class TRexTester:
             if stats is not None:
                 out[s.direction] = stats
         return out
+
+
+def trex_delay_measure(measure: Phase2Options, duration: float) -> tuple[Phase2Options, list[str]]:
+    """What TRex can do of ``measure`` (RFC 8219 7.2, 7.3.1) in a ``duration`` s trial, and notes on the rest.
+
+    Tagged frames: TRex's latency stream starts ``latency_delay`` after the port (its inter-stream gap) and
+    sends ``latency_frames`` frames evenly over the rest of the trial (a burst at frames / remaining seconds).
+    PDV over all frames: TRex timestamps only its latency streams, so a PDV trial gets one latency stream
+    per direction over the whole trial instead and is marked as timed from tagged frames."""
+    notes: list[str] = []
+    if measure.all_delays:
+        measure = dataclasses.replace(measure, latency=True, all_delays=False, latency_delay=0.0, latency_frames=None)
+        notes.append("TRex times only its latency streams: PDV from tagged frames, not from every frame")
+    if measure.latency and measure.latency_frames:
+        window = duration - measure.latency_delay
+        if window <= 0:
+            raise TesterError(f"latency_delay {measure.latency_delay:g} s leaves nothing of a {duration:g} s trial")
+        measure = dataclasses.replace(measure, latency_rate=measure.latency_frames / window)
+    return measure, notes
 
 
 def _port_stat(stats: dict[Any, Any], port: int, key: str) -> int:
