@@ -36,9 +36,10 @@ class EstablishmentOutcome:
     rejected (``validation: final``; empty otherwise)."""
 
     outcome: SearchOutcome
-    """Where the (last) binary search stopped; ``value`` is the reported rate, steps and invalid trials summed."""
+    """Where the (last) binary search stopped; ``value`` is the reported rate; steps (a final validation counts as
+    one) and invalid trials summed over both searches."""
     rejected: tuple[float, ...] = ()
-    """Results of phase-1 searches whose validation failed, highest first (each became an upper bound)."""
+    """``validation: final``: the phase-1 result whose validation failed (it became the upper bound); else empty."""
     validated: bool = False
     """True when the reported rate passed a validation (every step's, or the final one)."""
 
@@ -54,55 +55,38 @@ def establishment_search(
     """Binary search of the connection establishment rate in ``[lower, upper]`` with the settings' ``validation``.
 
     ``every_step``: each step is phase 1 + validation; ``off``: phase 1 only. ``final``: phase 1 only, then the
-    result r is validated (phase 1 at r with learning + reverse frames, stored with ``extra.final_validation``);
-    when that fails r counts as a failed rate and the search goes on in [p, r], p = the highest rate below r whose
-    phase 1 passed (``lower`` when none), and its result is validated in turn, until one passes or the search is
-    back at ``lower`` (then ``lower`` is reported, as a search where no rate passed does).
+    result r is validated once (phase 1 at r with learning + reverse frames, stored with ``extra.final``). When
+    that fails, r counts as a failed step and the search goes on in ``[lower, r]`` with every step validated:
+    the DUT has shown that it forwards phase-1 frames it keeps no state for, so the phase-1 passes below r prove
+    nothing. The reported rate is always a validated one (or ``lower`` when no rate passed).
     """
     s = ctx.settings
     mode = s.validation
     passes: list[float] = []
+    every = [mode == "every_step"]
 
     def step(st: SearchStep) -> TrialRecord:
-        rec = establishment_step(
-            ctx, st.rate, validate=mode == "every_step", lower=st.lower, upper=st.upper, extra=extra
-        )
-        if rec.verdict is Verdict.PASS:
+        rec = establishment_step(ctx, st.rate, validate=every[0], lower=st.lower, upper=st.upper, extra=extra)
+        if rec.verdict is Verdict.PASS and every[0]:
             passes.append(st.rate)
         return rec
 
     out = search_rates(ctx, lower, upper, step, stop_below=stop_below)
-    if mode != "final":
-        return EstablishmentOutcome(out, validated=mode == "every_step" and out.value in passes)
-    steps, invalid = out.steps, out.invalid
-    rejected: list[float] = []
-    value, hi = out.value, out.upper
-    while value in passes:
-        ok, _rec = validated_step(
-            ctx, value, value * s.alpha, lower=value, upper=hi, extra={**(extra or {}), "final_validation": True}
-        )
-        if ok:
-            break
-        rejected.append(value)
-        hi = value
-        lo = max((p for p in passes if p < value), default=lower)
-        passes = [p for p in passes if p < value]
-        if hi - lo <= s.error:
-            value = lo
-            continue
-        out = search_rates(ctx, lo, hi, step, stop_below=stop_below)
-        steps, invalid = steps + out.steps, invalid + out.invalid
-        value, hi = out.value, out.upper
-    merged = dataclasses.replace(
-        out,
-        value=value,
-        lower=value,
-        upper=hi,
-        steps=steps,
-        invalid=invalid,
-        at_upper_limit=out.at_upper_limit and not rejected,
+    if mode != "final" or out.value <= lower:  # "final" with no passing rate: nothing to validate
+        return EstablishmentOutcome(out, validated=out.value in passes)
+    ok, _rec = validated_step(
+        ctx, out.value, out.value * s.alpha, lower=out.lower, upper=out.upper, extra={**(extra or {}), "final": True}
     )
-    return EstablishmentOutcome(merged, tuple(rejected), validated=value in passes)
+    if ok:
+        return EstablishmentOutcome(out, validated=True)
+    # the DUT forwarded phase 1 at this rate without keeping its connections: phase 1 alone cannot tell, so the
+    # search goes on below the rejected rate with every step validated
+    every[0] = True
+    more = search_rates(ctx, lower, out.value, step, stop_below=stop_below)
+    merged = dataclasses.replace(
+        more, steps=out.steps + 1 + more.steps, invalid=out.invalid + more.invalid, at_upper_limit=False
+    )
+    return EstablishmentOutcome(merged, (out.value,), validated=more.value in passes)
 
 
 def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
