@@ -1,4 +1,5 @@
-"""Maximum connection establishment rate (RFC 9693): a binary search of phase-1 trials, validated.
+"""Maximum connection establishment rate (RFC 9693, Section 4.5): a binary search of phase-1 trials, validated
+(Section 4.6).
 
 The DUT table is emptied (``reset_connections``) before every step. A step passes when every phase-1 frame
 arrived (within the acceptance), the table holds the connections they created (when the DUT can count: fewer is
@@ -26,8 +27,10 @@ __all__ = ["CPS", "CpsSettings", "EstablishmentOutcome", "cps", "establishment_s
 
 
 class CpsSettings(SearchSettings, EstablishmentSettings):
-    """Maximum connection establishment rate: binary search with phase 1 only, table emptied before each step,
-    validated with reverse frames (``validation``)."""
+    """Maximum connection establishment rate: binary search of phase-1 trials, table emptied before each step.
+
+    Each step is validated with reverse frames as ``validation`` says (RFC 9693, Sections 4.5 and 4.6).
+    """
 
 
 @dataclasses.dataclass(frozen=True)

@@ -45,8 +45,8 @@ class ValidatedSettings(MetricSettings):
     """Settings of metrics whose phase-1 steps are validated with reverse frames."""
 
     alpha: float = Field(default=1.0, gt=0)
-    """A phase 1 is validated with reverse frames at alpha x its rate (siitperf's alpha): every probe step of
-    capacity; validation's phase 1 unless reverse_rate is set."""
+    """A phase 1 is validated with reverse frames at alpha x its rate (siitperf's alpha): the validated steps of cps
+    and of every capacity probe; validation's phase 1 unless reverse_rate is set."""
 
 
 ValidationMode = Literal["every_step", "final", "off"]
@@ -57,13 +57,14 @@ class EstablishmentSettings(ValidatedSettings):
     """Settings of the metrics that search the connection establishment rate (cps, the capacity probes)."""
 
     validation: ValidationMode = "every_step"
-    """Validation of connection establishment (RFC 9693, Section 4.2: it recommends validating the maximum
-    connection establishment rate with reverse frames over the learned state): ``every_step`` (default) validates
-    each passing phase-1 step at alpha x its rate, as siitperf's table-capacity script does, and a step whose
-    reverse frames do not all arrive fails; ``final`` searches with phase 1 alone and validates the result once:
-    when that validation fails the rate counts as failed and the search goes on below it, so the reported rate is
-    always a validated one; ``off`` never validates (with ``check_table: false`` too, nothing checks that
-    connections were kept, and cps reports the rate at which the DUT forwards phase-1 frames)."""
+    """Validation of connection establishment (RFC 9693, Section 4.6, which recommends it because a phase 1 that
+    passes shows only that frames were forwarded, not that connections were kept): ``every_step`` (default)
+    validates each passing phase-1 step with reverse frames over the learned state at alpha x its rate, as
+    siitperf's table-capacity script does (Section 4.8), and a step whose reverse frames do not all arrive fails;
+    ``final`` searches with phase 1 alone and validates the result once: when that fails, the rate counts as failed
+    and the search goes on below it with every step validated, so the reported rate is always a validated one;
+    ``off`` never validates (with ``check_table: false`` too, nothing checks that connections were kept, and cps
+    then reports the rate at which the DUT forwards phase-1 frames)."""
 
 
 class ValidationSettings(ValidatedSettings, GapSettings):
