@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from metric_settings import build
 
+from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
 from natbench.metrics.phase2 import connection_timeout
 from natbench.results import Direction, PhaseResult, RepetitionResult, TrialRecord, Verdict
@@ -329,3 +330,11 @@ def test_the_fakes_forward_phase1_frames_they_keep_no_state_for() -> None:
     res = b.tester.phase1(200_000, True)
     assert res.counts[Direction.FORWARD].valid == 4000 and b.dut.connections == 3000
     assert b.tester.validate(200_000).counts[Direction.REVERSE].valid == 3000
+
+
+def test_a_dut_whose_facts_cannot_be_read_names_no_timeout() -> None:
+    class Unreadable(FakeDut):
+        def facts(self) -> dict[str, Any]:
+            raise DutError("facts step failed", step="facts", dut="fake")
+
+    assert connection_timeout(Unreadable()) is None

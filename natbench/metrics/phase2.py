@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from natbench.duts.base import Dut
-from natbench.errors import SearchError
+from natbench.errors import DutError, SearchError
 from natbench.metrics.context import ProcedureContext, RunOptions
 from natbench.metrics.judging import judge_phase
 from natbench.metrics.responder import responder_tuples
@@ -49,7 +49,7 @@ def connection_timeout(dut: Dut) -> float | None:
     """
     try:
         facts = dut.facts()
-    except (NotImplementedError, OSError):
+    except (NotImplementedError, OSError, DutError):  # facts that cannot be read name no timeout
         return None
     return _shortest(facts, depth=0)
 
