@@ -8,8 +8,8 @@ wants the count beside median / min / max: many invalid trials mean the result r
 from __future__ import annotations
 
 import io
-import re
 import json
+import re
 from pathlib import Path
 
 import engine_fakes
