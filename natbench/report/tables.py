@@ -40,6 +40,7 @@ from natbench.report.labels import (
 )
 
 __all__ = [
+    "INVALID_NOTE",
     "SCALES",
     "SeedTable",
     "performance_table",
