@@ -43,6 +43,7 @@ __all__ = [
     "trial_summary",
     "trials_frame",
     "with_dut_cpu_busy",
+    "with_invalid_trials",
 ]
 
 #: Columns of :func:`results_frame`.
@@ -533,3 +534,19 @@ def trial_summary(trials: pd.DataFrame) -> pd.DataFrame:
     out = g[["passed", "failed", "invalid", "seconds"]].sum()
     out.insert(0, "trials", g.size())
     return out[cols]
+
+
+def with_invalid_trials(summary: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    """``summary`` with an ``invalid_trials`` column: per (point_id, metric), how many stored trials of all its
+    repetitions were judged invalid (:func:`trial_summary`); NaN where the run stored no trial of that metric at
+    that point (then the count is unknown, not 0)."""
+    out = summary.copy()
+    counts = trial_summary(trials)
+    known: dict[tuple[str, str], float] = {}
+    if not counts.empty:
+        index = counts.index.to_frame(index=False).astype(str)
+        keys = zip(index["point_id"], index["metric"], strict=True)
+        known = {k: float(n) for k, n in zip(keys, counts["invalid"].tolist(), strict=True)}
+    out["invalid_trials"] = [known.get((str(p), str(m)), float("nan")) for p, m in out.index]
+    out["invalid_trials"] = out["invalid_trials"].astype("float64")
+    return out

@@ -68,6 +68,28 @@ def _facts(d: Any) -> str:
     return html.escape(str(d))
 
 
+def _baseline_section(run: Run) -> str:
+    """Where the forwarding baseline came from: its run directory, status, matched points, tester and DUTs."""
+    base = run.baseline
+    assert base is not None
+    meta = base.meta
+    labels = {str(k): str(v) for k, v in run.points["label"].items()}
+    base_labels = {str(k): str(v) for k, v in base.points["label"].items()}
+    rows = "".join(
+        f"<tr><th>{html.escape(labels.get(p, p))}</th><td style='text-align:left'>"
+        f"{html.escape(base_labels.get(b, b))}</td></tr>"
+        for p, b in run.baseline_points.items()
+    )
+    return (
+        f"<h2>Baseline run</h2><p>The forwarding baseline comes from run directory "
+        f"<code>{html.escape(str(base.path))}</code> ({html.escape(base.name)}), status "
+        f"<strong>{html.escape(str(meta.get('status', 'unknown')))}</strong>; each column's baseline is the point"
+        " with the same cores, port ranges and frame size:</p>"
+        f"<table><thead><tr><th>point</th><th>baseline point</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<h3>Baseline tester</h3>{_facts(meta.get('tester', {}))}<h3>Baseline DUTs</h3>{_facts(meta.get('duts', {}))}"
+    )
+
+
 def render_html(run: Run, scale: str = "1", images: Sequence[tuple[str, bytes]] | None = None) -> str:
     """The report as one HTML string; ``images`` (caption, PNG bytes) are the plots already
     rendered (default: render :func:`run_figures`)."""
@@ -120,6 +142,8 @@ def render_html(run: Run, scale: str = "1", images: Sequence[tuple[str, bytes]] 
         labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
         per_point = {labels.get(k, k): v for k, v in meta["point_facts"].items()}
         parts.append("<h3>DUT facts per working point</h3>" + _facts(per_point))
+    if run.baseline is not None:
+        parts.append(_baseline_section(run))
     parts.append("<h2>Working points</h2>")
     if not run.points.empty:
         cols = ["index", "label", "cores", "src_count", "dst_count", "connections", "frame_size"]
