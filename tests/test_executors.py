@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -36,6 +41,54 @@ def test_local_executor_kills_the_whole_group_on_timeout() -> None:
     with pytest.raises(CommandTimeout, match=r"did not finish within 0\.5 s"):
         LocalExecutor().run("sleep 30 & sleep 30; wait", timeout=0.5)
     assert time.monotonic() - start < 5
+
+
+def _setsid_child_holding_stdout(pidfile: Path) -> str:
+    """A command that starts a child in a session of its own (out of reach of the group kill) that keeps
+    stdout and stderr open for 20 s, then waits 30 s itself."""
+    return f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 20' & sleep 30"
+
+
+def _kill_pid_in(pidfile: Path) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_a_timed_out_command_whose_detached_child_holds_stdout_ends_within_the_kill_grace(tmp_path: Path) -> None:
+    from natbench.duts.executors import KILL_GRACE
+
+    pidfile = tmp_path / "child.pid"
+    start = time.monotonic()
+    try:
+        with pytest.raises(CommandTimeout, match=r"within 1 s and was killed \(a process outside its group"):
+            LocalExecutor().run(_setsid_child_holding_stdout(pidfile), timeout=1.0)
+        took = time.monotonic() - start
+    finally:
+        _kill_pid_in(pidfile)
+    # 1 s limit + KILL_GRACE (2 s) for the pipes + up to KILL_GRACE for the reap (the killed sh exits at once)
+    # + 1.5 s slack for a loaded machine; unbounded, the wait lasts until the child's sleep 20 ends (> 20 s)
+    assert took <= 1.0 + KILL_GRACE + 1.5, took
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creating a network namespace needs root")
+def test_the_netns_executor_bounds_the_wait_after_a_timeout_kill_too(tmp_path: Path) -> None:
+    from natbench.duts.executors import KILL_GRACE
+
+    ns = f"nb-relx-{os.getpid() % 100000}{secrets.token_hex(2)}"
+    subprocess.run(["ip", "netns", "add", ns], check=True, timeout=30)
+    pidfile = tmp_path / "child.pid"
+    try:
+        ex = NetnsExecutor(ns)
+        assert ex.run("ip -o link show | wc -l").stdout.strip() == "1"  # only the namespace's own lo
+        start = time.monotonic()
+        with pytest.raises(CommandTimeout):
+            ex.run(_setsid_child_holding_stdout(pidfile), timeout=1.0)
+        took = time.monotonic() - start
+        # the same bound as on this machine: 1 s limit + KILL_GRACE + 1.5 s slack (unbounded: > 20 s)
+        assert took <= 1.0 + KILL_GRACE + 1.5, took
+    finally:
+        _kill_pid_in(pidfile)
+        subprocess.run(["ip", "netns", "del", ns], check=True, timeout=30)
 
 
 def test_netns_executor_wraps_the_command() -> None:
