@@ -427,3 +427,23 @@ def test_factory_builds_from_real_campaign_files() -> None:
     group = build_dut(load_campaign(root / "seed004-table2-ipv4-forwarding.yaml").testbed.duts)
     assert isinstance(group, DutGroup) and len(group.members()) == 2
     assert all(d.recipe.name == "linux-forwarding" for d in group.members()) and group.stateful == []
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), 0.0, -1.0, 2e6])
+def test_timeouts_that_are_not_a_sane_number_of_seconds_are_one_clear_error(bad: float) -> None:
+    """An infinite, NaN, zero, negative or absurd (beyond MAX_WAIT = 1e6 s) wait is refused before anything runs
+    or connects: without the check, inf reaches the OS timers (OverflowError) or means waiting forever."""
+    from natbench.duts.executors import ExecutorError
+    from natbench.duts.ssh import SshExecutor
+
+    with pytest.raises(ExecutorError, match=r"local: command_timeout must be a number of seconds above 0"):
+        LocalExecutor(command_timeout=bad)
+    with pytest.raises(ExecutorError, match=r"local: timeout must be a number of seconds above 0"):
+        LocalExecutor().run("true", timeout=bad)
+    with pytest.raises(ExecutorError, match=r"ssh h:22: connect_timeout must be"):
+        SshExecutor("h", connect_timeout=bad)
+    with pytest.raises(ExecutorError, match=r"ssh h:22: keepalive_interval must be"):
+        SshExecutor("h", keepalive_interval=bad)
+    # a per-command timeout is checked before any connection is attempted (host "h" does not resolve)
+    with pytest.raises(ExecutorError, match=r"ssh h:22: timeout must be"):
+        SshExecutor("h").run("true", timeout=bad)

@@ -9,6 +9,7 @@ is killed and reported; nothing blocks forever.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shlex
 import signal
@@ -122,6 +123,19 @@ class Executor(Protocol):
         ...
 
 
+MAX_WAIT = 1e6
+"""The longest wait an executor accepts, in seconds (11.6 days; the operating system's timers overflow
+somewhere beyond, and no DUT command should take longer)."""
+
+
+def seconds(value: float, what: str) -> float:
+    """``value`` as seconds in (0, :data:`MAX_WAIT`], else :class:`ExecutorError` naming ``what``."""
+    v = float(value)
+    if not (math.isfinite(v) and 0 < v <= MAX_WAIT):
+        raise ExecutorError(f"{what} must be a number of seconds above 0 and at most {MAX_WAIT:g}, not {value!r}")
+    return v
+
+
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
@@ -131,7 +145,7 @@ class LocalExecutor:
 
     def __init__(self, *, sudo: bool = False, command_timeout: float = DEFAULT_COMMAND_TIMEOUT) -> None:
         self.sudo = sudo
-        self.command_timeout = command_timeout
+        self.command_timeout = seconds(command_timeout, "local: command_timeout")
 
     @property
     def description(self) -> str:
@@ -153,7 +167,7 @@ class LocalExecutor:
         return self._run_argv(self.argv(command), command, timeout, check)
 
     def _run_argv(self, argv: list[str], command: str, timeout: float | None, check: bool) -> CommandResult:
-        limit = timeout if timeout is not None else self.command_timeout
+        limit = seconds(timeout, f"{self.description}: timeout") if timeout is not None else self.command_timeout
         start = time.monotonic()
         try:
             proc = subprocess.Popen(

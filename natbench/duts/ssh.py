@@ -43,6 +43,7 @@ from natbench.duts.executors import (
     CommandTimeout,
     ConnectionLost,
     ExecutorError,
+    seconds,
 )
 
 __all__ = ["DEFAULT_KEEPALIVE_COUNT", "DEFAULT_KEEPALIVE_INTERVAL", "SshExecutor"]
@@ -191,8 +192,8 @@ class SshExecutor:
         )
         self.allow_unknown_host_key = allow_unknown_host_key
         self.sudo = sudo
-        self.connect_timeout = float(connect_timeout)
-        self.command_timeout = float(command_timeout)
+        self.connect_timeout = seconds(connect_timeout, f"{self.description}: connect_timeout")
+        self.command_timeout = seconds(command_timeout, f"{self.description}: command_timeout")
         self.retries = int(retries)
         self.backoff = float(backoff)
         self._passphrase = passphrase
@@ -203,8 +204,9 @@ class SshExecutor:
         """Seconds of silence from the DUT before a keepalive is sent, and between keepalives."""
         self.keepalive_count = int(keepalive_count)
         """Unanswered keepalives after which the connection is declared lost."""
-        if not (math.isfinite(self.keepalive_interval) and self.keepalive_interval > 0) or self.keepalive_count < 1:
-            raise ValueError("keepalive_interval must be a positive finite number and keepalive_count at least 1")
+        seconds(self.keepalive_interval, f"{self.description}: keepalive_interval")
+        if self.keepalive_count < 1:
+            raise ExecutorError(f"{self.description}: keepalive_count must be at least 1, not {self.keepalive_count}")
         self._client: paramiko.SSHClient | None = None
         self._keepalive: _Keepalive | None = None
         self._pkey: paramiko.PKey | None = None
@@ -415,7 +417,7 @@ class SshExecutor:
         A connection that drops while the command runs raises :class:`ConnectionLost`
         (the caller decides whether the step is safe to retry; the next call reconnects).
         """
-        limit = timeout if timeout is not None else self.command_timeout
+        limit = seconds(timeout, f"{self.description}: timeout") if timeout is not None else self.command_timeout
         chan = self._open_channel()
         start = time.monotonic()
         try:
