@@ -79,8 +79,9 @@ class _Keepalive:
     """Watches one connection: sends keepalives while the DUT is silent, closes the connection when they go
     unanswered.
 
-    The keepalive is the ``keepalive@openssh.com`` global request with *want reply* set: OpenSSH answers it
-    (with a failure message, which is enough), so any answer proves the path and the server are alive.
+    The keepalive is the ``keepalive@openssh.com`` global request with *want reply* set: RFC 4254 section 4
+    makes the server answer it (with SSH_MSG_REQUEST_FAILURE when it does not know it, which is enough), so
+    any answer proves the path and the server are alive.
     paramiko's own ``set_keepalive`` asks for no reply and therefore cannot detect a dead peer.
     """
 
