@@ -396,6 +396,50 @@ def test_ssh_connect_never_blocks_on_a_silent_server() -> None:
         srv.close()
 
 
+def test_ssh_key_exchange_that_stalls_after_the_banner_is_bounded_by_the_connect_timeout() -> None:
+    """A peer that sends an SSH banner and then nothing: the key exchange waits connect_timeout, not paramiko's
+    fixed 15 s."""
+    import socket
+    import threading
+
+    from natbench.duts.executors import ConnectionLost
+    from natbench.duts.ssh import SshExecutor
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    port = srv.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                conn = srv.accept()[0]
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+                held.append(conn)
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        ex = SshExecutor("127.0.0.1", port=port, connect_timeout=1.0, retries=1, backoff=0.05,
+                         allow_unknown_host_key=True)  # fmt: skip
+        start = time.monotonic()
+        with pytest.raises(ConnectionLost, match="gave up after 2 attempts"):
+            ex.run("true")
+        took = time.monotonic() - start
+        # 2 attempts x 1 s key exchange + 0.05 s backoff + 2 s slack; with paramiko's 15 s it is >= 30 s
+        assert took < 2 * 1.0 + 0.05 + 2.0, took
+        assert len(held) == 2  # both attempts got as far as the banner
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        srv.close()
+
+
 def test_ssh_command_wrapping_with_sudo() -> None:
     from natbench.duts.ssh import SshExecutor
 

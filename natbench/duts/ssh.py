@@ -6,8 +6,9 @@ is refused unless ``allow_unknown_host_key`` is set, a changed key is always
 refused. Only key files and the SSH agent authenticate (no passwords); the
 key passphrase, if any, is never logged or shown in ``repr``.
 
-Every wait is bounded: the TCP connect, the banner and the authentication by
-``connect_timeout`` (the key exchange by paramiko's 15 s handshake timeout), a
+Every wait is bounded: the TCP connect, the banner, the key exchange and the
+authentication each by ``connect_timeout`` (paramiko's ``timeout``, ``banner_timeout``,
+``auth_timeout``), a
 command by its timeout, and everything on an established connection (opening
 a channel, starting a command, reading its output) by the keepalive: when
 nothing arrives from the DUT for ``keepalive_interval`` seconds a keepalive
