@@ -7,10 +7,10 @@ refused. Only key files and the SSH agent authenticate (no passwords); the
 key passphrase, if any, is never logged or shown in ``repr``.
 
 Every wait is bounded: the TCP connect, the banner, the key exchange and the
-authentication each by ``connect_timeout`` (paramiko's ``timeout``, ``banner_timeout``,
-``auth_timeout``), a
-command by its timeout, and everything on an established connection (opening
-a channel, starting a command, reading its output) by the keepalive: when
+authentication each by ``connect_timeout`` (paramiko's ``timeout``,
+``banner_timeout``, ``auth_timeout``), a command by its timeout, and everything
+on an established connection (opening a channel, starting a command, reading
+its output) by the keepalive: when
 nothing arrives from the DUT for ``keepalive_interval`` seconds a keepalive
 request that the server must answer is sent, one every interval; after
 ``keepalive_count`` of them went unanswered (``keepalive_interval x
