@@ -15,8 +15,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from system_needs import MARKER_NEEDS, unmet
 
 from natbench.testing.rundir import make_point, monitor_extra, result_record, spread, trial_record, write_run_dir
+
+_UNMET: dict[str, str | None] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a lab / ssh / vm test, naming why, when this machine lacks root or a program that part needs."""
+    for marker in MARKER_NEEDS:
+        if item.get_closest_marker(marker) is None:
+            continue
+        if marker not in _UNMET:
+            _UNMET[marker] = unmet(marker)
+        reason = _UNMET[marker]
+        if reason:
+            pytest.skip(f"{marker} test: {reason}")
+
 
 # seed 000 Figure 2: iptables, 1..16 cores, 4,000 x 1,000 ports, conntrack and hash size 2^23, 10 experiments.
 FIG2_CORES = [1, 2, 4, 8, 16]
