@@ -116,3 +116,18 @@ def test_doctor_runs_as_a_module() -> None:
     )
     assert proc.returncode in (0, 1)
     assert proc.stdout.startswith("natbench doctor:")
+
+
+def test_the_labs_own_check_names_the_command_that_installs_what_is_missing(
+    bare_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from natbench.testbed.lab.netns import lab_problems
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    (problem,) = lab_problems()
+    # ip, nft, sysctl, iptables, conntrack come from these five packages of the list, each named once
+    assert problem == (
+        "the local lab needs ip, nft, sysctl, iptables, conntrack on PATH: "
+        "apt-get install -y --no-install-recommends conntrack iproute2 iptables nftables procps "
+        "(natbench doctor lists what each part needs)"
+    )
