@@ -71,3 +71,21 @@ def test_plain_progress_prints_points_long_activities_and_results() -> None:
         "natbench:   flushing the table",
         "natbench:   cps#0: 250,000 cps (error 10,000)",
     ]
+
+
+def test_an_image_build_takes_its_eta_from_the_newest_earlier_build(tmp_path: Path) -> None:
+    import json
+
+    from natbench.testbed.lab.vm_image import MANIFEST, last_build_steps
+
+    for key, built, steps in (
+        ("aaaa", "2026-11-01T00:00:00Z", {"debootstrap": 80.0, "install packages": 400.0}),
+        ("bbbb", "2026-11-24T06:05:35Z", {"debootstrap": 50.0, "install packages": 249.6}),
+        ("cccc", "2026-11-02T00:00:00Z", {"debootstrap": 70.0}),
+    ):
+        (tmp_path / f"jool-{key}").mkdir()
+        (tmp_path / f"jool-{key}" / MANIFEST).write_text(json.dumps({"built": built, "steps": steps}))
+    (tmp_path / "jool-broken").mkdir()
+    (tmp_path / "jool-broken" / MANIFEST).write_text("{not json")
+    assert last_build_steps("jool", tmp_path) == {"debootstrap": 50.0, "install packages": 249.6}
+    assert last_build_steps("other", tmp_path) == {}
