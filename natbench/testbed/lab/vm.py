@@ -556,8 +556,7 @@ class VmLab(NetnsLab):
         procs = []
         for v in self.vms:
             log.warning(
-                "VM %s/%s: booting image %s with %s (%s); waiting up to %.0f s for its SSH (a TCG boot takes about"
-                " 1-2 min on an idle 2-CPU machine)",
+                "VM %s/%s: booting image %s with %s (%s); waiting up to %.0f s (boot_timeout) for its SSH",
                 self.name,
                 v.label,
                 v.settings.image,
