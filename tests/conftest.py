@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from system_needs import MARKER_NEEDS, unmet
 
 from natbench.campaign import load_campaign
 from natbench.metrics.context import ProcedureContext
@@ -28,6 +29,21 @@ from natbench.run.store import RunStore
 from natbench.search import SearchOutcome
 from natbench.testing.rundir import make_point, monitor_extra, result_record, spread, trial_record, write_run_dir
 from natbench.workingpoint import WorkingPoint
+
+_UNMET: dict[str, str | None] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a lab / ssh / vm test, naming why, when this machine lacks root or a program that part needs."""
+    for marker in MARKER_NEEDS:
+        if item.get_closest_marker(marker) is None:
+            continue
+        if marker not in _UNMET:
+            _UNMET[marker] = unmet(marker)
+        reason = _UNMET[marker]
+        if reason:
+            pytest.skip(f"{marker} test: {reason}")
+
 
 CAMPAIGNS = Path(__file__).resolve().parent.parent / "campaigns"
 

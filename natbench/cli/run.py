@@ -13,7 +13,7 @@ import click
 from natbench.campaign import load_campaign
 from natbench.cli.group import cli
 from natbench.errors import ConfigError, NatbenchError, StoreError
-from natbench.run.observers import LoggingObserver, Observer, RichProgress
+from natbench.run.observers import LoggingObserver, Observer, PlainProgress, RichProgress
 from natbench.run.runner import RunInterrupted, default_run_dir, resume_campaign, run_campaign
 from natbench.run.store import TRIALS, RunDirectory
 
@@ -81,7 +81,11 @@ def summary_lines(run: RunDirectory) -> list[str]:
     help="Run directory (default: the campaign's output, or a time-stamped sibling when that exists).",
 )
 @click.option("--parquet/--no-parquet", default=True, show_default=True, help="Export trials.parquet at the end.")
-@click.option("--progress/--no-progress", default=None, help="Live progress display (default: when stderr is a tty).")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Live progress display (default: when stderr is a tty; otherwise plain progress lines).",
+)
 @click.option(
     "--monitor",
     "monitor_interval",
@@ -116,6 +120,8 @@ def run_command(
         observers.append(LoggingObserver(logger))
     if progress if progress is not None else sys.stderr.isatty():
         observers.append(RichProgress())
+    elif progress is None and not verbose:  # a pipe or a log file: the same progress as plain lines
+        observers.append(PlainProgress(lambda line: click.echo(line, err=True)))
     if campaign_file is not None:
         where = output or default_run_dir(load_campaign(campaign_file))  # ConfigError: one line, exit 2
     else:
