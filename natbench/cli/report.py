@@ -35,16 +35,34 @@ FORMATS = ("text", "md", "tex", "csv", "html")
     show_default=True,
     help="Unit of rates in the tables: 1, k (1,000) or M (1,000,000); errors stay in plain units.",
 )
-def report(run_dir: Path, formats: tuple[str, ...], out: Path | None, scale: str) -> None:
+@click.option(
+    "--allow-damaged",
+    is_flag=True,
+    help="Report a damaged run directory from its intact records (the damage is still listed on stderr).",
+)
+def report(run_dir: Path, formats: tuple[str, ...], out: Path | None, scale: str, allow_damaged: bool) -> None:
     """Write the tables of RUN_DIR (text, Markdown, LaTeX, CSV) and an HTML report with plots.
 
     Text tables are also printed. Throughput is shown as all frames per second of
     bidirectional traffic (the engine stores per-direction rates), as in the seed documents.
+    A damaged run directory (records missing, duplicated, torn or altered) is refused with the
+    list of damage on stderr (exit 2) unless --allow-damaged.
     """
+    from natbench.errors import StoreError
     from natbench.report.load import load
     from natbench.report.output import write_report
 
     run = load(run_dir)
+    for w in run.warnings:  # always on stderr, whatever --out says
+        click.echo(f"natbench: warning: {w}", err=True)
+    for d in run.damage:
+        click.echo(f"natbench: damaged: {d}", err=True)
+    if run.damage and not allow_damaged:
+        raise StoreError(
+            f"{run.path}: damaged run directory ({len(run.damage)} problem(s) above): the tables would hold fewer or"
+            " more repetitions than were measured; nothing was written. `--allow-damaged` reports the intact records,"
+            f" `natbench run --resume {run.path} --repair` measures the damaged repetitions again"
+        )
     fmts = formats or ("text", "html")
     if out is not None and str(out) == "-":
         if "html" in fmts:
@@ -60,7 +78,5 @@ def report(run_dir: Path, formats: tuple[str, ...], out: Path | None, scale: str
     status = str(run.meta.get("status", "unknown"))
     if status != "complete":
         click.echo(f"natbench: note: run status is {status!r}: the tables show what is stored so far", err=True)
-    for w in run.warnings:
-        click.echo(f"natbench: warning: {w}", err=True)
     for path in write_report(run, target, fmts, scale=scale):
         click.echo(f"wrote {path}", err=True)
