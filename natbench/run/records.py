@@ -23,12 +23,12 @@ after a kill -9 or while a run is being written) and **damage** (``file:line: wh
   writer is still running (the counts read again after the file show them);
 * a missing ``seq`` (gap), a ``seq`` twice (duplicate), a ``seq`` out of order, a checksum
   mismatch, a line that is not UTF-8, not JSON or no record, a second result of the same
-  repetition or a trial after its repetition's result, a missing ``trials.jsonl`` when the counts
+  repetition, a missing ``trials.jsonl`` when the counts
   say records were written, and counts per kind that do not match are damage.
 
 Run directories written before sequence numbers (no ``records`` in ``run.json``) are checked as far
-as their lines allow: every line must parse, no line may repeat, no repetition may have two results
-or a trial after its result, and a missing ``trials.jsonl`` is damage (``natbench run`` always
+as their lines allow: every line must parse, no line may repeat, no repetition may have two results,
+and a missing ``trials.jsonl`` is damage (``natbench run`` always
 created it with ``run.json``); gaps cannot be seen there. A resume numbers the records it appends
 after them and counts the old lines as ``legacy``.
 """
@@ -279,9 +279,6 @@ class _Scanner:
                 self.bad(rec.line, f"second result of {_rep_name(key)} (first on line {self.results[key]})", rec.data)
                 return
             self.results[key] = rec.line
-        elif key is not None and key in self.results:
-            self.bad(rec.line, f"trial of {_rep_name(key)} after its result (line {self.results[key]})", rec.data)
-            return
         self.out.records.append(rec)
 
     def finish(self, torn_line: int | None, lines_total: int) -> Scan:
@@ -324,9 +321,7 @@ class _Scanner:
                     " not interrupted while writing"
                 )
             else:
-                out.notes.append(
-                    f"{self.where(torn_line)}: torn last line skipped (run interrupted while writing)"
-                )
+                out.notes.append(f"{self.where(torn_line)}: torn last line skipped (run interrupted while writing)")
         for line in self.bad_lines:
             prev = [r for r in out.records if r.line < line]
             nxt = next((r for r in out.records if r.line > line), None)
