@@ -347,3 +347,67 @@ def test_resuming_an_old_run_directory_counts_its_lines_as_legacy(run: Path) -> 
     numbered = [json.loads(ln)["seq"] for ln in lines_of(run) if b'"seq"' in ln]
     assert numbered == list(range(1, counts["written"] + 1))
     assert all(isinstance(r, RepetitionResult) or r.metric for r in done.records())
+
+
+# ----------------------------------------------------------------------------- bounds, leftovers, a live writer
+def small_run(tmp_path: Path, records: int) -> Path:
+    """A run directory of ``records`` trials of one repetition, written by the store (numbered 1..records)."""
+    from natbench.results import TrialRecord, Verdict
+
+    point = engine_fakes.make_points()[0]
+    with RunStore.create(tmp_path / "small", campaign_text="name: s\n", points=[point]) as store:
+        for step in range(records):
+            store.append_trial(
+                TrialRecord(point.id, "cps", 0, step, "phase1", 1.0, 1.0, {}, Verdict.PASS, "", 1.0, 2.0)
+            )
+    return tmp_path / "small"
+
+
+def test_absurd_counts_in_run_json_are_one_damage_line_not_a_hang(tmp_path: Path) -> None:
+    run = small_run(tmp_path, 3)
+    meta = json.loads((run / "run.json").read_text())
+    meta["records"]["written"] = 10**15  # beyond 2**40: enumerating the "missing" records would never end
+    (run / "run.json").write_text(json.dumps(meta))
+    damage = read_plain_run(run).damage
+    assert damage[0] == f"{run / 'run.json'}: records: written: expected a whole number from 0 to {2**40}, got {10**15}"
+    meta["records"] |= {"written": 2**40, "moved": []}  # in range: one gap line for 2**40 - 3 records
+    (run / "run.json").write_text(json.dumps(meta))
+    assert read_plain_run(run).damage == [
+        f"{run / 'trials.jsonl'}:4: seq 4-{2**40} missing at the end (run.json counts {2**40} records written)"
+    ]
+
+
+def test_a_file_of_garbage_lists_200_problems_and_counts_the_rest(tmp_path: Path) -> None:
+    run = small_run(tmp_path, 0)
+    (run / "trials.jsonl").write_bytes(b"\x00garbage\n" * 1000)
+    damage = read_plain_run(run).damage
+    assert len(damage) == 201  # 200 listed one by one (MAX_LISTED), then one line for the other 800
+    assert damage[0] == f"{run / 'trials.jsonl'}:1: not a natbench record: Expecting value: line 1 column 1 (char 0)"
+    assert damage[-1] == f"{run / 'trials.jsonl'}: ... and 800 more problem(s) of the kinds above"
+
+
+def test_trials_a_resume_moved_aside_before_it_stopped_read_as_leftovers(tmp_path: Path) -> None:
+    run = small_run(tmp_path, 4)
+    meta = json.loads((run / "run.json").read_text())
+    meta["records"]["moved"] = [[1, 4]]  # a resume wrote run.json, then died before rewriting trials.jsonl
+    (run / "run.json").write_text(json.dumps(meta))
+    plain = read_plain_run(run)
+    assert plain.damage == [] and plain.trials == []
+    assert plain.warnings[0] == (
+        f"{run / 'trials.jsonl'}:1: trial moved aside by a resume that stopped before rewriting the file"
+    )
+    RunStore.resume(run).close()  # the next resume finishes the job: the file is rewritten without them
+    assert (run / "trials.jsonl").read_text() == "" and read_plain_run(run).warnings == []
+
+
+def test_records_a_running_writer_added_after_run_json_was_read_are_no_damage(tmp_path: Path) -> None:
+    from natbench.run.records import scan
+
+    run = small_run(tmp_path, 5)
+    counts = json.loads((run / "run.json").read_text())["records"] | {"written": 2, "trial": 2}
+    # run.json read when it counted 2; the file read later holds 5; run.json read again counts 5
+    assert scan(run / "trials.jsonl", counts, counted_after=5).damage == []
+    assert scan(run / "trials.jsonl", counts).damage == [
+        f"{run / 'trials.jsonl'}:4: seq 4 beyond the 2 records run.json counts",
+        f"{run / 'trials.jsonl'}:5: seq 5 beyond the 2 records run.json counts",
+    ]

@@ -35,6 +35,7 @@ after them and counts the old lines as ``legacy``.
 
 from __future__ import annotations
 
+import bisect
 import json
 import zlib
 from collections.abc import Iterable, Mapping
@@ -49,7 +50,8 @@ __all__ = [
     "checksum",
     "damage_message",
     "encode",
-    "moved_seqs",
+    "moved_count",
+    "moved_ranges",
     "rep_key",
     "scan",
     "with_range",
@@ -59,6 +61,9 @@ COUNTS = "records"
 """Key of the record counts in run.json."""
 
 KINDS = ("trial", "result")
+
+MAX_LISTED = 200
+"""Problems listed one by one; beyond them one line says how many more."""
 
 
 def checksum(obj: Mapping[str, Any]) -> str:
@@ -83,25 +88,59 @@ def rep_key(data: Mapping[str, Any]) -> tuple[str, str, int] | None:
     return (str(pid), str(metric), rep)
 
 
-def moved_seqs(counts: Mapping[str, Any]) -> set[int]:
-    """The ``seq`` numbers the ``moved`` ranges of the counts hold."""
-    out: set[int] = set()
-    for pair in counts.get("moved", []):
-        if isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, int) for x in pair):
-            out.update(range(pair[0], pair[1] + 1))
+MAX_SEQ = 1 << 40
+"""Largest record count taken from run.json (a trial a microsecond for 12 days); beyond it the counts are damage."""
+
+
+def counts_error(counts: Any) -> str | None:
+    """What is wrong with run.json's ``records`` (None when it is well-formed)."""
+    if not isinstance(counts, dict):
+        return f"expected an object, got {type(counts).__name__}"
+    for name in ("written", "trial", "result", "legacy"):
+        v = counts.get(name, 0)
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SEQ:
+            return f"{name}: expected a whole number from 0 to {MAX_SEQ}, got {v!r}"
+    moved = counts.get("moved", [])
+    if not isinstance(moved, list):
+        return "moved: expected a list of [first, last] ranges"
+    last = 0
+    for pair in moved:
+        ok = isinstance(pair, list) and len(pair) == 2 and all(type(x) is int for x in pair)
+        if not ok or not last < pair[0] <= pair[1] <= counts.get("written", 0):
+            return f"moved: {pair!r} is no [first, last] range after {last} within the records written"
+        last = pair[1]
+    return None
+
+
+def moved_ranges(counts: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """The ``moved`` ranges of (well-formed) counts."""
+    return [(int(a), int(b)) for a, b in counts.get("moved", [])]
+
+
+def moved_count(counts: Mapping[str, Any]) -> int:
+    """How many records the ``moved`` ranges of (well-formed) counts hold."""
+    return sum(b - a + 1 for a, b in moved_ranges(counts))
+
+
+def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
     return out
 
 
 def with_range(ranges: list[list[int]], seqs: Iterable[int]) -> list[list[int]]:
     """``ranges`` ([first, last] pairs) with ``seqs`` added, merged and sorted."""
-    every = sorted(set(s for a, b in ranges for s in range(a, b + 1)) | set(seqs))
-    out: list[list[int]] = []
-    for s in every:
-        if out and out[-1][1] == s - 1:
-            out[-1][1] = s
-        else:
-            out.append([s, s])
-    return out
+    merged = _merge([(a, b) for a, b in ranges] + [(s, s) for s in seqs])
+    return [[a, b] for a, b in merged]
+
+
+def _within(ranges: list[tuple[int, int]], seq: int) -> bool:
+    i = bisect.bisect_right(ranges, (seq, MAX_SEQ + 1)) - 1
+    return i >= 0 and ranges[i][0] <= seq <= ranges[i][1]
 
 
 @dataclass(frozen=True)
@@ -166,7 +205,7 @@ class _Scanner:
             self.limit = 1 << 62  # no counts to hold the numbers against
         else:
             self.limit = self.written + 1 if limit is None else max(limit, self.written + 1)
-        self.moved = moved_seqs(counts) if counts else set()
+        self.moved = moved_ranges(counts) if counts else []
         self.status = status
         self.by_seq: dict[int, Record] = {}
         self.accounted: set[int] = set()  # seqs seen, intact or not
@@ -244,7 +283,7 @@ class _Scanner:
         self.max_seq = seq
         rec = Record(number, text, data, seq)
         self.by_seq[seq] = rec
-        if seq in self.moved:
+        if _within(self.moved, seq):
             if kind == "trial":
                 self.out.leftovers.append(rec)
             else:
@@ -292,17 +331,21 @@ class _Scanner:
                 f"{out.path}: its records carry sequence numbers but run.json has no record counts (run.json replaced?)"
             )
             self.written = max(self.by_seq)
-        missing = [s for s in range(1, self.written + 1) if s not in self.accounted and s not in self.moved]
-        for first, last in _runs(missing):
-            after = [r for r in out.records if r.seq is not None and r.seq > last]
-            line = after[0].line if after else lines_total + 1
+        covered = _merge([*self.moved, *((s, s) for s in self.accounted if s <= self.written)])
+        missing = _gaps(covered, self.written)
+        numbered = [r for r in out.records if r.seq is not None]  # in increasing seq (out of order is damage)
+        seqs = [r.seq or 0 for r in numbered]
+        for first, last in missing:
+            i = bisect.bisect_right(seqs, last)
+            after = numbered[i] if i < len(numbered) else None
+            j = bisect.bisect_left(seqs, first) - 1
+            line = after.line if after else lines_total + 1
             span = f"seq {first}" if first == last else f"seq {first}-{last}"
             at_end = "" if after else " at the end"
             out.damage.append(
                 f"{self.where(line)}: {span} missing{at_end} (run.json counts {self.written} records written)"
             )
-            before = [r for r in out.records if r.seq is not None and r.seq < first]
-            self.taint_around(before[-1] if before else None, after[0] if after else None)
+            self.taint_around(numbered[j] if j >= 0 else None, after)
         if counted and self.counts is not None and not missing:
             self.kinds(lines_total)
             legacy = int(self.counts.get("legacy", 0))
@@ -322,10 +365,13 @@ class _Scanner:
                 )
             else:
                 out.notes.append(f"{self.where(torn_line)}: torn last line skipped (run interrupted while writing)")
+        lines = [r.line for r in out.records]
         for line in self.bad_lines:
-            prev = [r for r in out.records if r.line < line]
-            nxt = next((r for r in out.records if r.line > line), None)
-            self.taint_around(prev[-1] if prev else None, nxt)
+            i = bisect.bisect_left(lines, line)
+            self.taint_around(out.records[i - 1] if i > 0 else None, out.records[i] if i < len(lines) else None)
+        if len(out.damage) > MAX_LISTED:
+            more = len(out.damage) - MAX_LISTED
+            out.damage[MAX_LISTED:] = [f"{out.path}: ... and {more} more problem(s) of the kinds above"]
         for rec in out.leftovers:
             out.notes.append(
                 f"{self.where(rec.line)}: trial moved aside by a resume that stopped before rewriting the file"
@@ -347,12 +393,13 @@ class _Scanner:
         for r in self.out.records:
             if r.seq is not None and r.seq <= self.written:
                 held[r.data["type"]] += 1
-        held["trial"] += len([s for s in self.moved if s <= self.written])
+        held["trial"] += sum(b - a + 1 for a, b in self.moved)
         want = {k: int(self.counts.get(k, 0)) for k in KINDS}
         if held != want:
+            moved = sum(b - a + 1 for a, b in self.moved)
             self.out.damage.append(
                 f"{self.out.path}: run.json counts {want['trial']} trial and {want['result']} result records;"
-                f" the file (with {len(self.moved)} moved aside) holds {held['trial']} and {held['result']}"
+                f" the file (with {moved} moved aside) holds {held['trial']} and {held['result']}"
             )
 
 
@@ -360,13 +407,16 @@ def _rep_name(key: tuple[str, str, int]) -> str:
     return f"point {key[0]} {key[1]} repetition {key[2]}"
 
 
-def _runs(seqs: list[int]) -> list[tuple[int, int]]:
+def _gaps(covered: list[tuple[int, int]], written: int) -> list[tuple[int, int]]:
+    """The ranges of 1..written that the merged ``covered`` ranges leave out."""
     out: list[tuple[int, int]] = []
-    for s in seqs:
-        if out and out[-1][1] == s - 1:
-            out[-1] = (out[-1][0], s)
-        else:
-            out.append((s, s))
+    nxt = 1
+    for a, b in covered:
+        if a > nxt:
+            out.append((nxt, min(a - 1, written)))
+        nxt = max(nxt, b + 1)
+    if nxt <= written:
+        out.append((nxt, written))
     return out
 
 
@@ -386,7 +436,12 @@ def scan(
     ``sequence`` False only each line is checked (UTF-8, JSON, type, checksum), not their numbers: for
     ``trials.abandoned.jsonl``.
     """
-    scanner = _Scanner(path, counts, None if counted_after is None else counted_after + 1, status, sequence)
+    problem = counts_error(counts) if counts is not None else None
+    scanner = _Scanner(
+        path, None if problem else counts, None if counted_after is None else counted_after + 1, status, sequence
+    )
+    if problem:
+        scanner.out.damage.append(f"{path.with_name('run.json')}: records: {problem}")
     try:
         with open(path, "rb") as f:
             data = f.read()

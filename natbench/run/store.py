@@ -58,7 +58,7 @@ from natbench.run.records import (
     Scan,
     damage_message,
     encode,
-    moved_seqs,
+    moved_count,
     rep_key,
     scan,
     with_range,
@@ -774,9 +774,7 @@ def _key(rec: TrialRecord | RepetitionResult) -> RepKey:
 
 def _set_kinds(counts: dict[str, Any], kept: list[Record]) -> None:
     """Per-kind counts: the numbered records kept, plus the trials moved aside."""
-    counts["trial"] = len([r for r in kept if r.data["type"] == "trial" and r.seq is not None]) + len(
-        moved_seqs(counts)
-    )
+    counts["trial"] = len([r for r in kept if r.data["type"] == "trial" and r.seq is not None]) + moved_count(counts)
     counts["result"] = len([r for r in kept if r.data["type"] == "result" and r.seq is not None])
 
 
