@@ -411,3 +411,34 @@ def test_records_a_running_writer_added_after_run_json_was_read_are_no_damage(tm
         f"{run / 'trials.jsonl'}:4: seq 4 beyond the 2 records run.json counts",
         f"{run / 'trials.jsonl'}:5: seq 5 beyond the 2 records run.json counts",
     ]
+
+
+def test_resume_repair_on_the_command_line_lists_the_damage_and_what_it_measures_again(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    import natbench.cli.run as cli_run
+    from natbench.cli import cli
+
+    lines = lines_of(run)
+    n = result_lines(run)[2]
+    lost = json.loads(lines[n - 1])
+    write_lines(run, lines[: n - 1] + lines[n:])  # the third result line deleted
+    calls: list[dict[str, Any]] = []
+
+    def fake_resume(path: Path, **kw: Any) -> None:  # the testbed of this campaign is fakes; stop before it
+        calls.append({"path": path, **kw})
+        raise StoreError("stopped by the test")
+
+    monkeypatch.setattr(cli_run, "resume_campaign", fake_resume)
+    got = CliRunner().invoke(cli, ["run", "--resume", str(run), "--repair", "--no-progress"])
+    assert isinstance(got.exception, StoreError)  # the fake resume's error: the repair was handed on
+    assert calls[0]["repair"] is True and calls[0]["path"] == run
+    label = {p["id"]: p["label"] for p in RunDirectory.open(run).points}[lost["point_id"]]
+    err = got.stderr.splitlines()
+    assert (
+        f"natbench: damaged: {run / 'trials.jsonl'}:{n}: seq {n} missing (run.json counts {RECORDS} records written)"
+        in err
+    )
+    assert f"natbench: repair: re-measure {label} {lost['metric']} repetition {lost['repetition']}" in err
