@@ -1,9 +1,12 @@
 """Read a run directory (GUIDE.md layout) into pandas: the notebook API ``natbench.load``.
 
 The store reads the run directory as plain data (:func:`natbench.run.store.read_plain_run`):
-the report must work on a run that is still being written or was killed, so a torn last line
-of ``trials.jsonl`` is skipped (and named in :attr:`Run.warnings`); a corrupt line anywhere
-else is a :class:`~natbench.errors.StoreError` naming the file and line.
+the report must work on a run that is still being written or was killed, so what is normal
+then (a torn last line of ``trials.jsonl``, one record not yet counted in ``run.json``) is
+skipped and named in :attr:`Run.warnings`. Damage (missing, duplicated, torn or altered records,
+see :mod:`natbench.run.records`) is named in :attr:`Run.damage`, one ``file:line: what`` each; the
+frames then hold the intact records, each once, and ``natbench report`` refuses them unless
+``--allow-damaged``.
 """
 
 from __future__ import annotations
@@ -52,7 +55,9 @@ class Run:
         self.point_records: list[dict[str, Any]] = stored.points
         """points.json as stored."""
         self.warnings: list[str] = stored.warnings
-        """What could not be read and was skipped (a torn last line of trials.jsonl, ...)."""
+        """What is normal after a kill or during a run and was skipped (a torn last line of trials.jsonl, ...)."""
+        self.damage: list[str] = stored.damage
+        """Every damaged, missing or duplicated record (``file:line: what``); empty for an intact run."""
         self.trials: pd.DataFrame = aggregate.trials_frame(stored.trials)
         """One row per trial (search step or timed operation)."""
         self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(aggregate.results_frame(stored.results), self.trials)
