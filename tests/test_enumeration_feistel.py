@@ -314,18 +314,31 @@ def test_the_responder_checks_the_destination_port_of_the_frames_pair() -> None:
 
 
 def test_a_sequence_number_beyond_the_pairs_is_inconsistent_not_walked() -> None:
-    # seq = N lies outside [0, N): there is no pair, and a cycle walk from it need not end below N
+    # seq in [N, 2**b) has no pair: a cycle walk from it would land on some pair index below N (or loop forever on a
+    # cycle above N), so each frame here carries the destination port of the pair such a walk reaches; the check
+    # must still count it inconsistent (RX_ENUM_CHECK: no learned table whose size would catch it)
     e = enumeration(12, 5, seed=9)
+    perm = e.permutation
+    assert perm is not None and perm.bits == 6  # N = 60 in a domain of 64: seq 60..63 lie between
     engine, template, _, rx, _ = _phase1_dicts(e, FEISTEL, FEISTEL)
+    frames = []
+    for seq in range(60, 64):
+        y, steps = perm.encrypt(seq), 1
+        while y >= 60 and steps < 64:
+            y, steps = perm.encrypt(y), steps + 1
+        if y < 60:
+            frames.append(engine.build(template, False, 1, int(e.destinations[y // 12]), 77, seq, 0, FLAG_PHASE1))
+    assert frames  # at least one of the four walks ends below N
     a, b = _pair_socket()
     try:
-        for seq in (60, 63, 2**32 - 1):
-            os.write(a, engine.build(template, False, 1024, 80, 77, seq, 0, FLAG_PHASE1))
-        raw = engine.run([], [{**rx, "fd": b, "expect": 3}], 0.05, 77)
+        for frame in frames:
+            os.write(a, frame)
+        raw = engine.run([], [{**rx, "mode": engine.RX_ENUM_CHECK, "fd": b, "expect": len(frames)}], 0.05, 77)
     finally:
         os.close(a)
         os.close(b)
-    assert (raw["rx"][0]["received"], raw["rx"][0]["bad"], raw["rx"][0]["valid"]) == (3, 3, 0)
+    r = raw["rx"][0]
+    assert (r["received"], r["bad"], r["valid"]) == (len(frames), len(frames), 0)
 
 
 class _WiredEngine:

@@ -69,7 +69,7 @@ static inline uint64_t hist_index(uint64_t v) {
 enum tx_mode { TX_ENUM = 0, TX_RANDOM = 1, TX_TUPLE_RANDOM = 2, TX_TUPLE_LINEAR = 3, TX_TUPLE_FIXED = 4 };
 enum rx_mode { RX_ANY = 0, RX_ENUM_CHECK = 1, RX_LEARN = 2, RX_TUPLE_CHECK = 3 };
 enum order { ORDER_PRODUCT = 0, ORDER_FEISTEL = 1 };
-#define PERM_ROUNDS 6
+#define PERM_ROUNDS 4
 
 /* ---------- small helpers ---------- */
 
