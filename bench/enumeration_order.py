@@ -125,7 +125,9 @@ def main() -> int:
     ns = f"nb-enum-{os.getpid()}"
     make_pair(ns, args.cpu)
     try:
-        tester = SoftwareTester(Port("bx0", MAC_A, MAC_B, ns), Port("bx1", MAC_B, MAC_A, ns), cpus=[args.cpu], timeout=0.2)
+        tester = SoftwareTester(
+            Port("bx0", MAC_A, MAC_B, ns), Port("bx1", MAC_B, MAC_A, ns), cpus=[args.cpu], timeout=0.2
+        )
         try:
             sent, learned = phase1_rates(tester, plan, args.repeat)
         finally:
