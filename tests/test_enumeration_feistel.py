@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from trex_fakes import QuietSession
 
 from natbench.errors import ConfigError
 from natbench.errors import TesterError as RefusedByTester
@@ -414,3 +416,36 @@ def test_trex_programs_record_the_product_order() -> None:
     plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), PortRange(1000, 1009), PortRange(80, 83), 64, 4)
     assert prg.compile_phase1(plan, 1000.0, cores=2).enumeration == "product"
     assert prg.compile_validation(plan, 1000.0, cores=2).enumeration == "product"
+
+
+def test_every_trex_phase1_trial_records_the_product_order() -> None:
+    pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
+    from natbench.testers.trex.tester import TRexTester, check_settings
+    from natbench.traffic import ResponderMode
+
+    class Lossless(QuietSession):
+        """A burst that was sent whole and in time: every frame counted on both ports."""
+
+        frames = 40
+
+        def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> float:
+            return time.monotonic()
+
+        def stats(self) -> dict[object, object]:
+            n = self.frames
+            return {0: {"opackets": n, "ipackets": n}, 1: {"opackets": n, "ipackets": n}, "global": {"queue_full": 0}}
+
+    settings = {"server": "127.0.0.1", "private_dst_mac": "02:00:00:00:00:01", "public_dst_mac": "02:00:00:00:00:02"}
+    tester = TRexTester(check_settings(settings), session=Lossless())  # type: ignore[arg-type]
+    plan = TrafficPlan(
+        Family.NAT44,
+        AddressPlan.default(Family.NAT44),
+        PortRange(1000, 1009),
+        PortRange(80, 83),
+        64,
+        4,
+        responder_mode=ResponderMode.COMPUTE,
+    )
+    tester.prepare(plan)
+    assert tester.phase1(1000.0, learn=False).extra["enumeration"] == "product"
+    assert tester.validate(1000.0).extra["enumeration"] == "product"  # the computed table, walked the same way
