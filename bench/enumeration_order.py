@@ -11,7 +11,9 @@ Two measurements, each alternating the two orders ``--repeat`` times and printin
    veth pair in a private network namespace and its Responder learns every frame (the DUT is
    a plain wire; a netdev ingress rule drops the frames after the tester's sockets saw them),
    frames per second sent and learned. This is the number that matters: the mapping is a few
-   ns against microseconds of kernel work per frame.
+   ns against microseconds of kernel work per frame;
+3. the Responder's table of pair indices for every frame (what validation and reverse traffic
+   need after a fill): the C mapping against numpy's vectorised one (``PortEnumeration.pair_indices``).
 
 Needs root for the second part (network namespace, AF_PACKET); ``--mapping-only`` skips it.
 
@@ -117,6 +119,18 @@ def main() -> int:
     f, p = (statistics.median(cost[o]) for o in ORDERS)
     print(f"mapping (ns/frame)   feistel {fmt(cost[ORDERS[0]], 1, '')}  product {fmt(cost[ORDERS[1]], 1, '')}")
     print(f"                     ratio feistel / product {f / p:.2f}, difference {f - p:.1f} ns per frame")
+    c_s, np_s = [], []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        _engine.permute(_engine.ORDER_FEISTEL, e.size, e.permutation_seed, np.empty(e.size, dtype=np.uint32))
+        c_s.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        e.pair_indices(np.arange(e.size))
+        np_s.append(time.perf_counter() - t0)
+    print(
+        f"pair table (s)       C {fmt(c_s, 1, '')}  numpy {fmt(np_s, 1, '')}  ratio numpy / C "
+        f"{statistics.median(np_s) / statistics.median(c_s):.1f}"
+    )
     if args.mapping_only:
         return 0
     if os.geteuid() != 0:

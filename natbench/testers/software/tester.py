@@ -450,6 +450,17 @@ class SoftwareTester:
             return {"order": _engine.ORDER_PRODUCT}
         return {"order": _engine.ORDER_FEISTEL, "perm_seed": self._enum.permutation_seed}
 
+    def _pairs_of_all_frames(self) -> np.ndarray:
+        """pi(k) of every phase-1 frame index k (uint32), by the data path's own code: bench/enumeration_order.py
+        measured it 9x as fast as numpy's form (0.09 s against 0.76 s for 4M connections), time that would pass
+        between a fill and the trial that needs the table."""
+        n = self._enum.size
+        if self._enum.order is EnumerationOrder.PRODUCT:
+            return np.arange(n, dtype=np.int64)
+        out = np.empty(n, dtype=np.uint32)
+        _engine.permute(_engine.ORDER_FEISTEL, n, self._enum.permutation_seed, out)
+        return out
+
     def _seed(self, stream: int) -> int:
         assert self._plan is not None
         return SplitMix64(self._plan.seed ^ (self._trial * 0x9E3779B97F4A7C15) ^ (stream << 56)).next()
@@ -473,14 +484,13 @@ class SoftwareTester:
             if plan.responder_mode is ResponderMode.COMPUTE or self._learned is None:
                 if plan.responder_mode is not ResponderMode.COMPUTE:
                     raise TesterError("no learned tuples: run phase1(learn=True) first, or read mappings from the DUT")
-                frames = np.arange(plan.connections, dtype=np.int64)
-                pair = self._enum.pair_indices(frames)
+                pair = self._pairs_of_all_frames()
                 public = self._src[pair % n_src]
             else:
                 frames = np.flatnonzero(self._learned)  # phase-1 frame indices k, in the order they were sent
                 if frames.size == 0:
                     raise TesterError("the Responder learned no tuple in phase 1")
-                pair = self._enum.pair_indices(frames)
+                pair = self._pairs_of_all_frames()[frames]
                 public = self._learned[frames]
             self._tuples = (
                 np.ascontiguousarray(self._dst[pair // n_src]),
