@@ -58,8 +58,8 @@ arithmetic on unsigned 64-bit words, i.e. modulo 2**64):
   - cycle walking: ``pi(k) = E(k)``, and while the value is ``>= N`` it is
     encrypted again. ``E`` is a bijection of ``[0, 2**b)``, so the walk from
     ``k < N`` ends on the next member of ``k``'s cycle inside ``[0, N)``, and
-    ``pi`` is a bijection of ``[0, N)``; on average the walk takes
-    ``2**b / N < 2`` encryptions.
+    ``pi`` is a bijection of ``[0, N)``; on average over ``k`` the walk takes
+    at most ``2**b / N`` encryptions, fewer than 2 for ``N > 2``.
 
 Backends do not re-derive the shuffles: they receive S' and D' and, with
 the order ``feistel``, sub-seed 3 (the C data path derives the round keys
