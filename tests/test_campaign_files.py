@@ -139,3 +139,36 @@ def test_schema_reference_doc_is_current() -> None:
     doc = (CAMPAIGNS.parent / "docs" / "campaign-schema.md").read_text()
     assert doc == markdown(), "regenerate: python -m natbench.campaign.reference > docs/campaign-schema.md"
     assert "| `fill_rate` |" in doc and "## SshAccess" in doc
+
+
+@pytest.mark.parametrize(
+    ("name", "metric", "printed"),
+    [
+        # seed 000 Figure 2's error rows as printed (cps and throughput; the forwarding baseline)
+        ("seed000-fig2-iptables-cores.yaml", "cps", [100, 100, 100, 1000, 1000]),
+        ("seed000-fig2-iptables-cores.yaml", "throughput", [100, 100, 100, 1000, 1000]),
+        ("seed000-fig2-forwarding-cores.yaml", "forwarding", [200, 500, 1000, 1000, 1000]),
+    ],
+)
+def test_the_figure2_campaigns_searches_end_exactly_at_the_seeds_printed_error(
+    name: str, metric: str, printed: list[int]
+) -> None:
+    """Seed 000 defines the error as the width of the binary search when it stops: with upper - lower = error x 2^k
+    the width halves down to exactly the error whatever the DUT does, so a real run prints the seed's error row."""
+    from natbench.results import Verdict
+    from natbench.search import BinarySearch
+
+    campaign = load_campaign(CAMPAIGNS / name)
+    widths = []
+    for point in campaign.points():
+        s = campaign.settings_for(point, metric)
+        for passes_below in (0.0, 0.3, 1.0):  # a DUT that fails everything, one in the middle, one that passes all
+            search = BinarySearch(float(s.lower), float(s.upper), float(s.error))
+            while not search.done:
+                step = search.next_step()
+                limit = float(s.lower) + passes_below * (float(s.upper) - float(s.lower))
+                search.report(Verdict.PASS if step.rate <= limit else Verdict.FAIL)
+            out = search.outcome()
+            assert out.upper - out.lower == s.error, (point.label, passes_below)
+        widths.append(s.error)
+    assert widths == printed
