@@ -129,3 +129,23 @@ def test_the_html_opens_with_the_summary_and_collapses_the_details(run_dir: Path
     assert "<details><summary>Trials (4)</summary>" in page
     assert "<details><summary>Resolved campaign</summary>" in page
     assert page.count("<figure>") == 3
+
+
+def test_trex_pacing_warnings_are_counted_in_plain_words(tmp_path: Path) -> None:
+    p0 = make_point(0, (10000, 10399), (2000, 2009))
+    a = p0["id"]
+    paced = {"tester": {"pacing_warnings": ["software mode: TRex sends in clumps"]}}
+    records = [
+        result_record(a, "cps", 0, 100_000.0, "cps", error=1000),
+        trial_record(a, "cps", 0, 0, rate=100_000, started_at=1, extra=paced),
+        trial_record(a, "cps", 0, 1, rate=150_000, started_at=2, extra={"tester": {"pacing_warnings": []}}),
+        trial_record(a, "cps", 0, 2, rate=125_000, started_at=3, extra=paced),
+    ]
+    run = natbench.load(write_run_dir(tmp_path / "run", [p0], records))
+    w = summarize_run(run).warnings
+    # two of the three trials carry a (non-empty) list of pacing warnings
+    assert [x for x in w if "pacing" in x] == [
+        "2 trials carry TRex pacing warnings (sending in clumps, a saturated TRex core, or software mode): against "
+        "DUTs with small buffers or rate policers such results are lower bounds (docs/trex.md 4.5; the warnings are "
+        "in each trial's extra.tester.pacing_warnings)."
+    ]

@@ -162,6 +162,13 @@ def _warnings(run: Run) -> list[str]:
             )
     t = run.trials
     if not t.empty:
+        paced = sum(1 for e in t["extra"] if isinstance(e, dict) and (e.get("tester") or {}).get("pacing_warnings"))
+        if paced:
+            out.append(
+                f"{paced} trials carry TRex pacing warnings (sending in clumps, a saturated TRex core, or software "
+                "mode): against DUTs with small buffers or rate policers such results are lower bounds "
+                "(docs/trex.md 4.5; the warnings are in each trial's extra.tester.pacing_warnings)."
+            )
         invalid = int((t["verdict"].astype(str) == "invalid").sum())
         if invalid:
             out.append(
