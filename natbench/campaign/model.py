@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,9 @@ from natbench.workingpoint import WorkingPoint
 
 __all__ = ["Campaign", "load_campaign", "parse_campaign"]
 
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+"""A file stem that may name the default run directory (as ``name:`` must)."""
+
 
 class Campaign:
     """A validated campaign: the schema data (:attr:`spec`) plus its working points.
@@ -35,6 +39,13 @@ class Campaign:
         self.file = file
         """The file it was read from (None when built from a dict)."""
         self._source = _source or SourceMap(None)
+        if spec.name is None and file is not None and not _FILE_NAME.match(file.stem):
+            raise ConfigError(
+                "the file name cannot name the run directory results/<name>: set name: (letters, digits, '.', '_', "
+                "'+', '-')",
+                file=str(file),
+                line=1,
+            )
         try:
             _check(spec)
             self._points = expand(spec, self.label)

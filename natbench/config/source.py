@@ -424,7 +424,7 @@ def _substitute(node: yaml.Node, file: str | None, loader: yaml.SafeLoader, seen
         new = _VAR.sub(lambda m: _expand(m, file, line), node.value)
         if new != node.value:
             node.value = new
-            if not node.style:  # a plain scalar (libyaml says "", PyYAML None): let YAML type the substituted text (22 -> int)
+            if not node.style:  # plain (libyaml: "", PyYAML: None): let YAML type the substituted text (22 -> int)
                 node.tag = loader.resolve(yaml.ScalarNode, new, (True, False))
     elif isinstance(node, yaml.MappingNode):
         for _key, value in node.value:

@@ -21,6 +21,7 @@ from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Rate
 from natbench.metrics.trial import rate_from_prior, retry
 from natbench.results import RepetitionResult
+from natbench.values import MAX_DURATION_SECONDS, MAX_RATE
 
 __all__ = ["LATENCY", "PDV", "DelaySettings", "LatencySettings", "PdvSettings", "latency", "pdv"]
 
@@ -33,14 +34,14 @@ class DelaySettings(FilledTableSettings):
 
     rate: Rate | None = Field(default=None, gt=0)
     """Per-direction frame rate (None: the throughput result of the same working point)."""
-    tagged_rate: float = Field(default=1000.0, gt=0)
+    tagged_rate: float = Field(default=1000.0, gt=0, le=MAX_RATE)
     """Timestamped (tagged) frames per second per direction."""
 
 
 class LatencySettings(DelaySettings):
     """Latency (typical = median, worst case = 99.9th percentile of tagged frames) in phase 2."""
 
-    duration: float = Field(default=120.0, gt=0)
+    duration: float = Field(default=120.0, gt=0, le=MAX_DURATION_SECONDS)
     """Seconds of each trial (RFC 8219: 120)."""
 
 

@@ -8,6 +8,7 @@ follow the one grammar of :mod:`natbench.values` (``2^23``, ``8M``, ``"1024-6553
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -18,7 +19,7 @@ from natbench.config.source import SourceMap
 from natbench.duts.recipes.conditions import as_word
 from natbench.duts.recipes.fields import Flag, Named, must
 from natbench.errors import RecipeError
-from natbench.values import parse_count, parse_number, parse_port_range
+from natbench.values import MAX_VALUE, parse_count, parse_number, parse_port_range
 
 if TYPE_CHECKING:
     from natbench.duts.recipes.schema import Recipe
@@ -161,7 +162,10 @@ PARAM_TYPES = tuple(_VALUE_TYPES)
 
 _PARAM_TYPE = must(lambda v: v in PARAM_TYPES, lambda v: f"unknown type {v!r} (allowed: {', '.join(PARAM_TYPES)})")
 _ITEM_TYPE = must(lambda v: v in PARAM_TYPES and v not in ("list", "choice"), lambda v: f"bad list item type {v!r}")
-_BOUND = must(lambda v: not isinstance(v, bool) and isinstance(v, int | float), "expected a number")
+_BOUND = must(
+    lambda v: not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and abs(v) <= MAX_VALUE,
+    "expected a finite number (at most 2^64 in magnitude)",
+)
 
 
 def _words(value: Any) -> tuple[str, ...]:
