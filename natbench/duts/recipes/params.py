@@ -18,6 +18,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 from natbench.config.source import SourceMap
 from natbench.duts.recipes.conditions import as_word
 from natbench.duts.recipes.fields import Flag, Named, must
+from natbench.duts.recipes.regex import MAX_VALUE_CHARS, check_pattern
 from natbench.errors import RecipeError
 from natbench.values import MAX_VALUE, parse_count, parse_number, parse_port_range
 
@@ -55,8 +56,11 @@ def _str(spec: ParamSpec, value: Any) -> str:
     text = str(value)
     if "\x00" in text:
         raise ValueError("contains a NUL byte")
-    if spec.pattern and not re.fullmatch(spec.pattern, text):
-        raise ValueError(f"{text!r} does not match {spec.pattern!r}")
+    if spec.pattern:
+        if len(text) > MAX_VALUE_CHARS:
+            raise ValueError(f"is longer than {MAX_VALUE_CHARS} characters (a value checked against a pattern)")
+        if not re.fullmatch(spec.pattern, text):
+            raise ValueError(f"{text!r} does not match {spec.pattern!r}")
     return text
 
 
@@ -177,10 +181,7 @@ def _words(value: Any) -> tuple[str, ...]:
 def _pattern(value: Any) -> str | None:
     if value is None:
         return None
-    try:
-        re.compile(str(value))
-    except re.error as exc:
-        raise ValueError(f"bad regular expression: {exc}") from None
+    check_pattern(str(value))
     return str(value)
 
 
@@ -200,7 +201,8 @@ class ParamSpec(Named):
     items: Annotated[str, _ITEM_TYPE] = "str"
     """Item type of a ``list``."""
     pattern: Annotated[str | None, BeforeValidator(_pattern)] = None
-    """Regular expression a ``str`` must match fully."""
+    """Regular expression a ``str`` must match fully: no nested repeat, no alternation inside a repeat, no
+    back-reference, at most 3 repeats (:mod:`natbench.duts.recipes.regex`); values of at most 256 characters."""
     doc: Annotated[str, BeforeValidator(str)] = ""
     """What the parameter means."""
     default: Any = None
