@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from natbench import __version__
 
-__all__ = ["cli"]
+__all__ = ["cli", "one_line"]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: control characters (a newline, a NUL, an escape) shown as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -85,7 +85,7 @@ def summary_lines(run: RunDirectory) -> list[str]:
 @click.option(
     "--monitor",
     "monitor_interval",
-    type=click.FloatRange(min=0.05),
+    type=click.FloatRange(min=0.05, max=86_400),
     default=None,
     help="Sample every DUT's per-core CPU idle time every SECONDS during each traffic trial (stored with it).",
 )

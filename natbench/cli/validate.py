@@ -6,14 +6,14 @@ import click
 
 from natbench.campaign import check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
-from natbench.cli.group import cli
+from natbench.cli.group import cli, one_line
 from natbench.errors import ConfigError
 
 __all__ = ["validate"]
 
 
 @cli.command("validate")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option("--no-recipes", is_flag=True, help="Do not check DUT recipes and their parameters.")
 def validate(files: tuple[str, ...], no_recipes: bool) -> None:
     """Validate campaign FILES: schema, sweep, recipes.
@@ -33,7 +33,7 @@ def validate(files: tuple[str, ...], no_recipes: bool) -> None:
                 recipes, warnings = check.detail, check.warnings
         except ConfigError as exc:
             bad += 1
-            click.echo(f"natbench: error: {exc}", err=True)
+            click.echo(f"natbench: error: {one_line(str(exc))}", err=True)
             continue
         est = estimate(campaign)
         click.echo(
