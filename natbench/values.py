@@ -197,7 +197,9 @@ def parse_port_range(value: Any, *, one_port: bool = False) -> PortRange:
     else:
         try:
             number = parse_count(value)
-        except ValueError:
+        except ValueError as exc:
+            if "too large" in str(exc):
+                raise
             forms = "[1024, 65535] or a port 1024" if one_port else "{first: 1, last: 4000} or a count 4000"
             raise ValueError(f"expected a port range such as '1-4000', {forms}, got {_shown(value)}") from None
         if one_port:

@@ -8,9 +8,19 @@ import click
 
 from natbench import __version__
 
-__all__ = ["cli", "one_line"]
+__all__ = ["FiniteFloatRange", "cli", "one_line"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange without ``nan`` (which compares false with both bounds and so passes any range)."""
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> object:
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and number != number:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
 
 
 def one_line(text: str) -> str:

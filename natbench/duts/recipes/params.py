@@ -67,8 +67,11 @@ def _str(spec: ParamSpec, value: Any) -> str:
 def _int(spec: ParamSpec, value: Any) -> int:
     try:
         number = parse_count(value)
-    except ValueError:
-        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {value!r}") from None
+    except ValueError as exc:
+        if "too large" in str(exc):  # a power or number beyond 2^64: say so rather than "expected an integer"
+            raise ValueError(str(exc)) from None
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {shown}") from None
     return _bounded(spec, number)
 
 
