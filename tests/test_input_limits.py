@@ -36,7 +36,7 @@ def test_reused_anchors_within_the_limit_are_read() -> None:
 
 def test_placeholders_after_escaped_or_closed_quotes_are_outside_quotes() -> None:
     assert quoted_placeholder("echo \\' {{ x }}") is None  # \' outside quotes is a literal quote
-    assert quoted_placeholder("echo \"it's\" {{ x }}") is None  # ' inside "..." opens nothing
+    assert quoted_placeholder('echo "it\'s" {{ x }}') is None  # ' inside "..." opens nothing
     assert quoted_placeholder("echo '\\' {{ x }}") is None  # inside '...' a backslash is literal: ' closes
     assert quoted_placeholder('echo "a\\"b {{ x }}"') == "{{ x }}"  # \" inside "..." does not close it
 

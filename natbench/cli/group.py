@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import click
 
@@ -16,7 +17,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 class FiniteFloatRange(click.FloatRange):
     """click's FloatRange without ``nan`` (which compares false with both bounds and so passes any range)."""
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> object:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         if isinstance(number, float) and number != number:
             self.fail(f"{value!r} is not a number", param, ctx)

@@ -240,24 +240,29 @@ def _check_file_type(mode: int, what: str, shown: str) -> None:
 
 
 try:  # libyaml's event parser when PyYAML has it (several times faster), natbench's composer on top
-    from yaml._yaml import CParser as _Parser
+    from yaml._yaml import CParser as _EventSource
 except ImportError:  # pragma: no cover - PyYAML without libyaml
-    from yaml.parser import Parser as _Parser  # type: ignore[assignment]
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _EventSource(Reader, Scanner, Parser):  # type: ignore[no-redef]
+        """PyYAML's pure-Python reader, scanner and parser: the events libyaml's parser would give."""
+
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+
 
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
-class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[misc]
+class _Loader(Composer, _EventSource, SafeConstructor, Resolver):
     """PyYAML's safe loader with limits on nesting depth, values written and values after alias expansion."""
 
     def __init__(self, text: str, file: str | None) -> None:
-        if _Parser.__module__ == "yaml.parser":  # pragma: no cover - the pure-Python parser reads a Reader
-            from yaml.reader import Reader
-            from yaml.scanner import Scanner
-
-            Reader.__init__(self, text)  # type: ignore[arg-type]
-            Scanner.__init__(self)  # type: ignore[arg-type]
-        _Parser.__init__(self, text)  # type: ignore[arg-type]
+        _EventSource.__init__(self, text)
         Composer.__init__(self)
         SafeConstructor.__init__(self)
         Resolver.__init__(self)
@@ -268,17 +273,18 @@ class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[mis
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         if self.check_event(yaml.AliasEvent):  # an anchored node again: its expanded size is known
-            node: yaml.Node = super().compose_node(parent, index)
-            return node
-        mark = self.peek_event().start_mark
+            return self._composed(super().compose_node(parent, index))
+        event = self.peek_event()
+        mark = event.start_mark if event is not None else None
+        line = mark.line + 1 if mark is not None else None
         self.depth += 1
         self.written += 1
         if self.depth > MAX_DEPTH:
-            raise ConfigError(f"nested more than {MAX_DEPTH} levels deep", file=self.file, line=mark.line + 1)
+            raise ConfigError(f"nested more than {MAX_DEPTH} levels deep", file=self.file, line=line)
         if self.written > MAX_NODES:
-            raise ConfigError(f"more than {MAX_NODES:,} values in one file", file=self.file, line=mark.line + 1)
+            raise ConfigError(f"more than {MAX_NODES:,} values in one file", file=self.file, line=line)
         try:
-            node = super().compose_node(parent, index)
+            node = self._composed(super().compose_node(parent, index))
         finally:
             self.depth -= 1
         size = 1
@@ -287,16 +293,17 @@ class _Loader(Composer, _Parser, SafeConstructor, Resolver):  # type: ignore[mis
         elif isinstance(node, yaml.SequenceNode):
             size += sum(self.sizes.get(id(item), 1) for item in node.value)
         elif node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
-            raise ConfigError(
-                f"a number of more than {MAX_NUMBER_CHARS} characters", file=self.file, line=mark.line + 1
-            )
+            raise ConfigError(f"a number of more than {MAX_NUMBER_CHARS} characters", file=self.file, line=line)
         if size > MAX_EXPANDED_NODES:
             raise ConfigError(
-                f"expands to more than {MAX_EXPANDED_NODES:,} values (nested YAML aliases?)",
-                file=self.file,
-                line=mark.line + 1,
+                f"expands to more than {MAX_EXPANDED_NODES:,} values (nested YAML aliases?)", file=self.file, line=line
             )
         self.sizes[id(node)] = size
+        return node
+
+    def _composed(self, node: yaml.Node | None) -> yaml.Node:
+        if node is None:  # pragma: no cover - PyYAML composes a node for every event it is asked for
+            raise ConfigError("invalid YAML", file=self.file)
         return node
 
 
@@ -324,6 +331,14 @@ def _problem(text: str | None) -> str:
     return " ".join(_QUOTED.sub("", text or "invalid YAML").split()) or "invalid YAML"
 
 
+def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str | None, syntax_error: str) -> ConfigError:
+    """A character YAML does not allow (a control character) as one line with its line, not the character."""
+    line = text.count("\n", 0, max(exc.position, 0)) + 1
+    what = f"#x{exc.character:04x}" if isinstance(exc.character, int) else "character"
+    message = f"{syntax_error}: unacceptable character {what} (control characters are not allowed)"
+    return ConfigError(message, file=file, line=line)
+
+
 def parse_yaml(
     text: str, file: str | None, *, substitute_env: bool = True, syntax_error: str = "YAML syntax error"
 ) -> tuple[Any, SourceMap]:
@@ -339,9 +354,12 @@ def parse_yaml(
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        line = text.count("\n", 0, exc.start) + 1
-        raise ConfigError("not valid Unicode text (a lone surrogate)", file=file, line=line) from None
-    loader = _Loader(text, file)
+        surrogate = text.count("\n", 0, exc.start) + 1
+        raise ConfigError("not valid Unicode text (a lone surrogate)", file=file, line=surrogate) from None
+    try:
+        loader = _Loader(text, file)  # PyYAML's pure-Python reader checks the characters here
+    except yaml.reader.ReaderError as exc:  # pragma: no cover - without libyaml only
+        raise _reader_error(exc, text, file, syntax_error) from None
     try:
         try:
             root = loader.get_single_node()
@@ -353,13 +371,7 @@ def parse_yaml(
                 problem = f"{_problem(exc.context)}: {problem}"
             raise ConfigError(f"{syntax_error}: {problem}", file=file, line=line) from None
         except yaml.reader.ReaderError as exc:
-            line = text.count("\n", 0, max(exc.position, 0)) + 1
-            what = f"#x{exc.character:04x}" if isinstance(exc.character, int) else "character"
-            raise ConfigError(
-                f"{syntax_error}: unacceptable character {what} (control characters are not allowed)",
-                file=file,
-                line=line,
-            ) from None
+            raise _reader_error(exc, text, file, syntax_error) from None
         except yaml.YAMLError:
             raise ConfigError(f"{syntax_error}: invalid YAML", file=file) from None
         except RecursionError:  # pragma: no cover - MAX_DEPTH stops nesting long before
@@ -412,7 +424,7 @@ def _check_duplicates(node: yaml.Node, file: str | None, path: list[str | int], 
             _check_duplicates(item, file, [*path, i], seen)
 
 
-def _substitute(node: yaml.Node, file: str | None, loader: yaml.SafeLoader, seen: set[int]) -> None:
+def _substitute(node: yaml.Node, file: str | None, loader: Resolver, seen: set[int]) -> None:
     """Replace ``${NATBENCH_X}`` / ``${NATBENCH_X:-default}`` in scalar values; ``$$`` is a literal ``$``."""
     if id(node) in seen:
         return

@@ -17,15 +17,12 @@ with three took 2.7 s), so these two limits bound every check to well under a se
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
-try:  # Python 3.11+
-    from re import _constants as _c
-    from re import _parser as _sre_parse
-except ImportError:  # pragma: no cover - older Pythons
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+_c: Any = importlib.import_module("re._constants")  # the parser behind re.compile (Python 3.11+)
+_sre_parse: Any = importlib.import_module("re._parser")
 
 __all__ = ["MAX_REPEATS", "MAX_VALUE_CHARS", "check_pattern"]
 
