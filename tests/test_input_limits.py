@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from natbench.config.source import parse_yaml, read_user_file
@@ -44,3 +46,14 @@ def test_placeholders_after_escaped_or_closed_quotes_are_outside_quotes() -> Non
 def test_a_proc_file_of_size_zero_is_read() -> None:
     # /proc files report st_size 0 but have content: the reader reads up to its cap, not st_size bytes
     assert "Name:" in read_user_file("/proc/self/status")
+
+
+def test_validate_testbed_accepts_a_good_testbed_file() -> None:
+    from click.testing import CliRunner
+
+    from natbench.cli import cli
+
+    root = Path(__file__).resolve().parent.parent
+    result = CliRunner().invoke(cli, ["validate", "--testbed", str(root / "docs" / "examples" / "lab-testbed.yaml")])
+    assert result.exit_code == 0 and result.output.startswith("OK "), result.output
+    assert "tester software, 1 DUT(s)" in result.output  # the example: the software tester and one lab DUT

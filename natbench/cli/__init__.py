@@ -38,7 +38,7 @@ def main() -> None:
 
 def _click_message(exc: click.ClickException) -> str:
     """A click error as ``OPTION: message`` (``--cores: 0 is not in the range 1<=x<=4096.``), without usage text."""
-    if isinstance(exc, click.BadParameter):
+    if isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter):
         hint = exc.param_hint
         if hint is None and exc.param is not None:
             hint = exc.param.opts[0] if exc.param.opts else exc.param.name
