@@ -11,7 +11,7 @@ MESSAGE``, or in the manifest), no traceback, nothing of the file's content repe
 Speed: all cases run in one driver process (tests/malformed_driver.py) that imports natbench once
 and measures each case's wall time and the peak RSS it added (VmHWM reset before each case through
 /proc/self/clear_refs). A sample of cases also runs as separate ``python -m natbench`` processes, whose
-exit status and stderr are checked as such and whose peak RSS comes from ``os.wait4``'s rusage.
+exit status and stderr are checked as such and whose peak RSS is the process's own ``getrusage``.
 """
 
 from __future__ import annotations
@@ -232,24 +232,33 @@ SAMPLE = (
 )
 
 
+# ``python -m natbench`` with one addition: at exit the process writes its own peak RSS (getrusage of
+# itself) to the file NB_PEAK_RSS names. The parent's rusage of the child would count the pages the
+# child had between fork and exec, i.e. pytest's own size.
+_MAIN = (
+    "import atexit, os, resource, runpy\n"
+    "atexit.register(lambda: open(os.environ['NB_PEAK_RSS'], 'w').write("
+    "str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+    "runpy.run_module('natbench', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def _natbench(args: list[str]) -> tuple[int, str, str, float, int]:
-    """Run ``python -m natbench ARGS``: exit status, stdout, stderr, seconds, peak RSS in bytes (``os.wait4``)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run natbench's ``__main__`` in a new process: exit status, stdout, stderr, seconds, peak RSS in bytes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        peak_file = Path(tmp) / "peak"
         started = time.perf_counter()
-        child = subprocess.Popen(
-            [sys.executable, "-m", "natbench", *args], stdout=out, stderr=err, cwd=ROOT, env=_env()
+        proc = subprocess.run(
+            [sys.executable, "-c", _MAIN, *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**_env(), "NB_PEAK_RSS": str(peak_file)},
+            timeout=60,
         )
-        _pid, status, usage = os.wait4(child.pid, 0)  # this child's own rusage, not all children's
         seconds = time.perf_counter() - started
-        out.seek(0)
-        err.seek(0)
-        return (
-            os.waitstatus_to_exitcode(status),
-            out.read().decode(),
-            err.read().decode(),
-            seconds,
-            usage.ru_maxrss * 1024,
-        )
+        peak = int(peak_file.read_text()) * 1024  # ru_maxrss is in kB on Linux
+    return proc.returncode, proc.stdout, proc.stderr, seconds, peak
 
 
 def test_a_sample_fails_the_same_way_in_separate_processes(corpus: list[Case]) -> None:
