@@ -80,10 +80,10 @@ class SshAccess(_Model):
 
     kind: Literal["ssh"]
     """Access kind: ``ssh``."""
-    host: str = Field(min_length=1)
-    """Host name or address of the DUT's management interface."""
-    user: str = "root"
-    """Login user."""
+    host: str = Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x20\x7f]+$")
+    """Host name or address of the DUT's management interface (no blank or control character)."""
+    user: str = Field(default="root", min_length=1, max_length=255, pattern=r"^[^\x00-\x20\x7f]+$")
+    """Login user (no blank or control character)."""
     port: int = Field(default=22, ge=1, le=65535)
     """SSH port."""
     key: Path | None = None
