@@ -69,7 +69,7 @@ class LatencyStats:
     """Latency of tagged frames in one direction, in seconds (RFC 8219 7.2 / 7.3)."""
 
     samples: int
-    """Number of tagged frames that arrived and were timed."""
+    """Number of frames that arrived and were timed."""
     minimum: float
     """Smallest latency (D_min)."""
     median: float
@@ -78,6 +78,10 @@ class LatencyStats:
     """Worst-case latency (99.9th percentile)."""
     maximum: float
     """Largest latency."""
+    frames: str = "tagged"
+    """Which frames were timed: ``tagged`` (RFC 8219 7.2 latency) or ``all`` (RFC 8219 7.3.1 PDV)."""
+    error_bound: float = 0.0
+    """Largest relative error of ``median`` and ``p99_9`` (0: exact; a delay histogram's bucket otherwise)."""
 
     @property
     def pdv(self) -> float:

@@ -11,14 +11,45 @@ and checks the printed cell against the interval the rounding of the printed inp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from system_needs import MARKER_NEEDS, unmet
 
+from natbench.campaign import load_campaign
+from natbench.metrics.context import ProcedureContext
+from natbench.metrics.duration import search_steps
+from natbench.metrics.throughput import _throughput_result
+from natbench.metrics.trial import search_extra
+from natbench.results import RepetitionResult
+from natbench.run.spec import spec_from_campaign
+from natbench.run.store import RunStore
+from natbench.search import SearchOutcome
 from natbench.testing.rundir import make_point, monitor_extra, result_record, spread, trial_record, write_run_dir
+from natbench.workingpoint import WorkingPoint
 
-# seed 000 Figure 2: iptables, 1..16 cores, 4,000 x 1,000 ports, conntrack and hash size 2^23, 10 experiments.
+_UNMET: dict[str, str | None] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a lab / ssh / vm test, naming why, when this machine lacks root or a program that part needs."""
+    for marker in MARKER_NEEDS:
+        if item.get_closest_marker(marker) is None:
+            continue
+        if marker not in _UNMET:
+            _UNMET[marker] = unmet(marker)
+        reason = _UNMET[marker]
+        if reason:
+            pytest.skip(f"{marker} test: {reason}")
+
+
+CAMPAIGNS = Path(__file__).resolve().parent.parent / "campaigns"
+
+# seed 000 Figure 2 (draft-lencse-v6ops-transition-scalability-02, section 2.2, page 5), typed in from
+# /work/shared/seeds/000_623cf3fe42de359c.txt: iptables, 1..16 cores, 4,000 x 1,000 ports, conntrack and
+# hash size 2^23, 10 experiments. tests/golden/seed000-fig2.txt holds the figure as printed.
 FIG2_CORES = [1, 2, 4, 8, 16]
 FIG2_ERROR = [100, 100, 100, 1000, 1000]
 FIG2_CPS = [  # (median, min, max) in 1,000 cps
@@ -225,3 +256,106 @@ def perf_run(
                 per_direction=unit == "fps",
             )
     return write_run_dir(root, points, records, campaign_name=name)
+
+
+def engine_result(
+    ctx: ProcedureContext[Any], value: float, width: float, lower: float, upper: float
+) -> RepetitionResult:
+    """The RepetitionResult the engine's procedure stores for a binary search that ended at ``value`` with final
+    bounds ``value`` .. ``value + width``: built by the engine's own result code (natbench/metrics/throughput.py
+    ``_throughput_result`` for throughput and forwarding; natbench/metrics/cps.py's last line for cps).
+    ``lower`` / ``upper``: the search range the campaign sets (the number of steps the search took)."""
+    steps = search_steps(lower, upper, width)
+    out = SearchOutcome(value=value, lower=value, upper=value + width, steps=steps, invalid=0, at_upper_limit=False)
+    if ctx.metric == "forwarding":  # forwarding(): a stateless DUT has no table to empty (_optional_reset)
+        return _throughput_result(ctx, out, table_reset=False)
+    if ctx.metric == "throughput":
+        return _throughput_result(ctx, out)
+    # natbench/metrics/cps.py's last lines, with its default validation (every step, so the result is validated)
+    return ctx.result(
+        out.value, error=out.error, **search_extra(out), validation="every_step", validated=True, rejected=[]
+    )
+
+
+def store_campaign_run(
+    root: Path,
+    campaign_file: str,
+    series: dict[str, list[tuple[float, float, float]]],
+    widths: dict[str, list[float]],
+    *,
+    scale: float,
+    repetitions: int,
+    only: list[int] | None = None,
+    edit: Callable[[str], str] | None = None,
+    points: Callable[[list[WorkingPoint]], list[WorkingPoint]] | None = None,
+) -> Path:
+    """A run directory written by the engine's store (RunStore) for a campaign of ``campaigns/``: its working
+    points and resolved settings, and per point and metric ``repetitions`` results whose reported median / min /
+    max are ``series`` x ``scale`` (frame rates: all frames per second, stored per direction as the engine
+    does) with the search's final width ``widths`` (as stored: per direction for frame rates).
+
+    ``only``: the indexes of the points that get results (the others are listed but unmeasured); ``edit``: a change
+    of the campaign's text before it is loaded; ``points``: a change of its list of working points."""
+    source = CAMPAIGNS / campaign_file
+    if edit is not None:
+        root.parent.mkdir(parents=True, exist_ok=True)
+        source = root.parent / f"{root.name}.yaml"
+        source.write_text(edit((CAMPAIGNS / campaign_file).read_text()))
+    campaign = load_campaign(source)
+    text = campaign.to_yaml()
+    spec = spec_from_campaign(campaign, text, campaign_file)
+    pts = spec.points if points is None else points(spec.points)
+    with RunStore.create(root, campaign_text=text, points=pts, campaign_name=campaign.name) as store:
+        for i, point in enumerate(pts):
+            if only is not None and i not in only:
+                continue
+            for metric, mmm in series.items():
+                settings = spec.settings(point, metric)
+                n = len(settings.directions.active) if metric in ("throughput", "forwarding") else 1
+                values = spread(mmm[i][0] * scale, mmm[i][1] * scale, mmm[i][2] * scale, repetitions)
+                for rep, reported in enumerate(values):
+                    ctx = _result_context(point, metric, rep, settings)
+                    res = engine_result(ctx, reported / n, widths[metric][i], settings.lower, settings.upper)
+                    store.append_result(res)
+        store.set_status("complete")
+    return root
+
+
+def _result_context(point: WorkingPoint, metric: str, repetition: int, settings: Any) -> ProcedureContext[Any]:
+    """The context a procedure builds its result in; no traffic runs here, so no tester, DUT or plan."""
+    return ProcedureContext(
+        tester=None,  # type: ignore[arg-type]
+        dut=None,  # type: ignore[arg-type]
+        point=point,
+        plan=None,  # type: ignore[arg-type]
+        metric=metric,
+        repetition=repetition,
+        settings=settings,
+        emit=lambda rec: None,
+    )
+
+
+def fig2_store_runs(root: Path) -> tuple[Path, Path]:
+    """Seed 000 Figure 2 as the two run directories its two campaigns write: the NAT run (cps, throughput) and
+    the plain forwarding run (the baseline), written by the engine's store with the figure's printed values.
+
+    The stored search widths are the figure's error rows (100 / 1,000; 200 / 500 / 1,000): the width a search
+    ends with when its range is its error x 2^k. The campaigns' own ranges (cps 0..5M with error 100) would
+    end at a width of 76 (docs/report.md); the seed prints the stop error as set."""
+    nat = store_campaign_run(
+        root / "nat",
+        "seed000-fig2-iptables-cores.yaml",
+        {"cps": FIG2_CPS, "throughput": FIG2_TP},
+        {"cps": [float(e) for e in FIG2_ERROR], "throughput": [float(e) for e in FIG2_ERROR]},
+        scale=1e3,
+        repetitions=10,
+    )
+    fwd = store_campaign_run(
+        root / "fwd",
+        "seed000-fig2-forwarding-cores.yaml",
+        {"forwarding": FIG2_FWD},
+        {"forwarding": [float(e) for e in FIG2_FWD_ERROR]},
+        scale=1e3,
+        repetitions=10,
+    )
+    return nat, fwd

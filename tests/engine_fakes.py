@@ -58,7 +58,7 @@ def make_spec() -> RunSpec:
         "frame_loss": FrameLossSettings(
             repetitions=1, rates=[1_000_000, 500_000, 300_000, 200_000], fill_rate=50_000, **quick
         ),
-        "latency": LatencySettings(repetitions=1, fill_rate=50_000, **quick),
+        "latency": LatencySettings(repetitions=1, fill_rate=50_000, tag_delay=0.5, **quick),
         "pdv": PdvSettings(repetitions=1, fill_rate=50_000, **quick),
         "teardown": TeardownSettings(repetitions=2, fill_rate=50_000, gap=0.0),
         "capacity": capacity_at(make_points()[0]),

@@ -59,7 +59,9 @@ def test_plan_prints_the_five_fig2_points() -> None:
     header = next(line for line in r.stdout.splitlines() if line.startswith("#"))
     reps_col = header.split().index("reps")
     assert {row[reps_col] for row in rows} == {"10"}
-    assert "5 working points, 1,510 trials, estimated duration" in r.stdout
+    # cps: 3 points of ceil(log2(5M / 100)) = 16 steps and 2 of ceil(log2(5M / 1000)) = 13, 74 x 10 repetitions =
+    # 740 steps, each a phase 1 and (validation every_step) a validation: 1,480 trials; throughput the other 770
+    assert "5 working points, 2,250 trials, estimated duration" in r.stdout
 
 
 def test_plan_json() -> None:

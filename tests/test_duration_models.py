@@ -27,11 +27,20 @@ from natbench.metrics.validation import estimate as validation_estimate
 
 
 def test_a_cps_step_costs_the_connections_at_the_middle_rate_plus_timeout() -> None:
-    s = CpsSettings(lower=0, upper=1000, error=100, timeout=2, repetitions=2)
+    s = CpsSettings(lower=0, upper=1000, error=100, timeout=2, repetitions=2, validation="off")
     # steps = ceil(log2(1000 / 100)) = ceil(3.32) = 4; middle rate 500 cps
     # per step: 1000 / 500 + 2 (timeout) + 1 (DUT commands) = 5 s
     # 2 repetitions: 2 * 4 = 8 trials, 2 * 4 * 5 = 40 s
     assert cps_estimate(s, 1000, {}) == (8, 40.0)
+
+
+@pytest.mark.parametrize(("validation", "expected"), [("every_step", (16, 64.0)), ("final", (12, 56.0))])
+def test_validation_adds_the_reverse_frames_to_the_cps_estimate(validation: str, expected: tuple[int, float]) -> None:
+    s = CpsSettings(lower=0, upper=1000, error=100, timeout=2, repetitions=2, alpha=2.0, validation=validation)
+    # 4 steps at 500 cps, each phase 1 1000 / 500 + 2 + 1 = 5 s; a validation 1000 / (2 x 500) + 2 = 3 s
+    # every_step: 4 x (5 + 3) = 32 s in 8 trials per repetition; 2 repetitions: (16, 64.0)
+    # final: 4 phase 1s + one more phase 1 and its validation: 5 x 5 + 3 = 28 s in 6 trials; 2 repetitions: (12, 56.0)
+    assert cps_estimate(s, 1000, {}) == expected
 
 
 def test_a_throughput_step_fills_the_table_then_runs_a_phase_2_trial() -> None:
@@ -57,7 +66,7 @@ def test_frame_loss_runs_one_filled_trial_per_listed_rate() -> None:
 
 def test_latency_and_pdv_run_one_filled_trial_per_repetition() -> None:
     # per repetition: 1000 / 500 + 2 + 3 + 10 + 2 + 1 = 20 s; 3 repetitions: 3 trials, 60 s
-    lat = LatencySettings(fill_rate=500, timeout=2, gap=3, duration=10, repetitions=3)
+    lat = LatencySettings(fill_rate=500, timeout=2, gap=3, duration=10, tag_delay=5, repetitions=3)
     pdv = PdvSettings(fill_rate=500, timeout=2, gap=3, duration=10, repetitions=3)
     assert delay_estimate(lat, 1000, {}) == (3, 60.0)
     assert delay_estimate(pdv, 1000, {}) == (3, 60.0)
@@ -125,6 +134,9 @@ def test_capacity_probes_double_then_bisect_the_connection_count_each_a_cps_sear
         repetitions=2,
     )
     # probes: ceil(log2(8000 / 1000)) = 3 doublings + ceil(log2((8000 - 1000) / 1000)) = ceil(2.81) = 3 bisections
-    # each probe a cps search of ceil(log2(1000 / 100)) = 4 steps at max / 2 = 4000 connections, middle rate 500:
-    # per step 4000 / 500 + 2 + 1 = 11 s; one repetition 6 * 4 = 24 trials, 24 * 11 = 264 s; 2 repetitions: 48, 528
-    assert capacity_estimate(s, 123, {}) == (48, 528.0)
+    # each probe a cps search of ceil(log2(1000 / 100)) = 4 steps at max / 2 = 4000 connections, middle rate 500,
+    # every step validated (the default, alpha 1): phase 1 4000 / 500 + 2 + 1 = 11 s, validation 4000 / 500 + 2
+    # = 10 s; one repetition 6 * 4 * 2 = 48 trials, 6 * 4 * 21 = 504 s; 2 repetitions: 96, 1008
+    assert capacity_estimate(s, 123, {}) == (96, 1008.0)
+    # without validation: 24 trials, 24 * 11 = 264 s per repetition; 2 repetitions: 48, 528
+    assert capacity_estimate(s.model_copy(update={"validation": "off"}), 123, {}) == (48, 528.0)

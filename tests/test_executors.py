@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -36,6 +41,54 @@ def test_local_executor_kills_the_whole_group_on_timeout() -> None:
     with pytest.raises(CommandTimeout, match=r"did not finish within 0\.5 s"):
         LocalExecutor().run("sleep 30 & sleep 30; wait", timeout=0.5)
     assert time.monotonic() - start < 5
+
+
+def _setsid_child_holding_stdout(pidfile: Path) -> str:
+    """A command that starts a child in a session of its own (out of reach of the group kill) that keeps
+    stdout and stderr open for 20 s, then waits 30 s itself."""
+    return f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 20' & sleep 30"
+
+
+def _kill_pid_in(pidfile: Path) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_a_timed_out_command_whose_detached_child_holds_stdout_ends_within_the_kill_grace(tmp_path: Path) -> None:
+    from natbench.duts.executors import KILL_GRACE
+
+    pidfile = tmp_path / "child.pid"
+    start = time.monotonic()
+    try:
+        with pytest.raises(CommandTimeout, match=r"within 1 s and was killed \(a process outside its group"):
+            LocalExecutor().run(_setsid_child_holding_stdout(pidfile), timeout=1.0)
+        took = time.monotonic() - start
+    finally:
+        _kill_pid_in(pidfile)
+    # 1 s limit + KILL_GRACE (2 s) for the pipes + up to KILL_GRACE for the reap (the killed sh exits at once)
+    # + 1.5 s slack for a loaded machine; unbounded, the wait lasts until the child's sleep 20 ends (> 20 s)
+    assert took <= 1.0 + KILL_GRACE + 1.5, took
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creating a network namespace needs root")
+def test_the_netns_executor_bounds_the_wait_after_a_timeout_kill_too(tmp_path: Path) -> None:
+    from natbench.duts.executors import KILL_GRACE
+
+    ns = f"nb-relx-{os.getpid() % 100000}{secrets.token_hex(2)}"
+    subprocess.run(["ip", "netns", "add", ns], check=True, timeout=30)
+    pidfile = tmp_path / "child.pid"
+    try:
+        ex = NetnsExecutor(ns)
+        assert ex.run("ip -o link show | wc -l").stdout.strip() == "1"  # only the namespace's own lo
+        start = time.monotonic()
+        with pytest.raises(CommandTimeout):
+            ex.run(_setsid_child_holding_stdout(pidfile), timeout=1.0)
+        took = time.monotonic() - start
+        # the same bound as on this machine: 1 s limit + KILL_GRACE + 1.5 s slack (unbounded: > 20 s)
+        assert took <= 1.0 + KILL_GRACE + 1.5, took
+    finally:
+        _kill_pid_in(pidfile)
+        subprocess.run(["ip", "netns", "del", ns], check=True, timeout=30)
 
 
 def test_netns_executor_wraps_the_command() -> None:
@@ -343,6 +396,50 @@ def test_ssh_connect_never_blocks_on_a_silent_server() -> None:
         srv.close()
 
 
+def test_ssh_key_exchange_that_stalls_after_the_banner_is_bounded_by_the_connect_timeout() -> None:
+    """A peer that sends an SSH banner and then nothing: the key exchange waits connect_timeout, not paramiko's
+    fixed 15 s."""
+    import socket
+    import threading
+
+    from natbench.duts.executors import ConnectionLost
+    from natbench.duts.ssh import SshExecutor
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    port = srv.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                conn = srv.accept()[0]
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+                held.append(conn)
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        ex = SshExecutor("127.0.0.1", port=port, connect_timeout=1.0, retries=1, backoff=0.05,
+                         allow_unknown_host_key=True)  # fmt: skip
+        start = time.monotonic()
+        with pytest.raises(ConnectionLost, match="gave up after 2 attempts"):
+            ex.run("true")
+        took = time.monotonic() - start
+        # 2 attempts x 1 s key exchange + 0.05 s backoff + 2 s slack; with paramiko's 15 s it is >= 30 s
+        assert took < 2 * 1.0 + 0.05 + 2.0, took
+        assert len(held) == 2  # both attempts got as far as the banner
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        srv.close()
+
+
 def test_ssh_command_wrapping_with_sudo() -> None:
     from natbench.duts.ssh import SshExecutor
 
@@ -374,3 +471,23 @@ def test_factory_builds_from_real_campaign_files() -> None:
     group = build_dut(load_campaign(root / "seed004-table2-ipv4-forwarding.yaml").testbed.duts)
     assert isinstance(group, DutGroup) and len(group.members()) == 2
     assert all(d.recipe.name == "linux-forwarding" for d in group.members()) and group.stateful == []
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), 0.0, -1.0, 2e6])
+def test_timeouts_that_are_not_a_sane_number_of_seconds_are_one_clear_error(bad: float) -> None:
+    """An infinite, NaN, zero, negative or absurd (beyond MAX_WAIT = 1e6 s) wait is refused before anything runs
+    or connects: without the check, inf reaches the OS timers (OverflowError) or means waiting forever."""
+    from natbench.duts.executors import ExecutorError
+    from natbench.duts.ssh import SshExecutor
+
+    with pytest.raises(ExecutorError, match=r"local: command_timeout must be a number of seconds above 0"):
+        LocalExecutor(command_timeout=bad)
+    with pytest.raises(ExecutorError, match=r"local: timeout must be a number of seconds above 0"):
+        LocalExecutor().run("true", timeout=bad)
+    with pytest.raises(ExecutorError, match=r"ssh h:22: connect_timeout must be"):
+        SshExecutor("h", connect_timeout=bad)
+    with pytest.raises(ExecutorError, match=r"ssh h:22: keepalive_interval must be"):
+        SshExecutor("h", keepalive_interval=bad)
+    # a per-command timeout is checked before any connection is attempted (host "h" does not resolve)
+    with pytest.raises(ExecutorError, match=r"ssh h:22: timeout must be"):
+        SshExecutor("h").run("true", timeout=bad)

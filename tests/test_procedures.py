@@ -62,7 +62,7 @@ class Harness:
         unchecked: bool = False,
         **settings: Any,
     ) -> RepetitionResult:
-        defaults = {"gap": 0.5, "duration": 1.0, **(CAPACITY if metric == "capacity" else {})}
+        defaults = {"gap": 0.5, "duration": 1.0, "tag_delay": 0.5, **(CAPACITY if metric == "capacity" else {})}
         resolved, options = build(metric, defaults, unchecked=unchecked, **settings)
         self.records.clear()
         ctx = ProcedureContext(
@@ -93,12 +93,20 @@ def test_cps_converges_to_the_fake_ceiling_within_the_error(ceiling: float) -> N
     assert res.unit == "cps"
     assert ceiling - 1000 <= res.value <= ceiling
     assert res.error is not None and res.error <= 1000
-    assert all(r.kind == "phase1" for r in h.records)
-    # the table is emptied before every step, and every stored step carries its bounds
-    assert h.dut.events.count("reset") == len(h.records)
+    # validation every_step (default): each passing phase 1 is followed by its validation at the same rate
+    kinds = [r.kind for r in h.records]
+    assert set(kinds) == {"phase1", "validation"}
+    for i, r in enumerate(h.records):
+        if r.kind == "validation":
+            p1 = h.records[i - 1]
+            assert (p1.kind, p1.verdict, p1.intended_rate) == ("phase1", Verdict.PASS, r.intended_rate)
+    assert kinds.count("validation") == len([r for r in h.records if r.kind == "phase1" and r.verdict is Verdict.PASS])
+    assert res.extra["validation"] == "every_step" and res.extra["validated"] is True
+    # the table is emptied before every phase 1, and every stored trial carries its bounds
+    assert h.dut.events.count("reset") == kinds.count("phase1")
     assert all(r.lower is not None and r.upper is not None for r in h.records)
     assert [r.step for r in h.records] == list(range(len(h.records)))
-    passing = [r for r in h.records if r.verdict is Verdict.PASS]
+    passing = [r for r in h.records if r.verdict is Verdict.PASS and r.kind == "phase1"]
     assert passing and all(r.extra["dut_connections"] == POINT.connections for r in passing)
 
 
@@ -111,7 +119,8 @@ def test_cps_uses_the_acceptance_criterion() -> None:
 
 def test_invalid_steps_are_retried_and_not_counted() -> None:
     h = Harness(cps=200_000, invalid_every=3)
-    res = h.run("cps", upper=1_000_000, error=1000, max_invalid=2)
+    # phase 1 only: every record is then one step's verdict (validation has its own test of retried steps)
+    res = h.run("cps", upper=1_000_000, error=1000, max_invalid=2, validation="off")
     invalid = [r for r in h.records if r.verdict is Verdict.INVALID]
     assert invalid, "the fake should have produced invalid trials"
     assert all("fell behind" in r.reason for r in invalid)
@@ -130,23 +139,42 @@ def test_repetition_with_only_invalid_trials_is_recorded_as_failed() -> None:
     assert res.value is None
     assert "the tester could not send at any rate" in res.extra["failed"]
     assert h.records and all(r.verdict is Verdict.INVALID for r in h.records)
-    # a DUT-side invalid cause (no state kept) still fails after max_invalid retries at one rate
-    h = Harness(keeps_state=False)
+    # a DUT-side invalid cause (a table count no test frame explains) still fails after max_invalid retries
+    h = Harness()
+    surplus_connections(h, 100)
     res = h.run("cps", upper=1_000_000, error=1000, max_invalid=2)
     assert "3 invalid trials in a row" in res.extra["failed"]
     assert [r.verdict for r in h.records[-3:]] == [Verdict.INVALID] * 3
-    assert all("DUT table holds 0 connections" in r.reason for r in h.records[-3:])
+    assert all("DUT table holds 4100 connections, more than" in r.reason for r in h.records[-3:])
     with pytest.raises(SearchError):
         h.run("cps", lower=2000, upper=1_000_000, error=1000, max_invalid=2, on_search_error="raise")
 
 
-def test_cps_step_is_invalid_when_the_dut_keeps_no_state() -> None:
+def surplus_connections(h: Harness, surplus: int) -> None:
+    """Let every phase 1 leave ``surplus`` connections more (fewer, when negative) than it created."""
+
+    def and_more(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        res: PhaseResult = _orig(rate, learn)
+        h.dut.connections += surplus
+        return res
+
+    h.tester.phase1 = and_more  # type: ignore[method-assign]
+
+
+def test_cps_step_fails_when_the_dut_keeps_no_state() -> None:
+    """Every frame up to 200,000 cps is forwarded, none is kept: every step fails, none is invalid.
+
+    [0, 1,000,000], error 1,000: 500,000 and 250,000 lose frames (ceiling 200,000); 125,000, 62,500, ... 1,953
+    (1,953.125 rounded down) arrive but leave an empty table; 1,953 / 2 = 976 is the tenth step and [0, 976] is
+    within the error: the search ends at its lower bound, 0 (no rate passed), with no invalid trial.
+    """
     h = Harness(keeps_state=False)
     res = h.run("cps", upper=1_000_000, error=1000, max_invalid=1)
-    assert res.value is None
-    invalid = [r for r in h.records if r.verdict is Verdict.INVALID]
-    assert len(invalid) == 2
-    assert "DUT table holds 0 connections" in invalid[0].reason
+    assert res.value == 0.0
+    assert res.extra["invalid"] == 0 and res.extra["steps"] == 10 == len(h.records)
+    assert all(r.verdict is Verdict.FAIL for r in h.records)
+    assert [r.extra["fail_cause"] for r in h.records] == ["loss"] * 2 + ["table_shortfall"] * 8
+    assert h.records[2].reason == "DUT table holds 0 connections but 4000 phase-1 frames arrived"
 
 
 def test_cps_without_a_count_command_still_searches() -> None:
@@ -565,7 +593,7 @@ def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() 
         return res if rate <= 100_000 else dataclasses.replace(res, achieved_rate=rate * 0.9985)
 
     h.tester.phase1 = short_above_100k  # type: ignore[method-assign]
-    res = h.run("cps", upper=200_000, error=1000, max_invalid=8)
+    res = h.run("cps", upper=200_000, error=1000, max_invalid=8, validation="off")  # phase-1 records only
     too_fast = [150_000, 125_000, 112_500, 106_250, 103_125, 101_562, 100_781]
     assert [r.intended_rate for r in h.records] == [100_000] + [r for r in too_fast for _ in range(3)]
     assert all(r.reason.startswith("tester fell behind") for r in h.records[1:])
@@ -591,35 +619,37 @@ def test_a_dut_faster_than_the_search_range_is_flagged_at_the_upper_limit() -> N
         (None, 65, Verdict.INVALID),
         (0, 0, Verdict.PASS),
         (0, 1, Verdict.INVALID),
-        (None, -1, Verdict.INVALID),
+        (None, -1, Verdict.FAIL),
     ],
 )
-def test_a_table_holding_more_than_sent_plus_slack_makes_the_step_invalid(
+def test_a_table_short_of_the_frames_fails_and_one_beyond_sent_plus_slack_is_invalid(
     slack: int | None, surplus: int, verdict: Verdict
 ) -> None:
-    """4,000 frames sent and arrived; the table must hold from 4,000 up to 4,000 + table_slack (64 by default)."""
+    """4,000 frames sent and arrived; the table must hold from 4,000 up to 4,000 + table_slack (64 by default).
+
+    Fewer: the DUT did not keep connections it forwarded frames for, a FAIL (``fail_cause: table_shortfall``);
+    more than sent + slack: a count no test frame explains, INVALID.
+    """
     h = Harness(cps=200_000)
-
-    def and_more(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
-        res: PhaseResult = _orig(rate, learn)
-        h.dut.connections += surplus  # connections phase 1 did not create (or, when negative, lost ones)
-        return res
-
-    h.tester.phase1 = and_more  # type: ignore[method-assign]
+    surplus_connections(h, surplus)
     settings: dict[str, Any] = {} if slack is None else {"table_slack": slack}
     # one step: 50,000 (below the DUT's 200,000) -> [50,000, 100,000], 50,000 wide <= 60,000: done
-    res = h.run("cps", upper=100_000, error=60_000, max_invalid=0, **settings)
+    res = h.run("cps", upper=100_000, error=60_000, max_invalid=0, validation="off", **settings)
     (rec,) = h.records
     assert rec.extra["dut_connections"] == 4000 + surplus
     assert rec.verdict is verdict
     if verdict is Verdict.PASS:
         assert res.value == 50_000
+        assert "fail_cause" not in rec.extra
     elif surplus > 0:
         assert res.value is None
         assert rec.reason == f"DUT table holds {4000 + surplus} connections, more than the 4000 frames sent"
+        assert "fail_cause" not in rec.extra
     else:
-        assert res.value is None
+        # the failed step lowers the upper bound: [0, 50,000] is within the error, no rate passed
+        assert (res.value, res.extra["upper"], res.extra["invalid"]) == (0.0, 50_000, 0)
         assert rec.reason == "DUT table holds 3999 connections but 4000 phase-1 frames arrived"
+        assert rec.extra["fail_cause"] == "table_shortfall"
 
 
 @pytest.mark.parametrize(
@@ -731,7 +761,7 @@ def with_latency(h: Harness) -> None:
     ) -> PhaseResult:
         res: PhaseResult = _orig(rate, duration, directions, measure)
         lat = {Direction.FORWARD: FORWARD_LATENCY, Direction.REVERSE: REVERSE_LATENCY}
-        return dataclasses.replace(res, latency=lat) if measure.latency else res
+        return dataclasses.replace(res, latency=lat) if measure.latency or measure.all_delays else res
 
     h.tester.phase2 = phase2  # type: ignore[method-assign]
 
@@ -757,6 +787,25 @@ def test_pdv_is_the_99_9th_percentile_minus_the_minimum_in_the_worst_direction()
     res = h.run("pdv", rate=100_000, fill_rate=50_000)
     assert res.value == pytest.approx(90e-6)
     assert res.extra["per_direction"] == {"forward": pytest.approx(90e-6), "reverse": pytest.approx(40e-6)}
+
+
+def test_latency_and_pdv_trials_ask_the_tester_for_rfc_8219s_frames() -> None:
+    # latency: tagged frames from tag_delay on, tagged_frames of them (RFC 8219 7.2); PDV: every frame timed (7.3.1)
+    h = Harness()
+    with_latency(h)
+    seen: list[Phase2Options] = []
+    orig = h.tester.phase2
+
+    def phase2(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        seen.append(measure)
+        return orig(rate, duration, directions, measure)
+
+    h.tester.phase2 = phase2  # type: ignore[method-assign]
+    h.run("latency", rate=100_000, fill_rate=50_000, tagged_frames=400)
+    lat = seen[-1]
+    assert (lat.latency, lat.latency_delay, lat.latency_frames, lat.all_delays) == (True, 0.5, 400, False)
+    h.run("pdv", rate=100_000, fill_rate=50_000)
+    assert (seen[-1].latency, seen[-1].all_delays) == (False, True)
 
 
 # ---------------------------------------------------------------------------- filling and refilling the table
@@ -1017,7 +1066,8 @@ def counting_clock() -> Callable[[], float]:
 def test_teardown_counts_the_dut_table_and_stores_each_timed_delete() -> None:
     """The DUT holds 10 connections of its own beside the 4,000 of the fill (within table_slack 64).
 
-    N is the DUT's count, 4,010; T_N = 0.5 + 4,010 x 10 us = 0.5401 s, T_0 = 0.5 s: 4,010 / 0.0401 s = 100,000/s.
+    N is what the tester created, the fill's 4,000 valid frames; the DUT's count, 4,010, is recorded beside it.
+    T_N = 0.5 + 4,010 x 10 us = 0.5401 s (the DUT deletes all it holds), T_0 = 0.5 s: 4,000 / 0.0401 s = 99,750.6/s.
     The clock ticks once per call: fill 0-1, delete of the filled table 2-3, delete of the empty table 4-5.
     """
     h = Harness(flush_empty=0.5, flush_per_connection=1e-5)
@@ -1033,8 +1083,8 @@ def test_teardown_counts_the_dut_table_and_stores_each_timed_delete() -> None:
     res = h.run("teardown", clock=counting_clock(), fill_rate=50_000, gap=0)
     assert learn_args == [False]  # the fill needs no learned tuples: no reverse frames follow
     assert res.unit == "conn/s"
-    assert res.value == pytest.approx(100_000)
-    assert res.extra["connections"] == 4010
+    assert res.value == pytest.approx(4000 / 0.0401)
+    assert (res.extra["connections"], res.extra["dut_connections"]) == (4000, 4010)
     assert res.extra["T_N"] == pytest.approx(0.5401)
     assert res.extra["empty_delete_s"] == res.extra["T_0"] == 0.5
     assert res.extra["T_0_measured"] is True
@@ -1046,7 +1096,7 @@ def test_teardown_counts_the_dut_table_and_stores_each_timed_delete() -> None:
         ("flush_empty", Verdict.PASS, ""),
     ]
     assert [(r.started_at, r.ended_at) for r in h.records] == [(0.0, 1.0), (2.0, 3.0), (4.0, 5.0)]
-    assert filled.extra == {"connections": 4010}
+    assert filled.extra == {"connections": 4000, "dut_connections": 4010}
     assert empty.extra == {"dut_connections_before": 0}  # the table was counted empty before T_0 was timed
 
 
@@ -1361,7 +1411,8 @@ def test_latency_without_samples_fails_the_repetition() -> None:
     assert res.extra["failed"] == "the tester returned no latency samples"
 
 
-def test_cps_steps_do_not_learn_tuples() -> None:
+@pytest.mark.parametrize(("validation", "learns"), [("off", [False, False]), ("every_step", [True, True])])
+def test_cps_steps_learn_tuples_only_when_they_are_validated(validation: str, learns: list[bool]) -> None:
     h = Harness()
     learn_args: list[object] = []
 
@@ -1370,18 +1421,19 @@ def test_cps_steps_do_not_learn_tuples() -> None:
         return _orig(rate, learn)
 
     h.tester.phase1 = spy  # type: ignore[method-assign]
-    h.run("cps", upper=400_000, error=100_000)
-    assert learn_args == [False, False]  # 200,000 passes, 300,000 fails
+    h.run("cps", upper=400_000, error=100_000, validation=validation)
+    assert learn_args == learns  # 200,000 passes, 300,000 fails
 
 
 def test_a_search_that_stays_invalid_names_the_rate_and_the_last_reason() -> None:
-    # no state kept: 500,000 and 250,000 lose frames (ceiling 200,000); 125,000 passes the loss check but the table
-    # is empty, three times in a row
-    h = Harness(keeps_state=False)
+    # 500,000 and 250,000 lose frames (ceiling 200,000); 125,000 passes the loss check but the table holds 100
+    # connections more than the frames could create, three times in a row
+    h = Harness()
+    surplus_connections(h, 100)
     res = h.run("cps", upper=1_000_000, error=1000, max_invalid=2)
     assert res.extra["failed"] == (
         "3 invalid trials in a row at rate 125000 (max_invalid=2); "
-        "last: DUT table holds 0 connections but 4000 phase-1 frames arrived"
+        "last: DUT table holds 4100 connections, more than the 4000 frames sent"
     )
 
 
@@ -1401,7 +1453,7 @@ def test_a_monitor_that_took_no_samples_adds_nothing_to_the_trial() -> None:
     h = Harness()
     h.dut.stop_monitor = lambda: {}  # type: ignore[method-assign]
     h.run("cps", upper=400_000, error=100_000, monitor_interval=0.5)
-    assert h.dut.events.count("monitor") == 2  # started around both steps
+    assert h.dut.events.count("monitor") == 3  # started around both phase 1s and the validation of 200,000
     assert all("monitor" not in r.extra for r in h.records)
 
 

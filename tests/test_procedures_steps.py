@@ -154,7 +154,12 @@ def test_a_tester_without_its_own_word_on_the_mode_is_recorded_with_the_plans() 
     orig = b.tester.phase1
     b.tester.phase1 = lambda rate, learn: dataclasses.replace(orig(rate, learn), responder_mode="")  # type: ignore[method-assign]
     b.run("cps", upper=400_000, error=100_000)
-    assert [r.extra["responder_mode"] for r in b.records] == ["learn", "learn"]
+    # 200,000: phase 1 (the patched one) and its validation (the tester's own word); 300,000: phase 1 fails
+    assert [(r.kind, r.extra["responder_mode"]) for r in b.records] == [
+        ("phase1", "learn"),
+        ("validation", "learn"),
+        ("phase1", "learn"),
+    ]
 
 
 def test_an_invalid_trial_records_the_testers_note() -> None:
@@ -202,8 +207,13 @@ def test_a_dut_without_a_capability_hook_or_a_full_monitor_is_counted_and_not_mo
     b.dut = dut(b.fake)
     res = b.run("cps", upper=400_000, error=100_000, monitor_interval=0.5)
     assert res.value == 200_000
-    # counted without a hook to ask first; 300,000 fails, and a failed phase 1 is not counted
-    assert [r.extra.get("dut_connections") for r in b.records] == [4000, None]
+    # counted without a hook to ask first after the 200,000 phase 1 (its validation counts nothing); 300,000 fails,
+    # and a failed phase 1 is not counted
+    assert [(r.kind, r.extra.get("dut_connections")) for r in b.records] == [
+        ("phase1", 4000),
+        ("validation", None),
+        ("phase1", None),
+    ]
     assert all("monitor" not in r.extra for r in b.records)
     assert "monitor" not in b.fake.events
 

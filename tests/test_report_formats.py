@@ -84,7 +84,12 @@ class _Collect(HTMLParser):
             self.tables += 1
         if tag == "img":
             self.imgs.append(a.get("src") or "")
-        if tag in ("script", "link") or (tag == "img" and not (a.get("src") or "").startswith("data:")):
+        # an inline script (printing opens the collapsed sections) is part of the page; one with src is not
+        if (
+            (tag == "script" and a.get("src"))
+            or tag == "link"
+            or (tag == "img" and not (a.get("src") or "").startswith("data:"))
+        ):
             self.external.append(tag)
 
 

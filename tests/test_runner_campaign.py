@@ -190,7 +190,7 @@ def test_schema_names_of_every_metric_reach_the_procedures(campaign_file: Path) 
     data["metrics"].update(
         {
             "frame_loss": {"repetitions": 1, "rates": ["150k", "100k"], "fill_rate": "10k", "duration": 1},
-            "latency": {"repetitions": 1, "fill_rate": "10k", "tagged_rate": 500, "duration": 1},
+            "latency": {"repetitions": 1, "fill_rate": "10k", "tagged_rate": 500, "duration": 1, "tag_delay": 0.5},
             "pdv": {"repetitions": 1, "rate": "50k", "fill_rate": "10k", "duration": 1},
             "capacity": {
                 "repetitions": 1,

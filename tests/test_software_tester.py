@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 import os
 import secrets
+import socket
+import struct
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +29,7 @@ from natbench.testers.base import Directions, Mapping, Phase2Options, Port
 from natbench.testers.software import create
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
+from natbench.traffic.frames import FLAG_TAGGED
 
 ROOT = os.geteuid() == 0
 MAC_A, MAC_B = "02:4e:42:7e:00:01", "02:4e:42:7e:00:02"
@@ -343,3 +347,74 @@ def test_a_lane_that_finished_sending_waits_for_the_other_lanes_frames(wire: Sof
     assert out["a"]["rx"][0]["valid"] == 1000  # every frame B sent (0.2 s) reached A's port
     assert out["a"]["tx"][0]["last"] < 0.05  # A itself was done almost at once
     assert out["a"]["elapsed"] >= out["b"]["send_end"] + 0.09  # ...and waited the timeout after B's end
+
+
+def _capture(ns: str, interface: str, stop: threading.Event, out: list[bytes]) -> None:
+    """Read every frame arriving at ``interface`` (in ``ns``) with a socket of its own until ``stop``."""
+    fd = _engine_module().open_port(interface, f"/run/netns/{ns}", 64 << 20)
+    sock = socket.socket(fileno=fd)
+    sock.settimeout(0.05)
+    try:
+        while not stop.is_set():
+            try:
+                out.append(sock.recv(256))
+            except TimeoutError:
+                continue
+    finally:
+        sock.close()
+
+
+def _engine_module() -> Any:
+    from natbench.testers.software import _engine
+
+    return _engine
+
+
+@pytest.mark.lab
+def test_tagged_frames_start_after_the_warm_up_evenly_spaced_as_rfc_8219_asks(wire: SoftwareTester) -> None:
+    # 1 s at 4000 frames/s = 4000 frames, frame k due at k / 4000 s; warm-up 0.5 s: the first tagged frame is
+    # k = 0.5 * 4000 = 2000; 40 tagged frames over the 2000 frames left: one every 2000 / 40 = 50 frames, the
+    # last k = 2000 + 39 * 50 = 3950. Checked on the wire, by a capture socket of the test's own.
+    wire.prepare(plan())
+    ns = wire.responder.netns
+    assert ns is not None
+    frames: list[bytes] = []
+    stop = threading.Event()
+    cap = threading.Thread(target=_capture, args=(ns, "wb", stop, frames))
+    cap.start()
+    try:
+        time.sleep(0.1)
+        options = Phase2Options(latency=True, latency_delay=0.5, latency_frames=40)
+        r = kept_rate(lambda: wire.phase2(4000, 1.0, Directions.FORWARD, options))
+        time.sleep(0.2)
+    finally:
+        stop.set()
+        cap.join()
+    payloads = [
+        f[14 + 20 + 8 :] for f in frames if len(f) >= 14 + 20 + 8 + 18 and f[14 + 20 + 8 : 14 + 20 + 10] == b"NB"
+    ]
+    last_trial = max(struct.unpack("!H", p[2:4])[0] for p in payloads)  # the tag of the phase-2 trial
+    fields = [struct.unpack("!HHIQH", p[:18]) for p in payloads if struct.unpack("!H", p[2:4])[0] == last_trial]
+    assert len(fields) == 4000
+    t0 = min(f[3] for f in fields)  # sender stamp of the first frame (ns)
+    tagged = sorted((f[2], f[3]) for f in fields if f[4] & FLAG_TAGGED)
+    assert [k for k, _ in tagged] == [2000 + 50 * i for i in range(40)]
+    assert (tagged[0][1] - t0) * 1e-9 >= 0.5 - 0.002  # sent after the warm-up (2 ms for the first batch's stamp)
+    assert r.latency[Direction.FORWARD].samples == 40
+    assert r.latency[Direction.FORWARD].frames == "tagged"
+    assert r.extra["tagging"] == {"first_frame": 2000, "every": 50, "first_s": 0.5}
+
+
+@pytest.mark.lab
+def test_pdv_trials_time_every_frame_of_both_directions(wire: SoftwareTester) -> None:
+    # RFC 8219 7.3.1: the one-way delay of all frames: 0.4 s at 5000 frames/s = 2000 timed frames per direction
+    wire.prepare(plan())
+    wire.phase1(20000, learn=True)
+    r = kept_rate(lambda: wire.phase2(5000, 0.4, Directions.BIDIRECTIONAL, Phase2Options(all_delays=True)))
+    for d in (Direction.FORWARD, Direction.REVERSE):
+        assert r.counts[d].valid == 2000
+        lat = r.latency[d]
+        assert (lat.samples, lat.frames) == (2000, "all")
+        assert 0 <= lat.minimum <= lat.median <= lat.p99_9 <= lat.maximum < 0.1
+        assert lat.error_bound == 2.0**-10
+    assert "tagging" not in r.extra  # no tagged frames in a PDV trial

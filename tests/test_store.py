@@ -14,6 +14,7 @@ import socket
 import stat
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -109,8 +110,12 @@ def test_layout_matches_the_guide(tmp_path: Path) -> None:
         }
     ]
     lines = [json.loads(ln) for ln in (run / "trials.jsonl").read_text().splitlines()]
-    assert [ln["type"] for ln in lines] == ["trial", "result"]
-    assert TrialRecord.from_dict({k: v for k, v in lines[0].items() if k != "type"}) == trial(0, 0)
+    assert [(ln["type"], ln["seq"]) for ln in lines] == [("trial", 1), ("result", 2)]  # numbered from 1
+    assert TrialRecord.from_dict({k: v for k, v in lines[0].items() if k not in ("type", "seq", "crc32")}) == trial(
+        0, 0
+    )
+    # run.json counts both records, one of each kind; nothing from before counts, nothing moved aside
+    assert meta["records"] == {"written": 2, "trial": 1, "result": 1, "legacy": 0, "moved": []}
     reader = RunDirectory.open(run)
     assert list(reader.records()) == [trial(0, 0), result(0)]
     assert reader.completed() == {(PID, "cps", 0)}
@@ -157,18 +162,24 @@ def test_each_append_fsyncs_the_trials_file_after_writing_its_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = new_store(tmp_path)
-    trials = tmp_path / "run" / "trials.jsonl"
-    spy = FsyncSpy()
+    run = tmp_path / "run"
+    trials = run / "trials.jsonl"
+    spy = FsyncSpy(lambda: json.loads((run / "run.json").read_text())["records"]["written"])
     monkeypatch.setattr("natbench.run.store.os.fsync", spy)
     store.append_trial(trial(0, 0))
-    after_trial = trials.stat()
+    after_trial, meta_1 = trials.stat(), (run / "run.json").stat()
     store.append_result(result(0))
-    after_result = trials.stat()
+    after_result, meta_2 = trials.stat(), (run / "run.json").stat()
     assert after_result.st_size > after_trial.st_size > 0
-    # one fsync per append, before it returned, of trials.jsonl when it already held the whole new line
+    # per append: trials.jsonl holding the whole new line is forced to disk while run.json still counts the
+    # records before it; only then the new run.json (counting it) and the directory holding its new entry
     assert spy.calls == [
-        (False, after_trial.st_ino, after_trial.st_size, None),
-        (False, after_result.st_ino, after_result.st_size, None),
+        (False, after_trial.st_ino, after_trial.st_size, 0),
+        (False, meta_1.st_ino, meta_1.st_size, 0),
+        (True, run.stat().st_ino, None, 1),  # (after the rename: the new run.json is in place)
+        (False, after_result.st_ino, after_result.st_size, 1),
+        (False, meta_2.st_ino, meta_2.st_size, 1),
+        (True, run.stat().st_ino, None, 2),
     ]
     store.close()
 
@@ -304,9 +315,11 @@ def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_firs
         store.append_trial(trial(0, 0))
     run = tmp_path / "run"
     (run / "trials.jsonl").unlink()  # deleted by hand to measure everything again
+    with pytest.raises(StoreError, match=re.escape(f"{run / 'trials.jsonl'}: missing, but run.json counts 1 records")):
+        RunStore.resume(run)  # run.json counts one record: a deleted file is damage, accepted only by a repair
     spy = FsyncSpy()
     monkeypatch.setattr("natbench.run.store.os.fsync", spy)
-    with RunStore.resume(run) as store:
+    with RunStore.resume(run, repair=True) as store:
         trials = (run / "trials.jsonl").stat()
         # as at creation: the empty file, then the directory holding its entry, before run.json and any trial
         assert spy.calls[:2] == [(False, trials.st_ino, 0, None), (True, run.stat().st_ino, None, None)]
@@ -327,7 +340,7 @@ def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
 
 def test_corrupt_line_is_reported_with_its_position(tmp_path: Path) -> None:
     new_store(tmp_path).close()
-    (tmp_path / "run" / "trials.jsonl").write_text('{"type":"trial"}\n')
+    (tmp_path / "run" / "trials.jsonl").write_text('{"type":"trial"\n')
     with pytest.raises(StoreError, match=r"trials.jsonl:1: not a natbench record"):
         RunDirectory.open(tmp_path / "run").trials()
 
@@ -425,6 +438,13 @@ def test_run_json_and_points_json_at_creation_are_indented_json_with_sorted_run_
         '    "hostname": "bench-1"\n'
         "  },\n"
         f'  "natbench_version": "{__version__}",\n'
+        '  "records": {\n'
+        '    "legacy": 0,\n'
+        '    "moved": [],\n'
+        '    "result": 0,\n'
+        '    "trial": 0,\n'
+        '    "written": 0\n'
+        "  },\n"
         '  "started_at": 1700000000.25,\n'
         '  "status": "running",\n'
         '  "tester": {\n'
@@ -532,6 +552,13 @@ def test_run_json_is_rewritten_as_indented_json_with_sorted_keys(
         '    "hostname": "bench-1"\n'
         "  },\n"
         f'  "natbench_version": "{__version__}",\n'
+        '  "records": {\n'
+        '    "legacy": 0,\n'
+        '    "moved": [],\n'
+        '    "result": 0,\n'
+        '    "trial": 0,\n'
+        '    "written": 0\n'
+        "  },\n"
         '  "started_at": 7.5,\n'
         '  "status": "running",\n'
         '  "tester": {\n'
@@ -548,14 +575,25 @@ def test_trials_jsonl_holds_one_compact_json_object_per_record_with_sorted_keys(
     with new_store(tmp_path) as store:
         store.append_trial(trial(0, 0))
         store.append_result(res)
-    # keys sorted at every level (counts: received < sent < valid), no spaces, "type" says which record
-    assert (tmp_path / "run" / "trials.jsonl").read_text() == (
+    # keys sorted at every level (counts: received < sent < valid), no spaces, "type" says which record,
+    # "seq" numbers the records from 1; "crc32" (sorted first) is the CRC-32 of the record without it
+    trial_body = (
         '{"achieved_rate":1000.0,"counts":{"forward":{"received":10,"sent":10,"valid":10}},"ended_at":2.0,'
         '"extra":{},"intended_rate":1000.0,"kind":"phase1","lower":0.0,"metric":"cps",'
-        f'"point_id":"{PID}","reason":"","repetition":0,"started_at":1.0,"step":0,"type":"trial",'
-        '"upper":10000.0,"value":null,"verdict":"pass"}\n'
+        f'"point_id":"{PID}","reason":"","repetition":0,"seq":1,"started_at":1.0,"step":0,"type":"trial",'
+        '"upper":10000.0,"value":null,"verdict":"pass"}'
+    )
+    result_body = (
         '{"error":100.0,"extra":{"bounds":[4000.0,6000.0],"steps":2},"metric":"cps",'
-        f'"point_id":"{PID}","repetition":0,"type":"result","unit":"cps","value":5000.0}}\n'
+        f'"point_id":"{PID}","repetition":0,"seq":2,"type":"result","unit":"cps","value":5000.0}}'
+    )
+
+    def with_crc(body: str, before: str) -> str:  # "crc32" takes its sorted place, before the key ``before``
+        crc = f"{zlib.crc32(body.encode()):08x}"
+        return body.replace(f'"{before}":', f'"crc32":"{crc}","{before}":', 1) + "\n"
+
+    assert (tmp_path / "run" / "trials.jsonl").read_text() == with_crc(trial_body, "ended_at") + with_crc(
+        result_body, "error"
     )
 
 
@@ -603,7 +641,7 @@ def test_a_line_of_an_unknown_record_type_is_named_with_its_file_and_line(tmp_pa
         f.write('{"type":"note","text":"DUT rebooted"}\n')
     with pytest.raises(StoreError) as err:
         RunDirectory.open(tmp_path / "run").trials()
-    assert str(err.value) == f"{path}:2: unknown record type 'note'"
+    assert f"\n  {path}:2: type: expected 'trial' or 'result', got 'note'\n" in str(err.value)
 
 
 def test_a_damaged_abandoned_line_is_named_with_its_file_and_line(tmp_path: Path) -> None:
@@ -629,15 +667,27 @@ def test_corrupt_run_json_is_named(tmp_path: Path) -> None:
     assert str(err.value).startswith(f"{run}: corrupt run metadata: ")
 
 
-@pytest.mark.parametrize("name", ["run.json", "trials.jsonl", "points.json", "campaign.yaml"])
-def test_create_refuses_a_directory_holding_any_run_file_and_leaves_it_unlocked(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("run.json", ""),
+        ("trials.jsonl", '{"type":"trial"}\n'),  # a record but no run.json: not a half-created directory
+        ("campaign.yaml", "name: t\n"),  # beside a file natbench does not write (below)
+    ],
+)
+def test_create_refuses_a_directory_holding_any_run_file_and_leaves_it_unlocked(
+    tmp_path: Path, name: str, text: str
+) -> None:
     run = tmp_path / "run"
     run.mkdir()
-    (run / name).write_text("")
+    (run / name).write_text(text)
+    if name == "campaign.yaml":
+        (run / "notes.txt").write_text("mine\n")
+    before = sorted(p.name for p in run.iterdir())
     with pytest.raises(StoreError) as err:
         new_store(tmp_path)
     assert str(err.value) == f"{run}: already holds a run; use --resume to continue it or choose another directory"
-    assert sorted(p.name for p in run.iterdir()) == [name]  # nothing written
+    assert sorted(p.name for p in run.iterdir()) == before  # nothing written
     fd = os.open(run, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -875,6 +925,7 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
     run = tmp_path / "run"
     new_store(tmp_path).close()
     meta = json.loads((run / "run.json").read_text()) | {"campaign_name": "Zoë's NAT"}
+    del meta["records"]  # a run directory from before record counts: its hand-written line needs no "seq"
     (run / "run.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
     (run / "points.json").write_text(json.dumps([{"name": "pare-feu à états"}], ensure_ascii=False), encoding="utf-8")
     cut_off = {"type": "trial", **trial(0, 0).to_dict(), "extra": {"note": "délai 5 µs"}}
@@ -928,10 +979,9 @@ def test_the_plain_reader_names_what_it_cannot_read(tmp_path: Path) -> None:
     (run / "trials.jsonl").unlink()
     plain = read_plain_run(run)
     assert plain.campaign_text == "" and plain.trials == plain.results == []
-    assert plain.warnings == [f"{run / 'trials.jsonl'}: missing (no trial stored yet)"]
-    (run / "trials.jsonl").write_text('{"type": "step"}\n{"type": "trial"}\n')
-    with pytest.raises(StoreError, match=r"trials.jsonl:1: type: expected 'trial' or 'result', got 'step'$"):
-        read_plain_run(run)
+    assert plain.warnings == [f"{run / 'trials.jsonl'}: missing (no trial stored yet)"]  # run.json counts 0
+    (run / "trials.jsonl").write_text('{"type": "step"}\n')
+    assert read_plain_run(run).damage == [f"{run / 'trials.jsonl'}:1: type: expected 'trial' or 'result', got 'step'"]
     (run / "points.json").write_text('{"id": "x"}')
     with pytest.raises(StoreError, match=r"points.json: expected a list of working points$"):
         read_plain_run(run)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from natbench.errors import StoreError
 from natbench.run.store import RunStore, link_latest, read_plain_run
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
@@ -20,7 +19,11 @@ RESULT = {"type": "result", "n": 2}
 
 
 def new_run(tmp_path: Path) -> Path:
+    """A run directory as written before record counts (its lines carry no "seq"), to hold hand-made lines."""
     RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=POINTS, campaign_file="t.yaml").close()
+    meta = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    del meta["records"]
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta), encoding="utf-8")
     return tmp_path / "run"
 
 
@@ -33,7 +36,7 @@ def test_a_blank_line_between_records_is_skipped_and_reading_goes_on(tmp_path: P
     run = new_run(tmp_path)
     write_records(run, json.dumps(TRIAL) + "\n", "\n", "  \n", json.dumps(RESULT) + "\n")
     plain = read_plain_run(run)
-    assert (plain.trials, plain.results, plain.warnings) == ([TRIAL], [RESULT], [])
+    assert (plain.trials, plain.results, plain.warnings, plain.damage) == ([TRIAL], [RESULT], [], [])
 
 
 def test_a_torn_last_line_is_skipped_with_a_warning_naming_its_line(tmp_path: Path) -> None:
@@ -48,8 +51,9 @@ def test_a_torn_last_line_is_skipped_with_a_warning_naming_its_line(tmp_path: Pa
 def test_a_line_that_is_json_but_no_object_is_refused_with_its_position(tmp_path: Path) -> None:
     run = new_run(tmp_path)
     write_records(run, json.dumps(TRIAL) + "\n", "[1, 2]\n", json.dumps(RESULT) + "\n")
-    with pytest.raises(StoreError, match=r"trials.jsonl:2: type: expected 'trial' or 'result', got None$"):
-        read_plain_run(run)
+    plain = read_plain_run(run)
+    assert plain.damage == [f"{run / 'trials.jsonl'}:2: type: expected 'trial' or 'result', got None"]
+    assert (plain.trials, plain.results) == ([TRIAL], [RESULT])  # the intact records, for --allow-damaged
 
 
 def test_the_plain_reader_reads_utf_8_whatever_the_platforms_default_encoding(

@@ -131,3 +131,20 @@ def test_latency_in_both_directions(tester) -> None:  # type: ignore[no-untyped-
         lat = r.latency[d]
         assert lat.samples >= 0.99 * expected, (d, lat)
         assert 0 < lat.minimum <= lat.median <= lat.p99_9 <= lat.maximum
+
+
+def test_trex_reads_its_own_drop_counters_and_timing(tester) -> None:  # type: ignore[no-untyped-def]
+    """A live server answers get_xstats / get_util_stats; a trial's lost frames that TRex itself missed
+    are never both loss and a valid trial (docs/trex.md 4.4)."""
+    tester.prepare(PLAN)
+    reset = os.environ.get("NATBENCH_TREX_RESET_CMD")
+    if reset:
+        _sh(reset)
+    assert tester.phase1(10_000.0, learn=False).tester_ok
+    r = tester.phase2(5_000.0, 2.0, Directions.BIDIRECTIONAL, Phase2Options())
+    assert "xstats_error" not in r.extra and "utilization_error" not in r.extra, r.extra
+    trex = r.extra["trex"]
+    assert set(trex["ports"]) == {"0", "1"} and trex["start_to_idle_s"] >= 2.0
+    assert trex["busiest_core_pct"] is not None
+    if r.extra["rx_drops"]:  # TRex missed frames: the trial is invalid, whatever the DUT did
+        assert not r.tester_ok and "tester receive (TRex port" in r.tester_note

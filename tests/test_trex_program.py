@@ -442,3 +442,31 @@ def test_uniform_blocks_cover_the_range_within_tolerance(first: int, width: int)
     assert all(a.last + 1 == b.first for a, b in itertools.pairwise(blocks))
     assert all(prg.random_port_bias(len(b)) <= prg.DEFAULT_BIAS_TOLERANCE for b in blocks)
     assert len(blocks) <= 16
+
+
+@needs_trex_client
+def test_phase2_latency_streams_start_after_the_warm_up_with_the_tagged_frames_asked_for() -> None:
+    # RFC 8219 7.2 in a 120 s trial: 500 tagged frames per direction from 60 s on. The tester turns that into a
+    # burst of 500 frames at 500 / (120 - 60) = 8.33 frames/s that TRex starts 60 s (60e6 us inter-stream gap)
+    # after the port.
+    from natbench.testers.trex.tester import trex_delay_measure
+
+    plan = make_plan(src=(1024, 2023), dst=(80, 89), mode=ResponderMode.COMPUTE)
+    asked = Phase2Options(latency=True, latency_delay=60.0, latency_frames=500)
+    measure, notes = trex_delay_measure(asked, 120.0)
+    assert notes == [] and measure.latency_rate == pytest.approx(500 / 60)
+    j = to_json(prg.compile_phase2(plan, 1e5, Directions.BIDIRECTIONAL, measure))
+    (fwd_data, fwd_lat), (rev_data, rev_lat) = j["private"], j["public"]
+    for data, lat in ((fwd_data, fwd_lat), (rev_data, rev_lat)):
+        assert lat["isg"] == pytest.approx(60e6)
+        assert lat["mode"]["type"] == "single_burst" and lat["mode"]["total_pkts"] == 500
+        assert lat["mode"]["rate"]["value"] == pytest.approx(500 / 60)
+        assert data["isg"] == 0.0  # the data streams start at once
+
+
+def test_trex_pdv_trials_fall_back_to_tagged_frames_and_say_so() -> None:
+    from natbench.testers.trex.tester import trex_delay_measure
+
+    measure, notes = trex_delay_measure(Phase2Options(all_delays=True), 60.0)
+    assert measure.latency and not measure.all_delays and measure.latency_delay == 0.0
+    assert notes == ["TRex times only its latency streams: PDV from tagged frames, not from every frame"]

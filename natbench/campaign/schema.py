@@ -101,6 +101,12 @@ class SshAccess(_Model):
     seven days)."""
     namespace: str | None = Field(default=None, pattern=_NETNS)
     """Run the recipe inside this network namespace on the remote host (``ip netns exec NAME``; None: the host's)."""
+    keepalive_interval: float = Field(default=5.0, gt=0, le=600)
+    """Seconds of silence from the DUT after which natbench sends an SSH keepalive (a request the server must
+    answer), and between keepalives."""
+    keepalive_count: int = Field(default=3, ge=1, le=100)
+    """Unanswered keepalives after which the connection is declared lost (a silent drop is noticed at most
+    keepalive_interval x (keepalive_count + 1) seconds after the last packet from the DUT: 20 s by default)."""
 
     @field_validator("key", "known_hosts")
     @classmethod

@@ -7,14 +7,14 @@ import sys
 import click
 
 # each subcommand module registers itself on the group when imported
-from natbench.cli import compare, lab, plan, recipes, report, run, validate
+from natbench.cli import compare, doctor, lab, plan, recipes, report, run, validate
 from natbench.cli.group import cli, one_line
 from natbench.errors import NatbenchError
 
 __all__ = ["cli", "main"]
 
-SUBCOMMANDS = (compare, lab, plan, recipes, report, run, validate)
-"""The subcommand modules (natbench compare, lab, plan, recipes, report, run, validate)."""
+SUBCOMMANDS = (compare, doctor, lab, plan, recipes, report, run, validate)
+"""The subcommand modules (natbench compare, doctor, lab, plan, recipes, report, run, validate)."""
 
 
 def main() -> None:

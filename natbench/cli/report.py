@@ -35,16 +35,51 @@ FORMATS = ("text", "md", "tex", "csv", "html")
     show_default=True,
     help="Unit of rates in the tables: 1, k (1,000) or M (1,000,000); errors stay in plain units.",
 )
-def report(run_dir: Path, formats: tuple[str, ...], out: Path | None, scale: str) -> None:
+@click.option(
+    "--baseline",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run directory of the plain-forwarding campaign (stateless DUT): its forwarding results become the"
+    " baseline block and the throughput ratio (%) row, matched by cores, port ranges and frame size.",
+)
+@click.option(
+    "--allow-damaged",
+    is_flag=True,
+    help="Report a damaged run directory from its intact records (the damage is still listed on stderr).",
+)
+def report(
+    run_dir: Path, formats: tuple[str, ...], out: Path | None, scale: str, baseline: Path | None, allow_damaged: bool
+) -> None:
     """Write the tables of RUN_DIR (text, Markdown, LaTeX, CSV) and an HTML report with plots.
 
     Text tables are also printed. Throughput is shown as all frames per second of
     bidirectional traffic (the engine stores per-direction rates), as in the seed documents.
+    With --baseline OTHER_RUN the forwarding baseline measured in another run is shown
+    beside the throughput, with the ratio row (seed 000 Figure 2).
+    A damaged run directory (records missing, duplicated, torn or altered) is refused with the
+    list of damage on stderr (exit 2) unless --allow-damaged.
     """
+    from natbench.errors import StoreError
     from natbench.report.load import load
     from natbench.report.output import write_report
 
-    run = load(run_dir)
+    run = load(run_dir, baseline)
+    damaged: list[Path] = []
+    for r in (run, run.baseline):
+        if r is None:
+            continue
+        for w in r.warnings:  # always on stderr, whatever --out says
+            click.echo(f"natbench: warning: {w}", err=True)
+        for d in r.damage:
+            click.echo(f"natbench: damaged: {d}", err=True)
+        if r.damage:
+            damaged.append(r.path)
+    if damaged and not allow_damaged:
+        raise StoreError(
+            f"{', '.join(map(str, damaged))}: damaged run directory (problems above): the tables would hold fewer or"
+            " more repetitions than were measured; nothing was written. `--allow-damaged` reports the intact records,"
+            f" `natbench run --resume {damaged[0]} --repair` measures the damaged repetitions again"
+        )
     fmts = formats or ("text", "html")
     if out is not None and str(out) == "-":
         if "html" in fmts:
@@ -57,10 +92,9 @@ def report(run_dir: Path, formats: tuple[str, ...], out: Path | None, scale: str
     if "text" in fmts:
         for t in run.tables(scale):
             click.echo(t.to_text())
-    status = str(run.meta.get("status", "unknown"))
-    if status != "complete":
-        click.echo(f"natbench: note: run status is {status!r}: the tables show what is stored so far", err=True)
-    for w in run.warnings:
-        click.echo(f"natbench: warning: {w}", err=True)
+    for which, r in (("run", run), ("baseline run", run.baseline)):
+        status = str(r.meta.get("status", "unknown")) if r is not None else "complete"
+        if status != "complete":
+            click.echo(f"natbench: note: {which} status is {status!r}: the tables show what is stored so far", err=True)
     for path in write_report(run, target, fmts, scale=scale):
         click.echo(f"wrote {path}", err=True)

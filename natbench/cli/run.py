@@ -13,7 +13,8 @@ import click
 from natbench.campaign import load_campaign
 from natbench.cli.group import FiniteFloatRange, cli
 from natbench.errors import ConfigError, NatbenchError, StoreError
-from natbench.run.observers import LoggingObserver, Observer, RichProgress
+from natbench.run.observers import LoggingObserver, Observer, PlainProgress, RichProgress
+from natbench.run.records import Scan
 from natbench.run.runner import RunInterrupted, default_run_dir, resume_campaign, run_campaign
 from natbench.run.store import TRIALS, RunDirectory
 
@@ -72,7 +73,14 @@ def summary_lines(run: RunDirectory) -> list[str]:
     "--resume",
     "resume_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Continue the run in RUN_DIR where it stopped (finished repetitions are kept, a cut-off one restarts).",
+    help="Continue the run in RUN_DIR where it stopped (finished repetitions are kept, a cut-off one restarts;"
+    " a damaged RUN_DIR stops with the list of damage unless --repair).",
+)
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="With --resume: accept a damaged trials.jsonl (kept as trials.damaged-TIME.jsonl) and measure the"
+    " repetitions the damage touched again.",
 )
 @click.option(
     "-o",
@@ -81,7 +89,11 @@ def summary_lines(run: RunDirectory) -> list[str]:
     help="Run directory (default: the campaign's output, or a time-stamped sibling when that exists).",
 )
 @click.option("--parquet/--no-parquet", default=True, show_default=True, help="Export trials.parquet at the end.")
-@click.option("--progress/--no-progress", default=None, help="Live progress display (default: when stderr is a tty).")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Live progress display (default: when stderr is a tty; otherwise plain progress lines).",
+)
 @click.option(
     "--monitor",
     "monitor_interval",
@@ -93,6 +105,7 @@ def summary_lines(run: RunDirectory) -> list[str]:
 def run_command(
     campaign_file: Path | None,
     resume_dir: Path | None,
+    repair: bool,
     output: Path | None,
     parquet: bool,
     progress: bool | None,
@@ -102,6 +115,8 @@ def run_command(
     """Run a campaign (FILE), or resume an interrupted run (--resume RUN_DIR)."""
     if (campaign_file is None) == (resume_dir is None):
         raise click.UsageError("give either a campaign FILE or --resume RUN_DIR (exactly one)")
+    if repair and resume_dir is None:
+        raise click.UsageError("--repair goes with --resume RUN_DIR")
     if resume_dir is not None and output is not None:
         raise click.UsageError("--output cannot be used with --resume (the run stays in RUN_DIR)")
     if campaign_file is not None and not campaign_file.is_file():
@@ -116,17 +131,24 @@ def run_command(
         observers.append(LoggingObserver(logger))
     if progress if progress is not None else sys.stderr.isatty():
         observers.append(RichProgress())
+    elif progress is None and not verbose:  # a pipe or a log file: the same progress as plain lines
+        observers.append(PlainProgress(lambda line: click.echo(line, err=True)))
     if campaign_file is not None:
         where = output or default_run_dir(load_campaign(campaign_file))  # ConfigError: one line, exit 2
     else:
         assert resume_dir is not None
         existing = RunDirectory.open(resume_dir)  # StoreError: one line, exit 2
         existing.check_resumable()
+        found = existing.check_resume(repair)  # damage without --repair: the list of it, exit 2, nothing measured
+        for note in found.notes:
+            click.echo(f"natbench: note: {note}", err=True)
+        if found.damage:
+            _announce_repair(existing, found)
         where = existing.path
     click.echo(f"natbench: run directory {where}", err=True)
     try:
         if resume_dir is not None:
-            run = resume_campaign(resume_dir, observers=observers, monitor_interval=monitor_interval)
+            run = resume_campaign(resume_dir, observers=observers, monitor_interval=monitor_interval, repair=repair)
         else:
             assert campaign_file is not None
             run = run_campaign(campaign_file, where, observers=observers, monitor_interval=monitor_interval)
@@ -141,6 +163,20 @@ def run_command(
         if "[" in line or "failed" in line:  # the flags the tables cannot show at a glance
             click.echo(line)
     click.echo(f"run directory: {run.path} ({run.status}); full report: natbench report {run.path}")
+
+
+def _announce_repair(run: RunDirectory, found: Scan) -> None:
+    """Say on stderr what --repair accepts and what it will measure again, before it does."""
+    for d in found.damage:
+        click.echo(f"natbench: damaged: {d}", err=True)
+    labels = {p["id"]: p.get("label", p["id"]) for p in run.points}
+    click.echo(
+        f"natbench: repair: {run.path / TRIALS} is copied to trials.damaged-<UTC time>.jsonl first;"
+        f" {len(found.tainted)} finished or touched repetition(s) lose their records and are measured again",
+        err=True,
+    )
+    for pid, metric, rep in sorted(found.tainted):
+        click.echo(f"natbench: repair: re-measure {labels.get(pid, pid)} {metric} repetition {rep}", err=True)
 
 
 def _print_tables(run_dir: Path) -> None:

@@ -1,7 +1,8 @@
 """How natbench reaches a DUT: one testbed backend per access kind (``testbed.duts[].access.kind``).
 
 ``ssh``    :class:`~natbench.duts.ssh.SshExecutor` (host, user, port, key, known_hosts,
-           allow_unknown_host_key, sudo, connect_timeout, command_timeout); with ``namespace``
+           allow_unknown_host_key, sudo, connect_timeout, command_timeout, keepalive_interval,
+           keepalive_count); with ``namespace``
            the recipe runs inside that namespace on the remote host.
 ``local``  :class:`~natbench.duts.executors.LocalExecutor` (this machine's current namespace).
 ``netns``  :class:`~natbench.duts.executors.NetnsExecutor` (``namespace``).
@@ -63,6 +64,8 @@ class SshBackend:
             sudo=a.sudo,
             connect_timeout=a.connect_timeout,
             command_timeout=a.command_timeout,
+            keepalive_interval=a.keepalive_interval,
+            keepalive_count=a.keepalive_count,
         )
         return DutPlacement(NetnsExecutor(a.namespace, ssh) if a.namespace else ssh)
 

@@ -9,6 +9,7 @@ is killed and reported; nothing blocks forever.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shlex
 import signal
@@ -20,6 +21,7 @@ from typing import Protocol, runtime_checkable
 from natbench.errors import DutError
 
 __all__ = [
+    "AuthenticationFailed",
     "CommandFailed",
     "CommandResult",
     "CommandTimeout",
@@ -32,6 +34,11 @@ __all__ = [
 
 DEFAULT_COMMAND_TIMEOUT = 120.0
 
+KILL_GRACE = 2.0
+"""Seconds natbench still waits, after killing a timed-out command's process group, for its output pipes to
+close and the process to be reaped; a child that left the group (``setsid``) and still holds the pipes is
+then cut off: the pipes are closed on natbench's side and the command is reported as timed out."""
+
 
 class ExecutorError(DutError):
     """An executor could not run a command (unreachable, refused, timed out)."""
@@ -43,6 +50,10 @@ class CommandTimeout(ExecutorError):
 
 class ConnectionLost(ExecutorError):
     """The connection to the DUT dropped while a command ran; the step may be retried."""
+
+
+class AuthenticationFailed(ExecutorError):
+    """The DUT refused the login, or the key could not be used (wrong passphrase); never retried."""
 
 
 class CommandFailed(DutError):
@@ -112,6 +123,19 @@ class Executor(Protocol):
         ...
 
 
+MAX_WAIT = 1e6
+"""The longest wait an executor accepts, in seconds (11.6 days; the operating system's timers overflow
+somewhere beyond, and no DUT command should take longer)."""
+
+
+def seconds(value: float, what: str) -> float:
+    """``value`` as seconds in (0, :data:`MAX_WAIT`], else :class:`ExecutorError` naming ``what``."""
+    v = float(value)
+    if not (math.isfinite(v) and 0 < v <= MAX_WAIT):
+        raise ExecutorError(f"{what} must be a number of seconds above 0 and at most {MAX_WAIT:g}, not {value!r}")
+    return v
+
+
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
@@ -121,7 +145,7 @@ class LocalExecutor:
 
     def __init__(self, *, sudo: bool = False, command_timeout: float = DEFAULT_COMMAND_TIMEOUT) -> None:
         self.sudo = sudo
-        self.command_timeout = command_timeout
+        self.command_timeout = seconds(command_timeout, "local: command_timeout")
 
     @property
     def description(self) -> str:
@@ -143,7 +167,7 @@ class LocalExecutor:
         return self._run_argv(self.argv(command), command, timeout, check)
 
     def _run_argv(self, argv: list[str], command: str, timeout: float | None, check: bool) -> CommandResult:
-        limit = timeout if timeout is not None else self.command_timeout
+        limit = seconds(timeout, f"{self.description}: timeout") if timeout is not None else self.command_timeout
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -158,11 +182,10 @@ class LocalExecutor:
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+            held = _kill_and_reap(proc)
+            extra = " (a process outside its group still held its output; natbench stopped waiting)" if held else ""
             raise CommandTimeout(
-                f"{self.description}: command did not finish within {limit:g} s and was killed: {command}"
+                f"{self.description}: command did not finish within {limit:g} s and was killed{extra}: {command}"
             ) from None
         result = CommandResult(command, proc.returncode, _decode(out), _decode(err), time.monotonic() - start)
         if check and not result.ok:
@@ -175,6 +198,28 @@ class LocalExecutor:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _kill_and_reap(proc: subprocess.Popen[bytes], grace: float = KILL_GRACE) -> bool:
+    """Kill ``proc``'s process group and wait at most ``grace`` seconds for its pipes and its exit.
+
+    Returns True when something outside the group (a child that called ``setsid``) still held the pipes:
+    they are then closed on this side, so no wait depends on that child.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    held = False
+    try:
+        proc.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        held = True
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace)
+    return held
 
 
 class NetnsExecutor:

@@ -1,10 +1,24 @@
-"""SSH executor (paramiko): verified host keys, key/agent auth, timeouts, reconnect with backoff.
+"""SSH executor (paramiko): verified host keys, key/agent auth, timeouts, keepalive, reconnect with backoff.
 
 Security defaults: the server's host key must be in ``known_hosts`` (the
 user's ``~/.ssh/known_hosts`` unless another file is named); an unknown key
 is refused unless ``allow_unknown_host_key`` is set, a changed key is always
 refused. Only key files and the SSH agent authenticate (no passwords); the
 key passphrase, if any, is never logged or shown in ``repr``.
+
+Every wait is bounded: the TCP connect, the banner, the key exchange and the
+authentication each by ``connect_timeout`` (paramiko's ``timeout``,
+``banner_timeout``, ``auth_timeout``), a command by its timeout, and everything
+on an established connection (opening a channel, starting a command, reading
+its output) by the keepalive: when
+nothing arrives from the DUT for ``keepalive_interval`` seconds a keepalive
+request that the server must answer is sent, one every interval; after
+``keepalive_count`` of them went unanswered (``keepalive_interval x
+(keepalive_count + 1)`` seconds after the last packet from the DUT) the
+connection is declared lost and closed, which ends every wait on it with
+:class:`ConnectionLost`. Only transient network errors are retried; a host key
+or authentication problem (a refused key, a key that the given passphrase
+does not decrypt) is one :class:`AuthenticationFailed` error.
 """
 
 from __future__ import annotations
@@ -20,19 +34,120 @@ from pathlib import Path
 from typing import Any
 
 import paramiko
+from paramiko.common import cMSG_GLOBAL_REQUEST
 
 from natbench.duts.executors import (
     DEFAULT_COMMAND_TIMEOUT,
+    AuthenticationFailed,
     CommandFailed,
     CommandResult,
     CommandTimeout,
     ConnectionLost,
     ExecutorError,
+    seconds,
 )
 
-__all__ = ["SshExecutor"]
+__all__ = ["DEFAULT_KEEPALIVE_COUNT", "DEFAULT_KEEPALIVE_INTERVAL", "SshExecutor"]
 
 log = logging.getLogger(__name__)
+
+DEFAULT_KEEPALIVE_INTERVAL = 5.0
+"""Seconds of silence from the DUT before natbench sends a keepalive, and between keepalives."""
+DEFAULT_KEEPALIVE_COUNT = 3
+"""Unanswered keepalives after which the connection is declared lost (5 s x (3 + 1) = 20 s of silence)."""
+
+
+class _WatchedSocket:
+    """A TCP socket that notes when bytes last arrived from the peer (read by :class:`_Keepalive`)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.last_recv = time.monotonic()
+        """``time.monotonic()`` of the last read that returned data."""
+
+    def recv(self, n: int) -> bytes:
+        """Read like ``socket.recv`` and note the time when data came."""
+        data = self._sock.recv(n)
+        if data:
+            self.last_recv = time.monotonic()
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class _Keepalive:
+    """Watches one connection: sends keepalives while the DUT is silent, closes the connection when they go
+    unanswered.
+
+    The keepalive is the ``keepalive@openssh.com`` global request with *want reply* set: RFC 4254 section 4
+    makes the server answer it (with SSH_MSG_REQUEST_FAILURE when it does not know it, which is enough), so
+    any answer proves the path and the server are alive.
+    paramiko's own ``set_keepalive`` asks for no reply and therefore cannot detect a dead peer.
+    """
+
+    def __init__(
+        self, transport: paramiko.Transport, sock: _WatchedSocket, interval: float, count: int, what: str
+    ) -> None:
+        self.transport = transport
+        self.sock = sock
+        self.interval = interval
+        self.count = count
+        self.what = what
+        self.reason: str | None = None
+        """Why the connection was declared lost (None while it is not)."""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"ssh-keepalive {what}", daemon=True)
+
+    @property
+    def limit(self) -> float:
+        """Seconds without a packet from the DUT after which the connection is lost."""
+        return self.interval * (self.count + 1)
+
+    def start(self) -> None:
+        """Start watching."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop watching (the connection is being closed)."""
+        self._stop.set()
+        if self._thread is not threading.current_thread() and self._thread.is_alive():
+            self._thread.join(timeout=2.0)
+
+    def _run(self) -> None:
+        tick = min(0.25, self.interval / 4)
+        sent = 0  # keepalives sent since the last packet from the DUT
+        last_seen = self.sock.last_recv
+        while not self._stop.wait(tick):
+            if not self.transport.is_active():
+                return
+            if self.sock.last_recv != last_seen:
+                last_seen, sent = self.sock.last_recv, 0
+            silent = time.monotonic() - last_seen
+            if silent >= self.limit:
+                self.reason = (
+                    f"no answer to {self.count} keepalives (one every {self.interval:g} s, nothing received for "
+                    f"{silent:.1f} s): connection declared lost"
+                )
+                log.warning("%s: %s", self.what, self.reason)
+                self.transport.close()
+                return
+            if silent >= (sent + 1) * self.interval and sent < self.count:
+                self._send()
+                sent += 1
+
+    def _send(self) -> None:
+        if not self.transport.clear_to_send.is_set():
+            return  # a key exchange is under way: sending would block; the silence is still counted
+        m = paramiko.Message()
+        m.add_byte(cMSG_GLOBAL_REQUEST)
+        m.add_string("keepalive@openssh.com")
+        m.add_boolean(True)  # want reply: the answer is the proof of life
+        try:
+            # paramiko's public global_request() either blocks for the answer or asks for none
+            self.transport._send_user_message(m)  # type: ignore[attr-defined]
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            log.debug("%s: keepalive not sent: %s", self.what, exc)
 
 
 class _AcceptUnknownPolicy(paramiko.MissingHostKeyPolicy):
@@ -67,6 +182,8 @@ class SshExecutor:
         backoff: float = 0.5,
         passphrase: str | None = None,
         sock_factory: Callable[[float], socket.socket] | None = None,
+        keepalive_interval: float = DEFAULT_KEEPALIVE_INTERVAL,
+        keepalive_count: int = DEFAULT_KEEPALIVE_COUNT,
     ) -> None:
         self.host_name = host
         self.user = user
@@ -77,15 +194,25 @@ class SshExecutor:
         )
         self.allow_unknown_host_key = allow_unknown_host_key
         self.sudo = sudo
-        self.connect_timeout = float(connect_timeout)
-        self.command_timeout = float(command_timeout)
+        self.connect_timeout = seconds(connect_timeout, f"{self.description}: connect_timeout")
+        self.command_timeout = seconds(command_timeout, f"{self.description}: command_timeout")
         self.retries = int(retries)
         self.backoff = float(backoff)
         self._passphrase = passphrase
         self.sock_factory = sock_factory
         """Opens the TCP connection (given the connect timeout) instead of paramiko, e.g. inside a network
         namespace; the host key is still looked up for ``host:port``."""
+        self.keepalive_interval = float(keepalive_interval)
+        """Seconds of silence from the DUT before a keepalive is sent, and between keepalives."""
+        self.keepalive_count = int(keepalive_count)
+        """Unanswered keepalives after which the connection is declared lost."""
+        seconds(self.keepalive_interval, f"{self.description}: keepalive_interval")
+        if self.keepalive_count < 1:
+            raise ExecutorError(f"{self.description}: keepalive_count must be at least 1, not {self.keepalive_count}")
         self._client: paramiko.SSHClient | None = None
+        self._keepalive: _Keepalive | None = None
+        self._pkey: paramiko.PKey | None = None
+        self._last_loss: str | None = None
         self._lock = threading.RLock()
         self.reconnects = 0
         """How many times the connection was re-established after a drop."""
@@ -126,6 +253,7 @@ class SshExecutor:
         client.set_missing_host_key_policy(
             _AcceptUnknownPolicy() if self.allow_unknown_host_key else paramiko.RejectPolicy()
         )
+        pkey = self._load_key()
         kwargs: dict[str, Any] = {
             "hostname": self.host_name,
             "port": self.port,
@@ -136,14 +264,23 @@ class SshExecutor:
             "allow_agent": True,
             "look_for_keys": self.key is None,
         }
-        if self.key:
-            kwargs["key_filename"] = self.key
-        if self._passphrase:
-            kwargs["passphrase"] = self._passphrase
+        if pkey is not None:
+            kwargs["pkey"] = pkey
+        elif self.key:
+            kwargs["key_filename"] = self.key  # encrypted and no passphrase given: the agent may hold it
+        sock: _WatchedSocket | None = None
         try:
             if self.sock_factory is not None:
-                kwargs["sock"] = self.sock_factory(self.connect_timeout)
-            client.connect(**kwargs)
+                raw = self.sock_factory(self.connect_timeout)
+            else:
+                raw = socket.create_connection((self.host_name, self.port), timeout=self.connect_timeout)
+            sock = _WatchedSocket(raw)
+            kwargs["sock"] = sock
+            try:
+                client.connect(**kwargs)
+            except BaseException:
+                sock.close()  # paramiko closes the sockets it opens, not a given one
+                raise
         except paramiko.BadHostKeyException as exc:
             client.close()
             raise ExecutorError(
@@ -152,8 +289,9 @@ class SshExecutor:
             ) from None
         except paramiko.AuthenticationException as exc:
             client.close()
-            raise ExecutorError(
-                f"{self.description}: authentication failed ({type(exc).__name__}); check user and key"
+            raise AuthenticationFailed(
+                f"{self.description}: authentication failed ({type(exc).__name__}: the server refused "
+                f"{'key ' + self.key if self.key else 'the agent keys and default keys'}); check user and key"
             ) from None
         except paramiko.SSHException as exc:
             client.close()
@@ -165,8 +303,49 @@ class SshExecutor:
             raise ConnectionLost(f"{self.description}: SSH error: {exc}") from None
         except (OSError, EOFError) as exc:
             client.close()
-            raise ConnectionLost(f"{self.description}: cannot connect: {exc}") from None
+            raise ConnectionLost(f"{self.description}: cannot connect: {exc or type(exc).__name__}") from None
+        transport = client.get_transport()
+        if transport is None or sock is None:
+            client.close()
+            raise ConnectionLost(f"{self.description}: cannot connect: no transport")
+        self._keepalive = _Keepalive(transport, sock, self.keepalive_interval, self.keepalive_count, self.description)
+        self._keepalive.start()
         return client
+
+    def _load_key(self) -> paramiko.PKey | None:
+        """The key file decrypted here, before the DUT is contacted (None: no key file, or an encrypted one and
+        no passphrase, left to the agent).
+
+        A passphrase that does not decrypt the key is an :class:`AuthenticationFailed` at once: retrying
+        cannot help, and no login attempt reaches the DUT.
+        """
+        if self.key is None:
+            return None
+        if self._pkey is not None:
+            return self._pkey
+        secret = self._passphrase.encode() if self._passphrase else None
+        try:
+            # paramiko 5 wants the passphrase as bytes here (its stubs still say str)
+            self._pkey = paramiko.PKey.from_path(self.key, secret)  # type: ignore[arg-type]
+        except OSError as exc:
+            raise AuthenticationFailed(f"{self.description}: cannot read key {self.key}: {exc.strerror}") from None
+        except TypeError:
+            if secret is None:
+                return None  # encrypted, no passphrase: paramiko tries the agent
+            try:  # a passphrase for a key that is not encrypted
+                self._pkey = paramiko.PKey.from_path(self.key, None)
+            except (TypeError, ValueError, paramiko.SSHException):
+                raise AuthenticationFailed(f"{self.description}: cannot load key {self.key}") from None
+        except (ValueError, paramiko.SSHException):
+            if secret is not None:
+                raise AuthenticationFailed(
+                    f"{self.description}: authentication failed: the passphrase does not decrypt key {self.key} "
+                    "(not retried)"
+                ) from None
+            raise AuthenticationFailed(
+                f"{self.description}: authentication failed: key {self.key} is not a private key paramiko can read"
+            ) from None
+        return self._pkey
 
     def connect(self) -> None:
         """Connect (again) now, retrying transient failures with exponential backoff.
@@ -180,6 +359,7 @@ class SshExecutor:
             try:
                 self._client = self._connect_once()
                 log.debug("connected to %s", self.description)
+                self._last_loss = None
                 return
             except ConnectionLost as exc:
                 last = exc
@@ -188,7 +368,8 @@ class SshExecutor:
                     time.sleep(delay)
                     delay *= 2
         assert last is not None
-        raise ConnectionLost(f"{last} (gave up after {self.retries + 1} attempts)")
+        earlier = f"; before that: {self._last_loss}" if self._last_loss else ""
+        raise ConnectionLost(f"{last} (gave up after {self.retries + 1} attempts{earlier})")
 
     def _alive(self) -> bool:
         if self._client is None:
@@ -198,9 +379,21 @@ class SshExecutor:
 
     def close(self) -> None:
         """Close the connection (a later ``run`` reconnects)."""
+        if self._keepalive is not None:
+            self._keepalive.stop()
+            if self._keepalive.reason:
+                self._last_loss = self._keepalive.reason
+            self._keepalive = None
         if self._client is not None:
             self._client.close()
             self._client = None
+
+    def _dropped(self, what: str) -> ConnectionLost:
+        """The error for a connection that went away; names the keepalive when it declared the loss."""
+        ka = self._keepalive
+        if ka is not None and ka.reason:
+            return ConnectionLost(f"{self.description}: {ka.reason} {what}")
+        return ConnectionLost(f"{self.description}: connection dropped {what}")
 
     # -- commands ---------------------------------------------------------
 
@@ -226,7 +419,7 @@ class SshExecutor:
         A connection that drops while the command runs raises :class:`ConnectionLost`
         (the caller decides whether the step is safe to retry; the next call reconnects).
         """
-        limit = timeout if timeout is not None else self.command_timeout
+        limit = seconds(timeout, f"{self.description}: timeout") if timeout is not None else self.command_timeout
         chan = self._open_channel()
         start = time.monotonic()
         try:
@@ -295,7 +488,7 @@ class SshExecutor:
                 if not got:
                     transport = chan.get_transport()
                     if transport is None or not transport.is_active():
-                        raise ConnectionLost(f"{self.description}: connection dropped while running: {command}")
+                        raise self._dropped(f"while running: {command}")
                     time.sleep(idle)  # short commands answer fast; long ones (a 40-minute flush) poll slowly
                     idle = min(idle * 1.5, 0.05)
                 else:
@@ -307,8 +500,12 @@ class SshExecutor:
                 err.append(chan.recv_stderr(65536))
             status = chan.recv_exit_status() if chan.exit_status_ready() else -1
         except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
+            if self._keepalive is not None and self._keepalive.reason:
+                raise self._dropped(f"while running: {command}") from None
             raise ConnectionLost(f"{self.description}: connection problem while running {command}: {exc}") from None
         if status == -1:
+            if self._keepalive is not None and self._keepalive.reason:
+                raise self._dropped(f"while running: {command}")
             raise ConnectionLost(f"{self.description}: no exit status (connection closed) for: {command}")
         return CommandResult(
             command,

@@ -1,12 +1,14 @@
 """Connection tracking table capacity (siitperf's cttc.sh): an exponential, then a binary search on the
 number of connections C, each probe a validated cps search.
 
-Each probe of C connections is a cps binary search in [0, RS] whose steps are validated (phase 1 with
-learning + reverse validation at alpha x rate). The exponential search doubles C until the rate drops below
-beta x RS; the final binary search keeps C when its rate stays at or above gamma x RS, until the interval
-is within ``connection_error`` connections. C moves in whole source ports: the point's destination range
-stays fixed and the source range (starting at the point's first source port) grows or shrinks, so
-C = n_src x |D|.
+Each probe of C connections is a cps binary search in [0, RS] (:func:`~natbench.metrics.cps.establishment_search`)
+whose steps are validated as ``validation`` says (default ``every_step``, as siitperf's script: phase 1 with
+learning + reverse validation at alpha x rate). A table that cannot hold C connections shows as failed steps (a
+table shortfall, or reverse frames to evicted entries that do not arrive), so the probe's rate collapses.
+The exponential search doubles C until the rate drops below beta x RS; the final binary search keeps C when
+its rate stays at or above gamma x RS, until the interval is within ``connection_error`` connections. C moves in
+whole source ports: the point's destination range stays fixed and the source range (starting at the point's
+first source port) grows or shrinks, so C = n_src x |D|.
 """
 
 from __future__ import annotations
@@ -20,19 +22,18 @@ from pydantic import Field, model_validator
 
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint, search_steps
+from natbench.metrics.cps import CpsSettings, establishment_search
+from natbench.metrics.cps import estimate as probe_estimate
+from natbench.metrics.duration import repeated, search_steps
 from natbench.metrics.registry import Metric
-from natbench.metrics.settings import Count, MetricSettings, SearchSettings
-from natbench.metrics.trial import search_rates
-from natbench.metrics.validation import ValidatedSettings, validated_step
-from natbench.results import RepetitionResult, TrialRecord
-from natbench.search import SearchStep
+from natbench.metrics.settings import Count, MetricSettings
+from natbench.results import RepetitionResult
 from natbench.traffic.ports import PortRange
 
 __all__ = ["CAPACITY", "CapacitySettings", "capacity"]
 
 
-class CapacitySettings(SearchSettings, ValidatedSettings):
+class CapacitySettings(CpsSettings):
     """Connection tracking table capacity: exponential then binary search over the connection count.
 
     Each probe is a maximum-connection-establishment-rate search (lower/upper/error
@@ -79,11 +80,7 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
             probes.append([n_src * n_dst, 0.0])
             return 0.0
 
-        def step(st: SearchStep) -> TrialRecord:
-            # the last record of a validated step (a failed phase 1, or the validation) carries its verdict
-            return validated_step(ctx, st.rate, st.rate * s.alpha, lower=st.lower, upper=st.upper, extra=tag)[1]
-
-        out = search_rates(ctx, 0.0, upper, step, stop_below=stop_below)
+        out = establishment_search(ctx, 0.0, upper, stop_below=stop_below, extra=tag).outcome
         probes.append([n_src * n_dst, out.value])
         return out.value
 
@@ -123,13 +120,12 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
 
 def estimate(s: CapacitySettings, _connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
     """``ceil(log2(max/min)) + ceil(log2((max - min) / connection_error))`` probes, each a cps search at
-    ``max_connections / 2`` connections."""
+    ``max_connections / 2`` connections (validated as the cps estimate counts it)."""
     probes = math.ceil(math.log2(s.max_connections / s.min_connections)) + search_steps(
         s.min_connections, s.max_connections, s.connection_error
     )
-    steps = search_steps(s.lower, s.upper, s.error)
-    per = (s.max_connections / 2) / search_midpoint(s) + s.timeout + STEP_OVERHEAD
-    return repeated(s, probes * steps, probes * steps * per)
+    trials, seconds = probe_estimate(s.model_copy(update={"repetitions": 1}), s.max_connections // 2, {})
+    return repeated(s, probes * trials, probes * seconds)
 
 
 CAPACITY = Metric(

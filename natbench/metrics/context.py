@@ -90,6 +90,9 @@ class ProcedureContext(Generic[S]):
     """ResponderMode.COMPUTE: ``verified`` / ``unverified`` once the DUT's port preservation was checked."""
     options: RunOptions = field(default_factory=RunOptions)
     """Engine options of the whole run."""
+    announce: Callable[[str, float | None], None] = field(default=lambda _what, _seconds: None)
+    """Tells the run's observers that a long activity starts (what, expected seconds or None): a fill of N
+    connections, a flush; progress displays show it with its ETA."""
 
     @property
     def acceptance(self) -> float:

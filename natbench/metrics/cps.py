@@ -1,43 +1,126 @@
-"""Maximum connection establishment rate (RFC 9693): a binary search of phase-1 trials.
+"""Maximum connection establishment rate (RFC 9693, Section 4.5): a binary search of phase-1 trials, validated
+(Section 4.6).
 
-The DUT table is emptied (``reset_connections``) before every step; a passing step must leave between
-``valid`` and ``sent + table_slack`` connections in the table when the DUT can count them.
+The DUT table is emptied (``reset_connections``) before every step. A step passes when every phase-1 frame
+arrived (within the acceptance), the table holds the connections they created (when the DUT can count: fewer is
+a FAIL, ``fail_cause: table_shortfall``) and, with ``validation: every_step`` (default), every reverse frame over
+the learned state arrived (``fail_cause: validation``). :func:`establishment_search` is also each probe of the
+capacity search.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from typing import Any
 
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint, search_steps
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import MetricSettings, SearchSettings
-from natbench.metrics.trial import phase1_step, search_extra, search_rates
-from natbench.results import RepetitionResult
+from natbench.metrics.trial import search_extra, search_rates
+from natbench.metrics.validation import EstablishmentSettings, establishment_step, validated_step
+from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.search import SearchOutcome, SearchStep
 
-__all__ = ["CPS", "CpsSettings", "cps"]
+__all__ = ["CPS", "CpsSettings", "EstablishmentOutcome", "cps", "establishment_search"]
 
 
-class CpsSettings(SearchSettings):
-    """Maximum connection establishment rate: binary search with phase 1 only, table emptied before each step."""
+class CpsSettings(SearchSettings, EstablishmentSettings):
+    """Maximum connection establishment rate: binary search of phase-1 trials, table emptied before each step.
+
+    Each step is validated with reverse frames as ``validation`` says (RFC 9693, Sections 4.5 and 4.6).
+    """
+
+
+@dataclasses.dataclass(frozen=True)
+class EstablishmentOutcome:
+    """A finished connection-establishment search: the search's outcome and the rates the final validation
+    rejected (``validation: final``; empty otherwise)."""
+
+    outcome: SearchOutcome
+    """Where the (last) binary search stopped; ``value`` is the reported rate; steps (a final validation counts as
+    one) and invalid trials summed over both searches."""
+    rejected: tuple[float, ...] = ()
+    """``validation: final``: the phase-1 result whose validation failed (it became the upper bound); else empty."""
+    validated: bool = False
+    """True when the reported rate passed a validation (every step's, or the final one)."""
+
+
+def establishment_search(
+    ctx: ProcedureContext[CpsSettings],
+    lower: float,
+    upper: float,
+    *,
+    stop_below: float | None = None,
+    extra: dict[str, Any] | None = None,
+) -> EstablishmentOutcome:
+    """Binary search of the connection establishment rate in ``[lower, upper]`` with the settings' ``validation``.
+
+    ``every_step``: each step is phase 1 + validation; ``off``: phase 1 only. ``final``: phase 1 only, then the
+    result r is validated once (phase 1 at r with learning + reverse frames, stored with ``extra.final``). When
+    that fails, r counts as a failed step and the search goes on in ``[lower, r]`` with every step validated:
+    the DUT has shown that it forwards phase-1 frames it keeps no state for, so the phase-1 passes below r prove
+    nothing. The reported rate is always a validated one (or ``lower`` when no rate passed).
+    """
+    s = ctx.settings
+    mode = s.validation
+    passes: list[float] = []
+    every = [mode == "every_step"]
+
+    def step(st: SearchStep) -> TrialRecord:
+        rec = establishment_step(ctx, st.rate, validate=every[0], lower=st.lower, upper=st.upper, extra=extra)
+        if rec.verdict is Verdict.PASS and every[0]:
+            passes.append(st.rate)
+        return rec
+
+    out = search_rates(ctx, lower, upper, step, stop_below=stop_below)
+    if mode != "final" or out.value <= lower:  # "final" with no passing rate: nothing to validate
+        return EstablishmentOutcome(out, validated=out.value in passes)
+    ok, _rec = validated_step(
+        ctx, out.value, out.value * s.alpha, lower=out.lower, upper=out.upper, extra={**(extra or {}), "final": True}
+    )
+    if ok:
+        return EstablishmentOutcome(out, validated=True)
+    # the DUT forwarded phase 1 at this rate without keeping its connections: phase 1 alone cannot tell, so the
+    # search goes on below the rejected rate with every step validated
+    every[0] = True
+    more = search_rates(ctx, lower, out.value, step, stop_below=stop_below)
+    merged = dataclasses.replace(
+        more, steps=out.steps + 1 + more.steps, invalid=out.invalid + more.invalid, at_upper_limit=False
+    )
+    return EstablishmentOutcome(merged, (out.value,), validated=more.value in passes)
 
 
 def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
-    """Maximum connection establishment rate: binary search with phase 1 only, table emptied every step."""
+    """Maximum connection establishment rate: binary search with phase 1 (and validation), table emptied every
+    step."""
     s = ctx.settings
-    out = search_rates(
-        ctx,
-        s.lower,
-        s.upper,
-        lambda st: phase1_step(ctx, st.rate, learn=False, kind="phase1", lower=st.lower, upper=st.upper),
+    found = establishment_search(ctx, s.lower, s.upper)
+    out = found.outcome
+    return ctx.result(
+        out.value,
+        error=out.error,
+        **search_extra(out),
+        validation=s.validation,
+        validated=found.validated,
+        rejected=list(found.rejected),
     )
-    return ctx.result(out.value, error=out.error, **search_extra(out))
 
 
 def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
-    """Every step is a phase 1 of N connections at the middle of the search range: ``N / r + timeout``."""
+    """Every step is a phase 1 of N connections at the middle of the search range: ``N / r + timeout``; validated
+    steps add the reverse frames, ``N / (alpha r) + timeout`` (``every_step``: every step, counted as a second
+    trial; ``final``: one more phase 1 and validation at the end)."""
     steps = search_steps(s.lower, s.upper, s.error)
-    return repeated(s, steps, steps * (connections / search_midpoint(s) + s.timeout + STEP_OVERHEAD))
+    mid = search_midpoint(s)
+    phase1 = connections / mid + s.timeout + STEP_OVERHEAD
+    check = connections / (mid * s.alpha) + s.timeout
+    if s.validation == "every_step":
+        return repeated(s, 2 * steps, steps * (phase1 + check))
+    if s.validation == "final":
+        return repeated(s, steps + 2, (steps + 1) * phase1 + check)
+    return repeated(s, steps, steps * phase1)
 
 
 CPS = Metric(

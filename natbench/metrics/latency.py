@@ -1,17 +1,26 @@
-"""Latency and packet delay variation (RFC 8219) of tagged frames in one phase-2 trial on a filled table.
+"""Latency and packet delay variation (RFC 8219 7.2 and 7.3.1) in phase-2 trials on a filled table.
 
 Both run at ``rate``, or at the median throughput measured earlier at the same working point (RFC 8219
-measures them at the throughput rate); loss above the acceptance is reported beside the value. Latency is
-the typical (median) latency of the worse direction, ``extra.worst_case`` its 99.9th percentile; PDV is
-D99.9 - Dmin of the worse direction.
+measures them at the throughput rate); loss above the acceptance is reported beside the value.
+
+Latency (RFC 8219 7.2): a 120 s trial; ``tagged_frames`` (at least 500) timestamped frames per direction,
+evenly spaced from ``tag_delay`` (60 s) to the end, so no tagged frame falls in the warm-up. Typical latency
+(TL) is their median, worst-case latency (WCL) their 99.9th percentile (nearest rank: the largest of fewer
+than 1000). The result is the worse direction's TL; ``extra.worst_case`` the worse direction's WCL.
+
+PDV (RFC 8219 7.3.1, the PDV form of RFC 5481): a 60 s trial in which the one-way delay of every frame is
+measured; PDV = D99.9 - Dmin of the worse direction.
+
+Both are repeated 20 times (RFC 8219: at least 20); the report shows the median (and min, max) of the
+repetitions' TL, WCL and PDV.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
@@ -21,7 +30,8 @@ from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Rate
 from natbench.metrics.trial import rate_from_prior, retry
 from natbench.results import RepetitionResult
-from natbench.values import MAX_DURATION_SECONDS, MAX_RATE
+from natbench.testers.base import Phase2Options
+from natbench.values import MAX_COUNT, MAX_DURATION_SECONDS, MAX_RATE, MAX_REPETITIONS
 
 __all__ = ["LATENCY", "PDV", "DelaySettings", "LatencySettings", "PdvSettings", "latency", "pdv"]
 
@@ -30,31 +40,50 @@ RATE_FROM = "throughput"
 
 
 class DelaySettings(FilledTableSettings):
-    """Settings of the metrics measured from the delays of tagged frames."""
+    """Settings of the metrics measured from one-way delays (RFC 8219 7.2, 7.3)."""
 
     rate: Rate | None = Field(default=None, gt=0)
-    """Per-direction frame rate (None: the throughput result of the same working point)."""
-    tagged_rate: float = Field(default=1000.0, gt=0, le=MAX_RATE)
-    """Timestamped (tagged) frames per second per direction."""
+    """Per-direction frame rate (None: the throughput result of the same working point, as RFC 8219 7.2 and
+    7.3.1 require)."""
+    repetitions: int = Field(default=20, ge=1, le=MAX_REPETITIONS)
+    """Number of repetitions (RFC 8219 7.2 and 7.3.1: at least 20, the median is reported; min and max too)."""
 
 
 class LatencySettings(DelaySettings):
-    """Latency (typical = median, worst case = 99.9th percentile of tagged frames) in phase 2."""
+    """Latency (RFC 8219 7.2): typical = median, worst case = 99.9th percentile of the tagged frames."""
 
     duration: float = Field(default=120.0, gt=0, le=MAX_DURATION_SECONDS)
-    """Seconds of each trial (RFC 8219: 120)."""
+    """Seconds of each trial (RFC 8219 7.2: at least 120)."""
+    tag_delay: float = Field(default=60.0, ge=0, le=MAX_DURATION_SECONDS)
+    """Seconds of each trial before the first tagged frame (RFC 8219 7.2: tags only after 60 s)."""
+    tagged_frames: int = Field(default=500, ge=1, le=MAX_COUNT)
+    """Tagged (timestamped) frames per direction, evenly spaced from ``tag_delay`` to the end of the trial
+    (RFC 8219 7.2: at least 500)."""
+    tagged_rate: float | None = Field(default=None, gt=0, le=MAX_RATE)
+    """Instead of ``tagged_frames``: tag this many frames per second per direction from ``tag_delay`` on
+    (None: ``tagged_frames``)."""
+
+    @model_validator(mode="after")
+    def _warm_up_within_trial(self) -> Self:
+        if self.tag_delay >= self.duration:
+            raise ValueError(f"tag_delay ({self.tag_delay:g} s) must be shorter than duration ({self.duration:g} s)")
+        return self
 
 
 class PdvSettings(DelaySettings):
-    """Packet delay variation (D99.9 - Dmin) in phase 2."""
+    """Packet delay variation (RFC 8219 7.3.1): D99.9 - Dmin of the one-way delays of all frames of a trial."""
+
+    duration: float = Field(default=60.0, gt=0, le=MAX_DURATION_SECONDS)
+    """Seconds of each trial (RFC 8219 7.3.1: at least 60); every frame of it is timed."""
 
 
-def _delay_trial(ctx: ProcedureContext[DelaySettings]) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
-    """Fill, then one phase-2 trial with tagged frames at the rate; its latency samples per direction."""
+def _delay_trial(
+    ctx: ProcedureContext[DelaySettings], options: Phase2Options
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Fill, then one phase-2 trial at the rate measured as ``options`` say; its delay statistics per direction."""
     rate = rate_from_prior(ctx, ctx.settings.rate, RATE_FROM)
     filler = Filler(ctx)
-    tagged = ctx.settings.tagged_rate
-    rec = retry(ctx, f"latency at {rate:g}", lambda: phase2_step(ctx, filler, rate, tagged_rate=tagged))
+    rec = retry(ctx, f"{ctx.metric} at {rate:g}", lambda: phase2_step(ctx, filler, rate, measure=options))
     lat = rec.extra.get("latency") or {}
     if not lat:
         raise SearchError("the tester returned no latency samples")
@@ -62,23 +91,52 @@ def _delay_trial(ctx: ProcedureContext[DelaySettings]) -> tuple[dict[str, dict[s
     return lat, {"rate": rate, "verdict": str(rec.verdict), "reason": rec.reason}
 
 
+def latency_options(s: LatencySettings, rate: float) -> Phase2Options:
+    """The tagged-frame schedule of a latency trial at ``rate`` (RFC 8219 7.2); an error when the frames after
+    the warm-up cannot hold ``tagged_frames``."""
+    window = rate * (s.duration - s.tag_delay)
+    if s.tagged_rate is None and window < s.tagged_frames:
+        raise SearchError(
+            f"{s.tagged_frames} tagged frames do not fit into {s.duration - s.tag_delay:g} s at {rate:g} frames/s; "
+            "lower tagged_frames or tag_delay, or lengthen duration"
+        )
+    return Phase2Options(
+        latency=True,
+        latency_rate=s.tagged_rate or 1000.0,
+        latency_delay=s.tag_delay,
+        latency_frames=None if s.tagged_rate is not None else s.tagged_frames,
+    )
+
+
 def latency(ctx: ProcedureContext[LatencySettings]) -> RepetitionResult:
     """Latency at the throughput rate: typical (median) and worst case (99.9th percentile) per direction."""
-    lat, info = _delay_trial(ctx)
+    rate = rate_from_prior(ctx, ctx.settings.rate, RATE_FROM)
+    lat, info = _delay_trial(ctx, latency_options(ctx.settings, rate))
     worst = max(lat.values(), key=lambda v: v["median"])
     return ctx.result(
         worst["median"],
         **info,
         worst_case=max(v["p99_9"] for v in lat.values()),
+        tag_delay=ctx.settings.tag_delay,
         per_direction={d: {"median": v["median"], "p99_9": v["p99_9"]} for d, v in lat.items()},
+        samples={d: v["samples"] for d, v in lat.items()},
     )
 
 
 def pdv(ctx: ProcedureContext[PdvSettings]) -> RepetitionResult:
-    """Packet delay variation D99.9 - Dmin (RFC 8219 7.3.1) at the throughput rate, worst direction."""
-    lat, info = _delay_trial(ctx)
+    """Packet delay variation D99.9 - Dmin (RFC 8219 7.3.1) of all frames at the throughput rate, worst direction."""
+    lat, info = _delay_trial(ctx, Phase2Options(all_delays=True))
     per = {d: v["p99_9"] - v["minimum"] for d, v in lat.items()}
-    return ctx.result(max(per.values()), per_direction=per, **info)
+    frames = {d: v.get("frames", "tagged") for d, v in lat.items()}
+    bound = max(float(v.get("error_bound", 0.0)) * v["p99_9"] for v in lat.values())
+    return ctx.result(
+        max(per.values()),
+        per_direction=per,
+        frames=frames,
+        samples={d: v["samples"] for d, v in lat.items()},
+        error_bound=bound,
+        **info,
+    )
 
 
 def estimate(s: DelaySettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:

@@ -79,7 +79,7 @@ class _CommonSettings(SchemaModel):
     one day)."""
     check_table: bool = True
     """Count the DUT's connections to check trials (a phase 1 must leave the connections its valid frames
-    created; phase 2 must not change the table); only where the DUT's recipe can count."""
+    created, fewer fails the step; phase 2 must not change the table); only where the DUT's recipe can count."""
     table_slack: int = Field(default=64, ge=0, le=MAX_COUNT)
     """Connections the DUT table may hold beyond the test's own after phase 1 (e.g. its management session)."""
 
@@ -155,7 +155,8 @@ class FilledTableSettings(FillSettings, Phase2Settings):
     """``auto``: refill only when a phase-2 step changed the table (that step is invalid) or, on a DUT that
     cannot count, after a failed step; ``always``: empty and refill before every step (siitperf's scripts)."""
     refill_after: float | None = Field(default=None, gt=0, le=MAX_DURATION_SECONDS)
-    """Refill before a phase-2 step that would end more than this many seconds after the fill began (set it
-    below the DUT's UDP timeout so no connection expires during a step); None: no time limit."""
+    """Refill before a phase-2 step that would end more than this many seconds after the fill began (real time since
+    the fill, so a whole search on one fill stays within it); None: the DUT's own connection timeout, the shortest
+    ``udp_timeout`` / ``udp_timeout_stream`` its facts name (no limit when they name none)."""
     table_drift: int = Field(default=0, ge=0, le=MAX_COUNT)
     """Change of the DUT's connection count during a phase-2 step still tolerated (DUT background traffic)."""

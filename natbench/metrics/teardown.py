@@ -1,6 +1,8 @@
 """Connection tear-down rate (RFC 9693): N / (T_N - T_0) with the DUT's own delete-all command.
 
-The table is loaded with N connections (phase 1 at ``fill_rate``, no learning: no reverse frames follow),
+The table is loaded with N connections (phase 1 at ``fill_rate``, no learning: no reverse frames follow); N is
+the number of connections the tester created, the valid phase-1 frames of the fill (the DUT's own count, which
+may include its management connections, is stored beside it as ``dut_connections`` and is not used as N).
 ``T_N = timed_flush()`` deletes them, then ``T_0 = timed_flush()`` times the delete-all on the empty table.
 Both times are stored as trials (``flush_filled``, ``flush_empty``) and in the result. With
 ``empty_repetitions`` the empty-table time is measured in the first repetitions of a point only and its
@@ -19,7 +21,7 @@ from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FillSettings, MetricSettings
-from natbench.metrics.trial import count_connections, phase1_step, retry
+from natbench.metrics.trial import count_connections, fill_failed, phase1_step, retry
 from natbench.results import RepetitionResult, Verdict
 from natbench.values import MAX_REPETITIONS
 
@@ -39,15 +41,15 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
     rate = float(ctx.settings.fill_rate)
     fill = retry(ctx, "filling the table", lambda: phase1_step(ctx, rate, learn=False, kind="fill"))
     if fill.verdict is Verdict.FAIL:
-        raise SearchError(f"filling the table at fill_rate {rate:g} lost frames ({fill.reason}); lower fill_rate")
-    n = fill.extra.get("dut_connections")
-    if n is None:
-        n = sum(c["valid"] for c in fill.counts.values())
+        raise SearchError(fill_failed(rate, fill))
+    n = sum(int(c["valid"]) for c in fill.counts.values())  # the connections the tester created
+    dut_count = fill.extra.get("dut_connections")  # the DUT's own count: recorded beside N, never N
     if ctx.settings.gap > 0:
         ctx.sleep(ctx.settings.gap)
     started = ctx.clock()
     t_n = float(ctx.dut.timed_flush())
-    ctx.record("flush_filled", None, Verdict.PASS, "", started, value=t_n, extra={"connections": n})
+    beside = {} if dut_count is None else {"dut_connections": dut_count}
+    ctx.record("flush_filled", None, Verdict.PASS, "", started, value=t_n, extra={"connections": n, **beside})
     left = count_connections(ctx)
     if left:
         raise SearchError(f"the DUT still held {left} connections after its delete-all; T_0 is not an empty-table time")
@@ -80,6 +82,7 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
         deletion_time=deletion,
         connections=n,
         T_0_measured=reused is None,
+        **beside,
     )
 
 

@@ -5,13 +5,16 @@ Decisions a network test engineer should know (docs/engine.md has the long form)
 
 * **Verdicts** (:func:`~natbench.metrics.judging.judge_phase`). A trial is INVALID when the tester reports it
   could not keep the rate, the achieved rate is below the intended one by more than ``rate_tolerance``, the
-  counts are inconsistent, or the DUT table does not hold the expected connections; FAIL when the loss ratio
-  of any active direction exceeds ``acceptance``; PASS otherwise. Invalid trials are retried at the same
-  rate, never counted; after ``max_invalid`` retries the repetition ends with
+  counts are inconsistent, or the DUT table holds more connections than the frames sent could create (a count
+  that cannot be trusted); FAIL when the loss ratio of any active direction exceeds ``acceptance`` or the DUT
+  kept fewer connections than phase-1 frames arrived (the DUT did not keep up: the search goes lower), with
+  the cause in ``extra["fail_cause"]`` (``loss``, ``table_shortfall``, ``validation``); PASS otherwise. Invalid
+  trials are retried at the same rate, never counted; after ``max_invalid`` retries the repetition ends with
   :class:`~natbench.errors.SearchError`, which the runner records as a failed repetition (``value=None``,
   ``extra.failed``) and goes on.
 * **A phase-1 step** empties the DUT table (``reset_connections``) first; a passing step must leave between
-  ``valid`` and ``sent + table_slack`` connections in the table when the DUT can count them.
+  ``valid`` and ``sent + table_slack`` connections in the table when the DUT can count them (fewer: FAIL,
+  more: INVALID).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = [
     "count_connections",
     "direction_extra",
     "dut_supports",
+    "fill_failed",
     "monitor_columns",
     "phase1_step",
     "rate_from_prior",
@@ -116,7 +120,13 @@ def count_connections(ctx: ProcedureContext[MetricSettings]) -> int | None:
 def check_filled(
     ctx: ProcedureContext[MetricSettings], phase: PhaseResult, extra: dict[str, Any]
 ) -> tuple[Verdict, str] | None:
-    """After a passing phase 1: INVALID unless the table holds the connections the valid frames created."""
+    """After a passing phase 1: the table must hold the connections the valid frames created.
+
+    FAIL (``extra["fail_cause"] = "table_shortfall"``) when it holds fewer than the valid frames: the DUT forwarded
+    frames without keeping their connections, so it did not establish them at this rate (siitperf's "failed to fill
+    state table" is a failed step too). INVALID when it holds more than ``sent + table_slack``: a count no test
+    frame can explain is not trusted either way.
+    """
     count = count_connections(ctx)
     if count is None:
         return None
@@ -124,7 +134,8 @@ def check_filled(
     sent = sum(c.sent for c in phase.counts.values())
     valid = sum(c.valid for c in phase.counts.values())
     if count < valid:
-        return Verdict.INVALID, f"DUT table holds {count} connections but {valid} phase-1 frames arrived"
+        extra["fail_cause"] = "table_shortfall"
+        return Verdict.FAIL, f"DUT table holds {count} connections but {valid} phase-1 frames arrived"
     if count > sent + ctx.settings.table_slack:
         return Verdict.INVALID, f"DUT table holds {count} connections, more than the {sent} frames sent"
     return None
@@ -146,11 +157,20 @@ def phase1_step(
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
     verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
     ext: dict[str, Any] = {**(extra or {}), **mon}
-    if verdict is Verdict.PASS:
+    if verdict is Verdict.FAIL:
+        ext["fail_cause"] = "loss"
+    elif verdict is Verdict.PASS:
         bad = check_filled(ctx, phase, ext)
         if bad:
             verdict, reason = bad
     return ctx.record(kind, phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
+
+
+def fill_failed(rate: float, rec: TrialRecord) -> str:
+    """Why a failed table fill ends the repetition: lost frames, or connections the DUT did not keep."""
+    if rec.extra.get("fail_cause") == "table_shortfall":
+        return f"filling the table at fill_rate {rate:g} left connections missing ({rec.reason}); lower fill_rate"
+    return f"filling the table at fill_rate {rate:g} lost frames ({rec.reason}); lower fill_rate"
 
 
 def retry(ctx: ProcedureContext[MetricSettings], what: str, run: Callable[[], TrialRecord]) -> TrialRecord:

@@ -1,13 +1,16 @@
 """Validation of connection establishment (RFC 9693): phase 1 at ``rate`` with learning, then one reverse
 (Responder -> Initiator) frame per learned tuple; it passes only when every reverse frame arrives.
 
-The validated step here is also what each step of the capacity search runs.
+:func:`establishment_step` is one step of a connection-establishment search (cps, and every probe of
+capacity): phase 1, then, when the metric's ``validation`` asks for it, the reverse frames over the learned
+state. A step whose connections were not kept (a table shortfall, or reverse frames that did not arrive)
+FAILS, with its cause in ``extra["fail_cause"]``; the search goes lower.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -23,7 +26,16 @@ from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.testers.base import LoadsMappings
 from natbench.traffic.plan import ResponderMode
 
-__all__ = ["VALIDATION", "ValidatedSettings", "ValidationSettings", "validated_step", "validation"]
+__all__ = [
+    "VALIDATION",
+    "EstablishmentSettings",
+    "ValidatedSettings",
+    "ValidationMode",
+    "ValidationSettings",
+    "establishment_step",
+    "validated_step",
+    "validation",
+]
 
 RATE_FROM = "cps"
 """The metric whose median result is the phase-1 rate when the settings give none."""
@@ -33,8 +45,26 @@ class ValidatedSettings(MetricSettings):
     """Settings of metrics whose phase-1 steps are validated with reverse frames."""
 
     alpha: float = Field(default=1.0, gt=0, le=1000)
-    """A phase 1 is validated with reverse frames at alpha x its rate (siitperf's alpha): every probe step of
-    capacity; validation's phase 1 unless reverse_rate is set. At most 1,000."""
+    """A phase 1 is validated with reverse frames at alpha x its rate (siitperf's alpha): the validated steps of cps
+    and of every capacity probe; validation's phase 1 unless reverse_rate is set. At most 1,000."""
+
+
+ValidationMode = Literal["every_step", "final", "off"]
+"""When a connection-establishment search validates its phase 1 with reverse frames."""
+
+
+class EstablishmentSettings(ValidatedSettings):
+    """Settings of the metrics that search the connection establishment rate (cps, the capacity probes)."""
+
+    validation: ValidationMode = "every_step"
+    """Validation of connection establishment (RFC 9693, Section 4.6, which recommends it because a phase 1 that
+    passes shows only that frames were forwarded, not that connections were kept): ``every_step`` (default)
+    validates each passing phase-1 step with reverse frames over the learned state at alpha x its rate, as
+    siitperf's table-capacity script does (Section 4.8), and a step whose reverse frames do not all arrive fails;
+    ``final`` searches with phase 1 alone and validates the result once: when that fails, the rate counts as failed
+    and the search goes on below it with every step validated, so the reported rate is always a validated one;
+    ``off`` never validates (with ``check_table: false`` too, nothing checks that connections were kept, and cps
+    then reports the rate at which the DUT forwards phase-1 frames)."""
 
 
 class ValidationSettings(ValidatedSettings, GapSettings):
@@ -65,7 +95,8 @@ def validated_step(
     extra: dict[str, Any] | None = None,
     gap: float = 0.0,
 ) -> tuple[bool, TrialRecord]:
-    """Phase 1 at ``rate`` with learning, [gap], then ``tester.validate(reverse)``; both stored.
+    """Phase 1 at ``rate`` with learning, [gap], then ``tester.validate(reverse)``; both stored, invalid trials
+    of either retried up to ``max_invalid`` times.
 
     Validation passes only when every reverse frame arrived (acceptance 0), whatever the metric's acceptance.
     """
@@ -76,6 +107,42 @@ def validated_step(
     p1 = retry(ctx, f"phase 1 at {rate:g}", attempt)
     if p1.verdict is not Verdict.PASS:
         return False, p1
+    v = retry(ctx, f"validation at {rate:g}", lambda: _reverse_check(ctx, reverse, lower, upper, extra, gap))
+    return v.verdict is Verdict.PASS, v
+
+
+def establishment_step(
+    ctx: ProcedureContext[EstablishmentSettings],
+    rate: float,
+    *,
+    validate: bool,
+    lower: float | None = None,
+    upper: float | None = None,
+    extra: dict[str, Any] | None = None,
+) -> TrialRecord:
+    """One step of a connection-establishment search: phase 1 at ``rate`` (learning when ``validate``), then, when
+    it passed and ``validate``, the reverse frames at alpha x ``rate``.
+
+    Returns the record that carries the step's verdict: the phase 1 when it did not pass (a table shortfall is a
+    FAIL, see :func:`~natbench.metrics.trial.check_filled`), else the validation. Invalid trials are returned, not
+    retried: the search retries the whole step (a validation needs a fresh phase 1 before it).
+    """
+    p1 = phase1_step(ctx, rate, learn=validate, kind="phase1", lower=lower, upper=upper, extra=extra)
+    if p1.verdict is not Verdict.PASS or not validate:
+        return p1
+    return _reverse_check(ctx, rate * ctx.settings.alpha, lower, upper, extra, 0.0)
+
+
+def _reverse_check(
+    ctx: ProcedureContext[MetricSettings],
+    reverse: float,
+    lower: float | None,
+    upper: float | None,
+    extra: dict[str, Any] | None,
+    gap: float,
+) -> TrialRecord:
+    """After a passing phase 1 with learning: [gap], one reverse frame per learned (READ: read) tuple at
+    ``reverse``; FAIL (``fail_cause: validation``) unless every frame arrived."""
     if ctx.plan.responder_mode is ResponderMode.READ and not isinstance(ctx.tester, LoadsMappings):
         raise SearchError(
             "responder mode read: this tester has no load_mappings hook, so validation cannot use the DUT's tuples"
@@ -83,16 +150,13 @@ def validated_step(
     responder_tuples(ctx)  # READ: the tester answers the DUT's tuples; COMPUTE: checked to be port-preserving
     if gap > 0:
         ctx.sleep(gap)
-
-    def check() -> TrialRecord:
-        started = ctx.clock()
-        phase, mon = run_traffic(ctx, lambda: ctx.tester.validate(reverse))
-        verdict, reason = judge_phase(phase, 0.0, ctx.options.rate_tolerance)
-        ext = {**(extra or {}), **mon}
-        return ctx.record("validation", phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
-
-    v = retry(ctx, f"validation at {rate:g}", check)
-    return v.verdict is Verdict.PASS, v
+    started = ctx.clock()
+    phase, mon = run_traffic(ctx, lambda: ctx.tester.validate(reverse))
+    verdict, reason = judge_phase(phase, 0.0, ctx.options.rate_tolerance)
+    ext = {**(extra or {}), **mon}
+    if verdict is Verdict.FAIL:
+        ext["fail_cause"] = "validation"
+    return ctx.record("validation", phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
 
 
 def estimate(s: ValidationSettings, connections: int, selected: Mapping[str, MetricSettings]) -> tuple[int, float]:

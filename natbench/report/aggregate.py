@@ -43,6 +43,7 @@ __all__ = [
     "trial_summary",
     "trials_frame",
     "with_dut_cpu_busy",
+    "with_invalid_trials",
 ]
 
 #: Columns of :func:`results_frame`.
@@ -60,6 +61,7 @@ RESULT_COLUMNS = [
     "connections",
     "tester_bound",
     "dut_cpu_busy",
+    "worst_case",
 ]
 
 #: Columns of :func:`trials_frame` (counts are summed over directions).
@@ -127,6 +129,7 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         cols["connections"].append(_num(extra.get("connections")))
         cols["tester_bound"].append(bool(extra.get("tester_bound", False)))
         cols["dut_cpu_busy"].append(float("nan"))  # from the trials: with_dut_cpu_busy
+        cols["worst_case"].append(_num(extra.get("worst_case")))  # latency: worst-case latency (RFC 8219 7.2)
     return _results_from_columns(cols)
 
 
@@ -333,6 +336,7 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
         "max",
         "error",
         "dut_cpu_busy",
+        *WORST_CASE_COLUMNS,
     ]
     if results.empty:
         return pd.DataFrame(
@@ -349,7 +353,23 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     out["tester_bound"] = g["tester_bound"].sum().astype("int64")
     busy = results["dut_cpu_busy"] if "dut_cpu_busy" in results else pd.Series(np.nan, index=results.index)
     out["dut_cpu_busy"] = busy.groupby([results["point_id"], results["metric"]], observed=True, sort=False).median()
+    out = out.join(worst_case_summary(results))
     return out[columns]
+
+
+WORST_CASE_COLUMNS = ["worst_case_median", "worst_case_min", "worst_case_max"]
+"""Columns of :func:`summarize` with the repetitions' worst-case latency (RFC 8219 7.2; NaN for other metrics)."""
+
+
+def worst_case_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """Per (point_id, metric): median / min / max over the repetitions of the worst-case latency (the 99.9th
+    percentile of the tagged frames' latency, RFC 8219 7.2), which latency results store beside their typical
+    latency; NaN where none is stored."""
+    wc = results["worst_case"] if "worst_case" in results else pd.Series(np.nan, index=results.index)
+    g = wc.groupby([results["point_id"], results["metric"]], observed=True, sort=False)
+    out = g.agg(["median", "min", "max"])
+    out.columns = WORST_CASE_COLUMNS
+    return out
 
 
 def _joined(summary: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
@@ -514,3 +534,19 @@ def trial_summary(trials: pd.DataFrame) -> pd.DataFrame:
     out = g[["passed", "failed", "invalid", "seconds"]].sum()
     out.insert(0, "trials", g.size())
     return out[cols]
+
+
+def with_invalid_trials(summary: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    """``summary`` with an ``invalid_trials`` column: per (point_id, metric), how many stored trials of all its
+    repetitions were judged invalid (:func:`trial_summary`); NaN where the run stored no trial of that metric at
+    that point (then the count is unknown, not 0)."""
+    out = summary.copy()
+    counts = trial_summary(trials)
+    known: dict[tuple[str, str], float] = {}
+    if not counts.empty:
+        index = counts.index.to_frame(index=False).astype(str)
+        keys = zip(index["point_id"], index["metric"], strict=True)
+        known = {k: float(n) for k, n in zip(keys, counts["invalid"].tolist(), strict=True)}
+    out["invalid_trials"] = [known.get((str(p), str(m)), float("nan")) for p, m in out.index]
+    out["invalid_trials"] = out["invalid_trials"].astype("float64")
+    return out

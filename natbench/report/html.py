@@ -7,53 +7,128 @@ import base64
 import html
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from matplotlib.figure import Figure
 
 from natbench.metrics.teardown import TEARDOWN
 from natbench.report import plots
-from natbench.report.aggregate import trial_summary
-from natbench.report.labels import in_performance_table
+from natbench.report.aggregate import MIN_CPU_SAMPLES, trial_summary
+from natbench.report.headroom import cpu_headroom
+from natbench.report.labels import in_performance_table, plot_labels
+from natbench.report.summary import RunSummary, summarize_run
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from natbench.report.load import Run
 
-__all__ = ["MAX_CPU_PLOTS", "render_html", "run_figures"]
+__all__ = ["MAX_CPU_PLOTS", "ReportFigure", "render_html", "run_figures"]
 
-#: At most this many CPU idle plots go into one report (one per point, metric and DUT).
+#: At most this many CPU idle time plots go into one report (one per point, metric and DUT).
 MAX_CPU_PLOTS = 24
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}
+h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}
 th,td{border:1px solid #ccc;padding:2px 8px}
 td{text-align:right;font-variant-numeric:tabular-nums}
 tbody th{text-align:left;font-weight:normal;white-space:nowrap}
 caption{caption-side:top;text-align:left;padding:4px 0;max-width:1100px}
+table.facts th{text-align:left;font-weight:600;vertical-align:top;background:#f6f6f6}
+table.facts td{text-align:left}
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}
-figure{margin:1em 0}
-img{max-width:100%}
-.warn{color:#a40}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(440px,1fr));gap:1em}
+figure{margin:0;border:1px solid #eee;padding:.5em;break-inside:avoid}
+figcaption{font-size:13px;color:#444;margin-top:.3em}
+img{max-width:100%;height:auto}
+.warn li{color:#a40}
+details{margin:1em 0}
+summary{cursor:pointer;font-weight:600}
+@media print{body{margin:0;max-width:none}.grid{grid-template-columns:1fr 1fr}h2{break-after:avoid}
+table,figure{break-inside:avoid}}
 """
 
+_PRINT_OPENS_DETAILS = (
+    "<script>addEventListener('beforeprint',()=>document.querySelectorAll('details').forEach(d=>d.open=true))</script>"
+)
+"""Printing shows the collapsed sections too (inline, the page stays self-contained)."""
 
-def run_figures(run: Run) -> list[tuple[str, Figure]]:
-    """Every plot of a run as (caption, figure): each metric against cores or connections, the
-    tear-down plot, and per-core CPU idle plots of the monitored trials (at most MAX_CPU_PLOTS)."""
-    figs: list[tuple[str, Figure]] = []
+
+class ReportFigure(NamedTuple):
+    """One plot of a report."""
+
+    key: str
+    """Stable short name: the file stem under ``plots/``."""
+    caption: str
+    """What the plot shows, in words, with its units."""
+    section: str
+    """Where the report shows it: ``results``, ``headroom`` or ``cpu_time`` (collapsed)."""
+    figure: Figure
+    """The matplotlib figure."""
+
+
+def _metric_caption(run: Run, metric: str) -> str:
+    title, axis = plot_labels(metric)
+    against = "DUT cores" if bool((run.points.groupby("cores_group")["cores"].nunique() > 1).any()) else "connections"
+    unit = f" ({axis})" if axis else ""
+    return f"{title[:1].upper()}{title[1:]}{unit} against the number of {against}: median, bars from min to max."
+
+
+def run_figures(run: Run) -> list[ReportFigure]:
+    """Every plot of a run: each metric against cores or connections, the tear-down plot, the DUT CPU headroom
+    heatmaps (per core at the reported rate) and, for trials long enough to have several samples, per-core CPU
+    idle time over the trial (at most :data:`MAX_CPU_PLOTS`)."""
+    figs: list[ReportFigure] = []
     for metric in run.metrics:
         if in_performance_table(metric):  # a metric with a table of its own (tear-down) has its own plot
-            figs.append((f"{metric}", run.plot(metric)))
+            figs.append(ReportFigure(metric, _metric_caption(run, metric), "results", run.plot(metric)))
     if not run.teardown.empty:
-        figs.append((TEARDOWN.name, run.plot(TEARDOWN.name)))
+        caption = (
+            "Connection tear-down: deletion time of a full and of an empty table (s) and the tear-down rate "
+            "(connections per second) against the number of connections."
+        )
+        figs.append(ReportFigure(TEARDOWN.name, caption, "results", run.plot(TEARDOWN.name)))
+    head = cpu_headroom(run.trials, run.points)
+    for key, g in head.groupby(["metric", "dut"], sort=False):
+        metric, dut = (str(k) for k in key)
+        if not in_performance_table(metric):
+            continue  # tear-down reports times, not a rate: its CPU samples are in the time plots below
+        title = f"{dut}, {metric}: CPU busy (%) per core"
+        caption = (
+            f"DUT {dut}, {plot_labels(metric)[0]}: how busy each core was (%, median of "
+            f"{int(g['samples'].min())} or more samples) in the trial at the reported rate, per working point. "
+            "100 % on some core: the DUT is the bottleneck; low everywhere: the DUT had headroom."
+        )
+        figs.append(
+            ReportFigure(
+                f"cpu-busy-{dut}-{metric}",
+                caption,
+                "headroom",
+                plots.plot_cpu_headroom(head, metric, dut, title),
+            )
+        )
     labels = run.points["label"].to_dict() if not run.points.empty else {}
-    for n, mt in enumerate(plots.monitored_trials(run.trials)):
+    n = 0
+    for mt in plots.monitored_trials(run.trials):
+        samples = len(mt.extra["monitor"][mt.dut].get("t") or [])
+        if samples < MIN_CPU_SAMPLES:
+            continue  # one or two samples make no time series
         if n >= MAX_CPU_PLOTS:
             break
-        rate = f", {mt.rate:,.0f} fps/dir." if mt.rate else ""
-        title = f"{mt.dut} CPU idle: {mt.metric} {mt.kind} at {labels.get(mt.point_id, mt.point_id)}{rate}"
-        figs.append((f"cpu-{mt.dut}-{mt.metric}-{mt.point_id}", plots.plot_cpu_idle(mt.extra, mt.dut, title)))
+        n += 1
+        where = labels.get(mt.point_id, mt.point_id)
+        rate = f" at {mt.rate:,.0f} frames/s per direction" if mt.rate else ""
+        title = f"{mt.dut} CPU idle: {mt.metric} {mt.kind} at {where}"
+        caption = f"DUT {mt.dut}: idle time of each core (%) during the {mt.metric} {mt.kind} trial{rate} at {where}."
+        figs.append(
+            ReportFigure(
+                f"cpu-{mt.dut}-{mt.metric}-{mt.point_id}",
+                caption,
+                "cpu_time",
+                plots.plot_cpu_idle(mt.extra, mt.dut, title),
+            )
+        )
     return figs
 
 
@@ -68,63 +143,131 @@ def _facts(d: Any) -> str:
     return html.escape(str(d))
 
 
-def render_html(run: Run, scale: str = "1", images: Sequence[tuple[str, bytes]] | None = None) -> str:
-    """The report as one HTML string; ``images`` (caption, PNG bytes) are the plots already
-    rendered (default: render :func:`run_figures`)."""
+def _baseline_section(run: Run) -> str:
+    """Where the forwarding baseline came from: its run directory, status, matched points, tester and DUTs."""
+    base = run.baseline
+    assert base is not None
+    meta = base.meta
+    labels = {str(k): str(v) for k, v in run.points["label"].items()}
+    base_labels = {str(k): str(v) for k, v in base.points["label"].items()}
+    rows = "".join(
+        f"<tr><th>{html.escape(labels.get(p, p))}</th><td style='text-align:left'>"
+        f"{html.escape(base_labels.get(b, b))}</td></tr>"
+        for p, b in run.baseline_points.items()
+    )
+    return (
+        f"<h2>Baseline run</h2><p>The forwarding baseline comes from run directory "
+        f"<code>{html.escape(str(base.path))}</code> ({html.escape(base.name)}), status "
+        f"<strong>{html.escape(str(meta.get('status', 'unknown')))}</strong>; each column's baseline is the point"
+        " with the same cores, port ranges and frame size:</p>"
+        f"<table><thead><tr><th>point</th><th>baseline point</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<h3>Baseline tester</h3>{_facts(meta.get('tester', {}))}<h3>Baseline DUTs</h3>{_facts(meta.get('duts', {}))}"
+    )
+
+
+def _summary_html(summary: RunSummary) -> str:
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in summary.facts)
+    parts = ["<h2>Summary</h2>", f"<table class='facts'>{rows}</table>"]
+    if summary.key_results:
+        items = "".join(f"<li><strong>{html.escape(t)}</strong>: {html.escape(v)}</li>" for t, v in summary.key_results)
+        parts.append(f"<h3>Key results</h3><ul>{items}</ul>")
+    if summary.warnings:
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in summary.warnings)
+        parts.append(f"<h3>Warnings</h3><ul class='warn'>{items}</ul>")
+    else:
+        parts.append(
+            "<h3>Warnings</h3><p>None: the run is complete, no result was limited by the tester, no trial "
+            "was invalid and every record was read.</p>"
+        )
+    return "\n".join(parts)
+
+
+def _figures_html(images: Sequence[tuple[ReportFigure, bytes]]) -> str:
+    out = []
+    for fig, png in images:
+        data = base64.b64encode(png).decode()
+        out.append(
+            f"<figure><img alt='{html.escape(fig.caption)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{html.escape(fig.caption)}</figcaption></figure>"
+        )
+    return "<div class='grid'>" + "".join(out) + "</div>"
+
+
+def render_html(run: Run, scale: str = "1", images: Sequence[tuple[ReportFigure, bytes]] | None = None) -> str:
+    """The report as one self-contained HTML string: the summary first, the seed-style tables, the plots in a
+    grid with captions, the DUT CPU headroom, then the details collapsed (trials, facts, points, the resolved
+    campaign). ``images`` are the plots already rendered (default: render :func:`run_figures`)."""
     meta = run.meta
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>natbench report: {html.escape(run.name)}</title><style>{_CSS}</style></head><body>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>natbench report: {html.escape(run.name)}</title><style>{_CSS}</style>{_PRINT_OPENS_DETAILS}",
+        "</head><body>",
         f"<h1>natbench report: {html.escape(run.name)}</h1>",
-        f"<p>Run directory <code>{html.escape(str(run.path))}</code>, status "
-        f"<strong>{html.escape(str(meta.get('status', 'unknown')))}</strong>, started "
-        f"{html.escape(str(meta.get('started_at', '?')))}; {len(run.points)} working points, "
+        f"<p>Run directory <code>{html.escape(str(run.path))}</code>: {len(run.points)} working points, "
         f"{len(run.trials)} trials, {len(run.results)} repetition results.</p>",
+        _summary_html(summarize_run(run)),
+        "<h2>Results</h2>",
     ]
-    for w in run.warnings:
-        parts.append(f"<p class='warn'>{html.escape(w)}</p>")
-    parts.append("<h2>Results</h2>")
     tables = run.tables(scale)
     if not tables:
         parts.append("<p>No repetition results stored yet.</p>")
     for t in tables:
         parts.append(t.to_html())
-    parts.append("<h2>Plots</h2>")
     if images is None:
-        images = []
-        for caption, fig in run_figures(run):
-            images.append((caption, plots.figure_bytes(fig, "png")))
-    for caption, png in images:
-        data = base64.b64encode(png).decode()
+        images = [(f, plots.figure_bytes(f.figure, "png")) for f in run_figures(run)]
+    by_section = {s: [(f, png) for f, png in images if f.section == s] for s in ("results", "headroom", "cpu_time")}
+    if by_section["results"]:
+        parts.append("<h2>Plots</h2>" + _figures_html(by_section["results"]))
+    parts.append("<h2>DUT CPU headroom</h2>")
+    if by_section["headroom"]:
         parts.append(
-            f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+            "<p>How busy each DUT core was at the rate each metric reports (the highest passing trial with CPU "
+            "samples). A core near 100 % marks the bottleneck; cores with room to spare next to a tester-bound "
+            "result mean the DUT can do more.</p>" + _figures_html(by_section["headroom"])
+        )
+    else:
+        parts.append(
+            f"<p>No trial at a reported rate has {MIN_CPU_SAMPLES} or more CPU samples (the DUT is not monitored, "
+            "or its trials are shorter than a few monitor intervals), so there is nothing to show.</p>"
+        )
+    if by_section["cpu_time"]:
+        parts.append(
+            f"<details><summary>CPU idle time during trials ({len(by_section['cpu_time'])} plots)</summary>"
+            + _figures_html(by_section["cpu_time"])
+            + "</details>"
         )
     ts = trial_summary(run.trials)
     if not ts.empty:
-        parts.append(
-            "<h2>Trials</h2><p>Every stored trial (search step or timed operation) per working point and"
-            " metric; invalid trials were retried and never counted as pass or fail.</p>"
-        )
         labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
         tbl = ts.reset_index()
         tbl["point_id"] = tbl["point_id"].astype(str).map(lambda p: labels.get(p, p))
         tbl = tbl.rename(columns={"point_id": "point"}).round({"seconds": 1})
-        parts.append(tbl.to_html(index=False, classes="trials", border=0))
-    parts.append("<h2>Versions and host</h2>")
+        parts.append(
+            f"<details><summary>Trials ({len(run.trials)})</summary><p>Every stored trial (search step or timed "
+            "operation) per working point and metric; invalid trials were retried and never counted as pass or "
+            "fail.</p>" + tbl.to_html(index=False, classes="trials", border=0) + "</details>"
+        )
     versions = {k: meta.get(k) for k in ("natbench_version", "git_commit", "campaign_file", "campaign_name")}
-    parts.append(_facts({**versions, "host": meta.get("host", {})}))
-    parts.append("<h2>Tester</h2>" + _facts(meta.get("tester", {})))
-    parts.append("<h2>DUTs</h2>" + _facts(meta.get("duts", {})))
+    facts = [
+        "<h3>Versions and host</h3>" + _facts({**versions, "host": meta.get("host", {})}),
+        "<h3>Tester</h3>" + _facts(meta.get("tester", {})),
+        "<h3>DUTs</h3>" + _facts(meta.get("duts", {})),
+    ]
     if meta.get("point_facts"):
         labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
         per_point = {labels.get(k, k): v for k, v in meta["point_facts"].items()}
-        parts.append("<h3>DUT facts per working point</h3>" + _facts(per_point))
-    parts.append("<h2>Working points</h2>")
+        facts.append("<h3>DUT facts per working point</h3>" + _facts(per_point))
+    if run.baseline is not None:
+        parts.append(_baseline_section(run))
+    parts.append("<details><summary>Versions, host, tester and DUT facts</summary>" + "".join(facts) + "</details>")
     if not run.points.empty:
         cols = ["index", "label", "cores", "src_count", "dst_count", "connections", "frame_size"]
-        parts.append(run.points[cols].to_html(classes="points", border=0))
-    parts.append("<h2>Resolved campaign</h2>")
-    parts.append(f"<pre>{html.escape(run.campaign_text)}</pre>")
+        parts.append(
+            f"<details><summary>Working points ({len(run.points)})</summary>"
+            + run.points[cols].to_html(classes="points", border=0)
+            + "</details>"
+        )
+    parts.append(f"<details><summary>Resolved campaign</summary><pre>{html.escape(run.campaign_text)}</pre></details>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

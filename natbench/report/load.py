@@ -1,9 +1,12 @@
 """Read a run directory (GUIDE.md layout) into pandas: the notebook API ``natbench.load``.
 
 The store reads the run directory as plain data (:func:`natbench.run.store.read_plain_run`):
-the report must work on a run that is still being written or was killed, so a torn last line
-of ``trials.jsonl`` is skipped (and named in :attr:`Run.warnings`); a corrupt line anywhere
-else is a :class:`~natbench.errors.StoreError` naming the file and line.
+the report must work on a run that is still being written or was killed, so what is normal
+then (a torn last line of ``trials.jsonl``, one record not yet counted in ``run.json``) is
+skipped and named in :attr:`Run.warnings`. Damage (missing, duplicated, torn or altered records,
+see :mod:`natbench.run.records`) is named in :attr:`Run.damage`, one ``file:line: what`` each; the
+frames then hold the intact records, each once, and ``natbench report`` refuses them unless
+``--allow-damaged``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import yaml
 from natbench.errors import StoreError
 from natbench.metrics.teardown import TEARDOWN
 from natbench.report import aggregate
-from natbench.report.tables import SeedTable, performance_table, report_tables, teardown_table
+from natbench.report.baseline import combined, match_baseline, refile
+from natbench.report.labels import baseline_metric
+from natbench.report.tables import SeedTable, performance_table, report_tables, teardown_invalid, teardown_table
 from natbench.run.store import read_plain_run
 
 if TYPE_CHECKING:
@@ -28,9 +33,16 @@ __all__ = ["Run", "load"]
 
 
 class Run:
-    """A loaded run directory: pandas frames, seed-style tables and matplotlib plots."""
+    """A loaded run directory: pandas frames, seed-style tables and matplotlib plots.
 
-    def __init__(self, path: str | Path) -> None:
+    ``baseline``: another run directory (or a loaded :class:`Run`) holding the plain-forwarding baseline
+    (seed 000 Figure 2's "IPv4 packet forwarding" block and "throughput ratio (%)" row): its forwarding
+    results and trials are matched to this run's throughput points by cores, port ranges and frame size
+    (:func:`natbench.report.baseline.match_baseline`, a ConfigError naming every point without one) and
+    re-filed under this run's point ids, so :attr:`results`, :attr:`trials` and every table include them.
+    """
+
+    def __init__(self, path: str | Path, baseline: str | Path | Run | None = None) -> None:
         self.path = Path(path)
         """The run directory."""
         if not self.path.is_dir():
@@ -43,7 +55,9 @@ class Run:
         self.point_records: list[dict[str, Any]] = stored.points
         """points.json as stored."""
         self.warnings: list[str] = stored.warnings
-        """What could not be read and was skipped (a torn last line of trials.jsonl, ...)."""
+        """What is normal after a kill or during a run and was skipped (a torn last line of trials.jsonl, ...)."""
+        self.damage: list[str] = stored.damage
+        """Every damaged, missing or duplicated record (``file:line: what``); empty for an intact run."""
         self.trials: pd.DataFrame = aggregate.trials_frame(stored.trials)
         """One row per trial (search step or timed operation)."""
         self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(aggregate.results_frame(stored.results), self.trials)
@@ -51,6 +65,41 @@ class Run:
         monitored trials)."""
         self.points: pd.DataFrame = aggregate.points_frame(stored.points)
         """Working points, indexed by id, in campaign order."""
+        self.baseline: Run | None = None
+        """The run the forwarding baseline came from (None: this run's own, if any)."""
+        self.baseline_points: dict[str, str] = {}
+        """This run's point id -> the baseline run's point id whose forwarding results it shows."""
+        if baseline is not None:
+            self._attach_baseline(baseline if isinstance(baseline, Run) else Run(baseline))
+
+    def _attach_baseline(self, base: Run) -> None:
+        registered = baseline_metric()
+        if registered is None or registered.baseline_for is None:
+            raise StoreError("no plain-forwarding baseline metric is registered")
+        mapping = match_baseline(
+            self.points,
+            self.results,
+            base.points,
+            base.results,
+            baseline=registered.name,
+            compared=registered.baseline_for,
+            run_dir=self.path,
+            base_dir=base.path,
+        )
+        result_cats = ("point_id", "metric", "unit")
+        trial_cats = ("point_id", "metric", "kind", "verdict")
+        self.results = combined(self.results, refile(base.results, mapping, registered.name, result_cats), result_cats)
+        self.trials = combined(self.trials, refile(base.trials, mapping, registered.name, trial_cats), trial_cats)
+        self.warnings = [*self.warnings, *(f"baseline: {w}" for w in base.warnings)]
+        self.baseline = base
+        self.baseline_points = mapping
+
+    @property
+    def baseline_source(self) -> str | None:
+        """Where the baseline was measured, for captions (None without a baseline run)."""
+        if self.baseline is None:
+            return None
+        return f"the baseline run {self.baseline.name} ({self.baseline.path})"
 
     def __repr__(self) -> str:
         return (
@@ -82,8 +131,8 @@ class Run:
 
     @cached_property
     def summary(self) -> pd.DataFrame:
-        """median / min / max / experiments / error per (point_id, metric)."""
-        return aggregate.summarize(self.results)
+        """median / min / max / experiments / error / invalid trials per (point_id, metric)."""
+        return aggregate.with_invalid_trials(aggregate.summarize(self.results), self.trials)
 
     @cached_property
     def teardown(self) -> pd.DataFrame:
@@ -94,16 +143,28 @@ class Run:
         """The seed-style table of one metric (``teardown`` gives the tear-down table), or of all
         performance metrics when ``metric`` is None."""
         if metric == TEARDOWN.name:
-            return teardown_table(self.teardown, self.points, scale=scale)
+            return teardown_table(self.teardown, self.points, scale=scale, invalid=teardown_invalid(self.summary))
         if metric is not None and metric not in self.metrics:
             raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
         return performance_table(
-            self.summary, self.points, None if metric is None else [metric], scale=scale, family=self.family
+            self.summary,
+            self.points,
+            None if metric is None else [metric],
+            scale=scale,
+            family=self.family,
+            baseline_source=self.baseline_source,
         )
 
     def tables(self, scale: str = "1") -> list[SeedTable]:
         """Every table of the run (performance, tear-down)."""
-        return report_tables(self.summary, self.teardown, self.points, scale=scale, family=self.family)
+        return report_tables(
+            self.summary,
+            self.teardown,
+            self.points,
+            scale=scale,
+            family=self.family,
+            baseline_source=self.baseline_source,
+        )
 
     def table(self, metric: str | None = None, scale: str = "1") -> pd.DataFrame:
         """The seed-style table as a DataFrame of formatted cells (``.attrs`` hold title and caption)."""
@@ -134,6 +195,7 @@ class Run:
         raise ValueError(f"unknown plot kind {kind!r}; choose auto, cores, connections or teardown")
 
 
-def load(run_dir: str | Path) -> Run:
-    """Load a run directory for analysis: ``natbench.load("runs/2026-01-01-quickstart")``."""
-    return Run(run_dir)
+def load(run_dir: str | Path, baseline: str | Path | Run | None = None) -> Run:
+    """Load a run directory for analysis: ``natbench.load("runs/2026-01-01-quickstart")``; ``baseline``: a run
+    directory holding the plain-forwarding baseline (``natbench.load("results/nat", baseline="results/fwd")``)."""
+    return Run(run_dir, baseline)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from natbench.report import plots
-from natbench.report.html import render_html, run_figures
+from natbench.report.html import ReportFigure, render_html, run_figures
 
 if TYPE_CHECKING:
     from natbench.report.load import Run
@@ -57,14 +57,14 @@ def write_report(run: Run, out: Path, formats: Iterable[str], *, scale: str = "1
         elif fmt == "csv":
             for t in tables:
                 written.append(_write(out / f"{_slug(t.key)}.csv", t.to_csv()))
-    images: list[tuple[str, bytes]] = []
-    for caption, fig in run_figures(run):
-        stem = out / "plots" / _slug(caption)
+    images: list[tuple[ReportFigure, bytes]] = []
+    for fig in run_figures(run):
+        stem = out / "plots" / _slug(fig.key)
         stem.parent.mkdir(parents=True, exist_ok=True)
-        png = plots.figure_bytes(fig, "png")
+        png = plots.figure_bytes(fig.figure, "png")
         written.append(_write_bytes(stem.with_suffix(".png"), png))
-        written.append(_write_bytes(stem.with_suffix(".svg"), plots.figure_bytes(fig, "svg")))
-        images.append((caption, png))
+        written.append(_write_bytes(stem.with_suffix(".svg"), plots.figure_bytes(fig.figure, "svg")))
+        images.append((fig, png))
     if "html" in fmts:
         written.append(_write(out / "report.html", render_html(run, scale, images=images)))
     return written

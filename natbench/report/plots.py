@@ -270,3 +270,28 @@ def monitored_trials(trials: pd.DataFrame) -> Iterable[MonitoredTrial]:
         for dut in extra["monitor"]:
             rate = float(last["intended_rate"])
             yield MonitoredTrial(str(pid), str(metric), str(dut), extra, rate, str(last["kind"]))
+
+
+def plot_cpu_headroom(headroom: pd.DataFrame, metric: str, dut: str, title: str, ax: Any = None) -> Figure:
+    """Heatmap of a DUT's per-core busy % at the reported rate: one row per working point, one column per core,
+    each cell labelled with its value (rows of :func:`natbench.report.headroom.cpu_headroom`)."""
+    d = headroom[(headroom["metric"] == metric) & (headroom["dut"] == dut)]
+    rows = list(dict.fromkeys(d["point"]))
+    cores = list(dict.fromkeys(d["core"]))
+    grid = np.full((len(rows), len(cores)), np.nan)
+    for r in d.itertuples():
+        grid[rows.index(r.point), cores.index(r.core)] = r.busy
+    fig, ax = _new_axes(ax)
+    fig.set_size_inches(max(4.0, 1.0 + 0.55 * len(cores)), max(2.2, 1.2 + 0.4 * len(rows)))
+    img = ax.imshow(grid, vmin=0, vmax=100, cmap="RdYlGn_r", aspect="auto")
+    ax.set_xticks(range(len(cores)), cores, fontsize="small")
+    ax.set_yticks(range(len(rows)), rows, fontsize="small")
+    for i in range(len(rows)):
+        for j in range(len(cores)):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize="small")
+    ax.set_xlabel("DUT core")
+    ax.set_title(title, fontsize="medium")
+    fig.colorbar(img, ax=ax, label="CPU busy (%)")
+    fig.tight_layout()
+    return fig

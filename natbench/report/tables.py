@@ -40,10 +40,12 @@ from natbench.report.labels import (
 )
 
 __all__ = [
+    "INVALID_NOTE",
     "SCALES",
     "SeedTable",
     "performance_table",
     "report_tables",
+    "teardown_invalid",
     "teardown_table",
 ]
 
@@ -54,6 +56,13 @@ IPV6_EXTRA_BYTES = 20
 
 #: Display scales: name -> (divisor, word used in captions).
 SCALES: dict[str, tuple[float, str]] = {"1": (1.0, ""), "k": (1e3, "1,000 "), "M": (1e6, "1,000,000 ")}
+
+INVALID_NOTE = (
+    "'invalid trials': trials of all repetitions at the point that proved nothing about the DUT (the tester did "
+    "not keep the rate, the DUT table did not hold the expected connections, or the counts were inconsistent); "
+    "each was repeated and counts neither as pass nor as fail"
+)
+"""Caption note of the "invalid trials" rows."""
 
 #: Metrics whose values are rates and follow the chosen display scale.
 _RATE_UNITS = {"cps", "fps", "conn"}
@@ -104,7 +113,7 @@ class SeedTable:
 
         out = [self.title, "", line(header), "  ".join("-" * w for w in widths)]
         out += [line(r).rstrip() for r in rows]
-        out += ["", *textwrap.wrap(self.caption, 100)]
+        out += ["", *textwrap.wrap(self.caption, 100, break_on_hyphens=False)]  # names and paths stay whole
         return "\n".join(out) + "\n"
 
     def to_markdown(self) -> str:
@@ -295,6 +304,7 @@ def performance_table(
     baseline: str | None = None,
     title: str | None = None,
     family: str | None = None,
+    baseline_source: str | None = None,
 ) -> SeedTable:
     """A seed 000 Figure 2 / Figure 4 / seed 004 Table 4-9 / seed 001 PF style table.
 
@@ -305,6 +315,9 @@ def performance_table(
     ``baseline``: the plain-forwarding baseline metric (default: the registered one, forwarding), shown
     after the others with the ratio of the metric it is the baseline for (throughput).
     ``family``: the campaign's traffic family; ``ipv6`` states the IPv6 frame sizes (64 -> 84 bytes).
+    ``baseline_source``: where the baseline was measured when another run holds it (stated in the caption).
+    With an ``invalid_trials`` column in ``summary``
+    (:func:`~natbench.report.aggregate.with_invalid_trials`) each metric block gets an "invalid trials" row.
     """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
@@ -355,6 +368,9 @@ def performance_table(
                 "'tester-bound reps.' counts repetitions whose search ended at the tester's ceiling: "
                 "their value is a lower bound of the DUT's performance"
             )
+        if "invalid_trials" in d and d["invalid_trials"].notna().any():  # trials stored: how many proved nothing
+            b.add(f"{prefix} invalid trials", d["invalid_trials"], fmt_count)
+            notes.append(INVALID_NOTE)
         if "dut_cpu_busy" in d and d["dut_cpu_busy"].notna().any():  # monitored: the DUT's load at the result
             b.add(f"{prefix} DUT CPU busy (%)", d["dut_cpu_busy"] / 100.0, fmt_percent)
             notes.append(
@@ -367,6 +383,11 @@ def performance_table(
         for stat in ("median", "min", "max"):
             vals = d[stat].astype("float64")
             b.add_cells(f"{prefix} {stat}", vals, [fmt_value(v * mult) for v in vals])
+        if _worst_case_rows(b, d, prefix, mult):
+            notes.append(
+                f"{prefix}: typical latency (median of the tagged frames), '{prefix} worst case': worst-case latency "
+                "(their 99.9th percentile), both per RFC 8219 7.2, the worse direction, over the repetitions"
+            )
         if sc is not None:
             su = sc[sc["metric"] == m].set_index("point_id")["scale_up"].reindex(ids)
             b.add(scale_name, su, fmt_scale_up)
@@ -406,6 +427,11 @@ def performance_table(
             f" same port number ranges; {compared} ratio (%) = {compared} median / baseline median"
             " (both in all frames per second)."
         )
+        if baseline_source:
+            caption += (
+                f" The {table_labels(baseline)[0]} rows come from {baseline_source}, matched to these columns by"
+                " cores, port ranges and frame size."
+            )
     if sc is not None:
         caption += " rel. scale up = P(n) / (n * P(1)), n: number of CPU cores."
     caption += _frame_caption(pts, family)
@@ -413,6 +439,17 @@ def performance_table(
         caption += " " + "; ".join(dict.fromkeys(notes)) + "."
     key = "performance" if metrics_arg is None else "-".join(metrics_arg)
     return SeedTable(title, caption, cells, values, ids, key)
+
+
+def _worst_case_rows(b: _Builder, d: pd.DataFrame, prefix: str, mult: float) -> bool:
+    """Rows of the worst-case latency (median, min, max over the repetitions) under a latency block; False when
+    the metric stores none."""
+    if "worst_case_median" not in d or not d["worst_case_median"].notna().any():
+        return False
+    for stat in ("median", "min", "max"):
+        vals = d[f"worst_case_{stat}"].astype("float64")
+        b.add_cells(f"{prefix} worst case {stat}", vals, [fmt_value(v * mult) for v in vals])
+    return True
 
 
 def _time_decimals(col: pd.Series) -> int:
@@ -429,12 +466,18 @@ def _time_decimals(col: pd.Series) -> int:
 
 
 def teardown_table(
-    teardown: pd.DataFrame, points: pd.DataFrame, *, scale: str = "1", title: str | None = None
+    teardown: pd.DataFrame,
+    points: pd.DataFrame,
+    *,
+    scale: str = "1",
+    title: str | None = None,
+    invalid: pd.Series | None = None,
 ) -> SeedTable:
     """A seed 000 Figure 5 / Figure 9 / seed 001 PF tear-down table.
 
     ``teardown`` comes from :func:`~natbench.report.aggregate.teardown_summary`. Delete times are
     printed with 2 decimals, 1 in a column whose largest time reaches 1,000 s (as Figure 5 does).
+    ``invalid``: invalid trials per point id (:func:`teardown_invalid`), shown as a row when any is known.
     """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
@@ -444,6 +487,10 @@ def teardown_table(
     b = _Builder(ids)
     _param_rows(b, pts)
     b.add("num. experiments", td["experiments"], fmt_count)
+    notes = ""
+    if invalid is not None and invalid.reindex(ids).notna().any():
+        b.add("invalid trials", invalid.reindex(ids).astype("float64"), fmt_count)
+        notes = f" {INVALID_NOTE[0].upper()}{INVALID_NOTE[1:]}."
     time_rows = [
         ("full contr. del med", "filled_median"),
         ("full contr. del min", "filled_min"),
@@ -466,7 +513,7 @@ def teardown_table(
         "Delete times in seconds (the DUT's own delete-all command on the filled and on the empty connection "
         "tracking table); conn. deletion time = median filled - median empty; "
         f"conn. tear d. rate = num. conn. / conn. deletion time, in {word}connections per second."
-    )
+    ) + notes
     title = title or "Connection tear-down rate against the number of connections"
     return SeedTable(title, caption, cells, values, ids, TEARDOWN.name)
 
@@ -478,13 +525,24 @@ def report_tables(
     *,
     scale: str = "1",
     family: str | None = None,
+    baseline_source: str | None = None,
 ) -> list[SeedTable]:
     """Every table of a run: the performance table (if any metric other than tear-down) and the
-    tear-down table (if tear-down was measured). ``family``: the campaign's traffic family."""
+    tear-down table (if tear-down was measured). ``family``: the campaign's traffic family;
+    ``baseline_source``: where a baseline from another run was measured."""
     tables = []
     metrics = {str(m) for m in summary.index.get_level_values("metric")} if not summary.empty else set()
     if any(in_performance_table(m) for m in metrics):
-        tables.append(performance_table(summary, points, scale=scale, family=family))
+        tables.append(performance_table(summary, points, scale=scale, family=family, baseline_source=baseline_source))
     if not teardown.empty:
-        tables.append(teardown_table(teardown, points, scale=scale))
+        tables.append(teardown_table(teardown, points, scale=scale, invalid=teardown_invalid(summary)))
     return tables
+
+
+def teardown_invalid(summary: pd.DataFrame) -> pd.Series | None:
+    """Invalid tear-down trials per point id from a summary with an ``invalid_trials`` column (else None)."""
+    if summary.empty or "invalid_trials" not in summary.columns:
+        return None
+    s = summary.reset_index()
+    s = s[s["metric"].astype(str) == TEARDOWN.name]
+    return pd.Series(s["invalid_trials"].to_numpy("float64"), index=s["point_id"].astype(str).to_numpy())

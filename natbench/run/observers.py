@@ -8,18 +8,19 @@ happens. The CLI attaches :class:`RichProgress` and :class:`LoggingObserver`; bo
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from natbench.report.units import reported_factor, reported_unit
 from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.run.eta import Countdown, format_eta
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:
     from natbench.run.spec import RunSpec
 
-__all__ = ["Fanout", "LoggingObserver", "Observer", "RichProgress", "format_record", "format_result"]
+__all__ = ["Fanout", "LoggingObserver", "Observer", "PlainProgress", "RichProgress", "format_record", "format_result"]
 
 log = logging.getLogger("natbench.run")
 
@@ -38,6 +39,10 @@ class Observer:
 
     def on_repetition_start(self, point: WorkingPoint, metric: str, repetition: int) -> None:
         """One repetition of one metric starts."""
+
+    def on_activity(self, what: str, seconds: float | None) -> None:
+        """A long activity starts within a repetition (a fill of N connections, a flush): ``what`` says what,
+        ``seconds`` how long it should take (None: unknown)."""
 
     def on_step(self, record: TrialRecord) -> None:
         """A trial was stored."""
@@ -123,6 +128,10 @@ class LoggingObserver(Observer):
         """Log the point."""
         self.log.info("point %d/%d %s (%s): %d repetitions", index + 1, total, point.label, point.id, repetitions)
 
+    def on_activity(self, what: str, seconds: float | None) -> None:
+        """Log a long activity with its expected duration."""
+        self.log.info("%s%s", what, f" ({format_eta(seconds)})" if seconds is not None else "")
+
     def on_step(self, record: TrialRecord) -> None:
         """Log a trial."""
         level = logging.WARNING if record.verdict is Verdict.INVALID else logging.DEBUG
@@ -166,12 +175,19 @@ class RichProgress(Observer):
         self._overall: Any = None
         self._point: Any = None
         self._step: Any = None
+        self._countdown: Countdown | None = None
+        self._run_dir = ""
+
+    def _left(self) -> str:
+        return f"{self._run_dir}  {format_eta(self._countdown.left)} left (plan)" if self._countdown else self._run_dir
 
     def on_run_start(self, run_dir: Path, spec: RunSpec, done: int) -> None:
         """Start the display."""
         self.progress.start()
+        self._countdown = Countdown(spec, done)
+        self._run_dir = str(run_dir)
         self._overall = self.progress.add_task(
-            f"run {spec.name}", total=spec.total_repetitions(), completed=done, detail=str(run_dir)
+            f"run {spec.name}", total=spec.total_repetitions(), completed=done, detail=self._left()
         )
 
     def on_point_start(self, point: WorkingPoint, index: int, total: int, repetitions: int) -> None:
@@ -189,15 +205,24 @@ class RichProgress(Observer):
         if self._step is not None:
             self.progress.update(self._step, description=f"{metric} #{repetition}", detail="starting")
 
+    def on_activity(self, what: str, seconds: float | None) -> None:
+        """Show what is happening and how long it should take."""
+        if self._step is not None:
+            eta = f" ({format_eta(seconds)})" if seconds is not None else ""
+            self.progress.update(self._step, detail=f"{what}{eta}")
+
     def on_step(self, record: TrialRecord) -> None:
         """Show the last step with its bounds."""
         if self._step is not None:
             self.progress.update(self._step, detail=format_record(record))
 
     def on_result(self, result: RepetitionResult) -> None:
-        """Advance the bars."""
+        """Advance the bars and the plan's countdown."""
+        if self._countdown is not None:
+            self._countdown.finished(result.point_id, result.metric)
         if self._overall is not None:
             self.progress.advance(self._overall)
+            self.progress.update(self._overall, detail=self._left())
         if self._point is not None:
             self.progress.advance(self._point)
         self.progress.console.print(format_result(result), highlight=False)
@@ -209,3 +234,49 @@ class RichProgress(Observer):
     def on_run_end(self, status: str, error: BaseException | None) -> None:
         """Stop the display."""
         self.progress.stop()
+
+
+class PlainProgress(Observer):
+    """Progress as plain lines (for logs and pipes, where a live display cannot work): each working point with
+    the plan's estimate of its time and of the run's time left, long activities (a fill, a flush) with theirs,
+    each finished repetition, warnings."""
+
+    MIN_SECONDS = 5.0
+    """Activities expected to take less than this are not printed (unknown durations are)."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self.write = write
+        self._countdown: Countdown | None = None
+
+    def on_run_start(self, run_dir: Path, spec: RunSpec, done: int) -> None:
+        """The run's size and the plan's estimate."""
+        self._countdown = Countdown(spec, done)
+        todo = spec.total_repetitions() - done
+        self.write(
+            f"natbench: {len(spec.points)} working points, {todo} repetitions to measure, "
+            f"{format_eta(self._countdown.left)} by the plan"
+        )
+
+    def on_point_start(self, point: WorkingPoint, index: int, total: int, repetitions: int) -> None:
+        """The point, its estimate and the run's time left."""
+        left = f"; the run {format_eta(self._countdown.left)} left" if self._countdown else ""
+        here = f", {format_eta(self._countdown.point_seconds(point, repetitions))}" if self._countdown else ""
+        self.write(
+            f"natbench: point {index + 1}/{total} {point.label} ({point.connections:,} connections): "
+            f"{repetitions} repetitions{here}{left}"
+        )
+
+    def on_activity(self, what: str, seconds: float | None) -> None:
+        """A long activity with its estimate."""
+        if seconds is None or seconds >= self.MIN_SECONDS:
+            self.write(f"natbench:   {what}{f' ({format_eta(seconds)})' if seconds is not None else ''}")
+
+    def on_result(self, result: RepetitionResult) -> None:
+        """A finished repetition."""
+        if self._countdown is not None:
+            self._countdown.finished(result.point_id, result.metric)
+        self.write(f"natbench:   {format_result(result)}")
+
+    def on_warning(self, message: str) -> None:
+        """A warning."""
+        self.write(f"natbench: warning: {message}")

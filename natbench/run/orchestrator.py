@@ -146,6 +146,7 @@ class Orchestrator:
             prior={m: [r.value for r in rs if r.value is not None] for m, rs in history.items()},
             earlier=tuple(history.get(metric, ())),
             options=options,
+            announce=self.observer.on_activity,
         )
         result = run_repetition(ctx)
         self.store.append_result(result)

@@ -35,7 +35,7 @@ from natbench.errors import NatbenchError, StoreError
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
 from natbench.run.spec import RunSpec, spec_from_campaign
-from natbench.run.store import CAMPAIGN, RunDirectory, RunStore, plain_json, point_to_dict
+from natbench.run.store import CAMPAIGN, RunDirectory, RunStore, half_created, plain_json, point_to_dict
 from natbench.testbed import Testbed
 from natbench.testers.base import Tester
 from natbench.workingpoint import WorkingPoint
@@ -135,6 +135,12 @@ class Runner:
                     ]
                     if todo:
                         self._run_point(point, index, total, todo)
+                self.store.verify(
+                    (point.id, m, r)
+                    for point in self.spec.points
+                    for m in metrics
+                    for r in range(self.spec.settings(point, m).repetitions)
+                )
             status = "complete"
             self.store.set_status("complete")
         except BaseException as exc:
@@ -200,14 +206,18 @@ def resume_run(
     observers: Sequence[Observer] = (),
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
+    repair: bool = False,
 ) -> RunDirectory:
-    """Continue the run in ``run_dir``: cut-off repetitions restart, finished ones are skipped."""
+    """Continue the run in ``run_dir``: cut-off repetitions restart, finished ones are skipped.
+
+    A damaged trials.jsonl is a StoreError listing the damage, unless ``repair`` (see :meth:`RunStore.resume`).
+    """
     existing = RunDirectory.open(run_dir)
     stored = [p["id"] for p in existing.points]
     wanted = [point_to_dict(p)["id"] for p in spec.points]
     if stored != wanted:
         raise StoreError(f"{run_dir}: its working points do not match the campaign being resumed")
-    return _run_into(RunStore.resume(run_dir), spec, tester, dut, observers, clock, sleep)
+    return _run_into(RunStore.resume(run_dir, repair=repair), spec, tester, dut, observers, clock, sleep)
 
 
 def _run_into(
@@ -228,9 +238,12 @@ def _run_into(
 
 
 def default_run_dir(campaign: Campaign) -> Path:
-    """``campaign.output`` (default results/<name>); when that already holds something, a UTC-stamped sibling."""
+    """``campaign.output`` (default results/<name>); when that already holds something, a UTC-stamped sibling.
+
+    A half-created run directory there (killed before its run.json was written; no trial in it) is reused.
+    """
     base = campaign.output
-    if not base.exists() or (base.is_dir() and not any(base.iterdir())):
+    if not base.exists() or (base.is_dir() and not any(base.iterdir())) or half_created(base):
         return base
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     return base.with_name(f"{base.name}-{stamp}")
@@ -270,16 +283,18 @@ def resume_campaign(
     testbed: Testbed | None = None,
     sleep: Callable[[float], None] = time.sleep,
     monitor_interval: float | None = None,
+    repair: bool = False,
 ) -> RunDirectory:
-    """Resume the run in ``run_dir`` from its stored, resolved campaign.yaml."""
+    """Resume the run in ``run_dir`` from its stored, resolved campaign.yaml (``repair``: see :func:`resume_run`)."""
     from natbench.campaign import load_campaign
     from natbench.testbed import build_testbed
 
     existing = RunDirectory.open(run_dir)
     existing.check_resumable()
+    existing.check_resume(repair)  # damage stops the resume before the testbed is built
     campaign = load_campaign(existing.path / CAMPAIGN)
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
     if monitor_interval:
         spec = dataclasses.replace(spec, options=dataclasses.replace(spec.options, monitor_interval=monitor_interval))
     with testbed if testbed is not None else build_testbed(campaign) as bed:
-        return resume_run(spec, run_dir, bed.tester, bed.dut, observers=observers, sleep=sleep)
+        return resume_run(spec, run_dir, bed.tester, bed.dut, observers=observers, sleep=sleep, repair=repair)

@@ -52,6 +52,17 @@ from typing import IO, Any
 from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord
+from natbench.run.records import (
+    COUNTS,
+    Record,
+    Scan,
+    damage_message,
+    encode,
+    moved_count,
+    rep_key,
+    scan,
+    with_range,
+)
 from natbench.workingpoint import WorkingPoint
 
 __all__ = [
@@ -67,6 +78,7 @@ __all__ = [
     "RunDirectory",
     "RunStore",
     "atomic_write",
+    "half_created",
     "host_facts",
     "link_latest",
     "plain_json",
@@ -187,39 +199,69 @@ def _json_safe(obj: Any) -> Any:
     return obj
 
 
-def _line(kind: str, obj: TrialRecord | RepetitionResult) -> str:
-    data = _json_safe({"type": kind, **obj.to_dict()})
+def _record_data(kind: str, obj: TrialRecord | RepetitionResult) -> dict[str, Any]:
+    """The JSON-safe fields of a record (StoreError when JSON cannot hold them)."""
+    data = _json_safe(obj.to_dict())
     try:
-        return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
+        json.dumps(data, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise StoreError(f"cannot store a {kind} record of {obj.metric}: {exc}") from exc
+    return data
 
 
-def _parse_line(raw: str, where: str) -> TrialRecord | RepetitionResult:
+def _parse(rec: Record, where: Path) -> TrialRecord | RepetitionResult:
+    data = dict(rec.data)
+    kind = data.pop("type")
     try:
-        obj = json.loads(raw)
-        kind = obj.pop("type")
-        if kind == "trial":
-            return TrialRecord.from_dict(obj)
-        if kind == "result":
-            return RepetitionResult.from_dict(obj)
+        return TrialRecord.from_dict(data) if kind == "trial" else RepetitionResult.from_dict(data)
     except (ValueError, KeyError, TypeError) as exc:
-        raise StoreError(f"{where}: not a natbench record: {exc}") from exc
-    raise StoreError(f"{where}: unknown record type {kind!r}")
+        raise StoreError(f"{where}:{rec.line}: not a natbench record: {exc}") from None
 
 
-def _read_lines(path: Path) -> tuple[list[str], bool]:
-    """Complete lines of ``path`` and whether the file must be written anew.
+def half_created(path: Path) -> bool:
+    """True when ``path`` is a run directory whose creation stopped before run.json was written.
 
-    It must when its last line is torn (unterminated) and when there is no file: a resume then starts it
-    atomically, so that its directory entry is durable before the first trial, as at creation.
+    Creation writes campaign.yaml, points.json, an empty trials.jsonl and run.json last (each atomically),
+    and no record is stored before it returns; so a directory without run.json that holds only those
+    files (trials.jsonl empty or absent) and their temporary files holds no measurement.
     """
-    if not path.exists():
-        return [], True
-    data = path.read_text(encoding="utf-8")
-    lines = data.split("\n")
-    torn = lines[-1] != ""
-    return [ln for ln in lines[:-1] if ln.strip()], torn
+    if not path.is_dir() or (path / RUN).exists():
+        return False
+    names = {p.name for p in path.iterdir()}
+    known = {CAMPAIGN, POINTS, TRIALS} | {f".{n}.tmp" for n in (CAMPAIGN, POINTS, TRIALS, RUN)}
+    if not names or not names <= known:
+        return False
+    trials = path / TRIALS
+    return not trials.exists() or trials.stat().st_size == 0
+
+
+def _half_created_error(path: Path) -> StoreError:
+    return StoreError(
+        f"{path}: half-created run directory (the process stopped before run.json was written; no trial was"
+        f" stored), so there is nothing to resume: start the campaign again with `natbench run CAMPAIGN -o {path}`"
+        " (the new run takes this directory over)"
+    )
+
+
+def _resume_damage_error(path: Path, damage: list[str]) -> StoreError:
+    return StoreError(
+        damage_message(
+            path,
+            damage,
+            f"nothing was changed or measured; to accept the damage run `natbench run --resume {path} --repair`:"
+            " it keeps a copy of trials.jsonl and measures the damaged repetitions again",
+        )
+    )
+
+
+def _fresh_counts() -> dict[str, Any]:
+    return {"written": 0, "trial": 0, "result": 0, "legacy": 0, "moved": []}
+
+
+DAMAGE_HINT = (
+    "`natbench run --resume {path} --repair` keeps a copy of trials.jsonl and measures the damaged repetitions again;"
+    " `natbench report {path} --allow-damaged` reports the intact records"
+)
 
 
 @dataclass
@@ -237,6 +279,8 @@ class RunDirectory:
     def open(cls, path: str | os.PathLike[str]) -> RunDirectory:
         """Open an existing run directory (StoreError when it is not one)."""
         p = Path(path)
+        if half_created(p):
+            raise _half_created_error(p)
         for name in (RUN, POINTS, CAMPAIGN):
             if not (p / name).is_file():
                 raise StoreError(f"{p}: not a natbench run directory (missing {name})")
@@ -245,6 +289,8 @@ class RunDirectory:
             points = json.loads((p / POINTS).read_text(encoding="utf-8"))
         except ValueError as exc:
             raise StoreError(f"{p}: corrupt run metadata: {exc}") from exc
+        if not isinstance(meta, dict):
+            raise StoreError(f"{p / RUN}: expected a JSON object")
         return cls(p, meta, points)
 
     @property
@@ -278,11 +324,27 @@ class RunDirectory:
                 f" (`natbench report {self.path}` reads what this one holds)"
             )
 
+    def scan(self) -> Scan:
+        """Check trials.jsonl against run.json's record counts (see :mod:`natbench.run.records`)."""
+        return _scan(self.path, self.meta)
+
+    def check_resume(self, repair: bool = False) -> Scan:
+        """The scan of trials.jsonl a resume starts from; StoreError listing the damage unless ``repair``."""
+        found = self.scan()
+        if found.damage and not repair:
+            raise _resume_damage_error(self.path, found.damage)
+        return found
+
     def records(self) -> Iterator[TrialRecord | RepetitionResult]:
-        """Every complete record of trials.jsonl in order (a torn last line is skipped)."""
-        lines, _ = _read_lines(self.path / TRIALS)
-        for i, ln in enumerate(lines, 1):
-            yield _parse_line(ln, f"{self.path / TRIALS}:{i}")
+        """Every intact record of trials.jsonl in order (a torn last line after a kill is skipped).
+
+        StoreError listing every problem when the file is damaged (:meth:`scan`).
+        """
+        found = self.scan()
+        if found.damage:
+            raise StoreError(damage_message(self.path, found.damage, DAMAGE_HINT.format(path=self.path)))
+        for rec in found.records:
+            yield _parse(rec, self.path / TRIALS)
 
     def trials(self) -> list[TrialRecord]:
         """The trial records."""
@@ -298,12 +360,16 @@ class RunDirectory:
 
     def abandoned(self) -> list[TrialRecord]:
         """Trials of repetitions that were cut off and run again after a resume."""
-        lines, _ = _read_lines(self.path / ABANDONED)
+        if not (self.path / ABANDONED).exists():
+            return []
+        found = scan(self.path / ABANDONED, None, sequence=False)
+        if found.damage:
+            raise StoreError(found.damage[0])
         out = []
-        for i, ln in enumerate(lines, 1):
-            rec = _parse_line(ln, f"{self.path / ABANDONED}:{i}")
-            if isinstance(rec, TrialRecord):
-                out.append(rec)
+        for rec in found.records:
+            parsed = _parse(rec, self.path / ABANDONED)
+            if isinstance(parsed, TrialRecord):
+                out.append(parsed)
         return out
 
     def trials_frame(self) -> Any:
@@ -356,62 +422,58 @@ class PlainRun:
     points: list[dict[str, Any]]
     """Contents of points.json."""
     trials: list[dict[str, Any]]
-    """The trial records of trials.jsonl (``{"type": "trial", ...}``), in order."""
+    """The intact trial records of trials.jsonl (``{"type": "trial", ...}``), in order, each once."""
     results: list[dict[str, Any]]
-    """The result records of trials.jsonl (``{"type": "result", ...}``), in order."""
+    """The intact result records of trials.jsonl (``{"type": "result", ...}``), in order, each once."""
     warnings: list[str]
-    """What could not be read and was skipped: a torn last line, a missing trials.jsonl."""
+    """Notes on what is normal after a kill or during a run and was skipped: a torn last line, an
+    uncounted last record, no trials.jsonl before the first record."""
+    damage: list[str] = field(default_factory=list)
+    """``file:line: what`` for every damaged, missing or duplicated record (:mod:`natbench.run.records`)."""
+
+
+def _scan(path: Path, meta: dict[str, Any]) -> Scan:
+    """Scan ``path``/trials.jsonl against ``meta`` (run.json read before it) and run.json read again after it."""
+    counts = meta.get(COUNTS)
+    found_counts = counts if isinstance(counts, dict) else None
+    status = str(meta.get("status", "unknown"))
+    after: int | None = None
+    found = scan(path / TRIALS, found_counts, status=status)
+    if found_counts is not None and found.highest > int(found_counts.get("written", 0)) + 1:
+        # a writer may be adding records: read its counts again and check against those
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+            after = int(json.loads((path / RUN).read_text(encoding="utf-8"))[COUNTS]["written"])
+        if after is not None:
+            found = scan(path / TRIALS, found_counts, status=status, counted_after=after)
+    return found
 
 
 def read_plain_run(path: Path) -> PlainRun:
-    """Read the run directory ``path`` leniently, as plain data: for reports of runs still being written or killed.
+    """Read the run directory ``path`` as plain data: for reports of runs still being written, killed or damaged.
 
-    A missing campaign.yaml reads as "", a missing trials.jsonl as no records, a torn last line of
-    trials.jsonl is skipped; each is named in :attr:`PlainRun.warnings` where it matters. A missing or
-    corrupt run.json or points.json, and a corrupt line anywhere else, is a :class:`StoreError` naming
-    the file (and line).
+    A missing campaign.yaml reads as "". trials.jsonl is checked against run.json's record counts
+    (:mod:`natbench.run.records`): what is normal after a kill -9 (a torn last line, one uncounted record)
+    is named in :attr:`PlainRun.warnings`, every damaged, missing or duplicated record in
+    :attr:`PlainRun.damage`; the records are the intact ones, each once. A missing or corrupt run.json or
+    points.json is a :class:`StoreError` naming the file.
     """
-    meta: dict[str, Any] = _read_json(path / RUN)
+    if half_created(path):
+        raise _half_created_error(path)
+    meta = _read_json(path / RUN)
+    if not isinstance(meta, dict):
+        raise StoreError(f"{path / RUN}: expected a JSON object")
     campaign = path / CAMPAIGN
-    campaign_text = campaign.read_text(encoding="utf-8") if campaign.exists() else ""
+    try:
+        campaign_text = campaign.read_text(encoding="utf-8") if campaign.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"{campaign}: cannot be read as UTF-8 text: {exc}") from None
     points = _read_json(path / POINTS)
     if not isinstance(points, list):
         raise StoreError(f"{path / POINTS}: expected a list of working points")
-    trials, results, warnings = _read_plain_records(path / TRIALS)
-    return PlainRun(meta, campaign_text, points, trials, results, warnings)
-
-
-def _read_plain_records(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """Split ``trials.jsonl`` into (trial records, result records, warnings)."""
-    trials: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    if not path.exists():
-        return trials, results, [f"{path}: missing (no trial stored yet)"]
-    with open(path, "rb") as f:
-        lines = f.read().split(b"\n")
-    last = len(lines) - 1
-    while last >= 0 and not lines[last].strip():
-        last -= 1
-    loads = json.loads
-    for i, raw in enumerate(lines[: last + 1]):
-        if not raw.strip():
-            continue
-        try:
-            rec = loads(raw)
-        except ValueError as exc:
-            if i == last:
-                warnings.append(f"{path}:{i + 1}: torn last line skipped (run interrupted while writing)")
-                continue
-            raise StoreError(f"{path}:{i + 1}: not a JSON object: {exc}") from None
-        kind = rec.get("type") if isinstance(rec, dict) else None
-        if kind == "trial":
-            trials.append(rec)
-        elif kind == "result":
-            results.append(rec)
-        else:
-            raise StoreError(f"{path}:{i + 1}: type: expected 'trial' or 'result', got {kind!r}")
-    return trials, results, warnings
+    found = _scan(path, meta)
+    trials = [r.data for r in found.records if r.data["type"] == "trial"]
+    results = [r.data for r in found.records if r.data["type"] == "result"]
+    return PlainRun(meta, campaign_text, points, trials, results, found.notes, found.damage)
 
 
 def _read_json(path: Path) -> Any:
@@ -419,8 +481,12 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise StoreError(f"{path}: missing; is this a natbench run directory?") from None
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path}: not UTF-8 text (byte at offset {exc.start})") from None
     except ValueError as exc:
         raise StoreError(f"{path}: not valid JSON: {exc}") from None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
 
 class RunStore:
@@ -431,6 +497,9 @@ class RunStore:
         self.meta = meta
         self._completed = completed
         self._lock: int | None = lock
+        counts = meta.get(COUNTS)
+        self._counts: dict[str, Any] = counts if isinstance(counts, dict) else _fresh_counts()
+        self.meta[COUNTS] = self._counts
         self._fh: IO[str] | None = open(path / TRIALS, "a", encoding="utf-8")  # noqa: SIM115 - kept open
 
     # -- creation -------------------------------------------------------------------
@@ -446,11 +515,18 @@ class RunStore:
         tester_facts: dict[str, Any] | None = None,
         dut_facts: dict[str, dict[str, Any]] | None = None,
     ) -> RunStore:
-        """Create a new run directory (StoreError if it already holds a run)."""
+        """Create a new run directory (StoreError if it already holds a run).
+
+        A half-created directory (:func:`half_created`: killed before run.json was written, no trial in
+        it) is taken over: its files are replaced.
+        """
         p = Path(path)
         p.mkdir(parents=True, exist_ok=True)
         lock = _lock_dir(p)
         try:
+            if half_created(p):
+                for leftover in list(p.iterdir()):
+                    leftover.unlink()
             meta = cls._create_files(p, campaign_text, points, campaign_file, campaign_name, tester_facts, dut_facts)
         except BaseException:
             os.close(lock)
@@ -479,6 +555,7 @@ class RunStore:
             "tester": tester_facts or {},
             "duts": dut_facts or {},
             "status": "running",
+            COUNTS: _fresh_counts(),
         }
         atomic_write(p / CAMPAIGN, campaign_text)
         atomic_write(p / POINTS, json.dumps([point_to_dict(pt) for pt in points], indent=2) + "\n")
@@ -487,42 +564,38 @@ class RunStore:
         return meta
 
     @classmethod
-    def resume(cls, path: str | os.PathLike[str]) -> RunStore:
-        """Reopen a run for appending: drop a torn last line, move cut-off repetitions' trials aside."""
-        run = RunDirectory.open(path)
-        p = run.path
-        lock = _lock_dir(p)
+    def resume(cls, path: str | os.PathLike[str], *, repair: bool = False) -> RunStore:
+        """Reopen a run for appending: drop a torn last line, move cut-off repetitions' trials aside.
+
+        A damaged trials.jsonl (:meth:`RunDirectory.scan`) is a StoreError listing every problem, and
+        nothing is changed - unless ``repair``: then the file is first copied to
+        ``trials.damaged-<UTC time>.jsonl``, the repetitions the damage may have touched
+        (:attr:`~natbench.run.records.Scan.tainted`) lose their records (their trials go to
+        trials.abandoned.jsonl) so that they are measured again, and the intact records are numbered anew.
+        """
+        p = Path(path)
+        if half_created(p):
+            raise _half_created_error(p)
+        run = RunDirectory.open(p)
+        lock = _lock_dir(run.path)
         try:
-            return cls._resume_locked(RunDirectory.open(p), lock)
+            return cls._resume_locked(RunDirectory.open(run.path), lock, repair)
         except BaseException:
             os.close(lock)
             raise
 
     @classmethod
-    def _resume_locked(cls, run: RunDirectory, lock: int) -> RunStore:
+    def _resume_locked(cls, run: RunDirectory, lock: int, repair: bool) -> RunStore:
         p = run.path
-        lines, rewrite = _read_lines(p / TRIALS)
-        parsed = [(ln, _parse_line(ln, f"{p / TRIALS}:{i}")) for i, ln in enumerate(lines, 1)]
-        done = {(r.point_id, r.metric, r.repetition) for _, r in parsed if isinstance(r, RepetitionResult)}
-        keep: list[str] = []
-        cut: list[str] = []
-        for ln, rec in parsed:
-            if isinstance(rec, TrialRecord) and (rec.point_id, rec.metric, rec.repetition) not in done:
-                cut.append(ln)
-            else:
-                keep.append(ln)
-        if cut or rewrite:
-            # first keep the cut-off trials safely, then replace trials.jsonl atomically; a crash in
-            # between leaves them in both files, and the next resume does not copy them twice
-            already = set(_read_lines(p / ABANDONED)[0])
-            new = [ln for ln in cut if ln not in already]
-            if new:
-                with open(p / ABANDONED, "a", encoding="utf-8") as f:
-                    f.write("".join(ln + "\n" for ln in new))
-                    f.flush()
-                    os.fsync(f.fileno())
-            atomic_write(p / TRIALS, "".join(ln + "\n" for ln in keep))
+        found = run.scan()
+        if found.damage and not repair:
+            raise _resume_damage_error(p, found.damage)
         meta = dict(run.meta)
+        if found.damage:
+            cls._repair(p, meta, found)
+        else:
+            cls._tidy(p, meta, found)
+        done = {_key(r) for r in RunDirectory(p, meta, run.points).records() if isinstance(r, RepetitionResult)}
         meta.setdefault("resumed_at", []).append(time.time())
         meta["status"] = "running"
         meta.pop("failure", None)
@@ -530,22 +603,103 @@ class RunStore:
         store._write_meta()
         return store
 
+    @staticmethod
+    def _tidy(p: Path, meta: dict[str, Any], found: Scan) -> None:
+        """An intact trials.jsonl: move trials of cut-off repetitions aside, drop a torn last line, fix the counts."""
+        had_counts = isinstance(meta.get(COUNTS), dict)
+        done = {rep_key(r.data) for r in found.records if r.data["type"] == "result"}
+        keep = [r for r in found.records if r.data["type"] == "result" or rep_key(r.data) in done]
+        cut = [r for r in found.records if r not in keep]
+        counts = dict(meta[COUNTS]) if had_counts else _fresh_counts()
+        counts["moved"] = with_range(list(counts.get("moved", [])), [r.seq for r in cut if r.seq is not None])
+        counts["written"] = found.highest
+        counts["legacy"] = len([r for r in keep if r.seq is None])
+        _set_kinds(counts, keep)
+        rewrite = bool(cut or found.leftovers) or found.torn or not found.exists
+        _save_abandoned(p, [r.text for r in cut + found.leftovers])
+        if had_counts:  # counts first: a crash before the rewrite leaves moved-aside leftovers, which read as such
+            meta[COUNTS] = counts
+            _write_meta_file(p, meta)
+        if rewrite:
+            atomic_write(p / TRIALS, "".join(r.text + "\n" for r in keep))
+        meta[COUNTS] = counts  # (a run from before counts: counted only once its file is rewritten)
+
+    @staticmethod
+    def _repair(p: Path, meta: dict[str, Any], found: Scan) -> None:
+        """A damaged trials.jsonl the user accepted: back it up, drop what the damage touched, number anew."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        backup = p / f"trials.damaged-{stamp}.jsonl"
+        if found.exists:
+            with open(p / TRIALS, "rb") as src, open(backup, "wb") as dst:
+                dst.write(src.read())
+                dst.flush()
+                os.fsync(dst.fileno())
+            _fsync_dir(p)
+        done = {rep_key(r.data) for r in found.records if r.data["type"] == "result"} - found.tainted
+        keep = [r for r in found.records if rep_key(r.data) not in found.tainted]
+        keep = [r for r in keep if r.data["type"] == "result" or rep_key(r.data) in done]
+        aside = [r for r in found.records if r not in keep and r.data["type"] == "trial"]
+        _save_abandoned(p, [r.text for r in aside])
+        lines = [
+            encode(r.data["type"], {k: v for k, v in r.data.items() if k != "type"}, i) for i, r in enumerate(keep, 1)
+        ]
+        atomic_write(p / TRIALS, "".join(lines))
+        counts = _fresh_counts()
+        counts["written"] = len(keep)
+        _set_kinds(counts, keep)
+        meta[COUNTS] = counts
+        repairs = list(meta.get("repairs", []))
+        repairs.append(
+            {
+                "at": time.time(),
+                "backup": backup.name if found.exists else None,
+                "damage": list(found.damage),
+                "remeasured": [list(k) for k in sorted(found.tainted)],
+                "dropped_results": len([r for r in found.records if r.data["type"] == "result" and r not in keep]),
+            }
+        )
+        meta["repairs"] = repairs
+
     # -- writing --------------------------------------------------------------------
-    def _append(self, text: str) -> None:
+    def _append(self, kind: str, obj: TrialRecord | RepetitionResult) -> None:
+        """Write one record line (fsync), then count it in run.json (atomically): never counted before it is on disk."""
         if self._fh is None:
             raise StoreError(f"{self.path}: store is closed")
-        self._fh.write(text)
+        seq = int(self._counts["written"]) + 1
+        line = encode(kind, _record_data(kind, obj), seq)
+        self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
+        self._counts["written"] = seq
+        self._counts[kind] = int(self._counts.get(kind, 0)) + 1
+        self._write_meta()
 
     def append_trial(self, record: TrialRecord) -> None:
-        """Append one trial; it is on disk when this returns."""
-        self._append(_line("trial", record))
+        """Append one trial; it is on disk (and counted in run.json) when this returns."""
+        self._append("trial", record)
 
     def append_result(self, result: RepetitionResult) -> None:
-        """Append one repetition result (marks the repetition complete); on disk when this returns."""
-        self._append(_line("result", result))
+        """Append one repetition result (marks the repetition complete); on disk (and counted) when this returns."""
+        self._append("result", result)
         self._completed.add((result.point_id, result.metric, result.repetition))
+
+    def verify(self, planned: Iterable[RepKey]) -> None:
+        """StoreError unless trials.jsonl is intact and holds a result of every ``planned`` repetition.
+
+        The runner calls it before marking a run ``complete``: a run never ends complete with fewer
+        results than planned or with damaged records.
+        """
+        found = _scan(self.path, self.meta)
+        if found.damage:
+            raise StoreError(damage_message(self.path, found.damage, DAMAGE_HINT.format(path=self.path)))
+        stored = {rep_key(r.data) for r in found.records if r.data["type"] == "result"}
+        missing = sorted(k for k in planned if k not in stored)
+        if missing:
+            first = ", ".join(f"{pid} {m} repetition {r}" for pid, m, r in missing[:5])
+            raise StoreError(
+                f"{self.path / TRIALS}: {len(missing)} planned repetition(s) have no stored result ({first}"
+                f"{', ...' if len(missing) > 5 else ''}): the run is not complete"
+            )
 
     def is_complete(self, point_id: str, metric: str, repetition: int) -> bool:
         """True when this repetition's result is stored."""
@@ -586,7 +740,7 @@ class RunStore:
         self._write_meta()
 
     def _write_meta(self) -> None:
-        atomic_write(self.path / RUN, json.dumps(self.meta, indent=2, sort_keys=True, default=str) + "\n")
+        _write_meta_file(self.path, self.meta)
 
     def reader(self) -> RunDirectory:
         """A reader of this run directory."""
@@ -608,6 +762,34 @@ class RunStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _write_meta_file(path: Path, meta: dict[str, Any]) -> None:
+    atomic_write(path / RUN, json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def _key(rec: TrialRecord | RepetitionResult) -> RepKey:
+    return (rec.point_id, rec.metric, rec.repetition)
+
+
+def _set_kinds(counts: dict[str, Any], kept: list[Record]) -> None:
+    """Per-kind counts: the numbered records kept, plus the trials moved aside."""
+    counts["trial"] = len([r for r in kept if r.data["type"] == "trial" and r.seq is not None]) + moved_count(counts)
+    counts["result"] = len([r for r in kept if r.data["type"] == "result" and r.seq is not None])
+
+
+def _save_abandoned(p: Path, lines: list[str]) -> None:
+    """Append ``lines`` to trials.abandoned.jsonl (fsync), skipping lines it holds already (a crash can repeat a
+    resume's first step)."""
+    if not lines:
+        return
+    already = {r.text for r in scan(p / ABANDONED, None, sequence=False).records} if (p / ABANDONED).exists() else set()
+    new = [ln for ln in lines if ln not in already]
+    if new:
+        with open(p / ABANDONED, "a", encoding="utf-8") as f:
+            f.write("".join(ln + "\n" for ln in new))
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def link_latest(run_dir: Path) -> None:

@@ -102,6 +102,13 @@ class Phase2Options:
     """Responder state-table entry selection: ``random`` (default), ``linear`` or ``fixed``."""
     mappings: tuple[Mapping, ...] | None = None
     """Public -> private tuples read from the DUT (``ResponderMode.READ``); None otherwise."""
+    latency_delay: float = 0.0
+    """Seconds from the start of the trial before the first tagged frame (RFC 8219 7.2: 60 of 120)."""
+    latency_frames: int | None = None
+    """Tagged frames per direction, evenly spaced from ``latency_delay`` to the end of the trial (RFC 8219 7.2:
+    at least 500); None: ``latency_rate`` per second from ``latency_delay`` on."""
+    all_delays: bool = False
+    """Time every frame of the trial (RFC 8219 7.3.1 PDV) and report those delays in ``latency`` (frames=all)."""
 
 
 @runtime_checkable

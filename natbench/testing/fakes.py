@@ -13,9 +13,9 @@ to them silently.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from natbench.errors import TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
@@ -38,7 +38,20 @@ class FakeModel:
     stateless_forwarding: float = 900_000.0
     """Ceiling of plain forwarding (``nat=False``), per direction."""
     table_limit: int = 10_000_000
-    """Connection tracking table size; new connections beyond it are dropped."""
+    """Connection tracking table size; what happens to new connections beyond it is ``table_full``."""
+    table_full: Literal["drop", "evict"] = "drop"
+    """A new connection meeting a full table: ``drop`` drops its frame (the frame is lost); ``evict`` forwards the
+    frame and evicts an older entry that has seen no reply, as Linux conntrack's early drop does with phase-1
+    UDP entries: every frame arrives, the table stays at ``table_limit``, and reverse frames to evicted tuples are
+    dropped."""
+    keep_rate: float | None = None
+    """New connections per second the DUT creates state for (None: every forwarded phase-1 frame creates one). A
+    phase 1 above it is still forwarded up to ``cps``, but only ``N x keep_rate / rate`` of its connections are
+    kept: the table count falls short and reverse frames to the others are dropped."""
+    udp_timeout: float | None = None
+    """Connection timeout in seconds, reported in ``facts()`` like a recipe DUT's; with :attr:`FakeDut.clock` set,
+    the connections of a phase 1 expire this long after it began (refreshes by later frames are not modelled:
+    the worst case, an entry that phase 2 never hits)."""
     tester_max_rate: float = 5_000_000.0
     """Fastest rate the fake tester can send (above it a trial is invalid)."""
     flush_per_connection: float = 2.5e-6
@@ -78,6 +91,18 @@ class FakeDut:
     fail_setup: bool = False
     """Raise from ``setup`` (to test error handling)."""
     point: WorkingPoint | None = None
+    clock: Callable[[], float] | None = None
+    """The run's clock; with ``model.udp_timeout`` the table's connections expire by it (None: they never do)."""
+    created_at: float = 0.0
+    """Clock reading when the connections in the table were created (the start of the phase 1 that made them)."""
+
+    def expire(self) -> None:
+        """Drop the connections whose timeout has passed (all of one phase 1 expire together)."""
+        timeout = self.model.udp_timeout
+        if timeout is None or self.clock is None or not self.connections:
+            return
+        if self.clock() - self.created_at > timeout:
+            self.connections = 0
 
     def setup(self, point: WorkingPoint) -> None:
         """Remember the point and start with an empty table."""
@@ -102,6 +127,7 @@ class FakeDut:
         """Connections in the table (NotImplementedError when the model cannot count)."""
         if not self.model.can_count:
             raise NotImplementedError("this fake DUT has no count command")
+        self.expire()
         return self.connections
 
     def timed_flush(self) -> float:
@@ -127,7 +153,10 @@ class FakeDut:
 
     def facts(self) -> dict[str, Any]:
         """Model parameters."""
-        return {"kind": "fake", "table_limit": self.model.table_limit, "cps": self.model.cps}
+        out: dict[str, Any] = {"kind": "fake", "table_limit": self.model.table_limit, "cps": self.model.cps}
+        if self.model.udp_timeout is not None:
+            out["udp_timeout"] = self.model.udp_timeout
+        return out
 
     def teardown(self) -> None:
         """Forget the point."""
@@ -186,12 +215,21 @@ class FakeTester:
         n = plan.connections
         achieved, ok, note = self._send_rate(rate)
         model = self.dut.model
-        ceiling = model.cps * self._noise()
+        noise = self._noise()
+        ceiling = model.cps * noise
         delivered = n if achieved <= ceiling else math.floor(n * ceiling / achieved)
         if model.nat and model.keeps_state:
+            self.dut.expire()
+            if not self.dut.connections and self.dut.clock is not None:
+                self.dut.created_at = self.dut.clock()
+            kept = delivered
+            if model.keep_rate is not None and achieved > model.keep_rate * noise:
+                kept = min(kept, math.floor(n * model.keep_rate * noise / achieved))  # forwarded, no entry kept
             room = max(model.table_limit - self.dut.connections, 0)
-            delivered = min(delivered, room)
-            self.dut.connections += delivered
+            if model.table_full == "drop" and kept > room:
+                delivered -= kept - room  # the frames that found the table full are dropped
+                kept = room
+            self.dut.connections = min(self.dut.connections + kept, model.table_limit)  # evict: older entries go
         if learn:
             self.learned = delivered
         counts = {Direction.FORWARD: DirectionCounts(n, delivered, delivered)}
@@ -211,6 +249,7 @@ class FakeTester:
         """Send ``duration`` seconds at ``rate`` in each active direction through the modelled DUT."""
         plan = self._plan()
         model = self.dut.model
+        self.dut.expire()
         achieved, ok, note = self._send_rate(rate)
         sent = round(rate * duration)
         ceiling = (model.forwarding if model.nat else model.stateless_forwarding) * self._noise()
@@ -235,15 +274,16 @@ class FakeTester:
                 reach = 1.0
             valid = math.floor(sent * share * reach)
             counts[d] = DirectionCounts(sent, valid, valid)
-            if measure.latency:
+            if measure.latency or measure.all_delays:
                 load = min(achieved / ceiling, 1.0) if ceiling else 1.0
                 base = model.base_latency * (1 + 4 * load**4)
                 latency[d] = LatencyStats(
-                    samples=max(int(measure.latency_rate * duration), 1),
+                    samples=valid if measure.all_delays else max(int(measure.latency_rate * duration), 1),
                     minimum=base * 0.5,
                     median=base,
                     p99_9=base * (3 if share >= 1 else 50),
                     maximum=base * (4 if share >= 1 else 80),
+                    frames="all" if measure.all_delays else "tagged",
                 )
         return PhaseResult(
             intended_rate=rate,
@@ -260,6 +300,7 @@ class FakeTester:
     def validate(self, rate: float) -> PhaseResult:
         """One reverse frame per learned (READ: loaded) tuple; each arrives only if the DUT holds the connection."""
         plan = self._plan()
+        self.dut.expire()
         achieved, ok, note = self._send_rate(rate)
         if plan.responder_mode is ResponderMode.READ:
             if self.loaded is None:

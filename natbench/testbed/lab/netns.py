@@ -50,6 +50,7 @@ from typing import Any
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.factory import DutPlacement
 from natbench.errors import ConfigError
+from natbench.host import install_command, package_for
 from natbench.testbed.lab.host import (
     LAB_NAME_RE,
     OWNER_MARK,
@@ -104,7 +105,13 @@ def dut_recipe_params(addresses: AddressPlan) -> dict[str, str]:
 def lab_problems() -> list[str]:
     """Why this machine cannot build a namespace lab for a campaign, apart from root (empty when it can)."""
     missing = [t for t in _TOOLS if shutil.which(t) is None]
-    return [f"the local lab needs {', '.join(missing)} on PATH"] if missing else []
+    if not missing:
+        return []
+    packages = " ".join(sorted({package_for(t) or t for t in missing}))
+    return [
+        f"the local lab needs {', '.join(missing)} on PATH: {install_command(packages.split())} "
+        "(natbench doctor lists what each part needs)"
+    ]
 
 
 def _mask(cpus: Sequence[int]) -> str:

@@ -453,6 +453,7 @@ class VmLab(NetnsLab):
         else:  # pragma: no cover - the loop raises or breaks
             raise last or LabError("no accelerator to try")
         boot_seconds = time.monotonic() - started
+        log.warning("VM lab %s: up in %.0f s", self.name, boot_seconds)
         vms = [
             {
                 "dut": v.dut,
@@ -555,7 +556,13 @@ class VmLab(NetnsLab):
         procs = []
         for v in self.vms:
             log.warning(
-                "VM %s/%s: booting image %s with %s (%s)", self.name, v.label, v.settings.image, accel.upper(), why
+                "VM %s/%s: booting image %s with %s (%s); waiting up to %.0f s (boot_timeout) for its SSH",
+                self.name,
+                v.label,
+                v.settings.image,
+                accel.upper(),
+                why,
+                v.settings.boot_timeout,
             )
             v.serial_log.write_text("")
             with open(v.dir / "qemu.log", "w") as out:

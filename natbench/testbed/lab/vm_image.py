@@ -293,12 +293,17 @@ class _Builder:
         self.total = 7
         self.kernel_version = ""
         self.module_versions: dict[str, str] = {}
+        self.typical = last_build_steps(recipe.name, work.parent)
+        """Seconds each step took in the newest earlier build of this image found in the cache (ETA)."""
 
     def step(self, name: str, fn: Callable[[Path], None]) -> None:
         n = len(self.steps) + 1
         log = self.work / "logs" / f"{n:02d}-{name.split()[0]}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        self.progress(f"[{n}/{self.total}] {name} ...")
+        expected = self.typical.get(name)
+        left = sum(self.typical.values()) - sum(self.typical.get(s.name, 0.0) for s in self.steps)
+        eta = f" (last build: {expected:.0f} s; the build about {left:.0f} s left)" if expected is not None else ""
+        self.progress(f"[{n}/{self.total}] {name} ...{eta}")
         start = time.monotonic()
         try:
             fn(log)
@@ -332,6 +337,22 @@ class _Builder:
     def chroot(self, script: str, log: Path) -> None:
         env = {"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
         self.sh(["chroot", str(self.root), "/bin/sh", "-ec", script], log, env=env)
+
+
+def last_build_steps(name: str, cache: Path) -> dict[str, float]:
+    """Step durations (s) of the newest build of image ``name`` in ``cache`` (any recipe key), from its
+    manifest; empty when there is none."""
+    newest: tuple[str, dict[str, float]] = ("", {})
+    for manifest in cache.glob(f"{name}-*/{MANIFEST}"):
+        try:
+            data = json.loads(manifest.read_text())
+            steps = {str(k): float(v) for k, v in (data.get("steps") or {}).items()}
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue
+        built = str(data.get("built", ""))
+        if steps and built >= newest[0]:
+            newest = (built, steps)
+    return newest[1]
 
 
 def _mounted(root: Path) -> list[Path]:

@@ -16,7 +16,11 @@
  *     stream allows it, ports consistent with its sequence number); phase-1
  *     frames teach the Responder the translated source port of enumeration
  *     index k (uint16 per connection); tagged frames yield latency samples
- *     from the kernel receive timestamp.
+ *     from the kernel receive timestamp (tagging starts at frame tag_start,
+ *     then every tag_every-th frame, at most tag_count frames); with a delay
+ *     histogram every valid frame's one-way delay is counted in it (PDV over
+ *     all frames: log-linear buckets, exact below 1024 ns, relative bucket
+ *     width at most 1/512 above; memory fixed, independent of the trial).
  * No Python runs per packet; the GIL is released for the whole trial.
  * Frame layout: natbench/traffic/frames.py (the two must agree; tests check).
  */
@@ -49,6 +53,18 @@
 #define MAGIC 0x4E42
 #define FLAG_REVERSE 0x0001
 #define FLAG_TAGGED 0x0002
+
+/* Delay histogram: values below 2^HIST_BITS ns have a bucket each; above, each power of two is split
+ * into 2^(HIST_BITS-1) buckets, so a bucket is at most 1/2^(HIST_BITS-1) of its lower edge wide. */
+#define HIST_BITS 10
+#define HIST_HALF (1u << (HIST_BITS - 1))
+#define HIST_SIZE ((1u << HIST_BITS) + (64u - HIST_BITS) * HIST_HALF)
+
+static inline uint64_t hist_index(uint64_t v) {
+    if (v < (1ull << HIST_BITS)) return v;
+    unsigned shift = (unsigned)(63 - __builtin_clzll(v)) - (HIST_BITS - 1);
+    return (1ull << HIST_BITS) + (uint64_t)(shift - 1) * HIST_HALF + ((v >> shift) - HIST_HALF);
+}
 
 enum tx_mode { TX_ENUM = 0, TX_RANDOM = 1, TX_TUPLE_RANDOM = 2, TX_TUPLE_LINEAR = 3, TX_TUPLE_FIXED = 4 };
 enum rx_mode { RX_ANY = 0, RX_ENUM_CHECK = 1, RX_LEARN = 2, RX_TUPLE_CHECK = 3 };
@@ -207,7 +223,7 @@ typedef struct {
     double rate;
     uint64_t time_limit_ns;
     uint16_t flags;
-    uint64_t tag_every;
+    uint64_t tag_every, tag_start, tag_count;
     uint64_t rng;
     uint8_t *frames; /* BATCH * len */
     struct mmsghdr msgs[BATCH];
@@ -220,7 +236,7 @@ typedef struct {
     int fd;
     int mode;
     int reverse;
-    buf_t dst, learned, tsport, texpect, lat;
+    buf_t dst, learned, tsport, texpect, lat, hist;
     const uint16_t *pdst;
     uint64_t ndst, nsrc;
     uint16_t *plearned;
@@ -229,6 +245,9 @@ typedef struct {
     uint64_t ntuple;
     int64_t *plat;
     uint64_t lat_cap;
+    uint64_t *phist;                         /* HIST_SIZE counters of every valid frame's delay (PDV) */
+    uint64_t d_n, d_neg;                     /* frames counted in it; of which with a negative delay */
+    int64_t d_min, d_max;                    /* exact extremes of those delays */
     uint64_t expect;
     uint64_t received, valid, bad, dup, learned_new, lat_n, lat_over, foreign;
     uint32_t want_src4; /* IPv4 source the learned tuples must come from (0: any) */
@@ -252,6 +271,7 @@ static void rx_free(rx_t *r) {
     rel_buf(&r->tsport);
     rel_buf(&r->texpect);
     rel_buf(&r->lat);
+    rel_buf(&r->hist);
 }
 
 static int tx_init(tx_t *t, PyObject *d, uint16_t tag) {
@@ -320,6 +340,10 @@ static int tx_init(tx_t *t, PyObject *d, uint16_t tag) {
     t->flags = (uint16_t)v;
     if (get_ll(d, "tag_every", 0, &v) < 0) goto fail;
     t->tag_every = (uint64_t)v;
+    if (get_ll(d, "tag_start", 0, &v) < 0) goto fail;
+    t->tag_start = (uint64_t)v;
+    if (get_ll(d, "tag_count", 0, &v) < 0) goto fail;
+    t->tag_count = (uint64_t)v;
     {
         PyObject *so = PyDict_GetItemString(d, "seed");
         t->rng = (so && so != Py_None) ? (uint64_t)PyLong_AsUnsignedLongLongMask(so) : 0;
@@ -370,8 +394,17 @@ static int rx_init(rx_t *r, PyObject *d) {
     r->want_src4 = (uint32_t)v;
     if (get_buf(d, "dst", &r->dst, 0, 2) < 0 || get_buf(d, "learned", &r->learned, 1, 2) < 0 ||
         get_buf(d, "tuple_sport", &r->tsport, 0, 2) < 0 || get_buf(d, "tuple_expect", &r->texpect, 0, 2) < 0 ||
-        get_buf(d, "latency", &r->lat, 1, 8) < 0)
+        get_buf(d, "latency", &r->lat, 1, 8) < 0 || get_buf(d, "delay_hist", &r->hist, 1, 8) < 0)
         return -1;
+    if (r->hist.held) {
+        if ((uint64_t)r->hist.view.len != (uint64_t)HIST_SIZE * 8) {
+            PyErr_SetString(PyExc_ValueError, "delay_hist must hold HIST_SIZE uint64 counters");
+            return -1;
+        }
+        r->phist = (uint64_t *)r->hist.view.buf;
+    }
+    r->d_min = INT64_MAX;
+    r->d_max = INT64_MIN;
     if (r->dst.held) {
         r->pdst = (const uint16_t *)r->dst.view.buf;
         r->ndst = (uint64_t)r->dst.view.len / 2;
@@ -441,7 +474,8 @@ static int tx_step(tx_t *t, uint64_t now, uint64_t t0) {
     for (int i = 0; i < n; i++) {
         uint64_t k = t->next_i + (uint64_t)i;
         uint16_t flags = t->flags;
-        if (t->tag_every && k % t->tag_every == 0) {
+        if (t->tag_every && k >= t->tag_start && (k - t->tag_start) % t->tag_every == 0 &&
+            (!t->tag_count || (k - t->tag_start) / t->tag_every < t->tag_count)) {
             if (i > 0) break; /* a tagged frame always opens its batch, so its stamp is taken right before the send */
             flags |= FLAG_TAGGED;
         }
@@ -554,7 +588,8 @@ static inline void rx_frame(rx_t *r, const uint8_t *f, size_t len, uint16_t tag,
         break;
     }
     r->valid++;
-    if (flags & FLAG_TAGGED) {
+    int tagged = (flags & FLAG_TAGGED) != 0;
+    if (tagged || r->phist) {
         uint64_t tx = rd64(p + 8);
         uint64_t rxt = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR((struct msghdr *)mh, c)) {
@@ -565,17 +600,28 @@ static inline void rx_frame(rx_t *r, const uint8_t *f, size_t len, uint16_t tag,
             }
         }
         if (!rxt) rxt = now_ns(CLOCK_REALTIME);
-        if (r->lat_n < r->lat_cap)
-            r->plat[r->lat_n++] = (int64_t)(rxt - tx);
-        else
-            r->lat_over++;
+        int64_t delay = (int64_t)(rxt - tx);
+        if (tagged) {
+            if (r->lat_n < r->lat_cap)
+                r->plat[r->lat_n++] = delay;
+            else
+                r->lat_over++;
+        }
+        if (r->phist) {
+            if (delay < r->d_min) r->d_min = delay;
+            if (delay > r->d_max) r->d_max = delay;
+            if (delay < 0) r->d_neg++;
+            r->phist[hist_index(delay < 0 ? 0 : (uint64_t)delay)]++;
+            r->d_n++;
+        }
     }
 }
 
 static int rx_step(rx_t *r, uint16_t tag) {
     for (int i = 0; i < BATCH; i++) {
-        r->msgs[i].msg_hdr.msg_control = r->plat ? r->ctl[i] : NULL;
-        r->msgs[i].msg_hdr.msg_controllen = r->plat ? sizeof(r->ctl[i]) : 0;
+        int stamped = r->plat || r->phist;
+        r->msgs[i].msg_hdr.msg_control = stamped ? r->ctl[i] : NULL;
+        r->msgs[i].msg_hdr.msg_controllen = stamped ? sizeof(r->ctl[i]) : 0;
     }
     int n = recvmmsg(r->fd, r->msgs, BATCH, MSG_DONTWAIT, NULL);
     if (n <= 0) return 0;
@@ -738,13 +784,16 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
             socklen_t sl = sizeof(st);
             getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl);
             PyList_SET_ITEM(rxo, i,
-                            Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I}", "received",
+                            Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:K,s:K,s:L,s:L}", "received",
                                           (unsigned long long)r->received, "valid", (unsigned long long)r->valid, "bad",
                                           (unsigned long long)r->bad, "dup", (unsigned long long)r->dup, "learned",
                                           (unsigned long long)r->learned_new, "latency_samples",
                                           (unsigned long long)r->lat_n, "latency_overflow",
                                           (unsigned long long)r->lat_over, "foreign_source",
-                                          (unsigned long long)r->foreign, "socket_drops", st.tp_drops));
+                                          (unsigned long long)r->foreign, "socket_drops", st.tp_drops, "delay_frames",
+                                          (unsigned long long)r->d_n, "delay_negative", (unsigned long long)r->d_neg,
+                                          "delay_min", (long long)(r->d_n ? r->d_min : 0), "delay_max",
+                                          (long long)(r->d_n ? r->d_max : 0)));
         }
         result = Py_BuildValue("{s:N,s:N,s:d,s:d}", "tx", txo, "rx", rxo, "elapsed", (double)(tstop - t0) * 1e-9,
                                "send_end", tend ? (double)(tend - t0) * 1e-9 : 0.0);
@@ -880,6 +929,13 @@ static PyObject *engine_build(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* Test hook: the delay-histogram bucket of a delay in ns (the Python decoder must agree). */
+static PyObject *engine_hist_index(PyObject *self, PyObject *args) {
+    unsigned long long v;
+    if (!PyArg_ParseTuple(args, "K", &v)) return NULL;
+    return PyLong_FromUnsignedLongLong(hist_index(v));
+}
+
 /* Test hook: the first n SplitMix64 below(bound) draws, to check agreement with the Python generator. */
 static PyObject *engine_draws(PyObject *self, PyObject *args) {
     unsigned long long seed, bound;
@@ -904,6 +960,7 @@ static PyMethodDef methods[] = {
     {"timestamps", engine_timestamps, METH_VARARGS, "timestamps(fd, on): kernel receive timestamps."},
     {"build", engine_build, METH_VARARGS, "build(template, ipv6, sport, dport, tag, seq, stamp, flags) -> frame."},
     {"draws", engine_draws, METH_VARARGS, "draws(seed, bound, n) -> SplitMix64 below() draws."},
+    {"hist_index", engine_hist_index, METH_VARARGS, "hist_index(ns) -> delay-histogram bucket of ns."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_engine",
@@ -913,6 +970,8 @@ PyMODINIT_FUNC PyInit__engine(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyModule_AddIntConstant(m, "BATCH", BATCH);
+    PyModule_AddIntConstant(m, "HIST_BITS", HIST_BITS);
+    PyModule_AddIntConstant(m, "HIST_SIZE", HIST_SIZE);
     PyModule_AddIntConstant(m, "TX_ENUM", TX_ENUM);
     PyModule_AddIntConstant(m, "TX_RANDOM", TX_RANDOM);
     PyModule_AddIntConstant(m, "TX_TUPLE_RANDOM", TX_TUPLE_RANDOM);

@@ -25,6 +25,7 @@ from natbench import __version__
 from natbench.errors import TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.base import Directions, Mapping, Phase2Options, Port
+from natbench.testers.delaystats import exact_stats, histogram_stats
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
@@ -210,16 +211,24 @@ class SoftwareTester:
         count = 2**62 if unlimited else max(round(rate * duration), 1)
         engine_rate = 0.0 if unlimited else float(rate)
         time_limit = float(duration) if unlimited else 0.0
-        tag_every = max(int(rate // measure.latency_rate), 1) if measure.latency and not unlimited else 0
+        tag_start, tag_every, tag_count = (
+            tag_schedule(count, rate, measure) if measure.latency and not unlimited else (0, 0, 0)
+        )
         txs: list[dict[str, Any]] = []
         rxs: list[dict[str, Any]] = []
         lat: dict[Direction, np.ndarray] = {}
+        hists: dict[Direction, np.ndarray] = {}
         self._trial += 1
         mode_used: str | None = None
         for d in directions.active:
-            lat_buf = np.zeros(count // tag_every + 16, dtype=np.int64) if tag_every else None
+            tagged_max = tag_count or (max(count - tag_start, 0) // tag_every + 1 if tag_every else 0)
+            lat_buf = np.zeros(tagged_max + 16, dtype=np.int64) if tag_every else None
             if lat_buf is not None:
                 lat[d] = lat_buf
+            # PDV over all frames: a fixed-size histogram per direction (224 KiB), whatever the trial's length
+            hist = np.zeros(_engine.HIST_SIZE, dtype=np.uint64) if measure.all_delays else None
+            if hist is not None:
+                hists[d] = hist
             if d is Direction.FORWARD:
                 txs.append(
                     {
@@ -234,10 +243,20 @@ class SoftwareTester:
                         "time_limit": time_limit,
                         "flags": FLAG_PHASE2,
                         "tag_every": tag_every,
+                        "tag_start": tag_start,
+                        "tag_count": tag_count,
                         "seed": self._seed(1),
                     }
                 )
-                rxs.append({"fd": self._fd_resp, "mode": _engine.RX_ANY, "expect": count, "latency": lat_buf})
+                rxs.append(
+                    {
+                        "fd": self._fd_resp,
+                        "mode": _engine.RX_ANY,
+                        "expect": count,
+                        "latency": lat_buf,
+                        "delay_hist": hist,
+                    }
+                )
             else:
                 sport, dport, expect, mode_used = self._reverse_tuples(measure)
                 txs.append(
@@ -257,6 +276,8 @@ class SoftwareTester:
                         "time_limit": time_limit,
                         "flags": FLAG_PHASE2 | FLAG_REVERSE,
                         "tag_every": tag_every,
+                        "tag_start": tag_start,
+                        "tag_count": tag_count,
                         "seed": self._seed(2),
                     }
                 )
@@ -269,18 +290,30 @@ class SoftwareTester:
                         "tuple_expect": expect,
                         "expect": count,
                         "latency": lat_buf,
+                        "delay_hist": hist,
                     }
                 )
-        raw = self._run(txs, rxs, timestamps=bool(tag_every))
+        raw = self._run(txs, rxs, timestamps=bool(tag_every) or measure.all_delays)
         counts: dict[Direction, DirectionCounts] = {}
         latency: dict[Direction, LatencyStats] = {}
         for d, t, r in zip(directions.active, raw["tx"], raw["rx"], strict=True):
             counts[d] = DirectionCounts(t["sent"], r["received"], r["valid"])
-            if d in lat and r["latency_samples"]:
-                latency[d] = _latency_stats(lat[d][: r["latency_samples"]])
+            if d in hists and r["delay_frames"]:
+                latency[d] = histogram_stats(hists[d], r["delay_min"], r["delay_max"])
+            elif d in lat and r["latency_samples"]:
+                latency[d] = exact_stats(lat[d][: r["latency_samples"]])
         ok, notes, achieved = self._rate_check(raw["tx"], rate, raw["rx"], raw["softnet_drops"])
         extra = self._extra(raw)
         extra["inconsistent"] = {str(d): int(r["bad"]) for d, r in zip(directions.active, raw["rx"], strict=True)}
+        if tag_every:
+            # when the first tagged frame was due (RFC 8219 7.2: after the warm-up), and the spacing
+            extra["tagging"] = {"first_frame": tag_start, "every": tag_every, "first_s": tag_start / rate}
+        if hists:
+            extra["delay_negative"] = {
+                str(d): int(r["delay_negative"])
+                for d, r in zip(directions.active, raw["rx"], strict=True)
+                if d in hists
+            }
         return PhaseResult(
             intended_rate=float(rate),
             achieved_rate=achieved,
@@ -599,16 +632,19 @@ _RT_PRIORITY = 10
 """SCHED_FIFO priority of the data path during a trial (RT throttling still leaves the kernel 5 %)."""
 
 
-def _latency_stats(ns: np.ndarray) -> LatencyStats:
-    """Latency statistics (seconds) of the timed frames; negative clock artefacts are clipped to 0."""
-    s = np.clip(ns.astype(np.float64), 0, None) * 1e-9
-    return LatencyStats(
-        samples=int(s.size),
-        minimum=float(s.min()),
-        median=float(np.median(s)),
-        p99_9=float(np.quantile(s, 0.999)),
-        maximum=float(s.max()),
-    )
+def tag_schedule(count: int, rate: float, measure: Phase2Options) -> tuple[int, int, int]:
+    """(first tagged frame, spacing in frames, number of tagged frames or 0 for no limit) of a trial of
+    ``count`` frames at ``rate`` (RFC 8219 7.2): frame k is due k / rate after the start, so the first
+    tagged one is the first due at or after ``latency_delay``; ``latency_frames`` are spread evenly over
+    the frames from there to the end, or one is tagged every ``rate / latency_rate`` frames."""
+    start = min(math.ceil(measure.latency_delay * rate), count)
+    window = count - start
+    if window <= 0:
+        return start, 0, 0
+    if measure.latency_frames:
+        n = min(int(measure.latency_frames), window)
+        return start, max(window // n, 1), n
+    return start, max(int(rate // measure.latency_rate), 1), 0
 
 
 def _softnet_drops(cpus: Sequence[int] | None) -> int:

@@ -220,8 +220,12 @@ class TRexSession:
             self._call("add_streams", self._client.add_streams, streams, ports=[port])
 
     def clear_stats(self, ports: list[int]) -> None:
-        """Zero port, global and latency counters."""
-        self._call("clear_stats", self._client.clear_stats, ports=ports)
+        """Zero port, global, extended (xstats) and latency counters: what is read next is the trial's delta.
+
+        The library keeps a reference snapshot per counter object at this call and reports every later
+        reading less that reference (``get_rel``); ``clear_xstats`` is its default, given here explicitly.
+        """
+        self._call("clear_stats", self._client.clear_stats, ports=ports, clear_xstats=True)
 
     def start(self, ports: list[int], *, duration: float = -1, pin: bool = False) -> None:
         """Start the loaded streams at their own rates (multiplier 1); ``pin`` splits each dual port's cores."""
@@ -263,6 +267,14 @@ class TRexSession:
     def stats(self) -> dict[Any, Any]:
         """Port and global counters since the last clear (``get_stats``)."""
         return dict(self._call("get_stats", self._client.get_stats))
+
+    def xstats(self, port: int) -> dict[str, Any]:
+        """Extended (NIC) counters of ``port`` by name since the last ``clear_stats`` (``get_xstats``)."""
+        return dict(self._call(f"get_xstats port {port}", self._client.get_xstats, port))
+
+    def utilization(self) -> dict[str, Any]:
+        """Per data-plane thread the last 20 one-second CPU utilisation values, newest first (``get_util_stats``)."""
+        return dict(self._call("get_util_stats", self._client.get_util_stats))
 
     def latency(self, pg_ids: list[int]) -> dict[Any, Any]:
         """Latency statistics of the packet groups ``pg_ids``."""

@@ -150,6 +150,9 @@ class StreamPlan:
     """Phase-1 block: first natbench enumeration index this stream covers."""
     direction: Direction = Direction.FORWARD
     """Traffic direction the stream belongs to."""
+    isg: float = 0.0
+    """Seconds the stream waits after its port starts before its first frame (TRex's inter-stream gap;
+    RFC 8219 7.2: tagged frames only after the warm-up)."""
 
 
 @dataclass(frozen=True)
@@ -518,11 +521,21 @@ def _random_streams(
     return tuple(streams)
 
 
-def _latency_stream(direction: Direction, frame: FrameTemplate, rate: float) -> StreamPlan:
-    """The low-rate latency stream of ``direction`` (one existing connection; pg ids base and base + 1)."""
+def _latency_stream(direction: Direction, frame: FrameTemplate, rate: float, measure: Phase2Options) -> StreamPlan:
+    """The low-rate latency stream of ``direction`` (one existing connection; pg ids base and base + 1): from
+    ``measure.latency_delay`` on, ``measure.latency_frames`` frames at ``rate`` (continuous when None)."""
     prefix, port = _SIDES[direction]
     pg_id = LATENCY_PG_BASE + (0 if direction is Direction.FORWARD else 1)
-    return StreamPlan(f"{prefix}lat", port, frame, rate, None, latency_pg_id=pg_id, direction=direction)
+    return StreamPlan(
+        f"{prefix}lat",
+        port,
+        frame,
+        rate,
+        measure.latency_frames,
+        latency_pg_id=pg_id,
+        direction=direction,
+        isg=measure.latency_delay,
+    )
 
 
 def _random_port_vars(
@@ -571,7 +584,7 @@ def compile_phase2(
         frame = _forward_frame(plan, s0, d0)
         streams.extend(_random_streams(plan, Direction.FORWARD, frame, data_rate, bias_tolerance))
         if lat_rate:
-            streams.append(_latency_stream(Direction.FORWARD, frame, lat_rate))
+            streams.append(_latency_stream(Direction.FORWARD, frame, lat_rate, measure))
     if Direction.REVERSE in active:
         mode = plan.responder_mode
         if mode is ResponderMode.READ:
@@ -612,7 +625,7 @@ def compile_phase2(
                 "to preserve ports, or read to load the DUT's mappings"
             )
         if lat_rate:
-            streams.append(_latency_stream(Direction.REVERSE, lat_frame, lat_rate))
+            streams.append(_latency_stream(Direction.REVERSE, lat_frame, lat_rate, measure))
     notes: tuple[str, ...] = ()
     if lat_rate and plan.family is Family.NAT64:
         notes = (NAT64_LATENCY_NOTE,)

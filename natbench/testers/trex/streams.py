@@ -76,6 +76,8 @@ def build_stream(plan: StreamPlan, api: ModuleType | None = None) -> Any:
     kwargs: dict[str, Any] = {}
     if plan.latency_pg_id is not None:
         kwargs["flow_stats"] = api.STLFlowLatencyStats(pg_id=plan.latency_pg_id)
+    if plan.isg > 0:
+        kwargs["isg"] = plan.isg * 1e6  # TRex's inter-stream gap is in microseconds
     return api.STLStream(
         name=plan.name,
         packet=builder,

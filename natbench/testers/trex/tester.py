@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.metadata
 import time
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from natbench.config.validation import first_error, validation_error
 from natbench.errors import TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.testers.trex import health
 from natbench.testers.trex import program as prg
 from natbench.testers.trex.address import DEFAULT_SYNC_PORT, ServerAddress, parse_server
 from natbench.testers.trex.client import TRexSession
@@ -68,6 +70,9 @@ class TRexSettings(BaseModel):
     """Largest relative deviation from uniform of a phase-2 random port before its range is split."""
     connect_timeout: float | None = Field(default=None, gt=0)
     """RPC timeout in seconds (client default when unset)."""
+    busy_core_pct: float = Field(default=90.0, gt=0, le=100)
+    """A TRex data-plane thread at or above this one-second CPU utilisation during a trial gets the trial a
+    pacing warning (a saturated core sends what fell behind in catch-up bursts)."""
 
     @field_validator("ports")
     @classmethod
@@ -241,7 +246,8 @@ class TRexTester:
                 except ValueError as exc:
                     raise TesterError(str(exc)) from exc
                 self._ordered = (key, ordered)
-            measure = Phase2Options(measure.latency, measure.latency_rate, "linear", self._ordered[1])
+            measure = dataclasses.replace(measure, selection="linear", mappings=self._ordered[1])
+        measure, delay_notes = trex_delay_measure(measure, duration)
         sess = self._connect()
         program = self._compile(
             lambda: prg.compile_phase2(
@@ -266,9 +272,12 @@ class TRexTester:
             latency = self._latency(sess.latency(pgs), program)
         intended = rate * duration
         notes = self._rate_notes(stats, counts, intended, wall, duration, continuous=True)
+        checked, own = self._own_counters(sess, stats, counts, intended, wall, duration, continuous=True)
+        notes.extend(checked)
         # the NAT64 latency reminder is for console users: the tester refused NAT64 latency above
         # unless the server runs --software, so here it would only mislead (seen live in every trial)
         notes.extend(n for n in (program.notes if measure.latency else ()) if n != prg.NAT64_LATENCY_NOTE)
+        notes.extend(delay_notes)
         slowest = min(c.sent for c in counts.values()) if counts else 0
         return PhaseResult(
             intended_rate=rate,
@@ -286,6 +295,7 @@ class TRexTester:
                 "streams": len(program.streams),
                 "queue_full": _queue_full(stats),
                 "pinned_cores": pin,
+                **own,
             },
         )
 
@@ -376,6 +386,8 @@ class TRexTester:
         stats = sess.stats()
         counts = self._counts(stats, [port])
         notes = self._rate_notes(stats, counts, frames, wall, nominal, continuous=False)
+        checked, own = self._own_counters(sess, stats, counts, frames, wall, nominal, continuous=False)
+        notes.extend(checked)
         notes.extend(program.notes)
         sent = counts[direction].sent
         return PhaseResult(
@@ -394,6 +406,7 @@ class TRexTester:
                 "step": program.step,
                 "pinned": program.pinned,
                 "queue_full": _queue_full(stats),
+                **own,
             },
         )
 
@@ -444,6 +457,71 @@ class TRexTester:
             notes.append(f"!fell behind: {wall:.3f} s for a {nominal:.3f} s {what}")
         return notes
 
+    def _own_counters(
+        self,
+        sess: TRexSession,
+        stats: dict[Any, Any],
+        counts: dict[Direction, DirectionCounts],
+        intended_frames: float,
+        wall: float,
+        nominal: float,
+        *,
+        continuous: bool,
+    ) -> tuple[list[str], dict[str, Any]]:
+        """TRex's own receive drops, transmit errors and timing: notes ('!' = invalid) and the trial's record.
+
+        Every counter is relative to the ``clear_stats`` before the trial (port stats, xstats and
+        ``queue_full``), so each is the trial's delta. Frames the tester's own receive path lost are
+        not the DUT's loss: such a trial is invalid (retried; the search counts it as tester-limited),
+        as in the software tester. Pacing warnings go to the record's ``pacing_warnings`` only (they
+        do not change the verdict and stay out of ``tester_note``).
+        """
+        ports = list(self._port_ids.values())
+        xstats: dict[int, dict[str, Any]] = {}
+        record: dict[str, Any] = {}
+        try:
+            for p in ports:
+                xstats[p] = sess.xstats(p)
+        except TesterError as exc:  # port ierrors (which include the DPDK misses) are still judged
+            record["xstats_error"] = str(exc)
+        try:
+            util = sess.utilization()
+        except TesterError as exc:
+            util = {}
+            record["utilization_error"] = str(exc)
+        drops = health.receive_drops(stats, xstats, ports)
+        tx_errors = health.transmit_errors(stats, xstats, ports)
+        notes = health.receive_drop_notes(drops) + health.transmit_error_notes(tx_errors)
+        busiest = health.busiest_core(util, wall + self._rx_delay_ms / 1000)
+        warnings = health.pacing_warnings(
+            {str(d): c.sent for d, c in counts.items()},
+            intended_frames,
+            wall,
+            nominal,
+            busiest,
+            continuous=continuous,
+            timing_slack=self.settings.timing_slack,
+            busy_core_pct=self.settings.busy_core_pct,
+            software=self.settings.software,
+        )
+        slowest = min((c.sent for c in counts.values()), default=0)
+        record.update(
+            {
+                "rx_drops": {str(p): c for p, c in drops.items()},
+                "tx_errors": {str(p): c for p, c in tx_errors.items()},
+                "trex": {
+                    **health.timing(stats, ports),
+                    "nominal_s": nominal,
+                    "start_to_idle_s": wall,
+                    "sent_ratio": slowest / intended_frames if intended_frames else None,
+                    "busiest_core_pct": busiest,
+                    "software_mode": self.settings.software,
+                },
+                "pacing_warnings": warnings,
+            }
+        )
+        return notes, record
+
     def _latency(self, pgid: dict[Any, Any], program: Program) -> dict[Direction, LatencyStats]:
         out: dict[Direction, LatencyStats] = {}
         lat = pgid.get("latency", {})
@@ -459,6 +537,25 @@ class TRexTester:
             if stats is not None:
                 out[s.direction] = stats
         return out
+
+
+def trex_delay_measure(measure: Phase2Options, duration: float) -> tuple[Phase2Options, list[str]]:
+    """What TRex can do of ``measure`` (RFC 8219 7.2, 7.3.1) in a ``duration`` s trial, and notes on the rest.
+
+    Tagged frames: TRex's latency stream starts ``latency_delay`` after the port (its inter-stream gap) and
+    sends ``latency_frames`` frames evenly over the rest of the trial (a burst at frames / remaining seconds).
+    PDV over all frames: TRex timestamps only its latency streams, so a PDV trial gets one latency stream
+    per direction over the whole trial instead and is marked as timed from tagged frames."""
+    notes: list[str] = []
+    if measure.all_delays:
+        measure = dataclasses.replace(measure, latency=True, all_delays=False, latency_delay=0.0, latency_frames=None)
+        notes.append("TRex times only its latency streams: PDV from tagged frames, not from every frame")
+    if measure.latency and measure.latency_frames:
+        window = duration - measure.latency_delay
+        if window <= 0:
+            raise TesterError(f"latency_delay {measure.latency_delay:g} s leaves nothing of a {duration:g} s trial")
+        measure = dataclasses.replace(measure, latency_rate=measure.latency_frames / window)
+    return measure, notes
 
 
 def _port_stat(stats: dict[Any, Any], port: int, key: str) -> int:

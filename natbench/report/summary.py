@@ -1,0 +1,210 @@
+"""The summary a report opens with: what was measured, on what, by which tester and natbench, when, the key
+results, and warnings in plain words. Data only; ``report.html`` renders it."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from natbench.report.formatting import fmt_value
+from natbench.report.labels import in_performance_table, order_key, plot_labels
+from natbench.report.units import reported_unit
+
+if TYPE_CHECKING:
+    from natbench.report.load import Run
+
+__all__ = ["RunSummary", "fmt_duration", "fmt_time", "summarize_run"]
+
+_FACT_ORDER = ("recipe", "kind", "kernel", "os", "version", "cores", "cpus", "memory")
+"""DUT facts shown first in the summary, when a DUT reports them; table sizes follow (keys naming a max or
+a size), then nothing else (the full facts are in the report's DUT section)."""
+
+_TABLE_WORDS = ("max", "hashsize", "size", "limit", "buckets")
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a reader needs before the tables."""
+
+    title: str
+    """The campaign's name."""
+    facts: list[tuple[str, str]]
+    """(label, value) rows: measured, working points, DUTs, tester, natbench, host, times, status."""
+    key_results: list[tuple[str, str]] = field(default_factory=list)
+    """(metric title, one line of results across the working points)."""
+    warnings: list[str] = field(default_factory=list)
+    """Plain-words warnings: tester-bound results, invalid trials, failed repetitions, damaged records."""
+
+
+def fmt_time(ts: Any) -> str:
+    """A stored time (Unix seconds, or ISO 8601 text) as local, readable time with its zone
+    (``2026-11-24 08:25:03 UTC``); ``?`` when unknown."""
+    when: datetime | None = None
+    if isinstance(ts, str):
+        with contextlib.suppress(ValueError):
+            when = datetime.fromisoformat(ts)
+    if when is None:
+        try:
+            value = float(ts)
+        except (TypeError, ValueError):
+            return "?"
+        if not math.isfinite(value) or value <= 0:
+            return "?"
+        when = datetime.fromtimestamp(value).astimezone()
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def fmt_duration(seconds: float) -> str:
+    """``1 h 02 min``, ``5 min 05 s`` or ``42 s``."""
+    s = round(seconds)
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    if s >= 60:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s} s"
+
+
+def _scalar_facts(facts: Mapping[str, Any]) -> str:
+    """The DUT facts worth a summary line, in :data:`_FACT_ORDER`, then table sizes."""
+    flat = {str(k): v for k, v in facts.items() if isinstance(v, str | int | float | bool)}
+    chosen = [k for key in _FACT_ORDER for k in flat if k == key or k.startswith(f"{key}_")]
+    chosen += [k for k in flat if k not in chosen and any(w in k.lower() for w in _TABLE_WORDS)]
+    return ", ".join(f"{k} {_fact(flat[k])}" for k in chosen)
+
+
+def _fact(v: str | int | float | bool) -> str:
+    if isinstance(v, bool | str):
+        return str(v)
+    return fmt_value(float(v))
+
+
+def _range(values: pd.Series, unit: str = "") -> str | None:
+    """``4,000 to 64,000 connections`` (or one value); None when no value is known."""
+    known = pd.to_numeric(values, errors="coerce").dropna()
+    if known.empty:
+        return None
+    lo, hi = int(known.min()), int(known.max())
+    text = f"{lo:,}" if lo == hi else f"{lo:,} to {hi:,}"
+    return f"{text}{unit}"
+
+
+def _measured(run: Run) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    metrics = sorted(run.metrics, key=order_key)
+    if metrics:
+        rows.append(("measured", "; ".join(plot_labels(m)[0] for m in metrics)))
+    p = run.points
+    if not p.empty:
+        ranges = [
+            _range(p["connections"], " connections"),
+            _range(p["cores"], " DUT cores"),
+            _range(p["frame_size"], " B frames"),
+        ]
+        rows.append(("working points", f"{len(p)}: " + ", ".join(r for r in ranges if r)))
+    return rows
+
+
+def _key_results(run: Run) -> list[tuple[str, str]]:
+    """Per performance metric: the range of the per-point medians, as the tables report them."""
+    out: list[tuple[str, str]] = []
+    summary = run.summary
+    if summary.empty:
+        return out
+    labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
+    flat = summary.reset_index()
+    for metric in sorted(run.metrics, key=order_key):
+        if not in_performance_table(metric):
+            continue
+        s = flat[(flat["metric"].astype(str) == metric) & flat["median"].notna()]
+        if s.empty:
+            continue
+        unit = reported_unit(str(s["unit"].iloc[0]), float(s["directions"].max()))
+        ordered = s.sort_values("median", kind="stable")
+        lo, hi = ordered.iloc[0], ordered.iloc[-1]
+        if len(s) == 1:
+            text = f"median {fmt_value(float(lo['median']))} {unit}"
+        else:
+            text = (
+                f"medians from {fmt_value(float(lo['median']))} {unit} ({labels.get(str(lo['point_id']), '?')}) "
+                f"to {fmt_value(float(hi['median']))} {unit} ({labels.get(str(hi['point_id']), '?')})"
+            )
+        out.append((plot_labels(metric)[0], text))
+    return out
+
+
+def _warnings(run: Run) -> list[str]:
+    out: list[str] = []
+    status = str(run.meta.get("status", "unknown"))
+    if status != "complete":
+        failure = run.meta.get("failure")
+        out.append(f"The run is not complete (status {status}{f': {failure}' if failure else ''}).")
+    out += list(run.warnings)
+    r = run.results
+    if not r.empty:
+        bound = r[r["tester_bound"].fillna(False).astype(bool)] if "tester_bound" in r else r.iloc[0:0]
+        for metric, g in bound.groupby(bound["metric"].astype(str), sort=False):
+            total = int((r["metric"].astype(str) == metric).sum())
+            out.append(
+                f"{plot_labels(str(metric))[0]}: {len(g)} of {total} repetitions were limited by the tester, not "
+                "the DUT; the DUT can do more than these results say (a faster tester would measure it)."
+            )
+        failed = r[r["value"].isna()]
+        if not failed.empty:
+            out.append(
+                f"{len(failed)} of {len(r)} repetitions failed and have no value; the tables leave them out "
+                "(their reasons are in the trial details)."
+            )
+    t = run.trials
+    if not t.empty:
+        invalid = int((t["verdict"].astype(str) == "invalid").sum())
+        if invalid:
+            out.append(
+                f"{invalid} of {len(t)} trials were invalid (the tester could not keep the rate, or the counts or "
+                "the DUT's table could not be trusted); each was repeated and none counted as pass or fail."
+            )
+    return out
+
+
+def _seconds(ts: Any) -> float:
+    """Unix seconds of a stored time (number or ISO 8601 text); NaN when unknown."""
+    if isinstance(ts, str):
+        with contextlib.suppress(ValueError):
+            return datetime.fromisoformat(ts).timestamp()
+    try:
+        return float(ts)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def summarize_run(run: Run) -> RunSummary:
+    """The summary of ``run``: facts, key results and warnings."""
+    meta = run.meta
+    facts = _measured(run)
+    for name, dut in (meta.get("duts") or {}).items():
+        facts.append((f"DUT {name}", _scalar_facts(dut) if isinstance(dut, Mapping) else str(dut)))
+    tester = meta.get("tester") or {}
+    if isinstance(tester, Mapping):
+        kind = tester.get("backend") or tester.get("kind") or "?"
+        facts.append(("tester", f"{kind}" + (f": {_scalar_facts(tester)}" if _scalar_facts(tester) else "")))
+    commit = meta.get("git_commit")
+    facts.append(
+        ("natbench", f"{meta.get('natbench_version', '?')}" + (f" (commit {str(commit)[:12]})" if commit else ""))
+    )
+    host = meta.get("host") or {}
+    if isinstance(host, Mapping) and host:
+        facts.append(("host", f"{host.get('hostname', '?')}, {host.get('cpus', '?')} CPUs, {host.get('platform', '')}"))
+    started, ended = meta.get("started_at"), meta.get("ended_at")
+    facts.append(("started", fmt_time(started)))
+    if ended:
+        facts.append(("ended", fmt_time(ended)))
+        seconds = _seconds(ended) - _seconds(started)
+        if math.isfinite(seconds) and seconds >= 0:
+            facts.append(("duration", fmt_duration(seconds)))
+    facts.append(("status", str(meta.get("status", "unknown"))))
+    return RunSummary(run.name, facts, _key_results(run), _warnings(run))

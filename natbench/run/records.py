@@ -1,0 +1,471 @@
+"""The one reader of ``trials.jsonl`` (and its line format): sequence numbers, checksums, damage and notes.
+
+Every record line is one compact JSON object with sorted keys::
+
+    {"crc32": "1a2b3c4d", "seq": 7, "type": "trial", ...TrialRecord.to_dict()}
+
+``seq`` counts the records of the run from 1 (one number per record ever written, also for the
+trials a resume later moves to ``trials.abandoned.jsonl``); ``crc32`` is the CRC-32 (8 hex digits)
+of the record's canonical JSON without ``crc32`` (sorted keys, no spaces, UTF-8). ``run.json`` keeps
+the counts under ``records`` (:data:`COUNTS`): ``written`` (the highest ``seq`` on disk), ``trial``
+and ``result`` (records written per kind), ``legacy`` (lines from before sequence numbers, kept at
+the start of the file) and ``moved`` (``seq`` ranges a resume moved aside). The store writes a line
+(fsync) and only then the counts (atomically), so after a kill -9 the file may hold exactly one
+record more than the counts - never fewer.
+
+:func:`scan` reads the file once and sorts what it finds into intact records, **notes** (normal
+after a kill -9 or while a run is being written) and **damage** (``file:line: what``):
+
+* a torn last line (no final newline) is a note when every record ``run.json`` counts is present
+  and intact before it and the run is not ``complete``: the process died while writing the next,
+  uncounted record. Otherwise it is damage (the file was cut short);
+* one record beyond the counts is a note (killed between the line and the counts), or more while a
+  writer is still running (the counts read again after the file show them);
+* a missing ``seq`` (gap), a ``seq`` twice (duplicate), a ``seq`` out of order, a checksum
+  mismatch, a line that is not UTF-8, not JSON or no record, a second result of the same
+  repetition, a missing ``trials.jsonl`` when the counts
+  say records were written, and counts per kind that do not match are damage.
+
+Run directories written before sequence numbers (no ``records`` in ``run.json``) are checked as far
+as their lines allow: every line must parse, no line may repeat, no repetition may have two results,
+and a missing ``trials.jsonl`` is damage (``natbench run`` always
+created it with ``run.json``); gaps cannot be seen there. A resume numbers the records it appends
+after them and counts the old lines as ``legacy``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "COUNTS",
+    "Record",
+    "Scan",
+    "checksum",
+    "damage_message",
+    "encode",
+    "moved_count",
+    "moved_ranges",
+    "rep_key",
+    "scan",
+    "with_range",
+]
+
+COUNTS = "records"
+"""Key of the record counts in run.json."""
+
+KINDS = ("trial", "result")
+
+MAX_LISTED = 200
+"""Problems listed one by one; beyond them one line says how many more."""
+
+
+def checksum(obj: Mapping[str, Any]) -> str:
+    """CRC-32 (8 hex digits) of the canonical JSON of ``obj`` without its ``crc32`` field."""
+    body = {k: v for k, v in obj.items() if k != "crc32"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return f"{zlib.crc32(text.encode('utf-8')):08x}"
+
+
+def encode(kind: str, data: Mapping[str, Any], seq: int) -> str:
+    """The line (with its newline) of one record: ``type``, the record's fields, ``seq`` and ``crc32``."""
+    obj: dict[str, Any] = {"type": kind, **data, "seq": seq}
+    obj["crc32"] = checksum(obj)
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
+
+
+def rep_key(data: Mapping[str, Any]) -> tuple[str, str, int] | None:
+    """(point id, metric, repetition) of a record; None when it lacks one of them."""
+    pid, metric, rep = data.get("point_id"), data.get("metric"), data.get("repetition")
+    if pid is None or metric is None or not isinstance(rep, int):
+        return None
+    return (str(pid), str(metric), rep)
+
+
+MAX_SEQ = 1 << 40
+"""Largest record count taken from run.json (a trial a microsecond for 12 days); beyond it the counts are damage."""
+
+
+def counts_error(counts: Any) -> str | None:
+    """What is wrong with run.json's ``records`` (None when it is well-formed)."""
+    if not isinstance(counts, dict):
+        return f"expected an object, got {type(counts).__name__}"
+    for name in ("written", "trial", "result", "legacy"):
+        v = counts.get(name, 0)
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SEQ:
+            return f"{name}: expected a whole number from 0 to {MAX_SEQ}, got {v!r}"
+    moved = counts.get("moved", [])
+    if not isinstance(moved, list):
+        return "moved: expected a list of [first, last] ranges"
+    last = 0
+    for pair in moved:
+        ok = isinstance(pair, list) and len(pair) == 2 and all(type(x) is int for x in pair)
+        if not ok or not last < pair[0] <= pair[1] <= counts.get("written", 0):
+            return f"moved: {pair!r} is no [first, last] range after {last} within the records written"
+        last = pair[1]
+    return None
+
+
+def moved_ranges(counts: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """The ``moved`` ranges of (well-formed) counts."""
+    return [(int(a), int(b)) for a, b in counts.get("moved", [])]
+
+
+def moved_count(counts: Mapping[str, Any]) -> int:
+    """How many records the ``moved`` ranges of (well-formed) counts hold."""
+    return sum(b - a + 1 for a, b in moved_ranges(counts))
+
+
+def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def with_range(ranges: list[list[int]], seqs: Iterable[int]) -> list[list[int]]:
+    """``ranges`` ([first, last] pairs) with ``seqs`` added, merged and sorted."""
+    merged = _merge([(a, b) for a, b in ranges] + [(s, s) for s in seqs])
+    return [[a, b] for a, b in merged]
+
+
+def _within(ranges: list[tuple[int, int]], seq: int) -> bool:
+    i = bisect.bisect_right(ranges, (seq, MAX_SEQ + 1)) - 1
+    return i >= 0 and ranges[i][0] <= seq <= ranges[i][1]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One intact record line."""
+
+    line: int
+    """Its line number in the file (from 1)."""
+    text: str
+    """The line as stored, without its newline."""
+    data: dict[str, Any]
+    """The record: ``type`` and the record's fields (without ``seq`` and ``crc32``)."""
+    seq: int | None
+    """Its sequence number (None on lines from before sequence numbers)."""
+
+
+@dataclass
+class Scan:
+    """What :func:`scan` found in ``trials.jsonl``."""
+
+    path: Path
+    """The file."""
+    exists: bool = True
+    """False when there is no such file."""
+    records: list[Record] = field(default_factory=list)
+    """Intact records in file order, each once (duplicates, damaged lines, moved-aside leftovers left out)."""
+    leftovers: list[Record] = field(default_factory=list)
+    """Trials a resume moved aside (``moved``) still in the file: that resume stopped before rewriting it."""
+    damage: list[str] = field(default_factory=list)
+    """``file:line: what`` for every damaged, missing or duplicated record."""
+    notes: list[str] = field(default_factory=list)
+    """What is normal after a kill -9 or during a run (a torn last line, an uncounted last record)."""
+    torn: bool = False
+    """The file ends with an unterminated (torn) line, left out of :attr:`records`."""
+    tainted: set[tuple[str, str, int]] = field(default_factory=set)
+    """Repetitions the damage may have touched (a repair measures them again)."""
+    highest: int = 0
+    """The highest intact ``seq`` (or the count in run.json when higher)."""
+    legacy: int = 0
+    """Intact lines without ``seq`` at the start of the file."""
+
+
+def damage_message(run_dir: Path, damage: list[str], hint: str) -> str:
+    """The error of a damaged run directory: a summary line, one line per problem, what to do."""
+    lines = [f"{run_dir}: damaged run directory ({len(damage)} problem(s)):"]
+    lines += [f"  {d}" for d in damage]
+    lines.append(hint)
+    return "\n".join(lines)
+
+
+class _Scanner:
+    """One pass over the lines; keeps what the checks need."""
+
+    def __init__(
+        self, path: Path, counts: Mapping[str, Any] | None, limit: int | None, status: str, sequence: bool
+    ) -> None:
+        self.out = Scan(path)
+        self.sequence = sequence
+        self.counts = counts
+        self.written = int(counts.get("written", 0)) if counts else 0
+        if counts is None:
+            self.limit = 1 << 62  # no counts to hold the numbers against
+        else:
+            self.limit = self.written + 1 if limit is None else max(limit, self.written + 1)
+        self.moved = moved_ranges(counts) if counts else []
+        self.status = status
+        self.by_seq: dict[int, Record] = {}
+        self.accounted: set[int] = set()  # seqs seen, intact or not
+        self.bad_lines: list[int] = []  # lines whose record cannot be trusted: the next record's repetition
+        self.results: dict[tuple[str, str, int], int] = {}
+        self.seen_text: dict[str, int] = {}
+        self.max_seq = 0
+
+    def where(self, line: int) -> str:
+        return f"{self.out.path}:{line}"
+
+    def bad(self, line: int, what: str, own: Mapping[str, Any] | None = None) -> None:
+        self.out.damage.append(f"{self.where(line)}: {what}")
+        self.bad_lines.append(line)
+        key = rep_key(own) if own is not None else None
+        if key is not None:
+            self.out.tainted.add(key)
+
+    def line(self, number: int, raw: bytes) -> None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.bad(number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+            return
+        if not text.strip():
+            return
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            self.bad(number, f"not a natbench record: {exc}")
+            return
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind not in KINDS:
+            self.bad(number, f"type: expected 'trial' or 'result', got {kind!r}")
+            return
+        assert isinstance(obj, dict)
+        seq = obj.get("seq")
+        data = {k: v for k, v in obj.items() if k not in ("seq", "crc32")}
+        if seq is None and "crc32" not in obj:
+            self.legacy_line(number, text, data)
+            return
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            self.bad(number, f"seq: expected a positive integer, got {seq!r}")
+            return
+        self.accounted.add(seq)
+        stored = obj.get("crc32")
+        if stored != checksum(obj):
+            computed = checksum(obj)
+            self.bad(
+                number,
+                f"crc32: checksum mismatch (stored {stored!r}, computed {computed!r}): changed after writing",
+                data,
+            )
+            return
+        if not self.sequence:
+            self.out.records.append(Record(number, text, data, seq))
+            return
+        if seq in self.by_seq:
+            first = self.by_seq[seq]
+            if first.text == text:
+                self.bad(number, f"duplicate of line {first.line} (seq {seq})")
+                self.bad_lines.pop()  # an exact copy: the first one stands, nothing else is in doubt
+            else:
+                self.bad(number, f"seq {seq} again (first on line {first.line}) with other content", data)
+                key = rep_key(first.data)
+                if key is not None:
+                    self.out.tainted.add(key)
+            return
+        if seq < self.max_seq:
+            self.bad(number, f"seq {seq} out of order (after seq {self.max_seq})", data)
+            return
+        if seq > self.limit:
+            self.bad(number, f"seq {seq} beyond the {self.written} records run.json counts", data)
+            return
+        self.max_seq = seq
+        rec = Record(number, text, data, seq)
+        self.by_seq[seq] = rec
+        if _within(self.moved, seq):
+            if kind == "trial":
+                self.out.leftovers.append(rec)
+            else:
+                self.bad(number, f"seq {seq}: a result among the records a resume moved aside", data)
+            return
+        if seq > self.written:
+            self.out.notes.append(
+                f"{self.where(number)}: seq {seq} not counted in run.json yet"
+                " (written just before the run stopped, or the run is still being written)"
+            )
+        self.keep(rec)
+
+    def legacy_line(self, number: int, text: str, data: dict[str, Any]) -> None:
+        if not self.sequence:
+            self.out.records.append(Record(number, text, data, None))
+            return
+        if self.counts is not None and (self.by_seq or self.out.legacy >= int(self.counts.get("legacy", 0))):
+            self.bad(number, "seq: missing (every record of this run carries a sequence number and a checksum)", data)
+            return
+        if text in self.seen_text:
+            self.bad(number, f"duplicate of line {self.seen_text[text]}")
+            self.bad_lines.pop()
+            return
+        self.seen_text[text] = number
+        self.out.legacy += 1
+        self.keep(Record(number, text, data, None))
+
+    def keep(self, rec: Record) -> None:
+        key = rep_key(rec.data)
+        if key is not None and rec.data["type"] == "result":
+            if key in self.results:
+                self.bad(rec.line, f"second result of {_rep_name(key)} (first on line {self.results[key]})", rec.data)
+                return
+            self.results[key] = rec.line
+        self.out.records.append(rec)
+
+    def finish(self, torn_line: int | None, lines_total: int) -> Scan:
+        out = self.out
+        if not self.sequence:
+            out.torn = torn_line is not None
+            return out
+        counted = self.counts is not None
+        if not counted and self.by_seq:
+            out.damage.append(
+                f"{out.path}: its records carry sequence numbers but run.json has no record counts (run.json replaced?)"
+            )
+            self.written = max(self.by_seq)
+        covered = _merge([*self.moved, *((s, s) for s in self.accounted if s <= self.written)])
+        missing = _gaps(covered, self.written)
+        numbered = [r for r in out.records if r.seq is not None]  # in increasing seq (out of order is damage)
+        seqs = [r.seq or 0 for r in numbered]
+        for first, last in missing:
+            i = bisect.bisect_right(seqs, last)
+            after = numbered[i] if i < len(numbered) else None
+            j = bisect.bisect_left(seqs, first) - 1
+            line = after.line if after else lines_total + 1
+            span = f"seq {first}" if first == last else f"seq {first}-{last}"
+            at_end = "" if after else " at the end"
+            out.damage.append(
+                f"{self.where(line)}: {span} missing{at_end} (run.json counts {self.written} records written)"
+            )
+            self.taint_around(numbered[j] if j >= 0 else None, after)
+        if counted and self.counts is not None and not missing:
+            self.kinds(lines_total)
+            legacy = int(self.counts.get("legacy", 0))
+            if out.legacy != legacy:
+                out.damage.append(
+                    f"{out.path}: {out.legacy} line(s) without sequence numbers, but run.json counts {legacy}"
+                    " from before sequence numbers"
+                )
+        if torn_line is not None:
+            out.torn = True
+            if self.status == "complete":
+                out.damage.append(f"{self.where(torn_line)}: torn last line in a run whose status is 'complete'")
+            elif missing:
+                out.damage.append(
+                    f"{self.where(torn_line)}: torn last line after missing records: the file was cut short,"
+                    " not interrupted while writing"
+                )
+            else:
+                out.notes.append(f"{self.where(torn_line)}: torn last line skipped (run interrupted while writing)")
+        lines = [r.line for r in out.records]
+        for line in self.bad_lines:
+            i = bisect.bisect_left(lines, line)
+            self.taint_around(out.records[i - 1] if i > 0 else None, out.records[i] if i < len(lines) else None)
+        if len(out.damage) > MAX_LISTED:
+            more = len(out.damage) - MAX_LISTED
+            out.damage[MAX_LISTED:] = [f"{out.path}: ... and {more} more problem(s) of the kinds above"]
+        for rec in out.leftovers:
+            out.notes.append(
+                f"{self.where(rec.line)}: trial moved aside by a resume that stopped before rewriting the file"
+            )
+        out.highest = max([self.written, *self.by_seq])
+        return out
+
+    def taint_around(self, prev: Record | None, nxt: Record | None) -> None:
+        """A record is lost between ``prev`` and ``nxt``: it belonged to ``nxt``'s repetition (a repetition's
+        records are consecutive) or, when ``prev`` is a trial, to ``prev``'s (a result ends its repetition)."""
+        for rec in (nxt, prev if prev is not None and prev.data["type"] == "trial" else None):
+            key = rep_key(rec.data) if rec is not None else None
+            if key is not None:
+                self.out.tainted.add(key)
+
+    def kinds(self, lines_total: int) -> None:
+        assert self.counts is not None
+        held = {k: 0 for k in KINDS}
+        for r in self.out.records:
+            if r.seq is not None and r.seq <= self.written:
+                held[r.data["type"]] += 1
+        held["trial"] += sum(b - a + 1 for a, b in self.moved)
+        want = {k: int(self.counts.get(k, 0)) for k in KINDS}
+        if held != want:
+            moved = sum(b - a + 1 for a, b in self.moved)
+            self.out.damage.append(
+                f"{self.out.path}: run.json counts {want['trial']} trial and {want['result']} result records;"
+                f" the file (with {moved} moved aside) holds {held['trial']} and {held['result']}"
+            )
+
+
+def _rep_name(key: tuple[str, str, int]) -> str:
+    return f"point {key[0]} {key[1]} repetition {key[2]}"
+
+
+def _gaps(covered: list[tuple[int, int]], written: int) -> list[tuple[int, int]]:
+    """The ranges of 1..written that the merged ``covered`` ranges leave out."""
+    out: list[tuple[int, int]] = []
+    nxt = 1
+    for a, b in covered:
+        if a > nxt:
+            out.append((nxt, min(a - 1, written)))
+        nxt = max(nxt, b + 1)
+    if nxt <= written:
+        out.append((nxt, written))
+    return out
+
+
+def scan(
+    path: Path,
+    counts: Mapping[str, Any] | None,
+    *,
+    status: str = "running",
+    counted_after: int | None = None,
+    sequence: bool = True,
+) -> Scan:
+    """Read ``trials.jsonl`` at ``path`` once and sort its lines into records, notes and damage.
+
+    ``counts`` is run.json's ``records`` as read BEFORE the file (None for a run directory from before
+    record counts); ``counted_after`` the ``written`` count read again AFTER it (a writer may have added
+    records in between: those up to one beyond it are no damage); ``status`` run.json's status. With
+    ``sequence`` False only each line is checked (UTF-8, JSON, type, checksum), not their numbers: for
+    ``trials.abandoned.jsonl``.
+    """
+    problem = counts_error(counts) if counts is not None else None
+    scanner = _Scanner(
+        path, None if problem else counts, None if counted_after is None else counted_after + 1, status, sequence
+    )
+    if problem:
+        scanner.out.damage.append(f"{path.with_name('run.json')}: records: {problem}")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        out = scanner.out
+        out.exists = False
+        written = scanner.written
+        if counts is None:
+            out.damage.append(
+                f"{path}: missing; `natbench run` creates it together with run.json, so it was deleted"
+                " (this run directory predates record counts: how many records it held is unknown)"
+            )
+        elif written:
+            out.damage.append(f"{path}: missing, but run.json counts {written} records written (deleted?)")
+        else:
+            out.notes.append(f"{path}: missing (no trial stored yet)")
+        return out
+    except OSError as exc:
+        scanner.out.damage.append(f"{path}: cannot be read: {exc.strerror or exc}")
+        return scanner.out
+    lines = data.split(b"\n")
+    torn_line = None
+    if lines[-1] != b"":
+        torn_line = len(lines)
+    for number, raw in enumerate(lines[:-1], 1):
+        scanner.line(number, raw)
+    return scanner.finish(torn_line, len(lines) - 1)

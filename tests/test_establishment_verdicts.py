@@ -1,0 +1,340 @@
+"""Connection establishment that the DUT did not keep: failed steps, validation modes, the timeout guard and the
+tear-down N, against fakes that forward more than they keep or hold a small table (RFC 9693)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from metric_settings import build
+
+from natbench.errors import DutError
+from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics.phase2 import connection_timeout
+from natbench.results import Direction, PhaseResult, RepetitionResult, TrialRecord, Verdict
+from natbench.testers.base import Directions, Phase2Options
+from natbench.testing import FakeDut, FakeModel, FakeTester
+from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
+from natbench.workingpoint import WorkingPoint
+
+POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 200 x 20 = 4,000
+FORWARDS_MORE = {"cps": 200_000.0, "keep_rate": 150_000.0}
+"""Fake (a): forwards phase-1 frames up to 200,000/s, keeps state for 150,000 new connections/s only."""
+
+
+class Clock:
+    """Time that passes only while traffic runs: a fill (phase 1) takes ``fill`` seconds, a phase-2 trial its
+    duration. Traffic starts at the reading before it and ends at the reading after it."""
+
+    def __init__(self, tester: FakeTester, fill: float = 10.0) -> None:
+        self.now = 0.0
+        phase1, phase2 = tester.phase1, tester.phase2
+
+        def timed_phase1(rate: float, learn: bool) -> PhaseResult:
+            res = phase1(rate, learn)  # the connections are created from the start of the fill on
+            self.now += fill
+            return res
+
+        def timed_phase2(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+            res = phase2(rate, duration, directions, measure)
+            self.now += duration
+            return res
+
+        tester.phase1 = timed_phase1  # type: ignore[method-assign]
+        tester.phase2 = timed_phase2  # type: ignore[method-assign]
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Bench:
+    """One repetition on a fake testbed at :data:`POINT`; the emitted trials in :attr:`records`."""
+
+    def __init__(self, **model: Any) -> None:
+        self.dut = FakeDut(FakeModel(**model))
+        self.tester = FakeTester(self.dut)
+        self.plan = TrafficPlan(
+            Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, seed=3
+        )
+        self.tester.prepare(self.plan)
+        self.records: list[TrialRecord] = []
+
+    def run(self, metric: str, *, clock: Any = None, **settings: Any) -> RepetitionResult:
+        resolved, options = build(metric, **settings)
+        self.records.clear()
+        ctx: ProcedureContext[Any] = ProcedureContext(
+            self.tester,
+            self.dut,
+            POINT,
+            self.plan,
+            metric,
+            0,
+            resolved,
+            emit=self.records.append,
+            clock=clock or (lambda: 0.0),
+            sleep=lambda _s: None,
+            options=options,
+        )
+        return run_repetition(ctx)
+
+    def steps(self) -> list[tuple[str, float, Verdict]]:
+        return [(r.kind, r.intended_rate, r.verdict) for r in self.records]
+
+
+P, F = Verdict.PASS, Verdict.FAIL
+# [0, 400,000], error 1,000, integer midpoints: 200,000 fails (a DUT keeping 150,000/s), 100,000 and 150,000 pass,
+# then 175,000, 162,500, 156,250, 153,125, 151,562 (151,562.5 rounded down) and 150,781 fail: [150,000, 150,781]
+# is 781 wide <= 1,000. Nine steps, result 150,000.
+RATES = [200_000, 100_000, 150_000, 175_000, 162_500, 156_250, 153_125, 151_562, 150_781]
+KEPT = {100_000, 150_000}
+
+
+# ---------------------------------------------------------------------------- a DUT that forwards more than it keeps
+def test_cps_with_default_settings_finds_the_rate_the_dut_keeps_connections_at() -> None:
+    """Default: table check on, validation every_step. Above 150,000 the table is short (200,000: 4,000 frames
+    arrive, 4,000 x 150,000 / 200,000 = 3,000 kept): the phase 1 fails, no validation follows. 100,000 and 150,000
+    keep all 4,000 and are validated: 9 steps, 2 + 2 x 2 + 6 = 11 trials."""
+    b = Bench(**FORWARDS_MORE)
+    res = b.run("cps", upper=400_000, error=1000)
+    assert (res.value, res.error) == (150_000, 781)
+    assert (res.extra["steps"], res.extra["invalid"], res.extra["validated"]) == (9, 0, True)
+    expected: list[tuple[str, float, Verdict]] = []
+    for rate in RATES:
+        expected += [("phase1", rate, P), ("validation", rate, P)] if rate in KEPT else [("phase1", rate, F)]
+    assert b.steps() == expected
+    first = b.records[0]
+    assert first.extra["fail_cause"] == "table_shortfall" and first.extra["dut_connections"] == 3000
+    assert first.reason == "DUT table holds 3000 connections but 4000 phase-1 frames arrived"
+    assert not [r for r in b.records if r.verdict is Verdict.INVALID]
+
+
+def test_validation_alone_finds_it_when_the_dut_cannot_count() -> None:
+    """check_table off: every phase 1 up to 200,000 passes; the validation of the tuples above 150,000 fails (at
+    200,000: 3,000 of 4,000 reverse frames arrive). Same 9 steps, each now phase 1 + validation: 18 trials."""
+    b = Bench(**FORWARDS_MORE)
+    res = b.run("cps", upper=400_000, error=1000, check_table=False)
+    assert res.value == 150_000
+    assert b.steps() == [
+        t for rate in RATES for t in (("phase1", rate, P), ("validation", rate, P if rate in KEPT else F))
+    ]
+    failed = [r for r in b.records if r.verdict is Verdict.FAIL]
+    assert all(r.extra["fail_cause"] == "validation" for r in failed)
+    assert b.records[1].counts == {"reverse": {"sent": 4000, "received": 3000, "valid": 3000}}
+
+
+def test_the_table_check_alone_finds_it_without_validation() -> None:
+    b = Bench(**FORWARDS_MORE)
+    res = b.run("cps", upper=400_000, error=1000, validation="off")
+    assert res.value == 150_000
+    assert b.steps() == [("phase1", rate, P if rate in KEPT else F) for rate in RATES]
+    assert res.extra["validated"] is False
+
+
+def test_with_validation_and_the_table_check_off_cps_reports_the_forwarding_ceiling() -> None:
+    """Nothing checks that connections were kept: cps is then the rate the DUT forwards phase-1 frames at.
+    200,000 passes; 300,000, 250,000, 225,000, 212,500, 206,250, 203,125, 201,562 and 200,781 lose frames."""
+    b = Bench(**FORWARDS_MORE)
+    res = b.run("cps", upper=400_000, error=1000, validation="off", check_table=False)
+    assert res.value == 200_000
+    assert len(b.records) == 9 and all(r.kind == "phase1" for r in b.records)
+
+
+def test_final_validation_rejects_an_unkept_rate_and_the_search_goes_on_validated_below_it() -> None:
+    """validation final, no table check. The phase-1 search ends at 200,000 (9 trials: 200,000 passes, the eight
+    rates above it fail). Its validation (phase 1 + reverse frames, 2 trials) fails: 200,000 is rejected and the
+    search goes on in [0, 200,000] validating every step: 100,000 and 150,000 pass, 175,000 ... 150,781 fail
+    their validation (8 steps, 16 trials). 9 + 2 + 16 = 27 trials; 9 + 1 + 8 = 18 steps; result 150,000."""
+    b = Bench(**FORWARDS_MORE)
+    res = b.run("cps", upper=400_000, error=1000, validation="final", check_table=False)
+    assert res.value == 150_000
+    assert (res.extra["rejected"], res.extra["validated"], res.extra["steps"]) == ([200_000], True, 18)
+    assert len(b.records) == 27
+    assert [r.intended_rate for r in b.records[:9] if r.verdict is P] == [200_000]
+    check = b.records[9:11]
+    assert [(r.kind, r.intended_rate, r.verdict) for r in check] == [("phase1", 200_000, P), ("validation", 200_000, F)]
+    assert all(r.extra["final"] is True for r in check)
+    assert b.steps()[11:] == [
+        t for rate in RATES[1:] for t in (("phase1", rate, P), ("validation", rate, P if rate in KEPT else F))
+    ]
+
+
+def test_final_validation_of_a_kept_rate_is_one_more_phase1_and_its_reverse_frames() -> None:
+    """Table check on: the phase-1 search finds 150,000 as the default does (9 trials), then one validation."""
+    b = Bench(**FORWARDS_MORE)
+    res = b.run("cps", upper=400_000, error=1000, validation="final")
+    assert (res.value, res.extra["rejected"], res.extra["validated"]) == (150_000, [], True)
+    assert b.steps() == [("phase1", rate, P if rate in KEPT else F) for rate in RATES] + [
+        ("phase1", 150_000, P),
+        ("validation", 150_000, P),
+    ]
+
+
+def test_a_step_whose_validation_is_invalid_is_retried_as_a_whole() -> None:
+    """An invalid validation proves nothing: the search runs the step again, phase 1 first (its tuples are fresh)."""
+    b = Bench()
+    calls = [0]
+
+    def once_short(rate: float, _orig: Any = b.tester.validate) -> PhaseResult:
+        calls[0] += 1
+        res: PhaseResult = _orig(rate)
+        return res if calls[0] > 1 else PhaseResult(**{**res.__dict__, "tester_ok": False, "tester_note": "x"})
+
+    b.tester.validate = once_short  # type: ignore[method-assign]
+    res = b.run("cps", upper=400_000, error=100_000)
+    # 200,000: phase 1 passes, validation invalid; again: phase 1, validation passes; 300,000 fails
+    assert b.steps() == [
+        ("phase1", 200_000, P),
+        ("validation", 200_000, Verdict.INVALID),
+        ("phase1", 200_000, P),
+        ("validation", 200_000, P),
+        ("phase1", 300_000, F),
+    ]
+    assert (res.value, res.extra["invalid"], res.extra["steps"]) == (200_000, 1, 2)
+
+
+# ---------------------------------------------------------------------------- a table smaller than N
+CAPACITY = {"upper": 400_000, "error": 1000, "min_connections": 4000, "max_connections": 40_000, "connection_error": 20}
+# 20 destination ports: C = 20 x source ports. Start 200 ports (4,000), double to 400 (8,000) and 800 (16,000):
+# 16,000 does not fit, no rate passes, 0 < 0.2 x the last rate. Then bisect [400, 800] ports down to one port:
+# 600 fails, 500 (10,000: fits exactly) passes, 550, 525, 512, 506, 503, 501 fail: [500, 501].
+PROBES = [4000, 8000, 16000, 12000, 10000, 11000, 10500, 10240, 10120, 10060, 10020]
+
+
+@pytest.mark.parametrize(
+    ("table_full", "can_count"),
+    [("evict", True), ("evict", False), ("drop", True)],
+    ids=["evicts-counted", "evicts-hidden", "drops"],
+)
+def test_capacity_converges_to_a_10000_entry_table(table_full: str, can_count: bool) -> None:
+    """A table of 10,000 entries. ``evict``: the DUT forwards every frame and evicts older unreplied entries (Linux
+    conntrack's early drop): the count falls short (counted) or only the reverse frames to evicted tuples show it
+    (hidden: no count). ``drop``: the frames that find the table full are lost."""
+    b = Bench(table_limit=10_000, table_full=table_full, can_count=can_count)
+    res = b.run("capacity", **CAPACITY)
+    assert (res.value, res.error) == (10_000, 20)
+    assert [p[0] for p in res.extra["probes"]] == PROBES
+    assert [p[0] for p in res.extra["probes"] if p[1] > 0] == [4000, 8000, 10000]
+    assert not [r for r in b.records if r.verdict is Verdict.INVALID]
+    # the probes beyond the table (their rates stay below the 200,000 cps ceiling) fail for the table alone
+    beyond = [r for r in b.records if r.extra["connections"] > 10_000]
+    assert beyond and not [r for r in beyond if r.verdict is Verdict.PASS and r.kind == "validation"]
+    causes = {r.extra.get("fail_cause") for r in beyond if r.verdict is Verdict.FAIL}
+    expected = {"evict": {"table_shortfall"} if can_count else {"validation"}, "drop": {"loss"}}[table_full]
+    assert causes == expected
+
+
+# ---------------------------------------------------------------------------- tear-down N
+def test_teardown_n_is_what_the_tester_created_and_the_dut_count_is_kept_beside_it() -> None:
+    """The DUT holds 25 management connections beside the fill's 4,000 (within table_slack 64): N = 4,000.
+    T_N = 0.5 + 4,025 x 10 us = 0.54025 s, T_0 = 0.5 s: 4,000 / 0.04025 s = 99,378.9/s."""
+    b = Bench(flush_empty=0.5, flush_per_connection=1e-5)
+    b.dut.connections = 25
+    b.dut.reset_connections = lambda: setattr(b.dut, "connections", 25)  # type: ignore[method-assign]
+    res = b.run("teardown", fill_rate=50_000, gap=0)
+    assert (res.extra["connections"], res.extra["dut_connections"]) == (4000, 4025)
+    assert res.value == pytest.approx(4000 / 0.04025)
+    assert b.records[1].extra == {"connections": 4000, "dut_connections": 4025}
+
+
+def test_a_fill_the_dut_did_not_keep_ends_the_teardown_naming_the_shortfall() -> None:
+    b = Bench(keep_rate=40_000)  # a fill at 50,000 keeps 4,000 x 40,000 / 50,000 = 3,200 connections
+    res = b.run("teardown", fill_rate=50_000)
+    assert res.value is None
+    assert res.extra["failed"] == (
+        "filling the table at fill_rate 50000 left connections missing "
+        "(DUT table holds 3200 connections but 4000 phase-1 frames arrived); lower fill_rate"
+    )
+
+
+# ---------------------------------------------------------------------------- the timeout guard
+THROUGHPUT = {"upper": 1_000_000, "error": 62_500, "fill_rate": 50_000, "gap": 0, "duration": 30}
+# forwarding 400,000: 500,000 fails, 250,000 and 375,000 pass, 437,500 fails; [375,000, 437,500] is 62,500 wide.
+
+
+def test_the_dut_timeout_makes_a_search_on_one_fill_refill_before_a_step_could_outlive_it() -> None:
+    """The DUT's UDP timeout is 100 s (its facts); no refill_after. Fill 0-10 s, steps at 10, 40, 70 s after the
+    fill began end by 40, 70, 100 s: allowed. The fourth would end at 130 > 100: refill first (100-110 s), then the
+    step starts 10 s after its fill. No step runs on expired connections, so none is invalid."""
+    b = Bench(forwarding=400_000, udp_timeout=100)
+    clock = Clock(b.tester)
+    b.dut.clock = clock
+    res = b.run("throughput", clock=clock, **THROUGHPUT)
+    assert res.value == 375_000
+    assert [r.kind for r in b.records] == ["fill", "phase2", "phase2", "phase2", "fill", "phase2"]
+    phase2 = [r for r in b.records if r.kind == "phase2"]
+    assert [r.extra["since_fill"] for r in phase2] == [10.0, 40.0, 70.0, 10.0]
+    assert [r.verdict for r in phase2] == [F, P, P, F]
+    assert all(r.extra["dut_connections"] == 4000 for r in phase2)
+
+
+def test_refill_always_records_the_time_since_each_steps_own_fill() -> None:
+    b = Bench(forwarding=400_000)
+    clock = Clock(b.tester, fill=7.0)
+    res = b.run("throughput", clock=clock, refill="always", **THROUGHPUT)
+    assert res.value == 375_000
+    assert [r.extra["since_fill"] for r in b.records if r.kind == "phase2"] == [7.0] * 4
+
+
+def test_a_fill_that_leaves_no_room_for_one_step_before_the_dut_timeout_fails_the_repetition() -> None:
+    """Timeout 35 s: the fill ends 10 s after it began, a 30 s step would end at 40 s."""
+    b = Bench(udp_timeout=35)
+    clock = Clock(b.tester)
+    b.dut.clock = clock
+    res = b.run("throughput", clock=clock, **THROUGHPUT)
+    assert res.value is None
+    assert res.extra["failed"].startswith(
+        "a phase-2 step of 30 s would end 40 s after the fill began, past the dut_timeout limit of 35 s"
+    )
+    assert [r.kind for r in b.records] == ["fill"]
+
+
+def test_refill_after_overrides_the_dut_timeout() -> None:
+    """refill_after 75 with a DUT timeout of 1,000 s: the third step (70-100 s) would pass 75: refill before it."""
+    b = Bench(forwarding=400_000, udp_timeout=1000)
+    clock = Clock(b.tester)
+    b.dut.clock = clock
+    b.run("throughput", clock=clock, refill_after=75, **THROUGHPUT)
+    assert [r.kind for r in b.records] == ["fill", "phase2", "phase2", "fill", "phase2", "phase2"]
+
+
+class FactsDut(FakeDut):
+    """A fake whose facts are given."""
+
+    def __init__(self, facts: dict[str, Any]) -> None:
+        super().__init__()
+        self.given = facts
+
+    def facts(self) -> dict[str, Any]:
+        return self.given
+
+
+@pytest.mark.parametrize(
+    ("facts", "timeout"),
+    [
+        ({"udp_timeout": 300, "udp_timeout_stream": 120}, 120.0),  # iptables/nftables: the kernel's two timeouts
+        ({"params": {"udp_timeout": 600}}, 600.0),  # Jool, PF: the recipe parameter
+        ({"ce": {"udp_timeout": 90}, "pe": {"params": {"udp_timeout": 60}}}, 60.0),  # a dual DUT: the shortest
+        ({"kind": "fake", "udp_timeout": True}, None),  # not a number of seconds
+        ({"conntrack_max": 1000}, None),
+    ],
+)
+def test_the_dut_connection_timeout_is_the_shortest_its_facts_name(
+    facts: dict[str, Any], timeout: float | None
+) -> None:
+    assert connection_timeout(FactsDut(facts)) == timeout
+
+
+def test_the_fakes_forward_phase1_frames_they_keep_no_state_for() -> None:
+    """The fake (a) model itself: at 200,000/s all 4,000 frames arrive, 3,000 connections are kept."""
+    b = Bench(**FORWARDS_MORE)
+    res = b.tester.phase1(200_000, True)
+    assert res.counts[Direction.FORWARD].valid == 4000 and b.dut.connections == 3000
+    assert b.tester.validate(200_000).counts[Direction.REVERSE].valid == 3000
+
+
+def test_a_dut_whose_facts_cannot_be_read_names_no_timeout() -> None:
+    class Unreadable(FakeDut):
+        def facts(self) -> dict[str, Any]:
+            raise DutError("facts step failed", step="facts", dut="fake")
+
+    assert connection_timeout(Unreadable()) is None

@@ -1,0 +1,131 @@
+"""The report's summary (facts, key results, plain-words warnings) and the DUT CPU headroom, on run
+directories written with the engine's record shapes (natbench.testing.rundir)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import natbench
+from natbench.report.headroom import cpu_headroom
+from natbench.report.html import render_html, run_figures
+from natbench.report.summary import fmt_duration, fmt_time, summarize_run
+from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_times_are_local_and_readable(utc: None) -> None:
+    ts = datetime(2026, 11, 24, 8, 22, 44, tzinfo=UTC).timestamp()
+    assert fmt_time(ts) == "2026-11-24 08:22:44 UTC"
+    assert fmt_time("2026-01-01T00:00:00Z") == "2026-01-01 00:00:00 UTC"
+    assert fmt_time(None) == "?" and fmt_time("yesterday") == "?" and fmt_time(float("nan")) == "?"
+
+
+def test_durations_read_as_hours_minutes_seconds() -> None:
+    assert fmt_duration(42.4) == "42 s"
+    assert fmt_duration(358) == "5 min 58 s"  # 5 x 60 + 58
+    assert fmt_duration(3720) == "1 h 02 min"  # 3,600 + 2 x 60
+
+
+def _cpu(samples: list[float], cores: int = 2) -> dict[str, Any]:
+    """Monitor samples: core c idles samples[i] + 10 x c % at sample i."""
+    t = [0.5 * i for i in range(len(samples))]
+    return {
+        "monitor": {
+            "dut": {"interval": 0.5, "t": t, "idle": {f"cpu{c}": [v + 10 * c for v in samples] for c in range(cores)}}
+        }
+    }
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    p0 = make_point(0, (10000, 10399), (2000, 2009))  # 4,000 connections
+    p1 = make_point(1, (10000, 10799), (2000, 2019))  # 16,000 connections
+    a, b = p0["id"], p1["id"]
+    records = [
+        # cps at p0: 100k, 120k (tester-bound), 110k -> median 110,000
+        result_record(a, "cps", 0, 100_000.0, "cps", error=1000),
+        result_record(a, "cps", 1, 120_000.0, "cps", error=1000, extra={"tester_bound": True}),
+        result_record(a, "cps", 2, 110_000.0, "cps", error=1000),
+        # cps at p1: 90k, 80k, and a failed repetition -> median 85,000
+        result_record(b, "cps", 0, 90_000.0, "cps", error=1000),
+        result_record(b, "cps", 1, 80_000.0, "cps", error=1000),
+        result_record(b, "cps", 2, None, "cps", extra={"failed": "4 invalid trials in a row"}),
+        # trials: at p0 the passing step at 110k has 4 samples, a failing one at 130k more; at p1 a
+        # passing step has 2 samples only (too few for a figure)
+        trial_record(a, "cps", 2, 0, rate=130_000, verdict="fail", started_at=1, extra=_cpu([0, 0, 0, 0, 0])),
+        trial_record(a, "cps", 2, 1, rate=110_000, started_at=2, extra=_cpu([10, 20, 30, 70])),
+        trial_record(a, "cps", 2, 2, rate=115_000, verdict="invalid", started_at=3),
+        trial_record(b, "cps", 0, 0, rate=90_000, started_at=4, extra=_cpu([50, 50])),
+    ]
+    return write_run_dir(
+        tmp_path / "run",
+        [p0, p1],
+        records,
+        duts={"dut": {"recipe": "iptables-nat44", "kernel": "6.1.0", "conntrack_max": 262144, "secret": [1]}},
+    )
+
+
+def test_the_summary_names_what_was_measured_on_what_and_when(run_dir: Path, utc: None) -> None:
+    s = summarize_run(natbench.load(run_dir))
+    facts = dict(s.facts)
+    assert facts["measured"] == "maximum connection establishment rate"
+    assert facts["working points"] == "2: 4,000 to 16,000 connections, 64 B frames"
+    assert facts["DUT dut"] == "recipe iptables-nat44, kernel 6.1.0, conntrack_max 262,144"
+    assert facts["started"] == "2026-01-01 00:00:00 UTC" and facts["status"] == "complete"
+    assert facts["natbench"] == "0.1.0 (commit 000000000000)"
+
+
+def test_key_results_give_the_range_of_the_point_medians(run_dir: Path) -> None:
+    s = summarize_run(natbench.load(run_dir))
+    ((title, text),) = s.key_results
+    assert title == "maximum connection establishment rate"
+    # p1: median of 90k and 80k = 85,000 (the failed repetition has no value); p0: median 110,000
+    assert text == "medians from 85,000 cps (iptables-16k) to 110,000 cps (iptables-4k)"
+
+
+def test_warnings_count_tester_bound_failed_and_invalid_in_plain_words(run_dir: Path) -> None:
+    w = summarize_run(natbench.load(run_dir)).warnings
+    assert any(
+        x.startswith("maximum connection establishment rate: 1 of 6 repetitions were limited by the tester") for x in w
+    )
+    assert any(x.startswith("1 of 6 repetitions failed and have no value") for x in w)
+    assert any(x.startswith("1 of 4 trials were invalid") for x in w)
+    assert len(w) == 3
+
+
+def test_headroom_is_per_core_at_the_reported_rate_and_needs_several_samples(run_dir: Path) -> None:
+    run = natbench.load(run_dir)
+    h = cpu_headroom(run.trials, run.points)
+    # only p0 has a passing trial with >= 3 samples: the 110k step (not the failing 130k one);
+    # cpu0 idles 10, 20, 30, 70 -> median 25 (mean 32.5) -> busy 75; cpu1 idles 10 more -> busy 65
+    assert h[["point", "core", "busy", "samples", "rate"]].values.tolist() == [
+        ["iptables-4k", "cpu0", 75.0, 4, 110_000.0],
+        ["iptables-4k", "cpu1", 65.0, 4, 110_000.0],
+    ]
+
+
+def test_the_html_opens_with_the_summary_and_collapses_the_details(run_dir: Path) -> None:
+    run = natbench.load(run_dir)
+    figs = run_figures(run)
+    assert [f.section for f in figs] == ["results", "headroom", "cpu_time"]
+    cpu_time = figs[2]
+    assert cpu_time.caption.startswith("DUT dut: idle time of each core (%) during the cps phase1 trial")
+    page = render_html(run)
+    assert page.index("<h2>Summary</h2>") < page.index("<h2>Results</h2>") < page.index("<h2>Plots</h2>")
+    assert "<details><summary>Trials (4)</summary>" in page
+    assert "<details><summary>Resolved campaign</summary>" in page
+    assert page.count("<figure>") == 3
