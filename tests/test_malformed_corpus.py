@@ -11,7 +11,7 @@ MESSAGE``, or in the manifest), no traceback, nothing of the file's content repe
 Speed: all cases run in one driver process (tests/malformed_driver.py) that imports natbench once
 and measures each case's wall time and the peak RSS it added (VmHWM reset before each case through
 /proc/self/clear_refs). A sample of cases also runs as separate ``python -m natbench`` processes, whose
-exit status and stderr are checked as such and whose peak RSS is the process's own ``getrusage``.
+exit status and stderr are checked as such and whose peak RSS is the process's own ``VmHWM`` at exit.
 """
 
 from __future__ import annotations
@@ -232,13 +232,16 @@ SAMPLE = (
 )
 
 
-# ``python -m natbench`` with one addition: at exit the process writes its own peak RSS (getrusage of
-# itself) to the file NB_PEAK_RSS names. The parent's rusage of the child would count the pages the
-# child had between fork and exec, i.e. pytest's own size.
+# ``python -m natbench`` with one addition: at exit the process writes its peak RSS (``VmHWM`` of
+# /proc/self/status, in kB) to the file NB_PEAK_RSS names. getrusage's ru_maxrss (of the child, or of
+# itself) would not do: Linux carries it across exec, so it counts the pages the child had between
+# fork and exec, i.e. pytest's own size.
 _MAIN = (
-    "import atexit, os, resource, runpy\n"
-    "atexit.register(lambda: open(os.environ['NB_PEAK_RSS'], 'w').write("
-    "str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+    "import atexit, os, runpy\n"
+    "def _peak():\n"
+    "    hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+    "    open(os.environ['NB_PEAK_RSS'], 'w').write(hwm)\n"
+    "atexit.register(_peak)\n"
     "runpy.run_module('natbench', run_name='__main__', alter_sys=True)\n"
 )
 
@@ -257,7 +260,7 @@ def _natbench(args: list[str]) -> tuple[int, str, str, float, int]:
             timeout=60,
         )
         seconds = time.perf_counter() - started
-        peak = int(peak_file.read_text()) * 1024  # ru_maxrss is in kB on Linux
+        peak = int(peak_file.read_text()) * 1024  # VmHWM is in kB
     return proc.returncode, proc.stdout, proc.stderr, seconds, peak
 
 

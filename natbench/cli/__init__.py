@@ -9,7 +9,7 @@ import click
 # each subcommand module registers itself on the group when imported
 from natbench.cli import compare, doctor, lab, plan, recipes, report, run, validate
 from natbench.cli.group import cli, one_line
-from natbench.errors import NatbenchError
+from natbench.errors import ConfigError, NatbenchError
 
 __all__ = ["cli", "main"]
 
@@ -28,7 +28,10 @@ def main() -> None:
         click.echo(f"natbench: error: {one_line(_click_message(exc))}", err=True)
         sys.exit(2 if exc.exit_code in (1, 2) else exc.exit_code)
     except NatbenchError as exc:
-        click.echo(f"natbench: error: {one_line(str(exc))}", err=True)
+        # a user's input error is one line (a newline or NUL in it escaped); other errors keep their own layout
+        # (a damaged run directory lists one damaged record per line)
+        text = one_line(str(exc)) if isinstance(exc, ConfigError) else str(exc)
+        click.echo(f"natbench: error: {text}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
