@@ -356,3 +356,23 @@ def test_read_mode_validation_needs_a_tester_that_loads_mappings() -> None:
     tester.prepare(plan)
     res = run_repetition(context(tester, dut, plan, "validation", settings={"rate": 50_000}))
     assert res.value is None and "no load_mappings hook" in res.extra["failed"]
+
+
+def test_a_run_is_judged_with_the_testers_own_rate_tolerance_when_the_campaign_sets_none(tmp_path: Path) -> None:
+    """One tolerance per run: TRex's trials are judged by TRex with its 1 % default, so the engine uses 1 % too;
+    the software tester names none, so the engine's 0.1 % applies; a campaign value wins over both."""
+    from natbench.campaign import load_campaign
+    from natbench.run.spec import spec_from_campaign
+
+    root = Path(__file__).resolve().parents[1] / "campaigns"
+    trex = root / "seed000-fig5-iptables-teardown.yaml"  # kind: trex, no rate_tolerance
+    assert spec_from_campaign(load_campaign(trex), trex.read_text()).options.rate_tolerance == 0.01
+    quick = root / "quickstart.yaml"  # kind: software, no rate_tolerance
+    assert spec_from_campaign(load_campaign(quick), quick.read_text()).options.rate_tolerance == 0.001
+    text = trex.read_text().replace(
+        "    settings:\n      server:", "    settings:\n      rate_tolerance: 0.05\n      server:", 1
+    )
+    assert "rate_tolerance: 0.05" in text
+    given = tmp_path / "given.yaml"
+    given.write_text(text)
+    assert spec_from_campaign(load_campaign(given), text).options.rate_tolerance == 0.05

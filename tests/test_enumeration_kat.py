@@ -1,8 +1,9 @@
 """Known answers of the phase-1 port enumeration, worked out apart from natbench's code.
 
-SplitMix64 is checked against its published outputs; the (sport, dport) vector is
-re-derived here from the algorithm as natbench.traffic.enumeration documents it and then
-required of Python, of the TRex field-engine program and of the C data path alike.
+SplitMix64 is checked against its published outputs; the (sport, dport) vectors of both
+orders (product and Feistel) are re-derived here from the algorithm as
+natbench.traffic.enumeration documents it and then required of Python, of the TRex
+field-engine program (product order) and of the C data path (both orders) alike.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from natbench.results import Direction
 from natbench.testers.software import tester as software
 from natbench.traffic import (
     AddressPlan,
+    EnumerationOrder,
     Family,
     PortEnumeration,
     PortRange,
@@ -77,6 +79,44 @@ def reference_pairs(src: PortRange, dst: PortRange, seed: int) -> list[tuple[int
     s = reference_shuffle(src.first, src.last, reference_subseed(seed, 1))
     d = reference_shuffle(dst.first, dst.last, reference_subseed(seed, 2))
     return [(s[k % len(s)], d[k // len(s)]) for k in range(len(s) * len(d))]
+
+
+def reference_finaliser(z: int) -> int:
+    """SplitMix64's output function: the same three steps reference_splitmix64 applies to its state."""
+    z = ((z ^ (z >> 30)) * MIX1) % M64
+    z = ((z ^ (z >> 27)) * MIX2) % M64
+    return z ^ (z >> 31)
+
+
+def reference_feistel(n: int, seed: int) -> list[int]:
+    """pi of every k < n, from the docstring: b = max(2, bitlen(n - 1)), four keys from sub-seed 3, rounds moving
+    the low part up and the high part, xor the finaliser of (low xor key), down; cycle walk to below n."""
+    b = max(2, (n - 1).bit_length())
+    draws = reference_splitmix64(reference_subseed(seed, 3))
+    keys = [next(draws) for _ in range(4)]
+
+    def encrypt(x: int) -> int:
+        high, low = b - b // 2, b // 2
+        for key in keys:
+            left, right = divmod(x, 2**low)
+            x = right * 2**high + (left ^ reference_finaliser(right ^ key)) % 2**high
+            high, low = low, high
+        return x
+
+    out = []
+    for k in range(n):
+        y = encrypt(k)
+        while y >= n:
+            y = encrypt(y)
+        out.append(y)
+    return out
+
+
+def reference_feistel_pairs(src: PortRange, dst: PortRange, seed: int) -> list[tuple[int, int]]:
+    """k -> j = pi(k) -> (S'[j mod |S|], D'[j div |S|]) for every k."""
+    s = reference_shuffle(src.first, src.last, reference_subseed(seed, 1))
+    d = reference_shuffle(dst.first, dst.last, reference_subseed(seed, 2))
+    return [(s[j % len(s)], d[j // len(s)]) for j in reference_feistel(len(s) * len(d), seed)]
 
 
 # --------------------------------------------------------------------------------------------- SplitMix64
@@ -162,6 +202,10 @@ FIRST_12 = [  # k = 0..9 walk S' with D'[0]; k = 10, 11 start again with D'[1]
     (1007, 82),
 ]
 VECTOR = reference_pairs(SRC, DST, SEED)
+FEISTEL_VECTOR = reference_feistel_pairs(SRC, DST, SEED)
+# the first pair indices pi(0..11) of the 40 pairs with seed 4, as the reference above printed them (b = 6, a
+# balanced 3 + 3 bit network, 64 values walked down to 40); pinned so that a change of the reference shows
+FEISTEL_FIRST_12 = [5, 35, 28, 32, 29, 34, 9, 1, 11, 38, 14, 18]
 
 
 @pytest.mark.parametrize("seed", sorted(KNOWN))
@@ -169,6 +213,43 @@ def test_the_reference_derives_the_known_permutations(seed: int) -> None:
     s, d = KNOWN[seed]
     assert reference_shuffle(SRC.first, SRC.last, reference_subseed(seed, 1)) == s
     assert reference_shuffle(DST.first, DST.last, reference_subseed(seed, 2)) == d
+
+
+def test_the_feistel_reference_gives_the_pinned_pair_indices() -> None:
+    pi = reference_feistel(40, SEED)
+    assert pi[:12] == FEISTEL_FIRST_12
+    assert sorted(pi) == list(range(40))
+    s, d = KNOWN[SEED]
+    # pair j is (S'[j mod 10], D'[j div 10]): 5 -> (S'[5], D'[0]), 35 -> (S'[5], D'[3]), 28 -> (S'[8], D'[2])
+    assert FEISTEL_VECTOR[:3] == [(s[5], d[0]), (s[5], d[3]), (s[8], d[2])] == [(1008, 83), (1008, 80), (1001, 81)]
+
+
+@pytest.mark.parametrize(("n", "seed"), [(1, 4), (2, 4), (3, 9), (40, 4), (41, 1), (64, 7), (65, 7), (300, 2**64 - 1)])
+def test_feistel_order_gives_the_reference_pair_indices(n: int, seed: int) -> None:
+    # sizes at and around the width steps: 1 and 2 (b = 2, the floor), 64 = 2**6 (no walking needed), 65 (b = 7,
+    # unbalanced 4 + 3 bits), 41 (b = 6 and most of the domain walked over)
+    e = PortEnumeration(PortRange(1, 1), PortRange(1, n), seed, EnumerationOrder.FEISTEL)
+    expected = reference_feistel(n, seed)
+    assert [e.pair_index(k) for k in range(n)] == expected
+    assert e.pair_indices(np.arange(n)).tolist() == expected
+
+
+@pytest.mark.parametrize(("n", "seed"), [(1, 4), (40, 4), (65, 7), (4099, 11)])
+def test_the_c_data_path_gives_the_reference_pair_indices(n: int, seed: int) -> None:
+    engine = pytest.importorskip("natbench.testers.software._engine", reason="C data path not built (pip install -e .)")
+    out = np.zeros(n, dtype=np.uint32)
+    engine.permute(engine.ORDER_FEISTEL, n, reference_subseed(seed, 3), out)
+    assert out.tolist() == reference_feistel(n, seed)
+    engine.permute(engine.ORDER_PRODUCT, n, reference_subseed(seed, 3), out)
+    assert out.tolist() == list(range(n))
+
+
+def test_the_feistel_order_gives_the_known_answer() -> None:
+    e = PortEnumeration(SRC, DST, SEED, EnumerationOrder.FEISTEL)
+    assert list(e) == FEISTEL_VECTOR
+    srcs, dsts = e.pairs()
+    assert list(zip(srcs.tolist(), dsts.tolist(), strict=True)) == FEISTEL_VECTOR
+    assert sorted(FEISTEL_VECTOR) == sorted(VECTOR)  # the same 40 pairs, another order
 
 
 def test_the_first_pairs_walk_the_sources_then_step_the_destination() -> None:
@@ -230,14 +311,22 @@ class _SocketpairEngine:
         return next(self._fds)
 
 
-def test_software_tester_phase1_sends_the_known_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [(None, FEISTEL_VECTOR), ("feistel", FEISTEL_VECTOR), ("product", VECTOR)],
+    ids=["default", "feistel", "product"],
+)
+def test_software_tester_phase1_sends_the_known_answer(
+    monkeypatch: pytest.MonkeyPatch, order: str | None, expected: list[tuple[int, int]]
+) -> None:
     engine = pytest.importorskip("natbench.testers.software._engine", reason="C data path not built (pip install -e .)")
     wire, initiator = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)  # what the Initiator sends comes out here
     quiet, responder = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)  # the Responder receives nothing
     monkeypatch.setattr(software, "_engine", _SocketpairEngine(engine, [initiator.detach(), responder.detach()]))
     mac_a, mac_b = "02:4e:42:00:00:01", "02:4e:42:00:00:02"
+    kw = {} if order is None else {"enumeration": order}
     tester = software.SoftwareTester(
-        software.Port("init", mac_a, mac_b), software.Port("resp", mac_b, mac_a), timeout=0.01, realtime=False
+        software.Port("init", mac_a, mac_b), software.Port("resp", mac_b, mac_a), timeout=0.01, realtime=False, **kw
     )
     try:
         tester.prepare(TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), SRC, DST, 64, SEED))
@@ -253,8 +342,9 @@ def test_software_tester_phase1_sends_the_known_answer(monkeypatch: pytest.Monke
     quiet.close()
     frames = [f for f in map(parse_frame, datagrams) if f is not None]
     assert result.counts[Direction.FORWARD].sent == len(frames) == len(datagrams) == 40
-    assert [(f.sport, f.dport) for f in frames] == VECTOR
-    assert [f.seq for f in frames] == list(range(40))  # the sequence number is the index k
+    assert [(f.sport, f.dport) for f in frames] == expected
+    assert [f.seq for f in frames] == list(range(40))  # the sequence number is the frame index k
+    assert result.extra["enumeration"] == (order or "feistel")  # the trial records the order it used
 
 
 @pytest.mark.parametrize("index", [-1, 40, 41])

@@ -89,3 +89,39 @@ def test_an_image_build_takes_its_eta_from_the_newest_earlier_build(tmp_path: Pa
     (tmp_path / "jool-broken" / MANIFEST).write_text("{not json")
     assert last_build_steps("jool", tmp_path) == {"debootstrap": 50.0, "install packages": 249.6}
     assert last_build_steps("other", tmp_path) == {}
+
+
+def test_the_procedures_announce_fills_phase2_trials_and_timed_deletes_with_their_eta() -> None:
+    from typing import Any
+
+    from metric_settings import build
+
+    from natbench.metrics import ProcedureContext, run_repetition
+    from natbench.testing import FakeDut, FakeModel, FakeTester
+    from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
+    from natbench.workingpoint import WorkingPoint
+
+    point = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 4,000 conn.
+    dut = FakeDut(FakeModel())
+    tester = FakeTester(dut)
+    plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), point.src_ports, point.dst_ports, 64, seed=3)
+    tester.prepare(plan)
+    said: list[tuple[str, float | None]] = []
+
+    def run(metric: str, **settings: Any) -> None:
+        resolved, options = build(metric, **settings)
+        ctx: ProcedureContext[Any] = ProcedureContext(
+            tester, dut, point, plan, metric, 0, resolved, emit=lambda _r: None, clock=lambda: 0.0,
+            sleep=lambda _s: None, options=options, announce=lambda what, s: said.append((what, s)),
+        )  # fmt: skip
+        run_repetition(ctx)
+
+    run("teardown", fill_rate=20_000, timeout=0.5)
+    # the fill: 4,000 connections at 20,000/s = 0.2 s + the 0.5 s timeout; then the timed delete-all
+    assert said[0] == ("fill: 4,000 connections at 20,000/s", pytest.approx(0.7))
+    assert said[1] == ("deleting the 4,000 connections (timed)", None)
+    said.clear()
+    run("throughput", fill_rate=20_000, timeout=0.5, duration=2, upper=100_000, error=50_000)
+    assert said[0] == ("fill: 4,000 connections at 20,000/s", pytest.approx(0.7))
+    # the first phase-2 step of [0, 100,000] is its middle: 2 s + 0.5 s
+    assert said[1] == ("phase2: 50,000 frames/s per direction for 2 s", pytest.approx(2.5))

@@ -1,6 +1,6 @@
 """Damaged run directories: `natbench report` and `--resume` name every gap, duplicate, torn or altered record.
 
-Each case starts from a copy of one complete fake run (tests/engine_fakes.py: 352 records, numbered 1..352),
+Each case starts from a copy of one complete fake run (tests/engine_fakes.py: 368 records, numbered 1..368),
 damages it the way the reliability review did (issue 18), and checks both readers:
 
 * ``natbench report RUN --out -`` (a child process, as a user runs it): exit 2 and the ``file:line`` on stderr,
@@ -27,7 +27,7 @@ from natbench.results import RepetitionResult
 from natbench.run.runner import default_run_dir, resume_run, start_run
 from natbench.run.store import RunDirectory, RunStore, read_plain_run
 
-RECORDS = 352  # records of the complete engine_fakes run: 328 trials and 24 results (one per planned repetition)
+RECORDS = 368  # records of the complete engine_fakes run: 344 trials (each cps step validated) and 24 results
 
 
 @pytest.fixture(scope="module")

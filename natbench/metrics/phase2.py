@@ -155,9 +155,10 @@ def phase2_step(
     options = phase2_options(ctx.options, tagged_rate, filler.mappings if filler is not None else None)
     if measure is not None:  # the delay measurement of ``measure`` with the run's selection and the DUT's tuples
         options = dataclasses.replace(measure, selection=options.selection, mappings=options.mappings)
-    started = ctx.clock()
     duration = ctx.settings.duration
     directions = ctx.directions
+    ctx.announce(f"{kind}: {rate:,.0f} frames/s per direction for {duration:g} s", duration + ctx.settings.timeout)
+    started = ctx.clock()
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase2(rate, duration, directions, options))
     verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
     missing = [str(d) for d in directions.active if d not in phase.counts]

@@ -46,6 +46,7 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
     dut_count = fill.extra.get("dut_connections")  # the DUT's own count: recorded beside N, never N
     if ctx.settings.gap > 0:
         ctx.sleep(ctx.settings.gap)
+    ctx.announce(f"deleting the {n:,} connections (timed)", None)
     started = ctx.clock()
     t_n = float(ctx.dut.timed_flush())
     beside = {} if dut_count is None else {"dut_connections": dut_count}

@@ -153,6 +153,8 @@ def phase1_step(
 ) -> TrialRecord:
     """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it."""
     ctx.dut.reset_connections()
+    n = int((extra or {}).get("connections", ctx.point.connections))  # a capacity probe names its own count
+    ctx.announce(f"{kind}: {n:,} connections at {rate:,.0f}/s", n / rate + ctx.settings.timeout if rate > 0 else None)
     started = ctx.clock()
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
     verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)

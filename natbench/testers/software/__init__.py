@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from natbench.errors import ConfigError
 from natbench.testers.base import LabPorts, Port
 from natbench.testers.software.tester import SoftwareTester, read_mac
+from natbench.traffic.enumeration import EnumerationOrder
 
 if TYPE_CHECKING:
     from natbench.testbed.backends import Locate
@@ -25,7 +26,10 @@ _OPTIONS: dict[str, Callable[[Any], Any]] = {
 }
 """Settings handed to :class:`SoftwareTester` as keyword arguments, with the type each is converted to."""
 
-_KNOWN = {"initiator", "responder", "cpus", "lab", "keep_lab", *_OPTIONS}
+_CHOICES: dict[str, tuple[str, ...]] = {"enumeration": tuple(str(o) for o in EnumerationOrder)}
+"""Settings handed to :class:`SoftwareTester` that take one of a few names (the first is the default)."""
+
+_KNOWN = {"initiator", "responder", "cpus", "lab", "keep_lab", *_OPTIONS, *_CHOICES}
 """Every setting of ``testbed.tester.settings`` the software tester accepts."""
 
 
@@ -53,7 +57,9 @@ def create(
     names the ports: ``initiator`` / ``responder`` = ``{interface, peer_mac, mac?, netns?}``.
     Optional settings: ``cpus`` (tester CPUs), ``timeout`` (receive wait after sending, s;
     default: ``receive_timeout``, the longest metric ``timeout`` of the campaign),
-    ``rate_tolerance``, ``lateness_slack``, ``max_stall``, ``realtime``, ``rcvbuf``; ``lab``
+    ``rate_tolerance``, ``lateness_slack``, ``max_stall``, ``realtime``, ``rcvbuf``,
+    ``enumeration`` (phase-1 order: ``feistel``, the default, or ``product`` to reproduce runs
+    made before it); ``lab``
     (lab name) and ``keep_lab`` (leave a lab the testbed created up after it) are the lab's
     (see :mod:`natbench.testers.software.backend`). ``locate`` names the campaign's file and
     line in a settings error.
@@ -124,6 +130,14 @@ def _checked(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     if "cpus" in settings:
         settings["cpus"] = _cpus(settings["cpus"])
     options = {name: _option(name, kind, settings[name]) for name, kind in _OPTIONS.items() if name in settings}
+    for name, names in _CHOICES.items():
+        if name in settings:
+            if settings[name] not in names:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(names)}, got {settings[name]!r}",
+                    field=f"testbed.tester.settings.{name}",
+                )
+            options[name] = str(settings[name])
     return settings, options
 
 

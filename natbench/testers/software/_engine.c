@@ -68,6 +68,8 @@ static inline uint64_t hist_index(uint64_t v) {
 
 enum tx_mode { TX_ENUM = 0, TX_RANDOM = 1, TX_TUPLE_RANDOM = 2, TX_TUPLE_LINEAR = 3, TX_TUPLE_FIXED = 4 };
 enum rx_mode { RX_ANY = 0, RX_ENUM_CHECK = 1, RX_LEARN = 2, RX_TUPLE_CHECK = 3 };
+enum order { ORDER_PRODUCT = 0, ORDER_FEISTEL = 1 };
+#define PERM_ROUNDS 4
 
 /* ---------- small helpers ---------- */
 
@@ -91,6 +93,55 @@ static inline uint64_t splitmix_below(uint64_t *state, uint64_t bound) {
         unsigned __int128 m = (unsigned __int128)splitmix_next(state) * bound;
         if ((uint64_t)m >= threshold) return (uint64_t)(m >> 64);
     }
+}
+
+/* ---------- phase-1 pair index: the permutation pi of natbench.traffic.enumeration (its docstring) ---------- */
+
+typedef struct {
+    uint64_t n;    /* N = |S| * |D| */
+    int feistel;   /* 0: pi(k) = k (product order) */
+    unsigned high; /* width of the high part in round 0; the low part has bits - high */
+    unsigned low;
+    uint64_t key[PERM_ROUNDS];
+} perm_t;
+
+static inline uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void perm_init(perm_t *p, uint64_t n, int order, uint64_t subseed) {
+    memset(p, 0, sizeof(*p));
+    p->n = n;
+    p->feistel = order == ORDER_FEISTEL;
+    unsigned bits = 2;
+    while (bits < 64 && (1ull << bits) < n) bits++;
+    p->high = bits - bits / 2;
+    p->low = bits / 2;
+    uint64_t st = subseed;
+    for (int i = 0; i < PERM_ROUNDS; i++) p->key[i] = splitmix_next(&st);
+}
+
+/* E(x): the rounds over [0, 2**bits) */
+static inline uint64_t perm_encrypt(const perm_t *p, uint64_t x) {
+    unsigned high = p->high, low = p->low;
+    for (int i = 0; i < PERM_ROUNDS; i++) {
+        uint64_t right = x & ((1ull << low) - 1), left = x >> low;
+        x = (right << high) | ((left ^ mix64(right ^ p->key[i])) & ((1ull << high) - 1));
+        unsigned t = high;
+        high = low;
+        low = t;
+    }
+    return x;
+}
+
+/* pi(k) for k < n: cycle walking until the value falls inside [0, n) */
+static inline uint64_t perm_apply(const perm_t *p, uint64_t k) {
+    if (!p->feistel) return k;
+    uint64_t y = perm_encrypt(p, k);
+    while (y >= p->n) y = perm_encrypt(p, y);
+    return y;
 }
 
 static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
@@ -210,6 +261,21 @@ static int get_dbl(PyObject *d, const char *key, double dflt, double *out) {
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
+/* The "order" and "perm_seed" of a tx stream or rx port dict (order product when absent). */
+static int get_perm(PyObject *d, perm_t *p, uint64_t n) {
+    long long v;
+    if (get_ll(d, "order", ORDER_PRODUCT, &v) < 0) return -1;
+    if (v != ORDER_PRODUCT && v != ORDER_FEISTEL) {
+        PyErr_SetString(PyExc_ValueError, "order must be ORDER_PRODUCT or ORDER_FEISTEL");
+        return -1;
+    }
+    PyObject *so = PyDict_GetItemString(d, "perm_seed");
+    uint64_t seed = (so && so != Py_None) ? (uint64_t)PyLong_AsUnsignedLongLongMask(so) : 0;
+    if (PyErr_Occurred()) return -1;
+    perm_init(p, n, (int)v, seed);
+    return 0;
+}
+
 /* ---------- streams ---------- */
 
 typedef struct {
@@ -225,6 +291,7 @@ typedef struct {
     uint16_t flags;
     uint64_t tag_every, tag_start, tag_count;
     uint64_t rng;
+    perm_t perm; /* TX_ENUM: frame index k -> pair index pi(k) */
     uint8_t *frames; /* BATCH * len */
     struct mmsghdr msgs[BATCH];
     struct iovec iov[BATCH];
@@ -239,6 +306,7 @@ typedef struct {
     buf_t dst, learned, tsport, texpect, lat, hist;
     const uint16_t *pdst;
     uint64_t ndst, nsrc;
+    perm_t perm; /* RX_ENUM_CHECK / RX_LEARN: sequence number k -> pair index pi(k) */
     uint16_t *plearned;
     uint64_t nlearned;
     const uint16_t *ptsport, *ptexpect;
@@ -353,6 +421,7 @@ static int tx_init(tx_t *t, PyObject *d, uint16_t tag) {
         PyErr_SetString(PyExc_ValueError, "enumeration range beyond |S|*|D|");
         goto fail;
     }
+    if (get_perm(d, &t->perm, t->na * t->nb) < 0) goto fail;
     t->frames = (uint8_t *)PyMem_RawMalloc(len * BATCH);
     if (!t->frames) {
         PyErr_NoMemory();
@@ -432,6 +501,7 @@ static int rx_init(rx_t *r, PyObject *d) {
         PyErr_SetString(PyExc_ValueError, "enumeration check needs the dst array");
         return -1;
     }
+    if (get_perm(d, &r->perm, r->nsrc * r->ndst) < 0) return -1;
     if (r->mode == RX_LEARN && !r->plearned) {
         PyErr_SetString(PyExc_ValueError, "learning needs a writable learned array");
         return -1;
@@ -483,9 +553,9 @@ static int tx_step(tx_t *t, uint64_t now, uint64_t t0) {
         uint32_t seq;
         switch (t->mode) {
         case TX_ENUM: {
-            uint64_t idx = t->start + k;
-            sp = t->pa[idx % t->na];
-            dp = t->pb[idx / t->na];
+            uint64_t idx = t->start + k, j = perm_apply(&t->perm, idx);
+            sp = t->pa[j % t->na];
+            dp = t->pb[j / t->na];
             seq = (uint32_t)idx;
             break;
         }
@@ -558,7 +628,11 @@ static inline void rx_frame(rx_t *r, const uint8_t *f, size_t len, uint16_t tag,
     switch (r->mode) {
     case RX_ENUM_CHECK:
     case RX_LEARN: {
-        uint64_t di = (uint64_t)seq / r->nsrc;
+        if ((uint64_t)seq >= r->perm.n) { /* outside [0, N): no pair (and no cycle to walk) */
+            r->bad++;
+            return;
+        }
+        uint64_t di = perm_apply(&r->perm, seq) / r->nsrc;
         if (di >= r->ndst || r->pdst[di] != dport) {
             r->bad++;
             return;
@@ -951,6 +1025,34 @@ static PyObject *engine_draws(PyObject *self, PyObject *args) {
     return l;
 }
 
+/* Test and bench hook: out[i] = pi(start + i) of the phase-1 order, exactly as the data path computes it. */
+static PyObject *engine_permute(PyObject *self, PyObject *args) {
+    int order;
+    unsigned long long n, seed, start = 0;
+    Py_buffer outv;
+    if (!PyArg_ParseTuple(args, "iKKw*|K", &order, &n, &seed, &outv, &start)) return NULL;
+    if (outv.len % 4 || ((uintptr_t)outv.buf % 4) != 0 || n == 0 || n > (1ull << 32) ||
+        (order != ORDER_PRODUCT && order != ORDER_FEISTEL)) {
+        PyBuffer_Release(&outv);
+        PyErr_SetString(PyExc_ValueError, "permute(order, n, seed, out, start): 0 < n <= 2**32, out: aligned uint32");
+        return NULL;
+    }
+    uint64_t count = (uint64_t)outv.len / 4;
+    if (start + count > n) {
+        PyBuffer_Release(&outv);
+        PyErr_SetString(PyExc_ValueError, "indices beyond n");
+        return NULL;
+    }
+    perm_t p;
+    perm_init(&p, n, order, seed);
+    uint32_t *out = (uint32_t *)outv.buf;
+    Py_BEGIN_ALLOW_THREADS;
+    for (uint64_t i = 0; i < count; i++) out[i] = (uint32_t)perm_apply(&p, start + i);
+    Py_END_ALLOW_THREADS;
+    PyBuffer_Release(&outv);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))engine_run, METH_VARARGS | METH_KEYWORDS,
      "run(tx, rx, timeout, tag, quantum=50e-6, sync=None) -> dict: send the tx streams paced, count the rx ports; sync: two uint64 shared by the lanes of one trial."},
@@ -961,6 +1063,8 @@ static PyMethodDef methods[] = {
     {"build", engine_build, METH_VARARGS, "build(template, ipv6, sport, dport, tag, seq, stamp, flags) -> frame."},
     {"draws", engine_draws, METH_VARARGS, "draws(seed, bound, n) -> SplitMix64 below() draws."},
     {"hist_index", engine_hist_index, METH_VARARGS, "hist_index(ns) -> delay-histogram bucket of ns."},
+    {"permute", engine_permute, METH_VARARGS,
+     "permute(order, n, perm_seed, out, start=0): out[i] = phase-1 pair index of frame start + i (uint32)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_engine",
@@ -981,5 +1085,7 @@ PyMODINIT_FUNC PyInit__engine(void) {
     PyModule_AddIntConstant(m, "RX_ENUM_CHECK", RX_ENUM_CHECK);
     PyModule_AddIntConstant(m, "RX_LEARN", RX_LEARN);
     PyModule_AddIntConstant(m, "RX_TUPLE_CHECK", RX_TUPLE_CHECK);
+    PyModule_AddIntConstant(m, "ORDER_PRODUCT", ORDER_PRODUCT);
+    PyModule_AddIntConstant(m, "ORDER_FEISTEL", ORDER_FEISTEL);
     return m;
 }

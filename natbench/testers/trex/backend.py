@@ -5,7 +5,7 @@ from __future__ import annotations
 from natbench.campaign.schema import TesterSpec
 from natbench.testbed.backends import Endpoint, LabRequest, Locate, TesterContext
 from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
-from natbench.testers.trex.tester import TRexTester, check_settings, create
+from natbench.testers.trex.tester import TRexSettings, TRexTester, check_settings, create
 
 __all__ = ["TRexBackend"]
 
@@ -15,6 +15,9 @@ class TRexBackend:
 
     needs_root = False
     """The TRex client only opens TCP connections."""
+    default_rate_tolerance = TRexSettings.model_fields["rate_tolerance"].default
+    """The achieved-rate tolerance a TRex trial is judged with when the campaign sets none (the engine uses
+    the same: one tolerance per run)."""
 
     def check(self, spec: TesterSpec, locate: Locate | None) -> None:
         """Validate the settings (server, ports, MACs, ...) without connecting."""

@@ -15,7 +15,10 @@ cores); so core ``i`` emits exactly the frames ``p = i, i+C, i+2C, ...`` of the
 single-core sequence, whose frame ``p`` carries the pair of natbench index
 ``s*p mod N``. With ``s = 1`` (the default) the TRex order *is* the natbench
 order, interleaved across cores; with another step coprime with N it is a
-different order of the same set. Two conditions keep this exact:
+different order of the same set. The field engine has no way to evaluate the
+software tester's default Feistel order (a keyed permutation of all pairs):
+TRex programs always walk the product order and record it
+(:attr:`Program.enumeration`, stored with the trial as ``enumeration``). Two conditions keep this exact:
 ``s*C < |S|`` (one source-list wrap per core stride, so the destination list
 advances exactly once per wrap and on every core's first frame) and
 ``gcd(s, N) = 1``; a step breaking either is refused. When ``|S| <= C`` (not
@@ -35,7 +38,7 @@ import numpy as np
 
 from natbench.testers.base import Direction, Directions, Mapping, Phase2Options
 from natbench.testers.trex.frames import FrameTemplate
-from natbench.traffic import Family, PortRange, ResponderMode, SplitMix64, TrafficPlan
+from natbench.traffic import EnumerationOrder, Family, PortRange, ResponderMode, SplitMix64, TrafficPlan
 
 __all__ = [
     "DEFAULT_MAX_CORES",
@@ -171,6 +174,9 @@ class Program:
     """True when the enumeration uses parallel pinned blocks instead of a split stream."""
     notes: tuple[str, ...] = field(default=())
     """Facts worth storing with the trial (e.g. why blocks were pinned)."""
+    enumeration: str | None = None
+    """Order of the phase-1 pairs the program walks: always ``product`` (the only one the field engine can
+    evaluate, :mod:`natbench.traffic.enumeration`) for enumeration programs; None for the others."""
 
     def on(self, port: Port) -> tuple[StreamPlan, ...]:
         """The streams sent from ``port``."""
@@ -346,7 +352,7 @@ def compile_phase1(
         max_burst=max_burst,
         direction=Direction.FORWARD,
     )
-    return Program("phase1", streams, cores, 1 if pinned else step, pinned, notes)
+    return Program("phase1", streams, cores, 1 if pinned else step, pinned, notes, str(EnumerationOrder.PRODUCT))
 
 
 def _check_mappings(mappings: Sequence[Mapping]) -> None:
@@ -476,7 +482,7 @@ def compile_validation(
         max_burst=max_burst,
         direction=Direction.REVERSE,
     )
-    return Program("validation", streams, cores, 1, pinned, notes)
+    return Program("validation", streams, cores, 1, pinned, notes, str(EnumerationOrder.PRODUCT))
 
 
 # ---------------------------------------------------------------------------------------------

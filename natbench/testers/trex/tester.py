@@ -405,6 +405,7 @@ class TRexTester:
                 "frames": frames,
                 "step": program.step,
                 "pinned": program.pinned,
+                "enumeration": program.enumeration,
                 "queue_full": _queue_full(stats),
                 **own,
             },
