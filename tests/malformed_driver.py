@@ -63,7 +63,7 @@ def run_case(argv: list[str]) -> dict[str, Any]:
         tracemalloc.start()
     code: Any = None
     signal.alarm(20)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     try:
         sys.argv = ["natbench", *argv]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -75,7 +75,7 @@ def run_case(argv: list[str]) -> dict[str, Any]:
         code = "crash"
     finally:
         signal.alarm(0)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     if method == "VmHWM":
         added = max(_status("VmHWM") - before, 0)
     else:
@@ -86,6 +86,7 @@ def run_case(argv: list[str]) -> dict[str, Any]:
         "stdout": out.getvalue(),
         "stderr": err.getvalue(),
         "seconds": seconds,
+        "cpu": cpu,
         "memory": added,
         "method": method,
     }
