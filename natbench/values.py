@@ -9,6 +9,10 @@ Counts, sizes and rates may be written as
 * a power ``B^E`` (``2^23``, as the seed tables write table sizes),
 * a decimal SI suffix ``k``, ``M``, ``G`` (``200k`` = 200,000, ``1.5M`` = 1,500,000).
 
+Every value must be finite and at most :data:`MAX_VALUE` (2^64) in magnitude; a power is checked
+from its logarithm before it is computed, so ``9^99999999`` or ``2^99999999999`` are refused at
+once instead of being evaluated (each schema field then has its own, narrower range).
+
 Port ranges may be written as
 
 * ``"1-4000"`` (first-last, inclusive),
@@ -23,16 +27,54 @@ as ``{first, last}`` (:mod:`natbench.duts.recipes.params`).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from natbench.traffic.ports import PortRange
 
-__all__ = ["format_count", "parse_count", "parse_number", "parse_port_range", "parse_power"]
+__all__ = [
+    "MAX_CORES",
+    "MAX_COUNT",
+    "MAX_DURATION_SECONDS",
+    "MAX_RATE",
+    "MAX_REPETITIONS",
+    "MAX_RETRIES",
+    "MAX_VALUE",
+    "MAX_WAIT_SECONDS",
+    "format_count",
+    "parse_count",
+    "parse_number",
+    "parse_port_range",
+    "parse_power",
+]
 
-_POWER = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
-_SI = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKMG])\s*$")
-_RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
+MAX_VALUE = 2**64
+"""The largest magnitude any number in a campaign or recipe may have (every field's own range is narrower)."""
+
+# The ranges of the schema fields (docs/campaign-reference.md lists them): far beyond any testbed, close
+# enough that a typo (an exponent too many, a unit mixed up) is caught before a run starts.
+MAX_REPETITIONS = 10_000
+"""Most repetitions of a metric at a working point (the seeds use 10 or 20)."""
+MAX_RATE = 1e12
+"""Highest rate in frames or connections per second (400GbE carries at most 595 million 64-byte frames/s)."""
+MAX_COUNT = 2**32
+"""Largest count of connections, table entries or ports products (seed 000 measured 800 million connections)."""
+MAX_CORES = 4096
+"""Most CPU cores of a DUT (Linux's default NR_CPUS on x86-64 is 8192; 4096 on most distributions)."""
+MAX_WAIT_SECONDS = 86_400.0
+"""Longest wait, gap, in-flight timeout, connection timeout or sampling interval: one day."""
+MAX_DURATION_SECONDS = 604_800.0
+"""Longest trial duration, command timeout, boot timeout or refill interval: seven days
+(deleting 800 million connections took about 40 minutes in seed 000)."""
+MAX_RETRIES = 1_000
+"""Most retries of an invalid trial."""
+_MAX_TEXT = 64
+"""Longest text read as a number (2^64 has 20 digits; ``18_446_744_073_709_551_616.000`` fits)."""
+
+_POWER = re.compile(r"^\s*(\d{1,20})\s*(?:\^|\*\*)\s*(\d{1,20})\s*$")
+_SI = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kKMG])\s*$")
+_RANGE = re.compile(r"^\s*(\d{1,20})\s*-\s*(\d{1,20})\s*$")
 _SI_FACTOR = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9}
 
 
@@ -45,30 +87,60 @@ def _clean(text: str) -> str:
     return text.strip().replace("_", "")
 
 
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 40 characters (a message never repeats a huge input)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _power(text: str) -> int | None:
+    """``B^E`` as an int; raise ValueError when it would exceed :data:`MAX_VALUE` (decided before computing it)."""
     m = _POWER.match(text)
-    return int(m.group(1)) ** int(m.group(2)) if m else None
+    if not m:
+        return None
+    base, exp = int(m.group(1)), int(m.group(2))
+    if base > 1 and exp * math.log2(base) > math.log2(MAX_VALUE):
+        raise ValueError(f"{base}^{_shown(exp)} is too large: the limit is 2^64")
+    result = int(base**exp)
+    if result > MAX_VALUE:  # log2 rounding at the boundary
+        raise ValueError(f"{base}^{exp} is too large: the limit is 2^64")
+    return result
+
+
+def _finite(number: float, value: Any) -> float:
+    """``number`` when it is finite and within :data:`MAX_VALUE`; raise ValueError otherwise."""
+    if not math.isfinite(number):
+        raise ValueError(f"expected a finite number, got {_shown(value)}")
+    if abs(number) > MAX_VALUE:
+        raise ValueError(f"{_shown(value)} is too large: the limit is 2^64")
+    return number
 
 
 def parse_number(value: Any) -> float:
     """Parse a rate or duration: a number, ``B^E`` or an SI-suffixed number; raise ValueError."""
     if isinstance(value, bool):
         raise ValueError(f"expected a number, got {value!r}")
-    if isinstance(value, int | float):
+    if isinstance(value, int):
+        if abs(value) > MAX_VALUE:
+            raise ValueError(f"{_shown(value)} is too large: the limit is 2^64")
         return float(value)
-    if isinstance(value, str):
+    if isinstance(value, float):
+        return _finite(value, value)
+    if isinstance(value, str) and len(value) <= _MAX_TEXT:
         text = _clean(value)
         power = _power(text)
         if power is not None:
             return float(power)
         m = _SI.match(text)
         if m:
-            return float(m.group(1)) * _SI_FACTOR[m.group(2)]
+            return _finite(float(m.group(1)) * _SI_FACTOR[m.group(2)], value)
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
             pass
-    raise ValueError(f"expected a number such as 200000, 200k or 2^17, got {value!r}")
+        else:
+            return _finite(number, value)
+    raise ValueError(f"expected a number such as 200000, 200k or 2^17, got {_shown(value)}")
 
 
 def parse_count(value: Any) -> int:
@@ -76,12 +148,16 @@ def parse_count(value: Any) -> int:
     if isinstance(value, bool):
         raise ValueError(f"expected a whole number, got {value!r}")
     if isinstance(value, int):
+        if abs(value) > MAX_VALUE:
+            raise ValueError(f"{_shown(value)} is too large: the limit is 2^64")
         return value
-    if isinstance(value, float) and not value.is_integer():
-        raise ValueError(f"expected a whole number, got {value!r}")
+    if isinstance(value, str):
+        power = parse_power(value)  # exact: 2^60 + nothing lost to a float
+        if power is not None:
+            return power
     number = parse_number(value)
     if not number.is_integer():
-        raise ValueError(f"expected a whole number, got {value!r}")
+        raise ValueError(f"expected a whole number, got {_shown(value)}")
     return int(number)
 
 
@@ -121,9 +197,11 @@ def parse_port_range(value: Any, *, one_port: bool = False) -> PortRange:
     else:
         try:
             number = parse_count(value)
-        except ValueError:
+        except ValueError as exc:
+            if "too large" in str(exc):
+                raise
             forms = "[1024, 65535] or a port 1024" if one_port else "{first: 1, last: 4000} or a count 4000"
-            raise ValueError(f"expected a port range such as '1-4000', {forms}, got {value!r}") from None
+            raise ValueError(f"expected a port range such as '1-4000', {forms}, got {_shown(value)}") from None
         if one_port:
             first = last = number
         elif number < 1:

@@ -183,11 +183,10 @@ def test_a_forwarding_campaign_runs_end_to_end(family: str, tmp_path: Path, monk
                 cores: [1]
             metrics:
               forwarding: {{repetitions: 1, lower: 500, upper: 3000, error: 1000, duration: 1, timeout: 0.5}}
-            output: {tmp_path / "run"}
             """
         )
     )
-    run_dir = run_campaign(campaign)
+    run_dir = run_campaign(campaign, tmp_path / "run")
     assert list_labs(tmp_path / "labs") == []  # the lab the run brought up is gone
     run = natbench.load(run_dir.path)
     assert run.family == family

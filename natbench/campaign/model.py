@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from natbench.campaign.schema import CampaignSpec, DutSpec, TestbedSpec, TrafficSpec
 from natbench.campaign.sweep import expand, settings_for
-from natbench.config.source import LocatedError, SourceMap, parse_yaml
+from natbench.config.source import LocatedError, SourceMap, parse_yaml, read_user_file, require_document
 from natbench.config.validation import validation_error
 from natbench.errors import ConfigError
 from natbench.metrics import MetricSettings, all_metrics, metric
@@ -20,6 +21,9 @@ from natbench.traffic.plan import Family, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["Campaign", "load_campaign", "parse_campaign"]
+
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+"""A file stem that may name the default run directory (as ``name:`` must)."""
 
 
 class Campaign:
@@ -35,6 +39,13 @@ class Campaign:
         self.file = file
         """The file it was read from (None when built from a dict)."""
         self._source = _source or SourceMap(None)
+        if spec.name is None and file is not None and not _FILE_NAME.match(file.stem):
+            raise ConfigError(
+                "the file name cannot name the run directory results/<name>: set name: (letters, digits, '.', '_', "
+                "'+', '-')",
+                file=str(file),
+                line=1,
+            )
         try:
             _check(spec)
             self._points = expand(spec, self.label)
@@ -295,6 +306,7 @@ def _build(data: Any, file: Path | None, source: SourceMap) -> Campaign:
     shown = _show(file)
     if not isinstance(data, dict):
         raise ConfigError("a campaign must be a YAML mapping (key: value pairs)", file=shown, line=1)
+    require_document(data, shown, "campaign", CampaignSpec.model_fields)
     try:
         spec = CampaignSpec.model_validate(data)
     except ValidationError as exc:
@@ -312,14 +324,4 @@ def parse_campaign(text: str, file: str | Path | None = None) -> Campaign:
 def load_campaign(path: str | Path) -> Campaign:
     """Read, validate and expand a campaign file; any problem is one ConfigError naming file, line and field."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("no such file", file=str(p)) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, not a campaign file", file=str(p)) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(p)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", file=str(p)) from None
-    return parse_campaign(text, p)
+    return parse_campaign(read_user_file(p, "campaign file"), p)

@@ -64,6 +64,24 @@ def _default(field: Any) -> str:
     return f"`{d.value if isinstance(d, enum.Enum) else d}`"
 
 
+def _range(field: Any) -> str:
+    """The field's numeric range from its constraints: ``1 .. 10,000``, ``> 0 .. 604,800``; empty if none."""
+    low = high = ""
+    for m in field.metadata:
+        for attr, side in (("ge", "low"), ("gt", "low"), ("le", "high"), ("lt", "high")):
+            value = getattr(m, attr, None)
+            if value is None or isinstance(value, bool):
+                continue
+            text = f"{value:,}" if isinstance(value, int) else f"{value:,g}"
+            if side == "low":
+                low = text if attr == "ge" else f"> {text}"
+            else:
+                high = text if attr == "le" else f"< {text}"
+    if not (low or high):
+        return ""
+    return f"{low or '..'} .. {high}" if high else f">= {low}" if not low.startswith(">") else low
+
+
 def markdown() -> str:
     """The reference of every campaign section and field."""
     lines = [
@@ -72,6 +90,11 @@ def markdown() -> str:
         "Generated from `natbench/campaign/schema.py` and the metrics' settings models (`natbench/metrics/`)",
         "by `python -m natbench.campaign.reference`;",
         "see the README's *Campaigns* section for the rules (numbers, port ranges, sweeps, environment).",
+        "",
+        "Every number must be finite (no `.inf` or `.nan`) and lie in its field's *range*; a power `B^E` or an SI",
+        "value is refused before it is computed when it would exceed 2^64. A campaign, recipe or testbed file is",
+        "a regular file of at most 1 MiB of UTF-8 text without NUL bytes, nested at most 64 levels deep, with at",
+        "most 20,000 values, or 100,000 once YAML aliases are expanded (`natbench.config.source`).",
         "",
     ]
     seen: set[type[BaseModel]] = set()
@@ -82,10 +105,11 @@ def markdown() -> str:
             continue
         seen.add(model)
         lines += [f"## {model.__name__}: `{where}`", "", (model.__doc__ or "").strip().splitlines()[0], ""]
-        lines += ["| field | type | default | description |", "|---|---|---|---|"]
+        lines += ["| field | type | default | range | description |", "|---|---|---|---|---|"]
         for name, field in model.model_fields.items():
             desc = (field.description or "").replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| `{name}` | {_type_name(field.annotation)} | {_default(field)} | {desc} |")
+            kind, default = _type_name(field.annotation), _default(field)
+            lines.append(f"| `{name}` | {kind} | {default} | {_range(field)} | {desc} |")
             for sub in _models(field.annotation):
                 path = name if where == "(top level)" else f"{where}.{name}"
                 queue.append((path, sub))

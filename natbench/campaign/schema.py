@@ -35,7 +35,7 @@ from natbench.plugins import TESTER_GROUP, known_names
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
-from natbench.values import parse_port_range, parse_power
+from natbench.values import MAX_CORES, MAX_DURATION_SECONDS, MAX_WAIT_SECONDS, parse_port_range, parse_power
 
 __all__ = [
     "METRIC_NAMES",
@@ -61,6 +61,9 @@ SCHEMA_VERSION = 1
 """The campaign schema version this natbench reads and writes."""
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_CAMPAIGN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+"""A campaign name: it names the default run directory ``results/<name>``, so one path component, no dot first."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NETNS = r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*$"  # an ``ip netns`` name: no slash or blank, not . or ..
 
 PortRangeField = Annotated[PortRange, BeforeValidator(parse_port_range), PlainSerializer(str, return_type=str)]
@@ -77,10 +80,10 @@ class SshAccess(_Model):
 
     kind: Literal["ssh"]
     """Access kind: ``ssh``."""
-    host: str = Field(min_length=1)
-    """Host name or address of the DUT's management interface."""
-    user: str = "root"
-    """Login user."""
+    host: str = Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x20\x7f]+$")
+    """Host name or address of the DUT's management interface (no blank or control character)."""
+    user: str = Field(default="root", min_length=1, max_length=255, pattern=r"^[^\x00-\x20\x7f]+$")
+    """Login user (no blank or control character)."""
     port: int = Field(default=22, ge=1, le=65535)
     """SSH port."""
     key: Path | None = None
@@ -91,10 +94,11 @@ class SshAccess(_Model):
     """Accept a host key that is not in known_hosts (off by default; never for production DUTs)."""
     sudo: bool = False
     """Run recipe commands through ``sudo -n``."""
-    connect_timeout: float = Field(default=10.0, gt=0)
-    """Seconds to wait for the SSH connection."""
-    command_timeout: float = Field(default=3600.0, gt=0)
-    """Seconds one recipe command may take (deleting 800M connections took ~40 minutes in seed 000)."""
+    connect_timeout: float = Field(default=10.0, gt=0, le=MAX_WAIT_SECONDS)
+    """Seconds to wait for the SSH connection (at most one day)."""
+    command_timeout: float = Field(default=3600.0, gt=0, le=MAX_DURATION_SECONDS)
+    """Seconds one recipe command may take (deleting 800M connections took ~40 minutes in seed 000; at most
+    seven days)."""
     namespace: str | None = Field(default=None, pattern=_NETNS)
     """Run the recipe inside this network namespace on the remote host (``ip netns exec NAME``; None: the host's)."""
     keepalive_interval: float = Field(default=5.0, gt=0, le=600)
@@ -149,9 +153,9 @@ class LabAccess(_Model):
     """QEMU accelerator (``vm`` only; None: ``auto``): ``auto`` tries KVM where this machine has hardware
     virtualisation (vmx/svm) and falls back to software emulation (TCG) when the guest does not come up with
     it; ``kvm`` or ``tcg`` force one. The one used is in the DUT's facts (``vm.accel``)."""
-    boot_timeout: float | None = Field(default=None, gt=0)
-    """Seconds the VM may take from start to SSH (``vm`` only; None: 600); beyond it the boot fails with the
-    last lines of its serial console."""
+    boot_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION_SECONDS)
+    """Seconds the VM may take from start to SSH (``vm`` only; None: 600; at most seven days); beyond it the boot
+    fails with the last lines of its serial console."""
 
     @model_validator(mode="after")
     def _vm_settings_need_vm(self) -> LabAccess:
@@ -230,8 +234,8 @@ class DutSpec(_Model):
     """How natbench reaches this DUT."""
     role: DutRole | None = None
     """Its role in the system (required when there are several DUTs)."""
-    cores: int | None = Field(default=None, ge=1)
-    """Active CPU cores of this DUT when its cores are not swept (None: leave as is)."""
+    cores: int | None = Field(default=None, ge=1, le=MAX_CORES)
+    """Active CPU cores of this DUT when its cores are not swept (None: leave as is; at most 4096)."""
 
     @field_validator("name")
     @classmethod
@@ -261,9 +265,10 @@ class TestbedSpec(_Model):
     """The traffic generator: TRex or the built-in software tester."""
     duts: list[DutSpec] = Field(min_length=1)
     """One DUT, or several in path order (464XLAT: CLAT then PLAT; MAP-T: CE then BR)."""
-    monitor_interval: float | None = Field(default=None, gt=0)
+    monitor_interval: float | None = Field(default=None, gt=0, le=MAX_WAIT_SECONDS)
     """Sample every DUT's per-core CPU idle time every this many seconds during each traffic trial
-    (seed 004, 5.3 and 6.6: which device is the bottleneck); None: off. ``natbench run --monitor`` overrides it."""
+    (seed 004, 5.3 and 6.6: which device is the bottleneck; at most one day); None: off. ``natbench run
+    --monitor`` overrides it."""
 
 
 # --------------------------------------------------------------------------- traffic
@@ -412,11 +417,13 @@ class CampaignSpec(_Model):
     schema_version: int
     """Version of this schema the file is written for (currently 1)."""
     name: str | None = None
-    """Campaign name (default: the file name without .yaml)."""
+    """Campaign name (default: the file name without .yaml): letters, digits, ``.``, ``_``, ``+``, ``-``, at most
+    128 characters, not starting with a dot (it names the default run directory ``results/<name>``)."""
     description: str = ""
-    """Free text: what the campaign reproduces and why."""
+    """Free text: what the campaign reproduces and why (no NUL byte)."""
     label: str | None = None
-    """First part of every working-point label, e.g. ``iptables`` (default: the swept or only DUT's name)."""
+    """First part of every working-point label, e.g. ``iptables`` (default: the swept or only DUT's name); at most
+    128 characters, no control characters."""
     testbed: TestbedSpec
     """Tester and DUTs."""
     traffic: TrafficSpec
@@ -426,7 +433,48 @@ class CampaignSpec(_Model):
     metrics: MetricsSpec
     """Metrics measured at every working point."""
     output: Path | None = None
-    """Run directory (relative paths are relative to the directory natbench runs in; default results/<name>)."""
+    """Run directory, relative to the directory natbench runs in and inside it (no ``..``, not absolute; default
+    results/<name>). A run directory anywhere else is given on the command line: ``natbench run -o DIR``."""
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_one_component(cls, v: str | None) -> str | None:
+        if v is not None and not _CAMPAIGN_NAME.match(v):
+            raise ValueError(
+                "a campaign name is letters, digits, '.', '_', '+', '-' (at most 128, not starting with a dot): "
+                "it names the run directory results/<name>"
+            )
+        return v
+
+    @field_validator("label")
+    @classmethod
+    def _label_printable(cls, v: str | None) -> str | None:
+        if v is not None and (_CONTROL.search(v) or not v.strip() or len(v) > 128):
+            raise ValueError("a label is 1..128 printable characters (no NUL, newline or other control character)")
+        return v
+
+    @field_validator("description")
+    @classmethod
+    def _description_text(cls, v: str) -> str:
+        if "\x00" in v:
+            raise ValueError("the description contains a NUL byte")
+        return v
+
+    @field_validator("output", mode="before")
+    @classmethod
+    def _output_inside(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        text = str(v)
+        if _CONTROL.search(text):
+            raise ValueError("the run directory contains a control character (NUL, newline, ...)")
+        path = Path(text)
+        if not text.strip() or path.is_absolute() or ".." in path.parts or text.startswith("~"):
+            raise ValueError(
+                "output must be a relative path inside the directory natbench runs in (no '..', not absolute); "
+                "give any other run directory on the command line: natbench run -o DIR"
+            )
+        return v
 
     @field_validator("schema_version", mode="before")
     @classmethod

@@ -23,7 +23,7 @@ from natbench.config.source import LocatedError, Path_
 from natbench.config.validation import plain_message
 from natbench.metrics import MetricSettings
 from natbench.traffic.ports import PortRange
-from natbench.values import format_count, parse_count, parse_port_range
+from natbench.values import MAX_CORES, format_count, parse_count, parse_port_range
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["AXES_HELP", "Axis", "expand"]
@@ -79,6 +79,8 @@ def _parse_axis(spec: CampaignSpec, group: str, key: str, raw: list[Any]) -> Axi
             n = parse_count(v)
             if n < 1:
                 raise ValueError(f"cores must be at least 1, got {n}")
+            if n > MAX_CORES:
+                raise ValueError(f"cores must be at most {MAX_CORES}, got {n}")
             return n
 
         return Axis(key, "cores", each(cores), paths)

@@ -8,8 +8,8 @@ import click
 
 # each subcommand module registers itself on the group when imported
 from natbench.cli import compare, doctor, lab, plan, recipes, report, run, validate
-from natbench.cli.group import cli
-from natbench.errors import NatbenchError
+from natbench.cli.group import cli, one_line
+from natbench.errors import ConfigError, NatbenchError
 
 __all__ = ["cli", "main"]
 
@@ -25,12 +25,28 @@ def main() -> None:
         click.echo("Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"natbench: error: {one_line(_click_message(exc))}", err=True)
         sys.exit(2 if exc.exit_code in (1, 2) else exc.exit_code)
     except NatbenchError as exc:
-        click.echo(f"natbench: error: {exc}", err=True)
+        # a user's input error is one line (a newline or NUL in it escaped); other errors keep their own layout
+        # (a damaged run directory lists one damaged record per line)
+        text = one_line(str(exc)) if isinstance(exc, ConfigError) else str(exc)
+        click.echo(f"natbench: error: {text}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     # with standalone_mode=False click returns ctx.exit()'s code instead of exiting
     sys.exit(rc if isinstance(rc, int) else 0)
+
+
+def _click_message(exc: click.ClickException) -> str:
+    """A click error as ``OPTION: message`` (``--cores: 0 is not in the range 1<=x<=4096.``), without usage text."""
+    if isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter):
+        hint = exc.param_hint
+        if hint is None and exc.param is not None:
+            hint = exc.param.opts[0] if exc.param.opts else exc.param.name
+        if isinstance(hint, list | tuple):
+            hint = "/".join(str(h) for h in hint)
+        if hint:
+            return f"{str(hint).strip(chr(39) + chr(34))}: {exc.message}"
+    return exc.format_message()

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from natbench.campaign import Campaign, Estimate, estimate, load_campaign
+from natbench.campaign import Campaign, Estimate, check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
 from natbench.cli.group import cli
 from natbench.traffic.plan import wire_frame_sizes
@@ -121,7 +121,7 @@ def _plain_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 @cli.command("plan")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("file", type=click.Path(path_type=str))
 @click.option(
     "--format",
     "fmt",
@@ -130,7 +130,8 @@ def _plain_table(header: list[str], rows: list[list[str]]) -> str:
     show_default=True,
     help="auto: a rich table on a terminal, plain text otherwise.",
 )
-def plan(file: str, fmt: str) -> None:
+@click.option("--no-recipes", is_flag=True, help="Do not check DUT recipes and their parameters.")
+def plan(file: str, fmt: str, no_recipes: bool) -> None:
     """Show the working points of campaign FILE, the number of trials and an estimated duration.
 
     The estimate counts binary-search steps, ceil(log2((upper - lower) / error)), and
@@ -138,6 +139,9 @@ def plan(file: str, fmt: str) -> None:
     (see natbench.campaign.estimate for the model).
     """
     campaign = load_campaign(file)
+    if not no_recipes:  # what natbench validate checks: a campaign validate rejects is never planned
+        for warning in check_recipes(campaign).warnings:
+            click.echo(f"natbench: warning: {file}: {warning}", err=True)
     est = estimate(campaign)
     header, rows = plan_rows(campaign, est)
     total = (

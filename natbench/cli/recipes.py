@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import click
-import yaml
 
 from natbench.cli.group import cli
+from natbench.config.source import parse_yaml
 from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe
 from natbench.errors import ConfigError
+from natbench.values import MAX_CORES
 
 __all__ = ["recipes"]
 
@@ -20,7 +21,8 @@ def _parse_params(items: tuple[str, ...]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"expected NAME=VALUE, got {item!r}", field="--param")
-        parsed = yaml.safe_load(value) if value.strip() else ""
+        # the limited YAML reader: a nested or aliased value cannot blow up (one line naming --param)
+        parsed = parse_yaml(value, "--param", substitute_env=False)[0] if value.strip() else ""
         # keep text that YAML would turn into something else than a scalar or list
         params[key.strip()] = parsed if isinstance(parsed, str | int | float | bool | list) else value
     return params
@@ -80,7 +82,9 @@ def show(name: str) -> None:
 @click.argument("name")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A recipe parameter (repeatable).")
 @click.option("-s", "--step", "steps", multiple=True, help="Only this step (repeatable); default: all.")
-@click.option("--cores", type=int, default=None, help="Value of the run-time variable 'cores'.")
+@click.option(
+    "--cores", type=click.IntRange(1, MAX_CORES), default=None, help="Value of the run-time variable 'cores'."
+)
 def render(name: str, params: tuple[str, ...], steps: tuple[str, ...], cores: int | None) -> None:
     """Print the shell commands recipe NAME runs for the given parameters (every value quoted)."""
     r = load_recipe(name)

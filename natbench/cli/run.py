@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from natbench.campaign import load_campaign
-from natbench.cli.group import cli
+from natbench.cli.group import FiniteFloatRange, cli
 from natbench.errors import ConfigError, NatbenchError, StoreError
 from natbench.run.observers import LoggingObserver, Observer, PlainProgress, RichProgress
 from natbench.run.records import Scan
@@ -97,7 +97,7 @@ def summary_lines(run: RunDirectory) -> list[str]:
 @click.option(
     "--monitor",
     "monitor_interval",
-    type=click.FloatRange(min=0.05),
+    type=FiniteFloatRange(min=0.05, max=86_400),
     default=None,
     help="Sample every DUT's per-core CPU idle time every SECONDS during each traffic trial (stored with it).",
 )

@@ -6,23 +6,32 @@ import click
 
 from natbench.campaign import check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
-from natbench.cli.group import cli
+from natbench.cli.group import cli, one_line
 from natbench.errors import ConfigError
 
 __all__ = ["validate"]
 
 
 @cli.command("validate")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=str))
 @click.option("--no-recipes", is_flag=True, help="Do not check DUT recipes and their parameters.")
-def validate(files: tuple[str, ...], no_recipes: bool) -> None:
-    """Validate campaign FILES: schema, sweep, recipes.
+@click.option(
+    "--testbed",
+    "testbeds",
+    is_flag=True,
+    help="FILES are testbed files (a campaign's testbed section on its own, as pytest --nb-testbed reads).",
+)
+def validate(files: tuple[str, ...], no_recipes: bool, testbeds: bool) -> None:
+    """Validate campaign FILES: schema, sweep, recipes (with --testbed: testbed files).
 
     Prints one OK line per good file and one error line (file:line: field: message)
     per bad file; exits 2 if any file is bad.
     """
     bad = 0
     for path in files:
+        if testbeds:
+            bad += _validate_testbed(path)
+            continue
         try:
             campaign = load_campaign(path)
             warnings: tuple[str, ...] = ()
@@ -33,7 +42,7 @@ def validate(files: tuple[str, ...], no_recipes: bool) -> None:
                 recipes, warnings = check.detail, check.warnings
         except ConfigError as exc:
             bad += 1
-            click.echo(f"natbench: error: {exc}", err=True)
+            click.echo(f"natbench: error: {one_line(str(exc))}", err=True)
             continue
         est = estimate(campaign)
         click.echo(
@@ -46,3 +55,19 @@ def validate(files: tuple[str, ...], no_recipes: bool) -> None:
         # SystemExit, not click's Exit: natbench.cli.main runs click with standalone_mode=False,
         # where click turns Exit into a return value that main does not pass on.
         raise SystemExit(2)
+
+
+def _validate_testbed(path: str) -> int:
+    """Check one testbed file; print its OK or error line; 1 when it is bad."""
+    from natbench.testbed.file import load_testbed
+
+    try:
+        testbed = load_testbed(path)
+    except ConfigError as exc:
+        click.echo(f"natbench: error: {one_line(str(exc))}", err=True)
+        return 1
+    if testbed.missing_env:
+        click.echo(f"OK {path}: needs environment variable(s) {', '.join(testbed.missing_env)} to be checked")
+    else:
+        click.echo(f"OK {path}: tester {testbed.tester_kind}, {len(testbed.testbed.get('duts', []))} DUT(s)")
+    return 0

@@ -1,24 +1,58 @@
-"""YAML source handling: duplicate keys, ``${NATBENCH_*}`` substitution, and line numbers for paths.
+"""YAML source handling: reading user files, limits, duplicate keys, ``${NATBENCH_*}`` substitution, lines.
 
-A campaign, testbed file or recipe is parsed with PyYAML's composer so that
-every value keeps the node it came from. :class:`SourceMap` answers "which
-line holds ``sweep.zip.src_ports[2]``?" for pydantic error locations and for a
-file's own semantic checks.
+A campaign, testbed file or recipe is read with :func:`read_user_file` (regular files only, at most
+:data:`MAX_FILE_BYTES`, UTF-8; every OS or decoding problem is one :class:`ConfigError` naming the
+file) and parsed with :func:`parse_yaml`, PyYAML's composer with limits: at most :data:`MAX_DEPTH`
+levels of nesting, :data:`MAX_NODES` values written and :data:`MAX_EXPANDED_NODES` values once YAML
+aliases are expanded (an "alias bomb" of nine nested aliases would expand to 9^9 values), and numbers
+of at most :data:`MAX_NUMBER_CHARS` characters. Every value keeps the node it came from:
+:class:`SourceMap` answers "which line holds ``sweep.zip.src_ports[2]``?" for pydantic error locations
+and for a file's own semantic checks.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 from natbench.errors import ConfigError
 
-__all__ = ["Located", "LocatedError", "Path_", "SourceMap", "format_path", "parse_yaml", "unset_variables"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_EXPANDED_NODES",
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "MAX_NUMBER_CHARS",
+    "Located",
+    "LocatedError",
+    "Path_",
+    "SourceMap",
+    "format_path",
+    "parse_yaml",
+    "read_user_file",
+    "require_document",
+    "unset_variables",
+]
+
+MAX_FILE_BYTES = 1 << 20
+"""Largest campaign, recipe or testbed file read (1 MiB; the largest shipped file has 16 kB)."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists (the schemas need fewer than 10 levels)."""
+MAX_NODES = 20_000
+"""Most values (keys, scalars, mappings, lists) a file may write (the largest shipped recipe has 647)."""
+MAX_EXPANDED_NODES = 100_000
+"""Most values a file may stand for once its YAML aliases are expanded (an alias bomb stops here)."""
+MAX_NUMBER_CHARS = 40
+"""Longest number YAML may read as an int or a float (2^64 has 20 digits)."""
 
 Path_ = tuple[str | int, ...]
 """A path inside YAML data: mapping keys and list indexes, e.g. ``("sweep", "zip", "src_ports", 2)``."""
@@ -135,6 +169,176 @@ def _mapping_items(node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node]]:
     return own + merged
 
 
+def read_user_file(path: str | os.PathLike[str], what: str = "file", *, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a file a user named (a campaign, recipe or testbed file); every problem is one ConfigError.
+
+    Only a regular file is read (a directory, FIFO, device or socket is refused without reading,
+    so ``/dev/zero`` or a FIFO never blocks), at most ``limit`` bytes (``/proc`` files report size 0,
+    so the read itself is capped too), decoded as UTF-8 without a NUL byte. Messages name the file
+    and never quote its content.
+    """
+    shown = os.fspath(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise ConfigError(f"no such file ({what} not found)", file=shown) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the {what}: {exc.strerror or type(exc).__name__}", file=shown) from None
+    except ValueError:  # a NUL byte in the path
+        raise ConfigError(f"the {what} name contains a NUL byte", file=shown.replace("\x00", "\\0")) from None
+    _check_file_type(info.st_mode, what, shown)
+    if info.st_size > limit:
+        raise ConfigError(f"the {what} is too large ({info.st_size:,} bytes; the limit is {limit:,})", file=shown)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the {what}: {exc.strerror or type(exc).__name__}", file=shown) from None
+    try:
+        _check_file_type(os.fstat(fd).st_mode, what, shown)  # replaced between stat and open
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the {what}: {exc.strerror or type(exc).__name__}", file=shown) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise ConfigError(f"the {what} is too large (more than {limit:,} bytes)", file=shown)
+    data = b"".join(chunks)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"the {what} is not UTF-8 text (invalid byte at offset {exc.start}; a binary or Latin-1 file?)",
+            file=shown,
+            line=line,
+        ) from None
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise ConfigError(
+            f"the {what} contains a NUL byte (a binary file?)", file=shown, line=text.count("\n", 0, nul) + 1
+        )
+    return text
+
+
+def _check_file_type(mode: int, what: str, shown: str) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    raise ConfigError(f"is {kind}, not a {what}", file=shown)
+
+
+try:  # libyaml's event parser when PyYAML has it (several times faster), natbench's composer on top
+    from yaml._yaml import CParser as _EventSource
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _EventSource(Reader, Scanner, Parser):  # type: ignore[no-redef]
+        """PyYAML's pure-Python reader, scanner and parser: the events libyaml's parser would give."""
+
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+
+
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+class _Loader(Composer, _EventSource, SafeConstructor, Resolver):
+    """PyYAML's safe loader with limits on nesting depth, values written and values after alias expansion."""
+
+    def __init__(self, text: str, file: str | None) -> None:
+        _EventSource.__init__(self, text)
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+        self.file = file
+        self.depth = 0
+        self.written = 0
+        self.sizes: dict[int, int] = {}
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        if self.check_event(yaml.AliasEvent):  # an anchored node again: its expanded size is known
+            return self._composed(super().compose_node(parent, index))
+        event = self.peek_event()
+        mark = event.start_mark if event is not None else None
+        line = mark.line + 1 if mark is not None else None
+        self.depth += 1
+        self.written += 1
+        if self.depth > MAX_DEPTH:
+            raise ConfigError(f"nested more than {MAX_DEPTH} levels deep", file=self.file, line=line)
+        if self.written > MAX_NODES:
+            raise ConfigError(f"more than {MAX_NODES:,} values in one file", file=self.file, line=line)
+        try:
+            node = self._composed(super().compose_node(parent, index))
+        finally:
+            self.depth -= 1
+        size = 1
+        if isinstance(node, yaml.MappingNode):
+            size += sum(self.sizes.get(id(k), 1) + self.sizes.get(id(v), 1) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            size += sum(self.sizes.get(id(item), 1) for item in node.value)
+        elif node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
+            raise ConfigError(f"a number of more than {MAX_NUMBER_CHARS} characters", file=self.file, line=line)
+        if size > MAX_EXPANDED_NODES:
+            raise ConfigError(
+                f"expands to more than {MAX_EXPANDED_NODES:,} values (nested YAML aliases?)", file=self.file, line=line
+            )
+        self.sizes[id(node)] = size
+        return node
+
+    def _composed(self, node: yaml.Node | None) -> yaml.Node:
+        if node is None:  # pragma: no cover - PyYAML composes a node for every event it is asked for
+            raise ConfigError("invalid YAML", file=self.file)
+        return node
+
+
+def require_document(data: Any, file: str | None, what: str, keys: Iterable[str]) -> dict[str, Any]:
+    """``data`` as a mapping that is at least shaped like a ``what`` (one of its top-level keys is one of ``keys``).
+
+    A file that is no such document (a list, a scalar, some other program's configuration, a password
+    file) is refused without quoting any of its content: its keys are not named, not even as a field.
+    """
+    known = sorted(keys)
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"not a {what}: expected a YAML mapping with keys such as {', '.join(known[:4])}", file=file, line=1
+        )
+    if data and not any(isinstance(k, str) and k in known for k in data):
+        raise ConfigError(f"not a {what}: none of its top-level keys is one of {', '.join(known)}", file=file, line=1)
+    return data
+
+
+_QUOTED = re.compile(r"\s*'[^'\s]{4,}'|\s*\"[^\"\s]{4,}\"")
+
+
+def _problem(text: str | None) -> str:
+    """A PyYAML problem as one line, without the characters of the file it may quote (an anchor, a tag)."""
+    return " ".join(_QUOTED.sub("", text or "invalid YAML").split()) or "invalid YAML"
+
+
+def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str | None, syntax_error: str) -> ConfigError:
+    """A character YAML does not allow (a control character) as one line with its line, not the character."""
+    line = text.count("\n", 0, max(exc.position, 0)) + 1
+    what = f"#x{exc.character:04x}" if isinstance(exc.character, int) else "character"
+    message = f"{syntax_error}: unacceptable character {what} (control characters are not allowed)"
+    return ConfigError(message, file=file, line=line)
+
+
 def parse_yaml(
     text: str, file: str | None, *, substitute_env: bool = True, syntax_error: str = "YAML syntax error"
 ) -> tuple[Any, SourceMap]:
@@ -145,19 +349,33 @@ def parse_yaml(
     False leaves ``${...}`` alone (recipe commands are shell text); ``syntax_error``
     starts the message of malformed YAML.
     """
-    loader = yaml.SafeLoader(text)
+    if len(text) > MAX_FILE_BYTES:
+        raise ConfigError(f"more than {MAX_FILE_BYTES:,} characters", file=file)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        surrogate = text.count("\n", 0, exc.start) + 1
+        raise ConfigError("not valid Unicode text (a lone surrogate)", file=file, line=surrogate) from None
+    try:
+        loader = _Loader(text, file)  # PyYAML's pure-Python reader checks the characters here
+    except yaml.reader.ReaderError as exc:  # pragma: no cover - without libyaml only
+        raise _reader_error(exc, text, file, syntax_error) from None
     try:
         try:
             root = loader.get_single_node()
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark is not None else None
-            problem = exc.problem or "invalid YAML"
+            problem = _problem(exc.problem)
             if exc.context:
-                problem = f"{exc.context}: {problem}"
+                problem = f"{_problem(exc.context)}: {problem}"
             raise ConfigError(f"{syntax_error}: {problem}", file=file, line=line) from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"YAML error: {exc}", file=file) from None
+        except yaml.reader.ReaderError as exc:
+            raise _reader_error(exc, text, file, syntax_error) from None
+        except yaml.YAMLError:
+            raise ConfigError(f"{syntax_error}: invalid YAML", file=file) from None
+        except RecursionError:  # pragma: no cover - MAX_DEPTH stops nesting long before
+            raise ConfigError(f"nested too deeply (more than {MAX_DEPTH} levels)", file=file) from None
         if root is None:
             raise ConfigError("the file is empty", file=file, line=1)
         _check_duplicates(root, file, [], set())
@@ -168,7 +386,11 @@ def parse_yaml(
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             raise ConfigError(
-                f"YAML error: {exc.problem or exc}", file=file, line=mark.line + 1 if mark else None
+                f"YAML error: {_problem(exc.problem)}", file=file, line=mark.line + 1 if mark else None
+            ) from None
+        except (ValueError, OverflowError, TypeError):  # e.g. a date such as 2024-13-45
+            raise ConfigError(
+                "YAML error: a value cannot be converted (a date or number out of range?)", file=file
             ) from None
     finally:
         loader.dispose()
@@ -202,7 +424,7 @@ def _check_duplicates(node: yaml.Node, file: str | None, path: list[str | int], 
             _check_duplicates(item, file, [*path, i], seen)
 
 
-def _substitute(node: yaml.Node, file: str | None, loader: yaml.SafeLoader, seen: set[int]) -> None:
+def _substitute(node: yaml.Node, file: str | None, loader: Resolver, seen: set[int]) -> None:
     """Replace ``${NATBENCH_X}`` / ``${NATBENCH_X:-default}`` in scalar values; ``$$`` is a literal ``$``."""
     if id(node) in seen:
         return
@@ -214,7 +436,7 @@ def _substitute(node: yaml.Node, file: str | None, loader: yaml.SafeLoader, seen
         new = _VAR.sub(lambda m: _expand(m, file, line), node.value)
         if new != node.value:
             node.value = new
-            if node.style is None:  # a plain scalar: let YAML type the substituted text (22 -> int)
+            if not node.style:  # plain (libyaml: "", PyYAML: None): let YAML type the substituted text (22 -> int)
                 node.tag = loader.resolve(yaml.ScalarNode, new, (True, False))
     elif isinstance(node, yaml.MappingNode):
         for _key, value in node.value:
@@ -228,11 +450,11 @@ def unset_variables(text: str) -> tuple[str, ...]:
     """The ``${NATBENCH_*}`` variables without a default that the YAML document ``text`` refers to and the
     environment does not set, sorted: what :func:`parse_yaml` would stop at. Empty when the text is not
     YAML (parsing it then says what is wrong)."""
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text, None)
     try:
         try:
             root = loader.get_single_node()
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ConfigError):
             return ()
         names: set[str] = set()
         if root is not None:

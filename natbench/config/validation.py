@@ -74,6 +74,8 @@ def _message(err: Any, loc: tuple[Any, ...], model: type[BaseModel] | None) -> s
         return "unknown key (not part of schema_version 1)"
     if kind == "missing":
         return "required field is missing"
+    if kind == "int_parsing_size":  # pydantic's "Unable to parse input string as an integer, exceeded maximum size"
+        return "is too large for this field (a whole number far beyond its range)"
     return plain_message(str(err.get("msg", "invalid value")))
 
 

@@ -17,6 +17,7 @@ from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Rate
 from natbench.metrics.trial import direction_extra, retry
 from natbench.results import RepetitionResult, TrialRecord
+from natbench.values import MAX_REPETITIONS
 
 __all__ = ["FRAME_LOSS", "FrameLossSettings", "frame_loss"]
 
@@ -26,7 +27,7 @@ class FrameLossSettings(FilledTableSettings):
 
     rates: list[Rate] = Field(min_length=1)
     """Per-direction rates to measure, e.g. from the line rate downwards in 10 % steps."""
-    stop_after_zero: int = Field(default=2, ge=0)
+    stop_after_zero: int = Field(default=2, ge=0, le=MAX_REPETITIONS)
     """Stop after this many consecutive rates without loss (RFC 2544 26.3: two); 0 measures every rate."""
 
 

@@ -31,6 +31,7 @@ from natbench.metrics.settings import FilledTableSettings, MetricSettings, Rate
 from natbench.metrics.trial import rate_from_prior, retry
 from natbench.results import RepetitionResult
 from natbench.testers.base import Phase2Options
+from natbench.values import MAX_COUNT, MAX_DURATION_SECONDS, MAX_RATE, MAX_REPETITIONS
 
 __all__ = ["LATENCY", "PDV", "DelaySettings", "LatencySettings", "PdvSettings", "latency", "pdv"]
 
@@ -44,21 +45,21 @@ class DelaySettings(FilledTableSettings):
     rate: Rate | None = Field(default=None, gt=0)
     """Per-direction frame rate (None: the throughput result of the same working point, as RFC 8219 7.2 and
     7.3.1 require)."""
-    repetitions: int = Field(default=20, ge=1)
+    repetitions: int = Field(default=20, ge=1, le=MAX_REPETITIONS)
     """Number of repetitions (RFC 8219 7.2 and 7.3.1: at least 20, the median is reported; min and max too)."""
 
 
 class LatencySettings(DelaySettings):
     """Latency (RFC 8219 7.2): typical = median, worst case = 99.9th percentile of the tagged frames."""
 
-    duration: float = Field(default=120.0, gt=0)
+    duration: float = Field(default=120.0, gt=0, le=MAX_DURATION_SECONDS)
     """Seconds of each trial (RFC 8219 7.2: at least 120)."""
-    tag_delay: float = Field(default=60.0, ge=0)
+    tag_delay: float = Field(default=60.0, ge=0, le=MAX_DURATION_SECONDS)
     """Seconds of each trial before the first tagged frame (RFC 8219 7.2: tags only after 60 s)."""
-    tagged_frames: int = Field(default=500, ge=1)
+    tagged_frames: int = Field(default=500, ge=1, le=MAX_COUNT)
     """Tagged (timestamped) frames per direction, evenly spaced from ``tag_delay`` to the end of the trial
     (RFC 8219 7.2: at least 500)."""
-    tagged_rate: float | None = Field(default=None, gt=0)
+    tagged_rate: float | None = Field(default=None, gt=0, le=MAX_RATE)
     """Instead of ``tagged_frames``: tag this many frames per second per direction from ``tag_delay`` on
     (None: ``tagged_frames``)."""
 
@@ -72,7 +73,7 @@ class LatencySettings(DelaySettings):
 class PdvSettings(DelaySettings):
     """Packet delay variation (RFC 8219 7.3.1): D99.9 - Dmin of the one-way delays of all frames of a trial."""
 
-    duration: float = Field(default=60.0, gt=0)
+    duration: float = Field(default=60.0, gt=0, le=MAX_DURATION_SECONDS)
     """Seconds of each trial (RFC 8219 7.3.1: at least 60); every frame of it is timed."""
 
 

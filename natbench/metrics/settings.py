@@ -17,7 +17,16 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from natbench.testers.base import Directions
-from natbench.values import parse_count, parse_number
+from natbench.values import (
+    MAX_COUNT,
+    MAX_DURATION_SECONDS,
+    MAX_RATE,
+    MAX_REPETITIONS,
+    MAX_RETRIES,
+    MAX_WAIT_SECONDS,
+    parse_count,
+    parse_number,
+)
 
 __all__ = [
     "Count",
@@ -32,10 +41,10 @@ __all__ = [
     "SearchSettings",
 ]
 
-Count = Annotated[int, BeforeValidator(parse_count)]
-"""A whole number written as ``8388608``, ``2^23`` or ``4M``."""
-Rate = Annotated[float, BeforeValidator(parse_number)]
-"""A rate or count written as ``200000``, ``200k`` or ``2^17``."""
+Count = Annotated[int, BeforeValidator(parse_count), Field(le=MAX_COUNT)]
+"""A whole number written as ``8388608``, ``2^23`` or ``4M``; at most 2^32."""
+Rate = Annotated[float, BeforeValidator(parse_number), Field(le=MAX_RATE)]
+"""A rate or count written as ``200000``, ``200k`` or ``2^17``; finite, at most 1e12 per second."""
 
 
 def _loss_ratio(value: Any) -> Any:
@@ -53,24 +62,25 @@ LossRatio = Annotated[float, BeforeValidator(_loss_ratio), Field(ge=0.0, lt=1.0)
 class SchemaModel(BaseModel):
     """Base of every campaign model: unknown keys are errors, field docstrings are the field descriptions."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=True, allow_inf_nan=False)
 
 
 class _CommonSettings(SchemaModel):
     """The settings every metric has, but for ``max_invalid`` (:class:`MetricSettings` adds it)."""
 
-    repetitions: int = Field(default=10, ge=1)
-    """Number of repetitions (the seeds use 10 or 20); median, min and max are reported."""
+    repetitions: int = Field(default=10, ge=1, le=MAX_REPETITIONS)
+    """Number of repetitions (the seeds use 10 or 20; at most 10,000); median, min and max are reported."""
     acceptance: LossRatio | None = None
     """Loss ratio a step may have and still pass (None: traffic.acceptance)."""
     directions: Directions | None = None
     """Active directions (None: traffic.directions)."""
-    timeout: float = Field(default=2.0, ge=0)
-    """Seconds the tester waits for frames still in flight after sending stops (passed to the tester)."""
+    timeout: float = Field(default=2.0, ge=0, le=MAX_WAIT_SECONDS)
+    """Seconds the tester waits for frames still in flight after sending stops (passed to the tester; at most
+    one day)."""
     check_table: bool = True
     """Count the DUT's connections to check trials (a phase 1 must leave the connections its valid frames
     created, fewer fails the step; phase 2 must not change the table); only where the DUT's recipe can count."""
-    table_slack: int = Field(default=64, ge=0)
+    table_slack: int = Field(default=64, ge=0, le=MAX_COUNT)
     """Connections the DUT table may hold beyond the test's own after phase 1 (e.g. its management session)."""
 
 
@@ -89,8 +99,9 @@ class _SearchRange(_CommonSettings):
 class MetricSettings(_CommonSettings):
     """Settings every metric (procedure) has."""
 
-    max_invalid: int = Field(default=3, ge=0)
-    """Retries of a trial that was invalid (the tester could not keep the rate, ...) before the repetition fails."""
+    max_invalid: int = Field(default=3, ge=0, le=MAX_RETRIES)
+    """Retries of a trial that was invalid (the tester could not keep the rate, ...) before the repetition fails
+    (at most 1,000)."""
 
     def resolved(self, acceptance: float, directions: Directions) -> Self:
         """These settings with the campaign-wide ``acceptance`` and ``directions`` (the traffic section's)
@@ -118,8 +129,9 @@ class SearchSettings(MetricSettings, _SearchRange):
 class GapSettings(MetricSettings):
     """Settings of metrics that pause after phase 1."""
 
-    gap: float = Field(default=2.0, ge=0)
-    """Seconds between phase 1 and what follows it (phase 2, the timed delete-all, the reverse frames)."""
+    gap: float = Field(default=2.0, ge=0, le=MAX_WAIT_SECONDS)
+    """Seconds between phase 1 and what follows it (phase 2, the timed delete-all, the reverse frames; at most
+    one day)."""
 
 
 class FillSettings(GapSettings):
@@ -132,8 +144,8 @@ class FillSettings(GapSettings):
 class Phase2Settings(MetricSettings):
     """Settings of metrics that run timed phase-2 trials."""
 
-    duration: float = Field(default=60.0, gt=0)
-    """Seconds of each phase-2 trial (RFC 2544: 60)."""
+    duration: float = Field(default=60.0, gt=0, le=MAX_DURATION_SECONDS)
+    """Seconds of each phase-2 trial (RFC 2544: 60; at most seven days)."""
 
 
 class FilledTableSettings(FillSettings, Phase2Settings):
@@ -142,9 +154,9 @@ class FilledTableSettings(FillSettings, Phase2Settings):
     refill: Literal["auto", "always"] = "auto"
     """``auto``: refill only when a phase-2 step changed the table (that step is invalid) or, on a DUT that
     cannot count, after a failed step; ``always``: empty and refill before every step (siitperf's scripts)."""
-    refill_after: float | None = Field(default=None, gt=0)
+    refill_after: float | None = Field(default=None, gt=0, le=MAX_DURATION_SECONDS)
     """Refill before a phase-2 step that would end more than this many seconds after the fill began (real time since
     the fill, so a whole search on one fill stays within it); None: the DUT's own connection timeout, the shortest
     ``udp_timeout`` / ``udp_timeout_stream`` its facts name (no limit when they name none)."""
-    table_drift: int = Field(default=0, ge=0)
+    table_drift: int = Field(default=0, ge=0, le=MAX_COUNT)
     """Change of the DUT's connection count during a phase-2 step still tolerated (DUT background traffic)."""

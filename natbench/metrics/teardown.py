@@ -23,6 +23,7 @@ from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FillSettings, MetricSettings
 from natbench.metrics.trial import count_connections, fill_failed, phase1_step, retry
 from natbench.results import RepetitionResult, Verdict
+from natbench.values import MAX_REPETITIONS
 
 __all__ = ["TEARDOWN", "TeardownSettings", "teardown"]
 
@@ -30,7 +31,7 @@ __all__ = ["TEARDOWN", "TeardownSettings", "teardown"]
 class TeardownSettings(FillSettings):
     """Connection tear-down rate: N / (T_N - T_0) with the DUT's own delete-all command."""
 
-    empty_repetitions: int | None = Field(default=None, ge=1)
+    empty_repetitions: int | None = Field(default=None, ge=1, le=MAX_REPETITIONS)
     """Time the empty-table delete (T_0) in the first this many repetitions of a working point only; later
     repetitions reuse the median of those T_0 (seed 000, 3.4: one T_0 series for Jool). None: every repetition."""
 

@@ -44,9 +44,9 @@ RATE_FROM = "cps"
 class ValidatedSettings(MetricSettings):
     """Settings of metrics whose phase-1 steps are validated with reverse frames."""
 
-    alpha: float = Field(default=1.0, gt=0)
+    alpha: float = Field(default=1.0, gt=0, le=1000)
     """A phase 1 is validated with reverse frames at alpha x its rate (siitperf's alpha): the validated steps of cps
-    and of every capacity probe; validation's phase 1 unless reverse_rate is set."""
+    and of every capacity probe; validation's phase 1 unless reverse_rate is set. At most 1,000."""
 
 
 ValidationMode = Literal["every_step", "final", "off"]

@@ -60,15 +60,10 @@ def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
     names them, so tests can be skipped with that reason.
     """
     from natbench.campaign.schema import TestbedSpec
-    from natbench.config.source import parse_yaml, unset_variables
+    from natbench.config.source import parse_yaml, read_user_file, require_document, unset_variables
 
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("no such testbed file", file=str(p)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", file=str(p)) from None
+    text = read_user_file(p, "testbed file")
     missing = unset_variables(text)
     if missing:
         return TestbedFile({}, p, missing_env=missing)
@@ -81,6 +76,7 @@ def load_testbed(path: str | os.PathLike[str]) -> TestbedFile:
         return TestbedFile(resolved["testbed"], p, dict(resolved.get("traffic", {})), dict(resolved["metrics"]))
     if not isinstance(data, dict):
         raise ConfigError("a testbed file must be a YAML mapping with 'tester' and 'duts'", file=str(p), line=1)
+    require_document(data, str(p), "testbed file", TestbedSpec.model_fields)
     from pydantic import ValidationError
 
     from natbench.config.validation import validation_error

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from natbench.config.source import parse_yaml
+from natbench.config.source import parse_yaml, read_user_file, require_document
 from natbench.config.validation import validation_error
 from natbench.duts.recipes.schema import Recipe, RecipeSource
 from natbench.duts.recipes.semantics import check_recipe
@@ -66,15 +66,17 @@ def load_recipe(name_or_path: str | os.PathLike[str]) -> Recipe:
     text_name = os.fspath(name_or_path)
     if is_recipe_path(text_name):
         path = Path(text_name)
-        if not path.is_file():
-            raise RecipeError("recipe file not found", file=text_name)
     else:
         recipes = list_recipes()
         if text_name not in recipes:
             known = ", ".join(recipes) or "none"
             raise RecipeError(f"unknown recipe {text_name!r} (known: {known})", field="recipe")
         path = recipes[text_name]
-    return parse_recipe(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = read_user_file(path, "recipe file")
+    except ConfigError as exc:
+        raise RecipeError(exc.message, file=exc.file, line=exc.line, field=exc.field) from None
+    return parse_recipe(text, str(path))
 
 
 def parse_recipe(text: str, file: str) -> Recipe:
@@ -85,6 +87,10 @@ def parse_recipe(text: str, file: str) -> Recipe:
         raise RecipeError(exc.message, file=exc.file, line=exc.line, field=exc.field) from None
     if not isinstance(data, dict):
         raise RecipeError("a recipe must be a YAML mapping", file=file, line=1)
+    try:
+        require_document(data, file, "recipe", [f.alias or n for n, f in Recipe.model_fields.items()])
+    except ConfigError as exc:
+        raise RecipeError(exc.message, file=exc.file, line=exc.line) from None
     try:
         recipe = Recipe.model_validate(data, context=RecipeSource(file, source))
     except ValidationError as exc:

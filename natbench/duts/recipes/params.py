@@ -8,6 +8,7 @@ follow the one grammar of :mod:`natbench.values` (``2^23``, ``8M``, ``"1024-6553
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -17,8 +18,9 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 from natbench.config.source import SourceMap
 from natbench.duts.recipes.conditions import as_word
 from natbench.duts.recipes.fields import Flag, Named, must
+from natbench.duts.recipes.regex import MAX_VALUE_CHARS, check_pattern
 from natbench.errors import RecipeError
-from natbench.values import parse_count, parse_number, parse_port_range
+from natbench.values import MAX_VALUE, parse_count, parse_number, parse_port_range
 
 if TYPE_CHECKING:
     from natbench.duts.recipes.schema import Recipe
@@ -54,16 +56,22 @@ def _str(spec: ParamSpec, value: Any) -> str:
     text = str(value)
     if "\x00" in text:
         raise ValueError("contains a NUL byte")
-    if spec.pattern and not re.fullmatch(spec.pattern, text):
-        raise ValueError(f"{text!r} does not match {spec.pattern!r}")
+    if spec.pattern:
+        if len(text) > MAX_VALUE_CHARS:
+            raise ValueError(f"is longer than {MAX_VALUE_CHARS} characters (a value checked against a pattern)")
+        if not re.fullmatch(spec.pattern, text):
+            raise ValueError(f"{text!r} does not match {spec.pattern!r}")
     return text
 
 
 def _int(spec: ParamSpec, value: Any) -> int:
     try:
         number = parse_count(value)
-    except ValueError:
-        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {value!r}") from None
+    except ValueError as exc:
+        if "too large" in str(exc):  # a power or number beyond 2^64: say so rather than "expected an integer"
+            raise ValueError(str(exc)) from None
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {shown}") from None
     return _bounded(spec, number)
 
 
@@ -161,7 +169,10 @@ PARAM_TYPES = tuple(_VALUE_TYPES)
 
 _PARAM_TYPE = must(lambda v: v in PARAM_TYPES, lambda v: f"unknown type {v!r} (allowed: {', '.join(PARAM_TYPES)})")
 _ITEM_TYPE = must(lambda v: v in PARAM_TYPES and v not in ("list", "choice"), lambda v: f"bad list item type {v!r}")
-_BOUND = must(lambda v: not isinstance(v, bool) and isinstance(v, int | float), "expected a number")
+_BOUND = must(
+    lambda v: not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and abs(v) <= MAX_VALUE,
+    "expected a finite number (at most 2^64 in magnitude)",
+)
 
 
 def _words(value: Any) -> tuple[str, ...]:
@@ -173,10 +184,7 @@ def _words(value: Any) -> tuple[str, ...]:
 def _pattern(value: Any) -> str | None:
     if value is None:
         return None
-    try:
-        re.compile(str(value))
-    except re.error as exc:
-        raise ValueError(f"bad regular expression: {exc}") from None
+    check_pattern(str(value))
     return str(value)
 
 
@@ -196,7 +204,8 @@ class ParamSpec(Named):
     items: Annotated[str, _ITEM_TYPE] = "str"
     """Item type of a ``list``."""
     pattern: Annotated[str | None, BeforeValidator(_pattern)] = None
-    """Regular expression a ``str`` must match fully."""
+    """Regular expression a ``str`` must match fully: no nested repeat, no alternation inside a repeat, no
+    back-reference, at most 3 repeats (:mod:`natbench.duts.recipes.regex`); values of at most 256 characters."""
     doc: Annotated[str, BeforeValidator(str)] = ""
     """What the parameter means."""
     default: Any = None

@@ -29,6 +29,7 @@ from natbench.duts.recipes.conditions import Condition, parse_condition
 from natbench.duts.recipes.fields import Declared, Flag, Named, OptionalText, RecipeModel, Text, must
 from natbench.duts.recipes.params import ParamSpec, param_name, resolve_params
 from natbench.duts.recipes.render import RenderedCommand
+from natbench.values import MAX_DURATION_SECONDS
 
 __all__ = ["DEFAULT_CLOCK", "KNOWN_STEPS", "Check", "Command", "Recipe", "RecipeSource", "Step"]
 
@@ -105,8 +106,8 @@ def _is_list(value: Any) -> bool:
 
 
 _TIMEOUT = must(
-    lambda v: v is None or (not isinstance(v, bool) and isinstance(v, int | float) and v > 0),
-    "expected a positive number of seconds",
+    lambda v: v is None or (not isinstance(v, bool) and isinstance(v, int | float) and 0 < v <= MAX_DURATION_SECONDS),
+    "expected a positive number of seconds, at most 604800 (seven days)",
 )
 _REASON = must(lambda v: v is None or isinstance(v, str), "expected a reason (string)")
 _BUILTIN = must(lambda v: v is None or v in BUILTINS, lambda v: f"unknown builtin {v!r} (known: {', '.join(BUILTINS)})")

@@ -14,7 +14,7 @@ from natbench.duts.recipes.conditions import parse_condition
 from natbench.duts.recipes.params import BUILTIN_VARIABLES
 from natbench.duts.recipes.render import saved_names
 from natbench.duts.recipes.schema import Recipe
-from natbench.duts.recipes.template import TemplateSyntaxError, parse_template
+from natbench.duts.recipes.template import TemplateSyntaxError, parse_template, quoted_placeholder
 from natbench.errors import RecipeError
 
 __all__ = ["check_recipe"]
@@ -54,6 +54,13 @@ def _check_commands(recipe: Recipe) -> None:
                     placeholders = parse_template(text)
                 except TemplateSyntaxError as exc:
                     raise _error(recipe, str(exc), cmd.line, f"{field}.{key}") from None
+                quoted = quoted_placeholder(text)
+                if quoted is not None:
+                    message = (
+                        f"placeholder {quoted} inside shell quotes: natbench quotes every value itself, "
+                        "so a value could close the quotes; remove the quotes around it"
+                    )
+                    raise _error(recipe, message, cmd.line, f"{field}.{key}")
                 for ph in placeholders:
                     if ph.name not in names:
                         message = f"unknown template variable {ph.name!r} (declare it under params)"

@@ -30,7 +30,15 @@ from typing import Any
 
 from natbench.traffic.ports import PortRange
 
-__all__ = ["FILTERS", "Placeholder", "TemplateSyntaxError", "cpu_hexmask", "parse_template", "render_template"]
+__all__ = [
+    "FILTERS",
+    "Placeholder",
+    "TemplateSyntaxError",
+    "cpu_hexmask",
+    "parse_template",
+    "quoted_placeholder",
+    "render_template",
+]
 
 _PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.S)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -150,6 +158,36 @@ def parse_template(text: str) -> list[Placeholder]:
     if "{{" in rest or "}}" in rest:
         raise TemplateSyntaxError("unbalanced '{{' or '}}'")
     return found
+
+
+def quoted_placeholder(text: str) -> str | None:
+    """The first placeholder of ``text`` that stands inside shell quotes (``'...'``, ``"..."``), else None.
+
+    Rendering quotes every value itself, so a placeholder inside quotes would be quoted twice:
+    ``echo '{{ x }}'`` with ``x = "a'; cmd; '"`` renders ``echo ''"'"'a'...`` in which the outer quotes
+    close the inner ones and ``cmd`` runs. A recipe that does this is refused when it is loaded. The
+    scan follows the shell's quoting rules: a backslash escapes the next character outside single
+    quotes, and nothing is special inside single quotes but the closing quote.
+    """
+    quote: str | None = None
+    i = 0
+    while i < len(text):
+        if text.startswith("{{", i):
+            end = text.find("}}", i)
+            if quote is not None:
+                return text[i : end + 2] if end >= 0 else text[i:]
+            i = end + 2 if end >= 0 else len(text)
+            continue
+        c = text[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote is None and c in "'\"":
+            quote = c
+        elif c == quote:
+            quote = None
+        i += 1
+    return None
 
 
 def _to_word(value: Any) -> str:
