@@ -44,7 +44,6 @@ def _campaign(tmp_path: Path, name: str, dut: str, family: str, metric: str, mor
         "    cores: [1]",
         "metrics:",
         f"  {metric}: {{{SEARCH}{more}}}",
-        f"output: {tmp_path / name}",
     ]
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -58,8 +57,9 @@ def test_nat_and_forwarding_lab_runs_report_the_throughput_ratio(
     monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", tmp_path / "labs")
     nat_dut = "{name: iptables, recipe: iptables-nat44, role: nat44, access: {kind: lab}, params: {nat: snat}}"
     fwd_dut = "{name: router, recipe: linux-forwarding, role: forwarder, access: {kind: lab}}"
-    nat = run_campaign(_campaign(tmp_path, "nat", nat_dut, "nat44", "throughput", ", fill_rate: 2000")).path
-    fwd = run_campaign(_campaign(tmp_path, "fwd", fwd_dut, "ipv4", "forwarding")).path
+    nat_campaign = _campaign(tmp_path, "nat", nat_dut, "nat44", "throughput", ", fill_rate: 2000")
+    nat = run_campaign(nat_campaign, tmp_path / "nat").path  # run directories given as the CLI's -o gives them
+    fwd = run_campaign(_campaign(tmp_path, "fwd", fwd_dut, "ipv4", "forwarding"), tmp_path / "fwd").path
 
     def stored(run: Path, metric: str) -> float:
         lines = (run / "trials.jsonl").read_text().splitlines()
