@@ -545,9 +545,7 @@ def test_a_non_finite_number_in_a_record_is_one_damage_line_for_report_and_resum
     assert_resume_refused(run, expected)
 
 
-def test_a_checksum_over_a_non_finite_number_is_damage_not_a_crash(
-    run: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_checksum_over_a_non_finite_number_is_damage_not_a_crash(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from natbench.run import records
 
     lines = lines_of(run)
