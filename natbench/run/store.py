@@ -684,6 +684,7 @@ class RunStore:
             f.write("".join(r.text + "\n" for r in renumbered))
             f.flush()
             os.fsync(f.fileno())
+        _fsync_dir(p)  # its entry durable before run.json names it
         meta[COUNTS] = counts
         meta["repairs"] = repairs
         meta[PENDING] = REPAIRED
