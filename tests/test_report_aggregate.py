@@ -13,6 +13,7 @@ import natbench
 from natbench.errors import StoreError
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
+from natbench.report.load import DamagedRunWarning
 from natbench.testing.rundir import make_point, result_record, spread, trial_record, write_run_dir
 
 
@@ -288,7 +289,8 @@ def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
     lines = (d / "trials.jsonl").read_text().splitlines()
     lines[1] = "garbage"
     (d / "trials.jsonl").write_text("\n".join(lines) + "\n")
-    run = natbench.load(d)  # damage is named (and `natbench report` refuses it); the intact records still load
+    with pytest.warns(DamagedRunWarning, match=r"1 problem\(s\)"):
+        run = natbench.load(d)  # damage is named (and `natbench report` refuses it); the intact records still load
     assert run.damage == [f"{d / 'trials.jsonl'}:2: not a natbench record: Expecting value: line 1 column 1 (char 0)"]
     assert list(run.results["repetition"]) == [0, 2]
 
@@ -296,7 +298,8 @@ def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
 def test_missing_trials_file_is_an_empty_run(tmp_path: Path) -> None:
     d = write_run_dir(tmp_path / "r", [make_point(0, (1, 10), (1, 10))], [], status="running")
     (d / "trials.jsonl").unlink()
-    run = natbench.load(d)  # no record counts in run.json (old layout): `natbench run` always made the file
+    with pytest.warns(DamagedRunWarning, match=r"1 problem\(s\)"):
+        run = natbench.load(d)  # no record counts in run.json (old layout): `natbench run` always made the file
     assert run.results.empty and run.tables() == [] and "so it was deleted" in run.damage[0]
 
 

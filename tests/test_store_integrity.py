@@ -442,3 +442,172 @@ def test_resume_repair_on_the_command_line_lists_the_damage_and_what_it_measures
         in err
     )
     assert f"natbench: repair: re-measure {label} {lost['metric']} repetition {lost['repetition']}" in err
+
+
+# ----------------------------------------------------------------------------- review of issue 18: compare, load
+def drop_two_results(run: Path) -> tuple[list[str], set[tuple[str, str, int]]]:
+    """Remove the first and the sixth result line; the damage lines report names and the repetitions touched.
+
+    A lost record belongs to the repetition of the next intact record, and to the previous one when that is a trial
+    (docs/engine.md): for a lost result, its own repetition (the trial before it) and the one after it."""
+    lines = lines_of(run)
+    results = result_lines(run)
+    gone = [results[0], results[5]]  # 1-based line numbers (= seq: records are numbered in file order)
+    touched = set()
+    for n in gone:
+        for rec in (json.loads(lines[n - 2]), json.loads(lines[n])):  # the trial before, the record after
+            touched.add((rec["point_id"], rec["metric"], rec["repetition"]))
+    write_lines(run, [ln for i, ln in enumerate(lines, 1) if i not in gone])
+    where = run / "trials.jsonl"
+    # the first gap is found on the line that held it (now the next record); the second one line earlier
+    expected = [
+        f"{where}:{gone[0]}: seq {gone[0]} missing (run.json counts {RECORDS} records written)",
+        f"{where}:{gone[1] - 1}: seq {gone[1]} missing (run.json counts {RECORDS} records written)",
+    ]
+    return expected, touched
+
+
+def test_compare_refuses_a_damaged_run_directory_as_report_does(run: Path, complete: Path) -> None:
+    expected, touched = drop_two_results(run)
+    assert report(run).returncode == 2
+    got = natbench("compare", str(complete), str(run))
+    assert got.returncode == 2, got.stderr
+    err = got.stderr.splitlines()
+    for line in expected:
+        assert f"natbench: damaged: {line}" in err
+    assert "nothing was compared" in got.stderr and "--allow-damaged" in got.stderr
+    assert got.stdout == "" and "Traceback" not in got.stderr
+    # either side: run A damaged too
+    assert natbench("compare", str(run), str(complete)).returncode == 2
+    allowed = natbench("compare", str(complete), str(run), "--allow-damaged")
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"natbench: damaged: {expected[0]}" in allowed.stderr.splitlines()
+    assert (
+        f"natbench: damaged: run B {run}: {len(touched)} repetition(s) had damaged records;"
+        " only their intact records are used" in allowed.stderr.splitlines()
+    )
+    assert "metric" in allowed.stdout  # the table of changes
+    intact = natbench("compare", str(complete), str(complete))
+    assert intact.returncode == 0 and intact.stderr == ""
+
+
+def test_compare_notes_a_run_that_is_not_complete(run: Path, complete: Path) -> None:
+    kill_like(run, 200)  # killed: status running
+    got = natbench("compare", str(complete), str(run))
+    assert got.returncode == 0, got.stderr
+    assert "natbench: note: run B status is 'running': the tables show what is stored so far" in got.stderr
+
+
+def test_report_with_allow_damaged_says_how_many_repetitions_had_damaged_records(run: Path, tmp_path: Path) -> None:
+    expected, touched = drop_two_results(run)
+    got = natbench("report", str(run), "--format", "html", "--out", str(tmp_path / "rep"), "--allow-damaged")
+    assert got.returncode == 0, got.stderr
+    assert (
+        f"natbench: damaged: run {run}: {len(touched)} repetition(s) had damaged records;"
+        " only their intact records are used" in got.stderr.splitlines()
+    )
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert f"{len(touched)} repetition(s) had damaged records" in html
+    assert f"({len(expected)} problem(s) in its stored records" in html
+
+
+def test_the_notebook_loader_warns_about_a_damaged_run_directory(run: Path, complete: Path) -> None:
+    import warnings
+
+    import natbench
+    from natbench.report.load import DamagedRunWarning
+
+    expected, touched = drop_two_results(run)
+    with pytest.warns(DamagedRunWarning) as caught:
+        loaded = natbench.load(run)
+    [w] = caught
+    assert f"{run}: damaged run directory: {len(expected)} problem(s)" in str(w.message)
+    assert f"{len(touched)} repetition(s) touched" in str(w.message)
+    assert sorted(loaded.damaged_repetitions) == sorted(touched)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an intact run directory loads without a warning
+        natbench.load(complete)
+
+
+# ----------------------------------------------------------------------------- review of issue 18: non-finite numbers
+@pytest.mark.parametrize("token", ["1e999", "NaN", "-Infinity"])
+def test_a_non_finite_number_in_a_record_is_one_damage_line_for_report_and_resume(run: Path, token: str) -> None:
+    lines = lines_of(run)
+    n = result_lines(run)[1]
+    text = lines[n - 1].decode()
+    assert '"value":' in text
+    head, tail = text.split('"value":', 1)
+    rest = tail[next(i for i, c in enumerate(tail) if c in ",}") :]
+    lines[n - 1] = f'{head}"value":{token}{rest}'.encode()  # JSON has no such number: json.loads takes it
+    write_lines(run, lines)
+    expected = f"{run / 'trials.jsonl'}:{n}: not a natbench record: non-finite number"
+    assert_report_refused(run, expected)
+    assert_resume_refused(run, expected)
+
+
+def test_a_checksum_over_a_non_finite_number_is_damage_not_a_crash(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from natbench.run import records
+
+    lines = lines_of(run)
+    n = result_lines(run)[0]
+    rec = json.loads(lines[n - 1])
+    rec["value"] = float("inf")
+    lines[n - 1] = (json.dumps(rec, sort_keys=True, separators=(",", ":")) + "\n").encode()  # "value":Infinity
+    write_lines(run, lines)
+    monkeypatch.setattr(records, "parse_line", json.loads)  # a parser that lets it through: the checksum's guard
+    damage = records.scan(run / "trials.jsonl", json.loads((run / "run.json").read_text())["records"]).damage
+    assert f"{run / 'trials.jsonl'}:{n}: not a natbench record: non-finite number" in damage
+
+
+# ----------------------------------------------------------------------------- review of issue 18: legacy --repair
+def test_repairing_an_old_run_directory_completes_and_reads_clean(run: Path, complete: Path) -> None:
+    legacy(run)
+    lines = lines_of(run)
+    lines[99] = b"garbage\n"  # a line in the middle that is no record
+    write_lines(run, lines)
+    assert f"{run / 'trials.jsonl'}:100: not a natbench record" in report(run).stderr
+    tester, dut = engine_fakes.make_testbed()
+    done = resume_run(
+        engine_fakes.make_spec(), run, tester, dut, clock=engine_fakes.FakeClock(), sleep=lambda s: None, repair=True
+    )
+    assert done.status == "complete"
+    got = report(run)
+    assert got.returncode == 0 and got.stderr == ""
+    planned = sorted((r.point_id, r.metric, r.repetition) for r in RunDirectory.open(complete).results())
+    assert sorted((r.point_id, r.metric, r.repetition) for r in done.results()) == planned
+    numbered = [json.loads(ln)["seq"] for ln in lines_of(run)]
+    assert numbered == list(range(1, len(numbered) + 1))  # every line numbered, the old ones too
+    counts = done.meta["records"]
+    kinds = [json.loads(ln)["type"] for ln in lines_of(run)]
+    assert (counts["trial"], counts["result"], counts["legacy"]) == (kinds.count("trial"), kinds.count("result"), 0)
+
+
+def test_a_repair_stopped_before_its_rename_reads_clean_and_the_next_resume_finishes_it(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import natbench.run.store as store
+
+    legacy(run)
+    lines = lines_of(run)
+    lines[99] = b"garbage\n"
+    write_lines(run, lines)
+    damaged = (run / "trials.jsonl").read_bytes()
+
+    def killed(p: Path, meta: dict[str, Any]) -> None:  # the process dies after run.json named the repaired file
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "_finish_repair", killed)
+    with pytest.raises(KeyboardInterrupt):
+        RunStore.resume(run, repair=True)
+    monkeypatch.undo()
+    assert (run / "trials.jsonl").read_bytes() == damaged  # not renamed yet
+    repaired = (run / store.REPAIRED).read_bytes()
+    plain = read_plain_run(run)
+    assert plain.damage == []  # run.json's counts match the repaired file, which the readers take
+    assert "a repair stopped before renaming .trials.repaired.jsonl" in plain.warnings[-1]
+    RunStore.resume(run).close()  # no --repair needed: the repair is finished, not repeated
+    assert (run / "trials.jsonl").read_bytes() == repaired
+    assert not (run / store.REPAIRED).exists()
+    meta = json.loads((run / "run.json").read_text())
+    assert store.PENDING not in meta and len(meta["repairs"]) == 1
+    assert read_plain_run(run).damage == [] and read_plain_run(run).warnings == []

@@ -24,20 +24,31 @@ __all__ = ["compare"]
     "(percent of A, or absolute in the metric's unit), e.g. median:5%. Repeatable.",
 )
 @click.option("--metric", "metrics", multiple=True, help="Only these metrics (repeatable).")
-def compare(run_a: Path, run_b: Path, fail: tuple[str, ...], metrics: tuple[str, ...]) -> None:
+@click.option(
+    "--allow-damaged",
+    is_flag=True,
+    help="Compare damaged run directories from their intact records (the damage is still listed on stderr).",
+)
+def compare(run_a: Path, run_b: Path, fail: tuple[str, ...], metrics: tuple[str, ...], allow_damaged: bool) -> None:
     """Compare RUN_B against RUN_A: median / min / max change per metric and working point.
 
     Points are matched by their id (same resolved parameters); points measured in only one run are
     listed. "Worse" means lower for rates and higher for latency, PDV and frame loss.
-    Exit status: 0 no threshold exceeded, 1 some threshold exceeded, 2 bad input.
+    A damaged run directory (records missing, duplicated, torn or altered) is refused with the list of
+    damage on stderr unless --allow-damaged; warnings and a status other than complete are noted on stderr.
+    Exit status: 0 no threshold exceeded, 1 some threshold exceeded, 2 bad input or a damaged run directory.
     """
+    from natbench.cli.damage import check_damage, status_notes
     from natbench.errors import StoreError
     from natbench.report.compare import compare_summaries, exceeded, parse_threshold
     from natbench.report.formatting import fmt_value
-    from natbench.report.load import load
+    from natbench.report.load import Run
 
     thresholds = [parse_threshold(s) for s in fail]
-    a, b = load(run_a), load(run_b)
+    a, b = Run(run_a), Run(run_b)  # not load(): the damage is listed below, not as a Python warning
+    runs = (("run A", a), ("run B", b))
+    check_damage(runs, allow_damaged, "nothing was compared")
+    status_notes(runs)
     labels_a = {str(k): str(v) for k, v in a.points["label"].items()}
     labels_b = {str(k): str(v) for k, v in b.points["label"].items()}
     cmp = compare_summaries(a.summary, b.summary, labels_a, labels_b)

@@ -59,27 +59,12 @@ def report(
     A damaged run directory (records missing, duplicated, torn or altered) is refused with the
     list of damage on stderr (exit 2) unless --allow-damaged.
     """
-    from natbench.errors import StoreError
-    from natbench.report.load import load
+    from natbench.cli.damage import check_damage, status_notes
+    from natbench.report.load import Run
     from natbench.report.output import write_report
 
-    run = load(run_dir, baseline)
-    damaged: list[Path] = []
-    for r in (run, run.baseline):
-        if r is None:
-            continue
-        for w in r.warnings:  # always on stderr, whatever --out says
-            click.echo(f"natbench: warning: {w}", err=True)
-        for d in r.damage:
-            click.echo(f"natbench: damaged: {d}", err=True)
-        if r.damage:
-            damaged.append(r.path)
-    if damaged and not allow_damaged:
-        raise StoreError(
-            f"{', '.join(map(str, damaged))}: damaged run directory (problems above): the tables would hold fewer or"
-            " more repetitions than were measured; nothing was written. `--allow-damaged` reports the intact records,"
-            f" `natbench run --resume {damaged[0]} --repair` measures the damaged repetitions again"
-        )
+    run = Run(run_dir, baseline)  # not load(): the damage is listed below, not as a Python warning
+    check_damage((("run", run), ("baseline run", run.baseline)), allow_damaged, "nothing was written")
     fmts = formats or ("text", "html")
     if out is not None and str(out) == "-":
         if "html" in fmts:
@@ -92,9 +77,6 @@ def report(
     if "text" in fmts:
         for t in run.tables(scale):
             click.echo(t.to_text())
-    for which, r in (("run", run), ("baseline run", run.baseline)):
-        status = str(r.meta.get("status", "unknown")) if r is not None else "complete"
-        if status != "complete":
-            click.echo(f"natbench: note: {which} status is {status!r}: the tables show what is stored so far", err=True)
+    status_notes((("run", run), ("baseline run", run.baseline)))
     for path in write_report(run, target, fmts, scale=scale):
         click.echo(f"wrote {path}", err=True)

@@ -329,11 +329,15 @@ class SshExecutor:
             self._pkey = paramiko.PKey.from_path(self.key, secret)  # type: ignore[arg-type]
         except OSError as exc:
             raise AuthenticationFailed(f"{self.description}: cannot read key {self.key}: {exc.strerror}") from None
+        except paramiko.pkey.UnknownKeyType:  # a plain Exception: e.g. a DSA key, which paramiko 5 cannot load
+            raise self._unsupported_key() from None
         except TypeError:
             if secret is None:
                 return None  # encrypted, no passphrase: paramiko tries the agent
             try:  # a passphrase for a key that is not encrypted
                 self._pkey = paramiko.PKey.from_path(self.key, None)
+            except paramiko.pkey.UnknownKeyType:
+                raise self._unsupported_key() from None
             except (TypeError, ValueError, paramiko.SSHException):
                 raise AuthenticationFailed(f"{self.description}: cannot load key {self.key}") from None
         except (ValueError, paramiko.SSHException):
@@ -346,6 +350,13 @@ class SshExecutor:
                 f"{self.description}: authentication failed: key {self.key} is not a private key paramiko can read"
             ) from None
         return self._pkey
+
+    def _unsupported_key(self) -> AuthenticationFailed:
+        """The error for a key file of a type paramiko cannot load (names the file, never its content)."""
+        return AuthenticationFailed(
+            f"{self.description}: cannot load key {self.key}: a key type paramiko does not support"
+            " (DSA, for one); use an Ed25519, ECDSA or RSA key"
+        )
 
     def connect(self) -> None:
         """Connect (again) now, retrying transient failures with exponential backoff.

@@ -11,6 +11,7 @@ frames then hold the intact records, each once, and ``natbench report`` refuses 
 
 from __future__ import annotations
 
+import warnings
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,11 @@ from natbench.run.store import read_plain_run
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Run", "load"]
+__all__ = ["DamagedRunWarning", "Run", "load"]
+
+
+class DamagedRunWarning(UserWarning):
+    """:func:`load` read a damaged run directory: the frames hold only its intact records (see ``Run.damage``)."""
 
 
 class Run:
@@ -58,6 +63,9 @@ class Run:
         """What is normal after a kill or during a run and was skipped (a torn last line of trials.jsonl, ...)."""
         self.damage: list[str] = stored.damage
         """Every damaged, missing or duplicated record (``file:line: what``); empty for an intact run."""
+        self.damaged_repetitions: list[tuple[str, str, int]] = stored.damaged_repetitions
+        """(point id, metric, repetition) of every repetition the damage may have touched (``--repair`` measures
+        them again); empty for an intact run."""
         self.trials: pd.DataFrame = aggregate.trials_frame(stored.trials)
         """One row per trial (search step or timed operation)."""
         self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(aggregate.results_frame(stored.results), self.trials)
@@ -197,5 +205,18 @@ class Run:
 
 def load(run_dir: str | Path, baseline: str | Path | Run | None = None) -> Run:
     """Load a run directory for analysis: ``natbench.load("runs/2026-01-01-quickstart")``; ``baseline``: a run
-    directory holding the plain-forwarding baseline (``natbench.load("results/nat", baseline="results/fwd")``)."""
-    return Run(run_dir, baseline)
+    directory holding the plain-forwarding baseline (``natbench.load("results/nat", baseline="results/fwd")``).
+
+    A damaged run directory (records missing, duplicated, torn or altered) still loads from its intact records,
+    with a :class:`DamagedRunWarning` naming how many problems ``Run.damage`` lists (``natbench report`` refuses
+    such a directory unless ``--allow-damaged``)."""
+    run = Run(run_dir, baseline)
+    for r in (run, run.baseline):
+        if r is not None and r.damage:
+            warnings.warn(
+                f"{r.path}: damaged run directory: {len(r.damage)} problem(s) in its records (listed in .damage),"
+                f" {len(r.damaged_repetitions)} repetition(s) touched; the frames hold only the intact records",
+                DamagedRunWarning,
+                stacklevel=2,
+            )
+    return run

@@ -145,6 +145,12 @@ def _warnings(run: Run) -> list[str]:
         failure = run.meta.get("failure")
         out.append(f"The run is not complete (status {status}{f': {failure}' if failure else ''}).")
     out += list(run.warnings)
+    if run.damage:
+        out.append(
+            f"The run directory is damaged ({len(run.damage)} problem(s) in its stored records, listed by"
+            f" `natbench report`): {len(run.damaged_repetitions)} repetition(s) had damaged records; the tables use"
+            f" only the intact records (`natbench run --resume {run.path} --repair` measures those repetitions again)."
+        )
     r = run.results
     if not r.empty:
         bound = r[r["tester_bound"].fillna(False).astype(bool)] if "tester_bound" in r else r.iloc[0:0]

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -78,6 +79,27 @@ def encode(kind: str, data: Mapping[str, Any], seq: int) -> str:
     obj: dict[str, Any] = {"type": kind, **data, "seq": seq}
     obj["crc32"] = checksum(obj)
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
+
+
+class NonFinite(ValueError):
+    """A record line holds a number JSON cannot carry (``NaN``, ``Infinity``, ``1e999``)."""
+
+
+def _reject_constant(token: str) -> float:
+    raise NonFinite(f"non-finite number {token}")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise NonFinite(f"non-finite number {token}")
+    return value
+
+
+def parse_line(text: str) -> Any:
+    """The JSON value of one record line; :class:`NonFinite` for ``NaN``, ``Infinity`` or a number out of float
+    range (JSON has none of them, and the checksum cannot be computed over them), ValueError when it is no JSON."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def rep_key(data: Mapping[str, Any]) -> tuple[str, str, int] | None:
@@ -233,7 +255,10 @@ class _Scanner:
         if not text.strip():
             return
         try:
-            obj = json.loads(text)
+            obj = parse_line(text)
+        except NonFinite:
+            self.bad(number, "not a natbench record: non-finite number")
+            return
         except ValueError as exc:
             self.bad(number, f"not a natbench record: {exc}")
             return
@@ -252,8 +277,12 @@ class _Scanner:
             return
         self.accounted.add(seq)
         stored = obj.get("crc32")
-        if stored != checksum(obj):
+        try:
             computed = checksum(obj)
+        except ValueError:  # parse_line lets no non-finite number through; a safeguard for other readers' objects
+            self.bad(number, "not a natbench record: non-finite number")
+            return
+        if stored != computed:
             self.bad(
                 number,
                 f"crc32: checksum mismatch (stored {stored!r}, computed {computed!r}): changed after writing",

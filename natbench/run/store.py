@@ -92,6 +92,10 @@ POINTS = "points.json"
 TRIALS = "trials.jsonl"
 TRIALS_PARQUET = "trials.parquet"
 ABANDONED = "trials.abandoned.jsonl"
+REPAIRED = ".trials.repaired.jsonl"
+"""The repaired trials.jsonl before its rename (named in run.json under :data:`PENDING` until then)."""
+PENDING = "repair_pending"
+"""run.json key naming the repaired trials file of a repair that has not renamed it over trials.jsonl yet."""
 
 EXPERIMENT_KIND = "natbench-experiment"
 """``kind`` of the campaign.yaml an experiment session (pytest plugin, natbench.run.experiment) writes."""
@@ -430,6 +434,9 @@ class PlainRun:
     uncounted last record, no trials.jsonl before the first record."""
     damage: list[str] = field(default_factory=list)
     """``file:line: what`` for every damaged, missing or duplicated record (:mod:`natbench.run.records`)."""
+    damaged_repetitions: list[RepKey] = field(default_factory=list)
+    """(point id, metric, repetition) of every repetition the damage may have touched, sorted: the ones
+    ``natbench run --resume --repair`` would measure again (:attr:`~natbench.run.records.Scan.tainted`)."""
 
 
 def _scan(path: Path, meta: dict[str, Any]) -> Scan:
@@ -438,13 +445,20 @@ def _scan(path: Path, meta: dict[str, Any]) -> Scan:
     found_counts = counts if isinstance(counts, dict) else None
     status = str(meta.get("status", "unknown"))
     after: int | None = None
-    found = scan(path / TRIALS, found_counts, status=status)
+    pending = _pending_file(path, meta)
+    trials = pending or path / TRIALS
+    found = scan(trials, found_counts, status=status)
     if found_counts is not None and found.highest > int(found_counts.get("written", 0)) + 1:
         # a writer may be adding records: read its counts again and check against those
         with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
             after = int(json.loads((path / RUN).read_text(encoding="utf-8"))[COUNTS]["written"])
         if after is not None:
-            found = scan(path / TRIALS, found_counts, status=status, counted_after=after)
+            found = scan(trials, found_counts, status=status, counted_after=after)
+    if pending is not None:
+        found.notes.append(
+            f"{path / TRIALS}: a repair stopped before renaming {pending.name} over it; read from {pending.name}"
+            " (the next `natbench run --resume` finishes the repair)"
+        )
     return found
 
 
@@ -473,7 +487,7 @@ def read_plain_run(path: Path) -> PlainRun:
     found = _scan(path, meta)
     trials = [r.data for r in found.records if r.data["type"] == "trial"]
     results = [r.data for r in found.records if r.data["type"] == "result"]
-    return PlainRun(meta, campaign_text, points, trials, results, found.notes, found.damage)
+    return PlainRun(meta, campaign_text, points, trials, results, found.notes, found.damage, sorted(found.tainted))
 
 
 def _read_json(path: Path) -> Any:
@@ -587,6 +601,11 @@ class RunStore:
     @classmethod
     def _resume_locked(cls, run: RunDirectory, lock: int, repair: bool) -> RunStore:
         p = run.path
+        if PENDING in run.meta:  # a repair stopped after run.json counted the repaired file: finish it first
+            meta = dict(run.meta)
+            _finish_repair(p, meta)
+            _write_meta_file(p, meta)
+            run = RunDirectory(p, meta, run.points)
         found = run.scan()
         if found.damage and not repair:
             raise _resume_damage_error(p, found.damage)
@@ -640,14 +659,14 @@ class RunStore:
         keep = [r for r in keep if r.data["type"] == "result" or rep_key(r.data) in done]
         aside = [r for r in found.records if r not in keep and r.data["type"] == "trial"]
         _save_abandoned(p, [r.text for r in aside])
-        lines = [
-            encode(r.data["type"], {k: v for k, v in r.data.items() if k != "type"}, i) for i, r in enumerate(keep, 1)
-        ]
-        atomic_write(p / TRIALS, "".join(lines))
+        # every kept record numbered anew, the old unnumbered (legacy) ones too: count the kinds from these
+        renumbered: list[Record] = []
+        for i, r in enumerate(keep, 1):
+            line = encode(r.data["type"], {k: v for k, v in r.data.items() if k != "type"}, i)
+            renumbered.append(Record(i, line.rstrip("\n"), r.data, i))
         counts = _fresh_counts()
-        counts["written"] = len(keep)
-        _set_kinds(counts, keep)
-        meta[COUNTS] = counts
+        counts["written"] = len(renumbered)
+        _set_kinds(counts, renumbered)
         repairs = list(meta.get("repairs", []))
         repairs.append(
             {
@@ -658,7 +677,19 @@ class RunStore:
                 "dropped_results": len([r for r in found.records if r.data["type"] == "result" and r not in keep]),
             }
         )
+        # the new file under a temporary name (fsync) first, then run.json names it as pending with the new counts
+        # (the commit point: readers and the next resume take the pending file from then on), then the rename
+        pending = p / REPAIRED
+        with open(pending, "w", encoding="utf-8") as f:
+            f.write("".join(r.text + "\n" for r in renumbered))
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_dir(p)  # its entry durable before run.json names it
+        meta[COUNTS] = counts
         meta["repairs"] = repairs
+        meta[PENDING] = REPAIRED
+        _write_meta_file(p, meta)
+        _finish_repair(p, meta)
 
     # -- writing --------------------------------------------------------------------
     def _append(self, kind: str, obj: TrialRecord | RepetitionResult) -> None:
@@ -770,6 +801,23 @@ def _write_meta_file(path: Path, meta: dict[str, Any]) -> None:
 
 def _key(rec: TrialRecord | RepetitionResult) -> RepKey:
     return (rec.point_id, rec.metric, rec.repetition)
+
+
+def _pending_file(path: Path, meta: dict[str, Any]) -> Path | None:
+    """The repaired trials file a stopped repair left (run.json names it, it exists), else None."""
+    if meta.get(PENDING) == REPAIRED and (path / REPAIRED).is_file():
+        return path / REPAIRED
+    return None
+
+
+def _finish_repair(p: Path, meta: dict[str, Any]) -> None:
+    """Rename the repaired trials file run.json names over trials.jsonl (fsync the directory); drop the name from
+    ``meta`` (the caller writes run.json). Already renamed (a crash after the rename): only the name is dropped."""
+    pending = _pending_file(p, meta)
+    if pending is not None:
+        os.replace(pending, p / TRIALS)
+        _fsync_dir(p)
+    meta.pop(PENDING, None)
 
 
 def _set_kinds(counts: dict[str, Any], kept: list[Record]) -> None:
