@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from natbench.metrics.context import ProcedureContext
+from natbench.metrics.fast import fast_extra, fast_rates, tagged
 from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint, search_steps
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import MetricSettings, SearchSettings
@@ -22,6 +23,7 @@ from natbench.metrics.trial import search_extra, search_rates
 from natbench.metrics.validation import EstablishmentSettings, establishment_step, validated_step
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.search import SearchOutcome, SearchStep
+from natbench.search.fast import FastOutcome, FastStep
 
 __all__ = ["CPS", "CpsSettings", "EstablishmentOutcome", "cps", "establishment_search"]
 
@@ -31,6 +33,12 @@ class CpsSettings(SearchSettings, EstablishmentSettings):
 
     Each step is validated with reverse frames as ``validation`` says (RFC 9693, Sections 4.5 and 4.6).
     """
+
+    algorithm: Literal["binary", "fast"] = "binary"
+    """Search algorithm: ``binary`` (RFC 2544 binary search, the seeds' procedure) or ``fast``: phase-1 steps
+    without validation narrow (from a bracket around the earlier repetitions' median when there are some), then
+    validated steps confirm the result r and fail at most ``error`` above it (with ``validation: off`` every step is
+    a phase 1 alone and already a full one); see docs/engine.md."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,20 +100,43 @@ def establishment_search(
     return EstablishmentOutcome(merged, (out.value,), validated=more.value in passes)
 
 
+def establishment_fast(ctx: ProcedureContext[CpsSettings], lower: float, upper: float) -> EstablishmentOutcome:
+    """The fast search of the connection establishment rate in ``[lower, upper]``: short steps are phase 1 alone,
+    full steps phase 1 + validation (``validation: off``: every step is phase 1 alone, a full one). The reported rate
+    passed a full step (so it is validated unless validation is off)."""
+    validate = ctx.settings.validation != "off"
+    passes: list[float] = []
+
+    def step(st: FastStep) -> TrialRecord:
+        with tagged(ctx, st):
+            rec = establishment_step(ctx, st.rate, validate=validate and st.full, lower=st.lower, upper=st.upper)
+        if rec.verdict is Verdict.PASS and validate and st.full:
+            passes.append(st.rate)
+        return rec
+
+    out = fast_rates(ctx, lower, upper, step, narrow_full=not validate)
+    return EstablishmentOutcome(out, out.rejected, validated=out.value in passes)
+
+
 def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
-    """Maximum connection establishment rate: binary search with phase 1 (and validation), table emptied every
-    step."""
+    """Maximum connection establishment rate: binary (or fast) search with phase 1 (and validation), table emptied
+    every step."""
     s = ctx.settings
-    found = establishment_search(ctx, s.lower, s.upper)
+    if s.algorithm == "fast":
+        found = establishment_fast(ctx, s.lower, s.upper)
+        extra = fast_extra(found.outcome) if isinstance(found.outcome, FastOutcome) else {}
+    else:
+        found = establishment_search(ctx, s.lower, s.upper)
+        extra = {"algorithm": "binary"}
     out = found.outcome
-    return ctx.result(
-        out.value,
-        error=out.error,
+    fields: dict[str, Any] = {
         **search_extra(out),
-        validation=s.validation,
-        validated=found.validated,
-        rejected=list(found.rejected),
-    )
+        "validation": s.validation,
+        "validated": found.validated,
+        **extra,
+        "rejected": list(found.rejected),
+    }
+    return ctx.result(out.value, error=out.error, **fields)
 
 
 def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
