@@ -406,7 +406,9 @@ def main() -> None:
         per_pass = 0
         for file in sc.files:
             campaign = load_campaign(str(ROOT / "campaigns" / file))
-            per_pass += sum(campaign.settings_for(p, m).repetitions for p in campaign.points() for m in campaign.metrics)
+            per_pass += sum(
+                campaign.settings_for(p, m).repetitions for p in campaign.points() for m in campaign.metrics
+            )
         passes = 1 if args.quick else max(1, math.ceil(args.repetitions / per_pass))
         tallies = {alg: simulate(sc, alg, passes, args.seed) for alg in ALGORITHMS}
         print(f"\n{sc.title}: {passes} pass(es) of {per_pass} repetitions each = {passes * per_pass} per algorithm")

@@ -37,7 +37,11 @@ __all__ = [
     "fast_extra",
     "fast_rates",
     "phase2_fast",
-    "prior_seed", "short_trials", "tagged", "trial_kind"]
+    "prior_seed",
+    "short_trials",
+    "tagged",
+    "trial_kind",
+]
 
 
 class ShortTrialSettings(SchemaModel):
@@ -99,12 +103,14 @@ def fast_extra(out: FastOutcome) -> dict[str, Any]:
 
 @contextmanager
 def tagged(ctx: ProcedureContext[SearchSettings], step: FastStep) -> Iterator[None]:
-    """Within the block, every trial record ``ctx`` stores carries ``extra["search_trial"]`` (short or full)."""
+    """Within the block, every trial record ``ctx`` stores carries ``extra["search_trial"]`` (short or full), but a
+    table fill the step needed first (it is no trial of the search)."""
     emit = ctx.emit
     tag = trial_kind(step)
 
     def tagging(rec: TrialRecord) -> None:
-        rec.extra.update(tag)
+        if rec.kind != "fill":
+            rec.extra.update(tag)
         emit(rec)
 
     ctx.emit = tagging
