@@ -61,36 +61,39 @@ def test_forwarding_fast_runs_without_a_fill() -> None:
     assert res.value == 200_000 and res.extra["algorithm"] == "fast"
 
 
-def test_cps_fast_narrows_with_phase1_alone_and_confirms_with_validated_steps() -> None:
-    # cps ceiling 250,000; [0, 400,000], error 100,000: phase 1 alone at 200k passes, at 300k fails; then the
-    # validated step at 200k (phase 1 with learning + reverse frames) passes and phase 1 at 300k fails again.
+def test_cps_fast_steps_are_validated_steps_from_a_bracket_around_the_earlier_results() -> None:
+    # cps ceiling 250,000; earlier results 230,000 and 250,000 (median 240,000), error 10,000: w = max(10,000,
+    # 0.02 x 240,000) = 10,000. Validated step at 230,000 passes; up by 2w: 250,000 passes; up by 4w: 290,000 fails
+    # (phase 1 alone, nothing to validate) -> [250k, 290k]; bisect: 270,000 fails, 260,000 fails -> [250k, 260k].
     h = Harness(cps=250_000)
-    res = h.run("cps", upper=400_000, error=100_000, algorithm="fast")
+    earlier = [RepetitionResult("p", "cps", i, v, "cps") for i, v in enumerate((230_000.0, 250_000.0))]
+    res = h.run("cps", upper=400_000, error=10_000, algorithm="fast", repetition=2, earlier=earlier)
     assert [t[:3] for t in _trials(h)] == [
-        ("phase1", "short", 200_000),
-        ("phase1", "short", 300_000),
-        ("phase1", "full", 200_000),
-        ("validation", "full", 200_000),
-        ("phase1", "full", 300_000),
+        ("phase1", "full", 230_000),
+        ("validation", "full", 230_000),
+        ("phase1", "full", 250_000),
+        ("validation", "full", 250_000),
+        ("phase1", "full", 290_000),
+        ("phase1", "full", 270_000),
+        ("phase1", "full", 260_000),
     ]
-    assert res.value == 200_000 and res.extra["validated"] is True and res.extra["algorithm"] == "fast"
+    assert (res.value, res.error) == (250_000, 10_000)
+    assert res.extra["validated"] is True and res.extra["seeded"] is True and res.extra["algorithm"] == "fast"
 
 
 def test_cps_fast_never_reports_a_rate_whose_validation_failed() -> None:
     # the DUT forwards phase 1 up to 250,000 cps but keeps state only up to 150,000 (table count not checked):
-    # short 200k passes, 300k fails; the validated step at 200k FAILS (3,000 of 4,000 connections kept), so 200k is
-    # rejected; down by one error: the validated step at 100k passes -> [100k, 200k]: 100k is reported.
+    # the validated step at 200,000 FAILS (3,000 of 4,000 connections kept) -> [0, 200k]; 100,000 passes phase 1
+    # and validation -> [100k, 200k]: 100,000 is reported, validated.
     h = Harness(cps=250_000, keep_rate=150_000)
     res = h.run("cps", upper=400_000, error=100_000, algorithm="fast", check_table=False)
     assert [t[:3] for t in _trials(h)] == [
-        ("phase1", "short", 200_000),
-        ("phase1", "short", 300_000),
         ("phase1", "full", 200_000),
         ("validation", "full", 200_000),
         ("phase1", "full", 100_000),
         ("validation", "full", 100_000),
     ]
-    assert (res.value, res.extra["rejected"], res.extra["validated"]) == (100_000, [200_000], True)
+    assert (res.value, res.extra["validated"]) == (100_000, True)
 
 
 def test_a_later_repetition_starts_from_the_earlier_results() -> None:

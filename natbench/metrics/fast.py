@@ -4,10 +4,10 @@ where the seed comes from, and the fields a fast result and its trials store.
 * **Throughput and forwarding**: a short trial is a phase-2 trial of ``short_duration`` seconds (default 1, as
   MLRsearch's initial trials) on the same filled table (``refill: auto`` keeps one fill across the steps, the
   timeout guard still applies to every trial); a full trial lasts ``duration``.
-* **cps**: a phase 1 always offers all N connections (its length is N / rate, and fewer connections would measure
-  a smaller, faster table), so a short trial is the phase 1 alone, without the reverse frames of the validation;
-  a full trial is the validated step (phase 1 + validation, unless ``validation: off``, when phase 1 is already
-  the full trial and no confirmation is needed).
+* **cps**: no short trial. A phase 1 always offers all N connections (its length is N / rate; fewer connections
+  would measure a smaller, faster table), and a phase 1 without the reverse frames of its validation still costs
+  more than half a validated step (the table is emptied before each), too little to pay for the confirmations.
+  Every cps step of the fast search is a full (validated) one; it gains from the seeded bracket alone.
 * **Seed**: the median result of this metric's earlier repetitions at this working point (none for the first
   repetition, which narrows the whole range). The bracket around it is verified by trials, never trusted.
 
