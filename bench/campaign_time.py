@@ -400,7 +400,8 @@ def main() -> None:
     print(
         f"DUT model: knee {KNEE:.0%} below the ceiling, loss {KNEE_LOSS:g} at it; spikes {SPIKES_PER_SECOND * 3600:g}"
         f"/h of {SPIKE_SECONDS * 1000:g} ms; table slowdown exponent {TABLE_SLOWDOWN}; DUT command"
-        f" {COMMAND_SECONDS * 1000:.0f} ms, flush {FLUSH_PER_CONNECTION * 1e6:g} us/connection; jitter: the seeds' spread"
+        f" {COMMAND_SECONDS * 1000:.0f} ms, flush {FLUSH_PER_CONNECTION * 1e6:g} us/connection;"
+        " jitter: the seeds' spread"
     )
     for sc in CAMPAIGNS:
         per_pass = 0
@@ -423,12 +424,14 @@ def main() -> None:
         for m in old.per_metric:
             a, b = old.per_metric[m], new.per_metric[m]
             rows.append((f"  {m} time", _hours(a), _hours(b), f"{b / a:.3f}"))
+        within = _ratio(new.within_share, old.within_share)
+        bias = _ratio(abs(new.mean_bias), abs(old.mean_bias))
         rows += [
-            ("within error of truth", f"{old.within_share:.1%}", f"{new.within_share:.1%}", _ratio(new.within_share, old.within_share)),
-            ("bias (mean, of truth)", f"{old.mean_bias:+.4%}", f"{new.mean_bias:+.4%}", _ratio(abs(new.mean_bias), abs(old.mean_bias))),
+            ("within error of truth", f"{old.within_share:.1%}", f"{new.within_share:.1%}", within),
+            ("bias (mean, of truth)", f"{old.mean_bias:+.4%}", f"{new.mean_bias:+.4%}", bias),
             ("spread (sd, of truth)", f"{old.spread:.4%}", f"{new.spread:.4%}", _ratio(new.spread, old.spread)),
             ("failed repetitions", f"{old.failed}", f"{new.failed}", ""),
-        ]  # fmt: skip
+        ]
         for label, a_, b_, r in rows:
             print(f"{label:24}{a_:>16}{b_:>16}{r:>16}")
         print(f"speed-up (old / new tester time): {old.seconds / new.seconds:.2f}x")

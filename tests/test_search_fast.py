@@ -114,7 +114,7 @@ def test_invalid_trials_are_retried_and_then_end_the_search() -> None:
         calls.append(step.attempt)
         return TrialVerdict(Verdict.INVALID, "counts inconsistent")
 
-    with pytest.raises(SearchError, match="3 invalid trials in a row at rate 50.*counts inconsistent"):
+    with pytest.raises(SearchError, match=r"3 invalid trials in a row at rate 50 .*counts inconsistent"):
         run_fast_search(trial, lower=0, upper=100, error=10, max_invalid=2)
     assert calls == [0, 1, 2]
 

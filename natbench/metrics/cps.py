@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.fast import fast_extra, fast_rates, tagged
 from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint, search_steps
+from natbench.metrics.fast import fast_extra, fast_rates, tagged
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.metrics.trial import search_extra, search_rates

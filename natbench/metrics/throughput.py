@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from natbench.errors import DutError
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.fast import ShortTrialSettings, fast_extra, phase2_fast
 from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_steps
+from natbench.metrics.fast import ShortTrialSettings, fast_extra, phase2_fast
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Phase2Settings, SearchSettings
