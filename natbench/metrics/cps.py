@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint, search_steps
+from natbench.metrics.duration import STEP_OVERHEAD, fast_trials, repeated, search_midpoint, search_steps
 from natbench.metrics.fast import fast_extra, fast_rates, tagged
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import MetricSettings, SearchSettings
@@ -142,11 +142,17 @@ def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
 def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
     """Every step is a phase 1 of N connections at the middle of the search range: ``N / r + timeout``; validated
     steps add the reverse frames, ``N / (alpha r) + timeout`` (``every_step``: every step, counted as a second
-    trial; ``final``: one more phase 1 and validation at the end)."""
+    trial; ``final``: one more phase 1 and validation at the end). ``algorithm: fast``: the seeded narrowing
+    (:func:`~natbench.metrics.duration.fast_trials`), every step validated unless validation is off."""
     steps = search_steps(s.lower, s.upper, s.error)
     mid = search_midpoint(s)
     phase1 = connections / mid + s.timeout + STEP_OVERHEAD
     check = connections / (mid * s.alpha) + s.timeout
+    if s.algorithm == "fast":
+        n = fast_trials(s)
+        if s.validation == "off":
+            return n, n * phase1
+        return 2 * n, n * (phase1 + check)
     if s.validation == "every_step":
         return repeated(s, 2 * steps, steps * (phase1 + check))
     if s.validation == "final":

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from natbench.errors import DutError
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_steps
+from natbench.metrics.duration import CONFIRMATIONS, STEP_OVERHEAD, fast_trials, repeated, search_steps
 from natbench.metrics.fast import ShortTrialSettings, fast_extra, phase2_fast
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
@@ -118,19 +118,35 @@ def _optional_reset(ctx: ProcedureContext[MetricSettings]) -> bool:
 def estimate_throughput(
     s: ThroughputSettings, connections: int, _selected: Mapping[str, MetricSettings]
 ) -> tuple[int, float]:
-    """Every step fills N connections at ``fill_rate``, then runs phase 2:
-    ``N / fill_rate + timeout + gap + duration + timeout``."""
-    steps = search_steps(s.lower, s.upper, s.error)
-    per = connections / s.fill_rate + s.timeout + s.gap + s.duration + s.timeout + STEP_OVERHEAD
-    return repeated(s, steps, steps * per)
+    """A fill of N connections at ``fill_rate`` (``N / fill_rate + timeout + gap``) per repetition, before every
+    step with ``refill: always``; every step one phase-2 trial (``duration + timeout``). ``algorithm: fast``: the
+    narrowing trials (:func:`~natbench.metrics.duration.fast_trials`) last ``short_duration``, plus
+    :data:`~natbench.metrics.duration.CONFIRMATIONS` full ones per repetition."""
+    fill = connections / s.fill_rate + s.timeout + s.gap
+    trials, seconds = _phase2_search(s)
+    fills = trials if s.refill == "always" else s.repetitions
+    return trials, seconds + fills * fill
 
 
 def estimate_forwarding(
     s: ForwardingSettings, _connections: int, _selected: Mapping[str, MetricSettings]
 ) -> tuple[int, float]:
-    """Every step is one phase-2 trial without phase 1: ``duration + timeout``."""
-    steps = search_steps(s.lower, s.upper, s.error)
-    return repeated(s, steps, steps * (s.duration + s.timeout + STEP_OVERHEAD))
+    """Every step is one phase-2 trial without phase 1: ``duration + timeout`` (``algorithm: fast``: as
+    throughput's, without the fill)."""
+    return _phase2_search(s)
+
+
+def _phase2_search(s: ThroughputSettings | ForwardingSettings) -> tuple[int, float]:
+    """(trials, seconds) of a phase-2 search's trials over all repetitions, fills not included."""
+    full = s.duration + s.timeout + STEP_OVERHEAD
+    if s.algorithm != "fast":
+        steps = search_steps(s.lower, s.upper, s.error)
+        return repeated(s, steps, steps * full)
+    narrowing = fast_trials(s)
+    if s.short_duration >= s.duration:  # no short trials: the narrowing trials are the full ones
+        return narrowing, narrowing * full
+    confirming = CONFIRMATIONS * s.repetitions
+    return narrowing + confirming, narrowing * (s.short_duration + s.timeout + STEP_OVERHEAD) + confirming * full
 
 
 THROUGHPUT = Metric(
