@@ -268,12 +268,18 @@ def engine_result(
     steps = search_steps(lower, upper, width)
     out = SearchOutcome(value=value, lower=value, upper=value + width, steps=steps, invalid=0, at_upper_limit=False)
     if ctx.metric == "forwarding":  # forwarding(): a stateless DUT has no table to empty (_optional_reset)
-        return _throughput_result(ctx, out, table_reset=False)
+        return _throughput_result(ctx, out, table_reset=False, algorithm="binary")
     if ctx.metric == "throughput":
-        return _throughput_result(ctx, out)
+        return _throughput_result(ctx, out, algorithm="binary")
     # natbench/metrics/cps.py's last lines, with its default validation (every step, so the result is validated)
     return ctx.result(
-        out.value, error=out.error, **search_extra(out), validation="every_step", validated=True, rejected=[]
+        out.value,
+        error=out.error,
+        **search_extra(out),
+        validation="every_step",
+        validated=True,
+        algorithm="binary",
+        rejected=[],
     )
 
 

@@ -65,6 +65,20 @@ def test_plan_prints_the_five_fig2_points() -> None:
     assert "5 working points, 2,200 trials, estimated duration" in r.stdout
 
 
+def test_plan_shows_what_the_fast_search_saves() -> None:
+    r = natbench("plan", "campaigns/seed000-fig2-forwarding-cores.yaml")
+    assert r.returncode == 0, r.stderr
+    # binary: ceil(log2(7.44M / e)) steps: e = 200 -> 16, 500 -> 14, 1,000 -> 13 (three points): 69 x 10 = 690
+    # trials of 60 + 2 + 1 = 63 s = 43,470 s = 12.1 h. fast: w = 0.02 x 3.72M = 74,400, seeded bracket
+    # 2 + ceil(log2(148,800 / e)) = 12, 11, 10; narrowing 16 + 9 x 12 + 14 + 9 x 11 + 3 x (13 + 9 x 10) = 546 short
+    # trials of 1 + 2 + 1 = 4 s = 2,184 s, plus 2 x 10 x 5 = 100 full ones = 6,300 s: 646 trials, 8,484 s = 2.4 h;
+    # 43,470 / 8,484 = 5.1
+    line = next(x for x in r.stdout.splitlines() if x.startswith("search algorithms:"))
+    assert line.startswith(
+        "search algorithms: binary 690 trials, 12.1 h; fast 646 trials, 2.4 h: 5.1x less tester time (saves 9.7 h;"
+    )
+
+
 def test_plan_json() -> None:
     r = natbench("plan", "--format", "json", "campaigns/quickstart.yaml")
     assert r.returncode == 0, r.stderr
@@ -72,6 +86,8 @@ def test_plan_json() -> None:
     assert [p["connections"] for p in data["points"]] == [4000, 16000, 64000]
     assert data["trials"] == sum(p["trials"] for p in data["points"])
     assert 0 < data["seconds"] < 600
+    assert set(data["algorithms"]) == {"binary", "fast"}
+    assert data["algorithms"]["binary"]["trials"] == data["trials"]  # the campaign's own choice is binary
 
 
 def test_plan_of_a_bad_file_is_one_line_exit_2() -> None:

@@ -43,11 +43,36 @@ def test_validation_adds_the_reverse_frames_to_the_cps_estimate(validation: str,
     assert cps_estimate(s, 1000, {}) == expected
 
 
-def test_a_throughput_step_fills_the_table_then_runs_a_phase_2_trial() -> None:
-    s = ThroughputSettings(lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
-    # steps = 4 (as for cps); per step: 1000 / 500 + 2 + 3 (gap) + 10 (duration) + 2 + 1 = 20 s
-    # 2 repetitions: 8 trials, 2 * 4 * 20 = 160 s
-    assert estimate_throughput(s, 1000, {}) == (8, 160.0)
+@pytest.mark.parametrize(("refill", "expected"), [("always", (8, 160.0)), ("auto", (8, 118.0))])
+def test_a_throughput_step_runs_a_phase_2_trial_on_a_fill_per_repetition_or_per_step(
+    refill: str, expected: tuple[int, float]
+) -> None:
+    s = ThroughputSettings(
+        lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2, refill=refill
+    )
+    # steps = 4 (as for cps); a phase-2 step 10 (duration) + 2 + 1 = 13 s, a fill 1000 / 500 + 2 + 3 (gap) = 7 s
+    # always: a fill before every step, 2 * 4 * (13 + 7) = 160 s; auto: one fill per repetition (the table is kept),
+    # 2 * (4 * 13 + 7) = 118 s; 8 trials either way
+    assert estimate_throughput(s, 1000, {}) == expected
+
+
+def test_fast_throughput_counts_short_narrowing_trials_and_two_full_confirmations() -> None:
+    s = ThroughputSettings(
+        lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2, algorithm="fast"
+    )
+    # narrowing: the first repetition ceil(log2(1000 / 100)) = 4 trials; the second its bracket around the middle
+    # (500): w = max(100, 0.02 x 500) = 100, 2 + ceil(log2(200 / 100)) = 3 trials: 7 short trials of 1 + 2 + 1 = 4 s
+    # = 28 s; 2 x 2 full trials of 13 s = 52 s; one fill per repetition, 2 x 7 = 14 s: 11 trials, 94 s
+    assert estimate_throughput(s, 1000, {}) == (11, 94.0)
+    # forwarding: the same trials without the fills
+    f = ForwardingSettings(lower=0, upper=1000, error=100, timeout=2, duration=10, repetitions=2, algorithm="fast")
+    assert estimate_forwarding(f, 1000, {}) == (11, 80.0)
+
+
+def test_fast_cps_counts_the_seeded_narrowing_of_validated_steps() -> None:
+    s = CpsSettings(lower=0, upper=1000, error=100, timeout=2, repetitions=2, alpha=2.0, algorithm="fast")
+    # 4 + 3 = 7 steps (as for fast throughput), each a phase 1 (5 s) and its validation (3 s): 14 trials, 56 s
+    assert cps_estimate(s, 1000, {}) == (14, 56.0)
 
 
 def test_a_forwarding_step_is_one_phase_2_trial_whatever_the_connection_count() -> None:

@@ -1337,6 +1337,7 @@ def test_throughput_result_carries_the_search_bounds_and_counts() -> None:
         "directions": 2,
         "direction_mode": "bidirectional",
         "all_frames_per_second": 400_000,
+        "algorithm": "binary",
         "steps": 2,
         "invalid": 0,
         "at_upper_limit": False,

@@ -12,7 +12,7 @@ from sweep_campaigns import TWO_DUTS, error
 AXES = "cores, src_ports, dst_ports, frame_size, duts.<dut>.<param>, metrics.<metric>.<setting>"
 CPS_SETTINGS = (
     "repetitions, acceptance, directions, timeout, check_table, table_slack, lower, upper, error, max_invalid, alpha, "
-    "validation"
+    "validation, algorithm"
 )
 
 
@@ -86,7 +86,8 @@ def test_a_metric_axis_of_an_unselected_metric_lists_the_selected_ones() -> None
 
 
 def test_a_metric_axis_of_an_unknown_setting_lists_the_settings() -> None:
-    # the settings in declaration order: every metric's, then the search's (SearchSettings), then the validation's
+    # the settings in declaration order: every metric's, then the search's (SearchSettings), then the validation's,
+    # then cps's own (algorithm)
     assert error("  product:\n    metrics.cps.nope: [1]\n") == (
         f"t.yaml:10: sweep.product.metrics.cps.nope: cps has no setting 'nope' (settings: {CPS_SETTINGS})"
     )

@@ -14,15 +14,23 @@ are not counted: the figure is a lower-bound estimate for planning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
-from natbench.metrics import metric
+from natbench.metrics import MetricSettings, metric
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["Estimate", "MetricEstimate", "PointEstimate", "estimate", "format_duration"]
+__all__ = [
+    "Estimate",
+    "MetricEstimate",
+    "PointEstimate",
+    "estimate",
+    "format_duration",
+    "has_algorithm",
+    "with_algorithm",
+]
 
 
 @dataclass(frozen=True)
@@ -79,12 +87,26 @@ class Estimate:
         return sum(p.seconds for p in self.points)
 
 
-def estimate(campaign: Campaign) -> Estimate:
-    """Count trials and estimate the duration of every working point of ``campaign``."""
+def has_algorithm(s: MetricSettings, algorithm: str) -> bool:
+    """Whether the metric of settings ``s`` offers search ``algorithm`` (its ``algorithm`` field allows it)."""
+    f = type(s).model_fields.get("algorithm")
+    return f is not None and algorithm in get_args(f.annotation)
+
+
+def with_algorithm(s: MetricSettings, algorithm: str | None) -> MetricSettings:
+    """``s`` with its search ``algorithm`` set, when given and offered by the metric; else ``s`` unchanged."""
+    if algorithm is None or not has_algorithm(s, algorithm):
+        return s
+    return s.model_copy(update={"algorithm": algorithm})
+
+
+def estimate(campaign: Campaign, algorithm: str | None = None) -> Estimate:
+    """Count trials and estimate the duration of every working point of ``campaign`` (with every search metric that
+    offers it set to ``algorithm`` when given: what ``natbench plan`` compares)."""
     notes: list[str] = []
     out: list[PointEstimate] = []
     for p in campaign.points():
-        selected = {name: campaign.settings_for(p, name) for name in campaign.metrics}
+        selected = {name: with_algorithm(campaign.settings_for(p, name), algorithm) for name in campaign.metrics}
         per_metric = tuple(
             MetricEstimate(name, s.repetitions, *metric(name).estimate(s, p.connections, selected))
             for name, s in selected.items()

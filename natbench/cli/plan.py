@@ -9,12 +9,15 @@ from typing import Any
 import click
 
 from natbench.campaign import Campaign, Estimate, check_recipes, estimate, load_campaign
-from natbench.campaign.estimate import format_duration
+from natbench.campaign.estimate import format_duration, has_algorithm
 from natbench.cli.group import cli
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 
-__all__ = ["plan", "plan_rows"]
+__all__ = ["plan", "plan_rows", "saving_line"]
+
+ALGORITHMS = ("binary", "fast")
+"""The search algorithms ``natbench plan`` compares: the seeds' binary search and the fast one."""
 
 
 def _value(v: Any) -> str:
@@ -112,6 +115,28 @@ def _preamble(campaign: Campaign) -> list[str]:
     return lines
 
 
+def _compared(campaign: Campaign) -> dict[str, Estimate] | None:
+    """The campaign estimated with every search metric on each of :data:`ALGORITHMS` (None: no metric offers both)."""
+    offered = any(
+        all(has_algorithm(campaign.settings_for(p, m), a) for a in ALGORITHMS)
+        for p in campaign.points()
+        for m in campaign.metrics
+    )
+    return {a: estimate(campaign, a) for a in ALGORITHMS} if offered else None
+
+
+def saving_line(compared: dict[str, Estimate]) -> str:
+    """What ``algorithm: fast`` saves against ``binary`` for the search metrics that offer both."""
+    old, new = compared["binary"], compared["fast"]
+    ratio = old.seconds / new.seconds if new.seconds else float("inf")
+    return (
+        f"search algorithms: binary {old.trials:,} trials, {format_duration(old.seconds)}; "
+        f"fast {new.trials:,} trials, {format_duration(new.seconds)}: {ratio:.1f}x less tester time "
+        f"(saves {format_duration(old.seconds - new.seconds)}; fast counted with 2 full trials per repetition, "
+        "a lower bound: bench/campaign_time.py simulates the real count)"
+    )
+
+
 def _plain_table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -147,6 +172,8 @@ def plan(file: str, fmt: str, no_recipes: bool) -> None:
     total = (
         f"{len(est.points)} working points, {est.trials:,} trials, estimated duration {format_duration(est.seconds)}"
     )
+    compared = _compared(campaign)
+    saving = saving_line(compared) if compared else None
     if fmt == "json":
         data = {
             "campaign": campaign.name,
@@ -176,6 +203,7 @@ def plan(file: str, fmt: str, no_recipes: bool) -> None:
             ],
             "trials": est.trials,
             "seconds": est.seconds,
+            "algorithms": {a: {"trials": e.trials, "seconds": e.seconds} for a, e in (compared or {}).items()},
             "notes": list(est.notes),
         }
         click.echo(json.dumps(data, indent=2, default=str))
@@ -192,6 +220,8 @@ def plan(file: str, fmt: str, no_recipes: bool) -> None:
             table.add_row(*r)
         console.print(table)
         console.print(total, highlight=False, markup=False)
+        if saving:
+            console.print(saving, highlight=False, markup=False)
         for note in est.notes:
             console.print(f"  ({note})", highlight=False, markup=False)
         return
@@ -200,5 +230,7 @@ def plan(file: str, fmt: str, no_recipes: bool) -> None:
     click.echo(_plain_table(header, rows))
     click.echo("")
     click.echo(total)
+    if saving:
+        click.echo(saving)
     for note in est.notes:
         click.echo(f"  ({note})")

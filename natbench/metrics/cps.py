@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint, search_steps
+from natbench.metrics.duration import STEP_OVERHEAD, fast_trials, repeated, search_midpoint, search_steps
+from natbench.metrics.fast import fast_extra, fast_rates, tagged
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.metrics.trial import search_extra, search_rates
 from natbench.metrics.validation import EstablishmentSettings, establishment_step, validated_step
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.search import SearchOutcome, SearchStep
+from natbench.search.fast import FastOutcome, FastStep
 
 __all__ = ["CPS", "CpsSettings", "EstablishmentOutcome", "cps", "establishment_search"]
 
@@ -31,6 +33,11 @@ class CpsSettings(SearchSettings, EstablishmentSettings):
 
     Each step is validated with reverse frames as ``validation`` says (RFC 9693, Sections 4.5 and 4.6).
     """
+
+    algorithm: Literal["binary", "fast"] = "binary"
+    """Search algorithm: ``binary`` (RFC 2544 binary search, the seeds' procedure) or ``fast``: the same steps (phase
+    1, validated as ``validation`` says: ``final`` validates every step here), but from a bracket around the median
+    of the earlier repetitions' results, verified by its first steps (see docs/engine.md)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,30 +99,60 @@ def establishment_search(
     return EstablishmentOutcome(merged, (out.value,), validated=more.value in passes)
 
 
+def establishment_fast(ctx: ProcedureContext[CpsSettings], lower: float, upper: float) -> EstablishmentOutcome:
+    """The fast search of the connection establishment rate in ``[lower, upper]``: every step is a full one (phase 1
+    + validation; ``validation: off``: phase 1 alone), the gain is the seeded bracket. A phase 1 offers all N
+    connections (a smaller N measures a smaller, faster table), and a phase 1 without its validation costs more than
+    half a validated step: short cps steps would not pay for the confirmations they need (bench/campaign_time.py)."""
+    validate = ctx.settings.validation != "off"
+    passes: list[float] = []
+
+    def step(st: FastStep) -> TrialRecord:
+        with tagged(ctx, st):
+            rec = establishment_step(ctx, st.rate, validate=validate, lower=st.lower, upper=st.upper)
+        if rec.verdict is Verdict.PASS and validate:
+            passes.append(st.rate)
+        return rec
+
+    out = fast_rates(ctx, lower, upper, step, narrow_full=True)
+    return EstablishmentOutcome(out, out.rejected, validated=out.value in passes)
+
+
 def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
-    """Maximum connection establishment rate: binary search with phase 1 (and validation), table emptied every
-    step."""
+    """Maximum connection establishment rate: binary (or fast) search with phase 1 (and validation), table emptied
+    every step."""
     s = ctx.settings
-    found = establishment_search(ctx, s.lower, s.upper)
+    if s.algorithm == "fast":
+        found = establishment_fast(ctx, s.lower, s.upper)
+        extra = fast_extra(found.outcome) if isinstance(found.outcome, FastOutcome) else {}
+    else:
+        found = establishment_search(ctx, s.lower, s.upper)
+        extra = {"algorithm": "binary"}
     out = found.outcome
-    return ctx.result(
-        out.value,
-        error=out.error,
+    fields: dict[str, Any] = {
         **search_extra(out),
-        validation=s.validation,
-        validated=found.validated,
-        rejected=list(found.rejected),
-    )
+        "validation": s.validation,
+        "validated": found.validated,
+        **extra,
+        "rejected": list(found.rejected),
+    }
+    return ctx.result(out.value, error=out.error, **fields)
 
 
 def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
     """Every step is a phase 1 of N connections at the middle of the search range: ``N / r + timeout``; validated
     steps add the reverse frames, ``N / (alpha r) + timeout`` (``every_step``: every step, counted as a second
-    trial; ``final``: one more phase 1 and validation at the end)."""
+    trial; ``final``: one more phase 1 and validation at the end). ``algorithm: fast``: the seeded narrowing
+    (:func:`~natbench.metrics.duration.fast_trials`), every step validated unless validation is off."""
     steps = search_steps(s.lower, s.upper, s.error)
     mid = search_midpoint(s)
     phase1 = connections / mid + s.timeout + STEP_OVERHEAD
     check = connections / (mid * s.alpha) + s.timeout
+    if s.algorithm == "fast":
+        n = fast_trials(s)
+        if s.validation == "off":
+            return n, n * phase1
+        return 2 * n, n * (phase1 + check)
     if s.validation == "every_step":
         return repeated(s, 2 * steps, steps * (phase1 + check))
     if s.validation == "final":

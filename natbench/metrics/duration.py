@@ -10,8 +10,13 @@ from __future__ import annotations
 import math
 
 from natbench.metrics.settings import MetricSettings, SearchSettings
+from natbench.search.fast import BRACKET
 
-__all__ = ["STEP_OVERHEAD", "repeated", "search_midpoint", "search_steps"]
+__all__ = ["CONFIRMATIONS", "STEP_OVERHEAD", "fast_trials", "repeated", "search_midpoint", "search_steps"]
+
+CONFIRMATIONS = 2
+"""Full-duration trials a fast search with short trials is assumed to need per repetition: the pass at the result
+and the fail one error above it (more when a full trial disagrees with the short ones: bench/campaign_time.py)."""
 
 STEP_OVERHEAD = 1.0
 """Seconds added to every trial for DUT commands (empty / count the connection table)."""
@@ -33,3 +38,13 @@ def search_midpoint(s: SearchSettings) -> float:
 def repeated(s: MetricSettings, trials: int, seconds: float) -> tuple[int, float]:
     """(trials, seconds) of all of a metric's repetitions at a point from those of one repetition."""
     return s.repetitions * trials, s.repetitions * seconds
+
+
+def fast_trials(s: SearchSettings) -> int:
+    """Narrowing trials of a fast search over all repetitions: the first repetition searches the whole range
+    (:func:`search_steps`), each later one its seeded bracket, ``2 + search_steps(0, 2 w, error)`` with
+    ``w = max(error, BRACKET x middle of the range)`` (never more than the whole range's)."""
+    whole = search_steps(s.lower, s.upper, s.error)
+    width = max(s.error, BRACKET * search_midpoint(s))
+    seeded = min(whole, 2 + search_steps(0, 2 * width, s.error))
+    return whole + (s.repetitions - 1) * seeded

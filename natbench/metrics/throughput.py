@@ -1,7 +1,8 @@
 """Throughput (RFC 8219 on a filled table) and the plain forwarding baseline (no phase 1).
 
 Throughput fills the table (phase 1 at ``fill_rate``), waits ``gap``, then searches the rate with phase-2
-trials: RFC 2544's binary search (``algorithm: binary``) or MLRsearch 1.2.1 (``algorithm: mlr``). The
+trials: RFC 2544's binary search (``algorithm: binary``), MLRsearch 1.2.1 (``algorithm: mlr``) or short trials
+that narrow and full trials that confirm (``algorithm: fast``, :mod:`natbench.metrics.fast`). The
 forwarding baseline runs the same search without phase 1, against a stateless DUT (seed 000 Figure 2).
 Results are per direction; ``extra.all_frames_per_second`` is the seed tables' figure (x active directions).
 """
@@ -13,7 +14,8 @@ from typing import Any, Literal
 
 from natbench.errors import DutError
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_steps
+from natbench.metrics.duration import CONFIRMATIONS, STEP_OVERHEAD, fast_trials, repeated, search_steps
+from natbench.metrics.fast import ShortTrialSettings, fast_extra, phase2_fast
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Phase2Settings, SearchSettings
@@ -24,16 +26,22 @@ from natbench.search import SearchOutcome, mlr_search
 __all__ = ["FORWARDING", "THROUGHPUT", "ForwardingSettings", "ThroughputSettings", "forwarding", "throughput"]
 
 
-class ThroughputSettings(SearchSettings, FilledTableSettings):
+class ThroughputSettings(SearchSettings, FilledTableSettings, ShortTrialSettings):
     """Throughput: phase 1 fills the tables at fill_rate, then a binary search with phase-2 trials."""
 
-    algorithm: Literal["binary", "mlr"] = "binary"
-    """Search algorithm: ``binary`` (RFC 2544 binary search with ``error``) or ``mlr`` (MLRsearch 1.2.1 with
-    relative width error / upper; needs ``pip install 'natbench[mlr]'``)."""
+    algorithm: Literal["binary", "mlr", "fast"] = "binary"
+    """Search algorithm: ``binary`` (RFC 2544 binary search with ``error``, the seeds' procedure), ``mlr``
+    (MLRsearch 1.2.1 with relative width error / upper; needs ``pip install 'natbench[mlr]'``) or ``fast`` (short
+    trials of ``short_duration`` narrow, full trials confirm: the result passed a full trial and a rate at most
+    ``error`` above it failed one; see docs/engine.md)."""
 
 
-class ForwardingSettings(SearchSettings, Phase2Settings):
+class ForwardingSettings(SearchSettings, Phase2Settings, ShortTrialSettings):
     """Plain forwarding baseline: RFC 8219 throughput search without phase 1 (stateless DUT)."""
+
+    algorithm: Literal["binary", "fast"] = "binary"
+    """Search algorithm: ``binary`` (RFC 2544 binary search, the seeds' procedure) or ``fast`` (short trials
+    narrow, full trials confirm; see throughput's ``algorithm``)."""
 
 
 def throughput(ctx: ProcedureContext[ThroughputSettings]) -> RepetitionResult:
@@ -42,10 +50,13 @@ def throughput(ctx: ProcedureContext[ThroughputSettings]) -> RepetitionResult:
     filler = Filler(ctx)
     if s.algorithm == "mlr":
         return _throughput_mlr(ctx, filler)
+    if s.algorithm == "fast":
+        fast = phase2_fast(ctx, filler)
+        return _throughput_result(ctx, fast, **fast_extra(fast))
     out = search_rates(
         ctx, s.lower, s.upper, lambda st: phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
     )
-    return _throughput_result(ctx, out)
+    return _throughput_result(ctx, out, algorithm="binary")
 
 
 def _throughput_result(ctx: ProcedureContext[SearchSettings], out: SearchOutcome, **extra: Any) -> RepetitionResult:
@@ -84,10 +95,13 @@ def forwarding(ctx: ProcedureContext[ForwardingSettings]) -> RepetitionResult:
     """
     s = ctx.settings
     table_reset = _optional_reset(ctx)
+    if s.algorithm == "fast":
+        fast = phase2_fast(ctx, None)
+        return _throughput_result(ctx, fast, table_reset=table_reset, **fast_extra(fast))
     out = search_rates(
         ctx, s.lower, s.upper, lambda st: phase2_step(ctx, None, st.rate, lower=st.lower, upper=st.upper)
     )
-    return _throughput_result(ctx, out, table_reset=table_reset)
+    return _throughput_result(ctx, out, table_reset=table_reset, algorithm="binary")
 
 
 def _optional_reset(ctx: ProcedureContext[MetricSettings]) -> bool:
@@ -104,19 +118,35 @@ def _optional_reset(ctx: ProcedureContext[MetricSettings]) -> bool:
 def estimate_throughput(
     s: ThroughputSettings, connections: int, _selected: Mapping[str, MetricSettings]
 ) -> tuple[int, float]:
-    """Every step fills N connections at ``fill_rate``, then runs phase 2:
-    ``N / fill_rate + timeout + gap + duration + timeout``."""
-    steps = search_steps(s.lower, s.upper, s.error)
-    per = connections / s.fill_rate + s.timeout + s.gap + s.duration + s.timeout + STEP_OVERHEAD
-    return repeated(s, steps, steps * per)
+    """A fill of N connections at ``fill_rate`` (``N / fill_rate + timeout + gap``) per repetition, before every
+    step with ``refill: always``; every step one phase-2 trial (``duration + timeout``). ``algorithm: fast``: the
+    narrowing trials (:func:`~natbench.metrics.duration.fast_trials`) last ``short_duration``, plus
+    :data:`~natbench.metrics.duration.CONFIRMATIONS` full ones per repetition."""
+    fill = connections / s.fill_rate + s.timeout + s.gap
+    trials, seconds = _phase2_search(s)
+    fills = trials if s.refill == "always" else s.repetitions
+    return trials, seconds + fills * fill
 
 
 def estimate_forwarding(
     s: ForwardingSettings, _connections: int, _selected: Mapping[str, MetricSettings]
 ) -> tuple[int, float]:
-    """Every step is one phase-2 trial without phase 1: ``duration + timeout``."""
-    steps = search_steps(s.lower, s.upper, s.error)
-    return repeated(s, steps, steps * (s.duration + s.timeout + STEP_OVERHEAD))
+    """Every step is one phase-2 trial without phase 1: ``duration + timeout`` (``algorithm: fast``: as
+    throughput's, without the fill)."""
+    return _phase2_search(s)
+
+
+def _phase2_search(s: ThroughputSettings | ForwardingSettings) -> tuple[int, float]:
+    """(trials, seconds) of a phase-2 search's trials over all repetitions, fills not included."""
+    full = s.duration + s.timeout + STEP_OVERHEAD
+    if s.algorithm != "fast":
+        steps = search_steps(s.lower, s.upper, s.error)
+        return repeated(s, steps, steps * full)
+    narrowing = fast_trials(s)
+    if s.short_duration >= s.duration:  # no short trials: the narrowing trials are the full ones
+        return narrowing, narrowing * full
+    confirming = CONFIRMATIONS * s.repetitions
+    return narrowing + confirming, narrowing * (s.short_duration + s.timeout + STEP_OVERHEAD) + confirming * full
 
 
 THROUGHPUT = Metric(

@@ -1,0 +1,446 @@
+"""Tester time and accuracy of the seed campaigns under the binary and the fast search, simulated.
+
+The real procedures (``natbench.metrics.run_repetition`` with the campaign's own settings at every working
+point) drive a fake tester and DUT (``natbench.testing``) on a simulated clock: nothing sleeps. Per campaign it
+prints, for ``algorithm: binary`` (the seeds' procedure) and ``algorithm: fast`` side by side in one run, the
+tester time of one campaign, its trials and the accuracy over all simulated repetitions (share of results within
+the search error of the true ceiling, bias), and the ratios fast / binary.
+
+The modelled DUT (fixed here, the same for both algorithms; nothing is fitted to either search):
+
+* **Ceilings**: the seeds' medians at each working point (seed 000 Figure 2, seed 004 Table 4; throughput per
+  direction is half the printed bidirectional figure). They hold at the seeds' 4M-connection tables and scale with
+  table size N as ``(4M / N) ** TABLE_SLOWDOWN`` (bigger tables are slower).
+* **Trial-to-trial jitter**: every trial draws its ceiling uniformly from ``median x (1 +- J)`` where J is the
+  seeds' own spread at that point, ``(max - min) / (2 median)``: all of the repetitions' spread is taken as
+  trial-to-trial jitter (the hardest case for a search that needs a passing and a failing trial next to each
+  other).
+* **Loss curve**: no loss below ``(1 - KNEE) x ceiling``; from there the loss ratio rises quadratically to
+  ``KNEE_LOSS`` at the ceiling; above it ``KNEE_LOSS + 1 - ceiling / rate`` (lost frames: floor of the expected).
+* **Loss spikes**: Poisson, ``SPIKES_PER_SECOND`` per second of traffic, each losing ``SPIKE_SECONDS`` of frames.
+* **Time**: a phase 1 of N frames lasts N / rate, a phase-2 trial its duration, a validation learned / rate; each
+  adds the metric's ``timeout`` (the tester's receive wait). DUT commands (empty, count the table) cost
+  ``COMMAND_SECONDS`` each: the SSH step time bench/dut_step_roundtrips.py measured (412 ms per step sent as one
+  script, commit 1ef6364); emptying the table adds ``FLUSH_PER_CONNECTION`` (natbench.testing's FakeModel default).
+  ``gap`` is waited on the simulated clock.
+
+The true ceiling of a metric at a point is the highest rate whose full-duration trial passes on the DUT without
+jitter or spikes. The DUTs can count their connections, keep every connection they forwarded (validation
+passes when phase 1 did) and use responder mode compute (listing 4M mappings per repetition would only slow the
+simulation; the DUT does not report mappings, so port preservation is "unverified").
+
+    python bench/campaign_time.py            # >= 1,000 repetitions per campaign and algorithm (minutes)
+    python bench/campaign_time.py --quick    # one pass of each campaign
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import random
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from natbench.campaign import load_campaign  # noqa: E402
+from natbench.metrics import ProcedureContext, run_repetition  # noqa: E402
+from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord  # noqa: E402
+from natbench.testers.base import Directions, Phase2Options  # noqa: E402
+from natbench.testing import FakeDut, FakeModel, FakeTester  # noqa: E402
+from natbench.traffic.plan import ResponderMode  # noqa: E402
+
+KNEE = 0.02
+"""Loss starts this share below the ceiling."""
+KNEE_LOSS = 1e-4
+"""Loss ratio at the ceiling."""
+SPIKES_PER_SECOND = 1 / 1800
+"""Loss spikes per second of traffic (one per half hour)."""
+SPIKE_SECONDS = 0.001
+"""Frames one spike loses, in seconds of traffic at the trial's rate."""
+TABLE_SLOWDOWN = 0.05
+"""Ceilings scale with (4M / N) ** TABLE_SLOWDOWN."""
+SEED_TABLE = 4_000_000
+"""Connections of the seeds' tables (both figures)."""
+COMMAND_SECONDS = 0.412
+"""One DUT step over SSH (bench/dut_step_roundtrips.py: one script per step)."""
+FLUSH_PER_CONNECTION = FakeModel().flush_per_connection
+"""Seconds emptying the table takes per connection."""
+ALGORITHMS = ("binary", "fast")
+"""The reference (seeds' procedure) first, then the new search."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A seed's median, minimum and maximum of one metric at each working point (per direction for fps)."""
+
+    median: tuple[float, ...]
+    minimum: tuple[float, ...]
+    maximum: tuple[float, ...]
+
+    def jitter(self, i: int) -> float:
+        """The relative half-spread at point ``i``."""
+        return (self.maximum[i] - self.minimum[i]) / (2 * self.median[i])
+
+
+def _k(*values: float) -> tuple[float, ...]:
+    return tuple(v * 1000 for v in values)
+
+
+def _half(*values: float) -> tuple[float, ...]:
+    return tuple(v / 2 for v in values)
+
+
+SEED000_CPS = Figure(
+    _k(223.5, 371.1, 708.7, 1341, 2383), _k(221.6, 367.7, 701.7, 1325, 2304), _k(226.7, 375.9, 723.6, 1376, 2417)
+)
+SEED000_TP = Figure(
+    _half(*_k(414.9, 742.3, 1379, 2336, 4557)),
+    _half(*_k(413.9, 740.6, 1373, 2311, 4436)),
+    _half(*_k(416.1, 746.9, 1395, 2361, 4627)),
+)
+SEED000_FWD = Figure(
+    _half(*_k(910.9, 1523, 3016, 5920, 11561)),
+    _half(*_k(874.8, 1485, 2951, 5811, 10998)),
+    _half(*_k(914.3, 1534, 3037, 5940, 11627)),
+)
+SEED004_CPS = Figure(
+    (210344, 328212, 423903, 448817, 459089),
+    (208396, 324595, 417039, 440014, 451170),
+    (212501, 331349, 428980, 487501, 468751),
+)
+SEED004_TP = Figure(
+    _half(217946, 372742, 472135, 490059, 495614),
+    _half(215622, 365548, 465608, 484248, 487106),
+    _half(218778, 375002, 478126, 495314, 500398),
+)
+
+
+@dataclass(frozen=True)
+class SimCampaign:
+    """A seed campaign file and the seed's figures of its metrics (one entry per working point)."""
+
+    title: str
+    files: tuple[str, ...]
+    figures: dict[str, Figure]
+    stateful: bool = True
+
+
+CAMPAIGNS = (
+    SimCampaign(
+        "seed 000 Figure 2 (iptables + forwarding)",
+        ("seed000-fig2-iptables-cores.yaml", "seed000-fig2-forwarding-cores.yaml"),
+        {"cps": SEED000_CPS, "throughput": SEED000_TP, "forwarding": SEED000_FWD},
+    ),
+    SimCampaign(
+        "seed 004 Table 4 (Jool 464XLAT)",
+        ("seed004-table4-464xlat-cores.yaml",),
+        {"cps": SEED004_CPS, "throughput": SEED004_TP},
+    ),
+)
+
+
+def loss_ratio(rate: float, ceiling: float) -> float:
+    """The modelled loss curve around ``ceiling``."""
+    knee = ceiling * (1 - KNEE)
+    if rate <= knee:
+        return 0.0
+    if rate <= ceiling:
+        return KNEE_LOSS * ((rate - knee) / (ceiling * KNEE)) ** 2
+    return min(1.0, KNEE_LOSS + 1 - ceiling / rate)
+
+
+def lost_frames(frames: int, ratio: float) -> int:
+    """Frames lost at ``ratio`` (floor of the expected number)."""
+    return min(frames, math.floor(frames * ratio))
+
+
+def passes(frames: int, rate: float, ceiling: float, acceptance: float) -> bool:
+    """Whether a trial of ``frames`` at ``rate`` passes on the DUT without jitter or spikes."""
+    return lost_frames(frames, loss_ratio(rate, ceiling)) <= acceptance * frames
+
+
+def true_ceiling(ceiling: float, acceptance: float, frames_at: Any) -> float:
+    """The highest rate (to 0.01) whose full trial passes on the DUT without jitter or spikes."""
+    lo, hi = ceiling * (1 - KNEE) * 0.999, ceiling * 1.01
+    while hi - lo > 0.01:
+        mid = (lo + hi) / 2
+        if passes(frames_at(mid), mid, ceiling, acceptance):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+class SimClock:
+    """The simulated clock: the procedures read it, the fakes and ``sleep`` advance it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass."""
+        self.now += seconds
+
+
+@dataclass
+class SimDut(FakeDut):
+    """A FakeDut whose commands cost simulated time; it does not list mappings."""
+
+    sim: SimClock = field(default_factory=SimClock)
+
+    def reset_connections(self) -> None:
+        """Empty the table: one command plus the flush of its connections."""
+        self.sim.advance(COMMAND_SECONDS + FLUSH_PER_CONNECTION * self.connections)
+        super().reset_connections()
+
+    def count_connections(self) -> int:
+        """Count the table: one command."""
+        self.sim.advance(COMMAND_SECONDS)
+        return super().count_connections()
+
+    def supports(self, operation: str) -> bool:
+        """No mapping listing (responder mode compute is taken as configured)."""
+        return operation != "mappings" and super().supports(operation)
+
+
+@dataclass
+class SimTester(FakeTester):
+    """A FakeTester whose trials take simulated time and lose frames by the modelled loss curve and spikes.
+
+    The fake DUT's own ceilings are set out of reach; this class applies the modelled ones."""
+
+    sim: SimClock = field(default_factory=SimClock)
+    rng: random.Random = field(default_factory=random.Random)
+    cps: float = 1.0
+    cps_jitter: float = 0.0
+    forwarding: float = 1.0
+    forwarding_jitter: float = 0.0
+
+    def _ceiling(self, median: float, jitter: float) -> float:
+        scale = (SEED_TABLE / self._plan().connections) ** TABLE_SLOWDOWN
+        return median * scale * (1 + jitter * (2 * self.rng.random() - 1))
+
+    def _lost(self, frames: int, rate: float, ceiling: float, seconds: float) -> int:
+        lost = lost_frames(frames, loss_ratio(rate, ceiling))
+        spikes = _poisson(self.rng, SPIKES_PER_SECOND * seconds)
+        return min(frames, lost + spikes * round(SPIKE_SECONDS * rate))
+
+    def phase1(self, rate: float, learn: bool) -> PhaseResult:
+        """All N frames at ``rate``; lost ones create no connection."""
+        res = super().phase1(rate, learn)
+        n = self._plan().connections
+        lost = self._lost(n, rate, self._ceiling(self.cps, self.cps_jitter), n / rate)
+        self.dut.connections -= lost
+        if learn:
+            self.learned = n - lost
+        self.sim.advance(n / rate + (self.receive_timeout or 0.0))
+        return dataclasses.replace(
+            res,
+            counts={Direction.FORWARD: DirectionCounts(n, n - lost, n - lost)},
+            learned=n - lost if learn else None,
+        )
+
+    def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        """``duration`` seconds at ``rate`` per direction against one jittered forwarding ceiling."""
+        res = super().phase2(rate, duration, directions, measure)
+        ceiling = self._ceiling(self.forwarding, self.forwarding_jitter)
+        counts = {}
+        for d, c in res.counts.items():
+            valid = c.valid - self._lost(c.sent, rate, ceiling, duration)
+            counts[d] = DirectionCounts(c.sent, max(valid, 0), max(valid, 0))
+        self.sim.advance(duration + (self.receive_timeout or 0.0))
+        return dataclasses.replace(res, counts=counts)
+
+    def validate(self, rate: float) -> PhaseResult:
+        """One reverse frame per learned tuple (all arrive: the DUT kept every connection it forwarded)."""
+        res = super().validate(rate)
+        sent = sum(c.sent for c in res.counts.values())
+        self.sim.advance(sent / rate + (self.receive_timeout or 0.0))
+        return res
+
+
+def _poisson(rng: random.Random, mean: float) -> int:
+    k, p, limit = 0, 1.0, math.exp(-mean)
+    while True:
+        p *= rng.random()
+        if p <= limit:
+            return k
+        k += 1
+
+
+@dataclass
+class Tally:
+    """Time, trials and accuracy of one algorithm over all passes of one campaign."""
+
+    seconds: float = 0.0
+    trials: int = 0
+    short: int = 0
+    results: int = 0
+    failed: int = 0
+    within: int = 0
+    bias: list[float] = field(default_factory=list)
+    per_metric: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def add(self, res: RepetitionResult, truth: float, error: float) -> None:
+        """Book one repetition's result against the true ceiling."""
+        self.results += 1
+        if res.value is None:
+            self.failed += 1
+            return
+        if abs(res.value - truth) <= error:
+            self.within += 1
+        self.bias.append((res.value - truth) / truth)
+
+    @property
+    def within_share(self) -> float:
+        """Share of all repetitions whose result is within the search error of the true ceiling."""
+        return self.within / self.results if self.results else 0.0
+
+    @property
+    def mean_bias(self) -> float:
+        """Mean relative deviation of the results from the true ceiling."""
+        return statistics.fmean(self.bias) if self.bias else 0.0
+
+    @property
+    def spread(self) -> float:
+        """Standard deviation of the relative deviations."""
+        return statistics.pstdev(self.bias) if len(self.bias) > 1 else 0.0
+
+
+def simulate(sc: SimCampaign, algorithm: str, passes: int, seed: int) -> Tally:
+    """Run ``passes`` whole passes of ``sc``'s campaign files with ``algorithm`` for every search metric."""
+    tally = Tally()
+    for pass_no in range(passes):
+        for file in sc.files:
+            campaign = load_campaign(str(ROOT / "campaigns" / file))
+            for p in campaign.points():
+                _point(sc, campaign, p, algorithm, tally, random.Random(f"{seed}/{file}/{p.index}/{pass_no}"))
+    tally.seconds /= passes
+    tally.trials = round(tally.trials / passes)
+    tally.short = round(tally.short / passes)
+    for k in tally.per_metric:
+        tally.per_metric[k] /= passes
+    return tally
+
+
+def _point(sc: SimCampaign, campaign: Any, p: Any, algorithm: str, tally: Tally, rng: random.Random) -> None:
+    i = p.index
+    udp_timeout = None
+    for d in campaign.testbed.duts:
+        t = d.params.get("udp_timeout")
+        if isinstance(t, int | float):
+            udp_timeout = float(t) if udp_timeout is None else min(udp_timeout, float(t))
+    names = list(campaign.metrics)
+    stateful = any(n != "forwarding" for n in names)
+    clock = SimClock()
+    fwd_fig = sc.figures["forwarding" if not stateful else "throughput"]
+    cps_fig = sc.figures.get("cps", fwd_fig)
+    model = FakeModel(
+        cps=1e15, forwarding=1e15, stateless_forwarding=1e15, tester_max_rate=1e15, table_limit=2**31,
+        nat=stateful, udp_timeout=udp_timeout,
+    )  # fmt: skip
+    dut = SimDut(model, clock=clock, sim=clock)
+    plan = dataclasses.replace(campaign.traffic_plan(p), responder_mode=ResponderMode.COMPUTE)
+    tester = SimTester(
+        dut, sim=clock, rng=rng, cps=cps_fig.median[i], cps_jitter=cps_fig.jitter(i),
+        forwarding=fwd_fig.median[i], forwarding_jitter=fwd_fig.jitter(i),
+    )  # fmt: skip
+    tester.prepare(plan)
+    scale = (SEED_TABLE / plan.connections) ** TABLE_SLOWDOWN
+    for name in names:
+        s = campaign.settings_for(p, name)
+        s = s.resolved(campaign.traffic.acceptance, s.directions or campaign.traffic.directions)
+        if "algorithm" in type(s).model_fields:
+            s = s.model_copy(update={"algorithm": algorithm})
+        fig = sc.figures[name]
+        if name == "cps":
+            truth = true_ceiling(fig.median[i] * scale, s.acceptance, lambda _r, n=plan.connections: n)
+        else:
+            truth = true_ceiling(fig.median[i] * scale, s.acceptance, lambda r, d=s.duration: round(r * d))
+        earlier: list[RepetitionResult] = []
+        start = clock.now
+        for rep in range(s.repetitions):
+            counted: list[TrialRecord] = []
+            ctx = ProcedureContext(
+                tester=tester, dut=dut, point=p, plan=plan, metric=name, repetition=rep, settings=s,
+                emit=counted.append, clock=clock, sleep=clock.advance, earlier=tuple(earlier),
+            )  # fmt: skip
+            res = run_repetition(ctx)
+            earlier.append(res)
+            tally.trials += len(counted)
+            tally.short += sum(1 for r in counted if r.extra.get("search_trial") == "short")
+            tally.add(res, truth, s.error)
+        tally.per_metric[name] += clock.now - start
+    tally.seconds += clock.now
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:8.2f} h"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repetitions", type=int, default=1000, help="at least this many repetitions per campaign")
+    ap.add_argument("--quick", action="store_true", help="one pass of each campaign (a few hundred repetitions)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the simulated DUTs' randomness")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    print(__doc__.split("\n\n")[0])
+    print(
+        f"DUT model: knee {KNEE:.0%} below the ceiling, loss {KNEE_LOSS:g} at it; spikes {SPIKES_PER_SECOND * 3600:g}"
+        f"/h of {SPIKE_SECONDS * 1000:g} ms; table slowdown exponent {TABLE_SLOWDOWN}; DUT command"
+        f" {COMMAND_SECONDS * 1000:.0f} ms, flush {FLUSH_PER_CONNECTION * 1e6:g} us/connection;"
+        " jitter: the seeds' spread"
+    )
+    for sc in CAMPAIGNS:
+        per_pass = 0
+        for file in sc.files:
+            campaign = load_campaign(str(ROOT / "campaigns" / file))
+            per_pass += sum(
+                campaign.settings_for(p, m).repetitions for p in campaign.points() for m in campaign.metrics
+            )
+        passes = 1 if args.quick else max(1, math.ceil(args.repetitions / per_pass))
+        tallies = {alg: simulate(sc, alg, passes, args.seed) for alg in ALGORITHMS}
+        print(f"\n{sc.title}: {passes} pass(es) of {per_pass} repetitions each = {passes * per_pass} per algorithm")
+        head = f"{'':24}" + "".join(f"{alg:>16}" for alg in ALGORITHMS) + f"{'ratio new/old':>16}"
+        print(head)
+        old, new = (tallies[a] for a in ALGORITHMS)
+        rows: list[tuple[str, str, str, str]] = [
+            ("tester time / campaign", _hours(old.seconds), _hours(new.seconds), f"{new.seconds / old.seconds:.3f}"),
+            ("trials / campaign", f"{old.trials:,}", f"{new.trials:,}", f"{new.trials / old.trials:.3f}"),
+            ("  of them short", f"{old.short:,}", f"{new.short:,}", ""),
+        ]
+        for m in old.per_metric:
+            a, b = old.per_metric[m], new.per_metric[m]
+            rows.append((f"  {m} time", _hours(a), _hours(b), f"{b / a:.3f}"))
+        within = _ratio(new.within_share, old.within_share)
+        bias = _ratio(abs(new.mean_bias), abs(old.mean_bias))
+        rows += [
+            ("within error of truth", f"{old.within_share:.1%}", f"{new.within_share:.1%}", within),
+            ("bias (mean, of truth)", f"{old.mean_bias:+.4%}", f"{new.mean_bias:+.4%}", bias),
+            ("spread (sd, of truth)", f"{old.spread:.4%}", f"{new.spread:.4%}", _ratio(new.spread, old.spread)),
+            ("failed repetitions", f"{old.failed}", f"{new.failed}", ""),
+        ]
+        for label, a_, b_, r in rows:
+            print(f"{label:24}{a_:>16}{b_:>16}{r:>16}")
+        print(f"speed-up (old / new tester time): {old.seconds / new.seconds:.2f}x")
+    print(f"\nsimulated in {time.perf_counter() - t0:.0f} s")
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.3f}" if b else "-"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""The metrics' side of ``algorithm: fast`` (:mod:`natbench.search.fast`): what a short trial is for each metric,
+where the seed comes from, and the fields a fast result and its trials store.
+
+* **Throughput and forwarding**: a short trial is a phase-2 trial of ``short_duration`` seconds (default 1, as
+  MLRsearch's initial trials) on the same filled table (``refill: auto`` keeps one fill across the steps, the
+  timeout guard still applies to every trial); a full trial lasts ``duration``.
+* **cps**: no short trial. A phase 1 always offers all N connections (its length is N / rate; fewer connections
+  would measure a smaller, faster table), and a phase 1 without the reverse frames of its validation still costs
+  more than half a validated step (the table is emptied before each), too little to pay for the confirmations.
+  Every cps step of the fast search is a full (validated) one; it gains from the seeded bracket alone.
+* **Seed**: the median result of this metric's earlier repetitions at this working point (none for the first
+  repetition, which narrows the whole range). The bracket around it is verified by trials, never trusted.
+
+Every trial of a fast search stores ``extra["search_trial"]`` (``short`` or ``full``); its result stores
+``algorithm: fast``, the counts of short and full trials, whether it was seeded and the rates whose
+full-duration confirmation disagreed with the short trials (``rejected``).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pydantic import Field
+
+from natbench.metrics.context import ProcedureContext
+from natbench.metrics.judging import is_tester_limited
+from natbench.metrics.phase2 import Filler, phase2_step
+from natbench.metrics.settings import Phase2Settings, SchemaModel, SearchSettings
+from natbench.results import TrialRecord
+from natbench.search.fast import FastOutcome, FastStep, TrialVerdict, run_fast_search
+
+__all__ = [
+    "ShortTrialSettings",
+    "fast_extra",
+    "fast_rates",
+    "phase2_fast",
+    "prior_seed",
+    "short_trials",
+    "tagged",
+    "trial_kind",
+]
+
+
+class ShortTrialSettings(SchemaModel):
+    """The short trials of ``algorithm: fast``."""
+
+    short_duration: float = Field(default=1.0, gt=0)
+    """``algorithm: fast``: seconds of the short phase-2 trials that narrow the search (full trials, which alone
+    decide the result, last ``duration``); at or above ``duration`` every trial is a full one."""
+
+
+def trial_kind(step: FastStep) -> dict[str, Any]:
+    """The ``extra`` a trial of a fast search stores: whether it was short or full."""
+    return {"search_trial": "full" if step.full else "short"}
+
+
+def prior_seed(ctx: ProcedureContext[SearchSettings]) -> float | None:
+    """The median result of this metric's earlier repetitions at this point (None when there is none)."""
+    values = [r.value for r in ctx.earlier if r.value is not None and r.value > ctx.settings.lower]
+    return float(statistics.median(values)) if values else None
+
+
+def fast_rates(
+    ctx: ProcedureContext[SearchSettings],
+    lower: float,
+    upper: float,
+    trial: Callable[[FastStep], TrialRecord],
+    *,
+    narrow_full: bool = False,
+) -> FastOutcome:
+    """A fast search of ``[lower, upper]`` with the metric's ``error`` and ``max_invalid``, seeded from the earlier
+    repetitions; ``trial`` runs and stores the (short or full) trial of one step."""
+    s = ctx.settings
+
+    def verdict(step: FastStep) -> TrialVerdict:
+        rec = trial(step)
+        return TrialVerdict(rec.verdict, rec.reason, is_tester_limited(rec))
+
+    return run_fast_search(
+        verdict,
+        lower=lower,
+        upper=upper,
+        error=s.error,
+        seed=prior_seed(ctx),
+        narrow_full=narrow_full,
+        max_invalid=s.max_invalid,
+    )
+
+
+def fast_extra(out: FastOutcome) -> dict[str, Any]:
+    """The fields a fast search's result stores beside :func:`~natbench.metrics.trial.search_extra`'s."""
+    return {
+        "algorithm": "fast",
+        "short_steps": out.short_steps,
+        "full_steps": out.full_steps,
+        "seeded": out.seeded,
+        "rejected": list(out.rejected),
+    }
+
+
+@contextmanager
+def tagged(ctx: ProcedureContext[SearchSettings], step: FastStep) -> Iterator[None]:
+    """Within the block, every trial record ``ctx`` stores carries ``extra["search_trial"]`` (short or full), but a
+    table fill the step needed first (it is no trial of the search)."""
+    emit = ctx.emit
+    tag = trial_kind(step)
+
+    def tagging(rec: TrialRecord) -> None:
+        if rec.kind != "fill":
+            rec.extra.update(tag)
+        emit(rec)
+
+    ctx.emit = tagging
+    try:
+        yield
+    finally:
+        ctx.emit = emit
+
+
+@contextmanager
+def short_trials(ctx: ProcedureContext[Phase2Settings], seconds: float) -> Iterator[None]:
+    """Within the block, the phase-2 trials of ``ctx`` last ``seconds`` (the settings' ``duration`` is swapped and
+    restored: the filler's timeout guard then checks the short trial's own end)."""
+    saved = ctx.settings
+    ctx.settings = saved.model_copy(update={"duration": seconds})
+    try:
+        yield
+    finally:
+        ctx.settings = saved
+
+
+def phase2_fast(ctx: ProcedureContext[Any], filler: Filler | None) -> FastOutcome:
+    """The fast search of a phase-2 metric (throughput with its ``filler``, forwarding without): short trials of
+    ``short_duration`` narrow, full trials of ``duration`` confirm."""
+    s = ctx.settings
+
+    def step(st: FastStep) -> TrialRecord:
+        with tagged(ctx, st):
+            if st.full:
+                return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
+            with short_trials(ctx, s.short_duration):
+                return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
+
+    return fast_rates(ctx, s.lower, s.upper, step, narrow_full=s.short_duration >= s.duration)

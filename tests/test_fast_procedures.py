@@ -1,0 +1,115 @@
+"""``algorithm: fast`` in the procedures (throughput, forwarding, cps) against the fake tester and DUT: which trials
+run, short or full, and what the result stores."""
+
+from __future__ import annotations
+
+from test_procedures import Harness
+
+from natbench.results import RepetitionResult, Verdict
+
+
+def _trials(h: Harness) -> list[tuple[str, str, float, float]]:
+    """(kind, short/full, rate, duration) of every stored trial."""
+    return [
+        (r.kind, str(r.extra.get("search_trial", "-")), r.intended_rate, round(float(r.extra["duration"]), 3))
+        for r in h.records
+    ]
+
+
+def test_throughput_fast_narrows_with_short_trials_and_confirms_with_full_ones_on_one_fill() -> None:
+    # forwarding ceiling 250,000; [0, 400,000], error 100,000: short 200k passes, short 300k fails ([200k, 300k] is
+    # one error wide); full 200k passes, full 300k fails. One fill (4,000 connections at 50,000 cps = 0.08 s) serves
+    # all four phase-2 trials (the table never changes).
+    h = Harness(forwarding=250_000)
+    res = h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0)
+    assert _trials(h) == [
+        ("fill", "-", 50_000, 0.08),
+        ("phase2", "short", 200_000, 1.0),
+        ("phase2", "short", 300_000, 1.0),
+        ("phase2", "full", 200_000, 10.0),
+        ("phase2", "full", 300_000, 10.0),
+    ]
+    assert [r.verdict for r in h.records[1:]] == [Verdict.PASS, Verdict.FAIL, Verdict.PASS, Verdict.FAIL]
+    assert (res.value, res.error) == (200_000, 100_000)
+    assert {k: res.extra[k] for k in ("algorithm", "short_steps", "full_steps", "seeded", "rejected")} == {
+        "algorithm": "fast",
+        "short_steps": 2,
+        "full_steps": 2,
+        "seeded": False,
+        "rejected": [],
+    }
+
+
+def test_binary_throughput_stores_its_algorithm() -> None:
+    h = Harness(forwarding=250_000)
+    res = h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000)
+    assert res.extra["algorithm"] == "binary"
+    assert all("search_trial" not in r.extra for r in h.records)
+
+
+def test_forwarding_fast_runs_without_a_fill() -> None:
+    # stateless ceiling 250,000 (nat off): the same four trials as throughput's, no phase 1
+    h = Harness(nat=False, stateless_forwarding=250_000)
+    res = h.run("forwarding", upper=400_000, error=100_000, algorithm="fast", duration=5.0, short_duration=0.5)
+    assert [t[:3] for t in _trials(h)] == [
+        ("phase2", "short", 200_000),
+        ("phase2", "short", 300_000),
+        ("phase2", "full", 200_000),
+        ("phase2", "full", 300_000),
+    ]
+    assert [t[3] for t in _trials(h)] == [0.5, 0.5, 5.0, 5.0]
+    assert res.value == 200_000 and res.extra["algorithm"] == "fast"
+
+
+def test_cps_fast_steps_are_validated_steps_from_a_bracket_around_the_earlier_results() -> None:
+    # cps ceiling 250,000; earlier results 230,000 and 250,000 (median 240,000), error 10,000: w = max(10,000,
+    # 0.02 x 240,000) = 10,000. Validated step at 230,000 passes; up by 2w: 250,000 passes; up by 4w: 290,000 fails
+    # (phase 1 alone, nothing to validate) -> [250k, 290k]; bisect: 270,000 fails, 260,000 fails -> [250k, 260k].
+    h = Harness(cps=250_000)
+    earlier = [RepetitionResult("p", "cps", i, v, "cps") for i, v in enumerate((230_000.0, 250_000.0))]
+    res = h.run("cps", upper=400_000, error=10_000, algorithm="fast", repetition=2, earlier=earlier)
+    assert [t[:3] for t in _trials(h)] == [
+        ("phase1", "full", 230_000),
+        ("validation", "full", 230_000),
+        ("phase1", "full", 250_000),
+        ("validation", "full", 250_000),
+        ("phase1", "full", 290_000),
+        ("phase1", "full", 270_000),
+        ("phase1", "full", 260_000),
+    ]
+    assert (res.value, res.error) == (250_000, 10_000)
+    assert res.extra["validated"] is True and res.extra["seeded"] is True and res.extra["algorithm"] == "fast"
+
+
+def test_cps_fast_never_reports_a_rate_whose_validation_failed() -> None:
+    # the DUT forwards phase 1 up to 250,000 cps but keeps state only up to 150,000 (table count not checked):
+    # the validated step at 200,000 FAILS (3,000 of 4,000 connections kept) -> [0, 200k]; 100,000 passes phase 1
+    # and validation -> [100k, 200k]: 100,000 is reported, validated.
+    h = Harness(cps=250_000, keep_rate=150_000)
+    res = h.run("cps", upper=400_000, error=100_000, algorithm="fast", check_table=False)
+    assert [t[:3] for t in _trials(h)] == [
+        ("phase1", "full", 200_000),
+        ("validation", "full", 200_000),
+        ("phase1", "full", 100_000),
+        ("validation", "full", 100_000),
+    ]
+    assert (res.value, res.extra["validated"]) == (100_000, True)
+
+
+def test_a_later_repetition_starts_from_the_earlier_results() -> None:
+    # earlier results 240,000 and 260,000 (median 250,000): w = max(100,000, 0.02 x 250,000) = 100,000; the first
+    # trial is short at 250,000 - 100,000 = 150,000 (passes), the next at 150,000 + 2w = 350,000 (fails).
+    h = Harness(forwarding=250_000)
+    earlier = [RepetitionResult("p", "throughput", i, v, "fps") for i, v in enumerate((240_000.0, 260_000.0))]
+    res = h.run(
+        "throughput",
+        upper=400_000,
+        error=100_000,
+        fill_rate=50_000,
+        algorithm="fast",
+        repetition=2,
+        earlier=earlier,
+        duration=10.0,
+    )
+    assert [t[1:3] for t in _trials(h)][1:3] == [("short", 150_000), ("short", 350_000)]
+    assert res.extra["seeded"] is True

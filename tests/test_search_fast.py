@@ -1,0 +1,133 @@
+"""The fast search (short trials narrow, full trials confirm): exact trial sequences worked out by hand and the
+confirmation rule (a rate whose full-duration trial failed is never reported)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from natbench.errors import SearchError
+from natbench.results import Verdict
+from natbench.search.fast import FastStep, TrialVerdict, run_fast_search
+
+
+class Dut:
+    """Passes a short trial up to ``short`` and a full trial up to ``full``; records (kind, rate) of every trial."""
+
+    def __init__(self, short: float, full: float) -> None:
+        self.short, self.full = short, full
+        self.trials: list[str] = []
+
+    def __call__(self, step: FastStep) -> TrialVerdict:
+        self.trials.append(f"{'F' if step.full else 's'}{step.rate:g}")
+        ceiling = self.full if step.full else self.short
+        return TrialVerdict(Verdict.PASS if step.rate <= ceiling else Verdict.FAIL)
+
+
+def test_unseeded_search_narrows_with_short_trials_then_confirms_pass_and_fail_with_full_ones() -> None:
+    # [0, 100], error 10, ceiling 63: short 50 pass -> [50, 100]; 75 fail -> [50, 75]; floor(62.5) = 62 pass
+    # -> [62, 75] (13 > 10); floor(68.5) = 68 fail -> [62, 68] (6 <= 10). Full 62 passes, full 68 fails.
+    dut = Dut(short=63, full=63)
+    out = run_fast_search(dut, lower=0, upper=100, error=10)
+    assert dut.trials == ["s50", "s75", "s62", "s68", "F62", "F68"]
+    assert (out.value, out.upper, out.short_steps, out.full_steps, out.rejected) == (62, 68, 4, 2, ())
+    assert not out.seeded and not out.at_upper_limit
+
+
+def test_seeded_search_brackets_around_the_seed_and_verifies_it() -> None:
+    # seed 60: w = max(10, 0.02 x 60) = 10; short at floor(60 - 10) = 50 passes, up by 2w: ceil(50 + 20) = 70 fails
+    # -> [50, 70]; bisect: 60 passes -> [60, 70] (10 <= 10). Full 60 passes, full 70 fails.
+    dut = Dut(short=63, full=63)
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=60)
+    assert dut.trials == ["s50", "s70", "s60", "F60", "F70"]
+    assert (out.value, out.upper, out.seeded) == (60, 70, True)
+
+
+def test_a_wrong_seed_is_not_trusted_the_bracket_moves_down() -> None:
+    # seed 90: short at 80 fails -> hi 80; down by 2w = 20: 60 passes -> [60, 80]; bisect 70 fails -> [60, 70].
+    dut = Dut(short=63, full=63)
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=90)
+    assert dut.trials == ["s80", "s60", "s70", "F60", "F70"]
+    assert out.value == 60
+
+
+def test_a_rate_whose_full_confirmation_fails_is_never_reported() -> None:
+    # short trials pass up to 63 but full ones only up to 55: narrowing as above ends at [62, 68]; full 62 FAILS
+    # (rejected); down from 62 by the error: full 52 passes -> [52, 62] (10 <= 10): 52 is reported, not 62.
+    dut = Dut(short=63, full=55)
+    out = run_fast_search(dut, lower=0, upper=100, error=10)
+    assert dut.trials == ["s50", "s75", "s62", "s68", "F62", "F52"]
+    assert (out.value, out.upper, out.rejected) == (52, 62, (62,))
+
+
+def test_a_full_pass_above_the_short_fail_moves_the_search_up() -> None:
+    # short ceiling 63, full ceiling 70: full 62 passes, full 68 passes too (rejected as the upper bound);
+    # up from 68 by the error: full 78 fails -> [68, 78]: 68 is reported.
+    dut = Dut(short=63, full=70)
+    out = run_fast_search(dut, lower=0, upper=100, error=10)
+    assert dut.trials == ["s50", "s75", "s62", "s68", "F62", "F68", "F78"]
+    assert (out.value, out.upper, out.rejected) == (68, 78, (68,))
+
+
+def test_full_narrowing_needs_no_confirmation() -> None:
+    # narrow_full: the bisection's trials are the full ones (50 p, 75 f, 62 p, 68 f) and nothing follows
+    dut = Dut(short=0, full=63)
+    out = run_fast_search(dut, lower=0, upper=100, error=10, narrow_full=True)
+    assert dut.trials == ["F50", "F75", "F62", "F68"]
+    assert (out.value, out.short_steps, out.full_steps) == (62, 0, 4)
+
+
+def test_a_dut_faster_than_the_range_needs_no_failing_confirmation() -> None:
+    # every short trial passes: 50, 75, 87 (floor 87.5), 93 (floor 93.5) -> [93, 100]; full 93 passes; the upper
+    # bound 100 is never tested (at_upper_limit)
+    dut = Dut(short=1000, full=1000)
+    out = run_fast_search(dut, lower=0, upper=100, error=10)
+    assert dut.trials == ["s50", "s75", "s87", "s93", "F93"]
+    assert out.value == 93 and out.at_upper_limit
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_any_reported_rate_passed_a_full_trial_and_one_error_above_failed_one(seed: int) -> None:
+    """Whatever the trials say (random verdicts, seeded or not), the result keeps the binary search's meaning."""
+    rng = random.Random(seed)
+    full_verdicts: list[tuple[float, Verdict]] = []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        v = Verdict.PASS if rng.random() < 0.5 else Verdict.FAIL
+        if step.full:
+            full_verdicts.append((step.rate, v))
+        return TrialVerdict(v)
+
+    out = run_fast_search(trial, lower=0, upper=10_000, error=100, seed=rng.choice([None, 3000.0, 9000.0]))
+    if out.value > 0:  # the last full trial at the reported rate passed
+        assert [v for r, v in full_verdicts if r == out.value][-1] is Verdict.PASS
+    if out.upper < 10_000:  # the last full trial at the upper bound failed
+        assert [v for r, v in full_verdicts if r == out.upper][-1] is Verdict.FAIL
+    assert out.upper - out.value <= 100
+
+
+def test_invalid_trials_are_retried_and_then_end_the_search() -> None:
+    calls: list[int] = []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        calls.append(step.attempt)
+        return TrialVerdict(Verdict.INVALID, "counts inconsistent")
+
+    with pytest.raises(SearchError, match=r"3 invalid trials in a row at rate 50 .*counts inconsistent"):
+        run_fast_search(trial, lower=0, upper=100, error=10, max_invalid=2)
+    assert calls == [0, 1, 2]
+
+
+def test_a_rate_beyond_the_tester_counts_as_failed_and_becomes_its_ceiling() -> None:
+    # the tester cannot send above 70: short 75 is invalid (tester-limited) 3 times (> min(3, 2)) -> failed,
+    # ceiling 75; the rest as in the unseeded case with ceiling 63
+    dut = Dut(short=63, full=63)
+
+    def trial(step: FastStep) -> TrialVerdict:
+        if step.rate > 70:
+            return TrialVerdict(Verdict.INVALID, "tester could not keep the rate", tester_limited=True)
+        return dut(step)
+
+    out = run_fast_search(trial, lower=0, upper=100, error=10)
+    assert (out.value, out.upper, out.tester_ceiling, out.invalid) == (62, 68, 75, 3)
