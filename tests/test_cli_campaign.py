@@ -68,14 +68,14 @@ def test_plan_prints_the_five_fig2_points() -> None:
 def test_plan_shows_what_the_fast_search_saves() -> None:
     r = natbench("plan", "campaigns/seed000-fig2-forwarding-cores.yaml")
     assert r.returncode == 0, r.stderr
-    # binary: ceil(log2(7.44M / e)) steps: e = 200 -> 16, 500 -> 14, 1,000 -> 13 (three points): 69 x 10 = 690
-    # trials of 60 + 2 + 1 = 63 s = 43,470 s = 12.1 h. fast: w = 0.02 x 3.72M = 74,400, seeded bracket
-    # 2 + ceil(log2(148,800 / e)) = 12, 11, 10; narrowing 16 + 9 x 12 + 14 + 9 x 11 + 3 x (13 + 9 x 10) = 546 short
-    # trials of 1 + 2 + 1 = 4 s = 2,184 s, plus 2 x 10 x 5 = 100 full ones = 6,300 s: 646 trials, 8,484 s = 2.4 h;
-    # 43,470 / 8,484 = 5.1
+    # binary: log2(upper / e) steps with upper = e x 2^k per point (the seed's error row): 6.5536M / 200 -> 15,
+    # 8.192M / 500 -> 14, 8.192M / 1,000 -> 13 (three points): 68 x 10 = 680 trials of 60 + 2 + 1 = 63 s = 42,840 s
+    # = 11.9 h. fast: w = 0.02 x upper / 2 (65,536; 81,920 x 4), seeded bracket 2 + ceil(log2(2 w / e)) = 12, 11,
+    # 10; narrowing 15 + 9 x 12 + 14 + 9 x 11 + 3 x (13 + 9 x 10) = 545 short trials of 1 + 2 + 1 = 4 s = 2,180 s,
+    # plus 2 x 10 x 5 = 100 full ones = 6,300 s: 645 trials, 8,480 s = 2.4 h; 42,840 / 8,480 = 5.1, saves 9.5 h
     line = next(x for x in r.stdout.splitlines() if x.startswith("search algorithms:"))
     assert line.startswith(
-        "search algorithms: binary 690 trials, 12.1 h; fast 646 trials, 2.4 h: 5.1x less tester time (saves 9.7 h;"
+        "search algorithms: binary 680 trials, 11.9 h; fast 645 trials, 2.4 h: 5.1x less tester time (saves 9.5 h;"
     )
 
 
