@@ -67,7 +67,7 @@ def _parse_sample(out: str) -> dict[str, Any]:
         "mem_total": mem.get("MemTotal"),
         "jool_session_slab": _slab_bytes(slabs.get(JOOL_SESSION_CACHE)),
         "jool_bib_slab": _slab_bytes(slabs.get(JOOL_BIB_CACHE)),
-        "conntrack_slab": slab["num_objs"] * slab["objsize"] if slab else None,
+        "conntrack_slab": _slab_bytes(slab),
         "conntrack_objs": slab["active_objs"] if slab else None,
     }
 
