@@ -10,6 +10,8 @@ import pytest
 from metric_settings import build
 
 from natbench.duts.base import MeasuresMemory
+from natbench.duts.executors import CommandResult
+from natbench.duts.monitor import read_memory
 from natbench.duts.recipe_dut import DutGroup
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
@@ -134,3 +136,40 @@ def test_a_dut_group_sums_its_members_memory() -> None:
     assert group.memory_snapshot() == {"mem_available": 3_000, "mem_total": 12_000, "conntrack_slab": 300}
     with pytest.raises(DutError):
         DutGroup([ce, _Member("br", None)]).memory_snapshot()  # type: ignore[list-item]
+
+
+class _Shell:
+    """An executor answering the memory command with fixed /proc output (a Jool 4.1 DUT with slab_nomerge)."""
+
+    def __init__(self, stdout: str, returncode: int = 0) -> None:
+        self.stdout, self.returncode = stdout, returncode
+
+    def run(self, command: str, **_: Any) -> CommandResult:
+        return CommandResult(command, self.returncode, self.stdout, "" if self.returncode == 0 else "denied", 0.01)
+
+
+SEP = "@@natbench@@"
+JOOL_OUTPUT = f"""12.5 20.0
+{SEP}
+cpu  10 0 10 100 0 0 0 0 0 0
+cpu0 10 0 10 100 0 0 0 0 0 0
+{SEP}
+MemTotal:        1530000 kB
+MemAvailable:    1200000 kB
+Slab:              40000 kB
+{SEP}
+session_nodes       2000   2048    120   34    1 : tunables    0    0    0 : slabdata     60     60      0
+bib_nodes           1000   1020     80   51    1 : tunables    0    0    0 : slabdata     20     20      0
+"""
+
+
+def test_read_memory_reads_meminfo_and_jools_session_and_bib_slabs() -> None:
+    mem = read_memory(_Shell(JOOL_OUTPUT))  # type: ignore[arg-type]
+    assert mem == {
+        "mem_available": 1_200_000 * 1024,  # kB -> bytes: 1,228,800,000
+        "mem_total": 1_530_000 * 1024,
+        "jool_session_slab": 2048 * 120,  # allocated objects x object size: 245,760
+        "jool_bib_slab": 1020 * 80,  # 81,600
+    }  # no nf_conntrack line: no conntrack_slab key
+    with pytest.raises(DutError, match="cannot read memory"):
+        read_memory(_Shell("", returncode=1))  # type: ignore[arg-type]
