@@ -72,3 +72,10 @@ def test_a_lab_fill_stores_the_conntrack_slab_per_connection(tmp_path: Path, mon
     per = mem["per_connection"]["conntrack_slab"]
     assert 0.75 * objsize <= per <= 1.5 * objsize, (per, objsize, mem)
     assert mem["used"]["conntrack_slab"] == pytest.approx(per * N)
+    # the tear-down table shows it (one fill: its own figure is the median)
+    import natbench
+    from natbench.report.formatting import fmt_value
+
+    table = natbench.load(run).seed_table("teardown")
+    assert list(table.cells.loc["conntrack slab / conn. (B)"]) == [fmt_value(per)]
+    assert list(table.cells.loc["memory / conn. (B)"]) == [fmt_value(mem["per_connection"]["mem_available"])]
