@@ -56,12 +56,11 @@ def test_a_lab_fill_stores_the_conntrack_slab_per_connection(tmp_path: Path, mon
                 "  dst_ports: 6000-6099",
                 "metrics:",
                 "  teardown: {repetitions: 1, fill_rate: 20k, timeout: 0.5, gap: 0.2, max_invalid: 8}",
-                f"output: {tmp_path / 'out'}",
             ]
         )
         + "\n"
     )
-    run = run_campaign(path).path
+    run = run_campaign(path, tmp_path / "out").path  # the run directory as the CLI's -o gives it
     trials = [json.loads(line) for line in (run / "trials.jsonl").read_text().splitlines()]
     fills = [t for t in trials if t["type"] == "trial" and t["kind"] == "fill" and t["verdict"] == "pass"]
     assert fills, [t.get("reason") for t in trials if t["type"] == "trial"]
