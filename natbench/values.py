@@ -42,7 +42,9 @@ __all__ = [
     "MAX_RETRIES",
     "MAX_VALUE",
     "MAX_WAIT_SECONDS",
+    "format_bytes",
     "format_count",
+    "parse_bytes",
     "parse_count",
     "parse_number",
     "parse_port_range",
@@ -159,6 +161,46 @@ def parse_count(value: Any) -> int:
     if not number.is_integer():
         raise ValueError(f"expected a whole number, got {_shown(value)}")
     return int(number)
+
+
+_BYTES = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kKMGT]i?)?B?\s*$")
+_BYTE_FACTOR = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+
+
+def parse_bytes(value: Any) -> int:
+    """Parse a memory size in bytes: a whole number, ``B^E``, a decimal SI suffix (``256G`` = 256 x 10^9; ``k``,
+    ``M``, ``G``, ``T``) or a binary IEC one (``64Gi`` = 64 x 2^30; ``Ki``, ``Mi``, ``Gi``, ``Ti``), each optionally
+    followed by ``B``; raise ValueError."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a memory size, got {value!r}")
+    if isinstance(value, int) and 0 <= value <= MAX_VALUE:
+        return value
+    if isinstance(value, str) and len(value) <= _MAX_TEXT:
+        text = _clean(value)
+        power = _power(text)
+        if power is not None:
+            return power
+        m = _BYTES.match(text)
+        if m:
+            unit = m.group(2) or ""
+            factor = (
+                1
+                if not unit
+                else (1024 ** (" KMGT".index(unit[0].upper())) if unit.endswith("i") else _BYTE_FACTOR[unit])
+            )
+            size = _finite(float(m.group(1)) * factor, value)
+            if size.is_integer():
+                return int(size)
+    raise ValueError(f"expected a memory size such as 64Gi, 256G or 68719476736 (bytes), got {_shown(value)}")
+
+
+def format_bytes(n: float) -> str:
+    """A memory size for messages: decimal GB/MB (``280.0 GB``) and, from 1 GiB up, the binary figure beside it."""
+    if n >= 2**30:
+        return f"{n / 1e9:,.1f} GB ({n / 2**30:,.1f} GiB)"
+    if n >= 1e6:
+        return f"{n / 1e6:,.1f} MB"
+    return f"{n:,.0f} B"
 
 
 def format_count(n: int) -> str:

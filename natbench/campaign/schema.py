@@ -35,7 +35,15 @@ from natbench.plugins import TESTER_GROUP, known_names
 from natbench.testers.base import Directions
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
-from natbench.values import MAX_CORES, MAX_DURATION_SECONDS, MAX_WAIT_SECONDS, parse_port_range, parse_power
+from natbench.values import (
+    MAX_CORES,
+    MAX_DURATION_SECONDS,
+    MAX_VALUE,
+    MAX_WAIT_SECONDS,
+    parse_bytes,
+    parse_port_range,
+    parse_power,
+)
 
 __all__ = [
     "METRIC_NAMES",
@@ -68,6 +76,10 @@ _NETNS = r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*$"  # an ``ip netns`` name: no slash or 
 
 PortRangeField = Annotated[PortRange, BeforeValidator(parse_port_range), PlainSerializer(str, return_type=str)]
 """A port range written as ``"1-4000"``, ``{first, last}``, ``{first, count}`` or a count."""
+MemorySize = Annotated[int, BeforeValidator(parse_bytes), Field(gt=0, le=MAX_VALUE)]
+"""A memory size in bytes written as ``64Gi`` (IEC, x 2^30), ``256G`` (SI, x 10^9), ``2^36`` or a number."""
+MAX_BYTES_PER_CONNECTION = 1e6
+"""Largest ``bytes_per_connection``: a connection entry is a few hundred bytes (seed 000: below 150 GB for 400M)."""
 FrameSize = Annotated[int, Field(ge=64, le=1518)]
 """An IPv4 frame size in bytes (64..1518); the IPv6 frame of the same test is 20 bytes longer."""
 
@@ -236,6 +248,13 @@ class DutSpec(_Model):
     """Its role in the system (required when there are several DUTs)."""
     cores: int | None = Field(default=None, ge=1, le=MAX_CORES)
     """Active CPU cores of this DUT when its cores are not swept (None: leave as is; at most 4096)."""
+    memory: MemorySize | None = None
+    """The DUT's memory in bytes (``64Gi``, ``256G``, ``2^36``; at most 2^64), for ``natbench plan``'s check that each
+    point's connections fit (None: a lab VM's ``access.memory``, else not checked)."""
+    bytes_per_connection: float | None = Field(default=None, gt=0, le=MAX_BYTES_PER_CONNECTION)
+    """Memory one connection takes on this DUT in bytes (at most 1 MB), for the same check (e.g. the
+    ``memory / conn. (B)`` row of an earlier run; ``natbench plan --from RUN`` reads it from a run directory
+    instead)."""
 
     @field_validator("name")
     @classmethod

@@ -10,7 +10,9 @@ import click
 
 from natbench.campaign import Campaign, Estimate, check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration, has_algorithm
+from natbench.campaign.feasibility import MemoryCheck, memory_check
 from natbench.cli.group import cli
+from natbench.errors import ConfigError, StoreError
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 
@@ -145,6 +147,35 @@ def _plain_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def measured_per_connection(run_dir: str) -> tuple[float | None, str]:
+    """(bytes per connection, where it came from) measured in an earlier run: the median ``memory / conn. (B)``
+    (MemAvailable based) over the passing fills at the run's largest number of connections (where the fixed costs
+    of a fill weigh least); None when the run stored none. A directory that is no run is a ConfigError."""
+    from natbench.report.load import Run  # pandas only when --from is given
+
+    try:
+        run = Run(run_dir)
+    except StoreError as exc:
+        raise ConfigError(str(exc), field="--from") from None
+    fills = run.memory.dropna(subset=["mem_available"])
+    if fills.empty:
+        return None, f"run {run_dir} stored no memory per connection"
+    largest = fills[fills["connections"] == fills["connections"].max()]
+    n = int(largest["connections"].iloc[0])
+    where = f"median of {len(largest)} fills of {n:,} connections in run {run.name} ({run_dir})"
+    return float(largest["mem_available"].median()), where
+
+
+def _memory(campaign: Campaign, from_run: str | None) -> MemoryCheck:
+    if from_run is None:
+        return memory_check(campaign)
+    measured, where = measured_per_connection(from_run)
+    check = memory_check(campaign, measured, where)
+    if measured is None:
+        return MemoryCheck(check.warnings, (where, *check.notes))
+    return check
+
+
 @cli.command("plan")
 @click.argument("file", type=click.Path(path_type=str))
 @click.option(
@@ -156,18 +187,29 @@ def _plain_table(header: list[str], rows: list[list[str]]) -> str:
     help="auto: a rich table on a terminal, plain text otherwise.",
 )
 @click.option("--no-recipes", is_flag=True, help="Do not check DUT recipes and their parameters.")
-def plan(file: str, fmt: str, no_recipes: bool) -> None:
+@click.option(
+    "--from",
+    "from_run",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="An earlier run directory whose measured memory per connection checks that the connections fit.",
+)
+def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
     """Show the working points of campaign FILE, the number of trials and an estimated duration.
 
     The estimate counts binary-search steps, ceil(log2((upper - lower) / error)), and
     per step the phase-1 time N / rate plus timeouts, gap and phase-2 duration
-    (see natbench.campaign.estimate for the model).
+    (see natbench.campaign.estimate for the model). Each point's connections are checked against the DUTs'
+    memory (duts[].memory, duts[].bytes_per_connection or --from RUN): a warning per point that may not fit.
     """
     campaign = load_campaign(file)
     if not no_recipes:  # what natbench validate checks: a campaign validate rejects is never planned
         for warning in check_recipes(campaign).warnings:
             click.echo(f"natbench: warning: {file}: {warning}", err=True)
     est = estimate(campaign)
+    mem = _memory(campaign, from_run)
+    for warning in mem.warnings:
+        click.echo(f"natbench: warning: {file}: {warning}", err=True)
     header, rows = plan_rows(campaign, est)
     total = (
         f"{len(est.points)} working points, {est.trials:,} trials, estimated duration {format_duration(est.seconds)}"
@@ -205,6 +247,7 @@ def plan(file: str, fmt: str, no_recipes: bool) -> None:
             "seconds": est.seconds,
             "algorithms": {a: {"trials": e.trials, "seconds": e.seconds} for a, e in (compared or {}).items()},
             "notes": list(est.notes),
+            "memory": {"warnings": list(mem.warnings), "notes": list(mem.notes)},
         }
         click.echo(json.dumps(data, indent=2, default=str))
         return
@@ -222,7 +265,7 @@ def plan(file: str, fmt: str, no_recipes: bool) -> None:
         console.print(total, highlight=False, markup=False)
         if saving:
             console.print(saving, highlight=False, markup=False)
-        for note in est.notes:
+        for note in (*est.notes, *mem.notes):
             console.print(f"  ({note})", highlight=False, markup=False)
         return
     click.echo("\n".join(_preamble(campaign)))
@@ -232,5 +275,5 @@ def plan(file: str, fmt: str, no_recipes: bool) -> None:
     click.echo(total)
     if saving:
         click.echo(saving)
-    for note in est.notes:
+    for note in (*est.notes, *mem.notes):
         click.echo(f"  ({note})")

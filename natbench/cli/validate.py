@@ -6,6 +6,7 @@ import click
 
 from natbench.campaign import check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
+from natbench.campaign.feasibility import memory_check
 from natbench.cli.group import cli, one_line
 from natbench.errors import ConfigError
 
@@ -49,7 +50,7 @@ def validate(files: tuple[str, ...], no_recipes: bool, testbeds: bool) -> None:
             f"OK {path}: {len(est.points)} working points, {est.trials} trials, "
             f"~{format_duration(est.seconds)}; {recipes}"
         )
-        for warning in warnings:
+        for warning in (*warnings, *memory_check(campaign).warnings):
             click.echo(f"natbench: warning: {path}: {warning}", err=True)
     if bad:
         # SystemExit, not click's Exit: natbench.cli.main runs click with standalone_mode=False,

@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 from natbench.testers.base import Mapping
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["Dut", "MonitorsCpu", "ReportsSupport"]
+__all__ = ["Dut", "MeasuresMemory", "MonitorsCpu", "ReportsSupport"]
 
 
 @runtime_checkable
@@ -75,4 +75,17 @@ class MonitorsCpu(Protocol):
     def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
         """Stop sampling; ``{dut name: samples}``, each sample ``{"t", "idle": {core: %}, ...}`` ({} when not
         started). The engine stores them with the trial."""
+        ...
+
+
+@runtime_checkable
+class MeasuresMemory(Protocol):
+    """Optional Dut hook: the DUT's memory now, read after the table is emptied and after each fill of N
+    connections, so that every fill stores the memory the N connections took (:mod:`natbench.metrics.memory`)."""
+
+    def memory_snapshot(self) -> dict[str, int]:
+        """Memory figures in bytes, one DUT round trip: ``mem_available`` and ``mem_total`` (/proc/meminfo),
+        ``conntrack_slab`` (the nf_conntrack slab cache) and ``jool_session_slab`` / ``jool_bib_slab`` (Jool's
+        session and BIB caches) where the DUT shows them. Raise (DutError, OSError, ...) when they cannot be
+        read; the fill then goes on without them."""
         ...

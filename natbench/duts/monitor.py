@@ -27,14 +27,23 @@ from natbench.duts.executors import Executor
 from natbench.duts.parsers import ParseError, parse_meminfo, parse_proc_stat, parse_slabinfo
 from natbench.errors import DutError
 
-__all__ = ["SAMPLE_COMMAND", "Monitor", "idle_percent", "memory_per_connection", "read_memory"]
+__all__ = [
+    "JOOL_BIB_CACHE",
+    "JOOL_SESSION_CACHE",
+    "MEMORY_KEYS",
+    "SAMPLE_COMMAND",
+    "Monitor",
+    "idle_percent",
+    "memory_per_connection",
+    "read_memory",
+]
 
 _SEP = "@@natbench@@"
 _END = "@@natbench-sample-end@@"
 SAMPLE_COMMAND = (
     f"cat /proc/uptime; echo {_SEP}; grep '^cpu' /proc/stat; echo {_SEP}; "
     f"grep -E '^(MemAvailable|MemTotal|Slab):' /proc/meminfo; echo {_SEP}; "
-    "grep -E '^nf_conntrack ' /proc/slabinfo 2>/dev/null; true"
+    "grep -E '^(nf_conntrack|session_nodes|bib_nodes) ' /proc/slabinfo 2>/dev/null; true"
 )
 """The one command a sample runs on the DUT."""
 
@@ -49,14 +58,31 @@ def _parse_sample(out: str) -> dict[str, Any]:
         raise ParseError("monitor", "bad /proc/uptime", parts[0]) from None
     stat = parse_proc_stat(parts[1])
     mem = parse_meminfo(parts[2])
-    slab = parse_slabinfo(parts[3]).get("nf_conntrack")
+    slabs = parse_slabinfo(parts[3])
+    slab = slabs.get("nf_conntrack")
     return {
         "uptime": uptime,
         "stat": stat,
         "mem_available": mem.get("MemAvailable"),
-        "conntrack_slab": slab["num_objs"] * slab["objsize"] if slab else None,
+        "mem_total": mem.get("MemTotal"),
+        "jool_session_slab": _slab_bytes(slabs.get(JOOL_SESSION_CACHE)),
+        "jool_bib_slab": _slab_bytes(slabs.get(JOOL_BIB_CACHE)),
+        "conntrack_slab": _slab_bytes(slab),
         "conntrack_objs": slab["active_objs"] if slab else None,
     }
+
+
+JOOL_SESSION_CACHE = "session_nodes"
+"""The slab cache Jool 4.1 keeps its session entries in (``kmem_cache_create`` in jool_common.ko). A kernel that
+merges slab caches (the default, ``slab_nomerge`` turns it off) may fold it into another cache of the same size;
+/proc/slabinfo then has no line of that name and no Jool figure is read."""
+JOOL_BIB_CACHE = "bib_nodes"
+"""The slab cache of Jool 4.1's BIB entries (same caveat as :data:`JOOL_SESSION_CACHE`)."""
+
+
+def _slab_bytes(slab: dict[str, int] | None) -> int | None:
+    """Bytes a slab cache's objects occupy (allocated objects x object size), None without the cache."""
+    return slab["num_objs"] * slab["objsize"] if slab else None
 
 
 def idle_percent(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> dict[str, float]:
@@ -77,16 +103,21 @@ def idle_percent(before: dict[str, dict[str, int]], after: dict[str, dict[str, i
     return dict(sorted(out.items(), key=lambda kv: int(kv[0][3:] or -1)))
 
 
+MEMORY_KEYS = ("mem_available", "mem_total", "conntrack_slab", "jool_session_slab", "jool_bib_slab")
+"""What :func:`read_memory` returns, in bytes, each when the DUT shows it."""
+
+
 def read_memory(executor: Executor) -> dict[str, int]:
-    """``{"mem_available": bytes, "conntrack_slab": bytes}`` on the DUT now (slab when readable)."""
+    """``{"mem_available", "mem_total", "conntrack_slab", "jool_session_slab", "jool_bib_slab"}`` in bytes on the
+    DUT now (one command); a slab only when /proc/slabinfo is readable and lists its cache. DutError (or ParseError,
+    a ValueError) when MemAvailable cannot be read."""
     res = executor.run(SAMPLE_COMMAND)
     if not res.ok:
         raise DutError(f"cannot read memory: {res.stderr.strip()}")
     s = _parse_sample(res.stdout)
-    out = {"mem_available": int(s["mem_available"] or 0)}
-    if s["conntrack_slab"] is not None:
-        out["conntrack_slab"] = int(s["conntrack_slab"])
-    return out
+    if s["mem_available"] is None:
+        raise DutError("cannot read memory: no MemAvailable in /proc/meminfo")
+    return {k: int(s[k]) for k in MEMORY_KEYS if s.get(k) is not None}
 
 
 def memory_per_connection(before: dict[str, int], after: dict[str, int], connections: int) -> dict[str, float]:

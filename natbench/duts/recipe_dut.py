@@ -120,7 +120,8 @@ class StepResult:
 class RecipeDut:
     """One DUT: a recipe applied through an executor (implements :class:`~natbench.duts.base.Dut`).
 
-    It has the optional :class:`~natbench.duts.base.MonitorsCpu` hook, not
+    It has the optional :class:`~natbench.duts.base.MonitorsCpu` and :class:`~natbench.duts.base.MeasuresMemory`
+    hooks, not
     :class:`~natbench.duts.base.ReportsSupport`: a step the recipe lacks or marks ``unsupported`` raises
     DutError when asked for, so a table check on a recipe that cannot count fails rather than being skipped.
     """
@@ -559,7 +560,8 @@ class RecipeDut:
     # -- memory -------------------------------------------------------------
 
     def memory_snapshot(self) -> dict[str, int]:
-        """MemAvailable and the nf_conntrack slab (bytes) on the DUT now (see :mod:`natbench.duts.monitor`)."""
+        """The :class:`~natbench.duts.base.MeasuresMemory` hook: MemAvailable, MemTotal, the nf_conntrack slab and
+        Jool's session/BIB slabs where shown (bytes, one command; :func:`natbench.duts.monitor.read_memory`)."""
         from natbench.duts.monitor import read_memory
 
         return read_memory(self.executor)
@@ -683,6 +685,17 @@ class DutGroup:
     def swept(self, point: WorkingPoint) -> list[str]:
         """Names of the members whose cores ``point.cores`` sets (the others keep their fixed cores)."""
         return [d.name for d in self.duts if d.swept_by(point)]
+
+    def memory_snapshot(self) -> dict[str, int]:
+        """The :class:`~natbench.duts.base.MeasuresMemory` hook of the group: each key summed over the members that
+        show it (the group is measured as one stateful box, seed 004 section 2.2, so its memory per connection is
+        what all its devices together spend; ``mem_total`` is the members' memory together). One round trip per
+        member; a member that cannot be read fails the whole snapshot (a partial sum would understate it)."""
+        out: dict[str, int] = {}
+        for d in self.duts:
+            for key, value in d.memory_snapshot().items():
+                out[key] = out.get(key, 0) + int(value)
+        return out
 
     def start_monitor(self, interval: float = 1.0) -> None:
         """Start sampling every member DUT (each is monitored: seed 004 finds the bottleneck this way)."""

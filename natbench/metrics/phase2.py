@@ -27,6 +27,7 @@ from natbench.duts.base import Dut
 from natbench.errors import DutError, SearchError
 from natbench.metrics.context import ProcedureContext, RunOptions
 from natbench.metrics.judging import judge_phase
+from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import FilledTableSettings, Phase2Settings
 from natbench.metrics.trial import count_connections, direction_extra, fill_failed, phase1_step, retry, run_traffic
@@ -96,7 +97,11 @@ class Filler:
             self.needed = True
         if not (self.needed or s.refill == "always"):
             return
-        rec = retry(ctx, "filling the table", lambda: phase1_step(ctx, self.rate, learn=True, kind="fill"))
+        rec = retry(
+            ctx,
+            "filling the table",
+            lambda: phase1_step(ctx, self.rate, learn=True, kind="fill", memory=FillMemory(ctx.dut)),
+        )
         if rec.verdict is Verdict.FAIL:
             raise SearchError(fill_failed(self.rate, rec))
         self.filled = rec.extra.get("dut_connections")

@@ -19,6 +19,7 @@ from pydantic import Field
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
+from natbench.metrics.memory import FillMemory
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FillSettings, MetricSettings
 from natbench.metrics.trial import count_connections, fill_failed, phase1_step, retry
@@ -39,7 +40,9 @@ class TeardownSettings(FillSettings):
 def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
     """Connection tear-down rate N / (T_N - T_0): timed delete of a filled, then of an empty table."""
     rate = float(ctx.settings.fill_rate)
-    fill = retry(ctx, "filling the table", lambda: phase1_step(ctx, rate, learn=False, kind="fill"))
+    fill = retry(
+        ctx, "filling the table", lambda: phase1_step(ctx, rate, learn=False, kind="fill", memory=FillMemory(ctx.dut))
+    )
     if fill.verdict is Verdict.FAIL:
         raise SearchError(fill_failed(rate, fill))
     n = sum(int(c["valid"]) for c in fill.counts.values())  # the connections the tester created

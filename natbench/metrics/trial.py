@@ -27,6 +27,7 @@ from natbench.duts.base import Dut, MonitorsCpu, ReportsSupport
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.judging import is_tester_limited, judge_phase
+from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.results import PhaseResult, TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchOutcome, SearchStep
@@ -150,15 +151,21 @@ def phase1_step(
     lower: float | None = None,
     upper: float | None = None,
     extra: dict[str, Any] | None = None,
+    memory: FillMemory | None = None,
 ) -> TrialRecord:
-    """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it."""
+    """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it; with ``memory``
+    the DUT's memory is read after the emptying and after the traffic (:mod:`natbench.metrics.memory`)."""
     ctx.dut.reset_connections()
+    if memory is not None:
+        memory.emptied()
     n = int((extra or {}).get("connections", ctx.point.connections))  # a capacity probe names its own count
     ctx.announce(f"{kind}: {n:,} connections at {rate:,.0f}/s", n / rate + ctx.settings.timeout if rate > 0 else None)
     started = ctx.clock()
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
     verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
     ext: dict[str, Any] = {**(extra or {}), **mon}
+    if memory is not None:
+        memory.filled(phase, ext)
     if verdict is Verdict.FAIL:
         ext["fail_cause"] = "loss"
     elif verdict is Verdict.PASS:

@@ -33,6 +33,8 @@ from natbench.report.units import UNIT_ALIASES, directions_of, reported_factor
 __all__ = [
     "RESULT_COLUMNS",
     "baseline_ratio",
+    "fill_memory_frame",
+    "memory_summary",
     "points_frame",
     "results_frame",
     "scale_connections",
@@ -550,3 +552,41 @@ def with_invalid_trials(summary: pd.DataFrame, trials: pd.DataFrame) -> pd.DataF
     out["invalid_trials"] = [known.get((str(p), str(m)), float("nan")) for p, m in out.index]
     out["invalid_trials"] = out["invalid_trials"].astype("float64")
     return out
+
+
+MEMORY_KEYS = ("mem_available", "conntrack_slab", "jool_session_slab", "jool_bib_slab")
+"""Per-connection memory figures a fill trial may store (``extra["memory"]["per_connection"]``, bytes per connection;
+:mod:`natbench.metrics.memory`): MemAvailable's fall, the nf_conntrack slab's and Jool's session/BIB slabs' growth."""
+
+
+def fill_memory_frame(trials: pd.DataFrame) -> pd.DataFrame:
+    """One row per passing fill trial that stored the DUT's memory: ``point_id``, ``metric``, ``connections`` (N, the
+    connections the tester created), ``used`` (bytes MemAvailable fell by) and each of :data:`MEMORY_KEYS` in bytes
+    per connection (NaN where the DUT did not show it)."""
+    cols = ["point_id", "metric", "connections", "used", *MEMORY_KEYS]
+    rows: list[dict[str, Any]] = []
+    if not trials.empty:
+        fills = trials[(trials["kind"].astype(str) == "fill") & (trials["verdict"].astype(str) == "pass")]
+        for pid, met, extra in zip(fills["point_id"], fills["metric"], fills["extra"], strict=True):
+            mem = extra.get("memory") if isinstance(extra, Mapping) else None
+            if not isinstance(mem, Mapping) or not mem.get("per_connection"):
+                continue
+            per = mem["per_connection"]
+            row = {"point_id": str(pid), "metric": str(met), "connections": _num(mem.get("connections"))}
+            row["used"] = _num((mem.get("used") or {}).get("mem_available"))
+            row.update({k: _num(per.get(k)) for k in MEMORY_KEYS})
+            rows.append(row)
+    return pd.DataFrame(rows, columns=cols).astype({c: "float64" for c in cols[2:]})
+
+
+def memory_summary(fills: pd.DataFrame, metrics: Iterable[str] | None = None) -> pd.DataFrame:
+    """Per point id: ``fills`` (how many fills stored memory) and the median over those fills of ``used`` and of each
+    of :data:`MEMORY_KEYS` (bytes per connection); ``metrics``: only the fills of these metrics (None: all)."""
+    cols = ["fills", "used", *MEMORY_KEYS]
+    f = fills if metrics is None else fills[fills["metric"].isin(list(metrics))]
+    if f.empty:
+        return pd.DataFrame(columns=cols).rename_axis("point_id")
+    g = f.groupby("point_id", sort=False)
+    out = g[["used", *MEMORY_KEYS]].median()
+    out.insert(0, "fills", g.size().astype("float64"))
+    return out[cols]

@@ -147,11 +147,18 @@ class Run:
         """Tear-down summary per point (T_N, T_0, deletion time, rate)."""
         return aggregate.teardown_summary(self.results, self.points)
 
+    @cached_property
+    def memory(self) -> pd.DataFrame:
+        """The DUT's memory per connection of every passing fill that stored it (one row per fill)."""
+        return aggregate.fill_memory_frame(self.trials)
+
     def seed_table(self, metric: str | None = None, scale: str = "1") -> SeedTable:
         """The seed-style table of one metric (``teardown`` gives the tear-down table), or of all
         performance metrics when ``metric`` is None."""
         if metric == TEARDOWN.name:
-            return teardown_table(self.teardown, self.points, scale=scale, invalid=teardown_invalid(self.summary))
+            return teardown_table(
+                self.teardown, self.points, scale=scale, invalid=teardown_invalid(self.summary), memory=self.memory
+            )
         if metric is not None and metric not in self.metrics:
             raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
         return performance_table(
@@ -161,6 +168,7 @@ class Run:
             scale=scale,
             family=self.family,
             baseline_source=self.baseline_source,
+            memory=self.memory,
         )
 
     def tables(self, scale: str = "1") -> list[SeedTable]:
@@ -172,6 +180,7 @@ class Run:
             scale=scale,
             family=self.family,
             baseline_source=self.baseline_source,
+            memory=self.memory,
         )
 
     def table(self, metric: str | None = None, scale: str = "1") -> pd.DataFrame:

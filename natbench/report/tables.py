@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from natbench.metrics.teardown import TEARDOWN
-from natbench.report.aggregate import baseline_ratio, scale_connections, scale_up_cores
+from natbench.report.aggregate import baseline_ratio, memory_summary, scale_connections, scale_up_cores
 from natbench.report.formatting import (
     fmt_count,
     fmt_number,
@@ -41,6 +41,8 @@ from natbench.report.labels import (
 
 __all__ = [
     "INVALID_NOTE",
+    "MEMORY_NOTE",
+    "MEMORY_ROWS",
     "SCALES",
     "SeedTable",
     "performance_table",
@@ -63,6 +65,22 @@ INVALID_NOTE = (
     "each was repeated and counts neither as pass nor as fail"
 )
 """Caption note of the "invalid trials" rows."""
+
+MEMORY_ROWS = (
+    ("mem_available", "memory / conn. (B)"),
+    ("conntrack_slab", "conntrack slab / conn. (B)"),
+    ("jool_session_slab", "Jool session slab / conn. (B)"),
+    ("jool_bib_slab", "Jool BIB slab / conn. (B)"),
+)
+"""Rows of the DUT's memory per connection: the key in :func:`~natbench.report.aggregate.memory_summary`, the row."""
+
+MEMORY_NOTE = (
+    "'memory / conn. (B)': how far the DUT's MemAvailable fell from the emptied to the filled table, divided by the "
+    "connections the tester created in the fill (its valid phase-1 frames); 'memory used (MB)': that fall in all "
+    "(1 MB = 10^6 bytes); the slab rows: growth of the connection tracking table's own slab cache (objects x object "
+    "size) per connection; each the median over the point's fills of the metrics in this table"
+)
+"""Caption note of the memory rows."""
 
 #: Metrics whose values are rates and follow the chosen display scale.
 _RATE_UNITS = {"cps", "fps", "conn"}
@@ -280,6 +298,23 @@ def _param_rows(b: _Builder, pts: pd.DataFrame, family: str | None = None) -> No
         b.add("n.c./h.t.s.", pts["connections"] / pts["hash_size"], lambda v: fmt_ratio(v, 3))
 
 
+def _memory_rows(b: _Builder, fills: pd.DataFrame | None, ids: list[str], metrics: Iterable[str]) -> bool:
+    """The DUT memory rows (median over the points' fills of ``metrics`` that stored memory, see
+    :func:`~natbench.report.aggregate.fill_memory_frame`); False when no such fill exists."""
+    if fills is None:
+        return False
+    mem = memory_summary(fills, metrics).reindex(ids)
+    if not mem["mem_available"].notna().any():
+        return False
+    for key, name in MEMORY_ROWS:
+        if mem[key].notna().any():
+            b.add(name, mem[key], fmt_value)
+        if key == "mem_available":
+            used = mem["used"].astype("float64")
+            b.add_cells("memory used (MB)", used, [fmt_value(v / 1e6) for v in used])
+    return True
+
+
 def _series_vary(pts: pd.DataFrame, group: str, col: str) -> bool:
     """True when some series (points equal but for ``col``) has more than one value of ``col``."""
     return bool((pts.groupby(group)[col].nunique() > 1).any())
@@ -305,6 +340,7 @@ def performance_table(
     title: str | None = None,
     family: str | None = None,
     baseline_source: str | None = None,
+    memory: pd.DataFrame | None = None,
 ) -> SeedTable:
     """A seed 000 Figure 2 / Figure 4 / seed 004 Table 4-9 / seed 001 PF style table.
 
@@ -318,6 +354,8 @@ def performance_table(
     ``baseline_source``: where the baseline was measured when another run holds it (stated in the caption).
     With an ``invalid_trials`` column in ``summary``
     (:func:`~natbench.report.aggregate.with_invalid_trials`) each metric block gets an "invalid trials" row.
+    ``memory``: the run's fills that stored the DUT's memory (:func:`~natbench.report.aggregate.fill_memory_frame`);
+    the memory rows (:data:`MEMORY_ROWS`) follow the parameters where a fill of a metric in the table stored one.
     """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
@@ -345,12 +383,14 @@ def performance_table(
         per_metric_exp = False
     else:
         per_metric_exp = True
+    units: list[str] = []
+    notes: list[str] = []
+    if _memory_rows(b, memory, ids, metrics):
+        notes.append(MEMORY_NOTE)
     cores_vary = _series_vary(pts, "cores_group", "cores")
     conn_vary = _series_vary(pts, "conn_group", "connections")
     sc = scale_up_cores(summary, points) if cores_vary else None
     sn = scale_connections(summary, points) if conn_vary else None
-    units: list[str] = []
-    notes: list[str] = []
 
     def block(m: str, prefix: str, scale_name: str, exp_row: bool) -> None:
         d = by[m]
@@ -472,12 +512,15 @@ def teardown_table(
     scale: str = "1",
     title: str | None = None,
     invalid: pd.Series | None = None,
+    memory: pd.DataFrame | None = None,
 ) -> SeedTable:
     """A seed 000 Figure 5 / Figure 9 / seed 001 PF tear-down table.
 
     ``teardown`` comes from :func:`~natbench.report.aggregate.teardown_summary`. Delete times are
     printed with 2 decimals, 1 in a column whose largest time reaches 1,000 s (as Figure 5 does).
     ``invalid``: invalid trials per point id (:func:`teardown_invalid`), shown as a row when any is known.
+    ``memory``: the run's fills that stored the DUT's memory (:func:`~natbench.report.aggregate.fill_memory_frame`);
+    the tear-down fills' memory rows follow the experiments.
     """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
@@ -491,6 +534,8 @@ def teardown_table(
     if invalid is not None and invalid.reindex(ids).notna().any():
         b.add("invalid trials", invalid.reindex(ids).astype("float64"), fmt_count)
         notes = f" {INVALID_NOTE[0].upper()}{INVALID_NOTE[1:]}."
+    if _memory_rows(b, memory, ids, [TEARDOWN.name]):
+        notes += f" {MEMORY_NOTE[0].upper()}{MEMORY_NOTE[1:]}."
     time_rows = [
         ("full contr. del med", "filled_median"),
         ("full contr. del min", "filled_min"),
@@ -526,16 +571,22 @@ def report_tables(
     scale: str = "1",
     family: str | None = None,
     baseline_source: str | None = None,
+    memory: pd.DataFrame | None = None,
 ) -> list[SeedTable]:
     """Every table of a run: the performance table (if any metric other than tear-down) and the
     tear-down table (if tear-down was measured). ``family``: the campaign's traffic family;
-    ``baseline_source``: where a baseline from another run was measured."""
+    ``baseline_source``: where a baseline from another run was measured; ``memory``: the fills that stored the DUT's
+    memory (their rows in each table)."""
     tables = []
     metrics = {str(m) for m in summary.index.get_level_values("metric")} if not summary.empty else set()
     if any(in_performance_table(m) for m in metrics):
-        tables.append(performance_table(summary, points, scale=scale, family=family, baseline_source=baseline_source))
+        tables.append(
+            performance_table(
+                summary, points, scale=scale, family=family, baseline_source=baseline_source, memory=memory
+            )
+        )
     if not teardown.empty:
-        tables.append(teardown_table(teardown, points, scale=scale, invalid=teardown_invalid(summary)))
+        tables.append(teardown_table(teardown, points, scale=scale, invalid=teardown_invalid(summary), memory=memory))
     return tables
 
 

@@ -17,14 +17,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from natbench.errors import TesterError
+from natbench.errors import DutError, TesterError
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["FakeDut", "FakeModel", "FakeTester", "fake_pair", "with_model"]
+__all__ = ["FakeDut", "FakeModel", "FakeTester", "MemoryFakeDut", "fake_pair", "with_model"]
 
 
 @dataclass(frozen=True)
@@ -180,6 +180,41 @@ class FakeDut:
                 {"t": iv, "idle": {"cpu0": 100.0 - 50 * fill, "cpu1": 90.0}, "conntrack_objs": self.connections},
             ]
         }
+
+
+@dataclass
+class MemoryFakeDut(FakeDut):
+    """A :class:`FakeDut` with the optional :class:`~natbench.duts.base.MeasuresMemory` hook: its MemAvailable falls
+    by ``bytes_per_connection`` and its nf_conntrack slab grows by ``slab_per_connection`` for every connection in
+    the table."""
+
+    mem_total: int = 16 * 2**30
+    """MemTotal in bytes."""
+    mem_idle: int = 12 * 2**30
+    """MemAvailable with an empty table."""
+    bytes_per_connection: int = 300
+    """MemAvailable fall per connection."""
+    slab_per_connection: int | None = 256
+    """nf_conntrack slab growth per connection (None: the DUT shows no slab)."""
+    slab_idle: int = 9 * 4096
+    """nf_conntrack slab bytes with an empty table."""
+    fail_snapshot: int | None = None
+    """Raise DutError from this snapshot on (0: the first; None: never)."""
+    snapshots: int = 0
+    """Snapshots taken."""
+
+    def memory_snapshot(self) -> dict[str, int]:
+        """The modelled memory now (bytes)."""
+        self.snapshots += 1
+        if self.fail_snapshot is not None and self.snapshots > self.fail_snapshot:
+            raise DutError("cannot read memory: /proc/meminfo: permission denied")
+        out = {
+            "mem_total": self.mem_total,
+            "mem_available": self.mem_idle - self.bytes_per_connection * self.connections,
+        }
+        if self.slab_per_connection is not None:
+            out["conntrack_slab"] = self.slab_idle + self.slab_per_connection * self.connections
+        return out
 
 
 @dataclass

@@ -1,0 +1,175 @@
+"""DUT memory per connection measured in every fill (issue 17 item 10): the fill trials' stored fields, a DUT
+without the hook, a failing snapshot, the DUT group's sum (fakes, no sockets)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from metric_settings import build
+
+from natbench.duts.base import MeasuresMemory
+from natbench.duts.executors import CommandResult
+from natbench.duts.monitor import read_memory
+from natbench.duts.recipe_dut import DutGroup
+from natbench.errors import DutError
+from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics.memory import memory_used
+from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
+from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
+from natbench.workingpoint import WorkingPoint
+
+POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 200 x 20 = 4,000 conn.
+N = 4000
+
+
+def run(dut: FakeDut, metric: str, **settings: Any) -> tuple[RepetitionResult, list[TrialRecord]]:
+    tester = FakeTester(dut)
+    plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, seed=3)
+    tester.prepare(plan)
+    records: list[TrialRecord] = []
+    defaults = {"gap": 0.5, "duration": 1.0}
+    resolved, options = build(metric, defaults, **settings)
+    ctx = ProcedureContext(
+        tester=tester,
+        dut=dut,
+        point=POINT,
+        plan=plan,
+        metric=metric,
+        repetition=0,
+        settings=resolved,
+        emit=records.append,
+        clock=lambda: 0.0,
+        sleep=lambda s: None,
+        prior={},
+        earlier=(),
+        options=options,
+    )
+    return run_repetition(ctx), records
+
+
+def fills(records: list[TrialRecord]) -> list[TrialRecord]:
+    return [r for r in records if r.kind == "fill"]
+
+
+@pytest.mark.parametrize(
+    ("metric", "settings"),
+    [
+        ("throughput", {"upper": 100_000, "error": 10_000, "fill_rate": 50_000}),
+        ("teardown", {"fill_rate": 50_000}),
+    ],
+)
+def test_every_fill_stores_the_memory_its_connections_took(metric: str, settings: dict[str, Any]) -> None:
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    _, records = run(dut, metric, **settings)
+    filled = fills(records)
+    assert filled and all(r.verdict is Verdict.PASS for r in filled)
+    for r in filled:
+        mem = r.extra["memory"]
+        assert mem["connections"] == N == sum(int(c["valid"]) for c in r.counts.values())
+        # MemAvailable falls 300 B per connection: 4,000 x 300 = 1,200,000 B (1.2 MB) in all
+        assert mem["used"]["mem_available"] == 1_200_000
+        assert mem["per_connection"]["mem_available"] == 300.0
+        # the nf_conntrack slab grows 256 B per connection: 4,000 x 256 = 1,024,000 B
+        assert mem["used"]["conntrack_slab"] == 1_024_000
+        assert mem["per_connection"]["conntrack_slab"] == 256.0
+        # the snapshots: empty table (12 GiB available, 9 slab pages) and filled (1.2 MB less, 1,024,000 B more)
+        assert mem["before"] == {"mem_total": 16 * 2**30, "mem_available": 12 * 2**30, "conntrack_slab": 36_864}
+        assert mem["after"]["mem_available"] == 12 * 2**30 - 1_200_000
+        assert mem["after"]["conntrack_slab"] == 36_864 + 1_024_000
+        assert "mem_total" not in mem["used"]  # a capacity, not a use
+    # two DUT round trips per fill, none for other trials
+    assert dut.snapshots == 2 * len(filled)
+    assert all("memory" not in r.extra for r in records if r.kind != "fill")
+
+
+def test_a_dut_without_the_hook_stores_nothing_and_measures_the_same() -> None:
+    plain, with_hook = FakeDut(FakeModel()), MemoryFakeDut(FakeModel())
+    assert not isinstance(plain, MeasuresMemory) and isinstance(with_hook, MeasuresMemory)
+    res_plain, rec_plain = run(plain, "teardown", fill_rate=50_000)
+    res_mem, _ = run(with_hook, "teardown", fill_rate=50_000)
+    assert all("memory" not in r.extra and "memory_error" not in r.extra for r in rec_plain)
+    assert res_plain.value == res_mem.value
+
+
+@pytest.mark.parametrize(("fail_from", "where"), [(0, "before the fill"), (1, "after the fill")])
+def test_a_failing_snapshot_is_noted_and_the_fill_goes_on(fail_from: int, where: str) -> None:
+    dut = MemoryFakeDut(FakeModel(), fail_snapshot=fail_from)
+    res, records = run(dut, "teardown", fill_rate=50_000)
+    (fill,) = fills(records)
+    assert fill.verdict is Verdict.PASS and res.value is not None
+    assert "memory" not in fill.extra
+    assert fill.extra["memory_error"].startswith(where) and "permission denied" in fill.extra["memory_error"]
+    assert res.extra["connections"] == N
+
+
+def test_memory_used_per_key_direction() -> None:
+    # MemAvailable falls, slabs grow, MemTotal is a capacity; a key missing after the fill gets no use
+    before = {"mem_available": 10_000, "mem_total": 50_000, "conntrack_slab": 1_000, "jool_session_slab": 500}
+    after = {"mem_available": 7_000, "mem_total": 50_000, "conntrack_slab": 2_000}
+    rec = memory_used(before, after, 10)
+    assert rec["used"] == {"mem_available": 3_000, "conntrack_slab": 1_000}
+    assert rec["per_connection"] == {"mem_available": 300.0, "conntrack_slab": 100.0}
+    with pytest.raises(ValueError, match="positive"):
+        memory_used(before, after, 0)
+
+
+class _Member:
+    def __init__(self, name: str, snap: dict[str, int] | None) -> None:
+        self.name = name
+        self.recipe = SimpleNamespace(stateful=True)
+        self.snap = snap
+
+    def memory_snapshot(self) -> dict[str, int]:
+        if self.snap is None:
+            raise DutError("cannot read memory")
+        return dict(self.snap)
+
+
+def test_a_dut_group_sums_its_members_memory() -> None:
+    ce = _Member("ce", {"mem_available": 1_000, "mem_total": 4_000, "conntrack_slab": 300})
+    br = _Member("br", {"mem_available": 2_000, "mem_total": 8_000})  # stateless: no conntrack slab
+    group = DutGroup([ce, br])  # type: ignore[list-item]
+    assert isinstance(group, MeasuresMemory)
+    assert group.memory_snapshot() == {"mem_available": 3_000, "mem_total": 12_000, "conntrack_slab": 300}
+    with pytest.raises(DutError):
+        DutGroup([ce, _Member("br", None)]).memory_snapshot()  # type: ignore[list-item]
+
+
+class _Shell:
+    """An executor answering the memory command with fixed /proc output (a Jool 4.1 DUT with slab_nomerge)."""
+
+    def __init__(self, stdout: str, returncode: int = 0) -> None:
+        self.stdout, self.returncode = stdout, returncode
+
+    def run(self, command: str, **_: Any) -> CommandResult:
+        return CommandResult(command, self.returncode, self.stdout, "" if self.returncode == 0 else "denied", 0.01)
+
+
+SEP = "@@natbench@@"
+JOOL_OUTPUT = f"""12.5 20.0
+{SEP}
+cpu  10 0 10 100 0 0 0 0 0 0
+cpu0 10 0 10 100 0 0 0 0 0 0
+{SEP}
+MemTotal:        1530000 kB
+MemAvailable:    1200000 kB
+Slab:              40000 kB
+{SEP}
+session_nodes       2000   2048    120   34    1 : tunables    0    0    0 : slabdata     60     60      0
+bib_nodes           1000   1020     80   51    1 : tunables    0    0    0 : slabdata     20     20      0
+"""
+
+
+def test_read_memory_reads_meminfo_and_jools_session_and_bib_slabs() -> None:
+    mem = read_memory(_Shell(JOOL_OUTPUT))  # type: ignore[arg-type]
+    assert mem == {
+        "mem_available": 1_200_000 * 1024,  # kB -> bytes: 1,228,800,000
+        "mem_total": 1_530_000 * 1024,
+        "jool_session_slab": 2048 * 120,  # allocated objects x object size: 245,760
+        "jool_bib_slab": 1020 * 80,  # 81,600
+    }  # no nf_conntrack line: no conntrack_slab key
+    with pytest.raises(DutError, match="cannot read memory"):
+        read_memory(_Shell("", returncode=1))  # type: ignore[arg-type]
