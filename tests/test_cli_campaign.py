@@ -37,7 +37,8 @@ def test_validate_reports_every_bad_file_and_exits_2() -> None:
     r = natbench("validate", BAD, FIG2, "tests/data/bad_campaigns/duplicate-key.yaml")
     assert r.returncode == 2
     assert r.stdout.splitlines() == [next(line for line in r.stdout.splitlines() if line.startswith(f"OK {FIG2}"))]
-    err = r.stderr.splitlines()
+    # FIG2's cps searches 4M connections down to 50/s, longer than its udp_timeout: a warning, not an error
+    err = [line for line in r.stderr.splitlines() if not line.startswith(f"natbench: warning: {FIG2}: ")]
     assert err == [
         f"natbench: error: {BAD}:17: sweep.zip.src_ports[2]: "
         "invalid port range 1-70000: need 1 <= first <= last <= 65535",

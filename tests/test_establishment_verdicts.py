@@ -58,6 +58,7 @@ class Bench:
         )
         self.tester.prepare(self.plan)
         self.records: list[TrialRecord] = []
+        self.warnings: list[str] = []
 
     def run(self, metric: str, *, clock: Any = None, **settings: Any) -> RepetitionResult:
         resolved, options = build(metric, **settings)
@@ -74,6 +75,7 @@ class Bench:
             clock=clock or (lambda: 0.0),
             sleep=lambda _s: None,
             options=options,
+            warn=self.warnings.append,
         )
         return run_repetition(ctx)
 
@@ -252,19 +254,36 @@ THROUGHPUT = {"upper": 1_000_000, "error": 62_500, "fill_rate": 50_000, "gap": 0
 
 
 def test_the_dut_timeout_makes_a_search_on_one_fill_refill_before_a_step_could_outlive_it() -> None:
-    """The DUT's UDP timeout is 100 s (its facts); no refill_after. Fill 0-10 s, steps at 10, 40, 70 s after the
-    fill began end by 40, 70, 100 s: allowed. The fourth would end at 130 > 100: refill first (100-110 s), then the
-    step starts 10 s after its fill. No step runs on expired connections, so none is invalid."""
+    """The DUT's UDP timeout is 100 s (its facts); no refill_after. A step relies on the connections for its 30 s
+    duration plus the 2 s receive wait (timeout). Fill 0-10 s; steps starting 10 and 40 s after the fill began end
+    by 42 and 72 s: allowed. The third would end at 70 + 32 = 102 > 100: refill first (70-80 s), then it starts
+    10 s after its fill, and the fourth at 40 s (ends 72 <= 100). No step runs on expired connections."""
     b = Bench(forwarding=400_000, udp_timeout=100)
     clock = Clock(b.tester)
     b.dut.clock = clock
     res = b.run("throughput", clock=clock, **THROUGHPUT)
     assert res.value == 375_000
-    assert [r.kind for r in b.records] == ["fill", "phase2", "phase2", "phase2", "fill", "phase2"]
+    assert [r.kind for r in b.records] == ["fill", "phase2", "phase2", "fill", "phase2", "phase2"]
     phase2 = [r for r in b.records if r.kind == "phase2"]
-    assert [r.extra["since_fill"] for r in phase2] == [10.0, 40.0, 70.0, 10.0]
+    assert [r.extra["since_fill"] for r in phase2] == [10.0, 40.0, 10.0, 40.0]
     assert [r.verdict for r in phase2] == [F, P, P, F]
     assert all(r.extra["dut_connections"] == 4000 for r in phase2)
+    assert not [r for r in phase2 if "timeout_guard" in r.extra] and b.warnings == []
+
+
+def test_the_guard_keeps_room_for_the_receive_wait_after_a_step() -> None:
+    """Timeout 41 s: the fill ends 10 s after it began, a 30 s step ends at 40 s, but its frames still in flight are
+    awaited 2 s more (timeout): 42 > 41, so no step fits (the duration alone, 40 <= 41, would have let it run)."""
+    b = Bench(udp_timeout=41)
+    clock = Clock(b.tester)
+    b.dut.clock = clock
+    res = b.run("throughput", clock=clock, **THROUGHPUT)
+    assert res.value is None
+    assert res.extra["failed"].startswith(
+        "a phase-2 step of 30 s + 2 s receive wait would end 42 s after the fill began, past the dut_timeout limit "
+        "of 41 s"
+    )
+    assert [r.kind for r in b.records] == ["fill"]
 
 
 def test_refill_always_records_the_time_since_each_steps_own_fill() -> None:
@@ -276,25 +295,129 @@ def test_refill_always_records_the_time_since_each_steps_own_fill() -> None:
 
 
 def test_a_fill_that_leaves_no_room_for_one_step_before_the_dut_timeout_fails_the_repetition() -> None:
-    """Timeout 35 s: the fill ends 10 s after it began, a 30 s step would end at 40 s."""
+    """Timeout 35 s: the fill ends 10 s after it began, a 30 s step and its 2 s receive wait would end at 42 s."""
     b = Bench(udp_timeout=35)
     clock = Clock(b.tester)
     b.dut.clock = clock
     res = b.run("throughput", clock=clock, **THROUGHPUT)
     assert res.value is None
     assert res.extra["failed"].startswith(
-        "a phase-2 step of 30 s would end 40 s after the fill began, past the dut_timeout limit of 35 s"
+        "a phase-2 step of 30 s + 2 s receive wait would end 42 s after the fill began, past the dut_timeout limit "
+        "of 35 s"
     )
     assert [r.kind for r in b.records] == ["fill"]
 
 
-def test_refill_after_overrides_the_dut_timeout() -> None:
-    """refill_after 75 with a DUT timeout of 1,000 s: the third step (70-100 s) would pass 75: refill before it."""
-    b = Bench(forwarding=400_000, udp_timeout=1000)
+@pytest.mark.parametrize(("refill_after", "udp_timeout"), [(75, 1000), (1000, 75)], ids=["refill-after", "dut"])
+def test_the_smaller_of_refill_after_and_the_dut_timeout_is_the_limit(refill_after: float, udp_timeout: float) -> None:
+    """Limit 75 s either way: steps starting 10 and 40 s after the fill end by 42 and 72 s; the third (70 + 32 = 102
+    s) would pass 75: refill before it. A refill_after above the DUT's timeout must not let connections expire."""
+    b = Bench(forwarding=400_000, udp_timeout=udp_timeout)
     clock = Clock(b.tester)
     b.dut.clock = clock
-    b.run("throughput", clock=clock, refill_after=75, **THROUGHPUT)
+    b.run("throughput", clock=clock, refill_after=refill_after, **THROUGHPUT)
     assert [r.kind for r in b.records] == ["fill", "phase2", "phase2", "fill", "phase2", "phase2"]
+
+
+def test_without_a_known_timeout_every_phase2_trial_records_the_guard_off_and_the_run_is_warned() -> None:
+    """The fake names no udp_timeout and no refill_after is set: nothing can tell when connections expire."""
+    b = Bench(forwarding=400_000)
+    b.run("throughput", **THROUGHPUT)
+    phase2 = [r for r in b.records if r.kind == "phase2"]
+    assert len(phase2) == 4 and all(r.extra["timeout_guard"] == "off" for r in phase2)
+    assert len(b.warnings) == 1 and "DUT-timeout guard off" in b.warnings[0]
+
+
+def test_the_runner_passes_each_procedure_warning_on_once() -> None:
+    from natbench.run.observers import Observer
+    from natbench.run.orchestrator import Orchestrator
+
+    seen: list[str] = []
+
+    class Recorder(Observer):
+        def on_warning(self, message: str) -> None:
+            seen.append(message)
+
+    orch = Orchestrator(store=None, observer=Recorder())  # type: ignore[arg-type]  # warnings never touch the store
+    for message in ("guard off", "guard off", "other", "guard off"):
+        orch._warn_once(message)
+    assert seen == ["guard off", "other"]
+
+
+# ---------------------------------------------------------------------------- establishment steps and the timeout
+class RateClock:
+    """Time that passes as a real tester's would: phase 1 and the reverse frames take N / rate seconds to send,
+    then the receive wait (``wait``, the metric's timeout)."""
+
+    def __init__(self, tester: FakeTester, wait: float = 2.0) -> None:
+        self.now = 0.0
+        phase1, validate = tester.phase1, tester.validate
+
+        def timed_phase1(rate: float, learn: bool) -> PhaseResult:
+            res = phase1(rate, learn)
+            self.now += res.duration + wait
+            return res
+
+        def timed_validate(rate: float) -> PhaseResult:
+            res = validate(rate)
+            self.now += res.duration + wait
+            return res
+
+        tester.phase1 = timed_phase1  # type: ignore[method-assign]
+        tester.validate = timed_validate  # type: ignore[method-assign]
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_cps_step_whose_connections_would_outlive_the_dut_timeout_is_refused_not_failed() -> None:
+    """A DUT keeping 100 new connections/s with a 30 s UDP timeout, 4,000 connections, search [0, 400] error 10.
+    The first step, 200/s, needs its connections for 4,000 / 200 + 2 (phase 1) + 4,000 / 200 + 2 (validation,
+    alpha 1) = 44 s > 30 s: refused before any traffic. Without the guard every step fails (at 100/s phase 1 alone
+    ends 42 s after it began: all connections expired) and cps comes out as 0, a DUT limit that is the timeout's."""
+    b = Bench(cps=100, keep_rate=100, udp_timeout=30)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=400, error=10)
+    assert res.value is None
+    assert "at 200/s needs them for 44.0 s, longer than the dut_timeout of 30 s" in res.extra["failed"]
+    assert not [r for r in b.records if r.verdict is F]
+    [rec] = b.records
+    assert (rec.kind, rec.intended_rate, rec.verdict, rec.counts) == ("phase1", 200, Verdict.INVALID, {})
+    assert (rec.extra["invalid_cause"], rec.extra["lifetime"], rec.extra["limit"]) == ("dut_timeout", 44.0, 30.0)
+    assert clock.now == 0.0  # nothing was sent
+
+
+def test_cps_steps_within_the_dut_timeout_run_as_before() -> None:
+    """Keeps 1,000/s, timeout 30 s, search [0, 4,000] error 100: the slowest step, 1,000/s, needs 4 + 2 + 4 + 2 =
+    12 s <= 30 s. 2,000 fails (2,000 kept of 4,000), 1,000 passes, 1,500, 1,250, 1,125 and 1,062 (1,062.5 rounded
+    down) fail: [1,000, 1,062] is 62 wide."""
+    b = Bench(keep_rate=1000, udp_timeout=30)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=4000, error=100)
+    assert res.value == 1000
+    assert not [r for r in b.records if r.verdict is Verdict.INVALID]
+
+
+def test_validation_refuses_a_phase1_and_reverse_frames_that_would_outlive_the_dut_timeout() -> None:
+    """validation at 100/s with gap 2: 4,000 / 100 + 2 + 2 + 4,000 / 100 + 2 = 86 s > 30 s."""
+    b = Bench(udp_timeout=30)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("validation", clock=clock, rate=100, gap=2)
+    assert res.value is None and "needs them for 86.0 s" in res.extra["failed"]
+    assert [(r.kind, r.verdict) for r in b.records] == [("phase1", Verdict.INVALID)]
+
+
+def test_a_capacity_probe_is_guarded_too() -> None:
+    """capacity's first probe (4,000 connections) searches [0, 400]: 200/s needs 44 s > 30 s, as for cps."""
+    b = Bench(cps=100, keep_rate=100, udp_timeout=30)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("capacity", clock=clock, **{**CAPACITY, "upper": 400, "error": 10})
+    assert res.value is None and "longer than the dut_timeout of 30 s" in res.extra["failed"]
+    assert b.records[-1].extra["invalid_cause"] == "dut_timeout"
 
 
 class FactsDut(FakeDut):
@@ -338,3 +461,25 @@ def test_a_dut_whose_facts_cannot_be_read_names_no_timeout() -> None:
             raise DutError("facts step failed", step="facts", dut="fake")
 
     assert connection_timeout(Unreadable()) is None
+
+
+def test_a_refused_step_is_stored_and_read_back_as_an_invalid_trial_without_counts(tmp_path: Any) -> None:
+    """The refused step and the failed repetition go through the run store and its reader like any other."""
+    from natbench.report.aggregate import trial_summary
+    from natbench.run.store import RunDirectory, RunStore
+
+    b = Bench(cps=100, keep_rate=100, udp_timeout=30)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=400, error=10)
+    store = RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=[POINT])
+    for rec in b.records:
+        store.append_trial(rec)
+    store.append_result(res)
+    store.close()
+    run = RunDirectory.open(tmp_path / "run")
+    [back] = run.trials()
+    assert (back.verdict, back.counts, back.extra["invalid_cause"]) == (Verdict.INVALID, {}, "dut_timeout")
+    assert [r.value for r in run.results()] == [None]
+    summary = trial_summary(run.trials_frame())
+    assert (int(summary["trials"].iloc[0]), int(summary["invalid"].iloc[0])) == (1, 1)

@@ -842,16 +842,17 @@ class TrafficClock:
 @pytest.mark.parametrize(
     ("refill_after", "kinds"),
     [
-        (100, ["fill", "phase2", "phase2", "phase2", "fill", "phase2"]),
-        (95, ["fill", "phase2", "phase2", "fill", "phase2", "phase2"]),
+        (102, ["fill", "phase2", "phase2", "phase2", "fill", "phase2"]),
+        (100, ["fill", "phase2", "phase2", "fill", "phase2", "phase2"]),
     ],
 )
 def test_refill_after_counts_from_the_start_of_the_fill(refill_after: float, kinds: list[str]) -> None:
     """Four 30 s steps (500k fails, 250k and 375k pass, 437.5k fails: [375k, 437.5k] is 62.5k wide); fills take 10 s.
 
-    The fill runs 0-10 s, the steps 10-40, 40-70, 70-100. refill_after 100: the third step ends at 100 s after the
-    fill started, which is allowed; the fourth would end at 130: refill first. refill_after 95: the third step
-    would end at 100 > 95 s after the fill's start (only 90 after its end): refill before it.
+    The fill runs 0-10 s, the steps 10-40, 40-70, 70-100, each followed by the 2 s receive wait (timeout). refill_after
+    102: the third step's wait ends at 102 s after the fill started, which is allowed; the fourth would end at 132:
+    refill first. refill_after 100: the third step would end at 102 > 100 s after the fill's start (only 92 after its
+    end): refill before it.
     """
     h = Harness(forwarding=400_000)
     clock = TrafficClock(h)

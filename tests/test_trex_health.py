@@ -91,16 +91,11 @@ def test_trex_receive_drops_make_the_trial_invalid_and_tester_limited_not_dut_lo
     )
     r = _trial(s)
     assert not r.tester_ok
-    assert (
-        "tester receive (TRex port 0) dropped at least 187 frames (ierrors 187, rx_missed_errors 187)" in r.tester_note
-    )
-    assert (
-        "tester receive (TRex port 1) dropped at least 245 frames (ierrors 245, rx_missed_errors 245)" in r.tester_note
-    )
-    assert r.extra["rx_drops"] == {
-        "0": {"ierrors": 187, "rx_missed_errors": 187},
-        "1": {"ierrors": 245, "rx_missed_errors": 245},
-    }
+    # the xstats were read: they judge (ierrors mixes misses with malformed frames, see the next tests)
+    assert "tester receive (TRex port 0) dropped at least 187 frames (rx_missed_errors 187)" in r.tester_note
+    assert "tester receive (TRex port 1) dropped at least 245 frames (rx_missed_errors 245)" in r.tester_note
+    assert r.extra["rx_drops"] == {"0": {"rx_missed_errors": 187}, "1": {"rx_missed_errors": 245}}
+    assert r.extra["rx_malformed"] == {}
     verdict, reason = judge_phase(r, acceptance=0.0, rate_tolerance=0.01)
     assert verdict is Verdict.INVALID  # retried, never counted as the DUT's 2.45 % loss
     assert "tester receive (TRex port 1) dropped at least 245 frames" in reason
@@ -118,18 +113,32 @@ def test_earlier_trials_counters_do_not_count_only_the_trials_delta() -> None:
 
 
 def test_a_miss_seen_only_in_the_extended_counters_makes_the_trial_invalid() -> None:
-    # a driver whose port ierrors leave out its ring overflows: rx_q0_errors / rx_mbuf_allocation_errors alone
+    # a driver whose port ierrors leave out its buffer shortages: rx_mbuf_allocation_errors alone
     s = _session(
         _after(10_000, 10_000),
         _after(10_000, 10_000 - 12),
-        x1=_xafter(rx_mbuf_allocation_errors=12, rx_q0_errors=3),
+        x1=_xafter(rx_mbuf_allocation_errors=12, rx_missed_errors=5),
     )
     r = _trial(s)
     assert not r.tester_ok
-    # the counters overlap (one frame may be in several): the port's drops are their largest, 12, not 15
-    assert "tester receive (TRex port 1) dropped at least 12 frames (rx_mbuf_allocation_errors 12, rx_q0_errors 3)" in (
-        r.tester_note
+    # the counters overlap (one frame may be in several): the port's drops are their largest, 12, not 17
+    assert (
+        "tester receive (TRex port 1) dropped at least 12 frames (rx_mbuf_allocation_errors 12, rx_missed_errors 5)"
+        in (r.tester_note)
     )
+
+
+def test_frames_the_dut_corrupted_are_its_loss_recorded_not_an_invalid_trial() -> None:
+    # 5 frames arrived with a bad checksum: DPDK ierrors (xstat rx_errors) 5, so TRex's port ierrors is 5 too
+    # (imissed 0 + ierrors 5 + rx_nombuf 0); they are not in ipackets: 10,000 - 5 received on port 1
+    s = _session(_after(10_000, 10_000), _after(10_000, 10_000 - 5, ierrors=5), x1=_xafter(rx_errors=5, rx_q0_errors=5))
+    r = _trial(s)
+    assert r.tester_ok, r.tester_note
+    assert r.extra["rx_drops"] == {}
+    assert r.extra["rx_malformed"] == {"1": {"rx_errors": 5, "rx_q0_errors": 5}}
+    verdict, reason = judge_phase(r, acceptance=0.0, rate_tolerance=0.01)
+    assert verdict is Verdict.FAIL  # the DUT's loss: 5 / 10,000 > acceptance 0
+    assert "5/10000" in reason
 
 
 def test_transmit_errors_make_the_trial_invalid() -> None:
@@ -144,13 +153,31 @@ def test_driver_specific_receive_counters_are_recognised_and_deliveries_are_not(
     stats = {0: {"ierrors": 0}, 1: {"ierrors": "N/A"}}
     xstats = {
         0: {"rx_good_packets": 10_000, "rx_out_of_buffer": 4, "rx_discards_phy": 9, "tx_good_packets": 5},
-        1: {"rx_no_dma_resources": 0, "rx_unicast_packets": 10, "rx_crc_errors": 1},
+        1: {"rx_no_dma_resources": 2, "rx_unicast_packets": 10, "rx_crc_errors": 1, "rx_fifo_errors": 3},
     }
     assert health.receive_drops(stats, xstats, [0, 1]) == {
         0: {"rx_out_of_buffer": 4, "rx_discards_phy": 9},
-        1: {"rx_crc_errors": 1},
+        1: {"rx_no_dma_resources": 2, "rx_fifo_errors": 3},
     }
     assert health.transmit_errors(stats, {0: {"tx_dropped": 2, "tx_good_packets": 9}}, [0, 1]) == {0: {"tx_dropped": 2}}
+
+
+@pytest.mark.parametrize(
+    "counter",
+    ["rx_crc_errors", "rx_l3_l4_xsum_error", "rx_length_errors", "rx_undersize_errors", "rx_oversize_errors"],
+)
+def test_malformed_frame_counters_are_not_tester_drops(counter: str) -> None:
+    # port ierrors 7 = DPDK ierrors 7 (the malformed frames): with the xstats read, the port counter judges nothing
+    stats = {0: {"ierrors": 7}}
+    xstats = {0: {"rx_errors": 7, counter: 7, "rx_missed_errors": 0}}
+    assert health.receive_drops(stats, xstats, [0]) == {}
+    assert health.receive_errors(xstats, [0]) == {0: {"rx_errors": 7, counter: 7}}
+
+
+def test_without_xstats_a_port_falls_back_to_its_ierrors() -> None:
+    # port 0's xstats were read (clean), port 1's were not: only port 1's ierrors count
+    stats = {0: {"ierrors": 3}, 1: {"ierrors": 4}}
+    assert health.receive_drops(stats, {0: {"rx_missed_errors": 0, "rx_errors": 3}}, [0, 1]) == {1: {"ierrors": 4}}
 
 
 def _limited_trial(rate: float) -> PhaseResult:
@@ -261,6 +288,7 @@ def test_unreadable_xstats_are_recorded_and_port_counters_still_judge() -> None:
     s.xstats = refused  # type: ignore[method-assign]
     r = _trial(s)
     assert "not supported" in r.extra["xstats_error"]
+    # without xstats the port ierrors cannot be split into misses and malformed frames: counted as the tester's
     assert not r.tester_ok and "tester receive (TRex port 1) dropped at least 10 frames (ierrors 10)" in r.tester_note
 
 
@@ -275,8 +303,8 @@ def test_a_phase1_burst_with_receive_drops_is_invalid() -> None:
     s.wall = 0.1
     r = tester.phase1(10_000.0, learn=False)
     assert not r.tester_ok
-    assert "tester receive (TRex port 1) dropped at least 4 frames (ierrors 4, rx_missed_errors 4)" in r.tester_note
-    assert r.extra["rx_drops"] == {"1": {"ierrors": 4, "rx_missed_errors": 4}}
+    assert "tester receive (TRex port 1) dropped at least 4 frames (rx_missed_errors 4)" in r.tester_note
+    assert r.extra["rx_drops"] == {"1": {"rx_missed_errors": 4}}
 
 
 def test_library_session_reports_what_the_client_library_returns() -> None:

@@ -93,6 +93,9 @@ class ProcedureContext(Generic[S]):
     announce: Callable[[str, float | None], None] = field(default=lambda _what, _seconds: None)
     """Tells the run's observers that a long activity starts (what, expected seconds or None): a fill of N
     connections, a flush; progress displays show it with its ETA."""
+    warn: Callable[[str], None] = field(default=lambda _message: None)
+    """Tells the run's observers something that spoils no trial but the user should know (e.g. the DUT-timeout guard
+    is off); the runner passes each distinct message on once per run."""
 
     @property
     def acceptance(self) -> float:

@@ -10,23 +10,25 @@ a filler (no phase 1).
 
 **The timeout guard.** With ``refill="auto"`` a whole search may run on one fill, so the connections must
 outlive many steps, not one (RFC 9693: none may expire). Before every step the filler measures the real time
-since its fill began (``ctx.clock``) and refills when that time plus the step's ``duration`` would pass the
-limit: ``refill_after`` when set, else the DUT's own connection timeout (:func:`connection_timeout`, the
-smallest UDP timeout among its facts). Every phase-2 trial records ``extra["since_fill"]`` (seconds from the
-start of its fill to the start of the trial). A fill that leaves no room for even one step is a
-:class:`~natbench.errors.SearchError` (lower the connections or the fill time, or raise the DUT's timeout).
+since its fill began (``ctx.clock``) and refills when that time plus the step's ``duration`` plus its receive
+wait (``timeout``) would pass the limit: the smaller of ``refill_after`` and the DUT's own connection timeout
+(:func:`~natbench.metrics.lifetime.connection_timeout`, the smallest UDP timeout among its facts), so
+``refill_after`` can only make the guard stricter. Every phase-2 trial records ``extra["since_fill"]`` (seconds
+from the start of its fill to the start of the trial); when no limit is known the guard is off, each phase-2 trial
+records ``extra["timeout_guard"] = "off"`` and the run's observers get one warning. A fill that leaves no room for
+even one step is a :class:`~natbench.errors.SearchError` (lower the connections or the fill time, or raise the
+DUT's timeout).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any
 
-from natbench.duts.base import Dut
-from natbench.errors import DutError, SearchError
+from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext, RunOptions
 from natbench.metrics.judging import judge_phase
+from natbench.metrics.lifetime import TIMEOUT_FACTS, connection_limit, connection_timeout
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import FilledTableSettings, Phase2Settings
@@ -36,36 +38,6 @@ from natbench.testers.base import Mapping as DutMapping
 from natbench.testers.base import Phase2Options
 
 __all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_step"]
-
-TIMEOUT_FACTS = ("udp_timeout", "udp_timeout_stream")
-"""DUT facts (or recipe parameters under ``facts["params"]``) holding connection timeouts in seconds: iptables and
-nftables read both from the kernel; Jool and PF recipes have ``udp_timeout`` as a parameter."""
-
-
-def connection_timeout(dut: Dut) -> float | None:
-    """The shortest connection timeout (seconds) the DUT's facts name, None when they name none.
-
-    A DUT of several devices (``{name: facts}``) gives the shortest of its members'. The guard measures from the
-    start of the fill, which over-counts each connection's idle time (a DUT refreshes the timer on every packet):
-    the guard may refill early, never late.
-    """
-    try:
-        facts = dut.facts()
-    except (NotImplementedError, OSError, DutError):  # facts that cannot be read name no timeout
-        return None
-    return _shortest(facts, depth=0)
-
-
-def _shortest(facts: Mapping[str, Any], depth: int) -> float | None:
-    found: list[float] = []
-    for key in TIMEOUT_FACTS:
-        for source in (facts, facts.get("params")):
-            value = source.get(key) if isinstance(source, Mapping) else None
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                found.append(float(value))
-    if not found and depth == 0:  # a DUT of several devices: {name: facts}
-        found = [t for v in facts.values() if isinstance(v, Mapping) and (t := _shortest(v, 1)) is not None]
-    return min(found) if found else None
 
 
 class Filler:
@@ -78,22 +50,31 @@ class Filler:
         self.needed = True
         self.mappings: tuple[DutMapping, ...] | None = None
         self.filled_at = 0.0
-        self.limit: float | None = float(ctx.settings.refill_after) if ctx.settings.refill_after else None
-        """Seconds after the start of a fill by which every phase-2 step must have ended (None: no limit)."""
-        self.limit_source = "refill_after" if self.limit is not None else None
-        if self.limit is None:
-            self.limit = connection_timeout(ctx.dut)
-            self.limit_source = "dut_timeout" if self.limit is not None else None
+        found = connection_limit(ctx.settings, ctx.dut)
+        self.limit: float | None = found[0] if found else None
+        """Seconds after the start of a fill by which every phase-2 step, with its receive wait, must have ended:
+        the smaller of ``refill_after`` and the DUT's timeout (None: no limit known, the guard is off)."""
+        self.limit_source = found[1] if found else None
+        if found is None:
+            ctx.warn(
+                f"{ctx.metric}: DUT-timeout guard off: neither refill_after nor the DUT's facts name a connection "
+                "timeout, so connections may expire during a search on one fill unnoticed (set refill_after)"
+            )
 
     def since_fill(self) -> float:
         """Seconds of real time (``ctx.clock``) since the current fill began."""
         return self.ctx.clock() - self.filled_at
 
+    def step_time(self) -> float:
+        """Seconds one phase-2 step relies on the connections: its ``duration`` plus the receive wait
+        (``timeout``) for the frames still in flight."""
+        return float(self.ctx.settings.duration) + float(self.ctx.settings.timeout)
+
     def ensure(self) -> None:
         """Fill (empty + phase 1 with learning + gap) if needed, or if the next step could outlive the limit."""
         ctx = self.ctx
         s = ctx.settings
-        if self.limit is not None and self.since_fill() + s.duration > self.limit:
+        if self.limit is not None and self.since_fill() + self.step_time() > self.limit:
             self.needed = True
         if not (self.needed or s.refill == "always"):
             return
@@ -110,9 +91,10 @@ class Filler:
         self.filled_at = rec.started_at  # connections exist from the start of phase 1 on
         if ctx.settings.gap > 0:
             ctx.sleep(ctx.settings.gap)
-        if self.limit is not None and self.since_fill() + s.duration > self.limit:
+        if self.limit is not None and self.since_fill() + self.step_time() > self.limit:
             raise SearchError(
-                f"a phase-2 step of {s.duration:g} s would end {self.since_fill() + s.duration:.0f} s after the fill "
+                f"a phase-2 step of {s.duration:g} s + {s.timeout:g} s receive wait would end "
+                f"{self.since_fill() + self.step_time():.0f} s after the fill "
                 f"began, past the {self.limit_source} limit of {self.limit:g} s: connections would expire during "
                 "the step; fill faster, shorten gap or duration, or raise the DUT's timeout"
             )
@@ -172,6 +154,8 @@ def phase2_step(
     extra: dict[str, Any] = {**direction_extra(directions), **mon}
     if filler is not None:
         extra["since_fill"] = started - filler.filled_at  # the timeout guard's view: real time since the fill began
+        if filler.limit is None:
+            extra["timeout_guard"] = "off"
         verdict, reason = filler.after(verdict, reason, extra)
     value = max((c.loss_ratio for c in phase.counts.values()), default=None) if phase.counts else None
     return ctx.record(kind, phase, verdict, reason, started, lower=lower, upper=upper, value=value, extra=extra)

@@ -155,8 +155,9 @@ class FilledTableSettings(FillSettings, Phase2Settings):
     """``auto``: refill only when a phase-2 step changed the table (that step is invalid) or, on a DUT that
     cannot count, after a failed step; ``always``: empty and refill before every step (siitperf's scripts)."""
     refill_after: float | None = Field(default=None, gt=0, le=MAX_DURATION_SECONDS)
-    """Refill before a phase-2 step that would end more than this many seconds after the fill began (real time since
-    the fill, so a whole search on one fill stays within it); None: the DUT's own connection timeout, the shortest
-    ``udp_timeout`` / ``udp_timeout_stream`` its facts name (no limit when they name none)."""
+    """Refill before a phase-2 step that would end (with its receive wait, ``timeout``) more than this many seconds
+    after the fill began (real time since the fill, so a whole search on one fill stays within it). The limit is the
+    smaller of this and the DUT's own connection timeout, the shortest ``udp_timeout`` / ``udp_timeout_stream`` its
+    facts name; None: that timeout alone (no limit when the facts name none: trials record ``timeout_guard: off``)."""
     table_drift: int = Field(default=0, ge=0, le=MAX_COUNT)
     """Change of the DUT's connection count during a phase-2 step still tolerated (DUT background traffic)."""

@@ -18,6 +18,7 @@ from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint
 from natbench.metrics.judging import judge_phase
+from natbench.metrics.lifetime import guard_establishment
 from natbench.metrics.registry import Metric
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import GapSettings, MetricSettings, Rate, SearchSettings
@@ -98,8 +99,12 @@ def validated_step(
     """Phase 1 at ``rate`` with learning, [gap], then ``tester.validate(reverse)``; both stored, invalid trials
     of either retried up to ``max_invalid`` times.
 
-    Validation passes only when every reverse frame arrived (acceptance 0), whatever the metric's acceptance.
+    Validation passes only when every reverse frame arrived (acceptance 0), whatever the metric's acceptance. A
+    step whose connections would have to outlive the DUT's timeout is refused before any traffic
+    (:func:`~natbench.metrics.lifetime.guard_establishment`: an INVALID trial, then SearchError).
     """
+
+    guard_establishment(ctx, rate, reverse, gap=gap, lower=lower, upper=upper, extra=extra)
 
     def attempt() -> TrialRecord:
         return phase1_step(ctx, rate, learn=True, kind="phase1", lower=lower, upper=upper, extra=extra)
@@ -125,8 +130,12 @@ def establishment_step(
 
     Returns the record that carries the step's verdict: the phase 1 when it did not pass (a table shortfall is a
     FAIL, see :func:`~natbench.metrics.trial.check_filled`), else the validation. Invalid trials are returned, not
-    retried: the search retries the whole step (a validation needs a fresh phase 1 before it).
+    retried: the search retries the whole step (a validation needs a fresh phase 1 before it). A step whose
+    connections would have to outlive the DUT's timeout (``N / r + timeout``, plus ``N / (alpha r) + timeout`` when it
+    validates) is refused before any traffic: :func:`~natbench.metrics.lifetime.guard_establishment`.
     """
+    reverse = rate * ctx.settings.alpha if validate else None
+    guard_establishment(ctx, rate, reverse, lower=lower, upper=upper, extra=extra)
     p1 = phase1_step(ctx, rate, learn=validate, kind="phase1", lower=lower, upper=upper, extra=extra)
     if p1.verdict is not Verdict.PASS or not validate:
         return p1

@@ -52,6 +52,7 @@ class Orchestrator:
     _set_up: tuple[Dut, str] | None = field(default=None, init=False)
     _prepared: tuple[Tester, TrafficPlan] | None = field(default=None, init=False)
     _history: dict[str, dict[str, list[RepetitionResult]]] = field(default_factory=dict, init=False)
+    _warned: set[str] = field(default_factory=set, init=False)
 
     def measure(
         self,
@@ -147,12 +148,19 @@ class Orchestrator:
             earlier=tuple(history.get(metric, ())),
             options=options,
             announce=self.observer.on_activity,
+            warn=self._warn_once,
         )
         result = run_repetition(ctx)
         self.store.append_result(result)
         history.setdefault(metric, []).append(result)
         self.observer.on_result(result)
         return result
+
+    def _warn_once(self, message: str) -> None:
+        """Pass a procedure's warning to the observer, each distinct message once per run."""
+        if message not in self._warned:
+            self._warned.add(message)
+            self.observer.on_warning(message)
 
     def _emit(self, record: TrialRecord) -> None:
         """Store a trial (on disk when this returns), then tell the observer."""

@@ -290,6 +290,7 @@ typedef struct {
     uint64_t time_limit_ns;
     uint16_t flags;
     uint64_t tag_every, tag_start, tag_count;
+    int stamp_each; /* PDV over every frame: each frame gets its own send stamp as it is built */
     uint64_t rng;
     perm_t perm; /* TX_ENUM: frame index k -> pair index pi(k) */
     uint8_t *frames; /* BATCH * len */
@@ -412,6 +413,8 @@ static int tx_init(tx_t *t, PyObject *d, uint16_t tag) {
     t->tag_start = (uint64_t)v;
     if (get_ll(d, "tag_count", 0, &v) < 0) goto fail;
     t->tag_count = (uint64_t)v;
+    if (get_ll(d, "stamp_each", 0, &v) < 0) goto fail;
+    t->stamp_each = v != 0;
     {
         PyObject *so = PyDict_GetItemString(d, "seed");
         t->rng = (so && so != Py_None) ? (uint64_t)PyLong_AsUnsignedLongLongMask(so) : 0;
@@ -538,17 +541,25 @@ static int tx_step(tx_t *t, uint64_t now, uint64_t t0) {
     uint64_t lag = due - t->sent;
     if (lag > t->max_lag) t->max_lag = lag;
     int n = lag > BATCH ? BATCH : (int)lag;
+    /* The send stamp: one clock reading per batch for plain frames (their stamp is never read). A frame whose
+     * delay is measured gets its own reading as it is built: a tagged frame is sent alone (it ends any batch
+     * before it and its own), so only its build and the send call lie between stamp and wire; with stamp_each
+     * (PDV over every frame) each frame of a batch is stamped as it is built, so frame i no longer carries the
+     * build time of the frames before it (what remains is the send call, which puts frames on the wire in order). */
     uint64_t stamp = now_ns(CLOCK_REALTIME);
     const layout_t *lo = &t->lo;
     int built = 0;
     for (int i = 0; i < n; i++) {
         uint64_t k = t->next_i + (uint64_t)i;
         uint16_t flags = t->flags;
+        int tagged = 0;
         if (t->tag_every && k >= t->tag_start && (k - t->tag_start) % t->tag_every == 0 &&
             (!t->tag_count || (k - t->tag_start) / t->tag_every < t->tag_count)) {
-            if (i > 0) break; /* a tagged frame always opens its batch, so its stamp is taken right before the send */
+            if (i > 0) break; /* a tagged frame opens its batch: stamped just now, right before it is built */
             flags |= FLAG_TAGGED;
+            tagged = 1;
         }
+        if (i > 0 && t->stamp_each) stamp = now_ns(CLOCK_REALTIME);
         uint16_t sp, dp;
         uint32_t seq;
         switch (t->mode) {
@@ -585,6 +596,7 @@ static int tx_step(tx_t *t, uint64_t now, uint64_t t0) {
         }
         frame_fill(lo, t->frames + (size_t)i * lo->len, sp, dp, seq, stamp, flags);
         built++;
+        if (tagged) break; /* ... and is sent alone, right after it was built */
     }
     int r = sendmmsg(t->fd, t->msgs, (unsigned)built, MSG_DONTWAIT);
     t->calls++;

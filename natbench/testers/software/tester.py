@@ -263,6 +263,7 @@ class SoftwareTester:
                         "tag_every": tag_every,
                         "tag_start": tag_start,
                         "tag_count": tag_count,
+                        "stamp_each": int(measure.all_delays),  # PDV: every frame its own send stamp
                         "seed": self._seed(1),
                     }
                 )
@@ -296,6 +297,7 @@ class SoftwareTester:
                         "tag_every": tag_every,
                         "tag_start": tag_start,
                         "tag_count": tag_count,
+                        "stamp_each": int(measure.all_delays),
                         "seed": self._seed(2),
                     }
                 )

@@ -14,10 +14,17 @@ Pure functions over the dictionaries the client library returns (no server conta
 
 TRex's port ``ierrors`` is the DPDK ``imissed + ierrors + rx_nombuf`` of the port (trex-core
 ``get_extended_stats_fixed``), and the DPDK xstats ``rx_missed_errors`` / ``rx_errors`` /
-``rx_mbuf_allocation_errors`` are those three again: the counters overlap, so a port's drop count is
-the largest of them (at least that many frames were lost by the tester), never their sum. With
-software mode over veth (DPDK ``net_af_packet``) ``imissed`` is the receive socket's ``tp_drops``:
-the very counter the software tester reads as "receive socket dropped".
+``rx_mbuf_allocation_errors`` are those three again. Only two of them are the tester's: ``imissed`` (the
+receive queue was full) and ``rx_nombuf`` (no buffer was free); DPDK's ``ierrors`` counts *erroneous* frames
+(bad CRC, checksum, length), frames the DUT corrupted, which are the DUT's loss (they are missing from the
+received count already). So the port ``ierrors`` mixes both and cannot judge a trial when the xstats can:
+:func:`receive_drops` reads the miss and no-buffer xstats (the generic ones and the drivers' own, e.g. mlx5
+``rx_out_of_buffer``, ``rx_discards_phy``) and falls back to the port ``ierrors`` only for a port whose xstats
+could not be read (then a corrupted frame also counts as the tester's, the safe side: an invalid trial, never a
+wrong DUT figure); :func:`receive_errors` lists the malformed-frame counters, recorded, not judged. The
+counters overlap, so a port's drop count is the largest of them (at least that many frames were lost by the
+tester), never their sum. With software mode over veth (DPDK ``net_af_packet``) ``imissed`` is the receive
+socket's ``tp_drops``: the very counter the software tester reads as "receive socket dropped".
 """
 
 from __future__ import annotations
@@ -32,19 +39,25 @@ __all__ = [
     "pacing_warnings",
     "receive_drop_notes",
     "receive_drops",
+    "receive_errors",
     "timing",
     "transmit_error_notes",
     "transmit_errors",
 ]
 
 _RX_DROP_NAME = re.compile(
-    r"^rx_.*(miss|drop|discard|error|nombuf|no_?buf|no_mbuf|out_of_buffer|no_dma|overrun|fifo)",
+    r"^(imissed|rx_.*(miss|drop|nombuf|no_?buf|no_mbuf|mbuf_allocation|out_of_buffer|no_dma|discards_phy|fifo|overrun))",
     re.IGNORECASE,
 )
-"""Extended counters of frames that reached the port but not TRex: DPDK's generic ``rx_missed_errors``,
-``rx_errors``, ``rx_mbuf_allocation_errors``, ``rx_q<N>_errors`` and the drivers' own (``rx_out_of_buffer``,
-``rx_discards_phy``, ``rx_no_dma_resources``, ``rx_crc_errors``, ...); deliveries (``rx_good_packets``,
-``rx_q0_packets``) match none of the words."""
+"""Extended counters of frames that reached the port but not TRex because its receive path had no room: DPDK's
+generic ``rx_missed_errors`` (``imissed``) and ``rx_mbuf_allocation_errors`` (``rx_nombuf``) and the drivers' own
+(``rx_out_of_buffer``, ``rx_discards_phy``, ``rx_no_dma_resources``, ``rx_fifo_errors``, ``rx_*_dropped``, ...);
+deliveries (``rx_good_packets``, ``rx_q0_packets``) and malformed-frame counters match none of the words."""
+
+_RX_ERROR_NAME = re.compile(r"^rx_.*(error|discard)", re.IGNORECASE)
+"""Extended receive-error counters that are not :data:`_RX_DROP_NAME`'s: frames that arrived malformed (DPDK's
+generic ``rx_errors``, ``rx_crc_errors``, ``rx_l3_l4_xsum_error``, ``rx_length_errors``, ``rx_undersize_errors``,
+``rx_oversize_errors``, ``rx_q<N>_errors``, ...): the DUT's (or the link's) loss, not the tester's."""
 
 _TX_ERROR_NAME = re.compile(r"^tx_.*(error|drop|discard)", re.IGNORECASE)
 """Extended counters of frames TRex handed to the port that did not leave (DPDK ``tx_errors``, ...)."""
@@ -106,8 +119,34 @@ def _nonzero(
 def receive_drops(
     stats: Mapping[Any, Any], xstats: Mapping[int, Mapping[str, Any]], ports: Iterable[int]
 ) -> dict[int, dict[str, int]]:
-    """Per port, the receive-error and miss counters that moved during the trial (port ``ierrors`` and xstats)."""
-    return _nonzero(stats, xstats, ports, "ierrors", _RX_DROP_NAME)
+    """Per port, the tester's own receive misses during the trial: the miss / no-buffer xstats of a port whose
+    xstats were read, else its port ``ierrors`` (which then may include malformed frames: see the module notes)."""
+    out: dict[int, dict[str, int]] = {}
+    for port in ports:
+        if port in xstats:
+            found = {str(k): _count(v) for k, v in xstats[port].items() if _RX_DROP_NAME.search(str(k)) and _count(v)}
+        else:
+            ierrors = _count(_port(stats, port).get("ierrors"))
+            found = {"ierrors": ierrors} if ierrors > 0 else {}
+        if found:
+            out[port] = found
+    return out
+
+
+def receive_errors(xstats: Mapping[int, Mapping[str, Any]], ports: Iterable[int]) -> dict[int, dict[str, int]]:
+    """Per port, the malformed-frame receive counters that moved during the trial (xstats only): frames the DUT or
+    the link corrupted. They are the DUT's loss (the frames are missing from the received count), recorded with the
+    trial, never a reason to invalidate it."""
+    out: dict[int, dict[str, int]] = {}
+    for port in ports:
+        found = {
+            str(k): _count(v)
+            for k, v in xstats.get(port, {}).items()
+            if _RX_ERROR_NAME.search(str(k)) and not _RX_DROP_NAME.search(str(k)) and _count(v)
+        }
+        if found:
+            out[port] = found
+    return out
 
 
 def transmit_errors(

@@ -474,7 +474,9 @@ class TRexTester:
         Every counter is relative to the ``clear_stats`` before the trial (port stats, xstats and
         ``queue_full``), so each is the trial's delta. Frames the tester's own receive path lost are
         not the DUT's loss: such a trial is invalid (retried; the search counts it as tester-limited),
-        as in the software tester. Pacing warnings go to the record's ``pacing_warnings`` only (they
+        as in the software tester; frames that arrived malformed (the DUT's loss) are recorded as ``rx_malformed``
+        and judged as loss (:mod:`~natbench.testers.trex.health`). Pacing warnings go to the record's
+        ``pacing_warnings`` only (they
         do not change the verdict and stay out of ``tester_note``).
         """
         ports = list(self._port_ids.values())
@@ -509,6 +511,7 @@ class TRexTester:
         record.update(
             {
                 "rx_drops": {str(p): c for p, c in drops.items()},
+                "rx_malformed": {str(p): c for p, c in health.receive_errors(xstats, ports).items()},
                 "tx_errors": {str(p): c for p, c in tx_errors.items()},
                 "trex": {
                     **health.timing(stats, ports),
