@@ -109,6 +109,13 @@ def summary_lines(run: RunDirectory) -> list[str]:
     help="Measure on the testbeds of the campaign's testbed.class served by `natbench worker`s of the Dask"
     " scheduler at ADDR (tcp://127.0.0.1:8786, tls://...); see docs/distributed.md.",
 )
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="With --scheduler: give up reaching the scheduler after SECONDS.",
+)
 def run_command(
     campaign_file: Path | None,
     resume_dir: Path | None,
@@ -119,6 +126,7 @@ def run_command(
     monitor_interval: float | None,
     verbose: int,
     scheduler: str | None,
+    connect_timeout: float,
 ) -> None:
     """Run a campaign (FILE), or resume an interrupted run (--resume RUN_DIR)."""
     if (campaign_file is None) == (resume_dir is None):
@@ -158,7 +166,7 @@ def run_command(
         raise click.UsageError("with --scheduler, --monitor goes in the workers' testbed files (monitor_interval)")
     try:
         if scheduler is not None:
-            run = _run_distributed(scheduler, campaign_file, resume_dir, where, observers, repair)
+            run = _run_distributed(scheduler, campaign_file, resume_dir, where, observers, repair, connect_timeout)
         elif resume_dir is not None:
             run = resume_campaign(resume_dir, observers=observers, monitor_interval=monitor_interval, repair=repair)
         else:
@@ -184,6 +192,7 @@ def _run_distributed(
     where: Path,
     observers: list[Observer],
     repair: bool,
+    connect_timeout: float,
 ) -> RunDirectory:
     """``--scheduler``: the same run (or resume) on the scheduler's workers (natbench.run.distributed)."""
     try:
@@ -191,9 +200,13 @@ def _run_distributed(
     except ImportError as exc:
         raise ConfigError(f"--scheduler needs Dask distributed ({exc}): pip install 'natbench[distributed]'") from None
     if resume_dir is not None:
-        return distributed.resume_distributed(resume_dir, scheduler, observers=observers, repair=repair)
+        return distributed.resume_distributed(
+            resume_dir, scheduler, observers=observers, repair=repair, connect_timeout=connect_timeout
+        )
     assert campaign_file is not None
-    return distributed.run_distributed(campaign_file, scheduler, where, observers=observers)
+    return distributed.run_distributed(
+        campaign_file, scheduler, where, observers=observers, connect_timeout=connect_timeout
+    )
 
 
 def _announce_repair(run: RunDirectory, found: Scan) -> None:

@@ -114,8 +114,9 @@ class DistributedRun:
     """Submissions of a point whose task raised, in all, before the run fails."""
     poll: float = 0.2
     """Longest wait between looks at the queue and the tasks while nothing comes (seconds)."""
-    run_key: str = field(default_factory=lambda: f"natbench-{uuid.uuid4().hex}")
-    """Names this session's queues and tasks."""
+    run_key: str = ""
+    """Names the run's queues: by default ``natbench-<run_id>`` from run.json (kept across resumes, so that a
+    resumed client hears, and stops, the attempts a killed one left running)."""
     _obs: Observer = field(init=False)
     _attempts: dict[str, _Attempt] = field(default_factory=dict, init=False)
     _current: dict[str, str] = field(default_factory=dict, init=False)
@@ -124,6 +125,12 @@ class DistributedRun:
 
     def __post_init__(self) -> None:
         self._obs = Fanout(self.observers)
+        if not self.run_key:
+            run_id = self.store.meta.get("run_id")
+            if not run_id:
+                run_id = uuid.uuid4().hex
+                self.store.update_meta(run_id=run_id)
+            self.run_key = f"natbench-{run_id}"
 
     # ------------------------------------------------------------------ the run
     def run(self) -> str:
@@ -352,6 +359,7 @@ def run_distributed(
     observers: Sequence[Observer] = (),
     timeout: float = 600.0,
     attempts: int = 3,
+    connect_timeout: float = 10.0,
 ) -> RunDirectory:
     """Load the campaign file and measure it on the scheduler's workers of its testbed class; return the run.
 
@@ -366,7 +374,7 @@ def run_distributed(
     klass = _class_of(campaign, str(path))
     spec = spec_from_campaign(campaign, campaign.to_yaml(), str(path))
     target = Path(run_dir) if run_dir else default_run_dir(campaign)
-    with _client(scheduler) as client:
+    with _client(scheduler, connect_timeout) as client:
         _check_scheduler(client)
         store = RunStore.create(
             target,
@@ -387,6 +395,7 @@ def resume_distributed(
     timeout: float = 600.0,
     attempts: int = 3,
     repair: bool = False,
+    connect_timeout: float = 10.0,
 ) -> RunDirectory:
     """Resume the run in ``run_dir`` on the scheduler's workers: only the repetitions without a result."""
     from natbench.campaign import load_campaign
@@ -399,18 +408,18 @@ def resume_distributed(
     campaign = load_campaign(existing.path / CAMPAIGN)
     klass = _class_of(campaign, str(existing.path / CAMPAIGN))
     spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
-    with _client(scheduler) as client:
+    with _client(scheduler, connect_timeout) as client:
         _check_scheduler(client)
         store = RunStore.resume(run_dir, repair=repair)
         return _run_into(store, spec, client, klass, observers, timeout, attempts)
 
 
 @contextlib.contextmanager
-def _client(scheduler: str | Client) -> Any:
+def _client(scheduler: str | Client, timeout: float) -> Any:
     if isinstance(scheduler, Client):
         yield scheduler
         return
-    client = connect(scheduler)
+    client = connect(scheduler, timeout=timeout)
     try:
         yield client
     finally:
