@@ -28,11 +28,12 @@ Results of different classes never mix: a run has one class, and a worker of ano
 from __future__ import annotations
 
 import contextlib
-import time
+import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty, SimpleQueue
 from typing import Any
 
 import yaml
@@ -94,6 +95,47 @@ class _Attempt:
     ended: bool = False
 
 
+class _Inbox:
+    """The run's queue read by a thread of its own (blocking gets: a message is handled as soon as it comes, and
+    no get times out at the scheduler); closing it puts a token of its own in the queue to end that thread."""
+
+    def __init__(self, queue: Queue) -> None:
+        self.queue = queue
+        self.token = uuid.uuid4().hex
+        self.local: SimpleQueue[dict[str, Any] | BaseException] = SimpleQueue()
+        self.thread = threading.Thread(target=self._read, name="natbench-inbox", daemon=True)
+
+    def __enter__(self) -> _Inbox:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(Exception):
+            self.queue.put({"op": "close", "attempt": self.token})
+            self.thread.join(timeout=10)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = dict(self.queue.get())
+            except BaseException as exc:  # the client closed: say so to the run, once
+                self.local.put(exc)
+                return
+            if message.get("attempt") == self.token:
+                return
+            self.local.put(message)
+
+    def next(self, wait: float) -> dict[str, Any] | None:
+        """The next message, or None after ``wait`` seconds."""
+        try:
+            item = self.local.get(timeout=wait)
+        except Empty:
+            return None
+        if isinstance(item, BaseException):
+            raise NatbenchError(f"lost the Dask scheduler: {type(item).__name__}: {item}")
+        return item
+
+
 @dataclass
 class DistributedRun:
     """Measures the repetitions left in ``store`` of ``spec`` on the workers of ``testbed_class``."""
@@ -112,8 +154,10 @@ class DistributedRun:
     """How long a worker waits for this client's answer, and this client for a point's first message."""
     attempts: int = 3
     """Submissions of a point whose task raised, in all, before the run fails."""
+    check: float = 10.0
+    """How often a waiting worker looks whether its task is still wanted (a killed client's attempts stop)."""
     poll: float = 0.2
-    """Longest wait between looks at the queue and the tasks while nothing comes (seconds)."""
+    """Seconds between looks at the tasks while no message comes."""
     run_key: str = ""
     """Names the run's queues: by default ``natbench-<run_id>`` from run.json (kept across resumes, so that a
     resumed client hears, and stops, the attempts a killed one left running)."""
@@ -148,26 +192,22 @@ class DistributedRun:
             self._check_workers()
             self.store.update_meta(testbed_class=self.testbed_class)
             self._obs.on_run_start(self.store.path, self.spec, len(self.store.reader().completed()))
-            inbox = Queue(self.run_key, client=self.client)
+            inbox = _Inbox(Queue(self.run_key, client=self.client))
             measurement = measurement_text(self.spec.campaign_text)
             tries: dict[str, int] = {}
             for point in self.spec.points:
                 if self._todo(point, metrics):
                     futures[point.id] = self._submit(point, measurement)
                     tries[point.id] = 1
-            idle = 0.0
-            while futures:
-                messages = self._next(inbox)
-                for message in messages:
-                    self._handle(message, metrics)
-                # nothing came: wait a little longer each time, up to ``poll`` (a busy run answers at once)
-                idle = 0.0 if messages else min(self.poll, max(0.002, idle * 2))
-                if idle:
-                    time.sleep(idle)
-                for pid, fut in list(futures.items()):
-                    if fut.done():
-                        futures.pop(pid)
-                        self._finished(pid, fut, metrics, futures, tries, measurement)
+            with inbox:
+                while futures:
+                    message = inbox.next(self.poll)
+                    if message is not None:
+                        self._handle(message, metrics)
+                    for pid, fut in list(futures.items()):
+                        if fut.done():
+                            futures.pop(pid)
+                            self._finished(pid, fut, metrics, futures, tries, measurement)
             self.store.verify(planned)
             status = "complete"
             self.store.set_status("complete")
@@ -203,14 +243,11 @@ class DistributedRun:
             measurement,
             point.id,
             self.timeout,
+            self.check,
             key=f"natbench-point-{point.id}-{uuid.uuid4().hex[:8]}",
             resources={class_resource(self.testbed_class): 1},
             pure=False,
         )
-
-    def _next(self, inbox: Queue) -> list[dict[str, Any]]:
-        """The messages waiting (none: an empty list at once; a blocking get would log a timeout at the scheduler)."""
-        return [dict(m) for m in inbox.get(batch=True)]
 
     def _todo(self, point: WorkingPoint, metrics: list[str]) -> list[tuple[str, int]]:
         return [
@@ -360,10 +397,12 @@ def run_distributed(
     timeout: float = 600.0,
     attempts: int = 3,
     connect_timeout: float = 10.0,
+    check: float = 10.0,
 ) -> RunDirectory:
     """Load the campaign file and measure it on the scheduler's workers of its testbed class; return the run.
 
-    ``scheduler`` is an address (``tcp://127.0.0.1:8786``, ``tls://...``) or a connected client.
+    ``scheduler`` is an address (``tcp://127.0.0.1:8786``, ``tls://...``) or a connected client; ``timeout``,
+    ``attempts`` and ``check``: see :class:`DistributedRun`.
     """
     from natbench.campaign import load_campaign
     from natbench.run.runner import default_run_dir
@@ -382,9 +421,9 @@ def run_distributed(
             points=spec.points,
             campaign_file=spec.campaign_file,
             campaign_name=spec.name,
-            tester_facts={"distributed": True},
+            tester_facts={"backend": "per testbed (distributed run)"},
         )
-        return _run_into(store, spec, client, klass, observers, timeout, attempts)
+        return _run_into(store, spec, client, klass, observers, timeout, attempts, check)
 
 
 def resume_distributed(
@@ -396,6 +435,7 @@ def resume_distributed(
     attempts: int = 3,
     repair: bool = False,
     connect_timeout: float = 10.0,
+    check: float = 10.0,
 ) -> RunDirectory:
     """Resume the run in ``run_dir`` on the scheduler's workers: only the repetitions without a result."""
     from natbench.campaign import load_campaign
@@ -411,7 +451,7 @@ def resume_distributed(
     with _client(scheduler, connect_timeout) as client:
         _check_scheduler(client)
         store = RunStore.resume(run_dir, repair=repair)
-        return _run_into(store, spec, client, klass, observers, timeout, attempts)
+        return _run_into(store, spec, client, klass, observers, timeout, attempts, check)
 
 
 @contextlib.contextmanager
@@ -441,9 +481,10 @@ def _run_into(
     observers: Sequence[Observer],
     timeout: float,
     attempts: int,
+    check: float,
 ) -> RunDirectory:
     try:
-        DistributedRun(spec, store, client, klass, observers, timeout, attempts).run()
+        DistributedRun(spec, store, client, klass, observers, timeout, attempts, check=check).run()
     finally:
         store.close()
     return RunDirectory.open(store.path)

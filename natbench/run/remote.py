@@ -154,24 +154,54 @@ class OwnedTestbed(WorkerPlugin):
 
 
 class Channel:
-    """One attempt's conversation with the client: each message is answered once the client has stored it."""
+    """One attempt's conversation with the client: each message is answered once the client has stored it.
 
-    def __init__(self, run_key: str, attempt: str, timeout: float) -> None:
+    While it waits for an answer it looks, every ``check`` seconds, whether its task is still wanted: a
+    client that went away (killed, interrupted) has its tasks cancelled by the scheduler, and the attempt
+    then stops (PointStopped) instead of holding the testbed until ``timeout``.
+    """
+
+    def __init__(self, run_key: str, attempt: str, timeout: float, check: float = 10.0) -> None:
         self.attempt = attempt
         self.timeout = timeout
+        self.check = check
         self._out = Queue(run_key)
         self._back = Queue(reply_queue(run_key, attempt))
+        self._wanted: Callable[[], bool] = _task_wanted()
 
     def call(self, op: str, **body: Any) -> dict[str, Any]:
         """Send one message and wait for the client's answer; PointStopped when it says stop."""
         self._out.put({"op": op, "attempt": self.attempt, **body})
-        try:
-            reply = self._back.get(timeout=self.timeout)
-        except TimeoutError:
-            raise PointStopped(f"no answer from the client for {self.timeout:g} s after {op!r}") from None
+        waited = 0.0
+        while True:
+            wait = min(self.check, self.timeout - waited)
+            try:
+                reply = self._back.get(timeout=wait)
+                break
+            except TimeoutError:
+                waited += wait
+            if waited >= self.timeout:
+                raise PointStopped(f"no answer from the client for {self.timeout:g} s after {op!r}")
+            if not self._wanted():
+                raise PointStopped(f"the client went away (no answer after {op!r}; its task was cancelled)")
         if not reply.get("ok"):
             raise PointStopped(str(reply.get("why", "stopped by the client")))
         return dict(reply)
+
+
+def _task_wanted() -> Callable[[], bool]:
+    """A check that the task running in this thread is still wanted by the scheduler (always True off a worker)."""
+    try:
+        worker = get_worker()
+        key = worker.get_current_task()
+    except ValueError:
+        return lambda: True
+
+    def wanted() -> bool:
+        ts = worker.state.tasks.get(key)
+        return ts is not None and ts.state not in ("cancelled", "released", "forgotten")
+
+    return wanted
 
 
 @dataclass
@@ -229,16 +259,17 @@ class _Forward(Observer):
         self.channel.call("warning", text=message)
 
 
-def measure_point(run_key: str, measurement: str, point_id: str, timeout: float) -> dict[str, Any]:
+def measure_point(run_key: str, measurement: str, point_id: str, timeout: float, check: float = 10.0) -> dict[str, Any]:
     """The task: measure what is left at ``point_id`` on this worker's testbed; return a summary.
 
     ``measurement`` is the campaign without its testbed section (the worker adds its own); ``timeout`` how
-    long to wait for each answer of the client (a client that went away stops the attempt).
+    long to wait for each answer of the client, ``check`` how often to look whether the task is still wanted
+    meanwhile (a client that went away stops the attempt).
     """
     worker = get_worker()
     owned = worker.plugins[PLUGIN]
     assert isinstance(owned, OwnedTestbed)
-    channel = Channel(run_key, uuid.uuid4().hex, timeout)
+    channel = Channel(run_key, uuid.uuid4().hex, timeout, check)
     reply = channel.call("begin", point=point_id, testbed=owned.info())
     todo = [(str(m), int(r)) for m, r in reply["todo"]]
     summary = {"point": point_id, "testbed": owned.testbed_name, "attempt": channel.attempt, "repetitions": len(todo)}
