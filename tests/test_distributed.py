@@ -279,7 +279,7 @@ def test_no_scheduler_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
     # port 9 (discard) on loopback: nothing listens there
     proc = _natbench("run", str(path), "--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "1", "-o", str(out))
     assert proc.returncode == 2
-    errors = [ln for ln in proc.stderr.splitlines() if "error" in ln]
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("natbench: error:")]
     assert errors == [errors[0]] and "no Dask scheduler reachable at tcp://127.0.0.1:9" in errors[0]
     assert "Traceback" not in proc.stderr
     assert not out.exists()  # nothing half-written
@@ -319,7 +319,7 @@ def test_the_workers_get_the_campaign_without_its_testbed_section(tmp_path: Path
     from natbench.run.distributed import measurement_text
 
     data = load_campaign(small_campaign(tmp_path)).to_dict()
-    data["testbed"]["duts"][0]["access"] = {"kind": "ssh", "host": "dut", "user": "u", "key_file": "/secret/key"}
+    data["testbed"]["duts"][0]["access"] = {"kind": "ssh", "host": "dut", "user": "u", "key": "/secret/key"}
     sent = measurement_text(json.dumps(data))
     assert "testbed" not in sent and "/secret/key" not in sent
     assert "cps" in sent  # the measurement part is all there
