@@ -165,6 +165,12 @@ def test_two_testbeds_measure_one_campaign_into_one_run_directory_as_a_local_run
     assert run.meta["testbed_class"] == "fake-x"
     assert {n: tb["class"] for n, tb in run.meta["testbeds"].items()} == {"a": "fake-x", "b": "fake-x"}
     assert not (run.path / ABANDONED).exists()
+    # the report's tables name the testbed of every point, in the points' order
+    from natbench.report.load import load
+
+    text = load(run.path).tables()[0].to_text()
+    row = next(line for line in text.splitlines() if line.startswith("testbed "))
+    assert row.split()[1:] == [by_point[p["id"]][0] for p in run.points]
 
 
 def test_a_run_needs_a_worker_of_its_class(tmp_path: Path, cluster: LocalCluster) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,12 @@ def serve_worker(
         )
         try:
             await worker
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, RuntimeError) as exc:
             raise WorkerFailed(f"no Dask scheduler reachable at {scheduler} within {death_timeout:g} s") from exc
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):  # close cleanly: the testbed (and a lab it brought up) too
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not the main thread
+                loop.add_signal_handler(sig, lambda: asyncio.ensure_future(worker.close()))
         await worker.finished()
 
     asyncio.run(serve())

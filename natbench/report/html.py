@@ -265,17 +265,9 @@ def render_html(run: Run, scale: str = "1", images: Sequence[tuple[ReportFigure,
         cols = ["index", "label", "cores", "src_count", "dst_count", "connections", "frame_size"]
         parts.append(
             f"<details><summary>Working points ({len(run.points)})</summary>"
-            + _with_testbeds(run.points[cols], meta).to_html(classes="points", border=0)
+            + run.points[cols + (["testbed"] if "testbed" in run.points else [])].to_html(classes="points", border=0)
             + "</details>"
         )
     parts.append(f"<details><summary>Resolved campaign</summary><pre>{html.escape(run.campaign_text)}</pre></details>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
-
-
-def _with_testbeds(points: Any, meta: dict[str, Any]) -> Any:
-    """The working points with a ``testbed`` column when a distributed run recorded which testbed measured each."""
-    by_point = meta.get("point_testbeds")
-    if not isinstance(by_point, dict) or not by_point:
-        return points
-    return points.assign(testbed=[", ".join(by_point.get(str(pid), [])) for pid in points.index])
