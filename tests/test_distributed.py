@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -329,3 +330,59 @@ def test_the_workers_get_the_campaign_without_its_testbed_section(tmp_path: Path
     sent = measurement_text(json.dumps(data))
     assert "testbed" not in sent and "/secret/key" not in sent
     assert "cps" in sent  # the measurement part is all there
+
+
+OPENSSL_SELF_SIGNED = [
+    "openssl",
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=localhost",
+]
+
+
+def test_a_run_over_tls_with_dask_security_and_no_plain_tcp(tmp_path: Path) -> None:
+    from natbench.cli.worker import security_from
+    from natbench.run.distributed import SchedulerUnreachable, connect
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [*OPENSSL_SELF_SIGNED, "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    tls = ["--tls-ca-file", str(cert), "--tls-cert", str(cert), "--tls-key", str(key)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    sched = subprocess.Popen(
+        [sys.executable, "-m", "natbench", "scheduler", "--port", "0", *tls], stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert sched.stderr is not None
+        line = ""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "listening at" not in line:
+            line = sched.stderr.readline()
+        address = line.split("listening at ")[1].strip()
+        assert address.startswith("tls://127.0.0.1:")
+        with pytest.raises(SchedulerUnreachable):  # plain TCP is not served
+            connect(address.replace("tls://", "tcp://"), timeout=2)
+        worker = security_from(cert, cert, key, "worker")
+        threading.Thread(
+            target=serve_worker, args=(address, owned("a", "fake-x")), kwargs={"security": worker}, daemon=True
+        ).start()
+        client = connect(address, timeout=10, security=security_from(cert, cert, key, "client"))
+        with client:
+            client.wait_for_workers(1, timeout=30)
+            run = run_distributed(small_campaign(tmp_path), client, tmp_path / "run")
+            client.retire_workers()
+        assert run.status == "complete" and len(run.results()) == 8
+    finally:
+        sched.send_signal(signal.SIGINT)
+        sched.wait(timeout=20)

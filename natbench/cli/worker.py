@@ -41,10 +41,12 @@ def security_from(ca_file: Path | None, cert: Path | None, key: Path | None, rol
         raise ConfigError(f"TLS needs --tls-ca-file, --tls-cert and --tls-key together (missing {', '.join(missing)})")
     from distributed.security import Security
 
+    # the process's own client (a worker's tasks talk to the scheduler through one) uses the same certificate
+    roles = {role, "client"}
     return Security(
         require_encryption=True,
         tls_ca_file=str(ca_file),
-        **{f"tls_{role}_cert": str(cert), f"tls_{role}_key": str(key)},
+        **{f"tls_{r}_{part}": str(path) for r in roles for part, path in (("cert", cert), ("key", key))},
     )
 
 
