@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     BeforeValidator,
+    ConfigDict,
     Field,
     IPvAnyAddress,
     PlainSerializer,
@@ -279,7 +280,15 @@ class TestbedSpec(_Model):
     """The tester and the DUTs, in path order from the Initiator side to the Responder side."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class
+    model_config = ConfigDict(**_Model.model_config, serialize_by_alias=True, validate_by_name=True)
 
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    """Name of this testbed (distributed runs: the resource a ``natbench worker`` advertises; recorded with every
+    point and trial it measures)."""
+    testbed_class: str | None = Field(default=None, alias="class", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+    """What the testbed is equivalent to (same DUT hardware and software), written ``class:`` (or ``testbed_class:``):
+    a distributed run measures a campaign only on testbeds of the class its own testbed section names, so results
+    of different classes never mix."""
     tester: TesterSpec
     """The traffic generator: TRex or the built-in software tester."""
     duts: list[DutSpec] = Field(min_length=1)

@@ -7,14 +7,15 @@ import sys
 import click
 
 # each subcommand module registers itself on the group when imported
-from natbench.cli import compare, doctor, lab, plan, recipes, report, run, validate
+from natbench.cli import compare, doctor, lab, plan, recipes, report, run, validate, worker
 from natbench.cli.group import cli, one_line
 from natbench.errors import ConfigError, NatbenchError
 
 __all__ = ["cli", "main"]
 
-SUBCOMMANDS = (compare, doctor, lab, plan, recipes, report, run, validate)
-"""The subcommand modules (natbench compare, doctor, lab, plan, recipes, report, run, validate)."""
+SUBCOMMANDS = (compare, doctor, lab, plan, recipes, report, run, validate, worker)
+"""The subcommand modules (natbench compare, doctor, lab, plan, recipes, report, run, validate, worker and
+scheduler)."""
 
 
 def main() -> None:

@@ -102,6 +102,20 @@ def summary_lines(run: RunDirectory) -> list[str]:
     help="Sample every DUT's per-core CPU idle time every SECONDS during each traffic trial (stored with it).",
 )
 @click.option("-v", "--verbose", count=True, help="Log run events to stderr (-v results, -vv every trial).")
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDR",
+    help="Measure on the testbeds of the campaign's testbed.class served by `natbench worker`s of the Dask"
+    " scheduler at ADDR (tcp://127.0.0.1:8786, tls://...); see docs/distributed.md.",
+)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="With --scheduler: give up reaching the scheduler after SECONDS.",
+)
 def run_command(
     campaign_file: Path | None,
     resume_dir: Path | None,
@@ -111,6 +125,8 @@ def run_command(
     progress: bool | None,
     monitor_interval: float | None,
     verbose: int,
+    scheduler: str | None,
+    connect_timeout: float,
 ) -> None:
     """Run a campaign (FILE), or resume an interrupted run (--resume RUN_DIR)."""
     if (campaign_file is None) == (resume_dir is None):
@@ -146,8 +162,12 @@ def run_command(
             _announce_repair(existing, found)
         where = existing.path
     click.echo(f"natbench: run directory {where}", err=True)
+    if scheduler is not None and monitor_interval:
+        raise click.UsageError("with --scheduler, --monitor goes in the workers' testbed files (monitor_interval)")
     try:
-        if resume_dir is not None:
+        if scheduler is not None:
+            run = _run_distributed(scheduler, campaign_file, resume_dir, where, observers, repair, connect_timeout)
+        elif resume_dir is not None:
             run = resume_campaign(resume_dir, observers=observers, monitor_interval=monitor_interval, repair=repair)
         else:
             assert campaign_file is not None
@@ -163,6 +183,30 @@ def run_command(
         if "[" in line or "failed" in line:  # the flags the tables cannot show at a glance
             click.echo(line)
     click.echo(f"run directory: {run.path} ({run.status}); full report: natbench report {run.path}")
+
+
+def _run_distributed(
+    scheduler: str,
+    campaign_file: Path | None,
+    resume_dir: Path | None,
+    where: Path,
+    observers: list[Observer],
+    repair: bool,
+    connect_timeout: float,
+) -> RunDirectory:
+    """``--scheduler``: the same run (or resume) on the scheduler's workers (natbench.run.distributed)."""
+    try:
+        from natbench.run import distributed
+    except ImportError as exc:
+        raise ConfigError(f"--scheduler needs Dask distributed ({exc}): pip install 'natbench[distributed]'") from None
+    if resume_dir is not None:
+        return distributed.resume_distributed(
+            resume_dir, scheduler, observers=observers, repair=repair, connect_timeout=connect_timeout
+        )
+    assert campaign_file is not None
+    return distributed.run_distributed(
+        campaign_file, scheduler, where, observers=observers, connect_timeout=connect_timeout
+    )
 
 
 def _announce_repair(run: RunDirectory, found: Scan) -> None:

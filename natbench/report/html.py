@@ -265,7 +265,7 @@ def render_html(run: Run, scale: str = "1", images: Sequence[tuple[ReportFigure,
         cols = ["index", "label", "cores", "src_count", "dst_count", "connections", "frame_size"]
         parts.append(
             f"<details><summary>Working points ({len(run.points)})</summary>"
-            + run.points[cols].to_html(classes="points", border=0)
+            + run.points[cols + (["testbed"] if "testbed" in run.points else [])].to_html(classes="points", border=0)
             + "</details>"
         )
     parts.append(f"<details><summary>Resolved campaign</summary><pre>{html.escape(run.campaign_text)}</pre></details>")

@@ -71,8 +71,8 @@ class Run:
         self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(aggregate.results_frame(stored.results), self.trials)
         """One row per repetition result (the final value of each repetition; ``dut_cpu_busy`` from the
         monitored trials)."""
-        self.points: pd.DataFrame = aggregate.points_frame(stored.points)
-        """Working points, indexed by id, in campaign order."""
+        self.points: pd.DataFrame = _with_testbeds(aggregate.points_frame(stored.points), stored.meta)
+        """Working points, indexed by id, in campaign order (a distributed run: with the testbed of each)."""
         self.baseline: Run | None = None
         """The run the forwarding baseline came from (None: this run's own, if any)."""
         self.baseline_points: dict[str, str] = {}
@@ -229,3 +229,13 @@ def load(run_dir: str | Path, baseline: str | Path | Run | None = None) -> Run:
                 stacklevel=2,
             )
     return run
+
+
+def _with_testbeds(points: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
+    """A distributed run's points get a ``testbed`` column: the testbed(s) that measured each (run.json
+    ``point_testbeds``); other runs' points are returned as they are."""
+    by_point = meta.get("point_testbeds")
+    if not isinstance(by_point, dict) or not by_point or points.empty:
+        return points
+    names = pd.Series([", ".join(by_point.get(str(pid), [])) for pid in points.index], index=points.index, dtype=object)
+    return points.assign(testbed=names.where(names != "", None))

@@ -195,6 +195,21 @@ def _seconds(ts: Any) -> float:
         return float("nan")
 
 
+def _testbed_facts(run: Run) -> list[tuple[str, str]]:
+    """A distributed run (``point_testbeds`` in run.json): which testbed measured which working point."""
+    by_point = run.meta.get("point_testbeds")
+    if not isinstance(by_point, Mapping) or not by_point:
+        return []
+    labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
+    points: dict[str, list[str]] = {}
+    for pid, names in by_point.items():
+        for name in names:
+            points.setdefault(str(name), []).append(labels.get(str(pid), str(pid)))
+    klass = run.meta.get("testbed_class", "?")
+    rows = [(f"testbed {name} (class {klass})", ", ".join(pts)) for name, pts in sorted(points.items())]
+    return rows
+
+
 def summarize_run(run: Run) -> RunSummary:
     """The summary of ``run``: facts, key results and warnings."""
     meta = run.meta
@@ -205,6 +220,7 @@ def summarize_run(run: Run) -> RunSummary:
     if isinstance(tester, Mapping):
         kind = tester.get("backend") or tester.get("kind") or "?"
         facts.append(("tester", f"{kind}" + (f": {_scalar_facts(tester)}" if _scalar_facts(tester) else "")))
+    facts.extend(_testbed_facts(run))
     commit = meta.get("git_commit")
     facts.append(
         ("natbench", f"{meta.get('natbench_version', '?')}" + (f" (commit {str(commit)[:12]})" if commit else ""))

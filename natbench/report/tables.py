@@ -284,6 +284,8 @@ def _param_rows(b: _Builder, pts: pd.DataFrame, family: str | None = None) -> No
     b.add("src ports", pts["src_count"], fmt_count)
     b.add("dst ports", pts["dst_count"], fmt_count)
     b.add("num. conn.", pts["connections"], fmt_count)
+    if "testbed" in pts:  # a distributed run: which testbed measured each point
+        b.add_cells("testbed", [math.nan] * len(pts), [str(t) if isinstance(t, str) else "-" for t in pts["testbed"]])
     if pts["frame_size"].nunique(dropna=True) > 1:
         b.add("frame size", _wire_sizes(pts, family), fmt_count)
     has_table = pts["table_size"].notna().any()

@@ -22,27 +22,59 @@ point. Either way the same steps run:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from natbench.duts.base import Dut
 from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, run_repetition
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
-from natbench.run.store import RunStore, plain_json
+from natbench.run.store import plain_json
 from natbench.testers.base import BeginsRepetition, Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["Orchestrator"]
+__all__ = ["Orchestrator", "RecordStore"]
+
+
+class _StoredResults(Protocol):
+    def results(self) -> Sequence[RepetitionResult]:
+        """The stored repetition results, in the order they were stored."""
+        ...
+
+
+class RecordStore(Protocol):
+    """Where the orchestrator puts what it measures: a :class:`RunStore`, or (a distributed run's worker) a store
+    that sends every record to the client that writes the run directory."""
+
+    def append_trial(self, record: TrialRecord) -> None:
+        """Store one trial; it is durable when this returns."""
+        ...
+
+    def append_result(self, result: RepetitionResult) -> None:
+        """Store one repetition result; it is durable when this returns."""
+        ...
+
+    def record_dut_facts(self, point_id: str, facts: Any) -> None:
+        """Store the DUT facts read after setting up a working point."""
+        ...
+
+    def update_meta(self, **fields: Any) -> None:
+        """Store run metadata (the tester's facts)."""
+        ...
+
+    def reader(self) -> _StoredResults:
+        """What is stored so far (the results of earlier repetitions)."""
+        ...
 
 
 @dataclass
 class Orchestrator:
     """Measures repetitions at working points with a tester and a DUT, into one :class:`RunStore`."""
 
-    store: RunStore
-    """Where every trial and result goes (open for writing)."""
+    store: RecordStore
+    """Where every trial and result goes (a :class:`RunStore` open for writing)."""
     observer: Observer = field(default_factory=Observer)
     """Told about repetitions, stored trials and results, and warnings (several: :class:`~.observers.Fanout`)."""
     clock: Callable[[], float] = time.time

@@ -714,6 +714,36 @@ class RunStore:
         self._append("result", result)
         self._completed.add((result.point_id, result.metric, result.repetition))
 
+    def abandon(self, keys: Iterable[RepKey]) -> int:
+        """Move the stored trials of the repetitions ``keys`` that have no result to trials.abandoned.jsonl.
+
+        What a resume does for cut-off repetitions, done while the run is being written: a distributed run
+        calls it when a testbed was lost in the middle of a point, before the point's unfinished repetitions
+        are measured again elsewhere. Their sequence numbers are counted as moved (run.json first, as a
+        resume does), then trials.jsonl is rewritten atomically without them. Returns how many were moved.
+        """
+        if self._fh is None:
+            raise StoreError(f"{self.path}: store is closed")
+        wanted = {k for k in keys if k not in self._completed}
+        if not wanted:
+            return 0
+        found = _scan(self.path, self.meta)
+        if found.damage:
+            raise StoreError(damage_message(self.path, found.damage, DAMAGE_HINT.format(path=self.path)))
+        cut = [r for r in found.records if r.data["type"] == "trial" and rep_key(r.data) in wanted]
+        if not cut:
+            return 0
+        keep = [r for r in found.records if r not in cut]
+        _save_abandoned(self.path, [r.text for r in cut])
+        seqs = [r.seq for r in cut if r.seq is not None]
+        self._counts["moved"] = with_range(list(self._counts.get("moved", [])), seqs)
+        self._write_meta()
+        self._fh.close()
+        self._fh = None
+        atomic_write(self.path / TRIALS, "".join(r.text + "\n" for r in keep))
+        self._fh = open(self.path / TRIALS, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        return len(cut)
+
     def verify(self, planned: Iterable[RepKey]) -> None:
         """StoreError unless trials.jsonl is intact and holds a result of every ``planned`` repetition.
 
