@@ -389,3 +389,29 @@ def test_engine_written_runs_give_the_ratio_of_their_stored_medians(tmp_path: Pa
     assert cells["throughput ratio (%)"] == expected
     # the fake NAT forwards 400,000 fps per direction, the stateless fake 900,000: about 44 %
     assert all(40 < float(x) < 48 for x in expected)
+
+
+def test_a_baseline_measured_in_another_number_of_directions_is_refused(tmp_path: Path) -> None:
+    """The NAT's throughput is bidirectional (seed 000 Figure 2); a forwarding baseline measured forward only
+    stores per-direction rates of one direction: dividing all-frames rates of two directions by those of one
+    would print a ratio of unlike things, so the pair is refused, naming the point and both counts."""
+    nat = store_campaign_run(
+        tmp_path / "nat",
+        "seed000-fig2-iptables-cores.yaml",
+        {"throughput": FIG2_TP},
+        {"throughput": [100.0] * 5},
+        scale=1e3,
+        repetitions=3,
+        only=[0],
+    )
+    one_way = store_campaign_run(
+        tmp_path / "oneway",
+        "seed000-fig2-forwarding-cores.yaml",
+        {"forwarding": FIG2_FWD},
+        {"forwarding": [200.0] * 5},
+        scale=1e3,
+        repetitions=3,
+        edit=lambda text: text.replace("  forwarding:\n", "  forwarding:\n    directions: forward\n", 1),
+    )
+    with pytest.raises(ConfigError, match=r"iptables-1c-4M \(1 cores[^)]*\): 2 vs 1\): their ratio would compare unlike"):
+        natbench.load(nat, baseline=one_way)

@@ -47,6 +47,12 @@ def _with_results(results: pd.DataFrame, metric: str) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def _directions(results: pd.DataFrame, point_id: str, metric: str) -> int | None:
+    """The number of active directions ``metric``'s results at ``point_id`` were measured in (None: no result)."""
+    rows = results[(results["point_id"].astype(str) == point_id) & (results["metric"].astype(str) == metric)]
+    return None if rows.empty else int(rows["directions"].max())
+
+
 def match_baseline(
     points: pd.DataFrame,
     results: pd.DataFrame,
@@ -63,7 +69,8 @@ def match_baseline(
 
     Raises :class:`~natbench.errors.ConfigError` (naming the baseline run directory) when the baseline run
     has no ``baseline`` results, when the run has no ``compared`` results or ``baseline`` results of its
-    own, when some points have no baseline (all of them are named), or when two baseline points match one.
+    own, when some points have no baseline (all of them are named), when two baseline points match one, or when a
+    matched baseline ran in another number of directions (bidirectional against forward-only).
     """
     held = sorted({str(m) for m in base_results["metric"].unique()})
     base_ids = [pid for pid in _with_results(base_results, baseline) if pid in base_points.index]
@@ -102,6 +109,19 @@ def match_baseline(
             mapping[pid] = found[0]
         else:
             missing.append(point_words(points, pid))
+    unlike = [
+        f"{point_words(points, pid)}: {mine} vs {theirs}"
+        for pid, bid in mapping.items()
+        if (mine := _directions(results, pid, compared)) != (theirs := _directions(base_results, bid, baseline))
+        and mine is not None
+        and theirs is not None
+    ]
+    if unlike:
+        raise ConfigError(
+            f"the {baseline} baseline ran in another number of directions than the {compared} of {run_dir}"
+            f" ({'; '.join(unlike)}): their ratio would compare unlike frame rates",
+            file=str(base_dir),
+        )
     if missing:
         have = "; ".join(point_words(base_points, b) for b in base_ids)
         raise ConfigError(
