@@ -413,5 +413,6 @@ def test_a_baseline_measured_in_another_number_of_directions_is_refused(tmp_path
         repetitions=3,
         edit=lambda text: text.replace("  forwarding:\n", "  forwarding:\n    directions: forward\n", 1),
     )
-    with pytest.raises(ConfigError, match=r"iptables-1c-4M \(1 cores[^)]*\): 2 vs 1\): their ratio would compare unlike"):
+    unlike = r"iptables-1c-4M \(1 cores[^)]*\): 2 vs 1\): their ratio would compare unlike"
+    with pytest.raises(ConfigError, match=unlike):
         natbench.load(nat, baseline=one_way)
