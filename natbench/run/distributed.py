@@ -216,9 +216,7 @@ class DistributedRun:
             for fut in futures.values():
                 with contextlib.suppress(Exception):
                     fut.cancel()
-            why = "interrupted by Ctrl-C" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
-            with contextlib.suppress(Exception):
-                self.store.set_status("failed", failure=why)
+            self.store.mark_failed(exc)
             raise
         finally:
             self._obs.on_run_end(status, error)

@@ -145,9 +145,7 @@ class Runner:
             self.store.set_status("complete")
         except BaseException as exc:
             error = exc
-            why = "interrupted by Ctrl-C" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
-            with contextlib.suppress(Exception):
-                self.store.set_status("failed", failure=why)
+            self.store.mark_failed(exc)
             raise
         finally:
             self._obs.on_run_end(status, error)

@@ -800,6 +800,13 @@ class RunStore:
             self.meta["ended_at"] = time.time()
         self._write_meta()
 
+    def mark_failed(self, exc: BaseException) -> None:
+        """Set the status to failed with why (``interrupted by Ctrl-C`` or the error); never raises, so the
+        run's own error is the one the caller sees."""
+        why = "interrupted by Ctrl-C" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+        with contextlib.suppress(Exception):
+            self.set_status("failed", failure=why)
+
     def _write_meta(self) -> None:
         _write_meta_file(self.path, self.meta)
 
