@@ -56,22 +56,24 @@ def test_a_throughput_step_runs_a_phase_2_trial_on_a_fill_per_repetition_or_per_
     assert estimate_throughput(s, 1000, {}) == expected
 
 
-def test_fast_throughput_counts_short_narrowing_trials_and_two_full_confirmations() -> None:
+def test_fast_throughput_counts_short_trials_first_then_three_full_ones_per_seeded_repetition() -> None:
     s = ThroughputSettings(
         lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2, algorithm="fast"
     )
-    # narrowing: the first repetition ceil(log2(1000 / 100)) = 4 trials; the second its bracket around the middle
-    # (500): w = max(100, 0.02 x 500) = 100, 2 + ceil(log2(200 / 100)) = 3 trials: 7 short trials of 1 + 2 + 1 = 4 s
-    # = 28 s; 2 x 2 full trials of 13 s = 52 s; one fill per repetition, 2 x 7 = 14 s: 11 trials, 94 s
-    assert estimate_throughput(s, 1000, {}) == (11, 94.0)
+    # the first repetition: ceil(log2(1000 / 100)) = 4 short trials of 1 + 2 + 1 = 4 s = 16 s and 2 full ones of
+    # 10 + 2 + 1 = 13 s = 26 s; the second walks from its seed: 3 full trials = 39 s; one fill per repetition,
+    # 2 x (1000 / 500 + 2 + 3) = 14 s: 9 trials, 95 s
+    assert estimate_throughput(s, 1000, {}) == (9, 95.0)
     # forwarding: the same trials without the fills
     f = ForwardingSettings(lower=0, upper=1000, error=100, timeout=2, duration=10, repetitions=2, algorithm="fast")
-    assert estimate_forwarding(f, 1000, {}) == (11, 80.0)
+    assert estimate_forwarding(f, 1000, {}) == (9, 81.0)
 
 
-def test_fast_cps_counts_the_seeded_narrowing_of_validated_steps() -> None:
+def test_fast_cps_counts_a_full_search_then_three_validated_steps_per_seeded_repetition() -> None:
     s = CpsSettings(lower=0, upper=1000, error=100, timeout=2, repetitions=2, alpha=2.0, algorithm="fast")
-    # 4 + 3 = 7 steps (as for fast throughput), each a phase 1 (5 s) and its validation (3 s): 14 trials, 56 s
+    # the first repetition searches the whole range with full steps (ceil(log2(1000 / 100)) = 4), the second walks
+    # from its seed (3): 7 steps, each a phase 1 (1000 / 500 + 2 + 1 = 5 s) and its validation (1000 / 1000 + 2 =
+    # 3 s): 14 trials, 56 s
     assert cps_estimate(s, 1000, {}) == (14, 56.0)
 
 

@@ -61,20 +61,17 @@ def test_forwarding_fast_runs_without_a_fill() -> None:
     assert res.value == 200_000 and res.extra["algorithm"] == "fast"
 
 
-def test_cps_fast_steps_are_validated_steps_from_a_bracket_around_the_earlier_results() -> None:
-    # cps ceiling 250,000; earlier results 230,000 and 250,000 (median 240,000), error 10,000: w = max(10,000,
-    # 0.02 x 240,000) = 10,000. Validated step at 230,000 passes; up by 2w: 250,000 passes; up by 4w: 290,000 fails
-    # (phase 1 alone, nothing to validate) -> [250k, 290k]; bisect: 270,000 fails, 260,000 fails -> [250k, 260k].
+def test_cps_fast_steps_are_validated_steps_walking_from_the_earlier_results() -> None:
+    # cps ceiling 250,000; earlier results 230,000 and 250,000 (median 240,000), error 10,000. Validated step at
+    # 240,000 passes; up one error: 250,000 passes; 260,000 fails (phase 1 alone, nothing to validate) -> [250k, 260k].
     h = Harness(cps=250_000)
     earlier = [RepetitionResult("p", "cps", i, v, "cps") for i, v in enumerate((230_000.0, 250_000.0))]
     res = h.run("cps", upper=400_000, error=10_000, algorithm="fast", repetition=2, earlier=earlier)
     assert [t[:3] for t in _trials(h)] == [
-        ("phase1", "full", 230_000),
-        ("validation", "full", 230_000),
+        ("phase1", "full", 240_000),
+        ("validation", "full", 240_000),
         ("phase1", "full", 250_000),
         ("validation", "full", 250_000),
-        ("phase1", "full", 290_000),
-        ("phase1", "full", 270_000),
         ("phase1", "full", 260_000),
     ]
     assert (res.value, res.error) == (250_000, 10_000)
@@ -96,9 +93,9 @@ def test_cps_fast_never_reports_a_rate_whose_validation_failed() -> None:
     assert (res.value, res.extra["validated"]) == (100_000, True)
 
 
-def test_a_later_repetition_starts_from_the_earlier_results() -> None:
-    # earlier results 240,000 and 260,000 (median 250,000): w = max(100,000, 0.02 x 250,000) = 100,000; the first
-    # trial is short at 250,000 - 100,000 = 150,000 (passes), the next at 150,000 + 2w = 350,000 (fails).
+def test_a_later_repetition_starts_with_full_trials_at_the_earlier_results() -> None:
+    # earlier results 240,000 and 260,000 (median 250,000), forwarding ceiling 250,000, error 100,000: after the
+    # fill, a full trial at 250,000 (passes) and one error above, 350,000 (fails); no short trial.
     h = Harness(forwarding=250_000)
     earlier = [RepetitionResult("p", "throughput", i, v, "fps") for i, v in enumerate((240_000.0, 260_000.0))]
     res = h.run(
@@ -111,5 +108,9 @@ def test_a_later_repetition_starts_from_the_earlier_results() -> None:
         earlier=earlier,
         duration=10.0,
     )
-    assert [t[1:3] for t in _trials(h)][1:3] == [("short", 150_000), ("short", 350_000)]
-    assert res.extra["seeded"] is True
+    assert [t[:3] for t in _trials(h)] == [
+        ("fill", "-", 50_000),
+        ("phase2", "full", 250_000),
+        ("phase2", "full", 350_000),
+    ]
+    assert (res.value, res.extra["seeded"], res.extra["short_steps"]) == (250_000, True, 0)

@@ -53,3 +53,18 @@ def test_the_baseline_block_counts_its_own_experiments_when_they_differ(tmp_path
     assert rows["num. experiments"] == ["3"] and rows["fwd. throughput num. exp."] == ["2"]
     same = _cells(tmp_path / "same", [p], recs(3))
     assert same["num. experiments"] == ["3"] and "fwd. throughput num. exp." not in same
+
+
+def test_a_fast_search_with_seeded_repetitions_is_named_in_the_caption(tmp_path: Path) -> None:
+    """Seeded (fast) repetitions are not independent searches: the caption says so for that metric only."""
+    p = make_point(0, (1, 100), (1, 10), cores=1)
+    binary = {"algorithm": "binary"}
+    recs = [result_record(p["id"], "cps", r, 1000.0, "cps", error=100.0, extra=binary) for r in range(3)]
+    fast = [{"algorithm": "fast", "seeded": r > 0} for r in range(3)]
+    recs += [result_record(p["id"], "throughput", r, 2000.0, "fps", error=100.0, extra=fast[r]) for r in range(3)]
+    caption = natbench.load(write_run_dir(tmp_path / "run", [p], recs)).seed_table().caption
+    assert "throughput: fast search; repetitions after the first started from the earlier ones' results" in caption
+    assert "cps: fast search" not in caption
+    # a binary-only run has no such note
+    only_binary = natbench.load(write_run_dir(tmp_path / "run2", [p], recs[:3])).seed_table().caption
+    assert "fast search" not in only_binary

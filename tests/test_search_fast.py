@@ -35,21 +35,43 @@ def test_unseeded_search_narrows_with_short_trials_then_confirms_pass_and_fail_w
     assert not out.seeded and not out.at_upper_limit
 
 
-def test_seeded_search_brackets_around_the_seed_and_verifies_it() -> None:
-    # seed 60: w = max(10, 0.02 x 60) = 10; short at floor(60 - 10) = 50 passes, up by 2w: ceil(50 + 20) = 70 fails
-    # -> [50, 70]; bisect: 60 passes -> [60, 70] (10 <= 10). Full 60 passes, full 70 fails.
+def test_a_seeded_search_starts_with_a_full_trial_at_the_seed_and_steps_one_error() -> None:
+    # seed 60.7: full at floor(60.7) = 60 passes; up one error: 70 fails -> [60, 70]: done, no short trial
     dut = Dut(short=63, full=63)
-    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=60)
-    assert dut.trials == ["s50", "s70", "s60", "F60", "F70"]
-    assert (out.value, out.upper, out.seeded) == (60, 70, True)
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=60.7)
+    assert dut.trials == ["F60", "F70"]
+    assert (out.value, out.upper, out.seeded, out.short_steps, out.full_steps) == (60, 70, True, 0, 2)
 
 
-def test_a_wrong_seed_is_not_trusted_the_bracket_moves_down() -> None:
-    # seed 90: short at 80 fails -> hi 80; down by 2w = 20: 60 passes -> [60, 80]; bisect 70 fails -> [60, 70].
-    dut = Dut(short=63, full=63)
-    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=90)
-    assert dut.trials == ["s80", "s60", "s70", "F60", "F70"]
-    assert out.value == 60
+def test_a_seed_above_the_ceiling_walks_down_in_single_errors_first() -> None:
+    # error 1, full ceiling 55, seed 60: full 60 fails; down 1: 59 f, 58 f, 57 f (three single steps), then the
+    # steps double: 57 - 2 = 55 passes -> [55, 57]; bisect: 56 fails -> [55, 56]
+    dut = Dut(short=1000, full=55)
+    out = run_fast_search(dut, lower=0, upper=100, error=1, seed=60)
+    assert dut.trials == ["F60", "F59", "F58", "F57", "F55", "F56"]
+    assert (out.value, out.upper) == (55, 56)
+
+
+def test_a_seed_far_below_the_ceiling_is_not_trusted_the_walk_doubles_up() -> None:
+    # error 1, ceiling 80, seed 60: passes at 60, 61, 62, 63 (single steps), then +2 = 65, +4 = 69, +8 = 77 pass,
+    # +16 = 93 fails -> [77, 93]; bisect with full trials: 85 f, 81 f, 79 p, 80 p -> [80, 81]
+    dut = Dut(short=0, full=80)
+    out = run_fast_search(dut, lower=0, upper=100, error=1, seed=60)
+    assert dut.trials == ["F60", "F61", "F62", "F63", "F65", "F69", "F77", "F93", "F85", "F81", "F79", "F80"]
+    assert (out.value, out.upper, out.short_steps) == (80, 81, 0)
+
+
+def test_a_walk_stops_at_the_search_bounds() -> None:
+    # seed 98, error 1, everything passes: 98 p, 99 p, then 100 is the upper bound (never tested): [99, 100]
+    dut = Dut(short=1000, full=1000)
+    out = run_fast_search(dut, lower=0, upper=100, error=1, seed=98)
+    assert dut.trials == ["F98", "F99"]
+    assert (out.value, out.upper, out.at_upper_limit) == (99, 100, True)
+    # seed 2, nothing passes: 2 f, 1 f, then 0 is the lower bound: [0, 1]
+    dut = Dut(short=0, full=0.5)
+    out = run_fast_search(dut, lower=0, upper=100, error=1, seed=2)
+    assert dut.trials == ["F2", "F1"]
+    assert (out.value, out.upper) == (0, 1)
 
 
 def test_a_rate_whose_full_confirmation_fails_is_never_reported() -> None:

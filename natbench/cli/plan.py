@@ -13,6 +13,7 @@ from natbench.campaign.estimate import format_duration, has_algorithm
 from natbench.campaign.feasibility import MemoryCheck, memory_check
 from natbench.cli.group import cli
 from natbench.errors import ConfigError, StoreError
+from natbench.search.fast import SEEDED_TRIALS
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 
@@ -134,8 +135,8 @@ def saving_line(compared: dict[str, Estimate]) -> str:
     return (
         f"search algorithms: binary {old.trials:,} trials, {format_duration(old.seconds)}; "
         f"fast {new.trials:,} trials, {format_duration(new.seconds)}: {ratio:.1f}x less tester time "
-        f"(saves {format_duration(old.seconds - new.seconds)}; fast counted with 2 full trials per repetition, "
-        "a lower bound: bench/campaign_time.py simulates the real count)"
+        f"(saves {format_duration(old.seconds - new.seconds)}; fast counted with {SEEDED_TRIALS} full trials "
+        "per seeded repetition: bench/campaign_time.py simulates the real count)"
     )
 
 

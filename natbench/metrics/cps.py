@@ -36,8 +36,8 @@ class CpsSettings(SearchSettings, EstablishmentSettings):
 
     algorithm: Literal["binary", "fast"] = "binary"
     """Search algorithm: ``binary`` (RFC 2544 binary search, the seeds' procedure) or ``fast``: the same steps (phase
-    1, validated as ``validation`` says: ``final`` validates every step here), but from a bracket around the median
-    of the earlier repetitions' results, verified by its first steps (see docs/engine.md)."""
+    1, validated as ``validation`` says: ``final`` validates every step here); later repetitions walk from the
+    median of the earlier repetitions' results, verified by their own steps (see docs/engine.md)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,9 +101,10 @@ def establishment_search(
 
 def establishment_fast(ctx: ProcedureContext[CpsSettings], lower: float, upper: float) -> EstablishmentOutcome:
     """The fast search of the connection establishment rate in ``[lower, upper]``: every step is a full one (phase 1
-    + validation; ``validation: off``: phase 1 alone), the gain is the seeded bracket. A phase 1 offers all N
-    connections (a smaller N measures a smaller, faster table), and a phase 1 without its validation costs more than
-    half a validated step: short cps steps would not pay for the confirmations they need (bench/campaign_time.py)."""
+    + validation; ``validation: off``: phase 1 alone), the gain is the seeded walk of the later repetitions. A phase 1
+    offers all N connections (a smaller N measures a smaller, faster table), and a phase 1 without its validation
+    costs more than half a validated step: short cps steps would not pay for the confirmations they need
+    (bench/campaign_time.py)."""
     validate = ctx.settings.validation != "off"
     passes: list[float] = []
 
@@ -142,14 +143,14 @@ def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
 def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
     """Every step is a phase 1 of N connections at the middle of the search range: ``N / r + timeout``; validated
     steps add the reverse frames, ``N / (alpha r) + timeout`` (``every_step``: every step, counted as a second
-    trial; ``final``: one more phase 1 and validation at the end). ``algorithm: fast``: the seeded narrowing
-    (:func:`~natbench.metrics.duration.fast_trials`), every step validated unless validation is off."""
+    trial; ``final``: one more phase 1 and validation at the end). ``algorithm: fast``: the full trials of
+    :func:`~natbench.metrics.duration.fast_trials`, every step validated unless validation is off."""
     steps = search_steps(s.lower, s.upper, s.error)
     mid = search_midpoint(s)
     phase1 = connections / mid + s.timeout + STEP_OVERHEAD
     check = connections / (mid * s.alpha) + s.timeout
     if s.algorithm == "fast":
-        n = fast_trials(s)
+        _, n = fast_trials(s, short=False)
         if s.validation == "off":
             return n, n * phase1
         return 2 * n, n * (phase1 + check)

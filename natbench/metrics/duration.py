@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 
 from natbench.metrics.settings import MetricSettings, SearchSettings
-from natbench.search.fast import BRACKET
+from natbench.search.fast import SEEDED_TRIALS
 
 __all__ = ["CONFIRMATIONS", "STEP_OVERHEAD", "fast_trials", "repeated", "search_midpoint", "search_steps"]
 
 CONFIRMATIONS = 2
-"""Full-duration trials a fast search with short trials is assumed to need per repetition: the pass at the result
-and the fail one error above it (more when a full trial disagrees with the short ones: bench/campaign_time.py)."""
+"""Full-duration trials the unseeded (first) repetition of a fast search with short trials is assumed to need after
+its short ones: the pass at the result and the fail one error above it (more when a full trial disagrees with the
+short ones: bench/campaign_time.py)."""
 
 STEP_OVERHEAD = 1.0
 """Seconds added to every trial for DUT commands (empty / count the connection table)."""
@@ -40,11 +41,13 @@ def repeated(s: MetricSettings, trials: int, seconds: float) -> tuple[int, float
     return s.repetitions * trials, s.repetitions * seconds
 
 
-def fast_trials(s: SearchSettings) -> int:
-    """Narrowing trials of a fast search over all repetitions: the first repetition searches the whole range
-    (:func:`search_steps`), each later one its seeded bracket, ``2 + search_steps(0, 2 w, error)`` with
-    ``w = max(error, BRACKET x middle of the range)`` (never more than the whole range's)."""
+def fast_trials(s: SearchSettings, short: bool) -> tuple[int, int]:
+    """(short, full) trials of a fast search over all repetitions. The first repetition searches the whole range
+    (:func:`search_steps` trials, short ones followed by :data:`CONFIRMATIONS` full ones when ``short``), each
+    later one walks from its seed with :data:`~natbench.search.fast.SEEDED_TRIALS` full trials (never more than
+    the whole range's)."""
     whole = search_steps(s.lower, s.upper, s.error)
-    width = max(s.error, BRACKET * search_midpoint(s))
-    seeded = min(whole, 2 + search_steps(0, 2 * width, s.error))
-    return whole + (s.repetitions - 1) * seeded
+    seeded = (s.repetitions - 1) * min(whole, SEEDED_TRIALS)
+    if short:
+        return whole, CONFIRMATIONS + seeded
+    return 0, whole + seeded

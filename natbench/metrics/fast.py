@@ -7,9 +7,10 @@ where the seed comes from, and the fields a fast result and its trials store.
 * **cps**: no short trial. A phase 1 always offers all N connections (its length is N / rate; fewer connections
   would measure a smaller, faster table), and a phase 1 without the reverse frames of its validation still costs
   more than half a validated step (the table is emptied before each), too little to pay for the confirmations.
-  Every cps step of the fast search is a full (validated) one; it gains from the seeded bracket alone.
+  Every cps step of the fast search is a full (validated) one; it gains from the seeded walk alone.
 * **Seed**: the median result of this metric's earlier repetitions at this working point (none for the first
-  repetition, which narrows the whole range). The bracket around it is verified by trials, never trusted.
+  repetition, which narrows the whole range). The walk from it is made of full trials: it is verified, never
+  trusted.
 
 Every trial of a fast search stores ``extra["search_trial"]`` (``short`` or ``full``); its result stores
 ``algorithm: fast``, the counts of short and full trials, whether it was seeded and the rates whose

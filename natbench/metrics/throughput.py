@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from natbench.errors import DutError
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.duration import CONFIRMATIONS, STEP_OVERHEAD, fast_trials, repeated, search_steps
+from natbench.metrics.duration import STEP_OVERHEAD, fast_trials, repeated, search_steps
 from natbench.metrics.fast import ShortTrialSettings, fast_extra, phase2_fast
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
@@ -142,11 +142,8 @@ def _phase2_search(s: ThroughputSettings | ForwardingSettings) -> tuple[int, flo
     if s.algorithm != "fast":
         steps = search_steps(s.lower, s.upper, s.error)
         return repeated(s, steps, steps * full)
-    narrowing = fast_trials(s)
-    if s.short_duration >= s.duration:  # no short trials: the narrowing trials are the full ones
-        return narrowing, narrowing * full
-    confirming = CONFIRMATIONS * s.repetitions
-    return narrowing + confirming, narrowing * (s.short_duration + s.timeout + STEP_OVERHEAD) + confirming * full
+    short, full_trials = fast_trials(s, s.short_duration < s.duration)
+    return short + full_trials, short * (s.short_duration + s.timeout + STEP_OVERHEAD) + full_trials * full
 
 
 THROUGHPUT = Metric(

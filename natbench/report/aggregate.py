@@ -64,6 +64,7 @@ RESULT_COLUMNS = [
     "tester_bound",
     "dut_cpu_busy",
     "worst_case",
+    "seeded",
 ]
 
 #: Columns of :func:`trials_frame` (counts are summed over directions).
@@ -132,6 +133,7 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         cols["tester_bound"].append(bool(extra.get("tester_bound", False)))
         cols["dut_cpu_busy"].append(float("nan"))  # from the trials: with_dut_cpu_busy
         cols["worst_case"].append(_num(extra.get("worst_case")))  # latency: worst-case latency (RFC 8219 7.2)
+        cols["seeded"].append(bool(extra.get("seeded", False)))  # algorithm: fast, started from earlier results
     return _results_from_columns(cols)
 
 
@@ -153,6 +155,7 @@ def _results_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
     df["repetition"] = df["repetition"].astype("int64")
     df["directions"] = df["directions"].astype("int64")
     df["tester_bound"] = df["tester_bound"].fillna(False).astype("bool")
+    df["seeded"] = df["seeded"].fillna(False).astype("bool")
     return df
 
 
@@ -325,7 +328,9 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     (largest final search width of the repetitions as the search stored it: per direction for
     frame rates, not multiplied by the number of directions; NaN when the metric is not a search)
     and ``dut_cpu_busy`` (median over the repetitions of the DUT's CPU busy % at the reported rate,
-    see :func:`with_dut_cpu_busy`; NaN without monitor samples).
+    see :func:`with_dut_cpu_busy`; NaN without monitor samples), the worst-case latency columns and ``seeded``
+    (repetitions of ``algorithm: fast`` that started from the earlier repetitions' results: not independent
+    searches, docs/engine.md).
     """
     columns = [
         "unit",
@@ -339,6 +344,7 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
         "error",
         "dut_cpu_busy",
         *WORST_CASE_COLUMNS,
+        "seeded",
     ]
     if results.empty:
         return pd.DataFrame(
@@ -356,6 +362,9 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     busy = results["dut_cpu_busy"] if "dut_cpu_busy" in results else pd.Series(np.nan, index=results.index)
     out["dut_cpu_busy"] = busy.groupby([results["point_id"], results["metric"]], observed=True, sort=False).median()
     out = out.join(worst_case_summary(results))
+    seeded = results["seeded"] if "seeded" in results else pd.Series(False, index=results.index)
+    out["seeded"] = seeded.groupby([results["point_id"], results["metric"]], observed=True, sort=False).sum()
+    out["seeded"] = out["seeded"].astype("int64")
     return out[columns]
 
 

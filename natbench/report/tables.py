@@ -420,6 +420,12 @@ def performance_table(
                 "rate (monitor samples; median over samples, then over repetitions; the busiest DUT of a group; "
                 "none for trials shorter than 3 monitor intervals)"
             )
+        if "seeded" in d and (d["seeded"].fillna(0) > 0).any():  # algorithm: fast
+            notes.append(
+                f"{prefix}: fast search; repetitions after the first started from the earlier ones' results"
+                " (each still passed a full trial with a full failure at most one error above), so min / max"
+                " are narrower than independent binary searches' (docs/engine.md)"
+            )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
         for stat in ("median", "min", "max"):

@@ -4,17 +4,21 @@ The result keeps the meaning of the RFC 2544 / RFC 9693 binary search's: the rep
 **full** trial and a rate at most ``error`` above it failed a **full** trial (or ``r`` is the search's lower
 bound because no rate passed, or the upper bound was never failed). How the search gets there differs:
 
-1. **Bracket** (only with a ``seed``, e.g. the median of the earlier repetitions' results at this point): short
-   trials at ``seed - w`` and ``seed + w`` with ``w = max(error, BRACKET x seed)``; a bound that does not hold
-   is moved outwards, doubling ``w`` each time (the seed is verified, never trusted).
-2. **Narrow**: a binary search with short trials until ``upper - lower <= error`` (integer rates, as
+1. **Seeded** (with a ``seed``, e.g. the median of the earlier repetitions' results at this point): no short
+   trials. A full trial at ``floor(seed)``; from there the search **walks** with full trials, up while they pass
+   and down while they fail, in steps of ``error`` (doubling after :data:`WALK_STEPS` of them), until a
+   pass and a fail are adjacent, and bisects the last step with full trials. Near a good seed this ends after two
+   or three full trials (a pass and a fail one error apart); a seed far off costs about twice the log2 of the
+   distance in errors (the seed is verified, never trusted). Short trials would not help here: they pass higher
+   than full ones (fewer frames, fewer chances to lose one), so a seed from earlier full results is the better
+   start.
+2. **Unseeded, narrow**: a binary search with short trials until ``upper - lower <= error`` (integer rates, as
    :class:`~natbench.search.binary.BinarySearch`). A short trial proves nothing for the result.
-3. **Confirm**: a full trial at the narrowed lower bound ``r`` (unless it is the search's lower bound), then a
-   full trial at the narrowed upper bound (at most ``r + error``; skipped when it is the search's upper bound,
-   which is never tested). When the full trial at ``r`` fails, the search goes down from ``r`` with full trials
-   (steps of ``error``, doubling) until one passes, then bisects that interval with full trials; when the full
-   trial above ``r`` passes, it goes up the same way. The reported rate is therefore always one whose full trial
-   passed, with a failed full trial at most ``error`` above it: a result whose confirmation failed is never
+3. **Unseeded, confirm**: a full trial at the narrowed lower bound ``r`` (unless it is the search's lower bound),
+   then a full trial at the narrowed upper bound (at most ``r + error``; skipped when it is the search's upper
+   bound, which is never tested). When the full trial at ``r`` fails, the search walks down from ``r``; when the
+   full trial above ``r`` passes, it walks up (as in 1). The reported rate is therefore always one whose full
+   trial passed, with a failed full trial at most ``error`` above it: a result whose confirmation failed is never
    reported.
 
 When short trials do not exist (``narrow_full=True``), the narrowing trials are the full ones and step 3 is
@@ -25,18 +29,24 @@ not send counts as failed and becomes the tester ceiling, as in the binary searc
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
 from natbench.search.binary import SearchOutcome
 
-__all__ = ["BRACKET", "FastOutcome", "FastStep", "TrialVerdict", "run_fast_search"]
+__all__ = ["SEEDED_TRIALS", "WALK_STEPS", "FastOutcome", "FastStep", "TrialVerdict", "run_fast_search"]
 
-BRACKET = 0.02
-"""Half-width of the seeded bracket relative to the seed (2 %: the spread of the seeds' repetitions, seed 000
-Figure 2 and seed 004 Table 4, is within +-2.5 % at most points)."""
+WALK_STEPS = 3
+"""Steps of one error a walk takes before its steps double. A DUT whose full trials pass and fail at random around
+its ceiling (trial-to-trial jitter of a few errors) ends a walk from a good seed soonest with steps of one error;
+doubling after three keeps a seed that is far off (a changed DUT) within about ``2 log2(distance / error) + 4``
+full trials."""
+
+SEEDED_TRIALS = 3
+"""Full trials a seeded search is expected to need near a good seed (a pass and a fail one error apart, plus one
+when the first step lands on the wrong side): the planning figure of ``natbench plan``."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +86,7 @@ class FastOutcome(SearchOutcome):
     full_steps: int = 0
     """Full-duration trials counted as pass or fail."""
     seeded: bool = False
-    """True when the search started from a seeded bracket."""
+    """True when the search started from a seed (a walk of full trials, no short ones)."""
     rejected: tuple[float, ...] = ()
     """Rates the short trials narrowed to whose full-duration confirmation disagreed (the search moved on)."""
 
@@ -134,25 +144,36 @@ class _Run:
                 hi = mid
         return lo, hi
 
-    def down(self, lo: float, hi: float, full: bool, width: float) -> tuple[float, float]:
-        """From a failed ``hi`` down in steps of ``width`` (doubling) until a rate passes or ``lo`` is reached."""
+    def widths(self) -> Iterator[float]:
+        """The walk's steps: :data:`WALK_STEPS` of one error, then doubling."""
+        width, n = self.error, 0
         while True:
+            yield width
+            n += 1
+            if n >= WALK_STEPS:
+                width *= 2
+
+    def down(self, lo: float, hi: float, full: bool) -> tuple[float, float]:
+        """From a failed ``hi`` down (:meth:`widths`) until a rate passes or ``lo`` is reached."""
+        for width in self.widths():
             rate = float(math.floor(hi - width))
             if rate <= lo:
                 return lo, hi
             if self.probe(rate, full, lo, hi):
                 return rate, hi
-            hi, width = rate, width * 2
+            hi = rate
+        raise AssertionError("unreachable")  # pragma: no cover
 
-    def up(self, lo: float, hi: float, full: bool, width: float) -> tuple[float, float]:
-        """From a passed ``lo`` up in steps of ``width`` (doubling) until a rate fails or ``hi`` is reached."""
-        while True:
+    def up(self, lo: float, hi: float, full: bool) -> tuple[float, float]:
+        """From a passed ``lo`` up (:meth:`widths`) until a rate fails or ``hi`` is reached."""
+        for width in self.widths():
             rate = float(math.ceil(lo + width))
             if rate >= hi:
                 return lo, hi
             if not self.probe(rate, full, lo, hi):
                 return lo, rate
-            lo, width = rate, width * 2
+            lo = rate
+        raise AssertionError("unreachable")  # pragma: no cover
 
 
 def run_fast_search(
@@ -172,30 +193,30 @@ def run_fast_search(
     if error <= 0:
         raise SearchError(f"search error must be positive, got {error}")
     run = _Run(trial, lower, upper, error, max_invalid, tester_retries)
-    narrow = narrow_full
     lo, hi = lower, upper
     seeded = seed is not None and lower < seed < upper and upper - lower > error
-    if seeded and seed is not None:
-        width = max(error, BRACKET * seed)
-        start = float(math.floor(seed - width))
-        if start > lo:
-            if run.probe(start, narrow, lo, hi):
-                lo, hi = run.up(start, hi, narrow, 2 * width)
-            else:
-                lo, hi = run.down(lo, start, narrow, 2 * width)
-    lo, hi = run.bisect(lo, hi, narrow)
     rejected: list[float] = []
-    if not narrow_full:
-        # confirm with full-duration trials: a pass at lo (unless it is the lower bound) ...
-        if lo > lower and not run.probe(lo, True, lo, hi):
-            rejected.append(lo)
-            lo, hi = run.down(lower, lo, True, error)
-            lo, hi = run.bisect(lo, hi, True)
-        # ... and a fail at hi (unless it is the upper bound, never tested)
-        elif hi < upper and run.probe(hi, True, lo, hi):
-            rejected.append(hi)
-            lo, hi = run.up(hi, upper, True, error)
-            lo, hi = run.bisect(lo, hi, True)
+    if seeded and seed is not None:
+        start = min(max(float(math.floor(seed)), lower + 1), upper - 1)
+        full = True
+        if run.probe(start, full, lo, hi):
+            lo, hi = run.up(start, hi, full)
+        else:
+            lo, hi = run.down(lo, start, full)
+        lo, hi = run.bisect(lo, hi, full)
+    else:
+        lo, hi = run.bisect(lo, hi, narrow_full)
+        if not narrow_full:
+            # confirm with full-duration trials: a pass at lo (unless it is the lower bound) ...
+            if lo > lower and not run.probe(lo, True, lo, hi):
+                rejected.append(lo)
+                lo, hi = run.down(lower, lo, True)
+                lo, hi = run.bisect(lo, hi, True)
+            # ... and a fail at hi (unless it is the upper bound, never tested)
+            elif hi < upper and run.probe(hi, True, lo, hi):
+                rejected.append(hi)
+                lo, hi = run.up(hi, upper, True)
+                lo, hi = run.bisect(lo, hi, True)
     if run.tester_ceiling is not None and hi > run.tester_ceiling:
         hi = run.tester_ceiling
     return FastOutcome(
