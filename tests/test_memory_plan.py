@@ -85,12 +85,12 @@ def test_without_bytes_per_connection_the_plan_says_what_it_could_not_check(tmp_
     check = memory_check(c)
     assert check.warnings == ()
     assert check.notes == (
-        "memory of DUT iptables not checked: no the bytes one connection takes "
+        "memory of DUT iptables not checked: the bytes one connection takes are not known "
         "(duts[].bytes_per_connection or plan --from RUN)",
     )
     r = natbench("plan", str(campaign(tmp_path, "", [20000])), "--format", "plain", "--no-recipes")
     assert r.returncode == 0 and r.stderr == ""
-    assert "memory of DUT iptables not checked: no its memory (duts[].memory) and no the bytes" in r.stdout
+    assert "memory of DUT iptables not checked: its memory is not known (duts[].memory) and the bytes" in r.stdout
 
 
 def test_plan_from_an_earlier_run_warns_per_point_and_validate_too(tmp_path: Path) -> None:

@@ -85,6 +85,18 @@ GOLDEN_CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "hashsize": 2**20,
         },
     ),
+    "nftables-nat44-limits": (  # campaigns/lab-rate-limit.yaml: known ceilings for calibration
+        "nftables-nat44",
+        {
+            "private_if": "nb-priv",
+            "public_if": "nb-pub",
+            "public_address": "198.19.0.1/24",
+            "nat": "snat",
+            "limit_pps": 20000,
+            "limit_cps": 8000,
+            "limit_burst": 50,
+        },
+    ),
     "tayga-nat64-seed002": (
         "tayga-nat64",
         {

@@ -63,11 +63,11 @@ def memory_check(
             per_conn, per_source = measured, source or "an earlier run"
         if memory is None or per_conn is None:
             missing = [
-                *(["its memory (duts[].memory)"] if memory is None else []),
-                *(["the bytes one connection takes (duts[].bytes_per_connection or plan --from RUN)"]
+                *(["its memory is not known (duts[].memory)"] if memory is None else []),
+                *(["the bytes one connection takes are not known (duts[].bytes_per_connection or plan --from RUN)"]
                   if per_conn is None else []),
             ]  # fmt: skip
-            notes.append(f"memory of DUT {dut.name} not checked: no {' and no '.join(missing)}")
+            notes.append(f"memory of DUT {dut.name} not checked: {' and '.join(missing)}")
             continue
         usable = (1.0 - margin) * memory
         notes.append(
