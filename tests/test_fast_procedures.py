@@ -61,20 +61,25 @@ def test_forwarding_fast_runs_without_a_fill() -> None:
     assert res.value == 200_000 and res.extra["algorithm"] == "fast"
 
 
-def test_cps_fast_steps_are_validated_steps_walking_from_the_earlier_results() -> None:
-    # cps ceiling 250,000; earlier results 230,000 and 250,000 (median 240,000), error 10,000. Validated step at
-    # 240,000 passes; up one error: 250,000 passes; 260,000 fails (phase 1 alone, nothing to validate) -> [250k, 260k].
+def test_cps_fast_steps_are_validated_steps_walking_from_the_previous_result() -> None:
+    # cps ceiling 250,000, error 10,000. The previous repetition (number 1, listed first: order by number) ended at
+    # [230,000, 240,000]: seed = 230,000 + 10,000 / 2 = 235,000 (the median of both results, 245,000, or the first
+    # one's 265,000 would start elsewhere). Validated step at 235,000 passes; up one error: 245,000 passes; 255,000
+    # fails (phase 1 alone, nothing to validate) -> [245k, 255k].
     h = Harness(cps=250_000)
-    earlier = [RepetitionResult("p", "cps", i, v, "cps") for i, v in enumerate((230_000.0, 250_000.0))]
+    earlier = [
+        RepetitionResult("p", "cps", 1, 230_000.0, "cps", error=10_000.0),
+        RepetitionResult("p", "cps", 0, 260_000.0, "cps", error=10_000.0),
+    ]
     res = h.run("cps", upper=400_000, error=10_000, algorithm="fast", repetition=2, earlier=earlier)
     assert [t[:3] for t in _trials(h)] == [
-        ("phase1", "full", 240_000),
-        ("validation", "full", 240_000),
-        ("phase1", "full", 250_000),
-        ("validation", "full", 250_000),
-        ("phase1", "full", 260_000),
+        ("phase1", "full", 235_000),
+        ("validation", "full", 235_000),
+        ("phase1", "full", 245_000),
+        ("validation", "full", 245_000),
+        ("phase1", "full", 255_000),
     ]
-    assert (res.value, res.error) == (250_000, 10_000)
+    assert (res.value, res.error) == (245_000, 10_000)
     assert res.extra["validated"] is True and res.extra["seeded"] is True and res.extra["algorithm"] == "fast"
 
 
@@ -93,11 +98,14 @@ def test_cps_fast_never_reports_a_rate_whose_validation_failed() -> None:
     assert (res.value, res.extra["validated"]) == (100_000, True)
 
 
-def test_a_later_repetition_starts_with_full_trials_at_the_earlier_results() -> None:
-    # earlier results 240,000 and 260,000 (median 250,000), forwarding ceiling 250,000, error 100,000: after the
-    # fill, a full trial at 250,000 (passes) and one error above, 350,000 (fails); no short trial.
+def test_a_later_repetition_starts_with_full_trials_in_the_middle_of_the_previous_interval() -> None:
+    # forwarding ceiling 250,000, error 100,000; the previous repetition (1) ended at [150,000, 250,000]: after the
+    # fill, a full trial at 150,000 + 50,000 = 200,000 (passes) and one error above, 300,000 (fails); no short trial.
     h = Harness(forwarding=250_000)
-    earlier = [RepetitionResult("p", "throughput", i, v, "fps") for i, v in enumerate((240_000.0, 260_000.0))]
+    earlier = [
+        RepetitionResult("p", "throughput", 0, 240_000.0, "fps", error=100_000.0),
+        RepetitionResult("p", "throughput", 1, 150_000.0, "fps", error=100_000.0),
+    ]
     res = h.run(
         "throughput",
         upper=400_000,
@@ -110,7 +118,7 @@ def test_a_later_repetition_starts_with_full_trials_at_the_earlier_results() -> 
     )
     assert [t[:3] for t in _trials(h)] == [
         ("fill", "-", 50_000),
-        ("phase2", "full", 250_000),
-        ("phase2", "full", 350_000),
+        ("phase2", "full", 200_000),
+        ("phase2", "full", 300_000),
     ]
-    assert (res.value, res.extra["seeded"], res.extra["short_steps"]) == (250_000, True, 0)
+    assert (res.value, res.extra["seeded"], res.extra["short_steps"]) == (200_000, True, 0)

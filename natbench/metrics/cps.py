@@ -37,7 +37,7 @@ class CpsSettings(SearchSettings, EstablishmentSettings):
     algorithm: Literal["binary", "fast"] = "binary"
     """Search algorithm: ``binary`` (RFC 2544 binary search, the seeds' procedure) or ``fast``: the same steps (phase
     1, validated as ``validation`` says: ``final`` validates every step here); later repetitions walk from the
-    median of the earlier repetitions' results, verified by their own steps (see docs/engine.md)."""
+    previous repetition's result, verified by their own steps (see docs/engine.md)."""
 
 
 @dataclasses.dataclass(frozen=True)

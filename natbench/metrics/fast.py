@@ -8,9 +8,9 @@ where the seed comes from, and the fields a fast result and its trials store.
   would measure a smaller, faster table), and a phase 1 without the reverse frames of its validation still costs
   more than half a validated step (the table is emptied before each), too little to pay for the confirmations.
   Every cps step of the fast search is a full (validated) one; it gains from the seeded walk alone.
-* **Seed**: the median result of this metric's earlier repetitions at this working point (none for the first
-  repetition, which narrows the whole range). The walk from it is made of full trials: it is verified, never
-  trusted.
+* **Seed**: the middle of the final interval of this metric's previous repetition at this working point
+  (``value + error / 2``; none for the first repetition, which narrows the whole range). The walk from it is made
+  of full trials: it is verified, never trusted.
 
 Every trial of a fast search stores ``extra["search_trial"]`` (``short`` or ``full``); its result stores
 ``algorithm: fast``, the counts of short and full trials, whether it was seeded and the rates whose
@@ -19,7 +19,6 @@ full-duration confirmation disagreed with the short trials (``rejected``).
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -59,9 +58,19 @@ def trial_kind(step: FastStep) -> dict[str, Any]:
 
 
 def prior_seed(ctx: ProcedureContext[SearchSettings]) -> float | None:
-    """The median result of this metric's earlier repetitions at this point (None when there is none)."""
-    values = [r.value for r in ctx.earlier if r.value is not None and r.value > ctx.settings.lower]
-    return float(statistics.median(values)) if values else None
+    """The middle of the final interval of this metric's latest earlier repetition at this point that found a rate,
+    ``value + error / 2`` (None when there is none).
+
+    The latest, not the median of all: a walk from the seed ends near it when the DUT's trials pass and fail at
+    random over a band many errors wide, so a median would hold every later repetition near an unlucky first one,
+    while the latest result moves on (an up-and-down staircase). The middle, not the value: the previous search put
+    the boundary between a pass at ``value`` and a fail at ``value + error``; a walk started at the passing end
+    drifts down by a fraction of the band each repetition (it stops at the first failure going up)."""
+    found = [r for r in ctx.earlier if r.value is not None and r.value > ctx.settings.lower]
+    if not found:
+        return None
+    latest = max(found, key=lambda r: r.repetition)
+    return float(latest.value or 0.0) + float(latest.error or 0.0) / 2
 
 
 def fast_rates(

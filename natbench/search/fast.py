@@ -4,7 +4,7 @@ The result keeps the meaning of the RFC 2544 / RFC 9693 binary search's: the rep
 **full** trial and a rate at most ``error`` above it failed a **full** trial (or ``r`` is the search's lower
 bound because no rate passed, or the upper bound was never failed). How the search gets there differs:
 
-1. **Seeded** (with a ``seed``, e.g. the median of the earlier repetitions' results at this point): no short
+1. **Seeded** (with a ``seed``, e.g. the middle of the previous repetition's final interval): no short
    trials. A full trial at ``floor(seed)``; from there the search **walks** with full trials, up while they pass
    and down while they fail, in steps of ``error`` (doubling after :data:`WALK_STEPS` of them), until a
    pass and a fail are adjacent, and bisects the last step with full trials. Near a good seed this ends after two
