@@ -82,6 +82,24 @@ def trial_seconds(r: Run) -> float:
     return float((t["ended_at"] - t["started_at"]).sum())
 
 
+def known_ceiling(campaign_file: Path, metric: str) -> float | None:
+    """The rate per direction a full trial of ``metric`` passes at most on a DUT with the nftables-nat44 recipe's
+    calibration limits (None without them): throughput ``limit_pps + limit_burst / duration`` (the token bucket
+    holds ``limit_burst`` packets and refills at ``limit_pps``), cps ``limit_cps x N / (N - limit_burst)`` for a
+    phase 1 of N connections."""
+    campaign = load_campaign(campaign_file)
+    params = campaign.testbed.duts[0].params
+    burst = float(params.get("limit_burst", 100))
+    point = campaign.points()[0]
+    settings = campaign.settings_for(point, metric)
+    if metric == "throughput" and params.get("limit_pps"):
+        return float(params["limit_pps"]) + burst / float(getattr(settings, "duration", 60.0))
+    if metric == "cps" and params.get("limit_cps"):
+        n = campaign.traffic_plan(point).connections
+        return float(params["limit_cps"]) * n / (n - burst)
+    return None
+
+
 def _medians(r: Run) -> dict[tuple[str, str], tuple[float, float]]:
     """(point id, metric) -> (median per direction, search error): the search error is per direction too."""
     out = {}
@@ -105,7 +123,7 @@ def compare(name: str, workdir: Path) -> None:
     print(f"\n{name}: metrics {', '.join(metrics)}")
     medians = {alg: _medians(runs[alg]) for alg in ALGORITHMS}
     head = f"{'point':14}{'metric':12}{'binary':>12}{'fast':>12}{'fast-binary':>13}{'error':>9}  within error"
-    print(head)
+    print(head + f"{'known':>10}  binary, fast within (known - error, known]")
     within = total = 0
     for key, (a, error) in medians["binary"].items():
         if key not in medians["fast"]:
@@ -114,7 +132,13 @@ def compare(name: str, workdir: Path) -> None:
         ok = abs(b - a) <= error
         within += ok
         total += 1
-        print(f"{key[0][:12]:14}{key[1]:12}{a:12,.0f}{b:12,.0f}{b - a:+13,.0f}{error:9,.0f}  {'yes' if ok else 'NO'}")
+        agree = "yes" if ok else "NO"
+        line = f"{key[0][:12]:14}{key[1]:12}{a:12,.0f}{b:12,.0f}{b - a:+13,.0f}{error:9,.0f}  {agree:12}"
+        known = known_ceiling(source, key[1])
+        if known is not None:
+            marks = ["yes" if known - error < v <= known else "NO" for v in (a, b)]
+            line += f"{known:10,.0f}  {marks[0]}, {marks[1]}"
+        print(line)
     secs = {alg: trial_seconds(runs[alg]) for alg in ALGORITHMS}
     trials = {alg: len(runs[alg].trials) for alg in ALGORITHMS}
     print(f"{'':26}{'binary':>12}{'fast':>12}{'fast/binary':>13}")

@@ -93,18 +93,20 @@ def ns_lab(configure_dut_addresses: bool = True) -> Iterator[NsLab]:
 
 _SENDER = """
 import socket, sys
-src, dst, sp0, sp1, dp0, dp1 = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+src, dst, sp0, sp1, dp0, dp1, repeat = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:8])
 for sp in range(sp0, sp1 + 1):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((src, sp))
     for dp in range(dp0, dp1 + 1):
-        s.sendto(b"natbench-test", (dst, dp))
+        for _ in range(repeat):
+            s.sendto(b"natbench-test", (dst, dp))
     s.close()
 """
 
 
-def send_udp(lab: NsLab, sports: tuple[int, int], dports: tuple[int, int]) -> int:
-    """Send one UDP frame per (sport, dport) from the client to the responder address; return the count."""
+def send_udp(lab: NsLab, sports: tuple[int, int], dports: tuple[int, int], repeat: int = 1) -> int:
+    """Send ``repeat`` UDP frames per (sport, dport), back to back, from the client to the responder address; return
+    the number of (sport, dport) pairs."""
     subprocess.run(
         [
             "ip",
@@ -120,6 +122,7 @@ def send_udp(lab: NsLab, sports: tuple[int, int], dports: tuple[int, int]) -> in
             str(sports[1]),
             str(dports[0]),
             str(dports[1]),
+            str(repeat),
         ],
         check=True,
         capture_output=True,

@@ -15,6 +15,7 @@ from natbench.metrics.capacity import CapacitySettings
 from natbench.metrics.capacity import estimate as capacity_estimate
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.cps import estimate as cps_estimate
+from natbench.metrics.duration import fast_trials
 from natbench.metrics.frame_loss import FrameLossSettings
 from natbench.metrics.frame_loss import estimate as frame_loss_estimate
 from natbench.metrics.latency import LatencySettings, PdvSettings
@@ -167,3 +168,13 @@ def test_capacity_probes_double_then_bisect_the_connection_count_each_a_cps_sear
     assert capacity_estimate(s, 123, {}) == (96, 1008.0)
     # without validation: 24 trials, 24 * 11 = 264 s per repetition; 2 repetitions: 48, 528
     assert capacity_estimate(s.model_copy(update={"validation": "off"}), 123, {}) == (48, 528.0)
+
+
+def test_fast_counts_never_exceed_a_binary_search_per_seeded_repetition_and_one_repetition_has_none() -> None:
+    # [0, 300], error 100: a binary search needs ceil(log2(3)) = 2 trials, fewer than the 3 a seeded walk is counted
+    # with: each of the 3 later repetitions counts 2. First repetition: 2 short + 2 full (short trials) or 2 full.
+    s = ThroughputSettings(lower=0, upper=300, error=100, repetitions=4, fill_rate=500, algorithm="fast")
+    assert fast_trials(s, short=True) == (2, 2 + 3 * 2)
+    assert fast_trials(s, short=False) == (0, 2 + 3 * 2)
+    one = ThroughputSettings(lower=0, upper=1000, error=100, repetitions=1, fill_rate=500, algorithm="fast")
+    assert fast_trials(one, short=True) == (4, 2)  # ceil(log2(10)) = 4 short, 2 full confirmations, no seeded walk

@@ -122,3 +122,25 @@ def test_a_later_repetition_starts_with_full_trials_in_the_middle_of_the_previou
         ("phase2", "full", 300_000),
     ]
     assert (res.value, res.extra["seeded"], res.extra["short_steps"]) == (200_000, True, 0)
+
+
+def _first_trial(earlier: list[RepetitionResult]) -> tuple[str, float]:
+    """(short/full, rate) of the first search trial of a fast forwarding search in [0, 400k], error 100k."""
+    h = Harness(nat=False, stateless_forwarding=250_000)
+    h.run("forwarding", upper=400_000, error=100_000, algorithm="fast", duration=5.0, repetition=1, earlier=earlier)
+    return str(h.records[0].extra["search_trial"]), h.records[0].intended_rate
+
+
+def test_the_seed_is_the_previous_value_when_it_stored_no_error() -> None:
+    earlier = [RepetitionResult("p", "forwarding", 0, 180_000.0, "fps")]
+    assert _first_trial(earlier) == ("full", 180_000)  # no error stored: nothing to add
+
+
+def test_no_seed_from_a_repetition_that_found_no_rate_or_one_at_the_upper_bound() -> None:
+    # a result at the lower bound (no rate passed) seeds nothing: the search narrows from the middle with a short trial
+    assert _first_trial([RepetitionResult("p", "forwarding", 0, 0.0, "fps", error=100_000.0)]) == ("short", 200_000)
+    # a failed repetition (no value) neither
+    assert _first_trial([RepetitionResult("p", "forwarding", 0, None, "fps")]) == ("short", 200_000)
+    # a result whose interval reached the upper bound: its middle, 350k + 100k / 2 = 400k, is the upper bound
+    at_top = RepetitionResult("p", "forwarding", 0, 350_000.0, "fps", error=100_000.0)
+    assert _first_trial([at_top]) == ("short", 200_000)

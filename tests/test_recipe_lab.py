@@ -261,3 +261,33 @@ def test_memory_per_connection_is_a_fact() -> None:
             assert "conntrack_slab" not in per or isinstance(per["conntrack_slab"], float)
         finally:
             dut.teardown()
+
+
+def test_nftables_calibration_limits_drop_new_connections_beyond_the_rate_and_nothing_else() -> None:
+    """limit_cps drops the first packets of new connections beyond the rate (burst 5 at 10/s: about 5 of 50 new
+    flows sent at once get a connection), never later packets of a connection it let through, even before any
+    reply (a UDP connection stays 'new' until answered: a rule on the state alone would limit those too)."""
+    with ns_lab(configure_dut_addresses=False) as lab, global_conntrack_lock():
+        params = nat44_params(lab, nat="snat", limit_cps=10, limit_burst=5)
+        dut = RecipeDut("dut", load_recipe("nftables-nat44"), NetnsExecutor(lab.dut), params)
+        dut.setup(POINT)
+        try:
+
+            def dropped() -> int:
+                rules = in_ns(lab.dut, "nft list chain ip natbench nb_limits")
+                return int(rules.split("counter packets ")[1].split()[0])
+
+            t0 = time.monotonic()
+            send_udp(lab, (20000, 20009), (80, 84))  # 50 new flows at once
+            elapsed = time.monotonic() - t0
+            kept = dut.count_connections()
+            # the bucket: 5 at once plus 10 per second of sending (one more for rounding)
+            assert 5 <= kept <= 5 + 10 * elapsed + 1, (kept, elapsed)
+            assert dropped() == 50 - kept
+            time.sleep(1.0)  # the bucket refills
+            before = dropped()
+            send_udp(lab, (21000, 21000), (80, 80), repeat=25)  # 25 packets of one flow back to back, unanswered
+            assert dropped() == before
+            assert dut.count_connections() == kept + 1
+        finally:
+            dut.teardown()

@@ -3,6 +3,7 @@ confirmation rule (a rate whose full-duration trial failed is never reported).""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -153,3 +154,66 @@ def test_a_rate_beyond_the_tester_counts_as_failed_and_becomes_its_ceiling() -> 
 
     out = run_fast_search(trial, lower=0, upper=100, error=10)
     assert (out.value, out.upper, out.tester_ceiling, out.invalid) == (62, 68, 75, 3)
+
+
+def test_a_tester_ceiling_a_later_full_trial_disproved_is_dropped() -> None:
+    # short trials lose their pace (tester-limited) from 70 up, full ones pass up to 90: short 50 p, 75 invalid x3
+    # (-> counted failed), 62 p, 68 p -> [68, 75]; full 68 p, full 75 PASSES (rejected as the upper bound); walk up:
+    # 85 p, 95 f -> [85, 95]. 75 was no ceiling of the tester (a full trial passed above it): the result is
+    # [85, 95] with no tester ceiling, never an upper bound below the value.
+    def trial(step: FastStep) -> TrialVerdict:
+        if not step.full and step.rate >= 70:
+            return TrialVerdict(Verdict.INVALID, "tester fell behind", tester_limited=True)
+        return TrialVerdict(Verdict.PASS if step.rate <= 90 else Verdict.FAIL)
+
+    out = run_fast_search(trial, lower=0, upper=100, error=10)
+    assert (out.value, out.upper, out.tester_ceiling) == (85, 95, None)
+
+
+def test_a_seed_in_a_range_narrower_than_whole_numbers_starts_at_the_seed() -> None:
+    # [0, 0.85], error 0.5, seed 0.28: floor(0.28) = 0 is the lower bound, so the walk starts at 0.28 itself
+    # (passes, ceiling 0.6); up one error: 0.78 fails -> [0.28, 0.78]
+    dut = Dut(short=0, full=0.6)
+    out = run_fast_search(dut, lower=0, upper=0.85, error=0.5, seed=0.28)
+    assert dut.trials == ["F0.28", "F0.78"]
+    assert (out.value, out.upper) == (0.28, 0.78)
+
+
+@pytest.mark.parametrize("case", range(300))
+def test_the_result_keeps_its_meaning_on_any_range_error_seed_and_tester(case: int) -> None:
+    """Random ranges (also narrower than whole numbers), errors, seeds (inside, at, near and outside the bounds),
+    short / full / tester-limited verdicts that disagree: the reported rate is inside the range, its last full trial
+    passed, the upper bound's failed (or is the range's upper bound or the tester's ceiling), and the trial count
+    stays within three bisections of the range plus the walks' single steps."""
+    rng = random.Random(case)
+    lower = rng.choice([0.0, 10.0, 93.53])
+    width = rng.choice([0.47, 0.85, 2.5, 40.0, 1000.0, 10_000.0])
+    upper = lower + width
+    error = width / rng.choice([1.2, 2.0, 7.0, 50.0, 200.0])
+    seed = rng.choice([None, lower, upper, lower - 5, upper + 5, lower + width * rng.random(), lower + 0.01])
+    narrow_full = rng.random() < 0.3
+    short_ceiling = lower + width * rng.random()
+    full_ceiling = lower + width * rng.random()
+    verdicts: list[tuple[float, bool, Verdict]] = []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        assert lower < step.rate < upper, f"probed {step.rate} outside ({lower}, {upper})"
+        if rng.random() < 0.1:  # the tester loses its pace now and then, more often in short trials
+            return TrialVerdict(Verdict.INVALID, "tester fell behind", tester_limited=True)
+        ceiling = full_ceiling if step.full else short_ceiling
+        v = Verdict.PASS if step.rate <= ceiling * (1 + 0.01 * rng.uniform(-1, 1)) else Verdict.FAIL
+        verdicts.append((step.rate, step.full, v))
+        return TrialVerdict(v)
+
+    out = run_fast_search(trial, lower=lower, upper=upper, error=error, seed=seed, narrow_full=narrow_full)
+    full = [(r, v) for r, f, v in verdicts if f]
+    assert lower <= out.value <= out.upper <= upper
+    assert out.upper - out.value <= error
+    if out.value > lower:
+        assert [v for r, v in full if r == out.value][-1] is Verdict.PASS
+    if out.upper < upper and out.upper != out.tester_ceiling:
+        assert [v for r, v in full if r == out.upper][-1] is Verdict.FAIL
+    if out.tester_ceiling is not None:
+        assert out.tester_ceiling > out.value
+    bisection = math.ceil(math.log2(width / error)) + 1
+    assert out.steps <= 3 * bisection + 2 * 3 + 2, f"{out.steps} trials"

@@ -136,7 +136,7 @@ def saving_line(compared: dict[str, Estimate]) -> str:
         f"search algorithms: binary {old.trials:,} trials, {format_duration(old.seconds)}; "
         f"fast {new.trials:,} trials, {format_duration(new.seconds)}: {ratio:.1f}x less tester time "
         f"(saves {format_duration(old.seconds - new.seconds)}; fast counted with {SEEDED_TRIALS} full trials "
-        "per seeded repetition: bench/campaign_time.py simulates the real count)"
+        "per seeded repetition, optimistic for a DUT whose trials jitter: bench/campaign_time.py simulates that)"
     )
 
 

@@ -107,7 +107,8 @@ class _Run:
         self.lower0, self.upper0, self.error = lower, upper, error
         self.max_invalid, self.tester_retries = max_invalid, tester_retries
         self.short = self.full = self.invalid = 0
-        self.tester_ceiling: float | None = None
+        self.tester_limited: list[float] = []
+        """Rates the tester repeatedly could not send (each counted as a failed trial)."""
 
     def probe(self, rate: float, full: bool, lower: float, upper: float) -> bool:
         """Run the trial at ``rate`` until it is not invalid; True when it passed (a rate beyond the tester fails)."""
@@ -124,7 +125,7 @@ class _Run:
             attempt += 1
             streak = streak + 1 if tv.tester_limited else 0
             if streak == attempt and attempt > min(self.max_invalid, self.tester_retries):
-                self.tester_ceiling = rate if self.tester_ceiling is None else min(self.tester_ceiling, rate)
+                self.tester_limited.append(rate)
                 return False
             if attempt > self.max_invalid:
                 raise SearchError(
@@ -156,7 +157,7 @@ class _Run:
     def down(self, lo: float, hi: float, full: bool) -> tuple[float, float]:
         """From a failed ``hi`` down (:meth:`widths`) until a rate passes or ``lo`` is reached."""
         for width in self.widths():
-            rate = float(math.floor(hi - width))
+            rate = float(math.floor(hi - width)) if hi - lo > 2 else hi - width  # whole rates, as bisect
             if rate <= lo:
                 return lo, hi
             if self.probe(rate, full, lo, hi):
@@ -167,7 +168,7 @@ class _Run:
     def up(self, lo: float, hi: float, full: bool) -> tuple[float, float]:
         """From a passed ``lo`` up (:meth:`widths`) until a rate fails or ``hi`` is reached."""
         for width in self.widths():
-            rate = float(math.ceil(lo + width))
+            rate = float(math.ceil(lo + width)) if hi - lo > 2 else lo + width
             if rate >= hi:
                 return lo, hi
             if not self.probe(rate, full, lo, hi):
@@ -197,7 +198,9 @@ def run_fast_search(
     seeded = seed is not None and lower < seed < upper and upper - lower > error
     rejected: list[float] = []
     if seeded and seed is not None:
-        start = min(max(float(math.floor(seed)), lower + 1), upper - 1)
+        start = float(math.floor(seed))
+        if start <= lower:  # a range narrower than whole numbers: start at the seed itself
+            start = seed
         full = True
         if run.probe(start, full, lo, hi):
             lo, hi = run.up(start, hi, full)
@@ -217,8 +220,11 @@ def run_fast_search(
                 rejected.append(hi)
                 lo, hi = run.up(hi, upper, True)
                 lo, hi = run.bisect(lo, hi, True)
-    if run.tester_ceiling is not None and hi > run.tester_ceiling:
-        hi = run.tester_ceiling
+    # the tester's ceiling: the lowest rate it could not send above the result; one at or below it was disproved by a
+    # valid passing trial at or above it (a short trial that lost its pace to a preemption, say)
+    tester_ceiling = min((r for r in run.tester_limited if r > lo), default=None)
+    if tester_ceiling is not None and hi > tester_ceiling:
+        hi = tester_ceiling
     return FastOutcome(
         value=lo,
         lower=lo,
@@ -226,7 +232,7 @@ def run_fast_search(
         steps=run.short + run.full,
         invalid=run.invalid,
         at_upper_limit=hi == upper,
-        tester_ceiling=run.tester_ceiling,
+        tester_ceiling=tester_ceiling,
         short_steps=run.short,
         full_steps=run.full,
         seeded=seeded,
