@@ -31,6 +31,7 @@ simulation; the DUT does not report mappings, so port preservation is "unverifie
 
     python bench/campaign_time.py            # >= 1,000 repetitions per campaign and algorithm (minutes)
     python bench/campaign_time.py --quick    # one pass of each campaign
+    python bench/campaign_time.py --spikes-per-hour 0    # a DUT without loss spikes
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ KNEE = 0.02
 KNEE_LOSS = 1e-4
 """Loss ratio at the ceiling."""
 SPIKES_PER_SECOND = 1 / 1800
-"""Loss spikes per second of traffic (one per half hour)."""
+"""Loss spikes per second of traffic (one per half hour; ``--spikes-per-hour``)."""
 SPIKE_SECONDS = 0.001
 """Frames one spike loses, in seconds of traffic at the trial's rate."""
 TABLE_SLOWDOWN = 0.05
@@ -394,7 +395,10 @@ def main() -> None:
     ap.add_argument("--repetitions", type=int, default=1000, help="at least this many repetitions per campaign")
     ap.add_argument("--quick", action="store_true", help="one pass of each campaign (a few hundred repetitions)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the simulated DUTs' randomness")
+    ap.add_argument("--spikes-per-hour", type=float, default=2.0, help="loss spikes per hour of traffic")
     args = ap.parse_args()
+    global SPIKES_PER_SECOND
+    SPIKES_PER_SECOND = args.spikes_per_hour / 3600
     t0 = time.perf_counter()
     print(__doc__.split("\n\n")[0])
     print(
