@@ -467,10 +467,12 @@ def test_a_baseline_of_another_ip_version_is_refused(tmp_path: Path) -> None:
     v6 = _fwd(
         tmp_path,
         "v6",
-        lambda text: text.replace("family: ipv4", "family: ipv6")
-        .replace("    initiator: 10.0.0.2\n", "")
-        .replace("    dut_private: 10.0.0.1\n", "")
-        .replace("  addresses:\n", ""),
+        lambda text: (
+            text.replace("family: ipv4", "family: ipv6")
+            .replace("    initiator: 10.0.0.2\n", "")
+            .replace("    dut_private: 10.0.0.1\n", "")
+            .replace("  addresses:\n", "")
+        ),
     )
     with pytest.raises(ConfigError) as err:
         natbench.load(nat, baseline=v6)
