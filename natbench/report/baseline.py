@@ -140,7 +140,7 @@ def match_baseline(
 
 WIRE = {"nat44": "IPv4 -> IPv4", "ipv4": "IPv4 -> IPv4", "nat64": "IPv6 -> IPv4", "ipv6": "IPv6 -> IPv6"}
 """Traffic family -> the IP versions of the frames on the private and the public side. A baseline's family must
-have the run's: an IPv6 frame is 20 bytes longer than the IPv4 frame of the same test (RFC 8219 section 5.1),
+have the run's: an IPv6 frame is 20 bytes longer than the IPv4 frame of the same test (RFC 8219),
 so frame rates of different IP versions are rates of different frames."""
 
 
