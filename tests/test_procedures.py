@@ -166,11 +166,11 @@ def test_cps_step_fails_when_the_dut_keeps_no_state() -> None:
 
     [0, 1,000,000], error 1,000: 500,000 and 250,000 lose frames (ceiling 200,000); 125,000, 62,500, ... 1,953
     (1,953.125 rounded down) arrive but leave an empty table; 1,953 / 2 = 976 is the tenth step and [0, 976] is
-    within the error: the search ends at its lower bound, 0 (no rate passed), with no invalid trial.
+    within the error: the search ends at its lower bound, 0, with no invalid trial: no rate passed, so no value.
     """
     h = Harness(keeps_state=False)
     res = h.run("cps", upper=1_000_000, error=1000, max_invalid=1)
-    assert res.value == 0.0
+    assert res.value is None and res.extra["no_passing_rate"] is True
     assert res.extra["invalid"] == 0 and res.extra["steps"] == 10 == len(h.records)
     assert all(r.verdict is Verdict.FAIL for r in h.records)
     assert [r.extra["fail_cause"] for r in h.records] == ["loss"] * 2 + ["table_shortfall"] * 8
@@ -603,6 +603,25 @@ def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() 
     assert (res.extra["steps"], res.extra["invalid"]) == (1, 21)
 
 
+@pytest.mark.parametrize("metric", ["cps", "throughput"])
+def test_a_search_in_which_no_rate_passed_stores_no_value_but_no_passing_rate(metric: str) -> None:
+    """A DUT slower than the search's resolution: every rate tried fails. Bisecting [0, 1,000,000] with error 1,000
+    tests 500,000, 250,000, 125,000, 62,500, 31,250, 15,625, 7,812, 3,906, 1,953 and 976 (floors of the midpoints),
+    all above the DUT's 500, and stops at [0, 976]: no rate passed within it. Stored as no value (not 0)."""
+    h = Harness(cps=500) if metric == "cps" else Harness(forwarding=500)  # throughput: the fill at 50,000 cps passes
+    extra = {"fill_rate": 50_000} if metric == "throughput" else {}
+    res = h.run(metric, upper=1_000_000, error=1000, **extra)
+    assert res.value is None
+    assert res.extra["no_passing_rate"] is True
+    assert (res.extra["lower"], res.extra["upper"], res.extra["steps"]) == (0, 976, 10)
+    if metric == "throughput":
+        assert res.extra["all_frames_per_second"] is None
+    assert "failed" not in res.extra
+    # a search that found a rate says so too
+    ok = Harness(cps=200_000).run("cps", upper=1_000_000, error=1000)
+    assert ok.value is not None and ok.extra["no_passing_rate"] is False
+
+
 def test_a_dut_faster_than_the_search_range_is_flagged_at_the_upper_limit() -> None:
     h = Harness(cps=1_000_000)
     # one step: 50,000 passes -> [50,000, 100,000], 50,000 wide <= 60,000: done, the upper bound never failed
@@ -647,7 +666,8 @@ def test_a_table_short_of_the_frames_fails_and_one_beyond_sent_plus_slack_is_inv
         assert "fail_cause" not in rec.extra
     else:
         # the failed step lowers the upper bound: [0, 50,000] is within the error, no rate passed
-        assert (res.value, res.extra["upper"], res.extra["invalid"]) == (0.0, 50_000, 0)
+        assert (res.value, res.extra["upper"], res.extra["invalid"]) == (None, 50_000, 0)
+        assert res.extra["no_passing_rate"] is True
         assert rec.reason == "DUT table holds 3999 connections but 4000 phase-1 frames arrived"
         assert rec.extra["fail_cause"] == "table_shortfall"
 
@@ -1346,6 +1366,7 @@ def test_throughput_result_carries_the_search_bounds_and_counts() -> None:
         "tester_ceiling": None,
         "lower": 200_000,
         "upper": 300_000,
+        "no_passing_rate": False,
     }
 
 

@@ -524,7 +524,15 @@ SUMMARY_COLUMNS = ["unit", "directions", "experiments", "failed", "tester_bound"
 
 def test_an_empty_summary_keeps_its_columns_and_index_names() -> None:
     s = ag.summarize(ag.results_frame([]))
-    assert s.empty and list(s.columns) == [*SUMMARY_COLUMNS, "dut_cpu_busy", *ag.WORST_CASE_COLUMNS, "seeded"]
+    assert s.empty and list(s.columns) == [
+        *SUMMARY_COLUMNS,
+        "dut_cpu_busy",
+        *ag.WORST_CASE_COLUMNS,
+        "seeded",
+        "tagged_only",
+        "unvalidated",
+        "no_pass",
+    ]
     assert list(s.index.names) == ["point_id", "metric"]
 
 

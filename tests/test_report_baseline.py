@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -416,3 +417,92 @@ def test_a_baseline_measured_in_another_number_of_directions_is_refused(tmp_path
     unlike = r"iptables-1c-4M \(1 cores[^)]*\): 2 vs 1\): their ratio would compare unlike"
     with pytest.raises(ConfigError, match=unlike):
         natbench.load(nat, baseline=one_way)
+
+
+def _nat_1core(tmp_path: Path) -> Path:
+    return store_campaign_run(
+        tmp_path / "nat",
+        "seed000-fig2-iptables-cores.yaml",
+        {"throughput": FIG2_TP},
+        {"throughput": [100.0] * 5},
+        scale=1e3,
+        repetitions=3,
+        only=[0],
+    )
+
+
+def _fwd(tmp_path: Path, name: str, edit: Callable[[str], str]) -> Path:
+    return store_campaign_run(
+        tmp_path / name,
+        "seed000-fig2-forwarding-cores.yaml",
+        {"forwarding": FIG2_FWD},
+        {"forwarding": [200.0] * 5},
+        scale=1e3,
+        repetitions=3,
+        edit=edit,
+    )
+
+
+def test_a_baseline_with_another_acceptance_is_refused_in_one_line_naming_the_points(tmp_path: Path) -> None:
+    """The NAT throughput accepted no loss (RFC 2544, the campaign's acceptance 0); a forwarding baseline that
+    accepted 0.1 % loss measured a higher rate for the same DUT: their ratio is no "throughput ratio"."""
+    nat = _nat_1core(tmp_path)
+    lossy = _fwd(tmp_path, "lossy", lambda text: text.replace("  acceptance: 0\n", "  acceptance: 0.001\n", 1))
+    rc, out, err = _cli_error(str(nat), "--baseline", str(lossy), out=tmp_path / "rep")
+    assert rc == 2 and out == ""
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"natbench: error: {lossy}: the baseline run accepted another loss ratio than {nat}")
+    assert "iptables-1c-4M (1 cores, ports 1-4000 x 1-1000, 64-byte frames): 0 vs 0.001" in err
+    assert not (tmp_path / "rep").exists()
+    # the metric's own acceptance counts, not only the traffic section's
+    own = _fwd(tmp_path, "own", lambda text: text.replace("  forwarding:\n", "  forwarding:\n    acceptance: 0.0001\n"))
+    with pytest.raises(ConfigError, match=r"\): 0 vs 0.0001\)"):
+        natbench.load(nat, baseline=own)
+
+
+def test_a_baseline_of_another_ip_version_is_refused(tmp_path: Path) -> None:
+    """IPv6 forwarding (seed 004 Table 3) under an IPv4 NAT: the IPv6 frames of the same test are 20 bytes
+    longer (RFC 8219), so the rates are of other frames."""
+    nat = _nat_1core(tmp_path)
+    v6 = _fwd(
+        tmp_path,
+        "v6",
+        lambda text: (
+            text.replace("family: ipv4", "family: ipv6")
+            .replace("    initiator: 10.0.0.2\n", "")
+            .replace("    dut_private: 10.0.0.1\n", "")
+            .replace("  addresses:\n", "")
+        ),
+    )
+    with pytest.raises(ConfigError) as err:
+        natbench.load(nat, baseline=v6)
+    assert str(err.value) == (
+        f"{v6}: the baseline run measured traffic family ipv6 (IPv6 -> IPv6), {nat} measured nat44 (IPv4 -> IPv4):"
+        " frame rates of other IP versions are not a throughput ratio"
+    )
+
+
+def test_a_nat64_run_takes_only_a_nat64_baseline_and_a_nat44_run_an_ipv4_or_nat44_one() -> None:
+    import pandas as pd
+
+    from natbench.report.baseline import check_like_traffic
+
+    row = {"point_id": "p", "label": "p", "cores": 1.0, "src_first": 1, "src_last": 2, "dst_first": 1, "dst_last": 1}
+    points = pd.DataFrame([{**row, "frame_size": 64}]).set_index("point_id")
+
+    def check(family: str, base: str) -> list[str]:
+        return check_like_traffic(
+            family, base, {"p": "b"}, lambda _: 0.0, lambda _: 0.0, points, run_dir=Path("r"), base_dir=Path("b")
+        )
+
+    # accepted: the same IP versions on both sides (nat44 and ipv4 forwarding both send IPv4 -> IPv4)
+    for family, base in (("nat44", "ipv4"), ("nat44", "nat44"), ("nat64", "nat64"), ("ipv6", "ipv6")):
+        assert check(family, base) == []
+    # refused: a NAT64 run sends IPv6 on its private side, IPv4 on its public side; no plain forwarding does
+    for family, base in (("nat64", "ipv4"), ("nat64", "nat44"), ("nat64", "ipv6"), ("nat44", "ipv6")):
+        with pytest.raises(ConfigError, match="frame rates of other IP versions"):
+            check(family, base)
+    # a run without a readable campaign cannot be checked: said, not refused
+    assert check_like_traffic(
+        None, "ipv4", {"p": "b"}, lambda _: None, lambda _: 0.0, points, run_dir=Path("r"), base_dir=Path("b")
+    ) == ["traffic family of r unknown: not compared", "acceptance unknown at 1 matched point(s): not compared"]

@@ -68,3 +68,60 @@ def test_a_fast_search_with_seeded_repetitions_is_named_in_the_caption(tmp_path:
     # a binary-only run has no such note
     only_binary = natbench.load(write_run_dir(tmp_path / "run2", [p], recs[:3])).seed_table().caption
     assert "fast search" not in only_binary
+
+
+def test_repetitions_without_a_passing_rate_are_counted_apart_and_never_read_as_zero(tmp_path: Path) -> None:
+    """A search whose every trial failed stores no value but ``no_passing_rate`` (with the final lower / upper
+    bounds); the table counts such repetitions in their own row and leaves them out of median / min / max."""
+    a, b = make_point(0, (1, 100), (1, 10), cores=1), make_point(1, (1, 100), (1, 10), cores=2)
+    none = {"no_passing_rate": True, "lower": 0.0, "upper": 976.0, "validated": False}
+    recs = [result_record(a["id"], "cps", r, 1000.0 + 100 * r, "cps", error=100.0) for r in range(3)]
+    recs.append(result_record(a["id"], "cps", 3, None, "cps", error=976.0, extra=none))
+    recs += [result_record(b["id"], "cps", r, None, "cps", error=976.0, extra=none) for r in range(3)]
+    run = natbench.load(write_run_dir(tmp_path / "run", [a, b], recs))
+    table = run.seed_table()
+    rows = {str(name): [str(c) for c in table.cells.loc[name]] for name in table.cells.index}
+    # point a: the three values 1,000 / 1,100 / 1,200 -> median 1,100, min 1,000 (with a 0 mixed in: 1,050 and 0)
+    assert rows["cps median"] == ["1,100", "no pass"]
+    assert rows["cps min"] == ["1,000", "no pass"]
+    assert rows["cps max"] == ["1,200", "no pass"]
+    assert rows["cps no passing rate"] == ["1", "3"]
+    assert "cps failed reps." not in rows  # no passing rate is a finding, not a failure
+    assert "'no passing rate' counts repetitions in which every rate tried failed" in table.caption
+    assert "[u]" not in " ".join(rows["cps median"])  # no value: nothing to mark as unvalidated
+    # the notebook API: no value, flagged
+    r = run.results
+    assert r["value"].isna().sum() == 4 and int(r["no_pass"].sum()) == 4
+    assert run.summary.loc[(a["id"], "cps"), "median"] == 1100.0
+
+
+def test_pdv_from_tagged_frames_only_is_marked_in_the_table_and_caption(tmp_path: Path) -> None:
+    """TRex times only its latency streams: its PDV results store ``frames: tagged`` per direction. Those cells
+    carry [t]; every-frame PDV (the software tester: ``frames: all``) does not."""
+    a, b = make_point(0, (1, 100), (1, 10), cores=1), make_point(1, (1, 100), (1, 10), cores=2)
+    tagged = {"frames": {"forward": "tagged", "reverse": "tagged"}}
+    every = {"frames": {"forward": "all", "reverse": "all"}}
+    recs = [result_record(a["id"], "pdv", r, 52e-6, "s", extra=tagged) for r in range(3)]
+    recs += [result_record(b["id"], "pdv", r, 52e-6, "s", extra=every) for r in range(3)]
+    table = natbench.load(write_run_dir(tmp_path / "run", [a, b], recs)).seed_table()
+    # 52 us = 0.052 ms, shown with 4 significant digits: 0.05200
+    assert table.cells.loc["PDV median"].tolist() == ["0.05200 [t]", "0.05200"]
+    assert table.cells.loc["PDV max"].tolist() == ["0.05200 [t]", "0.05200"]
+    assert "[t]: PDV of the tagged latency frames only" in table.caption
+    plain = natbench.load(write_run_dir(tmp_path / "plain", [b], recs[3:])).seed_table()
+    assert "[t]" not in plain.caption
+
+
+def test_cps_not_validated_is_marked_in_the_table_and_caption(tmp_path: Path) -> None:
+    """``validation: off`` (or a DUT that could not be validated) stores ``validated: false``: the cell says so."""
+    a, b = make_point(0, (1, 100), (1, 10), cores=1), make_point(1, (1, 100), (1, 10), cores=2)
+    off = {"validation": "off", "validated": False}
+    checked = {"validation": "every_step", "validated": True}
+    recs = [result_record(a["id"], "cps", r, 1000.0, "cps", error=100.0, extra=off) for r in range(3)]
+    recs += [result_record(b["id"], "cps", r, 1000.0, "cps", error=100.0, extra=checked) for r in range(3)]
+    table = natbench.load(write_run_dir(tmp_path / "run", [a, b], recs)).seed_table()
+    assert table.cells.loc["cps median"].tolist() == ["1,000 [u]", "1,000"]
+    assert table.cells.loc["cps min"].tolist() == ["1,000 [u]", "1,000"]
+    assert "[u]: some repetitions' rate was not validated with reverse frames" in table.caption
+    checked_only = natbench.load(write_run_dir(tmp_path / "checked", [b], recs[3:])).seed_table()
+    assert "[u]" not in checked_only.caption

@@ -65,3 +65,22 @@ def test_the_run_log_shows_each_repetition_in_the_same_unit() -> None:
     # the value in all frames per second, the error as the search stored it (its width per direction)
     assert format_result(bidi) == "throughput#0: 168,750 fps, all directions (error 500)"
     assert format_result(RepetitionResult("p", "cps", 1, 61_035.0, "cps", 100.0, {})) == "cps#1: 61,035 cps (error 100)"
+
+
+def test_a_repetition_without_a_passing_rate_is_no_value_in_the_summary_and_the_log(tmp_path: Path) -> None:
+    """No rate passed within [0, 976]: the log line says so with the bounds, the summary counts it apart and its
+    median is that of the repetitions with a value (61,035), not pulled toward 0."""
+    from natbench.results import RepetitionResult
+    from natbench.run.observers import format_result
+
+    none = {"no_passing_rate": True, "lower": 0.0, "upper": 976.0}
+    assert (
+        format_result(RepetitionResult("p", "cps", 2, None, "cps", 976.0, none))
+        == "cps#2: no passing rate within [0, 976]"
+    )
+    point = make_point(0, (1, 400), (1, 10), cores=1)
+    records = [result_record(point["id"], "cps", rep, 61_035.0, "cps") for rep in range(2)]
+    records.append(result_record(point["id"], "cps", 2, None, "cps", error=976.0, extra=none))
+    (line,) = summary_lines(RunDirectory.open(write_run_dir(tmp_path / "run", [point], records)))
+    assert "median         61,035  min         61,035" in line and "(n=2)" in line
+    assert line.endswith("  1 repetition(s) found no passing rate (no value, not 0)") and "failed" not in line

@@ -353,3 +353,13 @@ def test_a_tester_ceiling_after_a_pass_ends_the_search_there_tester_bound() -> N
         1,
         1,
     )
+
+
+def test_a_search_in_which_no_rate_passed_says_so_and_one_with_a_pass_does_not() -> None:
+    # every trial fails: [0, 1000] with error 100 tests 500, 250, 125, 62 and stops at [0, 62] (62 <= 100)
+    none = run_binary_search(BinarySearch(0, 1000, 100), lambda s: Verdict.FAIL)
+    assert (none.value, none.lower, none.upper, none.steps) == (0, 0, 62, 4)
+    assert none.passed is False
+    # one pass (62 passes, nothing above it does): the same bounds' lower end is a measured rate
+    one = run_binary_search(BinarySearch(0, 1000, 100), lambda s: Verdict.PASS if s.rate <= 62 else Verdict.FAIL)
+    assert (one.value, one.passed) == (62, True)

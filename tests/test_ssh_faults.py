@@ -8,6 +8,7 @@ executor opens its TCP connection there), so the addresses below exist only insi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -174,6 +175,55 @@ def test_a_silent_drop_mid_command_is_noticed_by_the_keepalive_and_the_next_comm
     finally:
         path.restore()
         ex.close()
+
+
+def test_a_dut_that_goes_silent_while_the_session_sends_and_a_rekey_is_requested_is_declared_lost_in_time(
+    path: SshPath,
+) -> None:
+    """The keepalive's own send can wait (the DUT stops reading, so the TCP send buffer fills behind a bulk
+    write and paramiko's send locks are held; a key re-exchange requested meanwhile waits on them too): the
+    watchdog's deadline holds all the same."""
+    ex = path.executor(retries=0, connect_timeout=2.0)
+    workers: list[threading.Thread] = []
+    try:
+        assert ex.run("echo up").stdout == "up\n"
+        assert ex._client is not None
+        transport = ex._client.get_transport()
+        assert transport is not None
+        chan = transport.open_session(timeout=2.0)
+        chan.exec_command("cat > /dev/null")
+        path.drop()
+        dropped_at = time.monotonic()
+
+        def bulk() -> None:
+            # 3 MB: more than sshd's 2 MB channel window and far more than a send buffer that sees no ACKs;
+            # the connection closed under it is the expected end
+            with contextlib.suppress(Exception):
+                chan.sendall(b"\0" * 3_000_000)
+
+        def rekey() -> None:
+            # "Negotiation failed" once the watchdog closes the connection
+            with contextlib.suppress(Exception):
+                transport.renegotiate_keys()
+
+        workers = [threading.Thread(target=bulk, daemon=True), threading.Thread(target=rekey, daemon=True)]
+        workers[0].start()
+        time.sleep(0.2)  # the bulk write is stuck in the socket by now (no ACK comes back)
+        workers[1].start()
+        # the last packet from the server came at most at the drop: the loss is due LOST_AFTER = 0.5 x (3 + 1)
+        # = 2.0 s later (+ slack); poll a little longer than that so a late declaration is measured, not hung on
+        while transport.is_active() and time.monotonic() - dropped_at < LOST_AFTER + SLACK + 3.0:
+            time.sleep(0.05)
+        since_drop = time.monotonic() - dropped_at
+        assert not transport.is_active(), f"connection still open {since_drop:.1f} s after the DUT went silent"
+        assert since_drop <= LOST_AFTER + SLACK, since_drop
+        assert ex._keepalive is not None and ex._keepalive.reason is not None
+        assert f"no answer to {COUNT} keepalives" in ex._keepalive.reason
+    finally:
+        path.restore()
+        ex.close()
+        for w in workers:
+            w.join(timeout=5.0)
 
 
 def _slow_facts_dut(ex: SshExecutor) -> RecipeDut:

@@ -234,6 +234,53 @@ def test_one_record_beyond_the_counts_is_a_kill_between_line_and_counts_not_dama
     assert read_plain_run(run).damage == [f"{run / 'trials.jsonl'}:122: seq 122 beyond the 120 records run.json counts"]
 
 
+def test_a_record_beyond_the_counts_of_a_complete_run_is_damage_named_by_report_and_resume(run: Path) -> None:
+    """The writer marks a run complete only after run.json counted its last record (and a resume sets it running
+    before appending), so a well-formed record 369 after the 368 a complete run counts was added by something
+    else: damage, not the note a kill leaves."""
+    from natbench.run.records import encode
+
+    lines = lines_of(run)
+    intact = report(run)
+    assert intact.returncode == 0, intact.stderr
+    last_trial = next(json.loads(ln) for ln in reversed(lines) if b'"type":"trial"' in ln)
+    data = {k: v for k, v in last_trial.items() if k not in ("type", "seq", "crc32")}
+    extra = encode("trial", data, RECORDS + 1).encode()  # checksum and numbering as the store writes them
+    write_lines(run, [*lines, extra])
+    where = run / "trials.jsonl"
+    expected = (
+        f"{where}:{RECORDS + 1}: seq {RECORDS + 1} beyond the {RECORDS} records run.json counts in a run whose status"
+        " is 'complete' (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    )
+    assert read_plain_run(run).damage == [expected]
+    assert_report_refused(run, expected)
+    allowed = report(run, "--allow-damaged")
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout == intact.stdout  # the added record is left out
+    assert_resume_refused(run, expected)
+
+
+def test_a_reader_that_saw_complete_before_a_resume_appended_finds_no_damage(run: Path) -> None:
+    """run.json read while it said complete, then a resume set it running and appended one record before the
+    file was read: the reader reads run.json again and finds a writer at work (a note, not damage)."""
+    from natbench.run.records import encode
+    from natbench.run.store import _scan
+
+    before = json.loads((run / "run.json").read_text())
+    assert before["status"] == "complete"
+    lines = lines_of(run)
+    last_trial = next(json.loads(ln) for ln in reversed(lines) if b'"type":"trial"' in ln)
+    data = {k: v for k, v in last_trial.items() if k not in ("type", "seq", "crc32")}
+    write_lines(run, [*lines, encode("trial", data, RECORDS + 1).encode()])
+    (run / "run.json").write_text(json.dumps(before | {"status": "running"}))  # the resume's mark, before its append
+    found = _scan(run, before)
+    assert found.damage == []
+    assert found.notes == [
+        f"{run / 'trials.jsonl'}:{RECORDS + 1}: seq {RECORDS + 1} not counted in run.json yet"
+        " (written just before the run stopped, or the run is still being written)"
+    ]
+
+
 # ----------------------------------------------------------------------------- accepting the damage: --repair
 def test_repair_keeps_a_copy_and_measures_the_touched_repetitions_again(run: Path, complete: Path) -> None:
     lines = lines_of(run)

@@ -35,10 +35,13 @@ def summary_lines(run: RunDirectory) -> list[str]:
     values: dict[tuple[str, str], list[float]] = defaultdict(list)
     units: dict[tuple[str, str], str] = {}
     failed: dict[tuple[str, str], int] = defaultdict(int)
+    no_pass: dict[tuple[str, str], int] = defaultdict(int)
     at_limit: set[tuple[str, str]] = set()
     tester_bound: set[tuple[str, str]] = set()
     for r in run.results():
-        if r.value is None:
+        if r.value is None and r.extra.get("no_passing_rate"):
+            no_pass[(r.point_id, r.metric)] += 1
+        elif r.value is None:
             failed[(r.point_id, r.metric)] += 1
         else:
             factor = reported_factor(r.unit, r.value, r.extra)
@@ -50,7 +53,7 @@ def summary_lines(run: RunDirectory) -> list[str]:
             units[(r.point_id, r.metric)] = reported_unit(r.unit, factor)
     lines = []
     for p in run.points:
-        for metric in sorted({m for pid, m in list(values) + list(failed) if pid == p["id"]}, key=order_key):
+        for metric in sorted({m for pid, m in [*values, *failed, *no_pass] if pid == p["id"]}, key=order_key):
             vs = values.get((p["id"], metric), [])
             text = f"{labels[p['id']]:<24} {metric:<11}"
             if vs:
@@ -63,6 +66,9 @@ def summary_lines(run: RunDirectory) -> list[str]:
             n_failed = failed.get((p["id"], metric), 0)
             if n_failed:
                 text += f"  {n_failed} repetition(s) failed"
+            n_none = no_pass.get((p["id"], metric), 0)
+            if n_none:
+                text += f"  {n_none} repetition(s) found no passing rate (no value, not 0)"
             lines.append(text)
     return lines
 

@@ -84,6 +84,12 @@ class _Keepalive:
     makes the server answer it (with SSH_MSG_REQUEST_FAILURE when it does not know it, which is enough), so
     any answer proves the path and the server are alive.
     paramiko's own ``set_keepalive`` asks for no reply and therefore cannot detect a dead peer.
+
+    The watch loop itself never sends: a send can wait (for the end of a key re-exchange in paramiko's
+    ``clear_to_send``, or for room in a full TCP send buffer when the DUT stops reading), and the deadline must
+    hold meanwhile. Each keepalive is sent from a short-lived thread of its own, at most one at a time; a
+    keepalive that falls due while the previous one is still waiting is not sent (the silence is counted all
+    the same).
     """
 
     def __init__(
@@ -98,6 +104,7 @@ class _Keepalive:
         """Why the connection was declared lost (None while it is not)."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"ssh-keepalive {what}", daemon=True)
+        self._sender: threading.Thread | None = None
 
     @property
     def limit(self) -> float:
@@ -133,8 +140,16 @@ class _Keepalive:
                 self.transport.close()
                 return
             if silent >= (sent + 1) * self.interval and sent < self.count:
-                self._send()
+                self._send_async()
                 sent += 1
+
+    def _send_async(self) -> None:
+        """Send one keepalive from a thread of its own, unless the previous one is still waiting to go out."""
+        if self._sender is not None and self._sender.is_alive():
+            log.debug("%s: keepalive not sent: the previous one is still waiting to go out", self.what)
+            return
+        self._sender = threading.Thread(target=self._send, name=f"ssh-keepalive-send {self.what}", daemon=True)
+        self._sender.start()
 
     def _send(self) -> None:
         if not self.transport.clear_to_send.is_set():

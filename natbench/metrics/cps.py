@@ -19,7 +19,7 @@ from natbench.metrics.duration import STEP_OVERHEAD, fast_trials, repeated, sear
 from natbench.metrics.fast import fast_extra, fast_rates, tagged
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import MetricSettings, SearchSettings
-from natbench.metrics.trial import search_extra, search_rates
+from natbench.metrics.trial import search_extra, search_rates, search_value
 from natbench.metrics.validation import EstablishmentSettings, establishment_step, validated_step
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.search import SearchOutcome, SearchStep
@@ -137,7 +137,7 @@ def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
         **extra,
         "rejected": list(found.rejected),
     }
-    return ctx.result(out.value, error=out.error, **fields)
+    return ctx.result(search_value(out), error=out.error, **fields)
 
 
 def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:

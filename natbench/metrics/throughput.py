@@ -19,7 +19,7 @@ from natbench.metrics.fast import ShortTrialSettings, fast_extra, phase2_fast
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Phase2Settings, SearchSettings
-from natbench.metrics.trial import direction_extra, dut_supports, retry, search_extra, search_rates
+from natbench.metrics.trial import direction_extra, dut_supports, retry, search_extra, search_rates, search_value
 from natbench.results import RepetitionResult
 from natbench.search import SearchOutcome, mlr_search
 
@@ -62,11 +62,12 @@ def throughput(ctx: ProcedureContext[ThroughputSettings]) -> RepetitionResult:
 def _throughput_result(ctx: ProcedureContext[SearchSettings], out: SearchOutcome, **extra: Any) -> RepetitionResult:
     """A throughput search's result: per-direction fps plus all frames per second (x active directions)."""
     n = len(ctx.directions.active)
+    value = search_value(out)
     return ctx.result(
-        out.value,
+        value,
         error=out.error,
         **direction_extra(ctx.directions),
-        all_frames_per_second=out.value * n,
+        all_frames_per_second=None if value is None else value * n,
         **extra,
         **search_extra(out),
     )

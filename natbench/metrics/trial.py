@@ -46,6 +46,7 @@ __all__ = [
     "run_traffic",
     "search_extra",
     "search_rates",
+    "search_value",
 ]
 
 
@@ -210,9 +211,18 @@ def search_rates(
     return search.outcome()
 
 
+def search_value(out: SearchOutcome) -> float | None:
+    """The value a search result stores: the highest rate that passed; None when none did (``out.passed`` False:
+    the lower bound it would report is no measurement). Such a result stores ``no_passing_rate: true``
+    (:func:`search_extra`) with the final ``lower`` and ``upper``: no rate passed within [lower, upper]."""
+    return out.value if out.passed else None
+
+
 def search_extra(out: SearchOutcome) -> dict[str, Any]:
-    """The fields a search result stores beside its value (steps, invalid trials, bounds, tester ceiling)."""
+    """The fields a search result stores beside its value (steps, invalid trials, bounds, tester ceiling, and
+    ``no_passing_rate``: True when no rate passed, see :func:`search_value`)."""
     return {
+        "no_passing_rate": not out.passed,
         "steps": out.steps,
         "invalid": out.invalid,
         "at_upper_limit": out.at_upper_limit,

@@ -40,6 +40,7 @@ __all__ = [
     "scale_connections",
     "scale_up_cores",
     "summarize",
+    "tagged_only",
     "teardown_summary",
     "trial_cpu_busy",
     "trial_summary",
@@ -65,6 +66,9 @@ RESULT_COLUMNS = [
     "dut_cpu_busy",
     "worst_case",
     "seeded",
+    "tagged_only",
+    "unvalidated",
+    "no_pass",
 ]
 
 #: Columns of :func:`trials_frame` (counts are summed over directions).
@@ -134,6 +138,9 @@ def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         cols["dut_cpu_busy"].append(float("nan"))  # from the trials: with_dut_cpu_busy
         cols["worst_case"].append(_num(extra.get("worst_case")))  # latency: worst-case latency (RFC 8219 7.2)
         cols["seeded"].append(bool(extra.get("seeded", False)))  # algorithm: fast, started from earlier results
+        cols["tagged_only"].append(tagged_only(extra))
+        cols["unvalidated"].append(r.get("value") is not None and extra.get("validated") is False)
+        cols["no_pass"].append(r.get("value") is None and bool(extra.get("no_passing_rate")))
     return _results_from_columns(cols)
 
 
@@ -156,7 +163,16 @@ def _results_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
     df["directions"] = df["directions"].astype("int64")
     df["tester_bound"] = df["tester_bound"].fillna(False).astype("bool")
     df["seeded"] = df["seeded"].fillna(False).astype("bool")
+    for c in ("tagged_only", "unvalidated", "no_pass"):
+        df[c] = df[c].fillna(False).astype("bool")
     return df
+
+
+def tagged_only(extra: Mapping[str, Any]) -> bool:
+    """True for a delay result asked for every frame's delay (it stores ``frames`` per direction) whose tester timed
+    only its tagged latency frames in some direction (TRex: PDV from the tagged frames, not every frame)."""
+    frames = extra.get("frames")
+    return isinstance(frames, Mapping) and any(str(v) == "tagged" for v in frames.values())
 
 
 def trials_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -330,7 +346,9 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     and ``dut_cpu_busy`` (median over the repetitions of the DUT's CPU busy % at the reported rate,
     see :func:`with_dut_cpu_busy`; NaN without monitor samples), the worst-case latency columns and ``seeded``
     (repetitions of ``algorithm: fast`` that started from the earlier repetitions' results: not independent
-    searches, docs/engine.md).
+    searches, docs/engine.md), ``tagged_only`` (PDV repetitions timed from the tagged frames only: TRex),
+    ``unvalidated`` (cps repetitions whose rate no validation confirmed: ``validated: false``) and ``no_pass``
+    (repetitions in which no rate passed: no value, not counted in ``failed`` nor in median / min / max).
     """
     columns = [
         "unit",
@@ -345,6 +363,9 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
         "dut_cpu_busy",
         *WORST_CASE_COLUMNS,
         "seeded",
+        "tagged_only",
+        "unvalidated",
+        "no_pass",
     ]
     if results.empty:
         return pd.DataFrame(
@@ -365,6 +386,10 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     seeded = results["seeded"] if "seeded" in results else pd.Series(False, index=results.index)
     out["seeded"] = seeded.groupby([results["point_id"], results["metric"]], observed=True, sort=False).sum()
     out["seeded"] = out["seeded"].astype("int64")
+    for c in ("tagged_only", "unvalidated", "no_pass"):
+        flag = results[c] if c in results else pd.Series(False, index=results.index)
+        out[c] = flag.groupby([results["point_id"], results["metric"]], observed=True, sort=False).sum().astype("int64")
+    out["failed"] = out["failed"] - out["no_pass"]
     return out[columns]
 
 

@@ -8,18 +8,23 @@ results of the baseline run's point with the same cores, source and destination 
 size (the DUT parameters differ by design: a forwarding DUT has no connection table). The baseline's
 results and trials are then re-filed under the run's point ids, so every table, plot and summary treats
 them as the one-run case (a campaign that measured both) does. Pure functions; nothing is printed.
+
+The two runs must also have measured the same kind of traffic (:func:`check_like_traffic`): the same IP
+versions on the wire on both sides (:data:`WIRE`: a ``nat44`` run takes an ``ipv4`` or ``nat44`` baseline, seed
+000 Figure 2's pair, but not an ``ipv6`` one; a ``nat64`` run only a ``nat64`` one) and the same acceptance (loss
+ratio) at every matched point: a frame rate with 0.1 % loss allowed over one with none is no "throughput ratio".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pandas as pd
 
 from natbench.errors import ConfigError
 
-__all__ = ["MATCH_COLUMNS", "combined", "match_baseline", "point_words", "refile"]
+__all__ = ["MATCH_COLUMNS", "WIRE", "check_like_traffic", "combined", "match_baseline", "point_words", "refile"]
 
 MATCH_COLUMNS = ("cores", "src_first", "src_last", "dst_first", "dst_last", "frame_size")
 """Columns of :func:`~natbench.report.aggregate.points_frame` that must be equal for a baseline point to match."""
@@ -131,6 +136,59 @@ def match_baseline(
             file=str(base_dir),
         )
     return mapping
+
+
+WIRE = {"nat44": "IPv4 -> IPv4", "ipv4": "IPv4 -> IPv4", "nat64": "IPv6 -> IPv4", "ipv6": "IPv6 -> IPv6"}
+"""Traffic family -> the IP versions of the frames on the private and the public side. A baseline's family must
+have the run's: an IPv6 frame is 20 bytes longer than the IPv4 frame of the same test (RFC 8219),
+so frame rates of different IP versions are rates of different frames."""
+
+
+def check_like_traffic(
+    family: str | None,
+    base_family: str | None,
+    mapping: Mapping[str, str],
+    acceptance: Callable[[str], float | None],
+    base_acceptance: Callable[[str], float | None],
+    points: pd.DataFrame,
+    *,
+    run_dir: Path,
+    base_dir: Path,
+) -> list[str]:
+    """Refuse a baseline run that measured other traffic than the run: another IP version on either side
+    (:data:`WIRE`) or another acceptance (loss ratio) at a matched point (``mapping``: run point id -> baseline
+    point id; ``acceptance`` / ``base_acceptance``: a point id's loss ratio of the compared / baseline metric).
+
+    Raises :class:`~natbench.errors.ConfigError` naming the baseline run directory. Returns the notes for what
+    could not be compared (a run without a readable campaign: unknown family or acceptance).
+    """
+    notes: list[str] = []
+    if family is None or base_family is None:
+        notes.append(f"traffic family of {run_dir if family is None else base_dir} unknown: not compared")
+    elif WIRE.get(family, family) != WIRE.get(base_family, base_family):
+        raise ConfigError(
+            f"the baseline run measured traffic family {base_family} ({WIRE.get(base_family, base_family)}), "
+            f"{run_dir} measured {family} ({WIRE.get(family, family)}): frame rates of other IP versions are not "
+            "a throughput ratio",
+            file=str(base_dir),
+        )
+    unlike: list[str] = []
+    unknown = 0
+    for pid, bid in mapping.items():
+        mine, theirs = acceptance(pid), base_acceptance(bid)
+        if mine is None or theirs is None:
+            unknown += 1
+        elif mine != theirs:
+            unlike.append(f"{point_words(points, pid)}: {mine:g} vs {theirs:g}")
+    if unlike:
+        raise ConfigError(
+            f"the baseline run accepted another loss ratio than {run_dir} ({'; '.join(unlike)}): the ratio of rates"
+            " measured with different acceptance criteria compares unlike rates",
+            file=str(base_dir),
+        )
+    if unknown:
+        notes.append(f"acceptance unknown at {unknown} matched point(s): not compared")
+    return notes
 
 
 def refile(frame: pd.DataFrame, mapping: Mapping[str, str], metric: str, categories: tuple[str, ...]) -> pd.DataFrame:

@@ -22,7 +22,7 @@ import yaml
 from natbench.errors import StoreError
 from natbench.metrics.teardown import TEARDOWN
 from natbench.report import aggregate
-from natbench.report.baseline import combined, match_baseline, refile
+from natbench.report.baseline import check_like_traffic, combined, match_baseline, refile
 from natbench.report.labels import baseline_metric
 from natbench.report.tables import SeedTable, performance_table, report_tables, teardown_invalid, teardown_table
 from natbench.run.store import read_plain_run
@@ -94,11 +94,21 @@ class Run:
             run_dir=self.path,
             base_dir=base.path,
         )
+        notes = check_like_traffic(
+            self.family,
+            base.family,
+            mapping,
+            lambda pid: self.acceptance(pid, registered.baseline_for or ""),
+            lambda pid: base.acceptance(pid, registered.name),
+            self.points,
+            run_dir=self.path,
+            base_dir=base.path,
+        )
         result_cats = ("point_id", "metric", "unit")
         trial_cats = ("point_id", "metric", "kind", "verdict")
         self.results = combined(self.results, refile(base.results, mapping, registered.name, result_cats), result_cats)
         self.trials = combined(self.trials, refile(base.trials, mapping, registered.name, trial_cats), trial_cats)
-        self.warnings = [*self.warnings, *(f"baseline: {w}" for w in base.warnings)]
+        self.warnings = [*self.warnings, *(f"baseline: {w}" for w in [*base.warnings, *notes])]
         self.baseline = base
         self.baseline_points = mapping
 
@@ -131,6 +141,28 @@ class Run:
         traffic = data.get("traffic") if isinstance(data, dict) else None
         family = traffic.get("family") if isinstance(traffic, dict) else None
         return str(family) if family is not None else None
+
+    @cached_property
+    def _campaign(self) -> dict[str, Any] | None:
+        try:
+            data = yaml.safe_load(self.campaign_text) if self.campaign_text else None
+        except yaml.YAMLError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def acceptance(self, point_id: str, metric: str) -> float | None:
+        """The loss ratio ``metric`` accepted at ``point_id``: the point's sweep override, else the metric's own,
+        else ``traffic.acceptance`` (0 when unset, the schema's default); None without a readable campaign."""
+        data = self._campaign
+        if data is None:
+            return None
+        record = next((p for p in self.point_records if str(p.get("id")) == point_id), {})
+        for section in ((record.get("metric_settings") or {}).get(metric), (data.get("metrics") or {}).get(metric)):
+            if isinstance(section, dict) and section.get("acceptance") is not None:
+                return float(section["acceptance"])
+        traffic = data.get("traffic")
+        value = traffic.get("acceptance") if isinstance(traffic, dict) else None
+        return 0.0 if value is None else float(value)
 
     @property
     def metrics(self) -> list[str]:

@@ -160,12 +160,33 @@ def _warnings(run: Run) -> list[str]:
                 f"{plot_labels(str(metric))[0]}: {len(g)} of {total} repetitions were limited by the tester, not "
                 "the DUT; the DUT can do more than these results say (a faster tester would measure it)."
             )
-        failed = r[r["value"].isna()]
+        no_pass = r["no_pass"].fillna(False).astype(bool) if "no_pass" in r else pd.Series(False, index=r.index)
+        failed = r[r["value"].isna() & ~no_pass]
         if not failed.empty:
             out.append(
                 f"{len(failed)} of {len(r)} repetitions failed and have no value; the tables leave them out "
                 "(their reasons are in the trial details)."
             )
+        if no_pass.any():
+            out.append(
+                f"{int(no_pass.sum())} of {len(r)} repetitions found no passing rate (every rate tried failed down to"
+                " the search's lower bound): no value, counted in the tables' 'no passing rate' rows, not as 0."
+            )
+        for col, what in (
+            (
+                "tagged_only",
+                "PDV repetitions were timed from the tagged latency frames only (TRex), not from every"
+                " frame: marked [t] in the tables, not comparable with every-frame PDV.",
+            ),
+            (
+                "unvalidated",
+                "cps repetitions have a rate no validation with reverse frames confirmed (validation:"
+                " off, or a DUT that could not be validated): marked [u] in the tables.",
+            ),
+        ):
+            flagged = int(r[col].fillna(False).astype(bool).sum()) if col in r else 0
+            if flagged:
+                out.append(f"{flagged} {what}")
     t = run.trials
     if not t.empty:
         paced = sum(1 for e in t["extra"] if isinstance(e, dict) and (e.get("tester") or {}).get("pacing_warnings"))

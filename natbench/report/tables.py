@@ -82,6 +82,26 @@ MEMORY_NOTE = (
 )
 """Caption note of the memory rows."""
 
+TAGGED_MARK = "[t]"
+"""Marks a PDV cell timed from the tagged latency frames only (TRex), not from every frame."""
+TAGGED_NOTE = (
+    "[t]: PDV of the tagged latency frames only (the TRex tester times no other frames), not of every frame as "
+    "RFC 8219 7.3.1 and the software tester measure it: not comparable with unmarked PDV"
+)
+UNVALIDATED_MARK = "[u]"
+"""Marks a cps cell with repetitions whose rate no validation with reverse frames confirmed."""
+UNVALIDATED_NOTE = (
+    "[u]: some repetitions' rate was not validated with reverse frames (validation: off, or a DUT that could not be "
+    "validated; RFC 9693 4.6): the DUT may have forwarded frames without keeping their connections"
+)
+NO_PASS_CELL = "no pass"
+"""The median / min / max cell of a point where no repetition found a passing rate."""
+NO_PASS_NOTE = (
+    "'no passing rate' counts repetitions in which every rate tried failed down to the search's lower bound (no "
+    "passing rate within [lower, upper], both stored with the result): they have no value and are left out of "
+    "median / min / max ('no pass' where no repetition found one)"
+)
+
 #: Metrics whose values are rates and follow the chosen display scale.
 _RATE_UNITS = {"cps", "fps", "conn"}
 
@@ -253,6 +273,13 @@ class _Builder:
         return cells, values
 
 
+def _count(d: pd.DataFrame, column: str) -> pd.Series:
+    """A count column of a metric's summary rows (0 where absent: a summary from before the column)."""
+    if column not in d:
+        return pd.Series(0, index=d.index, dtype="int64")
+    return d[column].fillna(0).astype("int64")
+
+
 def _labels(points: pd.DataFrame) -> list[str]:
     labels = [str(x) for x in points["label"]]
     if len(set(labels)) != len(labels):
@@ -404,6 +431,19 @@ def performance_table(
             b.add(f"{prefix} num. exp.", d["experiments"], fmt_count)
         if (d["failed"].fillna(0) > 0).any():  # repetitions that ended without a value
             b.add(f"{prefix} failed reps.", d["failed"], fmt_count)
+        no_pass = _count(d, "no_pass")
+        if (no_pass > 0).any():  # repetitions whose search found no passing rate: no value, not a failure
+            b.add(f"{prefix} no passing rate", no_pass, fmt_count)
+            notes.append(NO_PASS_NOTE)
+        marks = [""] * len(ids)
+        for col, mark, note in (
+            ("tagged_only", TAGGED_MARK, TAGGED_NOTE),
+            ("unvalidated", UNVALIDATED_MARK, UNVALIDATED_NOTE),
+        ):
+            flagged = _count(d, col) > 0
+            if flagged.any():
+                marks = [m + (f" {mark}" if f else "") for m, f in zip(marks, flagged.tolist(), strict=True)]
+                notes.append(note)
         if (d["tester_bound"].fillna(0) > 0).any():  # the DUT passed all the tester could send
             b.add(f"{prefix} tester-bound reps.", d["tester_bound"], fmt_count)
             notes.append(
@@ -428,9 +468,14 @@ def performance_table(
             )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
+        nothing = ((d["experiments"].fillna(0) == 0) & (no_pass > 0)).tolist()
         for stat in ("median", "min", "max"):
             vals = d[stat].astype("float64")
-            b.add_cells(f"{prefix} {stat}", vals, [fmt_value(v * mult) for v in vals])
+            cells = [
+                NO_PASS_CELL if none else fmt_value(v * mult) + (mk if math.isfinite(v) else "")
+                for v, none, mk in zip(vals, nothing, marks, strict=True)
+            ]
+            b.add_cells(f"{prefix} {stat}", vals, cells)
         if _worst_case_rows(b, d, prefix, mult):
             notes.append(
                 f"{prefix}: typical latency (median of the tagged frames), '{prefix} worst case': worst-case latency "

@@ -99,6 +99,10 @@ def format_record(r: TrialRecord) -> str:
 
 def format_result(r: RepetitionResult) -> str:
     """One line describing a finished repetition."""
+    if r.value is None and r.extra.get("no_passing_rate"):
+        return (
+            f"{r.metric}#{r.repetition}: no passing rate within [{_rate(r.extra['lower'])}, {_rate(r.extra['upper'])}]"
+        )
     if r.value is None:
         return f"{r.metric}#{r.repetition}: FAILED ({r.extra.get('failed', 'no value')})"
     factor = reported_factor(r.unit, r.value, r.extra)  # as the tables: all frames of bidirectional traffic

@@ -20,7 +20,11 @@ after a kill -9 or while a run is being written) and **damage** (``file:line: wh
   and intact before it and the run is not ``complete``: the process died while writing the next,
   uncounted record. Otherwise it is damage (the file was cut short);
 * one record beyond the counts is a note (killed between the line and the counts), or more while a
-  writer is still running (the counts read again after the file show them);
+  writer is still running (the counts read again after the file show them) - but not in a run whose
+  status is ``complete``: the writer marks a run complete only after run.json counted its last
+  record, and a resume sets the status back to ``running`` before it appends, so no crash or
+  writer leaves an uncounted record after the mark. Such a record was added by something else: it is
+  damage (and is left out of the records);
 * a missing ``seq`` (gap), a ``seq`` twice (duplicate), a ``seq`` out of order, a checksum
   mismatch, a line that is not UTF-8, not JSON or no record, a second result of the same
   repetition, a missing ``trials.jsonl`` when the counts
@@ -227,6 +231,8 @@ class _Scanner:
             self.limit = 1 << 62  # no counts to hold the numbers against
         else:
             self.limit = self.written + 1 if limit is None else max(limit, self.written + 1)
+        self.counted = self.written if limit is None else max(limit - 1, self.written)
+        """Records run.json counts (read again after the file, when it was)."""
         self.moved = moved_ranges(counts) if counts else []
         self.status = status
         self.by_seq: dict[int, Record] = {}
@@ -317,6 +323,14 @@ class _Scanner:
                 self.out.leftovers.append(rec)
             else:
                 self.bad(number, f"seq {seq}: a result among the records a resume moved aside", data)
+            return
+        if seq > self.counted and self.status == "complete":
+            self.bad(
+                number,
+                f"seq {seq} beyond the {self.counted} records run.json counts in a run whose status is 'complete'"
+                " (appended after the run ended: no writer leaves an uncounted record after that mark)",
+                data,
+            )
             return
         if seq > self.written:
             self.out.notes.append(

@@ -448,10 +448,14 @@ def _scan(path: Path, meta: dict[str, Any]) -> Scan:
     pending = _pending_file(path, meta)
     trials = pending or path / TRIALS
     found = scan(trials, found_counts, status=status)
-    if found_counts is not None and found.highest > int(found_counts.get("written", 0)) + 1:
-        # a writer may be adding records: read its counts again and check against those
+    beyond = None if found_counts is None else int(found_counts.get("written", 0)) + (status != "complete")
+    if beyond is not None and found.highest > beyond:
+        # a writer may be adding records (a resume of a complete run sets it running first): read its counts and
+        # status again and check against those
         with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-            after = int(json.loads((path / RUN).read_text(encoding="utf-8"))[COUNTS]["written"])
+            again = json.loads((path / RUN).read_text(encoding="utf-8"))
+            after = int(again[COUNTS]["written"])
+            status = str(again.get("status", "unknown"))
         if after is not None:
             found = scan(trials, found_counts, status=status, counted_after=after)
     if pending is not None:
@@ -466,7 +470,8 @@ def read_plain_run(path: Path) -> PlainRun:
     """Read the run directory ``path`` as plain data: for reports of runs still being written, killed or damaged.
 
     A missing campaign.yaml reads as "". trials.jsonl is checked against run.json's record counts
-    (:mod:`natbench.run.records`): what is normal after a kill -9 (a torn last line, one uncounted record)
+    (:mod:`natbench.run.records`): what is normal after a kill -9 (a torn last line, one uncounted record in a run
+    not marked complete)
     is named in :attr:`PlainRun.warnings`, every damaged, missing or duplicated record in
     :attr:`PlainRun.damage`; the records are the intact ones, each once. A missing or corrupt run.json or
     points.json is a :class:`StoreError` naming the file.

@@ -20,7 +20,10 @@ Semantics (RFC 2544 section 26.1, as siitperf's ``binary-rate-alg.sh`` applies i
   ceiling is flagged ``tester_bound``: the DUT passed everything the tester
   could send, so the value is a lower bound of the DUT's performance;
 * the search stops when ``upper - lower <= error``; the result is ``lower``,
-  the highest rate that passed (or the initial lower bound when none did).
+  the highest rate that passed (or the initial lower bound when none did:
+  :attr:`SearchOutcome.passed` is then False, and the metrics store no value but
+  "no passing rate within [lower, upper]", see
+  :func:`natbench.metrics.trial.search_value`).
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ class SearchOutcome:
     """True when the search ended before reaching the error bound (``stop_below``)."""
     tester_ceiling: float | None = None
     """Lowest rate the tester repeatedly could not send (None when it always kept the rate)."""
+    passed: bool = True
+    """False when no rate the search tried passed: ``value`` is then only the initial lower bound, not a
+    measurement (every trial failed down to it); a result stores no value for it (``no_passing_rate``)."""
 
     @property
     def tester_bound(self) -> bool:
@@ -202,6 +208,7 @@ class BinarySearch:
             at_upper_limit=self.upper == self.initial_upper,
             stopped_early=self._early,
             tester_ceiling=self.tester_ceiling,
+            passed=self._any_passed,
         )
 
 
