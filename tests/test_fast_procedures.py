@@ -144,3 +144,10 @@ def test_no_seed_from_a_repetition_that_found_no_rate_or_one_at_the_upper_bound(
     # a result whose interval reached the upper bound: its middle, 350k + 100k / 2 = 400k, is the upper bound
     at_top = RepetitionResult("p", "forwarding", 0, 350_000.0, "fps", error=100_000.0)
     assert _first_trial([at_top]) == ("short", 200_000)
+
+
+def test_a_fast_throughput_search_with_no_passing_full_trial_stores_no_value() -> None:
+    # forwarding ceiling far below the range's first trials: nothing passes, the result is "no passing rate"
+    h = Harness(forwarding=10)
+    res = h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0)
+    assert res.value is None and res.extra["no_passing_rate"] is True

@@ -217,3 +217,11 @@ def test_the_result_keeps_its_meaning_on_any_range_error_seed_and_tester(case: i
         assert out.tester_ceiling > out.value
     bisection = math.ceil(math.log2(width / error)) + 1
     assert out.steps <= 3 * bisection + 2 * 3 + 2, f"{out.steps} trials"
+
+
+def test_a_search_in_which_no_full_trial_passed_says_so() -> None:
+    # short trials pass up to 63, full ones nothing: confirmation at 62 fails, the walk goes down to the lower bound
+    dut = Dut(short=63, full=-1)
+    out = run_fast_search(dut, lower=0, upper=100, error=10)
+    assert (out.value, out.passed) == (0, False)
+    assert run_fast_search(Dut(short=63, full=63), lower=0, upper=100, error=10).passed

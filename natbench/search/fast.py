@@ -229,6 +229,7 @@ def run_fast_search(
         value=lo,
         lower=lo,
         upper=hi,
+        passed=lo > lower,  # the lower bound is never tested: above it, lo passed a full trial
         steps=run.short + run.full,
         invalid=run.invalid,
         at_upper_limit=hi == upper,
