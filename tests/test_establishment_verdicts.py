@@ -169,6 +169,8 @@ def test_final_validation_of_a_kept_rate_is_one_more_phase1_and_its_reverse_fram
         ("phase1", 150_000, P),
         ("validation", 150_000, P),
     ]
+    # both trials of the final validation carry the bracket the search ended in: [150,000, 150,781]
+    assert [(r.lower, r.upper) for r in b.records[-2:]] == [(150_000, 150_781)] * 2
 
 
 def test_a_step_whose_validation_is_invalid_is_retried_as_a_whole() -> None:
@@ -398,6 +400,21 @@ def test_cps_steps_within_the_dut_timeout_run_as_before() -> None:
     res = b.run("cps", clock=clock, upper=4000, error=100)
     assert res.value == 1000
     assert not [r for r in b.records if r.verdict is Verdict.INVALID]
+
+
+def test_a_final_validation_that_would_outlive_the_dut_timeout_is_refused_with_the_searchs_bracket() -> None:
+    """Keeps 1,000/s, timeout 10 s, search [0, 4,000] error 100, validation final: the phase-1 steps need at most
+    4,000 / 1,000 + 2 = 6 s (2,000 and 1,062 ... 1,500 fail on the table, 1,000 passes; bracket [1,000, 1,062]).
+    The final validation of 1,000 (alpha 1, no gap) needs 4 + 2 + 4 + 2 = 12 s > 10 s: refused, stored with the
+    bracket the search ended in and the final mark like the validation it replaces."""
+    b = Bench(keep_rate=1000, udp_timeout=10)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=4000, error=100, validation="final")
+    assert res.value is None and "needs them for 12.0 s, longer than the dut_timeout of 10 s" in res.extra["failed"]
+    rec = b.records[-1]
+    assert (rec.kind, rec.intended_rate, rec.verdict, rec.lower, rec.upper) == ("phase1", 1000, Verdict.INVALID, 1000, 1062)
+    assert (rec.extra["final"], rec.extra["invalid_cause"], rec.extra["lifetime"]) == (True, "dut_timeout", 12.0)
 
 
 def test_validation_refuses_a_phase1_and_reverse_frames_that_would_outlive_the_dut_timeout() -> None:

@@ -112,8 +112,15 @@ def test_memory_used_per_key_direction() -> None:
     rec = memory_used(before, after, 10)
     assert rec["used"] == {"mem_available": 3_000, "conntrack_slab": 1_000}
     assert rec["per_connection"] == {"mem_available": 300.0, "conntrack_slab": 100.0}
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="^connections must be positive$"):
         memory_used(before, after, 0)
+
+
+def test_memory_used_of_a_single_connection_is_its_whole_use() -> None:
+    # N = 1 is a valid fill (the smallest positive count): MemAvailable 10,000 -> 9,800 is 200 bytes, all of it
+    # the one connection's
+    rec = memory_used({"mem_available": 10_000}, {"mem_available": 9_800}, 1)
+    assert (rec["connections"], rec["used"], rec["per_connection"]) == (1, {"mem_available": 200}, {"mem_available": 200.0})
 
 
 class _Member:

@@ -1014,3 +1014,34 @@ def test_latest_points_at_the_newest_run_directory(tmp_path: Path) -> None:
     link_latest(tmp_path / "first")
     assert (tmp_path / "latest").is_dir() and not (tmp_path / "latest").is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["first", "latest", "second"]
+
+
+def test_a_failed_run_names_the_error_type_and_message_in_run_json(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    store.mark_failed(ValueError("tester lost link"))
+    store.close()
+    meta = json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))
+    assert (meta["status"], meta["failure"]) == ("failed", "ValueError: tester lost link")
+
+
+def test_a_run_stopped_by_ctrl_c_is_marked_failed_as_interrupted(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    store.mark_failed(KeyboardInterrupt())
+    store.close()
+    meta = json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))
+    assert (meta["status"], meta["failure"]) == ("failed", "interrupted by Ctrl-C")
+
+
+def test_marking_a_run_failed_never_raises_over_the_runs_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = new_store(tmp_path)
+
+    def full_disk(path: Path, meta: dict[str, object]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_module, "_write_meta_file", full_disk)
+    store.mark_failed(RuntimeError("the run's own error"))  # must return: the caller re-raises the run's error
+    monkeypatch.undo()
+    store.close()
+    assert json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))["status"] == "running"
