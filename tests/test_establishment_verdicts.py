@@ -413,7 +413,13 @@ def test_a_final_validation_that_would_outlive_the_dut_timeout_is_refused_with_t
     res = b.run("cps", clock=clock, upper=4000, error=100, validation="final")
     assert res.value is None and "needs them for 12.0 s, longer than the dut_timeout of 10 s" in res.extra["failed"]
     rec = b.records[-1]
-    assert (rec.kind, rec.intended_rate, rec.verdict, rec.lower, rec.upper) == ("phase1", 1000, Verdict.INVALID, 1000, 1062)
+    assert (rec.kind, rec.intended_rate, rec.verdict, rec.lower, rec.upper) == (
+        "phase1",
+        1000,
+        Verdict.INVALID,
+        1000,
+        1062,
+    )
     assert (rec.extra["final"], rec.extra["invalid_cause"], rec.extra["lifetime"]) == (True, "dut_timeout", 12.0)
 
 

@@ -120,7 +120,11 @@ def test_memory_used_of_a_single_connection_is_its_whole_use() -> None:
     # N = 1 is a valid fill (the smallest positive count): MemAvailable 10,000 -> 9,800 is 200 bytes, all of it
     # the one connection's
     rec = memory_used({"mem_available": 10_000}, {"mem_available": 9_800}, 1)
-    assert (rec["connections"], rec["used"], rec["per_connection"]) == (1, {"mem_available": 200}, {"mem_available": 200.0})
+    assert (rec["connections"], rec["used"], rec["per_connection"]) == (
+        1,
+        {"mem_available": 200},
+        {"mem_available": 200.0},
+    )
 
 
 class _Member:

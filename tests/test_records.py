@@ -1,0 +1,76 @@
+"""The record-line reader of trials.jsonl (natbench.run.records): unit cases of lines from before sequence numbers
+(legacy lines), written by hand so the expected damage follows from the format, not from the reader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from natbench.run.records import encode, scan
+
+TRIAL = {"point_id": "p1", "metric": "cps", "repetition": 0, "kind": "phase1"}
+"""The fields of one trial record that the reader looks at (its repetition key)."""
+
+
+def legacy(data: dict[str, object]) -> str:
+    """A line as natbench wrote it before sequence numbers: the record's JSON, no ``seq``, no ``crc32``."""
+    return json.dumps({"type": "trial", **data}, sort_keys=True) + "\n"
+
+
+def write(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(lines), "utf-8")
+    return path
+
+
+def test_a_line_without_seq_in_a_run_that_counts_no_legacy_lines_is_damage(tmp_path: Path) -> None:
+    # run.json has record counts but no "legacy" count (0): every line must carry seq and crc32
+    path = write(tmp_path, legacy(TRIAL))
+    found = scan(path, {"written": 0})
+    assert found.damage == [
+        f"{path}:1: seq: missing (every record of this run carries a sequence number and a checksum)"
+    ]
+    assert found.records == [] and found.tainted == {("p1", "cps", 0)}
+
+
+def test_a_line_without_seq_after_numbered_records_is_damage_even_within_the_legacy_count(tmp_path: Path) -> None:
+    # legacy lines are only kept at the start of the file: line 2 comes after record seq 1, so it was not written by
+    # a run from before sequence numbers even though run.json counts one legacy line
+    path = write(tmp_path, encode("trial", TRIAL, 1), legacy({**TRIAL, "repetition": 1}))
+    found = scan(path, {"written": 1, "trial": 1, "legacy": 1})
+    assert found.damage[0] == (
+        f"{path}:2: seq: missing (every record of this run carries a sequence number and a checksum)"
+    )
+    assert [r.seq for r in found.records] == [1]
+    assert ("p1", "cps", 1) in found.tainted
+
+
+def test_legacy_lines_counted_in_run_json_are_kept_with_their_line_and_text(tmp_path: Path) -> None:
+    first, second = legacy(TRIAL), legacy({**TRIAL, "repetition": 1})
+    path = write(tmp_path, first, second, encode("trial", {**TRIAL, "repetition": 2}, 1))
+    found = scan(path, {"written": 1, "trial": 1, "legacy": 2})
+    assert found.damage == [] and found.legacy == 2
+    assert [(r.line, r.text, r.seq) for r in found.records] == [
+        (1, first[:-1], None),
+        (2, second[:-1], None),
+        (3, found.records[2].text, 1),
+    ]
+
+
+def test_lines_of_the_abandoned_file_are_kept_with_their_line_and_text_without_number_checks(tmp_path: Path) -> None:
+    # trials.abandoned.jsonl (sequence=False): a legacy line and a numbered one, each kept as it stands
+    first = legacy(TRIAL)
+    path = write(tmp_path, first, encode("trial", TRIAL, 7))
+    found = scan(path, None, sequence=False)
+    assert found.damage == []
+    assert [(r.line, r.text, r.seq) for r in found.records][0] == (1, first[:-1], None)
+    assert [(r.line, r.seq) for r in found.records] == [(1, None), (2, 7)]
+
+
+def test_a_second_result_of_one_repetition_is_damage_naming_point_metric_and_repetition(tmp_path: Path) -> None:
+    # two different results of point p1, metric cps, repetition 3: the second one (line 2) is damage, the first stands
+    res = {"point_id": "p1", "metric": "cps", "repetition": 3, "value": 5000.0}
+    path = write(tmp_path, encode("result", res, 1), encode("result", {**res, "value": 6000.0}, 2))
+    found = scan(path, {"written": 2, "result": 2})
+    assert found.damage[0] == f"{path}:2: second result of point p1 cps repetition 3 (first on line 1)"
+    assert [r.line for r in found.records] == [1] and found.tainted == {("p1", "cps", 3)}
