@@ -387,7 +387,31 @@ def test_a_cps_step_whose_connections_would_outlive_the_dut_timeout_is_refused_n
     [rec] = b.records
     assert (rec.kind, rec.intended_rate, rec.verdict, rec.counts) == ("phase1", 200, Verdict.INVALID, {})
     assert (rec.extra["invalid_cause"], rec.extra["lifetime"], rec.extra["limit"]) == ("dut_timeout", 44.0, 30.0)
+    assert (rec.lower, rec.upper) == (0, 400)  # the bracket of the refused first step
     assert clock.now == 0.0  # nothing was sent
+
+
+def test_the_guard_counts_the_reverse_frames_at_alpha_times_the_rate() -> None:
+    """alpha 0.5: the first step, 200/s, sends its 4,000 reverse frames at 100/s. 4,000 / 200 + 2 + 4,000 / 100 + 2
+    = 64 s > 30 s: refused, naming 64 s (alpha 1 would need 44 s, reverse frames at 400/s 34 s)."""
+    b = Bench(cps=100, keep_rate=100, udp_timeout=30)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=400, error=10, alpha=0.5)
+    assert res.value is None and "at 200/s needs them for 64.0 s" in res.extra["failed"]
+    assert b.records[-1].extra["lifetime"] == 64.0
+
+
+def test_a_step_without_validation_is_guarded_for_its_phase1_alone() -> None:
+    """Keeps 1,000/s, timeout 10 s, validation off, search [0, 4,000] error 100: a phase 1 alone needs at most
+    4,000 / 1,000 + 2 = 6 s <= 10 s, so no step is refused (with reverse frames 1,000/s would need 12 s). 2,000
+    fails (table shortfall), 1,000 passes, 1,500 ... 1,062 fail: 1,000."""
+    b = Bench(keep_rate=1000, udp_timeout=10)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=4000, error=100, validation="off")
+    assert res.value == 1000
+    assert not [r for r in b.records if r.verdict is Verdict.INVALID]
 
 
 def test_cps_steps_within_the_dut_timeout_run_as_before() -> None:
@@ -441,6 +465,7 @@ def test_a_capacity_probe_is_guarded_too() -> None:
     res = b.run("capacity", clock=clock, **{**CAPACITY, "upper": 400, "error": 10})
     assert res.value is None and "longer than the dut_timeout of 30 s" in res.extra["failed"]
     assert b.records[-1].extra["invalid_cause"] == "dut_timeout"
+    assert b.records[-1].extra["connections"] == 4000  # the probe's own count is kept on the refused trial
 
 
 class FactsDut(FakeDut):

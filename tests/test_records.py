@@ -74,3 +74,13 @@ def test_a_second_result_of_one_repetition_is_damage_naming_point_metric_and_rep
     found = scan(path, {"written": 2, "result": 2})
     assert found.damage[0] == f"{path}:2: second result of point p1 cps repetition 3 (first on line 1)"
     assert [r.line for r in found.records] == [1] and found.tainted == {("p1", "cps", 3)}
+
+
+def test_a_repeated_line_in_a_run_from_before_record_counts_is_a_duplicate_of_its_first(tmp_path: Path) -> None:
+    # no counts in run.json (None): lines are checked as far as they allow; line 2 repeats line 1 byte for byte, so
+    # it is damage naming line 1, and the first copy stands (nothing else is in doubt: no repetition tainted)
+    line = legacy(TRIAL)
+    path = write(tmp_path, line, line)
+    found = scan(path, None)
+    assert found.damage == [f"{path}:2: duplicate of line 1"]
+    assert [r.line for r in found.records] == [1] and found.tainted == set()
