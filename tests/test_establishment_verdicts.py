@@ -382,7 +382,10 @@ def test_a_cps_step_whose_connections_would_outlive_the_dut_timeout_is_refused_n
     b.dut.clock = clock
     res = b.run("cps", clock=clock, upper=400, error=10)
     assert res.value is None
-    assert "at 200/s needs them for 44.0 s, longer than the dut_timeout of 30 s" in res.extra["failed"]
+    assert (
+        "phase 1 and its validation of 4,000 connections at 200/s needs them for 44.0 s, longer than the dut_timeout"
+        " of 30 s" in res.extra["failed"]
+    )
     assert not [r for r in b.records if r.verdict is F]
     [rec] = b.records
     assert (rec.kind, rec.intended_rate, rec.verdict, rec.counts) == ("phase1", 200, Verdict.INVALID, {})
@@ -466,6 +469,28 @@ def test_a_capacity_probe_is_guarded_too() -> None:
     assert res.value is None and "longer than the dut_timeout of 30 s" in res.extra["failed"]
     assert b.records[-1].extra["invalid_cause"] == "dut_timeout"
     assert b.records[-1].extra["connections"] == 4000  # the probe's own count is kept on the refused trial
+
+
+def test_a_capacity_probe_is_guarded_for_its_own_connection_count() -> None:
+    """The first probe holds 2,000 connections (min_connections 2,000 = 100 sources x 20 destinations), not the
+    point's 4,000: at 200/s it needs 2,000 / 200 + 2 + 2,000 / 200 + 2 = 24 s > 20 s (the point's count would
+    need 44 s)."""
+    b = Bench(cps=100, keep_rate=100, udp_timeout=20)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("capacity", clock=clock, **{**CAPACITY, "upper": 400, "error": 10, "min_connections": 2000})
+    assert res.value is None and "of 2,000 connections at 200/s needs them for 24.0 s" in res.extra["failed"]
+    assert b.records[-1].extra["lifetime"] == 24.0
+
+
+def test_a_step_needing_its_connections_exactly_as_long_as_the_timeout_runs() -> None:
+    """validation at 100/s with gap 2 needs 4,000 / 100 + 2 + 2 + 4,000 / 100 + 2 = 86 s: with a timeout of 86 s
+    the connections last just long enough, so the step runs (phase 1 and its reverse frames, no refusal)."""
+    b = Bench(udp_timeout=86)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    b.run("validation", clock=clock, rate=100, gap=2)
+    assert [(r.kind, r.verdict) for r in b.records] == [("phase1", Verdict.PASS), ("validation", Verdict.PASS)]
 
 
 class FactsDut(FakeDut):
