@@ -483,6 +483,16 @@ def test_a_capacity_probe_is_guarded_for_its_own_connection_count() -> None:
     assert b.records[-1].extra["lifetime"] == 24.0
 
 
+def test_a_refused_step_without_validation_names_phase_1_alone() -> None:
+    """validation off, timeout 10 s: the first step, 200/s, needs 4,000 / 200 + 2 = 22 s for phase 1 alone."""
+    b = Bench(cps=100, keep_rate=100, udp_timeout=10)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=400, error=10, validation="off")
+    assert res.value is None
+    assert res.extra["failed"].startswith("phase 1 of 4,000 connections at 200/s needs them for 22.0 s, longer than")
+
+
 def test_a_step_needing_its_connections_exactly_as_long_as_the_timeout_runs() -> None:
     """validation at 100/s with gap 2 needs 4,000 / 100 + 2 + 2 + 4,000 / 100 + 2 = 86 s: with a timeout of 86 s
     the connections last just long enough, so the step runs (phase 1 and its reverse frames, no refusal)."""
