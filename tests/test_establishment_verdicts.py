@@ -391,6 +391,9 @@ def test_a_cps_step_whose_connections_would_outlive_the_dut_timeout_is_refused_n
     assert (rec.kind, rec.intended_rate, rec.verdict, rec.counts) == ("phase1", 200, Verdict.INVALID, {})
     assert (rec.extra["invalid_cause"], rec.extra["lifetime"], rec.extra["limit"]) == ("dut_timeout", 44.0, 30.0)
     assert (rec.lower, rec.upper) == (0, 400)  # the bracket of the refused first step
+    # nothing sent: no rate achieved, no traffic time, started when the clock read 0; the reason is the error's text
+    assert (rec.achieved_rate, rec.extra["duration"], rec.started_at) == (0.0, 0.0, 0.0)
+    assert rec.extra["limit_source"] == "dut_timeout" and rec.reason == res.extra["failed"]
     assert clock.now == 0.0  # nothing was sent
 
 
@@ -526,6 +529,8 @@ class FactsDut(FakeDut):
         ({"ce": {"udp_timeout": 90}, "pe": {"params": {"udp_timeout": 60}}}, 60.0),  # a dual DUT: the shortest
         ({"kind": "fake", "udp_timeout": True}, None),  # not a number of seconds
         ({"conntrack_max": 1000}, None),
+        ({"udp_timeout": 0, "udp_timeout_stream": 120}, 120.0),  # 0 s is no timeout (unset), not the shortest
+        ({"udp_timeout": 0.5}, 0.5),  # half a second is a timeout all the same
     ],
 )
 def test_the_dut_connection_timeout_is_the_shortest_its_facts_name(

@@ -84,3 +84,23 @@ def test_a_repeated_line_in_a_run_from_before_record_counts_is_a_duplicate_of_it
     found = scan(path, None)
     assert found.damage == [f"{path}:2: duplicate of line 1"]
     assert [r.line for r in found.records] == [1] and found.tainted == set()
+
+
+def test_a_record_lost_after_a_result_taints_only_the_next_repetition(tmp_path: Path) -> None:
+    # seq 1 is repetition 0's result (it ends that repetition), seq 2 is missing, seq 3 is a trial of repetition 1:
+    # the lost record can only belong to repetition 1 (a repetition's records are consecutive)
+    res = {"point_id": "p1", "metric": "cps", "repetition": 0, "value": 5000.0}
+    path = write(tmp_path, encode("result", res, 1), encode("trial", {**TRIAL, "repetition": 1}, 3))
+    found = scan(path, {"written": 3, "trial": 2, "result": 1})
+    assert found.damage == [f"{path}:2: seq 2 missing (run.json counts 3 records written)"]
+    assert found.tainted == {("p1", "cps", 1)}
+
+
+def test_a_kind_count_mismatch_names_how_many_records_a_resume_moved_aside(tmp_path: Path) -> None:
+    # run.json: 3 records written, seq 1 moved aside by a resume (1 record), 4 trials counted; the file holds the
+    # trials seq 2 and 3: 2 + 1 moved = 3 trials, not 4
+    path = write(tmp_path, encode("trial", TRIAL, 2), encode("trial", {**TRIAL, "repetition": 1}, 3))
+    found = scan(path, {"written": 3, "trial": 4, "result": 0, "moved": [[1, 1]]})
+    assert found.damage == [
+        f"{path}: run.json counts 4 trial and 0 result records; the file (with 1 moved aside) holds 3 and 0"
+    ]
