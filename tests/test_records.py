@@ -104,3 +104,27 @@ def test_a_kind_count_mismatch_names_how_many_records_a_resume_moved_aside(tmp_p
     assert found.damage == [
         f"{path}: run.json counts 4 trial and 0 result records; the file (with 1 moved aside) holds 3 and 0"
     ]
+
+
+def test_record_counts_that_are_no_object_are_damage_naming_their_type(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, [1])  # type: ignore[arg-type]  # run.json's "records" as a list
+    assert found.damage[0] == f"{tmp_path / 'run.json'}: records: expected an object, got list"
+
+
+def test_a_negative_trial_count_is_damage_naming_the_field(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": 1, "trial": -1})
+    assert found.damage[0] == (
+        f"{tmp_path / 'run.json'}: records: trial: expected a whole number from 0 to 1099511627776, got -1"
+    )  # 1099511627776 = 2**40, the largest count taken
+
+
+def test_a_trial_in_a_moved_range_that_ends_at_the_largest_count_is_a_leftover(tmp_path: Path) -> None:
+    # the largest count run.json may hold is 2**40; a resume moved records 1..2**40 aside, and record 1 is still in
+    # the file: it is a leftover of that resume, not a record of the run
+    top = 2**40
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": top, "trial": top, "moved": [[1, top]]})
+    assert [r.seq for r in found.leftovers] == [1] and found.records == []
+    assert found.damage == []
