@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from natbench.run.records import encode, scan
 
 TRIAL = {"point_id": "p1", "metric": "cps", "repetition": 0, "kind": "phase1"}
@@ -112,11 +114,12 @@ def test_record_counts_that_are_no_object_are_damage_naming_their_type(tmp_path:
     assert found.damage[0] == f"{tmp_path / 'run.json'}: records: expected an object, got list"
 
 
-def test_a_negative_trial_count_is_damage_naming_the_field(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["written", "trial", "result", "legacy"])
+def test_a_negative_count_is_damage_naming_the_field(tmp_path: Path, name: str) -> None:
     path = write(tmp_path, encode("trial", TRIAL, 1))
-    found = scan(path, {"written": 1, "trial": -1})
+    found = scan(path, {"written": 1, "trial": 1, name: -1})
     assert found.damage[0] == (
-        f"{tmp_path / 'run.json'}: records: trial: expected a whole number from 0 to 1099511627776, got -1"
+        f"{tmp_path / 'run.json'}: records: {name}: expected a whole number from 0 to 1099511627776, got -1"
     )  # 1099511627776 = 2**40, the largest count taken
 
 
