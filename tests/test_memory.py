@@ -112,7 +112,7 @@ def test_memory_used_per_key_direction() -> None:
     rec = memory_used(before, after, 10)
     assert rec["used"] == {"mem_available": 3_000, "conntrack_slab": 1_000}
     assert rec["per_connection"] == {"mem_available": 300.0, "conntrack_slab": 100.0}
-    with pytest.raises(ValueError, match="^connections must be positive$"):
+    with pytest.raises(ValueError, match=r"^connections must be positive$"):
         memory_used(before, after, 0)
 
 

@@ -1068,10 +1068,8 @@ def test_a_resume_check_of_a_damaged_run_lists_the_damage_and_how_to_repair(tmp_
     lines = str(err.value).splitlines()
     assert lines[0] == f"{run}: damaged run directory (2 problem(s)):"
     assert lines[1].startswith(f"  {run / 'trials.jsonl'}:2: crc32: checksum mismatch")
-    assert (
-        lines[2]
-        == f"  {run / 'trials.jsonl'}: run.json counts 2 trial and 0 result records; the file (with 0 moved aside) holds 1 and 0"
-    )
+    counts = "run.json counts 2 trial and 0 result records; the file (with 0 moved aside) holds 1 and 0"
+    assert lines[2] == f"  {run / 'trials.jsonl'}: {counts}"
     assert lines[3] == (
         f"nothing was changed or measured; to accept the damage run `natbench run --resume {run} --repair`:"
         " it keeps a copy of trials.jsonl and measures the damaged repetitions again"
