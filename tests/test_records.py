@@ -131,3 +131,19 @@ def test_a_trial_in_a_moved_range_that_ends_at_the_largest_count_is_a_leftover(t
     found = scan(path, {"written": top, "trial": top, "moved": [[1, top]]})
     assert [r.seq for r in found.leftovers] == [1] and found.records == []
     assert found.damage == []
+
+
+@pytest.mark.parametrize(("value", "shown"), [(True, "True"), ("3", "'3'"), (1.5, "1.5")])
+def test_a_count_that_is_no_whole_number_is_damage(tmp_path: Path, value: object, shown: str) -> None:
+    # JSON true is no count (Python's bool is an int), nor is a string or a fraction
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": value, "trial": 1})
+    assert found.damage[0] == (
+        f"{tmp_path / 'run.json'}: records: written: expected a whole number from 0 to 1099511627776, got {shown}"
+    )
+
+
+def test_moved_ranges_that_are_no_list_are_damage(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": 1, "trial": 1, "moved": "1-1"})
+    assert found.damage[0] == f"{tmp_path / 'run.json'}: records: moved: expected a list of [first, last] ranges"
