@@ -147,3 +147,37 @@ def test_moved_ranges_that_are_no_list_are_damage(tmp_path: Path) -> None:
     path = write(tmp_path, encode("trial", TRIAL, 1))
     found = scan(path, {"written": 1, "trial": 1, "moved": "1-1"})
     assert found.damage[0] == f"{tmp_path / 'run.json'}: records: moved: expected a list of [first, last] ranges"
+
+
+def test_a_torn_last_line_of_an_interrupted_run_is_a_note_naming_its_line(tmp_path: Path) -> None:
+    # record 1 is counted and intact; line 2 has no newline: the process died while writing record 2
+    path = write(tmp_path, encode("trial", TRIAL, 1), encode("trial", TRIAL, 2)[:20])
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [] and found.torn
+    assert found.notes == [f"{path}:2: torn last line skipped (run interrupted while writing)"]
+    assert [r.seq for r in found.records] == [1]
+
+
+def test_records_missing_at_the_end_are_named_after_the_last_line(tmp_path: Path) -> None:
+    # run.json counts 3 records, the file holds 1 line (seq 1): seq 2-3 are missing after line 1, i.e. at line 2
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": 3, "trial": 3})
+    assert found.damage == [f"{path}:2: seq 2-3 missing at the end (run.json counts 3 records written)"]
+
+
+def test_a_missing_trials_file_is_named_by_what_run_json_says_was_written(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    assert scan(path, {"written": 0}).notes == [f"{path}: missing (no trial stored yet)"]
+    assert scan(path, {"written": 3, "trial": 3}).damage == [
+        f"{path}: missing, but run.json counts 3 records written (deleted?)"
+    ]
+    assert scan(path, None).damage == [
+        f"{path}: missing; `natbench run` creates it together with run.json, so it was deleted"
+        " (this run directory predates record counts: how many records it held is unknown)"
+    ]
+
+
+def test_a_trials_file_that_cannot_be_read_is_damage_naming_why(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    path.mkdir()  # a directory where the file should be: reading it fails with EISDIR
+    assert scan(path, {"written": 0}).damage == [f"{path}: cannot be read: Is a directory"]
