@@ -167,6 +167,7 @@ def test_records_missing_at_the_end_are_named_after_the_last_line(tmp_path: Path
 
 def test_a_missing_trials_file_is_named_by_what_run_json_says_was_written(tmp_path: Path) -> None:
     path = tmp_path / "trials.jsonl"
+    assert scan(path, {"written": 0}).exists is False
     assert scan(path, {"written": 0}).notes == [f"{path}: missing (no trial stored yet)"]
     assert scan(path, {"written": 3, "trial": 3}).damage == [
         f"{path}: missing, but run.json counts 3 records written (deleted?)"
