@@ -182,3 +182,25 @@ def test_a_trials_file_that_cannot_be_read_is_damage_naming_why(tmp_path: Path) 
     path = tmp_path / "trials.jsonl"
     path.mkdir()  # a directory where the file should be: reading it fails with EISDIR
     assert scan(path, {"written": 0}).damage == [f"{path}: cannot be read: Is a directory"]
+
+
+def test_a_writer_may_add_one_record_beyond_the_count_read_after_the_file(tmp_path: Path) -> None:
+    # run.json counted 1 record before the file was read and 3 after it (a writer is running): seq 2-4 are no damage
+    # (4 = 3 + 1: the line is written before its count), seq 5 is one too many
+    lines = [encode("trial", {**TRIAL, "repetition": i}, i) for i in range(1, 6)]
+    path = write(tmp_path, *lines[:4])
+    found = scan(path, {"written": 1, "trial": 1}, counted_after=3)
+    assert found.damage == [] and len(found.notes) == 3
+    path = write(tmp_path, *lines)
+    found = scan(path, {"written": 1, "trial": 1}, counted_after=3)
+    assert found.damage == [f"{path}:5: seq 5 beyond the 1 records run.json counts"]
+
+
+@pytest.mark.parametrize("pair", [[1.0, 1.0], [1, 1, 1], [1]])
+def test_a_moved_range_must_be_two_whole_numbers(tmp_path: Path, pair: list[object]) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 2))
+    found = scan(path, {"written": 2, "trial": 2, "moved": [pair]})
+    assert found.damage[0] == (
+        f"{tmp_path / 'run.json'}: records: moved: {pair!r} is no [first, last] range after 0 within the records"
+        " written"
+    )
