@@ -131,6 +131,24 @@ def test_a_frame_index_outside_the_pairs_is_refused_in_both_forms(bad: int) -> N
         e.pair_indices(np.array([0, bad]))
 
 
+@pytest.mark.parametrize("bad", [-1, 40])
+def test_the_permutation_itself_refuses_an_index_outside_its_size(bad: int) -> None:
+    p = FeistelPermutation(40, 4)
+    with pytest.raises(IndexError, match=rf"^index {bad} outside \[0, 40\)$"):
+        p(bad)
+
+
+def test_a_permutation_of_nothing_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^a permutation needs at least one index, got 0$"):
+        FeistelPermutation(0, 4)
+
+
+@pytest.mark.parametrize(("size", "bits"), [(1, 2), (2, 2), (3, 2), (4, 2), (5, 3), (8, 3), (9, 4), (4097, 13)])
+def test_the_width_is_the_smallest_power_of_two_holding_the_size_and_at_least_four(size: int, bits: int) -> None:
+    # b = max(2, bit length of N - 1): N - 1 = 0, 1, 2, 3 -> 2 (the floor); 4 -> 3; 7 -> 3; 8 -> 4; 4096 -> 13
+    assert FeistelPermutation(size, 4).bits == bits
+
+
 # --------------------------------------------------------------------------------------------- determinism
 
 

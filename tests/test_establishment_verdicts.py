@@ -169,6 +169,8 @@ def test_final_validation_of_a_kept_rate_is_one_more_phase1_and_its_reverse_fram
         ("phase1", 150_000, P),
         ("validation", 150_000, P),
     ]
+    # both trials of the final validation carry the bracket the search ended in: [150,000, 150,781]
+    assert [(r.lower, r.upper) for r in b.records[-2:]] == [(150_000, 150_781)] * 2
 
 
 def test_a_step_whose_validation_is_invalid_is_retried_as_a_whole() -> None:
@@ -380,12 +382,42 @@ def test_a_cps_step_whose_connections_would_outlive_the_dut_timeout_is_refused_n
     b.dut.clock = clock
     res = b.run("cps", clock=clock, upper=400, error=10)
     assert res.value is None
-    assert "at 200/s needs them for 44.0 s, longer than the dut_timeout of 30 s" in res.extra["failed"]
+    assert res.extra["failed"].startswith(
+        "phase 1 and its validation of 4,000 connections at 200/s needs them for 44.0 s, longer than the dut_timeout"
+        " of 30 s: "
+    )
     assert not [r for r in b.records if r.verdict is F]
     [rec] = b.records
     assert (rec.kind, rec.intended_rate, rec.verdict, rec.counts) == ("phase1", 200, Verdict.INVALID, {})
     assert (rec.extra["invalid_cause"], rec.extra["lifetime"], rec.extra["limit"]) == ("dut_timeout", 44.0, 30.0)
+    assert (rec.lower, rec.upper) == (0, 400)  # the bracket of the refused first step
+    # nothing sent: no rate achieved, no traffic time, started when the clock read 0; the reason is the error's text
+    assert (rec.achieved_rate, rec.extra["duration"], rec.started_at) == (0.0, 0.0, 0.0)
+    assert rec.extra["limit_source"] == "dut_timeout" and rec.reason == res.extra["failed"]
     assert clock.now == 0.0  # nothing was sent
+
+
+def test_the_guard_counts_the_reverse_frames_at_alpha_times_the_rate() -> None:
+    """alpha 0.5: the first step, 200/s, sends its 4,000 reverse frames at 100/s. 4,000 / 200 + 2 + 4,000 / 100 + 2
+    = 64 s > 30 s: refused, naming 64 s (alpha 1 would need 44 s, reverse frames at 400/s 34 s)."""
+    b = Bench(cps=100, keep_rate=100, udp_timeout=30)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=400, error=10, alpha=0.5)
+    assert res.value is None and "at 200/s needs them for 64.0 s" in res.extra["failed"]
+    assert b.records[-1].extra["lifetime"] == 64.0
+
+
+def test_a_step_without_validation_is_guarded_for_its_phase1_alone() -> None:
+    """Keeps 1,000/s, timeout 10 s, validation off, search [0, 4,000] error 100: a phase 1 alone needs at most
+    4,000 / 1,000 + 2 = 6 s <= 10 s, so no step is refused (with reverse frames 1,000/s would need 12 s). 2,000
+    fails (table shortfall), 1,000 passes, 1,500 ... 1,062 fail: 1,000."""
+    b = Bench(keep_rate=1000, udp_timeout=10)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=4000, error=100, validation="off")
+    assert res.value == 1000
+    assert not [r for r in b.records if r.verdict is Verdict.INVALID]
 
 
 def test_cps_steps_within_the_dut_timeout_run_as_before() -> None:
@@ -398,6 +430,27 @@ def test_cps_steps_within_the_dut_timeout_run_as_before() -> None:
     res = b.run("cps", clock=clock, upper=4000, error=100)
     assert res.value == 1000
     assert not [r for r in b.records if r.verdict is Verdict.INVALID]
+
+
+def test_a_final_validation_that_would_outlive_the_dut_timeout_is_refused_with_the_searchs_bracket() -> None:
+    """Keeps 1,000/s, timeout 10 s, search [0, 4,000] error 100, validation final: the phase-1 steps need at most
+    4,000 / 1,000 + 2 = 6 s (2,000 and 1,062 ... 1,500 fail on the table, 1,000 passes; bracket [1,000, 1,062]).
+    The final validation of 1,000 (alpha 1, no gap) needs 4 + 2 + 4 + 2 = 12 s > 10 s: refused, stored with the
+    bracket the search ended in and the final mark like the validation it replaces."""
+    b = Bench(keep_rate=1000, udp_timeout=10)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=4000, error=100, validation="final")
+    assert res.value is None and "needs them for 12.0 s, longer than the dut_timeout of 10 s" in res.extra["failed"]
+    rec = b.records[-1]
+    assert (rec.kind, rec.intended_rate, rec.verdict, rec.lower, rec.upper) == (
+        "phase1",
+        1000,
+        Verdict.INVALID,
+        1000,
+        1062,
+    )
+    assert (rec.extra["final"], rec.extra["invalid_cause"], rec.extra["lifetime"]) == (True, "dut_timeout", 12.0)
 
 
 def test_validation_refuses_a_phase1_and_reverse_frames_that_would_outlive_the_dut_timeout() -> None:
@@ -418,6 +471,43 @@ def test_a_capacity_probe_is_guarded_too() -> None:
     res = b.run("capacity", clock=clock, **{**CAPACITY, "upper": 400, "error": 10})
     assert res.value is None and "longer than the dut_timeout of 30 s" in res.extra["failed"]
     assert b.records[-1].extra["invalid_cause"] == "dut_timeout"
+    assert b.records[-1].extra["connections"] == 4000  # the probe's own count is kept on the refused trial
+
+
+def test_a_capacity_probe_is_guarded_for_its_own_connection_count() -> None:
+    """The first probe holds 2,000 connections (min_connections 2,000 = 100 sources x 20 destinations), not the
+    point's 4,000: at 200/s it needs 2,000 / 200 + 2 + 2,000 / 200 + 2 = 24 s > 20 s (the point's count would
+    need 44 s)."""
+    b = Bench(cps=100, keep_rate=100, udp_timeout=20)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("capacity", clock=clock, **{**CAPACITY, "upper": 400, "error": 10, "min_connections": 2000})
+    assert res.value is None and "of 2,000 connections at 200/s needs them for 24.0 s" in res.extra["failed"]
+    assert b.records[-1].extra["lifetime"] == 24.0
+
+
+def test_a_refused_step_without_validation_names_phase_1_alone() -> None:
+    """validation off, timeout 10 s: the first step, 200/s, needs 4,000 / 200 + 2 = 22 s for phase 1 alone."""
+    b = Bench(cps=100, keep_rate=100, udp_timeout=10)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    res = b.run("cps", clock=clock, upper=400, error=10, validation="off")
+    assert res.value is None
+    assert res.extra["failed"] == (
+        "phase 1 of 4,000 connections at 200/s needs them for 22.0 s, longer than the dut_timeout of 10 s: connections"
+        " would expire before they are counted or validated (no traffic sent); use fewer connections or raise the"
+        " DUT's timeout"
+    )
+
+
+def test_a_step_needing_its_connections_exactly_as_long_as_the_timeout_runs() -> None:
+    """validation at 100/s with gap 2 needs 4,000 / 100 + 2 + 2 + 4,000 / 100 + 2 = 86 s: with a timeout of 86 s
+    the connections last just long enough, so the step runs (phase 1 and its reverse frames, no refusal)."""
+    b = Bench(udp_timeout=86)
+    clock = RateClock(b.tester)
+    b.dut.clock = clock
+    b.run("validation", clock=clock, rate=100, gap=2)
+    assert [(r.kind, r.verdict) for r in b.records] == [("phase1", Verdict.PASS), ("validation", Verdict.PASS)]
 
 
 class FactsDut(FakeDut):
@@ -439,6 +529,8 @@ class FactsDut(FakeDut):
         ({"ce": {"udp_timeout": 90}, "pe": {"params": {"udp_timeout": 60}}}, 60.0),  # a dual DUT: the shortest
         ({"kind": "fake", "udp_timeout": True}, None),  # not a number of seconds
         ({"conntrack_max": 1000}, None),
+        ({"udp_timeout": 0, "udp_timeout_stream": 120}, 120.0),  # 0 s is no timeout (unset), not the shortest
+        ({"udp_timeout": 0.5}, 0.5),  # half a second is a timeout all the same
     ],
 )
 def test_the_dut_connection_timeout_is_the_shortest_its_facts_name(

@@ -15,8 +15,8 @@ from natbench.duts.monitor import read_memory
 from natbench.duts.recipe_dut import DutGroup
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
-from natbench.metrics.memory import memory_used
-from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.metrics.memory import FillMemory, memory_used
+from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -112,8 +112,50 @@ def test_memory_used_per_key_direction() -> None:
     rec = memory_used(before, after, 10)
     assert rec["used"] == {"mem_available": 3_000, "conntrack_slab": 1_000}
     assert rec["per_connection"] == {"mem_available": 300.0, "conntrack_slab": 100.0}
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match=r"^connections must be positive$"):
         memory_used(before, after, 0)
+
+
+def test_memory_used_of_a_single_connection_is_its_whole_use() -> None:
+    # N = 1 is a valid fill (the smallest positive count): MemAvailable 10,000 -> 9,800 is 200 bytes, all of it
+    # the one connection's
+    rec = memory_used({"mem_available": 10_000}, {"mem_available": 9_800}, 1)
+    assert (rec["connections"], rec["used"], rec["per_connection"]) == (
+        1,
+        {"mem_available": 200},
+        {"mem_available": 200.0},
+    )
+
+
+def _phase1(valid: int) -> PhaseResult:
+    """A phase 1 whose ``valid`` frames all arrived (each made one connection)."""
+    return PhaseResult(1000.0, 1000.0, 1.0, {Direction.FORWARD: DirectionCounts(valid, valid, valid)})
+
+
+def test_a_fill_read_without_a_snapshot_of_the_emptied_table_stores_why_not_memory() -> None:
+    extra: dict[str, Any] = {}
+    FillMemory(MemoryFakeDut(FakeModel())).filled(_phase1(10), extra)  # emptied() never ran
+    assert extra == {"memory_error": "no snapshot of the emptied table"}
+
+
+def test_a_fill_without_a_valid_frame_stores_why_not_memory() -> None:
+    memory, extra = FillMemory(MemoryFakeDut(FakeModel())), {}
+    memory.emptied()
+    memory.filled(_phase1(0), extra)
+    assert extra == {"memory_error": "no valid phase-1 frame: no connection to divide by"}
+
+
+def test_a_fill_of_one_connection_stores_that_connections_memory() -> None:
+    # the fake: MemAvailable falls by 300 bytes and the conntrack slab grows by 256 bytes per connection
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    memory, extra = FillMemory(dut), {}
+    memory.emptied()
+    dut.connections = 1
+    memory.filled(_phase1(1), extra)
+    assert (extra["memory"]["connections"], extra["memory"]["used"]) == (
+        1,
+        {"mem_available": 300, "conntrack_slab": 256},
+    )
 
 
 class _Member:

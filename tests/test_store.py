@@ -1014,3 +1014,88 @@ def test_latest_points_at_the_newest_run_directory(tmp_path: Path) -> None:
     link_latest(tmp_path / "first")
     assert (tmp_path / "latest").is_dir() and not (tmp_path / "latest").is_symlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["first", "latest", "second"]
+
+
+def test_a_failed_run_names_the_error_type_and_message_in_run_json(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    store.mark_failed(ValueError("tester lost link"))
+    store.close()
+    meta = json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))
+    assert (meta["status"], meta["failure"]) == ("failed", "ValueError: tester lost link")
+
+
+def test_a_run_stopped_by_ctrl_c_is_marked_failed_as_interrupted(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    store.mark_failed(KeyboardInterrupt())
+    store.close()
+    meta = json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))
+    assert (meta["status"], meta["failure"]) == ("failed", "interrupted by Ctrl-C")
+
+
+def test_marking_a_run_failed_never_raises_over_the_runs_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = new_store(tmp_path)
+
+    def full_disk(path: Path, meta: dict[str, object]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_module, "_write_meta_file", full_disk)
+    store.mark_failed(RuntimeError("the run's own error"))  # must return: the caller re-raises the run's error
+    monkeypatch.undo()
+    store.close()
+    assert json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))["status"] == "running"
+
+
+def _damaged_run(tmp_path: Path) -> Path:
+    """A run of two trials whose second line was changed after writing (its checksum no longer matches)."""
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_trial(trial(0, 1))
+    path = tmp_path / "run" / "trials.jsonl"
+    lines = path.read_text("utf-8").splitlines(keepends=True)
+    changed = lines[1].replace('"step":1', '"step":9')
+    assert changed != lines[1]
+    path.write_text(lines[0] + changed, "utf-8")
+    return tmp_path / "run"
+
+
+def test_a_resume_check_of_a_damaged_run_lists_the_damage_and_how_to_repair(tmp_path: Path) -> None:
+    run = _damaged_run(tmp_path)
+    with pytest.raises(StoreError) as err:
+        RunDirectory.open(run).check_resume()  # without repair: refused
+    # two problems: line 2's checksum, and run.json's 2 trials against the 1 intact one left
+    lines = str(err.value).splitlines()
+    assert lines[0] == f"{run}: damaged run directory (2 problem(s)):"
+    assert lines[1].startswith(f"  {run / 'trials.jsonl'}:2: crc32: checksum mismatch")
+    counts = "run.json counts 2 trial and 0 result records; the file (with 0 moved aside) holds 1 and 0"
+    assert lines[2] == f"  {run / 'trials.jsonl'}: {counts}"
+    assert lines[3] == (
+        f"nothing was changed or measured; to accept the damage run `natbench run --resume {run} --repair`:"
+        " it keeps a copy of trials.jsonl and measures the damaged repetitions again"
+    )
+
+
+def test_a_resume_check_with_repair_returns_the_damage_instead_of_refusing(tmp_path: Path) -> None:
+    run = _damaged_run(tmp_path)
+    found = RunDirectory.open(run).check_resume(repair=True)
+    assert [d.split(": ", 2)[1] for d in found.damage] == [
+        "crc32",
+        "run.json counts 2 trial and 0 result records; the file (with 0 moved aside) holds 1 and 0",
+    ]
+    assert [r.seq for r in found.records] == [1]
+
+
+def test_a_half_created_directory_is_refused_naming_how_to_start_again(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "campaign.yaml").write_text("name: t\n", "utf-8")  # creation stopped before run.json was written
+    expected = (
+        f"{run}: half-created run directory (the process stopped before run.json was written; no trial was"
+        f" stored), so there is nothing to resume: start the campaign again with `natbench run CAMPAIGN -o {run}`"
+        " (the new run takes this directory over)"
+    )
+    for open_it in (RunDirectory.open, RunStore.resume, read_plain_run):
+        with pytest.raises(StoreError) as err:
+            open_it(run)
+        assert str(err.value) == expected

@@ -1,0 +1,206 @@
+"""The record-line reader of trials.jsonl (natbench.run.records): unit cases of lines from before sequence numbers
+(legacy lines), written by hand so the expected damage follows from the format, not from the reader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from natbench.run.records import encode, scan
+
+TRIAL = {"point_id": "p1", "metric": "cps", "repetition": 0, "kind": "phase1"}
+"""The fields of one trial record that the reader looks at (its repetition key)."""
+
+
+def legacy(data: dict[str, object]) -> str:
+    """A line as natbench wrote it before sequence numbers: the record's JSON, no ``seq``, no ``crc32``."""
+    return json.dumps({"type": "trial", **data}, sort_keys=True) + "\n"
+
+
+def write(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(lines), "utf-8")
+    return path
+
+
+def test_a_line_without_seq_in_a_run_that_counts_no_legacy_lines_is_damage(tmp_path: Path) -> None:
+    # run.json has record counts but no "legacy" count (0): every line must carry seq and crc32
+    path = write(tmp_path, legacy(TRIAL))
+    found = scan(path, {"written": 0})
+    assert found.damage == [
+        f"{path}:1: seq: missing (every record of this run carries a sequence number and a checksum)"
+    ]
+    assert found.records == [] and found.tainted == {("p1", "cps", 0)}
+
+
+def test_a_line_without_seq_after_numbered_records_is_damage_even_within_the_legacy_count(tmp_path: Path) -> None:
+    # legacy lines are only kept at the start of the file: line 2 comes after record seq 1, so it was not written by
+    # a run from before sequence numbers even though run.json counts one legacy line
+    path = write(tmp_path, encode("trial", TRIAL, 1), legacy({**TRIAL, "repetition": 1}))
+    found = scan(path, {"written": 1, "trial": 1, "legacy": 1})
+    assert found.damage[0] == (
+        f"{path}:2: seq: missing (every record of this run carries a sequence number and a checksum)"
+    )
+    assert [r.seq for r in found.records] == [1]
+    assert ("p1", "cps", 1) in found.tainted
+
+
+def test_legacy_lines_counted_in_run_json_are_kept_with_their_line_and_text(tmp_path: Path) -> None:
+    first, second = legacy(TRIAL), legacy({**TRIAL, "repetition": 1})
+    path = write(tmp_path, first, second, encode("trial", {**TRIAL, "repetition": 2}, 1))
+    found = scan(path, {"written": 1, "trial": 1, "legacy": 2})
+    assert found.damage == [] and found.legacy == 2
+    assert [(r.line, r.text, r.seq) for r in found.records] == [
+        (1, first[:-1], None),
+        (2, second[:-1], None),
+        (3, found.records[2].text, 1),
+    ]
+
+
+def test_lines_of_the_abandoned_file_are_kept_with_their_line_and_text_without_number_checks(tmp_path: Path) -> None:
+    # trials.abandoned.jsonl (sequence=False): a legacy line and a numbered one, each kept as it stands
+    first = legacy(TRIAL)
+    path = write(tmp_path, first, encode("trial", TRIAL, 7))
+    found = scan(path, None, sequence=False)
+    assert found.damage == []
+    assert [(r.line, r.seq) for r in found.records] == [(1, None), (2, 7)]
+    assert found.records[0].text == first[:-1]
+
+
+def test_a_second_result_of_one_repetition_is_damage_naming_point_metric_and_repetition(tmp_path: Path) -> None:
+    # two different results of point p1, metric cps, repetition 3: the second one (line 2) is damage, the first stands
+    res = {"point_id": "p1", "metric": "cps", "repetition": 3, "value": 5000.0}
+    path = write(tmp_path, encode("result", res, 1), encode("result", {**res, "value": 6000.0}, 2))
+    found = scan(path, {"written": 2, "result": 2})
+    assert found.damage[0] == f"{path}:2: second result of point p1 cps repetition 3 (first on line 1)"
+    assert [r.line for r in found.records] == [1] and found.tainted == {("p1", "cps", 3)}
+
+
+def test_a_repeated_line_in_a_run_from_before_record_counts_is_a_duplicate_of_its_first(tmp_path: Path) -> None:
+    # no counts in run.json (None): lines are checked as far as they allow; line 2 repeats line 1 byte for byte, so
+    # it is damage naming line 1, and the first copy stands (nothing else is in doubt: no repetition tainted)
+    line = legacy(TRIAL)
+    path = write(tmp_path, line, line)
+    found = scan(path, None)
+    assert found.damage == [f"{path}:2: duplicate of line 1"]
+    assert [r.line for r in found.records] == [1] and found.tainted == set()
+
+
+def test_a_record_lost_after_a_result_taints_only_the_next_repetition(tmp_path: Path) -> None:
+    # seq 1 is repetition 0's result (it ends that repetition), seq 2 is missing, seq 3 is a trial of repetition 1:
+    # the lost record can only belong to repetition 1 (a repetition's records are consecutive)
+    res = {"point_id": "p1", "metric": "cps", "repetition": 0, "value": 5000.0}
+    path = write(tmp_path, encode("result", res, 1), encode("trial", {**TRIAL, "repetition": 1}, 3))
+    found = scan(path, {"written": 3, "trial": 2, "result": 1})
+    assert found.damage == [f"{path}:2: seq 2 missing (run.json counts 3 records written)"]
+    assert found.tainted == {("p1", "cps", 1)}
+
+
+def test_a_kind_count_mismatch_names_how_many_records_a_resume_moved_aside(tmp_path: Path) -> None:
+    # run.json: 3 records written, seq 1 moved aside by a resume (1 record), 4 trials counted; the file holds the
+    # trials seq 2 and 3: 2 + 1 moved = 3 trials, not 4
+    path = write(tmp_path, encode("trial", TRIAL, 2), encode("trial", {**TRIAL, "repetition": 1}, 3))
+    found = scan(path, {"written": 3, "trial": 4, "result": 0, "moved": [[1, 1]]})
+    assert found.damage == [
+        f"{path}: run.json counts 4 trial and 0 result records; the file (with 1 moved aside) holds 3 and 0"
+    ]
+
+
+def test_record_counts_that_are_no_object_are_damage_naming_their_type(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, [1])  # type: ignore[arg-type]  # run.json's "records" as a list
+    assert found.damage[0] == f"{tmp_path / 'run.json'}: records: expected an object, got list"
+
+
+@pytest.mark.parametrize("name", ["written", "trial", "result", "legacy"])
+def test_a_negative_count_is_damage_naming_the_field(tmp_path: Path, name: str) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": 1, "trial": 1, name: -1})
+    assert found.damage[0] == (
+        f"{tmp_path / 'run.json'}: records: {name}: expected a whole number from 0 to 1099511627776, got -1"
+    )  # 1099511627776 = 2**40, the largest count taken
+
+
+def test_a_trial_in_a_moved_range_that_ends_at_the_largest_count_is_a_leftover(tmp_path: Path) -> None:
+    # the largest count run.json may hold is 2**40; a resume moved records 1..2**40 aside, and record 1 is still in
+    # the file: it is a leftover of that resume, not a record of the run
+    top = 2**40
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": top, "trial": top, "moved": [[1, top]]})
+    assert [r.seq for r in found.leftovers] == [1] and found.records == []
+    assert found.damage == []
+
+
+@pytest.mark.parametrize(("value", "shown"), [(True, "True"), ("3", "'3'"), (1.5, "1.5")])
+def test_a_count_that_is_no_whole_number_is_damage(tmp_path: Path, value: object, shown: str) -> None:
+    # JSON true is no count (Python's bool is an int), nor is a string or a fraction
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": value, "trial": 1})
+    assert found.damage[0] == (
+        f"{tmp_path / 'run.json'}: records: written: expected a whole number from 0 to 1099511627776, got {shown}"
+    )
+
+
+def test_moved_ranges_that_are_no_list_are_damage(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": 1, "trial": 1, "moved": "1-1"})
+    assert found.damage[0] == f"{tmp_path / 'run.json'}: records: moved: expected a list of [first, last] ranges"
+
+
+def test_a_torn_last_line_of_an_interrupted_run_is_a_note_naming_its_line(tmp_path: Path) -> None:
+    # record 1 is counted and intact; line 2 has no newline: the process died while writing record 2
+    path = write(tmp_path, encode("trial", TRIAL, 1), encode("trial", TRIAL, 2)[:20])
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [] and found.torn
+    assert found.notes == [f"{path}:2: torn last line skipped (run interrupted while writing)"]
+    assert [r.seq for r in found.records] == [1]
+
+
+def test_records_missing_at_the_end_are_named_after_the_last_line(tmp_path: Path) -> None:
+    # run.json counts 3 records, the file holds 1 line (seq 1): seq 2-3 are missing after line 1, i.e. at line 2
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": 3, "trial": 3})
+    assert found.damage == [f"{path}:2: seq 2-3 missing at the end (run.json counts 3 records written)"]
+
+
+def test_a_missing_trials_file_is_named_by_what_run_json_says_was_written(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    assert scan(path, {"written": 0}).exists is False
+    assert scan(path, {"written": 0}).notes == [f"{path}: missing (no trial stored yet)"]
+    assert scan(path, {"written": 3, "trial": 3}).damage == [
+        f"{path}: missing, but run.json counts 3 records written (deleted?)"
+    ]
+    assert scan(path, None).damage == [
+        f"{path}: missing; `natbench run` creates it together with run.json, so it was deleted"
+        " (this run directory predates record counts: how many records it held is unknown)"
+    ]
+
+
+def test_a_trials_file_that_cannot_be_read_is_damage_naming_why(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    path.mkdir()  # a directory where the file should be: reading it fails with EISDIR
+    assert scan(path, {"written": 0}).damage == [f"{path}: cannot be read: Is a directory"]
+
+
+def test_a_writer_may_add_one_record_beyond_the_count_read_after_the_file(tmp_path: Path) -> None:
+    # run.json counted 1 record before the file was read and 3 after it (a writer is running): seq 2-4 are no damage
+    # (4 = 3 + 1: the line is written before its count), seq 5 is one too many
+    lines = [encode("trial", {**TRIAL, "repetition": i}, i) for i in range(1, 6)]
+    path = write(tmp_path, *lines[:4])
+    found = scan(path, {"written": 1, "trial": 1}, counted_after=3)
+    assert found.damage == [] and len(found.notes) == 3
+    path = write(tmp_path, *lines)
+    found = scan(path, {"written": 1, "trial": 1}, counted_after=3)
+    assert found.damage == [f"{path}:5: seq 5 beyond the 1 records run.json counts"]
+
+
+@pytest.mark.parametrize("pair", [[1.0, 1.0], [1, 1, 1], [1]])
+def test_a_moved_range_must_be_two_whole_numbers(tmp_path: Path, pair: list[object]) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 2))
+    found = scan(path, {"written": 2, "trial": 2, "moved": [pair]})
+    assert found.damage[0] == (
+        f"{tmp_path / 'run.json'}: records: moved: {pair!r} is no [first, last] range after 0 within the records"
+        " written"
+    )
