@@ -109,8 +109,16 @@ def _medians(r: Run) -> dict[tuple[str, str], tuple[float, float]]:
     return out
 
 
-def compare(name: str, workdir: Path) -> None:
-    """Run campaign ``name`` with both algorithms and print the comparison."""
+def agreement(first: Run, second: Run) -> tuple[int, int]:
+    """(points whose medians agree within the first run's search error, points compared)."""
+    a, b = _medians(first), _medians(second)
+    shared = [k for k in a if k in b]
+    return sum(abs(b[k][0] - a[k][0]) <= a[k][1] for k in shared), len(shared)
+
+
+def compare(name: str, workdir: Path, again: bool = False) -> None:
+    """Run campaign ``name`` with both algorithms and print the comparison; ``again``: run binary a second time
+    after fast, as the yardstick of how well the campaign reproduces at all."""
     source = ROOT / "campaigns" / f"{name}.yaml"
     runs: dict[str, Run] = {}
     wall: dict[str, float] = {}
@@ -146,12 +154,18 @@ def compare(name: str, workdir: Path) -> None:
     print(f"{'trials time (s)':26}{secs['binary']:12.1f}{secs['fast']:12.1f}{secs['fast'] / secs['binary']:13.3f}")
     print(f"{'trials':26}{trials['binary']:12,}{trials['fast']:12,}{trials['fast'] / trials['binary']:13.3f}")
     print(f"results within the search error of binary's: {within} of {total}")
+    if again:
+        path, _ = variant(source, "binary", workdir)
+        run(path, workdir / f"{name}-binary-again")
+        agreed, n = agreement(runs["binary"], natbench.load(workdir / f"{name}-binary-again"))
+        print(f"binary run again after fast (the campaign's own reproducibility): {agreed} of {n} within the error")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=CAMPAIGNS, action="append", help="compare only this campaign (repeatable)")
     ap.add_argument("--workdir", type=Path, help="where the run directories go (default: a temporary directory)")
+    ap.add_argument("--again", action="store_true", help="run binary a second time: how well the campaign reproduces")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("needs root: builds the local lab (network namespaces, veth, iptables, nftables, conntrack)")
@@ -160,7 +174,7 @@ def main() -> int:
     print(__doc__.split("\n\n")[0])
     print(f"run directories: {workdir}")
     for name in args.only or CAMPAIGNS:
-        compare(name, workdir)
+        compare(name, workdir, args.again)
     return 0
 
 
