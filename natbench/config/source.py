@@ -366,6 +366,8 @@ def parse_yaml(
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark is not None else None
+            if "nesting depth" in str(exc.problem):  # libyaml's own limit (PyYAML >= 6.0.4's wheels): ours is lower
+                raise ConfigError(f"nested more than {MAX_DEPTH} levels deep", file=file, line=line) from None
             problem = _problem(exc.problem)
             if exc.context:
                 problem = f"{_problem(exc.context)}: {problem}"
