@@ -265,15 +265,7 @@ def test_a_nat_run_without_throughput_has_nothing_to_compare(tmp_path: Path) -> 
 def test_the_baseline_is_matched_by_frame_size_and_port_ranges(tmp_path: Path) -> None:
     """A forwarding run at 64 and 1518 bytes: the NAT's 64-byte throughput takes the 64-byte baseline
     (414.9 / 910.9 = 45.5 %, not 414.9 / 500 = 83.0 %). With other port ranges there is no baseline."""
-    nat = store_campaign_run(
-        tmp_path / "nat",
-        "seed000-fig2-iptables-cores.yaml",
-        {"throughput": FIG2_TP},
-        {"throughput": [100.0] * 5},
-        scale=1e3,
-        repetitions=3,
-        only=[0],
-    )
+    nat = _nat_1core(tmp_path)
     sizes = store_campaign_run(
         tmp_path / "sizes",
         "seed000-fig2-forwarding-cores.yaml",
@@ -290,29 +282,13 @@ def test_the_baseline_is_matched_by_frame_size_and_port_ranges(tmp_path: Path) -
     )
     run = natbench.load(nat, baseline=sizes)
     assert run.seed_table().cells.loc["throughput ratio (%)"].tolist() == ["45.5"]
-    ports = store_campaign_run(
-        tmp_path / "ports",
-        "seed000-fig2-forwarding-cores.yaml",
-        {"forwarding": FIG2_FWD},
-        {"forwarding": [200.0] * 5},
-        scale=1e3,
-        repetitions=3,
-        edit=lambda text: text.replace("src_ports: 1-4000", "src_ports: 1-2000"),
-    )
+    ports = _fwd(tmp_path, "ports", lambda text: text.replace("src_ports: 1-4000", "src_ports: 1-2000"))
     with pytest.raises(ConfigError, match="no forwarding result at 1 of the 1 working points"):
         natbench.load(nat, baseline=ports)
 
 
 def test_two_matching_baseline_points_are_ambiguous(tmp_path: Path) -> None:
-    nat = store_campaign_run(
-        tmp_path / "nat",
-        "seed000-fig2-iptables-cores.yaml",
-        {"throughput": FIG2_TP},
-        {"throughput": [100.0] * 5},
-        scale=1e3,
-        repetitions=3,
-        only=[0],
-    )
+    nat = _nat_1core(tmp_path)
 
     def twice_at_one_core(points: list[WorkingPoint]) -> list[WorkingPoint]:
         """The 1-core point and a copy that differs only in a DUT parameter (another id, the same working point)."""
@@ -396,24 +372,9 @@ def test_a_baseline_measured_in_another_number_of_directions_is_refused(tmp_path
     """The NAT's throughput is bidirectional (seed 000 Figure 2); a forwarding baseline measured forward only
     stores per-direction rates of one direction: dividing all-frames rates of two directions by those of one
     would print a ratio of unlike things, so the pair is refused, naming the point and both counts."""
-    nat = store_campaign_run(
-        tmp_path / "nat",
-        "seed000-fig2-iptables-cores.yaml",
-        {"throughput": FIG2_TP},
-        {"throughput": [100.0] * 5},
-        scale=1e3,
-        repetitions=3,
-        only=[0],
-    )
-    one_way = store_campaign_run(
-        tmp_path / "oneway",
-        "seed000-fig2-forwarding-cores.yaml",
-        {"forwarding": FIG2_FWD},
-        {"forwarding": [200.0] * 5},
-        scale=1e3,
-        repetitions=3,
-        edit=lambda text: text.replace("  forwarding:\n", "  forwarding:\n    directions: forward\n", 1),
-    )
+    nat = _nat_1core(tmp_path)
+    forward_only = "  forwarding:\n    directions: forward\n"
+    one_way = _fwd(tmp_path, "oneway", lambda text: text.replace("  forwarding:\n", forward_only, 1))
     unlike = r"iptables-1c-4M \(1 cores[^)]*\): 2 vs 1\): their ratio would compare unlike"
     with pytest.raises(ConfigError, match=unlike):
         natbench.load(nat, baseline=one_way)
