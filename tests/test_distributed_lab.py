@@ -60,8 +60,9 @@ def test_two_namespace_lab_testbeds_measure_one_campaign_into_one_run_directory(
     campaign["name"] = "dist-lab"
     campaign["testbed"] = {**quick["testbed"], "name": "any", "class": "ns-iptables"}
     campaign["sweep"] = {"zip": {"src_ports": [100, 200, 300, 400], "dst_ports": [10, 10, 10, 10]}}
-    # one short cps search per point: 0..40k, stop at 20k wide (1-2 steps)
-    campaign["metrics"] = {"cps": {**quick["metrics"]["cps"], "repetitions": 1, "upper": "40k", "error": "20k"}}
+    # one short cps search per point: 0..20k, stop at 10k wide (one step, at 10k: with two testbeds' testers and
+    # DUTs sharing two CPUs a step at 20k was now and then lost to preemption, leaving a point without a passing rate)
+    campaign["metrics"] = {"cps": {**quick["metrics"]["cps"], "repetitions": 1, "upper": "20k", "error": "10k"}}
     path = tmp_path / "dist-lab.yaml"
     path.write_text(yaml.safe_dump(campaign, sort_keys=False))
 
