@@ -507,6 +507,6 @@ class CampaignSpec(_Model):
     @field_validator("schema_version", mode="before")
     @classmethod
     def _version(cls, v: Any) -> Any:
-        if v != SCHEMA_VERSION or isinstance(v, bool):
+        if type(v) is not int or v != SCHEMA_VERSION:  # not true (== 1) nor 1.0
             raise ValueError(f"unsupported schema_version {v!r}: this natbench reads schema_version {SCHEMA_VERSION}")
         return v
