@@ -85,6 +85,32 @@ def test_every_fill_stores_the_memory_its_connections_took(metric: str, settings
     assert all("memory" not in r.extra for r in records if r.kind != "fill")
 
 
+@pytest.mark.parametrize(
+    ("metric", "settings"),
+    [
+        ("throughput", {"upper": 100_000, "error": 10_000, "fill_rate": 50_000, "acceptance": 0.2}),
+        ("teardown", {"fill_rate": 50_000, "acceptance": 0.2}),
+    ],
+)
+def test_memory_per_connection_divides_by_the_connections_created_not_the_frames_sent(
+    metric: str, settings: dict[str, Any]
+) -> None:
+    """A 3,600-entry table that drops the frames finding it full: each fill sends 4,000 frames and creates 3,600
+    connections (10 % lost, within the metric's acceptance of 20 %). The slab grows 256 B per connection it
+    holds: 3,600 x 256 B / 3,600 = 256 B, where dividing by the 4,000 frames sent would say 230.4 B."""
+    dut = MemoryFakeDut(FakeModel(table_limit=3600), bytes_per_connection=300, slab_per_connection=256)
+    _, records = run(dut, metric, **settings)
+    filled = [r for r in fills(records) if r.verdict is Verdict.PASS]
+    assert filled
+    for r in filled:
+        assert sum(int(c["sent"]) for c in r.counts.values()) == N
+        mem = r.extra["memory"]
+        assert mem["connections"] == 3600 == sum(int(c["valid"]) for c in r.counts.values())
+        assert mem["used"]["conntrack_slab"] == 3600 * 256
+        assert mem["per_connection"]["conntrack_slab"] == 256.0
+        assert mem["per_connection"]["mem_available"] == 300.0
+
+
 def test_a_dut_without_the_hook_stores_nothing_and_measures_the_same() -> None:
     plain, with_hook = FakeDut(FakeModel()), MemoryFakeDut(FakeModel())
     assert not isinstance(plain, MeasuresMemory) and isinstance(with_hook, MeasuresMemory)

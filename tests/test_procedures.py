@@ -1131,6 +1131,22 @@ def test_teardown_on_a_dut_that_cannot_count_takes_n_from_the_frames_that_arrive
     assert h.records[2].extra == {}  # nothing counted before the empty-table delete
 
 
+@pytest.mark.parametrize("can_count", [True, False])
+def test_teardown_n_is_the_connections_the_fill_created_not_the_frames_it_sent(can_count: bool) -> None:
+    """A 3,600-entry table that drops the frames finding it full: the fill sends 4,000 frames (10 % lost, within
+    an acceptance of 20 %) and creates 3,600 connections. T_N = 0.5 + 3,600 x 10 us = 0.536 s, so the rate is
+    3,600 / 0.036 s = 100,000/s; dividing the 4,000 frames sent would say 111,111/s."""
+    h = Harness(table_limit=3600, flush_empty=0.5, flush_per_connection=1e-5, can_count=can_count)
+    res = h.run("teardown", fill_rate=50_000, acceptance=0.2)
+    [fill] = [r for r in h.records if r.kind == "fill"]
+    assert fill.verdict is Verdict.PASS
+    assert sum(int(c["sent"]) for c in fill.counts.values()) == 4000
+    assert sum(int(c["valid"]) for c in fill.counts.values()) == 3600
+    assert res.extra["connections"] == 3600
+    assert res.value == pytest.approx(100_000)
+    assert h.records[1].extra["connections"] == 3600
+
+
 def test_teardown_names_the_fill_when_it_is_always_invalid() -> None:
     h = Harness(tester_max_rate=10_000)
     res = h.run("teardown", fill_rate=50_000, max_invalid=1)
