@@ -221,9 +221,17 @@ class _Scanner:
     """One pass over the lines; keeps what the checks need."""
 
     def __init__(
-        self, path: Path, counts: Mapping[str, Any] | None, limit: int | None, status: str, sequence: bool
+        self,
+        path: Path,
+        counts: Mapping[str, Any] | None,
+        limit: int | None,
+        status: str,
+        sequence: bool,
+        malformed_counts: bool = False,
     ) -> None:
         self.out = Scan(path)
+        self.malformed_counts = malformed_counts
+        """run.json had counts, but malformed ones (reported): the file is checked as far as its lines allow."""
         self.sequence = sequence
         self.counts = counts
         self.written = int(counts.get("written", 0)) if counts else 0
@@ -324,7 +332,7 @@ class _Scanner:
             else:
                 self.bad(number, f"seq {seq}: a result among the records a resume moved aside", data)
             return
-        if seq > self.counted and self.status == "complete":
+        if self.counts is not None and seq > self.counted and self.status == "complete":
             self.bad(
                 number,
                 f"seq {seq} beyond the {self.counted} records run.json counts in a run whose status is 'complete'"
@@ -332,7 +340,7 @@ class _Scanner:
                 data,
             )
             return
-        if seq > self.written:
+        if self.counts is not None and seq > self.written:
             self.out.notes.append(
                 f"{self.where(number)}: seq {seq} not counted in run.json yet"
                 " (written just before the run stopped, or the run is still being written)"
@@ -369,7 +377,7 @@ class _Scanner:
             out.torn = torn_line is not None
             return out
         counted = self.counts is not None
-        if not counted and self.by_seq:
+        if not counted and self.by_seq and not self.malformed_counts:
             out.damage.append(
                 f"{out.path}: its records carry sequence numbers but run.json has no record counts (run.json replaced?)"
             )
@@ -389,7 +397,8 @@ class _Scanner:
                 f"{self.where(line)}: {span} missing{at_end} (run.json counts {self.written} records written)"
             )
             self.taint_around(numbered[j] if j >= 0 else None, after)
-        if counted and self.counts is not None and not missing:
+        if counted and self.counts is not None and not missing and not out.damage:
+            # an otherwise intact file: its kinds must match the counts (line damage already explains a mismatch)
             self.kinds(lines_total)
             legacy = int(self.counts.get("legacy", 0))
             if out.legacy != legacy:
@@ -481,7 +490,12 @@ def scan(
     """
     problem = counts_error(counts) if counts is not None else None
     scanner = _Scanner(
-        path, None if problem else counts, None if counted_after is None else counted_after + 1, status, sequence
+        path,
+        None if problem else counts,
+        None if counted_after is None else counted_after + 1,
+        status,
+        sequence,
+        malformed_counts=problem is not None,
     )
     if problem:
         scanner.out.damage.append(f"{path.with_name('run.json')}: records: {problem}")
