@@ -17,6 +17,7 @@ relevant lower bound, ``upper`` the relevant upper bound, ``error`` their distan
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -243,8 +244,8 @@ def estimate_throughput(
 ) -> tuple[int, float]:
     """A fill of N connections at ``fill_rate`` (``N / fill_rate + timeout + gap``) per repetition, before every
     step with ``refill: always``; every step one phase-2 trial (``duration + timeout``). ``algorithm: fast``: the
-    narrowing trials (:func:`~natbench.metrics.duration.fast_trials`) last ``short_duration``, plus
-    :data:`~natbench.metrics.duration.CONFIRMATIONS` full ones per repetition."""
+    short and full trials of :func:`~natbench.metrics.duration.fast_trials`; ``algorithm: mlr``: those of
+    :func:`mlr_trials`."""
     fill = connections / s.fill_rate + s.timeout + s.gap
     trials, seconds = _phase2_search(s)
     fills = trials if s.refill == "always" else s.repetitions
@@ -254,14 +255,36 @@ def estimate_throughput(
 def estimate_forwarding(
     s: ForwardingSettings, _connections: int, _selected: Mapping[str, MetricSettings]
 ) -> tuple[int, float]:
-    """Every step is one phase-2 trial without phase 1: ``duration + timeout`` (``algorithm: fast``: as
+    """Every step is one phase-2 trial without phase 1: ``duration + timeout`` (``algorithm: fast`` and ``mlr``: as
     throughput's, without the fill)."""
     return _phase2_search(s)
+
+
+def mlr_trials(s: ThroughputSettings | ForwardingSettings) -> list[tuple[int, float]]:
+    """(trials, seconds each) of one MLRsearch repetition by trial duration, a rough planning figure (its order of
+    magnitude checked against bench/campaign_time.py): half a binary search's steps plus 2 trials of the initial
+    duration, 2 trials for each preceding target but the last (whose trials last the initial duration), and at the
+    final duration the good trials a lower bound needs (``duration_sum x (1 - exceed_ratio)``) plus the bad ones an
+    upper bound needs (one with exceed ratio 0)."""
+    goal = mlr_goal(s, 0.0)
+    groups = [(math.ceil(search_steps(s.lower, s.upper, s.error) / 2) + 2, goal.initial_trial_duration)]
+    if goal.preceding_targets:
+        m = (goal.initial_trial_duration / goal.duration_sum) ** (1 / goal.preceding_targets)
+        for k in range(1, goal.preceding_targets):
+            groups.append((2, min(goal.final_trial_duration, goal.duration_sum * m**k)))
+    good = math.ceil(goal.duration_sum * (1 - goal.exceed_ratio) / goal.final_trial_duration)
+    bad = math.ceil(goal.duration_sum * goal.exceed_ratio / goal.final_trial_duration) + 1 if goal.exceed_ratio else 1
+    groups.append((good + bad, goal.final_trial_duration))
+    return groups
 
 
 def _phase2_search(s: ThroughputSettings | ForwardingSettings) -> tuple[int, float]:
     """(trials, seconds) of a phase-2 search's trials over all repetitions, fills not included."""
     full = s.duration + s.timeout + STEP_OVERHEAD
+    if s.algorithm == "mlr":
+        groups = mlr_trials(s)
+        trials = sum(n for n, _ in groups)
+        return repeated(s, trials, sum(n * (d + s.timeout + STEP_OVERHEAD) for n, d in groups))
     if s.algorithm != "fast":
         steps = search_steps(s.lower, s.upper, s.error)
         return repeated(s, steps, steps * full)

@@ -48,6 +48,8 @@ from natbench.results import Verdict
 from natbench.search.binary import SearchOutcome
 
 __all__ = [
+    "SEEDED_FULL",
+    "SEEDED_PROBES",
     "SEEDED_TRIALS",
     "WALK_STEPS",
     "FastOutcome",
@@ -65,7 +67,17 @@ full trials."""
 
 SEEDED_TRIALS = 3
 """Full trials a seeded search without probes is expected to need near a good seed (a pass and a fail one error
-apart, plus one when the first step lands on the wrong side): the planning figure of ``natbench plan``."""
+apart, plus one when the first step lands on the wrong side): the planning figure of ``natbench plan`` for cps."""
+
+SEEDED_FULL = 3
+"""Full trials a seeded search with the short-fail rule is counted with by ``natbench plan``: the mean per seeded
+repetition of throughput and forwarding in bench/campaign_time.py's simulation of the seed campaigns, rounded (3.4
+and 3.3 for seed 000 Figure 2, 1.9 for seed 004 Table 4; the median is 2: a far walk now and then costs more)."""
+
+SEEDED_PROBES = 2
+"""Probes (short trials) a seeded search with the short-fail rule is counted with by ``natbench plan`` (the same
+simulation's mean, 2.6, 2.4 and 1.9, rounded). On a DUT whose short trials pass above its full ceiling (queues) the
+probes stop after a few and the walk needs full trials only."""
 
 
 @dataclass(frozen=True)
