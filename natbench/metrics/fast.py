@@ -61,7 +61,12 @@ class ShortTrialSettings(SchemaModel):
 
     short_duration: float = Field(default=1.0, gt=0)
     """``algorithm: fast``: seconds of the short phase-2 trials that narrow the search (full trials, which alone
-    decide the result, last ``duration``); at or above ``duration`` every trial is a full one."""
+    decide the result, last ``duration``); at or above ``duration`` every trial is a full one. ``algorithm: mlr``:
+    the ``rfc2544`` preset's initial trial duration."""
+    short_fail: bool = True
+    """``algorithm: fast``: a short trial that lost more frames in a direction than a full trial at its rate may lose
+    proves that rate an upper bound, and short trials are tried before full ones while that pays (docs/engine.md,
+    "The short-fail rule"); false: short trials only narrow, every upper bound is a failed full trial."""
 
 
 def trial_kind(step: FastStep) -> dict[str, Any]:
@@ -215,5 +220,5 @@ def phase2_fast(ctx: ProcedureContext[Any], filler: Filler | None) -> FastOutcom
                 return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
 
     narrow_full = s.short_duration >= s.duration
-    rule = None if narrow_full else short_fail_rule(ctx)
+    rule = short_fail_rule(ctx) if s.short_fail and not narrow_full else None
     return fast_rates(ctx, s.lower, s.upper, step, narrow_full=narrow_full, rule=rule)
