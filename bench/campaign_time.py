@@ -6,9 +6,9 @@ prints, for ``algorithm: binary`` (the seeds' procedure), ``fast`` and ``mlr`` s
 tester time of one campaign, its trials and trial seconds, and per metric the time and the accuracy over all
 simulated repetitions (share of results outside ``(truth - error, truth]``, within the error, bias, spread), with
 the ratios of each to binary. ``mlr`` is MLRsearch with the ``rfc2544`` preset (``algorithm: mlr``'s default) and
-a relative width of ``error / true ceiling``, so that its final width at the result equals the other searches'
-error (the preset's own ``error / upper`` would search 30 times finer on the seeds' ranges); MLRsearch has no cps
-search, so under ``mlr`` cps runs ``binary`` (its rows say so).
+a relative width of ``error / (true ceiling + error)``, so that its final width (relative to its upper bound) near
+the ceiling is at most the other searches' error (the preset's own ``error / upper`` would search 30 times finer on
+the seeds' ranges); MLRsearch has no cps search, so under ``mlr`` cps runs ``binary`` (its rows say so).
 
 The modelled DUT (fixed here, the same for both algorithms; nothing is fitted to either search):
 
@@ -428,7 +428,7 @@ def _point(sc: SimCampaign, campaign: Any, p: Any, algorithm: str, tally: Tally,
             if alg == "fast-norule":
                 update = {"algorithm": "fast", "short_fail": False}
             if alg == "mlr":  # the rfc2544 preset at the other searches' precision at the result
-                update["mlr"] = MlrSettings(relative_width=s.error / truth)
+                update["mlr"] = MlrSettings(relative_width=s.error / (truth + s.error))
             s = s.model_copy(update=update)
         earlier: list[RepetitionResult] = []
         start = clock.now

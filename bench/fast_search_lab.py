@@ -16,17 +16,18 @@ the ratios of each algorithm to binary. Metrics that do not search (tear-down) a
   own ceiling, which moves with the machine's load: the runs measure that ceiling at different times.
 
 ``mlr`` runs MLRsearch with its default ``rfc2544`` preset (final trials of the metric's ``duration``, exceed ratio
-0, initial trials of ``short_duration``) and, where the ceiling is known, a relative width of ``error / ceiling``: its
-final width at the result is then the other searches' ``error`` (the preset's own ``error / upper`` would search 2.5
-times finer on lab-rate-limit's range). ``--repetitions N`` sets every kept metric's repetitions (the campaign's own:
-5 for lab-rate-limit).
+0, initial trials of ``short_duration``) and, where the ceiling is known, a relative width of ``error / (ceiling +
+error)``: its final width (relative to the upper bound) is then at most the other searches' ``error`` near the
+ceiling (the preset's own ``error / upper`` would search 2.5 times finer on lab-rate-limit's range). ``--repetitions
+N`` sets every kept metric's repetitions (the campaign's own: 5 for lab-rate-limit).
 
 Needs root (it builds the lab). Run directories are written under ``--workdir`` (a temporary directory unless
 given) and kept there.
 
-    sudo python bench/fast_search_lab.py --only lab-rate-limit --repetitions 2     # a smoke test (~10 min)
-    # the comparison of issue 35 on a quiet machine (10 repetitions of cps and throughput, about 35 minutes:
-    # binary ~17 min, fast ~7 min, mlr ~10 min for throughput alone):
+    # a smoke test: 2 repetitions (7 minutes on a busy 2-CPU machine: binary 209 s, fast 136 s, mlr 87 s)
+    sudo .venv/bin/python bench/fast_search_lab.py --only lab-rate-limit --repetitions 2
+    # the full comparison on a quiet machine, 10 repetitions of cps and throughput (about 30 minutes: binary
+    # ~17 min, fast ~6 min, mlr ~8 min for throughput alone):
     sudo .venv/bin/python bench/fast_search_lab.py --only lab-rate-limit --repetitions 10 --workdir /tmp/nb-lab10
 """
 
@@ -62,8 +63,8 @@ ALGORITHMS = ("binary", "fast", "mlr")
 
 def variant(source: Path, algorithm: str, out: Path, repetitions: int | None = None) -> tuple[Path, list[str]]:
     """A copy of the campaign at ``source`` with ``algorithm`` for every search metric that offers it (the others
-    left out), ``repetitions`` for each when given, and for ``mlr`` a relative width of ``error / known ceiling``
-    where the ceiling is known; returns the file and the metrics it kept."""
+    left out), ``repetitions`` for each when given, and for ``mlr`` a relative width of ``error / (known ceiling +
+    error)`` where the ceiling is known; returns the file and the metrics it kept."""
     campaign = load_campaign(source)
     data: dict[str, Any] = yaml.safe_load(source.read_text())
     kept: list[str] = []
@@ -76,7 +77,8 @@ def variant(source: Path, algorithm: str, out: Path, repetitions: int | None = N
                 section["repetitions"] = repetitions
             known = known_ceiling(source, name)
             if algorithm == "mlr" and known is not None and isinstance(settings, SearchSettings):
-                section["mlr"] = {"preset": "rfc2544", "relative_width": float(settings.error) / known}
+                width = float(settings.error) / (known + float(settings.error))
+                section["mlr"] = {"preset": "rfc2544", "relative_width": width}
             kept.append(name)
         else:
             del data["metrics"][name]
@@ -186,10 +188,10 @@ def table(source: Path, cost: dict[str, dict[str, MetricCost]], wall: dict[str, 
     """The comparison's lines: per metric and point the medians and their distance from the known ceiling, per
     metric the costs, then the runs' wall times; ratios to binary."""
     algs = list(cost)
-    lines = [f"{'':30}" + "".join(f"{a:>12}" for a in algs) + "".join(f"{a + '/binary':>14}" for a in algs[1:])]
+    lines = [f"{'':30}" + "".join(f"{a:>18}" for a in algs) + "".join(f"{a + '/binary':>14}" for a in algs[1:])]
 
     def row(label: str, cells: list[str], ratios: tuple[str, ...] | list[str] = ()) -> None:
-        lines.append(f"{label:30}" + "".join(f"{c:>12}" for c in cells) + "".join(f"{r:>14}" for r in ratios))
+        lines.append(f"{label:30}" + "".join(f"{c:>18}" for c in cells) + "".join(f"{r:>14}" for r in ratios))
 
     def ratio(values: list[float]) -> list[str]:
         return [f"{v / values[0]:.3f}" if values[0] else "-" for v in values[1:]]
@@ -212,7 +214,7 @@ def table(source: Path, cost: dict[str, dict[str, MetricCost]], wall: dict[str, 
                     marks.append(f"{(v - known) / err:+.2f} {inside}")
                 row("    (median - known) / error", marks)
             spans = [(min(s.values[pid]), max(s.values[pid])) if s and s.values.get(pid) else None for s in subs]
-            row("    min .. max", [f"{v[0]:,.0f}..{v[1]:,.0f}" if v else "-" for v in spans])
+            row("    min .. max", [f"{v[0]:,.0f} .. {v[1]:,.0f}" if v else "-" for v in spans])
         present = [s for s in subs if s is not None]
         if len(present) == len(subs):
             row("  metric time (s)", [f"{s.seconds:,.1f}" for s in present], ratio([s.seconds for s in present]))

@@ -45,11 +45,11 @@ def test_variants_set_the_algorithm_the_repetitions_and_mlrsearchs_width_at_the_
         "cps": ("fast", 10),
         "throughput": ("fast", 10),
     }
-    # MLRsearch has no cps search: the mlr variant measures throughput only, at the width 200 / 20,100
+    # MLRsearch has no cps search: the mlr variant measures throughput only, at the width 200 / (20,100 + 200)
     path, kept = lab.variant(RATE_LIMIT, "mlr", tmp_path)
     data = yaml.safe_load(path.read_text())
     assert kept == ["throughput"] and list(data["metrics"]) == ["throughput"]
-    assert data["metrics"]["throughput"]["mlr"] == {"preset": "rfc2544", "relative_width": pytest.approx(200 / 20_100)}
+    assert data["metrics"]["throughput"]["mlr"] == {"preset": "rfc2544", "relative_width": pytest.approx(200 / 20_300)}
     assert data["metrics"]["throughput"]["repetitions"] == 5  # the campaign's own
     natbench.campaign.load_campaign(path)  # a valid campaign
 

@@ -365,7 +365,7 @@ def run_fast_search(
     rule: ShortFailRule | None = None,
 ) -> FastOutcome:
     """Search ``[lower, upper]`` as the module docstring says; ``trial`` runs and stores one trial. Without ``rule``
-    no short trial proves anything and no probe runs (the search of natbench 0.x before the short-fail rule)."""
+    no short trial proves anything and no probe runs (the fast search as it was before the short-fail rule)."""
     if not (math.isfinite(lower) and math.isfinite(upper)) or lower < 0 or upper <= lower:
         raise SearchError(f"search bounds must be finite, non-negative and ordered, got [{lower}, {upper}]")
     if error <= 0:
