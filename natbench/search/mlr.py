@@ -13,7 +13,16 @@ from typing import Any
 
 from natbench.errors import SearchError
 
-__all__ = ["mlr_search"]
+__all__ = ["mlr_search", "problems"]
+
+
+def problems() -> list[str]:
+    """Why this machine cannot search with ``algorithm: mlr`` (empty when it can): MLRsearch must be importable."""
+    try:
+        import MLRsearch  # noqa: F401
+    except ImportError as exc:
+        return [f'MLRsearch is not installed: pip install -e ".[mlr]" ({type(exc).__name__})']
+    return []
 
 
 def mlr_search(

@@ -4,9 +4,10 @@
 namespaces joined by veth pairs; :mod:`~natbench.testbed.lab.inventory` finds the labs on this
 host and removes stale ones; :mod:`~natbench.testbed.lab.host` holds what every lab needs from
 the host (commands, locks, the state directory). A lab is a
-:class:`~natbench.testbed.lab.resource.LabResource`; :class:`VmLab`
+:class:`~natbench.plugins.LabResource`; :class:`VmLab`
 (:mod:`~natbench.testbed.lab.vm`) is the other one beside the namespace lab: its DUT is a QEMU
 VM booted from an image :mod:`~natbench.testbed.lab.vm_image` builds from Debian's packages.
+The lab owns its DUT access kind ``lab`` (:mod:`~natbench.testbed.lab.access`).
 """
 
 from natbench.testbed.lab.host import HOST_LOCK, LabError
@@ -20,7 +21,6 @@ from natbench.testbed.lab.inventory import (
     stale_labs,
 )
 from natbench.testbed.lab.netns import NetnsLab, dut_recipe_params, lab_problems
-from natbench.testbed.lab.resource import LabResource
 from natbench.testbed.lab.vm import VmLab, VmSettings
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "UNOWNED_GRACE",
     "FoundLab",
     "LabError",
-    "LabResource",
     "NetnsLab",
     "VmLab",
     "VmSettings",
