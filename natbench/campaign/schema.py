@@ -241,7 +241,7 @@ class TestbedSpec(SchemaModel):
     a distributed run measures a campaign only on testbeds of the class its own testbed section names, so results
     of different classes never mix."""
     tester: TesterSpec
-    """The traffic generator: TRex or the built-in software tester."""
+    """The traffic generator: its kind (the built-in software tester, TRex, a plugin's) and that kind's settings."""
     duts: list[DutSpec] = Field(min_length=1)
     """One DUT, or several in path order (464XLAT: CLAT then PLAT; MAP-T: CE then BR)."""
     monitor_interval: float | None = Field(default=None, gt=0, le=MAX_WAIT_SECONDS)

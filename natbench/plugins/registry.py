@@ -56,7 +56,7 @@ class Registry(Generic[T]):
         """The entry-point group third-party plugins are found in."""
         self._accepts = accepts
         self._modules = list(modules)
-        self._loaders: dict[str, Callable[[], T]] = {}
+        self._loaders: dict[str, tuple[Callable[[], T], str]] = {}  # name -> (loader, where it loads from)
         self._entries: dict[str, T] = {}
 
     def register(self, name: str, entry: T) -> None:
@@ -70,7 +70,10 @@ class Registry(Generic[T]):
         """Register (or replace) ``name`` with a dotted path ``"module:attribute"`` (or a function) that gives
         its entry, imported (called) on first use."""
         self._entries.pop(name, None)
-        self._loaders[name] = _importer(target) if isinstance(target, str) else target
+        if isinstance(target, str):
+            self._loaders[name] = (_importer(target), target)
+        else:
+            self._loaders[name] = (target, getattr(target, "__qualname__", repr(target)))
 
     def unregister(self, name: str) -> None:
         """Forget what was registered (or loaded) under ``name``; an entry point of that name stays findable."""
@@ -98,9 +101,9 @@ class Registry(Generic[T]):
         self._modules_loaded()
         if name in self._entries:
             return self._entries[name]
-        load = self._loaders.get(name)
-        source = "natbench"
-        if load is None:
+        if name in self._loaders:
+            load, source = self._loaders[name]
+        else:
             ep = next((e for e in self._entry_points() if e.name == name), None)
             if ep is None:
                 return None

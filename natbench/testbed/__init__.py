@@ -8,9 +8,35 @@ kind's and each DUT access kind's backend (registered in :data:`natbench.plugins
 the local lab, and its access kind ``lab``, live in :mod:`natbench.testbed.lab`.
 """
 
-from natbench.testbed.build import Testbed, build_dut, build_testbed
-from natbench.testbed.file import TestbedFile, load_testbed, testbed_file_problems
-from natbench.testbed.preflight import testbed_problems
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from natbench.testbed.build import Testbed, build_dut, build_testbed
+    from natbench.testbed.file import TestbedFile, load_testbed, testbed_file_problems
+    from natbench.testbed.preflight import testbed_problems
+
+_HOME = {
+    "Testbed": "build",
+    "build_dut": "build",
+    "build_testbed": "build",
+    "TestbedFile": "file",
+    "load_testbed": "file",
+    "testbed_file_problems": "file",
+    "testbed_problems": "preflight",
+}
+"""The module of each name this package offers; imported on first use, so that validating a campaign with a lab DUT
+(which loads the lab's access kind, :mod:`natbench.testbed.lab.access`) does not import the testbed builder."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
 
 __all__ = [
     "Testbed",

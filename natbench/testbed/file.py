@@ -38,7 +38,7 @@ class TestbedFile:
 
     @property
     def tester_kind(self) -> str:
-        """``software`` or ``trex``."""
+        """The tester kind (``software``, ``trex`` or an installed plugin's)."""
         return str(self.testbed.get("tester", {}).get("kind", ""))
 
     @property
