@@ -63,8 +63,8 @@ from natbench.campaign import load_campaign  # noqa: E402
 from natbench.campaign.estimate import has_algorithm  # noqa: E402
 from natbench.metrics import ProcedureContext, run_repetition  # noqa: E402
 from natbench.metrics.throughput import MlrSettings  # noqa: E402
+from natbench.plugins import Directions, Phase2Options  # noqa: E402
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord  # noqa: E402
-from natbench.testers.base import Directions, Phase2Options  # noqa: E402
 from natbench.testing import FakeDut, FakeModel, FakeTester  # noqa: E402
 from natbench.traffic.plan import ResponderMode  # noqa: E402
 

@@ -22,10 +22,10 @@ from natbench.metrics.latency import LatencySettings, PdvSettings
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.throughput import ForwardingSettings, ThroughputSettings
 from natbench.metrics.validation import ValidationSettings
+from natbench.plugins import Directions
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
 from natbench.run.runner import RunSpec, resume_run, start_run
-from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint

@@ -16,10 +16,10 @@ from natbench.campaign import Campaign, load_campaign
 from natbench.duts.executors import NetnsExecutor
 from natbench.errors import ConfigError
 from natbench.metrics import ProcedureContext, run_repetition
+from natbench.plugins import ACCESS, Directions, Phase2Options
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.run.runner import run_campaign, spec_from_campaign
-from natbench.testbed import ACCESS, Testbed
-from natbench.testers.base import Directions, Phase2Options
+from natbench.testbed import Testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -321,7 +321,8 @@ class RecordingSession(QuietSession):
 
 def test_trex_tester_waits_the_metric_timeout() -> None:
     pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
-    from natbench.testers.trex.tester import TRexSettings, TRexTester
+    from natbench.testers.trex.settings import TRexSettings
+    from natbench.testers.trex.tester import TRexTester
 
     session = RecordingSession()
     settings = TRexSettings(server="127.0.0.1", private_dst_mac="02:00:00:00:00:01", public_dst_mac="02:00:00:00:00:02")
@@ -337,7 +338,7 @@ def test_trex_tester_waits_the_metric_timeout() -> None:
 
 
 def test_optional_hooks_are_recognised_structurally() -> None:
-    from natbench.testers.base import LoadsMappings, SetsReceiveTimeout
+    from natbench.plugins import LoadsMappings, SetsReceiveTimeout
 
     tester, _dut = fakes()
     assert isinstance(tester, SetsReceiveTimeout) and isinstance(tester, LoadsMappings)

@@ -11,8 +11,8 @@ from metric_settings import build
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
 from natbench.metrics.phase2 import connection_timeout
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint

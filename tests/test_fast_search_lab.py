@@ -21,11 +21,11 @@ import pytest
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import Verdict
 from natbench.search import BinarySearch, SearchStep, run_binary_search
 from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
 from natbench.testbed.lab import NetnsLab
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint

@@ -9,13 +9,12 @@ from typing import Any
 import pytest
 from metric_settings import build
 
-from natbench.duts.base import MeasuresMemory
-from natbench.duts.executors import CommandResult
 from natbench.duts.monitor import read_memory
 from natbench.duts.recipe_dut import DutGroup
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
 from natbench.metrics.memory import FillMemory, memory_used
+from natbench.plugins import CommandResult, MeasuresMemory
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan

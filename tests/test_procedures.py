@@ -18,6 +18,7 @@ from natbench.metrics.frame_loss import FrameLossSettings
 from natbench.metrics.latency import LatencySettings, PdvSettings
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.throughput import ThroughputSettings
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import (
     Direction,
     DirectionCounts,
@@ -27,7 +28,6 @@ from natbench.results import (
     TrialRecord,
     Verdict,
 )
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testing import FakeDut, FakeModel, FakeTester, with_model
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint

@@ -10,15 +10,14 @@ import pytest
 from metric_settings import TOLERANCE, build
 from pydantic import ValidationError
 
-from natbench.duts.base import MonitorsCpu, ReportsSupport
 from natbench.duts.executors import LocalExecutor
 from natbench.duts.recipe_dut import DutGroup, RecipeDut
 from natbench.duts.recipes import parse_recipe
 from natbench.errors import ConfigError, DutError
 from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, judge_phase, run_repetition
 from natbench.metrics.throughput import ThroughputSettings
+from natbench.plugins import Directions, MonitorsCpu, Phase2Options, ReportsSupport
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.traffic.plan import ResponderMode
@@ -345,9 +344,7 @@ def test_the_rate_check_applies_only_to_a_trial_with_an_intended_rate() -> None:
     assert judge_phase(p, 0.0, TOLERANCE) == (Verdict.PASS, "")
 
 
-def test_a_failed_repetition_of_a_registered_procedure_without_a_unit_has_an_empty_unit(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_failed_repetition_of_a_registered_procedure_without_a_unit_has_an_empty_unit() -> None:
     from natbench.errors import SearchError
     from natbench.metrics import Metric, registry
 
@@ -367,6 +364,9 @@ def test_a_failed_repetition_of_a_registered_procedure_without_a_unit_has_an_emp
         axis="",
         estimate=lambda s, n, selected: (0, 0.0),
     )
-    monkeypatch.setitem(registry._REGISTRY, "custom", entry)
-    res = Bench().run("custom")
+    registry.register(entry)
+    try:
+        res = Bench().run("custom")
+    finally:
+        registry.METRICS.unregister("custom")
     assert (res.value, res.unit, res.extra) == (None, "", {"failed": "custom gave up"})

@@ -11,10 +11,10 @@ import yaml
 
 from natbench.campaign import load_campaign
 from natbench.errors import ConfigError
+from natbench.plugins import TESTERS, Directions
 from natbench.run.runner import resume_campaign, run_campaign, spec_from_campaign
 from natbench.run.store import RunDirectory
-from natbench.testbed import TESTERS, Testbed, build_testbed
-from natbench.testers.base import Directions
+from natbench.testbed import Testbed, build_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +48,7 @@ def test_spec_from_campaign_takes_traffic_defaults(campaign_file: Path) -> None:
     assert s.acceptance == 0.001  # from traffic.acceptance
     assert s.directions is Directions.BIDIRECTIONAL
     assert spec.total_repetitions() == 27
-    assert spec.options.rate_tolerance == 0.001  # engine default: the quickstart's tester sets none
+    assert spec.options.rate_tolerance == 0.001  # the software tester kind's default: the quickstart sets none
 
 
 def test_tester_rate_tolerance_reaches_the_verdicts(campaign_file: Path) -> None:
@@ -80,7 +80,7 @@ def test_a_campaign_runs_with_the_fakes_through_the_library_api(campaign_file: P
 
 def test_testbed_registry_is_lazy_and_names_unknown_kinds(campaign_file: Path) -> None:
     code = (
-        "import sys; from natbench.testbed import TESTERS\n"
+        "import sys; from natbench.plugins import TESTERS\n"
         "assert TESTERS.names() == ['software', 'trex'], TESTERS.names()\n"
         "assert 'natbench.testers.trex.backend' not in sys.modules  # registered, not imported\n"
         "assert type(TESTERS.get('trex')).__module__ == 'natbench.testers.trex.backend'\n"

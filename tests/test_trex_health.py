@@ -14,11 +14,12 @@ import pytest
 from trex_fakes import DPDK_XSTATS, LibrarySession, raw_global, raw_port
 
 from natbench.metrics.judging import is_tester_limited, judge_phase
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import PhaseResult, TrialRecord, Verdict
 from natbench.search.binary import BinarySearch
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.trex import health
-from natbench.testers.trex.tester import TRexTester, check_settings
+from natbench.testers.trex.backend import check_settings
+from natbench.testers.trex.tester import TRexTester
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
 pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")

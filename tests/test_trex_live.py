@@ -19,10 +19,10 @@ import subprocess
 
 import pytest
 
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction
-from natbench.testers.base import Directions, Phase2Options
-from natbench.testers.trex import create
 from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
+from natbench.testers.trex.backend import create
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
 pytestmark = pytest.mark.trex

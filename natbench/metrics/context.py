@@ -8,12 +8,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, get_args
 
-from natbench.duts.base import Dut
 from natbench.errors import ConfigError
 from natbench.metrics import registry
 from natbench.metrics.settings import MetricSettings
+from natbench.plugins import Directions, Dut, Tester
+from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.testers.base import Directions, Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -37,9 +37,9 @@ class RunOptions:
     traffic section, the testbed) or from the command line; a run built by hand may leave the defaults.
     """
 
-    rate_tolerance: float = 0.001
-    """Relative shortfall of the achieved rate that still counts as keeping the rate (the tester's own
-    ``rate_tolerance`` setting when it has one: the engine judges with the tolerance the tester was given)."""
+    rate_tolerance: float = DEFAULT_RATE_TOLERANCE
+    """Relative shortfall of the achieved rate that still counts as keeping the rate (a campaign's run: the
+    tester's ``rate_tolerance`` setting, so the engine judges with the tolerance the tester was given)."""
     selection: Selection = "random"
     """Phase-2 Responder state-table entry selection: ``random``, ``linear`` or ``fixed`` (``traffic.selection``)."""
     monitor_interval: float | None = None

@@ -33,11 +33,12 @@ from typing import Any
 
 from pydantic import Field
 
+from natbench.config.model import SchemaModel
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD
 from natbench.metrics.judging import is_tester_limited
 from natbench.metrics.phase2 import Filler, phase2_step
-from natbench.metrics.settings import Phase2Settings, SchemaModel, SearchSettings
+from natbench.metrics.settings import Phase2Settings, SearchSettings
 from natbench.results import TrialRecord
 from natbench.search.fast import FastOutcome, FastStep, ShortFailRule, TrialVerdict, run_fast_search
 

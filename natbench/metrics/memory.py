@@ -2,7 +2,7 @@
 connections; seed 000 2.3: 400M connections took below 150 GB, 1,600M would not fit).
 
 A fill (phase 1 that loads the table for throughput, frame loss, latency, PDV and tear-down) empties the table, then
-creates N connections. A DUT with the optional :class:`~natbench.duts.base.MeasuresMemory` hook is read twice per
+creates N connections. A DUT with the optional :class:`~natbench.plugins.MeasuresMemory` hook is read twice per
 fill: once after the table was emptied, once after the fill's traffic (two DUT round trips). The fill trial stores
 ``extra["memory"]``::
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from natbench.duts.base import Dut, MeasuresMemory
 from natbench.errors import NatbenchError
+from natbench.plugins import Dut, MeasuresMemory
 from natbench.results import PhaseResult
 
 __all__ = ["CAPACITY_KEYS", "FALLING_KEYS", "FillMemory", "memory_used"]

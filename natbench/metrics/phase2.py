@@ -33,9 +33,9 @@ from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import FilledTableSettings, Phase2Settings
 from natbench.metrics.trial import count_connections, direction_extra, fill_failed, phase1_step, retry, run_traffic
+from natbench.plugins import Mapping as DutMapping
+from natbench.plugins import Phase2Options
 from natbench.results import TrialRecord, Verdict
-from natbench.testers.base import Mapping as DutMapping
-from natbench.testers.base import Phase2Options
 
 __all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_step"]
 

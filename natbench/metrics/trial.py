@@ -23,15 +23,14 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from natbench.duts.base import Dut, MonitorsCpu, ReportsSupport
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.judging import is_tester_limited, judge_phase
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings, SearchSettings
+from natbench.plugins import Directions, Dut, MonitorsCpu, ReportsSupport, SetsReceiveTimeout
 from natbench.results import PhaseResult, TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchOutcome, SearchStep
-from natbench.testers.base import Directions, SetsReceiveTimeout
 
 __all__ = [
     "check_filled",
@@ -77,7 +76,7 @@ def run_traffic(
     """Run one tester call, sampling the DUT monitor around it when asked and available.
 
     A tester with the optional ``set_receive_timeout`` hook first gets the metric's ``timeout``; a DUT with the
-    optional monitor hooks (:class:`~natbench.duts.base.MonitorsCpu`) is sampled when the run's
+    optional monitor hooks (:class:`~natbench.plugins.MonitorsCpu`) is sampled when the run's
     ``monitor_interval`` is set.
     """
     if isinstance(ctx.tester, SetsReceiveTimeout):
@@ -103,7 +102,7 @@ def direction_extra(directions: Directions) -> dict[str, Any]:
 def dut_supports(dut: Dut, operation: str) -> bool:
     """Whether ``dut`` can do ``operation`` (e.g. ``count_connections``).
 
-    A DUT may offer the optional hook :class:`~natbench.duts.base.ReportsSupport`; without it every
+    A DUT may offer the optional hook :class:`~natbench.plugins.ReportsSupport`; without it every
     protocol operation is assumed available (a DUT may still raise NotImplementedError).
     """
     return bool(dut.supports(operation)) if isinstance(dut, ReportsSupport) else True

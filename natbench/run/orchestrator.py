@@ -10,7 +10,7 @@ point. Either way the same steps run:
 2. prepare the tester with the point's traffic plan and store the tester's facts (unless it is
    prepared with that plan already);
 3. for each (metric, repetition): tell the observer, call the tester's optional
-   :class:`~natbench.testers.base.BeginsRepetition` hook, build the procedure context with what
+   :class:`~natbench.plugins.BeginsRepetition` hook, build the procedure context with what
    earlier repetitions at the point left (``prior`` values of every metric, ``earlier`` results
    of this metric: a resumed run or a later measurement sees the stored ones too), run the
    procedure, store the result (every trial is stored as it is made);
@@ -26,12 +26,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from natbench.duts.base import Dut
 from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, run_repetition
+from natbench.plugins import BeginsRepetition, Dut, Tester
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
 from natbench.run.store import plain_json
-from natbench.testers.base import BeginsRepetition, Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 

@@ -30,14 +30,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from natbench.duts.base import Dut
 from natbench.errors import NatbenchError, StoreError
+from natbench.plugins import Dut, Tester
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
 from natbench.run.spec import RunSpec, spec_from_campaign
 from natbench.run.store import CAMPAIGN, RunDirectory, RunStore, half_created, plain_json, point_to_dict
 from natbench.testbed import Testbed
-from natbench.testers.base import Tester
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:

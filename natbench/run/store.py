@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.records import (
@@ -63,6 +62,7 @@ from natbench.run.records import (
     scan,
     with_range,
 )
+from natbench.version import __version__
 from natbench.workingpoint import WorkingPoint
 
 __all__ = [

@@ -37,7 +37,7 @@ from typing import Any
 from natbench.errors import SearchError
 from natbench.search.binary import SearchOutcome
 
-__all__ = ["MLR_MIN_LOAD", "PRESETS", "MlrGoal", "MlrOutcome", "mlr_search", "resolve_goal"]
+__all__ = ["MLR_MIN_LOAD", "PRESETS", "MlrGoal", "MlrOutcome", "mlr_search", "problems", "resolve_goal"]
 
 MLR_MIN_LOAD = 1.0
 """MLRsearch's smallest load when the search's lower bound is 0 (MLRsearch needs a positive one)."""
@@ -170,6 +170,15 @@ class MlrOutcome(SearchOutcome):
     """Trials of the final trial duration."""
     goal: MlrGoal | None = None
     """The goal searched."""
+
+
+def problems() -> list[str]:
+    """Why this machine cannot search with ``algorithm: mlr`` (empty when it can): MLRsearch must be importable."""
+    try:
+        import MLRsearch  # noqa: F401
+    except ImportError as exc:
+        return [f'MLRsearch is not installed: pip install -e ".[mlr]" ({type(exc).__name__})']
+    return []
 
 
 def mlr_search(

@@ -21,19 +21,20 @@ from typing import Any
 
 import numpy as np
 
-from natbench import __version__
 from natbench.errors import TesterError
+from natbench.plugins import Directions, Mapping, Phase2Options, Port
+from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.base import Directions, Mapping, Phase2Options, Port
 from natbench.testers.delaystats import exact_stats, histogram_stats
 from natbench.traffic.enumeration import EnumerationOrder, PortEnumeration, SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
+from natbench.version import __version__
 
 __all__ = ["SoftwareTester", "read_mac"]
 
 try:
-    from natbench.testers.software import _engine
+    import natbench.testers.software._engine as _engine
 except ImportError as exc:  # pragma: no cover - only without a build
     _engine = None  # type: ignore[assignment]
     _IMPORT_ERROR: ImportError | None = exc
@@ -81,7 +82,7 @@ class SoftwareTester:
         *,
         cpus: Sequence[int] | None = None,
         timeout: float = 1.0,
-        rate_tolerance: float = 0.001,
+        rate_tolerance: float = DEFAULT_RATE_TOLERANCE,
         rcvbuf: int = 64 << 20,
         lateness_slack: float = 0.0005,
         max_stall: float = 0.002,

@@ -7,134 +7,24 @@ import dataclasses
 import importlib.metadata
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
-
-from natbench.config.validation import first_error, validation_error
 from natbench.errors import TesterError
+from natbench.plugins import Directions, Mapping, Phase2Options
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.testers.trex import health
 from natbench.testers.trex import program as prg
-from natbench.testers.trex.address import DEFAULT_SYNC_PORT, ServerAddress, parse_server
 from natbench.testers.trex.client import TRexSession
 from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port, Program
+from natbench.testers.trex.settings import TRexSettings
 from natbench.traffic import Family, ResponderMode, TrafficPlan
 
-if TYPE_CHECKING:
-    from natbench.testbed.backends import Locate
-
-__all__ = ["TRexSettings", "TRexTester", "check_settings", "create"]
-
-_MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
-
-
-class TRexSettings(BaseModel):
-    """The campaign's ``testbed.tester`` settings for ``kind: trex``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    server: str
-    """The TRex server (STL mode, started with ``-i``): ``host``, ``host:port`` or ``[ipv6]:port``
-    (host name, IPv4 or IPv6 address; the port is the RPC sync port)."""
-    sync_port: int | None = Field(default=None, ge=1, le=65535)
-    """RPC (sync) port of the server; default: the port given in ``server``, else 4501."""
-    async_port: int | None = Field(default=None, ge=1, le=65535)
-    """Publisher (async) port of the server; default: the RPC port - 1 (TRex's 4500 next to 4501)."""
-    ports: tuple[int, int] = (0, 1)
-    """TRex ports (private / Initiator side, public / Responder side); a dual port pair."""
-    private_dst_mac: str = Field(pattern=_MAC)
-    """MAC address of the DUT's private interface (destination of Initiator frames)."""
-    public_dst_mac: str = Field(pattern=_MAC)
-    """MAC address of the DUT's public interface (destination of Responder frames)."""
-    software: bool = False
-    """The server runs with ``--software`` (needed for NAT64 latency; af_packet / veth setups)."""
-    pin_cores: bool = True
-    """Bidirectional traffic: give each port of the dual port its own half of the cores (CORE_MASK_PIN)."""
-    rx_delay_ms: int = Field(default=200, ge=0)
-    """Wait after the last frame before counters are read, used until the engine passes the metric's
-    ``timeout`` through :meth:`TRexTester.set_receive_timeout` (which it does before every trial)."""
-    rate_tolerance: float = Field(default=0.01, ge=0, lt=1)
-    """Relative shortfall of the achieved TX rate that still counts as keeping the rate."""
-    timing_slack: float = Field(default=0.05, ge=0)
-    """Seconds of start-RPC / idle-polling overhead allowed on top of a burst's or trial's nominal duration
-    (live, v3.08 on the same host: 3 ms start RPC + up to 20 ms until the idle port is seen). It bounds how
-    precisely a short burst's rate is known: N / R should be long against it."""
-    timeout_margin: float = Field(default=30.0, gt=0)
-    """Seconds added to a trial's nominal duration before natbench gives up waiting."""
-    step: int = Field(default=1, ge=1)
-    """Phase-1 source-list step (1 = the natbench order; another value coprime with N = another order)."""
-    bias_tolerance: float = Field(default=prg.DEFAULT_BIAS_TOLERANCE, gt=0)
-    """Largest relative deviation from uniform of a phase-2 random port before its range is split."""
-    connect_timeout: float | None = Field(default=None, gt=0)
-    """RPC timeout in seconds (client default when unset)."""
-    busy_core_pct: float = Field(default=90.0, gt=0, le=100)
-    """A TRex data-plane thread at or above this one-second CPU utilisation during a trial gets the trial a
-    pacing warning (a saturated core sends what fell behind in catch-up bursts)."""
-
-    @field_validator("ports")
-    @classmethod
-    def _distinct(cls, v: tuple[int, int]) -> tuple[int, int]:
-        if v[0] == v[1] or min(v) < 0:
-            raise ValueError("need two different non-negative port numbers")
-        return v
-
-    @field_validator("server")
-    @classmethod
-    def _server_address(cls, v: str) -> str:
-        parse_server(v)  # ValueError naming the value and the accepted forms
-        return v.strip()
-
-    @field_validator("sync_port")
-    @classmethod
-    def _one_sync_port(cls, v: int | None, info: ValidationInfo) -> int | None:
-        server = info.data.get("server")
-        given = parse_server(server).port if isinstance(server, str) else None
-        if v is not None and given is not None and v != given:
-            raise ValueError(f"{v} disagrees with the port in server {server!r}: give the RPC port once")
-        return v
-
-    @property
-    def address(self) -> ServerAddress:
-        """The server's host and the port given with it."""
-        return parse_server(self.server)
-
-    @property
-    def rpc_port(self) -> int:
-        """The RPC (sync) port natbench connects to."""
-        return self.sync_port or self.address.port or DEFAULT_SYNC_PORT
-
-    @property
-    def publisher_port(self) -> int:
-        """The publisher (async) port natbench subscribes to."""
-        return self.async_port or self.rpc_port - 1
-
-
-def check_settings(settings: dict[str, Any], locate: Locate | None = None) -> TRexSettings:
-    """Validate the ``testbed.tester.settings`` of ``kind: trex`` without connecting (``natbench validate``).
-
-    A problem is one :class:`ConfigError` naming ``testbed.tester.settings.<field>`` and,
-    through ``locate`` (a campaign's :meth:`~natbench.campaign.Campaign.error_at`), the file and line.
-    """
-    try:
-        return TRexSettings.model_validate(settings)
-    except ValidationError as exc:
-        prefix = ("testbed", "tester", "settings")
-        if locate is None:
-            raise validation_error(exc, model=TRexSettings, prefix=prefix) from exc
-        loc, message = first_error(exc, model=TRexSettings)
-        raise locate((*prefix, *loc), message) from exc
-
-
-def create(settings: dict[str, Any], locate: Locate | None = None) -> TRexTester:
-    """The TRex tester of ``testbed.tester.settings`` (kind ``trex``); does not connect."""
-    return TRexTester(check_settings(settings, locate))
+__all__ = ["TRexTester"]
 
 
 class TRexTester:
-    """RFC 9693 phase 1 and phase 2 on a TRex STL server (implements ``natbench.testers.base.Tester``)."""
+    """RFC 9693 phase 1 and phase 2 on a TRex STL server (implements ``natbench.plugins.Tester``)."""
 
     def __init__(self, settings: TRexSettings, session: TRexSession | None = None) -> None:
         self.settings = settings

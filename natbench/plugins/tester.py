@@ -1,4 +1,9 @@
-"""The seam between procedures and traffic generators."""
+"""The procedure seam towards traffic generators: the :class:`Tester` protocol, its optional hooks and the
+small types a tester is handed (:class:`Port`, :class:`LabPorts`, :class:`Phase2Options`, :class:`Mapping`).
+
+A procedure (:mod:`natbench.metrics`) drives every tester kind through these alone; a tester backend
+(:class:`~natbench.plugins.backends.TesterBackend`) builds one.
+"""
 
 from __future__ import annotations
 
