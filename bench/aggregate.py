@@ -45,7 +45,7 @@ def synthetic(rows: int, reps: int = 20, seed: int = 1) -> tuple[pd.DataFrame, p
                 swept_dut="dut",
             )
         )
-    ids = np.array([p["id"] for p in pts])
+    ids = np.array([p.id for p in pts])
     n = npoints * len(METRICS) * reps
     point_id = np.repeat(ids, len(METRICS) * reps)
     metric = np.tile(np.repeat(np.array(METRICS), reps), npoints)

@@ -24,7 +24,7 @@ import yaml
 from natbench.metrics import MetricSettings
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.teardown import TeardownSettings
-from natbench.run.records import encode
+from natbench.run.format import encode
 from natbench.run.runner import RunSpec, start_run
 from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester

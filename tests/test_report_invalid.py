@@ -20,7 +20,7 @@ import natbench
 from natbench.metrics.cps import CpsSettings
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run.runner import RunSpec, start_run
-from natbench.run.store import RunStore
+from natbench.run.writer import RunStore
 from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import PortRange

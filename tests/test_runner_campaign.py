@@ -11,8 +11,8 @@ import yaml
 
 from natbench.campaign import load_campaign
 from natbench.errors import ConfigError
+from natbench.run.reader import RunDirectory
 from natbench.run.runner import resume_campaign, run_campaign, spec_from_campaign
-from natbench.run.store import RunDirectory
 from natbench.testbed import TESTERS, Testbed, build_testbed
 from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
