@@ -16,7 +16,7 @@ import pytest
 
 from natbench.errors import DutError, StoreError
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.run.format import TesterFacts
+from natbench.run import format as fmt
 from natbench.run.observers import Observer
 from natbench.run.reader import RunDirectory
 from natbench.run.runner import RunInterrupted, resume_run, start_run
@@ -85,7 +85,7 @@ def test_a_fake_run_produces_a_complete_run_directory(tmp_path: Path, reference:
     assert run.status == "complete"
     assert sorted(p.name for p in run.path.iterdir()) == ["campaign.yaml", "points.json", "run.json", "trials.jsonl"]
     assert [p.id for p in run.points] == [p.id for p in spec.points]
-    assert run.meta.tester == TesterFacts("fake", {"max_rate": engine_fakes.MODEL.tester_max_rate})
+    assert run.meta.tester == fmt.TesterFacts("fake", {"max_rate": engine_fakes.MODEL.tester_max_rate})
     assert run.meta.duts["dut"]["kind"] == "fake"
     results = run.results()
     assert len(results) == spec.total_repetitions() == 24
