@@ -221,3 +221,26 @@ def test_a_moved_range_must_be_two_whole_numbers(tmp_path: Path, pair: list[obje
         f"{tmp_path / 'run.json'}: records: moved: {pair!r} is no [first, last] range after 0 within the records"
         " written"
     )
+
+
+def test_a_legacy_line_of_the_wrong_field_type_is_damage_of_its_repetition(tmp_path: Path) -> None:
+    # a run from before sequence numbers has no checksum to tell: the field types still do
+    path = write(tmp_path, legacy(TRIAL), legacy({**TRIAL, "repetition": 1, "started_at": "noon"}))
+    found = scan(path, None)
+    assert found.damage == [f"{path}:2: started_at: expected a finite number, got 'noon'"]
+    assert [r.line for r in found.records] == [1] and ("p1", "cps", 1) in found.tainted
+
+
+def test_an_abandoned_line_of_the_wrong_field_type_is_named_and_the_others_kept(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 3), encode("trial", {**TRIAL, "verdict": "maybe"}, 4))
+    found = scan(path, None, sequence=False)
+    assert found.damage == [f"{path}:2: verdict: expected one of pass, fail, invalid, got 'maybe'"]
+    assert [(r.line, r.seq, r.record.step) for r in found.records] == [(1, 3, 0)]
+
+
+def test_a_numbered_line_of_the_wrong_field_type_keeps_its_number_counted(tmp_path: Path) -> None:
+    # like a checksum mismatch: the number is accounted for (no gap reported), the record is left out
+    path = write(tmp_path, encode("trial", {**TRIAL, "kind": 7}, 1), encode("trial", {**TRIAL, "repetition": 1}, 2))
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage == [f"{path}:1: kind: expected a string, got 7"]
+    assert [r.seq for r in found.records] == [2] and found.tainted == {("p1", "cps", 0), ("p1", "cps", 1)}

@@ -237,7 +237,7 @@ def summarize_run(run: Run) -> RunSummary:
     facts = _measured(run)
     for name, dut in meta.duts.items():
         facts.append((f"DUT {name}", _scalar_facts(dut) if isinstance(dut, Mapping) else str(dut)))
-    tester = _scalar_facts(meta.tester.to_dict())
+    tester = _scalar_facts(meta.tester.details)  # its kind leads the line
     facts.append(("tester", (meta.tester.kind or "?") + (f": {tester}" if tester else "")))
     facts.extend(_testbed_facts(run))
     commit = meta.git_commit
