@@ -101,7 +101,7 @@ def test_two_namespace_lab_testbeds_measure_one_campaign_into_one_run_directory(
     trials = run.trials()
     assert trials and {t.extra["testbed"] for t in trials} <= {"ns-a", "ns-b"}
     by_point = run.meta.point_testbeds
-    assert all(by_point[t.point_id] == [t.extra["testbed"]] for t in trials)
+    assert all(by_point[t.point_id] == (t.extra["testbed"],) for t in trials)
     assert {n for names in by_point.values() for n in names} == {"ns-a", "ns-b"}  # both testbeds measured
     # each testbed's DUT facts are stored per point, and its tester's facts under its name
     assert sorted(run.meta.point_facts) == sorted(p.id for p in run.points)
