@@ -25,7 +25,7 @@ from natbench.metrics import MetricSettings
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.teardown import TeardownSettings
 from natbench.plugins import Directions
-from natbench.run.records import encode
+from natbench.run.format import encode
 from natbench.run.runner import RunSpec, start_run
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan

@@ -25,8 +25,8 @@ import pytest
 
 from natbench.cli import main
 from natbench.errors import StoreError
+from natbench.run.reader import RunDirectory, read_run
 from natbench.run.runner import resume_run
-from natbench.run.store import RunDirectory, read_plain_run
 
 CASES = damaged_runs.load_cases()
 
@@ -83,11 +83,11 @@ def _resume(run: Path, *, repair: bool, points: Any = None) -> RunDirectory:
 
 
 def test_the_base_is_one_complete_intact_run() -> None:
-    plain = read_plain_run(damaged_runs.BASE)
-    assert plain.meta["status"] == "complete"
+    plain = read_run(damaged_runs.BASE)
+    assert plain.meta.status == "complete"
     assert plain.damage == [] and plain.warnings == []
     planned = {(p.id, m, r) for p in damaged_runs.make_points() for m in ("cps", "teardown") for r in range(2)}
-    assert sorted(_key(r) for r in plain.results) == sorted(planned)
+    assert sorted((r.point_id, r.metric, r.repetition) for r in plain.results) == sorted(planned)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -100,7 +100,7 @@ def test_readers_name_exactly_the_damage_of_the_case(
     expect = case["expect"]
     damage = damaged_runs.expand(expect.get("damage", []), run)
     notes = damaged_runs.expand(expect.get("notes", []), run)
-    plain = read_plain_run(run)
+    plain = read_run(run)
     assert plain.damage == damage
     assert plain.warnings == notes
     assert plain.damaged_repetitions == _keys(expect.get("tainted", []))

@@ -558,7 +558,8 @@ def test_a_dut_whose_facts_cannot_be_read_names_no_timeout() -> None:
 def test_a_refused_step_is_stored_and_read_back_as_an_invalid_trial_without_counts(tmp_path: Any) -> None:
     """The refused step and the failed repetition go through the run store and its reader like any other."""
     from natbench.report.aggregate import trial_summary
-    from natbench.run.store import RunDirectory, RunStore
+    from natbench.run.reader import RunDirectory
+    from natbench.run.writer import RunStore
 
     b = Bench(cps=100, keep_rate=100, udp_timeout=30)
     clock = RateClock(b.tester)

@@ -56,7 +56,7 @@ def test_variants_set_the_algorithm_the_repetitions_and_mlrsearchs_width_at_the_
 
 def test_costs_sum_each_metrics_repetitions_and_read_values_per_direction(tmp_path: Path) -> None:
     point = make_point(0, (1, 10), (1, 10))
-    pid = point["id"]
+    pid = point.id
     records = [
         # repetition 0: a fill at t=0 (2 s) and two trials of 1 s and 10 s ending at t=20: 20 s, 11 s of trials
         trial_record(pid, "throughput", 0, 0, kind="fill", started_at=0.0, duration=2.0),

@@ -18,7 +18,8 @@ from natbench.results import RepetitionResult
 from natbench.run.experiment import Experiment
 from natbench.run.observers import Observer
 from natbench.run.orchestrator import Orchestrator
-from natbench.run.store import RunDirectory, RunStore
+from natbench.run.reader import RunDirectory
+from natbench.run.writer import RunStore
 from natbench.testbed.file import load_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
@@ -83,7 +84,7 @@ def test_an_experiment_stores_the_tester_facts_after_preparing_it(tmp_path: Path
     dut = FakeDut(FakeModel(cps=50_000))
     with experiment(tmp_path, dut, Learning(dut)) as exp:
         exp.measure("cps", connections="1k", repetitions=1, upper="100k", error="1k")
-        assert RunDirectory.open(exp.run_dir).meta["tester"]["prepared"] is True
+        assert RunDirectory.open(exp.run_dir).meta.tester.details["prepared"] is True
 
 
 # ---------------------------------------------------------------------------- the orchestrator itself

@@ -21,7 +21,7 @@ from natbench.metrics.cps import CpsSettings
 from natbench.plugins import Directions
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run.runner import RunSpec, start_run
-from natbench.run.store import RunStore
+from natbench.run.writer import RunStore
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint

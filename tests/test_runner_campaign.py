@@ -12,8 +12,8 @@ import yaml
 from natbench.campaign import load_campaign
 from natbench.errors import ConfigError
 from natbench.plugins import TESTERS, Directions
+from natbench.run.reader import RunDirectory
 from natbench.run.runner import resume_campaign, run_campaign, spec_from_campaign
-from natbench.run.store import RunDirectory
 from natbench.testbed import Testbed, build_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 

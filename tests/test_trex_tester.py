@@ -30,7 +30,7 @@ def test_create_validates_settings_and_does_not_connect() -> None:
     tester = create(dict(SETTINGS), None)
     assert isinstance(tester, plugins.Tester)
     facts = tester.facts()
-    assert facts["backend"] == "trex" and facts["ports"] == [0, 1] and "server_version" not in facts
+    assert facts["kind"] == "trex" and facts["ports"] == [0, 1] and "server_version" not in facts
     with pytest.raises(ConfigError) as err:
         create({**SETTINGS, "private_dst_mac": "02:00:00"}, None)
     assert err.value.field == "testbed.tester.settings.private_dst_mac"

@@ -162,8 +162,8 @@ def measured_per_connection(run_dir: str) -> tuple[float | None, str]:
     fills = run.memory.dropna(subset=["mem_available"])
     if fills.empty:
         return None, f"run {run_dir} stored no memory per connection"
-    largest = fills[fills["connections"] == fills["connections"].max()]
-    n = int(largest["connections"].iloc[0])
+    largest = fills[fills["created_connections"] == fills["created_connections"].max()]
+    n = int(largest["created_connections"].iloc[0])
     where = f"median of {len(largest)} fills of {n:,} connections in run {run.name} ({run_dir})"
     return float(largest["mem_available"].median()), where
 

@@ -39,9 +39,10 @@ import yaml
 from natbench.errors import ConfigError
 from natbench.plugins import Dut, Tester
 from natbench.results import RepetitionResult
+from natbench.run.format import EXPERIMENT_KIND, RUN
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
-from natbench.run.store import EXPERIMENT_KIND, RUN, RunStore, link_latest, plain_json
+from natbench.run.writer import RunStore, link_latest
 from natbench.testbed.file import TestbedFile
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
@@ -468,7 +469,7 @@ class Experiment:
                 points=list(self._points.values()),
                 campaign_file=str(self.testbed.file) if self.testbed.file else None,
                 campaign_name=self.name,
-                tester_facts=plain_json(tester.facts()),
+                tester_facts=tester.facts(),
             )
             link_latest(self.run_dir)
             self._orchestrator = Orchestrator(self._store, Fanout(self.observers), self.clock, self.sleep)
@@ -510,7 +511,7 @@ class Experiment:
                 errors.append(exc)
         if self._store is not None:
             if meta:
-                self._store.update_meta(**plain_json(meta))
+                self._store.add_other(meta)
             self._store.set_status(status, failure=str(errors[0]) if errors and status == "failed" else None)
             self._store.close()
             self._store = None

@@ -22,7 +22,7 @@ point. Either way the same steps run:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -30,7 +30,6 @@ from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, run_r
 from natbench.plugins import BeginsRepetition, Dut, Tester
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
-from natbench.run.store import plain_json
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -59,8 +58,8 @@ class RecordStore(Protocol):
         """Store the DUT facts read after setting up a working point."""
         ...
 
-    def update_meta(self, **fields: Any) -> None:
-        """Store run metadata (the tester's facts)."""
+    def record_tester_facts(self, facts: Mapping[str, Any]) -> None:
+        """Store the tester's facts (what it learnt on connecting)."""
         ...
 
     def reader(self) -> _StoredResults:
@@ -146,7 +145,7 @@ class Orchestrator:
             tester.prepare(plan)
             self._prepared = (tester, plan)
             # what the tester learns on connecting (a TRex server's version, cores and MACs)
-            self.store.update_meta(tester=plain_json(tester.facts()))
+            self.store.record_tester_facts(tester.facts())
 
     def _repetition(
         self,

@@ -358,7 +358,7 @@ class FakeTester:
 
     def facts(self) -> dict[str, Any]:
         """What the fake is."""
-        return {"backend": "fake", "max_rate": self.dut.model.tester_max_rate}
+        return {"kind": "fake", "max_rate": self.dut.model.tester_max_rate}
 
     def close(self) -> None:
         """Nothing to release."""

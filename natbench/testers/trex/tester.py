@@ -190,9 +190,9 @@ class TRexTester:
         )
 
     def facts(self) -> dict[str, Any]:
-        """Backend, client and server versions, ports, cores, MACs."""
+        """Kind (``trex``), client and server versions, ports, cores, MACs."""
         out: dict[str, Any] = {
-            "backend": "trex",
+            "kind": "trex",
             "server": self.settings.server,
             "rpc_port": self.settings.rpc_port,
             "ports": list(self.settings.ports),
