@@ -21,6 +21,7 @@ _OPTIONS: dict[str, Callable[[Any], Any]] = {
     "rate_tolerance": float,
     "lateness_slack": float,
     "max_stall": float,
+    "catchup": float,
     "realtime": bool,
     "rcvbuf": int,
 }
@@ -57,7 +58,7 @@ def create(
     names the ports: ``initiator`` / ``responder`` = ``{interface, peer_mac, mac?, netns?}``.
     Optional settings: ``cpus`` (tester CPUs), ``timeout`` (receive wait after sending, s;
     default: ``receive_timeout``, the longest metric ``timeout`` of the campaign),
-    ``rate_tolerance``, ``lateness_slack``, ``max_stall``, ``realtime``, ``rcvbuf``,
+    ``rate_tolerance``, ``lateness_slack``, ``max_stall``, ``catchup``, ``realtime``, ``rcvbuf``,
     ``enumeration`` (phase-1 order: ``feistel``, the default, or ``product`` to reproduce runs
     made before it); ``lab``
     (lab name) and ``keep_lab`` (leave a lab the testbed created up after it) are the lab's
