@@ -1,8 +1,10 @@
 """Connection tear-down rate (RFC 9693): N / (T_N - T_0) with the DUT's own delete-all command.
 
-The table is loaded with N connections (phase 1 at ``fill_rate``, no learning: no reverse frames follow); N is
-the number of connections the tester created, the valid phase-1 frames of the fill (the DUT's own count, which
-may include its management connections, is stored beside it as ``dut_connections`` and is not used as N).
+The table is loaded with N connections (a fill at ``fill_rate``, :mod:`natbench.metrics.fill`, kept only when the
+DUT holds all N: its count, or, where it cannot count, a validation sample over the learned tuples); N is the
+point's connections, verified in the table (the DUT's own count, which may include its management connections, is
+stored beside it as ``dut_connections`` and is not used as N). A fill nothing could verify leaves N the tester's
+valid phase-1 frames and the result ``connections_verified: false``, shown as unverified wherever it is reported.
 ``T_N = timed_flush()`` deletes them, then ``T_0 = timed_flush()`` times the delete-all on the empty table.
 Both times are stored as trials (``flush_filled``, ``flush_empty``) and in the result. With
 ``empty_repetitions`` the empty-table time is measured in the first repetitions of a point only and its
@@ -19,10 +21,11 @@ from pydantic import Field
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
+from natbench.metrics.fill import fill_table
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FillSettings, MetricSettings
-from natbench.metrics.trial import count_connections, fill_failed, phase1_step, retry
+from natbench.metrics.trial import count_connections, dut_supports
 from natbench.results import RepetitionResult, Verdict
 from natbench.values import MAX_REPETITIONS
 
@@ -40,12 +43,11 @@ class TeardownSettings(FillSettings):
 def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
     """Connection tear-down rate N / (T_N - T_0): timed delete of a filled, then of an empty table."""
     rate = float(ctx.settings.fill_rate)
-    fill = retry(
-        ctx, "filling the table", lambda: phase1_step(ctx, rate, learn=False, kind="fill", memory=FillMemory(ctx.dut))
-    )
-    if fill.verdict is Verdict.FAIL:
-        raise SearchError(fill_failed(rate, fill))
-    n = sum(int(c["valid"]) for c in fill.counts.values())  # the connections the tester created
+    # no reverse frames follow; a DUT that cannot count is checked by a validation sample over learned tuples
+    counts = ctx.settings.check_table and dut_supports(ctx.dut, "count_connections")
+    kept = fill_table(ctx, rate, learn=not counts, memory=FillMemory(ctx.dut))
+    fill = kept.record
+    n = kept.connections  # N verified in the table; unverified: the tester's valid phase-1 frames
     dut_count = fill.extra.get("dut_connections")  # the DUT's own count: recorded beside N, never N
     if ctx.settings.gap > 0:
         ctx.sleep(ctx.settings.gap)
@@ -85,6 +87,7 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
         empty_delete_s=t_0 if reused is None else None,  # reports take min/max over measured T_0 only
         deletion_time=deletion,
         connections=n,
+        connections_verified=kept.verified,
         T_0_measured=reused is None,
         **beside,
     )
