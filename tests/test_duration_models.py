@@ -85,11 +85,14 @@ def test_a_forwarding_step_is_one_phase_2_trial_whatever_the_connection_count() 
     assert estimate_forwarding(s, 10**6, {}) == (8, 104.0)
 
 
-def test_frame_loss_runs_one_filled_trial_per_listed_rate() -> None:
-    s = FrameLossSettings(rates=[100, 200, 300], fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
+def test_frame_loss_runs_one_filled_trial_per_rate_of_the_walk() -> None:
+    s = FrameLossSettings(rates=[280, 300, 290], fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
     # 3 rates; per rate: 1000 / 500 + 2 + 3 + 10 + 2 + 1 = 20 s
     # 2 repetitions: 2 * 3 = 6 trials, 2 * 3 * 20 = 120 s
     assert frame_loss_estimate(s, 1000, {}) == (6, 120.0)
+    # max_rate with step 0.1: ten rates (100 % ... 10 %), all counted (where the walk stops is not known)
+    walk = FrameLossSettings(max_rate=300, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=1)
+    assert frame_loss_estimate(walk, 1000, {}) == (10, 200.0)
 
 
 def test_latency_and_pdv_run_one_filled_trial_per_repetition() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -277,8 +278,32 @@ def test_frame_loss_rate_curve_stops_after_two_loss_free_rates() -> None:
 
 def test_frame_loss_at_explicit_rates() -> None:
     h = Harness(forwarding=500_000)
-    res = h.run("frame_loss", rates=(800_000, 400_000), fill_rate=50_000, stop_after_zero=0)
-    assert [r for r, _ in res.extra["curve"]] == [800_000, 400_000]
+    res = h.run("frame_loss", rates=(800_000, 720_000), fill_rate=50_000, stop_after_zero=0)
+    assert [r for r, _ in res.extra["curve"]] == [800_000, 720_000]
+
+
+def test_frame_loss_walks_from_max_rate_down_in_steps_of_step() -> None:
+    """RFC 2544 26.3: 100 % of the maximum, then 10 % less each time until two successive rates lose nothing. The
+    forwarding ceiling is 500,000: 1,000,000 ... 600,000 lose, 500,000 and 400,000 do not: the walk ends there."""
+    h = Harness(forwarding=500_000)
+    res = h.run("frame_loss", max_rate=1_000_000, fill_rate=50_000)
+    assert [r for r, _ in res.extra["curve"]] == [1_000_000, 900_000, 800_000, 700_000, 600_000, 500_000, 400_000]
+    fine = Harness(forwarding=500_000).run("frame_loss", max_rate=1_000_000, step=0.05, fill_rate=50_000)
+    assert [r for r, _ in fine.extra["curve"]][-3:] == [pytest.approx(550_000), 500_000, 450_000]
+
+
+@pytest.mark.parametrize(
+    ("settings", "words"),
+    [
+        ({"rates": [500_000, 400_000]}, "rates: 500000 to 400000 is a step of 20.0% of the highest rate 500000"),
+        ({"max_rate": 500_000, "step": 0.2}, "less than or equal to 0.1"),
+        ({}, "give max_rate (and step) or rates"),
+        ({"max_rate": 500_000, "rates": [500_000]}, "give max_rate (and step) or rates"),
+    ],
+)
+def test_a_frame_loss_walk_coarser_than_ten_percent_is_refused(settings: dict[str, Any], words: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(words)):
+        FrameLossSettings(fill_rate=1000, **settings)
 
 
 def test_latency_and_pdv_run_at_the_throughput_rate() -> None:
@@ -771,34 +796,31 @@ def loss_at(h: Harness, lossy_rate: float, direction: Direction, lost: int) -> N
     h.tester.phase2 = phase2  # type: ignore[method-assign]
 
 
-@pytest.mark.parametrize(
-    ("stop_after", "tested"),
-    [
-        (2, [500_000, 400_000, 300_000, 200_000]),
-        (1, [500_000]),
-        (0, [500_000, 400_000, 300_000, 200_000, 100_000]),
-    ],
-)
-def test_frame_loss_stops_only_after_consecutive_loss_free_rates(stop_after: int, tested: list[int]) -> None:
-    """Only at 400,000 fps does the reverse direction lose: 40,000 of the 400,000 frames of a 1 s trial = 10 %.
+WALK = [500_000 - 50_000 * i for i in range(10)]  # max_rate 500,000, step 0.1: 500,000 ... 50,000
 
-    The loss ratios 0, 0.1, 0, 0: the zeros at 500,000 and 300,000 are not consecutive, those at 300,000 and
-    200,000 are, so with the default of two the curve ends there and 100,000 is not tested.
+
+@pytest.mark.parametrize(("stop_after", "tested"), [(2, WALK[:4]), (1, WALK[:1]), (0, WALK)])
+def test_frame_loss_stops_only_after_consecutive_loss_free_rates(stop_after: int, tested: list[int]) -> None:
+    """Only at 450,000 fps does the reverse direction lose: 45,000 of the 450,000 frames of a 1 s trial = 10 %.
+
+    The loss ratios 0, 0.1, 0, 0: the zeros at 500,000 and 400,000 are not consecutive, those at 400,000 and
+    350,000 are, so with the default of two the walk ends there and 300,000 is not tested.
     """
     h = Harness(forwarding=1_000_000)
-    loss_at(h, 400_000, Direction.REVERSE, 40_000)
-    flr = {500_000: 0.0, 400_000: 0.1, 300_000: 0.0, 200_000: 0.0, 100_000: 0.0}
-    rates = (500_000, 400_000, 300_000, 200_000, 100_000)
-    res = h.run("frame_loss", rates=rates, fill_rate=50_000, stop_after_zero=stop_after)
-    assert res.extra["curve"] == [[r, flr[r]] for r in tested]
+    loss_at(h, 450_000, Direction.REVERSE, 45_000)
+    res = h.run("frame_loss", max_rate=500_000, fill_rate=50_000, stop_after_zero=stop_after)
+    assert res.extra["curve"] == [[r, pytest.approx(0.1 if r == 450_000 else 0.0)] for r in tested]
     assert h.kinds() == ["fill"] + ["phase2"] * len(tested)
     assert res.value == 0.0  # the loss ratio at the first (highest) rate
 
 
-def test_frame_loss_measures_the_listed_rates_in_their_order() -> None:
-    h = Harness(forwarding=1_000_000)
-    res = h.run("frame_loss", rates=(500_000, 250_000), fill_rate=50_000)
-    assert [r for r, _ in res.extra["curve"]] == [500_000, 250_000]
+def test_frame_loss_measures_the_listed_rates_from_the_highest_down_whatever_the_order_written() -> None:
+    """An ascending list used to be walked as written: the lowest rate first, 0.0 loss reported and the rates
+    above the DUT's ceiling never measured. The walk starts at the highest rate."""
+    h = Harness(forwarding=460_000)
+    res = h.run("frame_loss", rates=(400_000, 450_000, 500_000), fill_rate=50_000)
+    assert [r for r, _ in res.extra["curve"]] == [500_000, 450_000, 400_000]
+    assert res.value == pytest.approx(0.08)  # 40,000 of 500,000 lost at the highest rate
 
 
 FORWARD_LATENCY = LatencyStats(samples=1000, minimum=10e-6, median=30e-6, p99_9=100e-6, maximum=120e-6)
@@ -1263,8 +1285,8 @@ def test_directions_are_read_from_their_names() -> None:
 
 
 def test_rates_become_floats_in_the_order_written() -> None:
-    s = FrameLossSettings(rates=["800k", 400_000], fill_rate=1000)
-    assert s.rates == [800_000.0, 400_000.0]
+    s = FrameLossSettings(rates=["800k", 760_000], fill_rate=1000)
+    assert s.rates == [800_000.0, 760_000.0]
     assert all(type(r) is float for r in s.rates)
 
 
@@ -1470,11 +1492,11 @@ def test_forwarding_does_not_empty_a_table_the_dut_says_it_cannot_empty() -> Non
 def test_frame_loss_result_is_the_loss_at_the_first_rate() -> None:
     # forwarding ceiling 500,000: at 800,000 fps 300,000 of 800,000 frames per direction are lost (0.375)
     h = Harness(forwarding=500_000)
-    res = h.run("frame_loss", rates=(800_000, 400_000), fill_rate=50_000, stop_after_zero=0)
+    res = h.run("frame_loss", rates=(800_000, 720_000), fill_rate=50_000, stop_after_zero=0)
     assert (res.value, res.unit) == (0.375, "ratio")
     assert res.extra == {
         "rate": 800_000,
-        "curve": [[800_000, 0.375], [400_000, 0.0]],
+        "curve": [[800_000, 0.375], [720_000, pytest.approx(1 - 500_000 / 720_000)]],
         "directions": 2,
         "direction_mode": "bidirectional",
     }
