@@ -1074,12 +1074,13 @@ def test_capacity_exponential_search_goes_on_at_exactly_beta_times_the_rate() ->
 
 
 def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and_stops_at_the_width() -> None:
-    """Ceiling 1,000 cps up to 250 source ports, 400 up to 302, 0 beyond; gamma 0.4; connection_error 30 -> 2 ports.
+    """Ceiling 1,000 cps up to 250 source ports, 400 up to 302, 0 beyond; gamma 0.4; connection_error 30 -> 1 port
+    (whole ports within the error: 2 ports would be 40 connections, more than asked).
 
     Exponential: 200 ports 1,000 cps; 400 ports 0 (< 0.2 x 1,000): [200, 400]. Final (probes stop at a failure
     below gamma x the safe rate): 300 ports: 400 = 0.4 x 1,000, kept -> [300, 400] at 400 cps; 350, 325, 312, 306
-    and 303 collapse -> [300, 303], 3 ports > 2; 301 ports: 399 (the search of [0, 400] ends on 399) kept ->
-    [301, 303], 2 ports wide: done. Capacity 301 x 20 = 6,020 connections, error 2 x 20 = 40.
+    and 303 collapse -> [300, 303]; 301 ports: 399 (the search of [0, 400] ends on 399) kept -> [301, 303]; 302
+    ports: 398 kept -> [302, 303], 1 port wide: done. Capacity 302 x 20 = 6,040 connections, error 20 (<= 30).
     """
     h = capacity_harness(lambda n: 1000.0 if n <= 250 else 400.0 if n <= 302 else 0.0)
     res = h.run("capacity", upper=2000, error=1, connection_error=30)
@@ -1093,8 +1094,9 @@ def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and
         [6120, 0],
         [6060, 0],
         [6020, 399],
+        [6040, 398],
     ]
-    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6020, 40, 399)
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6040, 20, 398)
     stages = [r.extra["stage"] for r in h.records]
     assert stages[0] == "initial" and stages[-1] == "final"
 
@@ -1103,13 +1105,44 @@ def test_capacity_stops_at_max_connections_and_starts_at_whole_source_ports() ->
     """min_connections 4,010 = 200.5 source ports -> 201 (4,020 connections); max_connections 6,000 = 300 ports.
 
     201 ports: 1,000 cps; doubling is capped at 300 ports: 999 cps (the search of [0, 1,000] ends one below its
-    upper bound); 300 is the maximum: the port space is exhausted, capacity 6,000 with error 0.
+    upper bound); 300 is the maximum and the table never filled: not reached, capacity >= 6,000, no error.
     """
     h = capacity_harness(lambda n: 1000.0)
     res = h.run("capacity", upper=2000, error=1, min_connections=4010, max_connections=6000)
     assert res.extra["probes"] == [[4020, 1000], [6000, 999]]
-    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6000, 0, 999)
-    assert res.extra["port_space_exhausted"] is True
+    assert (res.value, res.error, res.extra["rate_at_capacity"]) == (6000, None, 999)
+    assert (res.extra["not_reached"], res.extra["port_space_exhausted"]) == (True, False)
+
+
+@pytest.mark.parametrize("checks", ["validation", "count", "none"])
+def test_capacity_of_a_small_evicting_table_is_found_or_visibly_unchecked_never_silently_high(checks: str) -> None:
+    """A 10,000-entry table that evicts older entries to make room (Linux conntrack's early drop): every phase-1
+    frame is forwarded, so only a count or the validation's reverse frames (to evicted tuples) see that 20,000
+    connections did not fit. With either the capacity comes out within its error of 10,000; with neither the
+    search runs up to max_connections and the result says both that it was not reached and that it was not
+    validated (the audit's case: 100,000 = max_connections, stored with error 0 before)."""
+    settings = {"validation": "every_step" if checks == "validation" else "off", "check_table": checks == "count"}
+    h = Harness(table_limit=10_000, table_full="evict")
+    res = h.run("capacity", upper=400_000, error=10_000, connection_error=1000, max_connections=100_000, **settings)
+    if checks == "none":
+        assert (res.value, res.error) == (100_000, None)
+        assert res.extra["not_reached"] is True and res.extra["validated"] is False
+    else:
+        assert res.value is not None and res.error is not None
+        assert res.value <= 10_000 < res.value + res.error + 1, (res.value, res.error)
+        assert res.error <= 1000
+        assert res.extra["not_reached"] is False and res.extra["validated"] is True
+
+
+def test_capacity_refuses_a_connection_error_finer_than_one_source_port() -> None:
+    """C moves in whole source ports of |D| = 20 connections: a connection_error of 10 cannot be met."""
+    h = Harness()
+    res = h.run("capacity", upper=400_000, error=10_000, connection_error=10)
+    assert res.value is None and h.records == []
+    assert res.extra["failed"] == (
+        "connection_error 10 is finer than one source port of this point (20 destination ports: capacity moves in"
+        " steps of 20 connections); set connection_error to at least 20 or use fewer destination ports"
+    )
 
 
 def test_capacity_fails_clearly_when_no_rate_passes_with_the_starting_connections() -> None:
@@ -1203,6 +1236,34 @@ def test_teardown_on_a_dut_that_cannot_count_repeats_a_fill_the_sample_finds_sho
     assert res.value is None
     assert h.records[1].reason == "the DUT answered 3200 of 4000 sampled connections"
     assert "2 fills in a row did not leave the 4,000 connections" in res.extra["failed"]
+
+
+def test_teardown_on_a_small_evicting_table_that_cannot_count_is_never_divided_by() -> None:
+    """A 3,000-entry table that evicts older entries (every fill frame is forwarded, the tester sees no loss) and
+    no count: the audit's 4x case (1,600,000/s for 400,000/s). The validation sample's reverse frames to the
+    evicted tuples do not arrive (3,000 of 4,000 answer), so each fill is repeated and the repetition fails."""
+    h = Harness(can_count=False, table_limit=3000, table_full="evict", flush_per_connection=1e-5)
+    res = h.run("teardown", fill_rate=50_000, max_invalid=1)
+    assert res.value is None
+    assert [r.reason for r in h.records if r.kind == "fill_check"] == [
+        "the DUT answered 3000 of 4000 sampled connections"
+    ] * 2
+
+
+def test_teardown_with_nothing_to_verify_its_fill_says_so() -> None:
+    """No count, and the Responder reports no learned tuple to sample (a tester that cannot learn): nothing can
+    verify the fill. N is then the tester's valid frames and the result says it is unverified, for every table to
+    mark."""
+    h = Harness(flush_empty=0.5, flush_per_connection=1e-5, can_count=False)
+
+    def learn_nothing(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        return dataclasses.replace(_orig(rate, learn), learned=0)
+
+    h.tester.phase1 = learn_nothing  # type: ignore[method-assign]
+    res = h.run("teardown", fill_rate=50_000)
+    assert h.kinds() == ["fill", "flush_filled", "flush_empty"]
+    assert h.records[0].extra["fill_verified"] is False
+    assert (res.extra["connections"], res.extra["connections_verified"]) == (4000, False)
 
 
 @pytest.mark.parametrize("missed", [400, 1])
@@ -1353,7 +1414,13 @@ def test_capacity_without_a_limit_probes_up_to_the_last_source_port() -> None:
     h = capacity_harness(lambda n: 1000.0)
     res = h.run("capacity", upper=2000, error=1, min_connections=800_000)
     assert res.extra["probes"] == [[800_000, 1000], [1_290_720, 999]]
-    assert (res.value, res.error, res.extra["port_space_exhausted"]) == (1_290_720, 0, True)
+    # the table never filled: a lower bound ("not reached, >= 1,290,720"), never an exact value with error 0
+    assert (res.value, res.error, res.extra["not_reached"], res.extra["port_space_exhausted"]) == (
+        1_290_720,
+        None,
+        True,
+        True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -1367,7 +1434,13 @@ def test_capacity_can_probe_a_single_source_port(start: int, most: int, probes: 
     h = capacity_harness(lambda n: 1000.0)
     res = h.run("capacity", upper=2000, error=1, min_connections=start, max_connections=most, unchecked=True)
     assert res.extra["probes"] == probes
-    assert (res.value, res.extra["port_space_exhausted"]) == (most, True)
+    # max_connections reached, not the port space: not reached, no error
+    assert (res.value, res.error, res.extra["not_reached"], res.extra["port_space_exhausted"]) == (
+        most,
+        None,
+        True,
+        False,
+    )
 
 
 def test_capacity_goes_on_with_a_starting_rate_of_one() -> None:
@@ -1396,7 +1469,7 @@ def test_capacity_with_beta_zero_doubles_on_through_probes_without_a_rate() -> N
     h = capacity_harness(lambda n: 1000.0 if n <= 32_000 else 0.0)
     res = h.run("capacity", upper=2000, error=1, beta=0, min_connections=640_000, unchecked=True)
     assert res.extra["probes"] == [[640_000, 1000], [1_280_000, 0], [1_290_720, 0]]
-    assert (res.value, res.extra["rate_at_capacity"], res.extra["port_space_exhausted"]) == (1_290_720, 0, True)
+    assert (res.value, res.extra["rate_at_capacity"], res.extra["not_reached"]) == (1_290_720, 0, True)
 
 
 # ---------------------------------------------------------------------------- validation: result and records
