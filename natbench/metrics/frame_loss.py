@@ -11,6 +11,7 @@ stored beside it (``extra.curve``: [rate, loss ratio] pairs in the order measure
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Self
@@ -55,7 +56,7 @@ class FrameLossSettings(FilledTableSettings):
         if self.rates is not None:
             walk = sorted(self.rates, reverse=True)
             top = walk[0]
-            for hi, lo in zip(walk, walk[1:], strict=False):
+            for hi, lo in itertools.pairwise(walk):
                 if hi - lo > MAX_STEP * top * (1 + 1e-9):
                     raise ValueError(
                         f"rates: {hi:g} to {lo:g} is a step of {(hi - lo) / top:.1%} of the highest rate {top:g};"
