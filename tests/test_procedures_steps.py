@@ -173,8 +173,7 @@ def test_timed_deletes_have_no_rates() -> None:
     b.run("teardown", fill_rate=50_000)
     assert [(r.kind, r.intended_rate, r.achieved_rate) for r in b.records[1:]] == [
         ("flush_filled", 0.0, 0.0),
-        ("flush_empty", 0.0, 0.0),
-    ]
+    ] + [("flush_empty", 0.0, 0.0)] * 3  # the empty table timed three times (empty_samples)
 
 
 # ---------------------------------------------------------------------------- optional DUT hooks
