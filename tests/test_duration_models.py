@@ -22,7 +22,14 @@ from natbench.metrics.latency import LatencySettings, PdvSettings
 from natbench.metrics.latency import estimate as delay_estimate
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.teardown import estimate as teardown_estimate
-from natbench.metrics.throughput import ForwardingSettings, ThroughputSettings, estimate_forwarding, estimate_throughput
+from natbench.metrics.throughput import (
+    ForwardingSettings,
+    MlrSettings,
+    ThroughputSettings,
+    estimate_forwarding,
+    estimate_throughput,
+    mlr_trials,
+)
 from natbench.metrics.validation import ValidationSettings
 from natbench.metrics.validation import estimate as validation_estimate
 
@@ -57,17 +64,33 @@ def test_a_throughput_step_runs_a_phase_2_trial_on_a_fill_per_repetition_or_per_
     assert estimate_throughput(s, 1000, {}) == expected
 
 
-def test_fast_throughput_counts_short_trials_first_then_three_full_ones_per_seeded_repetition() -> None:
+def test_fast_throughput_counts_short_trials_first_then_three_full_ones_and_two_probes_per_seeded_repetition() -> None:
     s = ThroughputSettings(
         lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2, algorithm="fast"
     )
     # the first repetition: ceil(log2(1000 / 100)) = 4 short trials of 1 + 2 + 1 = 4 s = 16 s and 2 full ones of
-    # 10 + 2 + 1 = 13 s = 26 s; the second walks from its seed: 3 full trials = 39 s; one fill per repetition,
-    # 2 x (1000 / 500 + 2 + 3) = 14 s: 9 trials, 95 s
-    assert estimate_throughput(s, 1000, {}) == (9, 95.0)
+    # 10 + 2 + 1 = 13 s = 26 s; the second walks from its seed: 3 full trials = 39 s and 2 probes = 8 s; one fill per
+    # repetition, 2 x (1000 / 500 + 2 + 3) = 14 s: 11 trials, 103 s
+    assert estimate_throughput(s, 1000, {}) == (11, 103.0)
     # forwarding: the same trials without the fills
     f = ForwardingSettings(lower=0, upper=1000, error=100, timeout=2, duration=10, repetitions=2, algorithm="fast")
-    assert estimate_forwarding(f, 1000, {}) == (9, 81.0)
+    assert estimate_forwarding(f, 1000, {}) == (11, 89.0)
+
+
+def test_mlr_throughput_counts_trials_of_each_duration_mlrsearch_runs() -> None:
+    s = ThroughputSettings(
+        lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2, algorithm="mlr"
+    )
+    # rfc2544 preset: initial trials of 1 s, 2 preceding targets (the first with 10 x (1 / 10) ** 0.5 = 3.162 s
+    # trials, the last with the initial 1 s), final 10 s trials with a 10 s duration sum and exceed ratio 0.
+    # Per repetition: ceil(4 / 2) + 2 = 4 trials of 1 s, 2 of 3.162 s, 1 good + 1 bad of 10 s
+    assert mlr_trials(s) == [(4, 1.0), (2, pytest.approx(10**0.5)), (2, 10.0)]
+    per_rep = 4 * (1 + 2 + 1) + 2 * (10**0.5 + 2 + 1) + 2 * (10 + 2 + 1)
+    trials, seconds = estimate_throughput(s, 1000, {})
+    assert trials == 16 and seconds == pytest.approx(2 * per_rep + 2 * (1000 / 500 + 2 + 3))
+    # csit preset: 1 s trials only, duration sum 21 s, exceed ratio 0.5: 11 good and 12 bad final trials
+    csit = s.model_copy(update={"mlr": MlrSettings(preset="csit")})
+    assert mlr_trials(csit) == [(4, 1.0), (2, 1.0), (23, 1.0)]
 
 
 def test_fast_cps_counts_a_full_search_then_three_validated_steps_per_seeded_repetition() -> None:
@@ -176,10 +199,11 @@ def test_capacity_probes_double_then_bisect_the_connection_count_each_a_cps_sear
 
 
 def test_fast_counts_never_exceed_a_binary_search_per_seeded_repetition_and_one_repetition_has_none() -> None:
-    # [0, 300], error 100: a binary search needs ceil(log2(3)) = 2 trials, fewer than the 3 a seeded walk is counted
-    # with: each of the 3 later repetitions counts 2. First repetition: 2 short + 2 full (short trials) or 2 full.
+    # [0, 300], error 100: a binary search needs ceil(log2(3)) = 2 trials, fewer than the 3 a seeded walk without
+    # short trials is counted with: each of the 3 later repetitions counts 2. First repetition: 2 short + 2 full
+    # (short trials) or 2 full. With short trials a seeded walk counts 3 full (here 2) and 2 probes.
     s = ThroughputSettings(lower=0, upper=300, error=100, repetitions=4, fill_rate=500, algorithm="fast")
-    assert fast_trials(s, short=True) == (2, 2 + 3 * 2)
+    assert fast_trials(s, short=True) == (2 + 3 * 2, 2 + 3 * 2)
     assert fast_trials(s, short=False) == (0, 2 + 3 * 2)
     one = ThroughputSettings(lower=0, upper=1000, error=100, repetitions=1, fill_rate=500, algorithm="fast")
     assert fast_trials(one, short=True) == (4, 2)  # ceil(log2(10)) = 4 short, 2 full confirmations, no seeded walk

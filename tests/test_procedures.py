@@ -1728,12 +1728,36 @@ def test_mlrsearch_result_names_its_unit_algorithm_and_directions() -> None:
     h = Harness(forwarding=300_000)
     res = h.run("throughput", upper=1_000_000, lower=10_000, error=1000, fill_rate=50_000, algorithm="mlr")
     assert res.unit == "fps"
+    trials = [r for r in h.records if r.kind == "phase2"]
     assert res.extra == {
         "all_frames_per_second": res.value * 2,  # both directions carry the per-direction rate
         "algorithm": "mlr",
         "directions": 2,
         "direction_mode": "bidirectional",
+        "mlr_preset": "rfc2544",
+        "mlr_goal": {  # the harness's trials last 1 s, short_duration too: every trial is a final one
+            "loss_ratio": 0.0,
+            "exceed_ratio": 0.0,
+            "relative_width": 0.001,  # error 1,000 / upper 1,000,000
+            "initial_trial_duration": 1.0,
+            "final_trial_duration": 1.0,
+            "duration_sum": 1.0,
+            "expansion_coefficient": 2,
+            "preceding_targets": 2,
+        },
+        "conditional_throughput": res.value,  # acceptance 0: the relevant lower bound itself
+        "short_steps": 0,
+        "full_steps": len(trials),
+        "no_passing_rate": False,
+        "steps": len(trials),
+        "invalid": 0,
+        "at_upper_limit": False,
+        "tester_bound": False,
+        "tester_ceiling": None,
+        "lower": res.value,
+        "upper": res.value + res.error,
     }
+    assert res.error <= 1000 and all(r.extra["search_trial"] == "full" for r in trials)
 
 
 def test_mlrsearch_trial_that_stays_invalid_names_itself() -> None:
@@ -1748,15 +1772,17 @@ def test_mlrsearch_trial_that_stays_invalid_names_itself() -> None:
     )
 
 
-def test_mlrsearch_that_finds_no_passing_load_reports_zero_and_never_goes_below_one_fps() -> None:
+def test_mlrsearch_that_finds_no_passing_load_stores_no_passing_rate_and_never_goes_below_one_fps() -> None:
     """Forwarding ceiling 0.5 fps: at 1 fps the one frame of the 1 s trial is lost, at 1,000 fps nearly all are.
 
-    lower 0 is raised to MLRsearch's smallest load of 1 fps; no load passes, so there is no conditional throughput.
+    lower 0 is raised to MLRsearch's smallest load of 1 fps; no load passes, so there is no relevant lower bound:
+    the result stores no value and ``no_passing_rate`` as the other searches do (it stored 0.0 before).
     """
     pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
     h = Harness(forwarding=0.5)
     res = h.run("throughput", upper=1000, error=1, fill_rate=50_000, algorithm="mlr")
-    assert res.value == 0.0
+    assert res.value is None and res.extra["no_passing_rate"] is True
+    assert res.extra["conditional_throughput"] is None
     rates = [r.intended_rate for r in h.records if r.kind == "phase2"]
     assert (min(rates), max(rates)) == (1.0, 1000.0)
 
@@ -1814,10 +1840,12 @@ def test_mlrsearch_gets_one_goal_with_the_metrics_settings_and_a_config_without_
 ) -> None:
     """What the adapter hands MLRsearch decides what its result means, so every field is pinned.
 
-    acceptance 0.001 -> loss ratio 0.001; exceed ratio 0: no trial at the reported load may exceed it;
-    error 1,000 of upper 400,000 -> relative width 0.0025; every trial lasts the metric's 5 s (initial = final
-    = the whole duration sum: one full trial decides); no preceding targets; no fail-fast; loads from
-    max(lower, 1) = 1 to 400,000 fps; no warm-up trial; a time limit of 1e9 s (none in practice).
+    The default preset (rfc2544): acceptance 0.001 -> loss ratio 0.001; exceed ratio 0: no trial at the reported
+    load may exceed it; error 1,000 of upper 400,000 -> relative width 0.0025; final trials of the metric's 5 s and
+    a duration sum of 5 s (one passing full trial makes a lower bound); initial trials of short_duration (1 s), two
+    preceding targets and expansion coefficient 2 (CSIT's); no fail-fast; loads from max(lower, 1) = 1 to 400,000
+    fps; no warm-up trial; a time limit of 1e9 s (none in practice). (Before the presets every trial lasted the
+    whole 5 s with no preceding target.)
     """
     mlrsearch = pytest.importorskip("MLRsearch", reason="MLRsearch (extra 'mlr') is not installed")
     seen: dict[str, Any] = {}
@@ -1832,22 +1860,23 @@ def test_mlrsearch_gets_one_goal_with_the_metrics_settings_and_a_config_without_
             seen["config"] = config
 
         def search(self, measurer: Any, debug: Any) -> dict[Any, Any]:
-            return {g: None for g in seen["config"].goals}  # no conditional throughput: the result is 0.0
+            return {g: None for g in seen["config"].goals}  # no bounds: no passing rate
 
     monkeypatch.setattr(mlrsearch, "SearchGoal", goal)
     monkeypatch.setattr(mlrsearch, "MultipleLossRatioSearch", Search)
     res = Harness().run(
         "throughput", lower=0, upper=400_000, error=1000, acceptance=0.001, duration=5.0, fill_rate=1, algorithm="mlr"
     )
-    assert res.value == 0.0
+    assert res.value is None and res.extra["no_passing_rate"] is True
     assert seen["goal"] == {
         "loss_ratio": 0.001,
         "exceed_ratio": 0.0,
         "relative_width": 0.0025,
-        "initial_trial_duration": 5.0,
+        "initial_trial_duration": 1.0,
         "final_trial_duration": 5.0,
         "duration_sum": 5.0,
-        "preceding_targets": 0,
+        "preceding_targets": 2,
+        "expansion_coefficient": 2,
         "fail_fast": False,
     }
     config = seen["config"]
