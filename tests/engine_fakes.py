@@ -55,9 +55,7 @@ def make_spec() -> RunSpec:
     metrics: dict[str, MetricSettings] = {
         "cps": CpsSettings(repetitions=2, **search),
         "throughput": ThroughputSettings(repetitions=2, fill_rate=50_000, **search, **quick),
-        "frame_loss": FrameLossSettings(
-            repetitions=1, rates=[1_000_000, 500_000, 300_000, 200_000], fill_rate=50_000, **quick
-        ),
+        "frame_loss": FrameLossSettings(repetitions=1, max_rate=1_000_000, fill_rate=50_000, **quick),
         "latency": LatencySettings(repetitions=1, fill_rate=50_000, tag_delay=0.5, **quick),
         "pdv": PdvSettings(repetitions=1, fill_rate=50_000, **quick),
         "teardown": TeardownSettings(repetitions=2, fill_rate=50_000, gap=0.0),

@@ -108,11 +108,14 @@ def test_a_forwarding_step_is_one_phase_2_trial_whatever_the_connection_count() 
     assert estimate_forwarding(s, 10**6, {}) == (8, 104.0)
 
 
-def test_frame_loss_runs_one_filled_trial_per_listed_rate() -> None:
-    s = FrameLossSettings(rates=[100, 200, 300], fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
+def test_frame_loss_runs_one_filled_trial_per_rate_of_the_walk() -> None:
+    s = FrameLossSettings(rates=[280, 300, 290], fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
     # 3 rates; per rate: 1000 / 500 + 2 + 3 + 10 + 2 + 1 = 20 s
     # 2 repetitions: 2 * 3 = 6 trials, 2 * 3 * 20 = 120 s
     assert frame_loss_estimate(s, 1000, {}) == (6, 120.0)
+    # max_rate with step 0.1: ten rates (100 % ... 10 %), all counted (where the walk stops is not known)
+    walk = FrameLossSettings(max_rate=300, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=1)
+    assert frame_loss_estimate(walk, 1000, {}) == (10, 200.0)
 
 
 def test_latency_and_pdv_run_one_filled_trial_per_repetition() -> None:
@@ -126,24 +129,26 @@ def test_latency_and_pdv_run_one_filled_trial_per_repetition() -> None:
 def test_teardown_counts_the_loading_and_an_empty_table_delete_per_repetition() -> None:
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4)
     # loading per repetition: 1000 / 500 + 2 + 3 + 1 = 8 s; 4 repetitions: 4 trials, 32 s
-    # empty-table deletes: every repetition (empty_repetitions unset): 4 more trials, 4 * 1 s
-    assert teardown_estimate(s, 1000, {}) == (8, 36.0)
+    # empty-table deletes: every repetition (empty_repetitions unset), 3 each (empty_samples): 12 trials, 12 * 1 s
+    assert teardown_estimate(s, 1000, {}) == (16, 44.0)
+    one = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_samples=1)
+    assert teardown_estimate(one, 1000, {}) == (8, 36.0)
 
 
 def test_teardown_times_the_empty_table_delete_in_the_first_empty_repetitions_only() -> None:
-    # 4 * 8 = 32 s of loading as above; empty deletes in the first 2 repetitions: 4 + 2 trials, 32 + 2 s
+    # 4 * 8 = 32 s of loading as above; 3 empty deletes in each of the first 2 repetitions: 4 + 6 trials, 32 + 6 s
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_repetitions=2)
-    assert teardown_estimate(s, 1000, {}) == (6, 34.0)
-    # more empty repetitions than repetitions: capped at the 4 repetitions, 4 + 4 trials, 32 + 4 s
+    assert teardown_estimate(s, 1000, {}) == (10, 38.0)
+    # more empty repetitions than repetitions: capped at the 4 repetitions, 4 + 12 trials, 32 + 12 s
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_repetitions=9)
-    assert teardown_estimate(s, 1000, {}) == (8, 36.0)
+    assert teardown_estimate(s, 1000, {}) == (16, 44.0)
 
 
 def test_teardown_adds_the_per_trial_overhead_once_per_empty_table_delete(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(teardown_metric, "STEP_OVERHEAD", 2.0)  # DUT commands taking 2 s per trial instead of 1
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4)
-    # loading: 1000 / 500 + 2 + 3 + 2 = 9 s, 4 repetitions: 36 s; 4 empty-table deletes of 2 s each: 8 s -> 44 s
-    assert teardown_estimate(s, 1000, {}) == (8, 44.0)
+    # loading: 1000 / 500 + 2 + 3 + 2 = 9 s, 4 repetitions: 36 s; 12 empty-table deletes of 2 s each: 24 s -> 60 s
+    assert teardown_estimate(s, 1000, {}) == (16, 60.0)
 
 
 def test_validation_sends_phase_1_at_its_rate_and_the_reverse_frames_at_alpha_times_it() -> None:

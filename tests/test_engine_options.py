@@ -157,7 +157,7 @@ def test_teardown_reuses_the_median_t0_after_empty_repetitions() -> None:
         context(tester, dut, plan, "teardown", settings={"fill_rate": 10_000, "empty_repetitions": 2},
                 repetition=1, earlier=earlier[:1], records=records)
     )  # fmt: skip
-    assert [r.kind for r in records] == ["fill", "flush_filled", "flush_empty"]
+    assert [r.kind for r in records] == ["fill", "flush_filled"] + ["flush_empty"] * 3  # empty_samples: 3
     assert first.extra["T_0"] == pytest.approx(0.9) and first.extra["T_0_measured"] is True
 
 
@@ -173,7 +173,7 @@ def test_a_run_times_t0_in_the_first_k_repetitions_of_each_point(tmp_path: Path)
     assert len(points) == 3
     for pid in points:
         empty = [t for t in trials if t.point_id == pid and t.kind == "flush_empty"]
-        assert sorted(t.repetition for t in empty) == [0, 1]
+        assert sorted(t.repetition for t in empty) == [0, 0, 0, 1, 1, 1]  # three timings in each of the first two
     results = [r for r in run.results() if r.metric == "teardown"]
     assert len(results) == 12 and all(r.value for r in results)
     assert sorted(r.extra["T_0_measured"] for r in results) == [False] * 6 + [True] * 6

@@ -244,9 +244,10 @@ def test_a_fill_the_dut_did_not_keep_ends_the_teardown_naming_the_shortfall() ->
     b = Bench(keep_rate=40_000)  # a fill at 50,000 keeps 4,000 x 40,000 / 50,000 = 3,200 connections
     res = b.run("teardown", fill_rate=50_000)
     assert res.value is None
+    assert [r.kind for r in b.records] == ["fill"] * 4  # repeated max_invalid (3) times, never divided by
     assert res.extra["failed"] == (
-        "filling the table at fill_rate 50000 left connections missing "
-        "(DUT table holds 3200 connections but 4000 phase-1 frames arrived); lower fill_rate"
+        "filling the table at fill_rate 50000: 4 fills in a row did not leave the 4,000 connections"
+        " (last: the DUT holds 3200 of the 4000 connections); lower fill_rate"
     )
 
 

@@ -189,7 +189,7 @@ def test_schema_names_of_every_metric_reach_the_procedures(campaign_file: Path) 
     data = yaml.safe_load(campaign_file.read_text())
     data["metrics"].update(
         {
-            "frame_loss": {"repetitions": 1, "rates": ["150k", "100k"], "fill_rate": "10k", "duration": 1},
+            "frame_loss": {"repetitions": 1, "rates": ["150k", "140k"], "fill_rate": "10k", "duration": 1},
             "latency": {"repetitions": 1, "fill_rate": "10k", "tagged_rate": 500, "duration": 1, "tag_delay": 0.5},
             "pdv": {"repetitions": 1, "rate": "50k", "fill_rate": "10k", "duration": 1},
             "capacity": {
@@ -210,7 +210,7 @@ def test_schema_names_of_every_metric_reach_the_procedures(campaign_file: Path) 
     campaign = load_campaign(campaign_file)
     spec = spec_from_campaign(campaign, campaign.to_yaml())
     p = spec.points[0]
-    assert tuple(spec.settings(p, "frame_loss").rates) == (150_000.0, 100_000.0)
+    assert tuple(spec.settings(p, "frame_loss").rates) == (150_000.0, 140_000.0)
     assert spec.settings(p, "latency").tagged_rate == 500
     assert spec.settings(p, "pdv").rate == 50_000
     cap = spec.settings(p, "capacity")

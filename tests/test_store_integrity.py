@@ -1,6 +1,6 @@
 """Damaged run directories: `natbench report` and `--resume` name every gap, duplicate, torn or altered record.
 
-Each case starts from a copy of one complete fake run (tests/engine_fakes.py: 368 records, numbered 1..368),
+Each case starts from a copy of one complete fake run (tests/engine_fakes.py: 386 records, numbered 1..386),
 damages it the way the reliability review did (issue 18), and checks both readers:
 
 * ``natbench report RUN --out -`` (a child process, as a user runs it): exit 2 and the ``file:line`` on stderr,
@@ -30,7 +30,7 @@ from natbench.run.repair import resume_store
 from natbench.run.runner import default_run_dir, resume_run, start_run
 from natbench.run.writer import RunStore
 
-RECORDS = 368  # records of the complete engine_fakes run: 344 trials (each cps step validated) and 24 results
+RECORDS = 386  # records of the complete engine_fakes run: 362 trials (each cps step validated) and 24 results
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +239,7 @@ def test_one_record_beyond_the_counts_is_a_kill_between_line_and_counts_not_dama
 
 def test_a_record_beyond_the_counts_of_a_complete_run_is_damage_named_by_report_and_resume(run: Path) -> None:
     """The writer marks a run complete only after run.json counted its last record (and a resume sets it running
-    before appending), so a well-formed record 369 after the 368 a complete run counts was added by something
+    before appending), so a well-formed record 387 after the 386 a complete run counts was added by something
     else: damage, not the note a kill leaves."""
     from natbench.run.format import encode
 

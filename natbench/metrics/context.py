@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, get_args
 
 from natbench.errors import ConfigError
-from natbench.metrics import registry
+from natbench.metrics import judging, registry
 from natbench.metrics.settings import MetricSettings
 from natbench.plugins import Directions, Dut, Tester
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
@@ -96,6 +96,10 @@ class ProcedureContext(Generic[S]):
     warn: Callable[[str], None] = field(default=lambda _message: None)
     """Tells the run's observers something that spoils no trial but the user should know (e.g. the DUT-timeout guard
     is off); the runner passes each distinct message on once per run."""
+    tester_limits: dict[float, str] = field(default_factory=dict)
+    """Rates of this repetition whose trials were invalid because of the tester, with why
+    (:func:`~natbench.metrics.judging.limit_cause`: its rate, or its clumps): a search that ends at the tester's
+    ceiling says which (:func:`~natbench.metrics.trial.search_extra`)."""
 
     @property
     def acceptance(self) -> float:
@@ -141,6 +145,11 @@ class ProcedureContext(Generic[S]):
                 ext["port_preservation"] = self.preservation
             if phase.extra:
                 ext["tester"] = dict(phase.extra)
+            if phase.deviations:  # the tester's own departures from the plan, weighed by the verdict
+                ext["deviations"] = {
+                    str(d): {"clump": v.clump, "missed": v.missed, "notes": list(v.notes)}
+                    for d, v in phase.deviations.items()
+                }
             ext.setdefault("duration", phase.duration)
         rec = TrialRecord(
             point_id=self.point.id,
@@ -161,6 +170,9 @@ class ProcedureContext(Generic[S]):
             extra=ext,
         )
         self.step += 1
+        cause = judging.limit_cause(rec)
+        if cause is not None and rec.intended_rate > 0:
+            self.tester_limits[rec.intended_rate] = cause
         self.emit(rec)
         return rec
 

@@ -185,7 +185,7 @@ def tagged(ctx: ProcedureContext[SearchSettings], step: FastStep) -> Iterator[No
     tag = trial_kind(step)
 
     def tagging(rec: TrialRecord) -> None:
-        if rec.kind != "fill":
+        if rec.kind not in ("fill", "fill_check"):
             rec.extra.update(tag)
         emit(rec)
 

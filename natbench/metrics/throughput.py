@@ -165,7 +165,7 @@ def _throughput_result(ctx: ProcedureContext[SearchSettings], out: SearchOutcome
         **direction_extra(ctx.directions),
         all_frames_per_second=None if value is None else value * n,
         **extra,
-        **search_extra(out),
+        **search_extra(out, ctx.tester_limits),
     )
 
 

@@ -5,8 +5,8 @@ It sits at the bottom of the package (it imports only :mod:`natbench.errors`, :m
 metrics, the campaign schema and the testbed all import it downwards:
 
 * the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
-  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`) and :class:`Dut` (hooks :class:`ReportsSupport`,
-  :class:`MonitorsCpu`, :class:`MeasuresMemory`), with the small types they exchange (:class:`Directions`,
+  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`) and :class:`Dut` (hooks
+  :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`), with the small types they exchange (:class:`Directions`,
   :class:`Phase2Options`, :class:`Mapping`, :class:`Port`, :class:`LabPorts`);
 * the backend seams: :class:`TesterBackend` (a tester kind), :class:`AccessBackend` (a DUT access kind) with
   their settings bases :class:`TesterSettings` and :class:`AccessSettings`, :class:`LabResource` (a local lab),
@@ -62,6 +62,7 @@ from natbench.plugins.tester import (
     Mapping,
     Phase2Options,
     Port,
+    SamplesValidation,
     SetsReceiveTimeout,
     Tester,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "Port",
     "Registry",
     "ReportsSupport",
+    "SamplesValidation",
     "SetsReceiveTimeout",
     "Tester",
     "TesterBackend",

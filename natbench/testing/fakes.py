@@ -356,6 +356,15 @@ class FakeTester:
             extra=self._extra(),
         )
 
+    def validate_sample(self, rate: float, count: int) -> PhaseResult:
+        """The optional sampling hook: ``count`` of the reverse frames :meth:`validate` would send, spread over the
+        tuples; each arrives when the DUT holds its connection (in proportion to what it holds)."""
+        full = self.validate(rate)
+        c = full.counts[Direction.REVERSE]
+        k = min(count, c.sent)
+        valid = k if not c.sent else math.floor(k * c.valid / c.sent)
+        return replace(full, counts={Direction.REVERSE: DirectionCounts(k, valid, valid)})
+
     def facts(self) -> dict[str, Any]:
         """What the fake is."""
         return {"kind": "fake", "max_rate": self.dut.model.tester_max_rate}

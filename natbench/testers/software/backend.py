@@ -67,6 +67,7 @@ def create(
         "rate_tolerance": s.rate_tolerance,
         "lateness_slack": s.lateness_slack,
         "max_stall": s.max_stall,
+        "catchup": s.catchup,
         "realtime": s.realtime,
         "rcvbuf": s.rcvbuf,
         "enumeration": str(s.enumeration),

@@ -69,7 +69,11 @@ class SoftwareSettings(TesterSettings):
     lateness_slack: float = Field(default=0.0005, ge=0)
     """Lateness (s) of a trial's last frame always accepted, for very short trials (scheduler wake-up jitter)."""
     max_stall: float = Field(default=0.002, ge=0)
-    """Longest accepted moment behind schedule (s); beyond it (and beyond one batch) the trial is flagged."""
+    """Longest moment behind schedule (s) that is no deviation; beyond it (and beyond one batch) the trial
+    records the backlog as a clump of its direction, weighed against the DUT's loss."""
+    catchup: float = Field(default=2.0, ge=1, le=1000)
+    """After falling behind (a stall), the backlog goes out at most at this multiple of the rate, never as one
+    line-rate burst into the DUT."""
     realtime: bool = True
     """Run the data path as SCHED_FIFO (when permitted) so other processes cannot preempt it."""
     rcvbuf: int = Field(default=64 << 20, ge=0, le=2**31 - 1)

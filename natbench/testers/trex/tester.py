@@ -11,7 +11,7 @@ from typing import Any
 
 from natbench.errors import TesterError
 from natbench.plugins import Directions, Mapping, Phase2Options
-from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
+from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.trex import health
 from natbench.testers.trex import program as prg
 from natbench.testers.trex.client import TRexSession
@@ -150,10 +150,13 @@ class TRexTester:
             sess.load(ids[p], self._streams(program, p))
         port_list = [ids[p] for p in active]
         sess.clear_stats(list(ids.values()))
-        t0 = time.monotonic()
         pin = self._pin(sess, len(active))
+        t0 = time.monotonic()
         sess.start(port_list, duration=duration, pin=pin)
-        wall = sess.wait(port_list, duration + self.settings.timeout_margin, self._rx_delay_ms) - t0
+        started = time.monotonic()
+        # the sending time counts from the start call's return: the call itself (78-117 ms seen live with many
+        # streams) is no time the frames took
+        wall = sess.wait(port_list, duration + self.settings.timeout_margin, self._rx_delay_ms) - started
         stats = sess.stats()
         counts = self._counts(stats, active)
         latency: dict[Direction, LatencyStats] = {}
@@ -162,7 +165,8 @@ class TRexTester:
             latency = self._latency(sess.latency(pgs), program)
         intended = rate * duration
         notes = self._rate_notes(stats, counts, intended, wall, duration, continuous=True)
-        checked, own = self._own_counters(sess, stats, counts, intended, wall, duration, continuous=True)
+        checked, own, deviations = self._own_counters(sess, stats, counts, intended, wall, duration, continuous=True)
+        own["start_call_s"] = started - t0
         notes.extend(checked)
         # the NAT64 latency reminder is for console users: the tester refused NAT64 latency above
         # unless the server runs --software, so here it would only mislead (seen live in every trial)
@@ -179,6 +183,7 @@ class TRexTester:
             tester_ok=not any(n.startswith("!") for n in notes),
             tester_note="; ".join(n.lstrip("!") for n in notes),
             responder_mode=str(plan.responder_mode),
+            deviations=deviations,
             extra={
                 "wall_s": wall,
                 "rx_wait_s": self._rx_delay_ms / 1000,
@@ -272,11 +277,13 @@ class TRexTester:
         sess.clear_stats(list(ids.values()))
         t0 = time.monotonic()
         sess.start([ids[port]], pin=False)
-        wall = sess.wait([ids[port]], nominal + self.settings.timeout_margin, self._rx_delay_ms) - t0
+        started = time.monotonic()
+        wall = sess.wait([ids[port]], nominal + self.settings.timeout_margin, self._rx_delay_ms) - started
         stats = sess.stats()
         counts = self._counts(stats, [port])
         notes = self._rate_notes(stats, counts, frames, wall, nominal, continuous=False)
-        checked, own = self._own_counters(sess, stats, counts, frames, wall, nominal, continuous=False)
+        checked, own, deviations = self._own_counters(sess, stats, counts, frames, wall, nominal, continuous=False)
+        own["start_call_s"] = started - t0
         notes.extend(checked)
         notes.extend(program.notes)
         sent = counts[direction].sent
@@ -289,6 +296,7 @@ class TRexTester:
             tester_note="; ".join(n.lstrip("!") for n in notes),
             learned=None,
             responder_mode=responder_mode,
+            deviations=deviations,
             extra={
                 "wall_s": wall,
                 "rx_wait_s": self._rx_delay_ms / 1000,
@@ -337,6 +345,11 @@ class TRexTester:
                     notes.append(
                         f"!{d}: sent {c.sent} of {intended_frames:.0f} frames ({c.sent / intended_frames:.2%})"
                     )
+                elif c.sent > intended_frames * (1 + tol) + 1:  # more than asked: a rate the trial did not intend
+                    notes.append(
+                        f"!{d}: sent {c.sent} frames for {intended_frames:.0f} intended"
+                        f" ({c.sent / intended_frames - 1:.2%} over)"
+                    )
             elif c.sent != intended_frames:
                 notes.append(f"!{d}: sent {c.sent} of {intended_frames:.0f} frames")
             if c.received > c.sent:
@@ -358,16 +371,19 @@ class TRexTester:
         nominal: float,
         *,
         continuous: bool,
-    ) -> tuple[list[str], dict[str, Any]]:
-        """TRex's own receive drops, transmit errors and timing: notes ('!' = invalid) and the trial's record.
+    ) -> tuple[list[str], dict[str, Any], dict[Direction, Deviation]]:
+        """TRex's own receive drops, transmit errors and timing: notes ('!' = invalid), the trial's record and the
+        tester's deviations.
 
         Every counter is relative to the ``clear_stats`` before the trial (port stats, xstats and
         ``queue_full``), so each is the trial's delta. Frames the tester's own receive path lost are
-        not the DUT's loss: such a trial is invalid (retried; the search counts it as tester-limited),
-        as in the software tester; frames that arrived malformed (the DUT's loss) are recorded as ``rx_malformed``
-        and judged as loss (:mod:`~natbench.testers.trex.health`). Pacing warnings go to the record's
-        ``pacing_warnings`` only (they
-        do not change the verdict and stay out of ``tester_note``).
+        not the DUT's loss, and not the whole trial's either: they are a :class:`~natbench.results.Deviation`
+        (``missed``) of the direction received on that port, which the verdict weighs against the loss (a loss
+        they can explain is invalid, a loss far beyond them the DUT's), as the software tester's socket drops;
+        frames that arrived malformed (the DUT's loss) are recorded as ``rx_malformed`` and judged as loss
+        (:mod:`~natbench.testers.trex.health`). Transmit errors make the trial invalid (the load fell short).
+        Pacing warnings go to the record's ``pacing_warnings`` only (they do not change the verdict and stay out
+        of ``tester_note``).
         """
         ports = list(self._port_ids.values())
         xstats: dict[int, dict[str, Any]] = {}
@@ -384,7 +400,14 @@ class TRexTester:
             record["utilization_error"] = str(exc)
         drops = health.receive_drops(stats, xstats, ports)
         tx_errors = health.transmit_errors(stats, xstats, ports)
-        notes = health.receive_drop_notes(drops) + health.transmit_error_notes(tx_errors)
+        notes = health.transmit_error_notes(tx_errors)
+        # a port receives the frames of one direction: the public port the forward ones, the private the reverse
+        received_on = {self._port_ids[Port.PUBLIC]: Direction.FORWARD, self._port_ids[Port.PRIVATE]: Direction.REVERSE}
+        deviations = {
+            received_on[p]: Deviation(missed=max(c.values()), notes=tuple(health.receive_drop_notes({p: c})))
+            for p, c in drops.items()
+            if p in received_on and received_on[p] in counts
+        }
         busiest = health.busiest_core(util, wall + self._rx_delay_ms / 1000)
         warnings = health.pacing_warnings(
             {str(d): c.sent for d, c in counts.items()},
@@ -396,6 +419,7 @@ class TRexTester:
             timing_slack=self.settings.timing_slack,
             busy_core_pct=self.settings.busy_core_pct,
             software=self.settings.software,
+            rate_tolerance=self.settings.rate_tolerance,
         )
         slowest = min((c.sent for c in counts.values()), default=0)
         record.update(
@@ -414,7 +438,7 @@ class TRexTester:
                 "pacing_warnings": warnings,
             }
         )
-        return notes, record
+        return notes, record, deviations
 
     def _latency(self, pgid: dict[Any, Any], program: Program) -> dict[Direction, LatencyStats]:
         out: dict[Direction, LatencyStats] = {}
