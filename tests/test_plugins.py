@@ -238,6 +238,7 @@ def test_the_stored_campaign_holds_every_backend_default_and_old_ones_still_load
         "keep_lab": False,
         "lateness_slack": 0.0005,
         "max_stall": 0.002,
+        "catchup": 2.0,
         "realtime": True,
         "rcvbuf": 64 << 20,
         "enumeration": "feistel",
