@@ -149,16 +149,19 @@ def _plain_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def measured_per_connection(run_dir: str) -> tuple[float | None, str]:
+def measured_per_connection(run_dir: str, allow_damaged: bool = False) -> tuple[float | None, str]:
     """(bytes per connection, where it came from) measured in an earlier run: the median ``memory / conn. (B)``
     (MemAvailable based) over the passing fills at the run's largest number of connections (where the fixed costs
-    of a fill weigh least); None when the run stored none. A directory that is no run is a ConfigError."""
+    of a fill weigh least); None when the run stored none. A directory that is no run is a ConfigError; a damaged
+    one is refused as ``natbench report`` refuses it (its damage on stderr, exit 2) unless ``allow_damaged``."""
+    from natbench.cli.damage import check_damage
     from natbench.report.load import Run  # pandas only when --from is given
 
     try:
         run = Run(run_dir)
     except StoreError as exc:
         raise ConfigError(str(exc), field="--from") from None
+    check_damage([("run", run)], allow_damaged, "nothing was planned from it")
     fills = run.memory.dropna(subset=["mem_available"])
     if fills.empty:
         return None, f"run {run_dir} stored no memory per connection"
@@ -168,10 +171,10 @@ def measured_per_connection(run_dir: str) -> tuple[float | None, str]:
     return float(largest["mem_available"].median()), where
 
 
-def _memory(campaign: Campaign, from_run: str | None) -> MemoryCheck:
+def _memory(campaign: Campaign, from_run: str | None, allow_damaged: bool) -> MemoryCheck:
     if from_run is None:
         return memory_check(campaign)
-    measured, where = measured_per_connection(from_run)
+    measured, where = measured_per_connection(from_run, allow_damaged)
     check = memory_check(campaign, measured, where)
     if measured is None:
         return MemoryCheck(check.warnings, (where, *check.notes))
@@ -196,7 +199,8 @@ def _memory(campaign: Campaign, from_run: str | None) -> MemoryCheck:
     default=None,
     help="An earlier run directory whose measured memory per connection checks that the connections fit.",
 )
-def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
+@click.option("--allow-damaged", is_flag=True, help="With --from: use the intact records of a damaged run directory.")
+def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None, allow_damaged: bool) -> None:
     """Show the working points of campaign FILE, the number of trials and an estimated duration.
 
     The estimate counts binary-search steps, ceil(log2((upper - lower) / error)), and
@@ -209,7 +213,7 @@ def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
         for warning in check_recipes(campaign).warnings:
             click.echo(f"natbench: warning: {file}: {warning}", err=True)
     est = estimate(campaign)
-    mem = _memory(campaign, from_run)
+    mem = _memory(campaign, from_run, allow_damaged)
     for warning in mem.warnings:
         click.echo(f"natbench: warning: {file}: {warning}", err=True)
     header, rows = plan_rows(campaign, est)
