@@ -33,6 +33,7 @@ import ctypes
 import ipaddress
 import logging
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -108,6 +109,18 @@ def netns_connect(netns: str, host: str, port: int, timeout: float) -> socket.so
         raise result["error"]
     sock: socket.socket = result["sock"]
     return sock
+
+
+def _neigh_command(addr: str, mac: str, vif: str) -> str:
+    """Shell command installing a permanent neighbour entry on the VM's NIC ``vif`` wherever it is: the VM's own
+    network namespace, else the namespace inside the VM a recipe moved it into (the MAP-T CE's ``napt``)."""
+    entry = f"neigh replace {shlex.quote(addr)} lladdr {shlex.quote(mac)} nud permanent dev {shlex.quote(vif)}"
+    dev = shlex.quote(vif)
+    return (
+        f"if ip link show dev {dev} >/dev/null 2>&1; then ip {entry}; else"
+        f' for ns in $(ip netns list | cut -d" " -f1); do'
+        f' if ip -n "$ns" link show dev {dev} >/dev/null 2>&1; then ip -n "$ns" {entry}; fi; done; fi'
+    )
 
 
 def choose_accel(requested: str = "auto") -> tuple[list[str], str]:
@@ -325,7 +338,7 @@ class VmLab(NetnsLab):
         )
         cmds: dict[int, list[str]] = {}
         for vm, addr, tif, vif in ends:
-            cmds.setdefault(vm, []).append(f"ip neigh replace {addr} lladdr {self.macs[tif]} nud permanent dev {vif}")
+            cmds.setdefault(vm, []).append(_neigh_command(str(addr), self.macs[tif], vif))
         for vm, lines in cmds.items():
             self.vm_exec(" && ".join(lines), vm=vm)
 
