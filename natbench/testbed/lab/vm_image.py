@@ -185,7 +185,8 @@ IMAGES: dict[str, ImageRecipe] = {
             "systemd-sysv",
         ),
         modules=JOOL_MODULES,
-        files=_COMMON_FILES,
+        # conntrack loaded at boot: recipes read its sysctls before any rule loads it (iptables-nat44)
+        files={**_COMMON_FILES, "/etc/modules-load.d/natbench.conf": "virtio_net\nnf_conntrack\n"},
         commands=_COMMON_COMMANDS,
         source="jool",
     ),
