@@ -69,6 +69,10 @@ VM_PUBLIC_IF = "eth2"
 """The VM's public-side NIC (towards the Responder)."""
 SSH_PORT = 2222
 """The port on the DUT namespace's loopback QEMU forwards to the guest's sshd."""
+VM_MGMT_IF = "eth0"
+"""The VM's management NIC (QEMU user network, SSH)."""
+_NOTRACK = (("PREROUTING", "-i"), ("OUTPUT", "-o"))
+"""Raw-table chains (and their interface option) where the management NIC's packets skip conntrack."""
 TAP_PRIVATE_IF = "nbv-priv"
 """The tap of the VM's private NIC (in the DUT namespace)."""
 TAP_PUBLIC_IF = "nbv-pub"
@@ -634,10 +638,12 @@ class VmLab(NetnsLab):
             return False
 
     def _configure_guest(self, v: _Vm) -> None:
-        """The lab's part inside VM ``v``: forwarding, no DAD, links up; the path's ends get the campaign's DUT
-        addresses (the first VM's private side, the last VM's public side)."""
+        """The lab's part inside VM ``v``: forwarding, no DAD, links up, the management NIC left out of connection
+        tracking (a DUT's conntrack table holds the test's connections only, not natbench's SSH session); the
+        path's ends get the campaign's DUT addresses (the first VM's private side, the last VM's public side)."""
         a = self.addresses
         cmds = [
+            *(f"iptables -t raw -I {chain} {way} {VM_MGMT_IF} -j CT --notrack" for chain, way in _NOTRACK),
             "sysctl -q -w net.ipv4.ip_forward=1",
             "sysctl -q -w net.ipv6.conf.all.forwarding=1",
             *(f"sysctl -q -w net.ipv6.conf.{vif}.accept_dad=0" for vif in (VM_PRIVATE_IF, VM_PUBLIC_IF)),
