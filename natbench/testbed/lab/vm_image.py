@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -456,19 +457,14 @@ def build_image(
     if not force and jool_source is None and (found := find_image(name, cache=cache)) is not None:
         say(f"image {name}: cached at {found.path}")
         return found
-    base = cache_dir(cache)
-    base.mkdir(parents=True, exist_ok=True)
-    scratch = base / f".source-{name}-{os.getpid()}"
-    try:
-        source = _source(recipe, jool_source, scratch, fetch, say)
+    with tempfile.TemporaryDirectory(prefix=f"natbench-{name}-source-") as scratch:
+        source = _source(recipe, jool_source, Path(scratch), fetch, say)
         key = recipe_key(recipe, source.digest if source else None)
-        final = base / f"{name}-{key}"
+        final = cache_dir(cache) / f"{name}-{key}"
         if not force and (found := _complete(name, key, final)) is not None:
             say(f"image {name}: cached at {found.path}")
             return found
         return _build(recipe, key, final, source, say)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _source(
@@ -491,6 +487,7 @@ def _build(recipe: ImageRecipe, key: str, final: Path, source: JoolSource | None
         raise LabError(problems[0])
     if os.geteuid() != 0:
         raise LabError("building a VM image needs root (debootstrap, chroot)")
+    cache.mkdir(parents=True, exist_ok=True)
     work = cache / f".build-{name}-{key}-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
