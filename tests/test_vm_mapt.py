@@ -134,6 +134,12 @@ def test_lab_mapt_campaign_end_to_end(tmp_path: Path) -> None:
     values: dict[tuple[str, str], list[float | None]] = {}
     for res in run.results():
         values.setdefault((res.point_id, res.metric), []).append(res.value)
+        if res.metric == "teardown" and res.value is None:
+            # deleting a few thousand entries takes milliseconds in the VM, timed over SSH at ~0.1 s: a
+            # repetition may find the filled table no slower than the empty one, and on a loaded machine the
+            # fill may lose frames; any other failure (entries left after the delete-all) is a real one
+            failed = str(res.extra.get("failed"))
+            assert "is not above the empty-table time" in failed or "lost frames" in failed, res.extra
     points = {p for p, _ in values}
     assert len(points) == 2
     for point in points:
@@ -141,9 +147,6 @@ def test_lab_mapt_campaign_end_to_end(tmp_path: Path) -> None:
             got = values.get((point, metric))
             assert got and all(v is not None and v > 0 for v in got), (point, metric, values)
         assert len(values[(point, "teardown")]) == 3
-    # a tear-down repetition whose filled-table delete was not measurably slower than the empty one (a few
-    # thousand entries, timed over SSH in an emulated VM) fails by design; the run still yields rates
-    assert any(v for p in points for v in values[(p, "teardown")]), values
     monitored = [t for t in run.trials() if t.metric == "throughput" and t.kind == "phase2" and "monitor" in t.extra]
     assert monitored
     for trial in monitored:
