@@ -643,7 +643,7 @@ class VmLab(NetnsLab):
         path's ends get the campaign's DUT addresses (the first VM's private side, the last VM's public side)."""
         a = self.addresses
         cmds = [
-            *(f"iptables -t raw -I {chain} {way} {VM_MGMT_IF} -j CT --notrack" for chain, way in _NOTRACK),
+            *(f"iptables -t raw -I {chain} {way} {shlex.quote(VM_MGMT_IF)} -j CT --notrack" for chain, way in _NOTRACK),
             "sysctl -q -w net.ipv4.ip_forward=1",
             "sysctl -q -w net.ipv6.conf.all.forwarding=1",
             *(f"sysctl -q -w net.ipv6.conf.{vif}.accept_dad=0" for vif in (VM_PRIVATE_IF, VM_PUBLIC_IF)),
