@@ -12,14 +12,22 @@ report aggregation, recipe templating) with the non-lab test suite, then prints:
 An explanation is keyed by the mutated function and the diff, not by mutmut's mutant number, so a
 code change that alters the mutant makes its explanation stale instead of silently wrong.
 
-Usage (from the repository root; takes about 20-30 minutes on 2 CPUs)::
+mutmut only changes operators and constants. ``bench/semantic_mutants.toml`` adds hand-written
+**semantic** mutants of the core's rules (a changed N, a dropped damage check, a flipped comparison in
+a verdict): each replaces one exact piece of code, is applied alone to a copy of the repository and
+run against the tests its entry names; their kill rate is printed beside mutmut's.
 
-    python bench/mutation.py                 # run, then report
-    python bench/mutation.py --report-only   # report the last run again (mutants/ kept)
+Usage (from the repository root; mutmut takes about an hour on 2 CPUs, the semantic set minutes)::
+
+    python bench/mutation.py                 # mutmut, then the semantic set, then report both
+    python bench/mutation.py --semantic-only # only the semantic set (and mutmut's last results, if any)
+    python bench/mutation.py --semantic-only --show-failures   # with each caught mutant's failing test
+    python bench/mutation.py --report-only   # report the last runs again (mutants/ kept)
     python bench/mutation.py --rerun-survivors   # resume, then test last run's survivors again
 
-Exit status: 0 when the kill rate is at least ``--min-rate`` (default 0.90) and every survivor is
-explained, 1 otherwise, 2 when mutmut is missing or its results cannot be read.
+Exit status: 0 when the kill rates are at least ``--min-rate`` (default 0.90), every mutmut survivor is
+explained and every semantic mutant is caught, 1 otherwise, 2 when mutmut is missing or results or the
+semantic set cannot be read.
 """
 
 from __future__ import annotations
@@ -29,8 +37,10 @@ import ast
 import difflib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from collections import Counter
@@ -39,6 +49,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENT = ROOT / "bench" / "mutation_equivalent.toml"
+SEMANTIC = ROOT / "bench" / "semantic_mutants.toml"
+SEMANTIC_RESULTS = ROOT / "mutants" / "semantic.json"
+SEMANTIC_TIMEOUT = 900.0
+"""Seconds the tests of one semantic mutant may take; beyond it the mutant counts as caught (as mutmut's timeouts)."""
 
 # mutmut's exit codes per mutant (its stats module): what counts as caught
 CAUGHT = {"killed", "timeout", "segfault"}
@@ -124,16 +138,125 @@ def run_mutmut(children: int, names: list[str]) -> int:
         return subprocess.call(cmd, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
 
 
+@dataclass(frozen=True)
+class Semantic:
+    """One hand-written mutant of ``bench/semantic_mutants.toml``."""
+
+    name: str
+    """Its name (unique in the file)."""
+    rule: str
+    """What it breaks, as a user would notice it."""
+    file: str
+    """The mutated file, relative to the repository root."""
+    old: str
+    """The exact code replaced; found exactly once in :attr:`file`, else the mutant is stale."""
+    new: str
+    """What replaces it."""
+    tests: tuple[str, ...]
+    """The pytest arguments (files or node ids) of the tests that cover the rule."""
+
+
+def load_semantic(path: Path) -> list[Semantic]:
+    """The semantic mutants of ``path`` (ValueError when an entry lacks a field or a name repeats)."""
+    data = tomllib.loads(path.read_text("utf-8"))
+    out: list[Semantic] = []
+    for e in data.get("mutant", []):
+        missing = {"name", "rule", "file", "old", "new", "tests"} - set(e)
+        if missing:
+            raise ValueError(f"mutant {e.get('name', '?')}: missing {', '.join(sorted(missing))}")
+        out.append(Semantic(e["name"], e["rule"], e["file"], e["old"], e["new"], tuple(e["tests"])))
+    names = [m.name for m in out]
+    if len(names) != len(set(names)):
+        raise ValueError("mutant names repeat")
+    return out
+
+
+def _failure_excerpt(output: str) -> str:
+    """The lines of a pytest run that say which test failed and why (``FAILED``, ``E`` lines), shortened."""
+    keep = [ln for ln in output.splitlines() if ln.startswith(("FAILED", "ERROR", "E  ", ">  "))]
+    return "\n".join(ln[:300] for ln in keep[:12])
+
+
+def _pytest(copy: Path, tests: tuple[str, ...]) -> tuple[int | None, str]:
+    """Run ``tests`` in the repository copy (its natbench first on the path); (exit code or None on timeout, output)."""
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    try:
+        done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=SEMANTIC_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        return None, str(exc.stdout or "")
+    return done.returncode, done.stdout + done.stderr
+
+
+def run_semantic(mutants: list[Semantic]) -> list[dict[str, str]]:
+    """Apply each mutant alone to a copy of the repository and run its tests; one result per mutant:
+    ``name``, ``status`` (killed, timeout, survived, stale, error) and ``output`` (the failure excerpt)."""
+    ignore = shutil.ignore_patterns(
+        ".git", ".venv", "mutants", "results", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
+        "__pycache__",
+    )  # fmt: skip
+    results: list[dict[str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="natbench-mutants-") as tmp:
+        copy = Path(tmp) / "repo"
+        shutil.copytree(ROOT, copy, ignore=ignore)
+        clean = sorted({t for m in mutants for t in m.tests})
+        rc, out = _pytest(copy, tuple(clean))
+        if rc != 0:
+            raise RuntimeError(f"the semantic mutants' tests fail without any mutant:\n{_failure_excerpt(out)}")
+        for m in mutants:
+            target = copy / m.file
+            original = target.read_text("utf-8")
+            if original.count(m.old) != 1:
+                stale = f"{m.file}: the old code is not there exactly once"
+                results.append({"name": m.name, "status": "stale", "output": stale})
+                continue
+            target.write_text(original.replace(m.old, m.new), "utf-8")
+            t0 = time.monotonic()
+            try:
+                rc, out = _pytest(copy, m.tests)
+            finally:
+                target.write_text(original, "utf-8")
+            status = {None: "timeout", 0: "survived", 1: "killed"}.get(rc, "error")
+            results.append({"name": m.name, "status": status, "output": _failure_excerpt(out) if rc else ""})
+            print(f"  {m.name:45s} {status:8s} {time.monotonic() - t0:6.1f} s", flush=True)
+    return results
+
+
+def report_semantic(mutants: list[Semantic], results: list[dict[str, str]], show_failures: bool) -> tuple[int, int]:
+    """Print the semantic set's outcome; (caught, tested)."""
+    by_name = {r["name"]: r for r in results}
+    tested = [by_name[m.name] for m in mutants if m.name in by_name and by_name[m.name]["status"] != "stale"]
+    caught = sum(1 for r in tested if r["status"] in ("killed", "timeout"))
+    print()
+    print("semantic mutants (bench/semantic_mutants.toml):")
+    for m in mutants:
+        r = by_name.get(m.name, {"status": "not run", "output": ""})
+        print(f"- {m.name} [{m.file}] {r['status'].upper()}: {m.rule}")
+        if (show_failures or r["status"] not in ("killed", "timeout")) and r["output"]:
+            for line in r["output"].splitlines():
+                print(f"      {line}")
+    rate = caught / len(tested) if tested else 0.0
+    print(f"semantic kill rate: {caught} / {len(tested)} = {rate:.1%}")
+    return caught, len(tested)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--report-only", action="store_true", help="report the last run (mutants/) again")
     ap.add_argument("--rerun-survivors", action="store_true", help="resume, then test last run's survivors again")
     ap.add_argument("--max-children", type=int, default=os.cpu_count() or 2, help="parallel test processes")
     ap.add_argument("--min-rate", type=float, default=0.90, help="kill rate this run must reach (exit 1 below)")
+    ap.add_argument("--semantic-only", action="store_true", help="run only the hand-written semantic mutants")
+    ap.add_argument("--show-failures", action="store_true", help="print each caught semantic mutant's failing test")
     args = ap.parse_args(argv)
     mutants_dir = ROOT / "mutants"
+    try:
+        semantic = load_semantic(SEMANTIC)
+    except (tomllib.TOMLDecodeError, ValueError, OSError) as exc:
+        print(f"mutation: {SEMANTIC.relative_to(ROOT)}: {exc}", file=sys.stderr)
+        return 2
 
-    if not args.report_only:
+    if not args.report_only and not args.semantic_only:
         try:
             import mutmut  # noqa: F401
         except ImportError:
@@ -148,10 +271,23 @@ def main(argv: list[str] | None = None) -> int:
             rc = run_mutmut(args.max_children, survivors)
         print(f"mutmut run: exit {rc}, {time.monotonic() - t0:.0f} s (log: mutants/mutmut.log)")
 
+    if not args.report_only:
+        print("semantic mutants: one at a time, each with the tests that cover its rule")
+        try:
+            found = run_semantic(semantic)
+        except RuntimeError as exc:
+            print(f"mutation: {exc}", file=sys.stderr)
+            return 2
+        mutants_dir.mkdir(exist_ok=True)
+        SEMANTIC_RESULTS.write_text(json.dumps(found, indent=2) + "\n", "utf-8")
+    sem_results = json.loads(SEMANTIC_RESULTS.read_text("utf-8")) if SEMANTIC_RESULTS.exists() else []
+    sem_caught, sem_tested = report_semantic(semantic, sem_results, args.show_failures)
+    sem_ok = sem_tested == len(semantic) and sem_caught == sem_tested
+
     results = load_results(mutants_dir)
     if not results:
-        print("mutation: no results in mutants/ (run without --report-only first)", file=sys.stderr)
-        return 2
+        print("mutmut: no results in mutants/ (run `python bench/mutation.py` without --semantic-only)")
+        return 0 if sem_ok and args.semantic_only else 2 if not args.semantic_only else 1
     status = Counter(m.status for m in results)
     tested = [m for m in results if m.status not in ("skipped", "not checked")]
     caught = sum(1 for m in tested if m.status in CAUGHT)
@@ -193,14 +329,16 @@ def main(argv: list[str] | None = None) -> int:
     stale = set(explained) - used
     print()
     print(
-        f"kill rate: {caught} / {len(tested)} = {rate:.1%} ({len(survivors)} survivors: "
+        f"mutmut kill rate: {caught} / {len(tested)} = {rate:.1%} ({len(survivors)} survivors: "
         f"{len(survivors) - unexplained} explained as equivalent, {unexplained} unexplained)"
     )
+    sem_rate = sem_caught / sem_tested if sem_tested else 0.0
+    print(f"semantic kill rate: {sem_caught} / {sem_tested} = {sem_rate:.1%} (beside mutmut's {rate:.1%})")
     if stale and not args.rerun_survivors:
         print(
             f"{len(stale)} explanation(s) in {EQUIVALENT.name} match no survivor any more (killed, or the code moved)"
         )
-    return 0 if rate >= args.min_rate and unexplained == 0 else 1
+    return 0 if rate >= args.min_rate and unexplained == 0 and sem_ok else 1
 
 
 if __name__ == "__main__":

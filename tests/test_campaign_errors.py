@@ -127,6 +127,17 @@ def test_only_natbench_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "PATH_LIKE" in info.value.message
 
 
+@pytest.mark.parametrize("written", ["true", "1.0", "'1'", "2", "0"])
+def test_schema_version_must_be_the_whole_number_1(written: str) -> None:
+    """``true`` equals 1 in Python and ``1.0`` compares equal to it: neither is the version a campaign names."""
+    text = GOOD.replace("PARAM", "1024").replace("schema_version: 1\n", f"schema_version: {written}\n", 1)
+    with pytest.raises(ConfigError) as info:
+        parse_campaign(text, "x.yaml")
+    assert info.value.field == "schema_version" and info.value.line == 1
+    assert "unsupported schema_version" in info.value.message
+    parse_campaign(GOOD.replace("PARAM", "1024"), "x.yaml")  # the whole number 1 is read
+
+
 def test_error_without_a_file_names_the_field() -> None:
     with pytest.raises(ConfigError) as info:
         Campaign.from_dict({"schema_version": 1})

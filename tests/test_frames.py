@@ -91,6 +91,18 @@ def test_checksums_verify_and_detect_corruption() -> None:
     assert not verify_checksums(bytes(g))
 
 
+def test_an_ipv6_udp_checksum_of_zero_is_wrong_where_ipv4_allows_it() -> None:
+    """RFC 8200 8.1: an IPv6 UDP checksum is mandatory, so a zero in the field is a bad frame; IPv4 (RFC 768)
+    reads zero as "no checksum computed"."""
+    f6 = bytearray(build_frame(**MACS, src="2001:2::2", dst="64:ff9b::c613:2", sport=1, dport=2, frame_size=84))
+    assert verify_checksums(bytes(f6))
+    struct.pack_into("!H", f6, l4_offset(True) + 6, 0)
+    assert not verify_checksums(bytes(f6))
+    f4 = bytearray(v4(frame_size=64))
+    struct.pack_into("!H", f4, l4_offset(False) + 6, 0)
+    assert verify_checksums(bytes(f4))
+
+
 def test_non_test_frames_are_not_parsed() -> None:
     f = bytearray(v4(frame_size=64))
     struct.pack_into("!H", f, l4_offset(False) + 8, MAGIC ^ 1)

@@ -3,20 +3,20 @@ without the hook, a failing snapshot, the DUT group's sum (fakes, no sockets).""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from metric_settings import build
 
-from natbench.duts.base import MeasuresMemory
-from natbench.duts.executors import CommandResult
 from natbench.duts.monitor import read_memory
 from natbench.duts.recipe_dut import DutGroup
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
 from natbench.metrics.memory import FillMemory, memory_used
-from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
+from natbench.plugins import CommandResult, MeasuresMemory
+from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -25,8 +25,10 @@ POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, n
 N = 4000
 
 
-def run(dut: FakeDut, metric: str, **settings: Any) -> tuple[RepetitionResult, list[TrialRecord]]:
-    tester = FakeTester(dut)
+def run(
+    dut: FakeDut, metric: str, *, tester: FakeTester | None = None, **settings: Any
+) -> tuple[RepetitionResult, list[TrialRecord]]:
+    tester = tester or FakeTester(dut)
     plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, seed=3)
     tester.prepare(plan)
     records: list[TrialRecord] = []
@@ -83,6 +85,41 @@ def test_every_fill_stores_the_memory_its_connections_took(metric: str, settings
     # two DUT round trips per fill, none for other trials
     assert dut.snapshots == 2 * len(filled)
     assert all("memory" not in r.extra for r in records if r.kind != "fill")
+
+
+@pytest.mark.parametrize(
+    ("metric", "settings"),
+    [
+        ("throughput", {"upper": 100_000, "error": 10_000, "fill_rate": 50_000}),
+        ("teardown", {"fill_rate": 50_000}),
+    ],
+)
+def test_memory_per_connection_divides_by_the_connections_the_dut_holds_not_the_frames_counted(
+    metric: str, settings: dict[str, Any]
+) -> None:
+    """The tester's own receive side missed 400 of each fill's 4,000 frames (it counts 3,600 valid), but the DUT
+    holds all 4,000 connections: the slab grows 4,000 x 256 B and the figure is 4,000 x 256 / 4,000 = 256 B per
+    connection, where dividing by the 3,600 frames the tester counted would say 284.4 B."""
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    tester = FakeTester(dut)
+
+    def misses(rate: float, learn: bool, _orig: Any = tester.phase1) -> PhaseResult:
+        res: PhaseResult = _orig(rate, learn)
+        c = res.counts[Direction.FORWARD]
+        counts = {Direction.FORWARD: DirectionCounts(c.sent, c.received - 400, c.valid - 400)}
+        return dataclasses.replace(res, counts=counts, deviations={Direction.FORWARD: Deviation(missed=400)})
+
+    tester.phase1 = misses  # type: ignore[method-assign]
+    _, records = run(dut, metric, tester=tester, **settings)
+    filled = [r for r in fills(records) if r.verdict is Verdict.PASS]
+    assert filled
+    for r in filled:
+        assert sum(int(c["valid"]) for c in r.counts.values()) == 3600
+        mem = r.extra["memory"]
+        assert mem["connections"] == N
+        assert mem["used"]["conntrack_slab"] == N * 256
+        assert mem["per_connection"]["conntrack_slab"] == 256.0
+        assert mem["per_connection"]["mem_available"] == 300.0
 
 
 def test_a_dut_without_the_hook_stores_nothing_and_measures_the_same() -> None:
@@ -142,7 +179,7 @@ def test_a_fill_without_a_valid_frame_stores_why_not_memory() -> None:
     memory, extra = FillMemory(MemoryFakeDut(FakeModel())), {}
     memory.emptied()
     memory.filled(_phase1(0), extra)
-    assert extra == {"memory_error": "no valid phase-1 frame: no connection to divide by"}
+    assert extra == {"memory_error": "no connection was created: no connection to divide by"}
 
 
 def test_a_fill_of_one_connection_stores_that_connections_memory() -> None:

@@ -86,3 +86,15 @@ def test_a_survivor_is_shown_as_its_changed_lines_only(tmp_path: Path) -> None:
     )
     # a top-level function ends where it ends: the registration line after it is not part of the diff
     assert diff(tmp_path, results["natbench.box.x_top__mutmut_1"], cache) == "-    return a * 2\n+    return a / 2"
+
+
+def test_every_semantic_mutant_still_finds_its_code_once_and_names_existing_tests() -> None:
+    """A semantic mutant whose code moved would silently test nothing: the set is checked against today's code."""
+    mutants = _bench().load_semantic(ROOT / "bench" / "semantic_mutants.toml")
+    assert len(mutants) >= 30
+    for m in mutants:
+        assert (ROOT / m.file).read_text("utf-8").count(m.old) == 1, m.name
+        assert m.old != m.new and len(m.rule) > 20, m.name
+        assert m.tests, m.name
+        for t in m.tests:
+            assert (ROOT / t.split("::")[0]).is_file(), (m.name, t)

@@ -206,6 +206,17 @@ def test_resolve_types_defaults_and_powers() -> None:
     assert r.resolve(v) == v  # resolving a resolved dict changes nothing
 
 
+def test_an_explicit_null_takes_the_parameter_default() -> None:
+    """``udp_timeout: null`` (or ``~``) in a campaign is "not given": the recipe's default applies, never None."""
+    r = load_recipe("iptables-nat44")
+    base = {"private_if": "a", "public_if": "b"}
+    assert r.params["udp_timeout"].default == 300
+    assert r.resolve({**base, "udp_timeout": None})["udp_timeout"] == 300
+    assert r.resolve({**base, "udp_timeout": None}) == r.resolve(base)
+    with pytest.raises(RecipeError, match="required"):
+        r.resolve({"private_if": None, "public_if": "b"})  # null does not satisfy a required parameter
+
+
 @pytest.mark.parametrize(
     ("params", "field", "words"),
     [

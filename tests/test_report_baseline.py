@@ -24,8 +24,8 @@ from conftest import FIG2_CPS, FIG2_FWD, FIG2_TP, fig2_store_runs, store_campaig
 import natbench
 from natbench.cli import cli
 from natbench.errors import ConfigError
+from natbench.plugins import Directions
 from natbench.run.runner import start_run
-from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.workingpoint import WorkingPoint
 
@@ -419,6 +419,28 @@ def test_a_baseline_with_another_acceptance_is_refused_in_one_line_naming_the_po
     own = _fwd(tmp_path, "own", lambda text: text.replace("  forwarding:\n", "  forwarding:\n    acceptance: 0.0001\n"))
     with pytest.raises(ConfigError, match=r"\): 0 vs 0.0001\)"):
         natbench.load(nat, baseline=own)
+
+
+def test_a_baseline_with_a_smaller_acceptance_than_the_run_is_refused_too(tmp_path: Path) -> None:
+    """The other way round: the NAT throughput accepted 0.1 % loss, the forwarding baseline none (RFC 2544). The
+    NAT's rate is then the higher one for the same loss, so the ratio overstates it: refused as well."""
+    nat = store_campaign_run(
+        tmp_path / "nat",
+        "seed000-fig2-iptables-cores.yaml",
+        {"throughput": FIG2_TP},
+        {"throughput": [100.0] * 5},
+        scale=1e3,
+        repetitions=3,
+        only=[0],
+        edit=lambda text: text.replace("  acceptance: 0 ", "  acceptance: 0.001 ", 1),
+    )
+    strict = _fwd(tmp_path, "strict", lambda text: text)
+    rc, out, err = _cli_error(str(nat), "--baseline", str(strict), out=tmp_path / "rep")
+    assert rc == 2 and out == ""
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"natbench: error: {strict}: the baseline run accepted another loss ratio than {nat}")
+    assert "iptables-1c-4M (1 cores, ports 1-4000 x 1-1000, 64-byte frames): 0.001 vs 0" in err
+    assert not (tmp_path / "rep").exists()
 
 
 def test_a_baseline_of_another_ip_version_is_refused(tmp_path: Path) -> None:

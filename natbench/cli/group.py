@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from natbench import __version__
+from natbench.version import __version__
 
 __all__ = ["FiniteFloatRange", "cli", "one_line"]
 

@@ -13,7 +13,7 @@ from natbench.campaign.estimate import format_duration, has_algorithm
 from natbench.campaign.feasibility import MemoryCheck, memory_check
 from natbench.cli.group import cli
 from natbench.errors import ConfigError, StoreError
-from natbench.search.fast import SEEDED_TRIALS
+from natbench.search.fast import SEEDED_FULL, SEEDED_PROBES, SEEDED_TRIALS
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 
@@ -135,8 +135,9 @@ def saving_line(compared: dict[str, Estimate]) -> str:
     return (
         f"search algorithms: binary {old.trials:,} trials, {format_duration(old.seconds)}; "
         f"fast {new.trials:,} trials, {format_duration(new.seconds)}: {ratio:.1f}x less tester time "
-        f"(saves {format_duration(old.seconds - new.seconds)}; fast counted with {SEEDED_TRIALS} full trials "
-        "per seeded repetition, optimistic for a DUT whose trials jitter: bench/campaign_time.py simulates that)"
+        f"(saves {format_duration(old.seconds - new.seconds)}; fast counted with {SEEDED_FULL} full trials and "
+        f"{SEEDED_PROBES} short ones per seeded repetition, {SEEDED_TRIALS} full ones for cps, typical of "
+        "bench/campaign_time.py's simulation; a DUT with queues needs more)"
     )
 
 
@@ -161,8 +162,8 @@ def measured_per_connection(run_dir: str) -> tuple[float | None, str]:
     fills = run.memory.dropna(subset=["mem_available"])
     if fills.empty:
         return None, f"run {run_dir} stored no memory per connection"
-    largest = fills[fills["connections"] == fills["connections"].max()]
-    n = int(largest["connections"].iloc[0])
+    largest = fills[fills["created_connections"] == fills["created_connections"].max()]
+    n = int(largest["created_connections"].iloc[0])
     where = f"median of {len(largest)} fills of {n:,} connections in run {run.name} ({run_dir})"
     return float(largest["mem_available"].median()), where
 

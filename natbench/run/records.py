@@ -1,6 +1,6 @@
-"""The one reader of ``trials.jsonl`` (and its line format): sequence numbers, checksums, damage and notes.
+"""The scanner of ``trials.jsonl``: sequence numbers, checksums, field types, damage and notes.
 
-Every record line is one compact JSON object with sorted keys::
+Every record line is one compact JSON object with sorted keys (its codec: :mod:`natbench.run.format.lines`)::
 
     {"crc32": "1a2b3c4d", "seq": 7, "type": "trial", ...TrialRecord.to_dict()}
 
@@ -26,7 +26,8 @@ after a kill -9 or while a run is being written) and **damage** (``file:line: wh
   writer leaves an uncounted record after the mark. Such a record was added by something else: it is
   damage (and is left out of the records);
 * a missing ``seq`` (gap), a ``seq`` twice (duplicate), a ``seq`` out of order, a checksum
-  mismatch, a line that is not UTF-8, not JSON or no record, a second result of the same
+  mismatch, a line that is not UTF-8, not JSON or no record, a field that is missing, unknown or of the
+  wrong type (``field: expected ..., got ...``), a second result of the same
   repetition, a missing ``trials.jsonl`` when the counts
   say records were written, and counts per kind that do not match are damage.
 
@@ -40,21 +41,22 @@ after them and counts the old lines as ``legacy``.
 from __future__ import annotations
 
 import bisect
-import json
-import math
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from natbench.results import RepetitionResult, TrialRecord
+from natbench.run.format.fields import FieldError
+from natbench.run.format.files import RUN
+from natbench.run.format.lines import KINDS, NonFinite, checksum, decode_record, parse_line
+from natbench.run.format.meta import COUNTS, MAX_SEQ, counts_problem
+
 __all__ = [
     "COUNTS",
     "Record",
     "Scan",
-    "checksum",
     "damage_message",
-    "encode",
     "moved_count",
     "moved_ranges",
     "rep_key",
@@ -62,48 +64,8 @@ __all__ = [
     "with_range",
 ]
 
-COUNTS = "records"
-"""Key of the record counts in run.json."""
-
-KINDS = ("trial", "result")
-
 MAX_LISTED = 200
 """Problems listed one by one; beyond them one line says how many more."""
-
-
-def checksum(obj: Mapping[str, Any]) -> str:
-    """CRC-32 (8 hex digits) of the canonical JSON of ``obj`` without its ``crc32`` field."""
-    body = {k: v for k, v in obj.items() if k != "crc32"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return f"{zlib.crc32(text.encode('utf-8')):08x}"
-
-
-def encode(kind: str, data: Mapping[str, Any], seq: int) -> str:
-    """The line (with its newline) of one record: ``type``, the record's fields, ``seq`` and ``crc32``."""
-    obj: dict[str, Any] = {"type": kind, **data, "seq": seq}
-    obj["crc32"] = checksum(obj)
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
-
-
-class NonFinite(ValueError):
-    """A record line holds a number JSON cannot carry (``NaN``, ``Infinity``, ``1e999``)."""
-
-
-def _reject_constant(token: str) -> float:
-    raise NonFinite(f"non-finite number {token}")
-
-
-def _finite_float(token: str) -> float:
-    value = float(token)
-    if not math.isfinite(value):
-        raise NonFinite(f"non-finite number {token}")
-    return value
-
-
-def parse_line(text: str) -> Any:
-    """The JSON value of one record line; :class:`NonFinite` for ``NaN``, ``Infinity`` or a number out of float
-    range (JSON has none of them, and the checksum cannot be computed over them), ValueError when it is no JSON."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def rep_key(data: Mapping[str, Any]) -> tuple[str, str, int] | None:
@@ -112,30 +74,6 @@ def rep_key(data: Mapping[str, Any]) -> tuple[str, str, int] | None:
     if pid is None or metric is None or not isinstance(rep, int):
         return None
     return (str(pid), str(metric), rep)
-
-
-MAX_SEQ = 1 << 40
-"""Largest record count taken from run.json (a trial a microsecond for 12 days); beyond it the counts are damage."""
-
-
-def counts_error(counts: Any) -> str | None:
-    """What is wrong with run.json's ``records`` (None when it is well-formed)."""
-    if not isinstance(counts, dict):
-        return f"expected an object, got {type(counts).__name__}"
-    for name in ("written", "trial", "result", "legacy"):
-        v = counts.get(name, 0)
-        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SEQ:
-            return f"{name}: expected a whole number from 0 to {MAX_SEQ}, got {v!r}"
-    moved = counts.get("moved", [])
-    if not isinstance(moved, list):
-        return "moved: expected a list of [first, last] ranges"
-    last = 0
-    for pair in moved:
-        ok = isinstance(pair, list) and len(pair) == 2 and all(type(x) is int for x in pair)
-        if not ok or not last < pair[0] <= pair[1] <= counts.get("written", 0):
-            return f"moved: {pair!r} is no [first, last] range after {last} within the records written"
-        last = pair[1]
-    return None
 
 
 def moved_ranges(counts: Mapping[str, Any]) -> list[tuple[int, int]]:
@@ -181,6 +119,13 @@ class Record:
     """The record: ``type`` and the record's fields (without ``seq`` and ``crc32``)."""
     seq: int | None
     """Its sequence number (None on lines from before sequence numbers)."""
+    record: TrialRecord | RepetitionResult
+    """The record, typed (:func:`natbench.run.format.lines.decode_record`)."""
+
+    @property
+    def kind(self) -> str:
+        """``trial`` or ``result``."""
+        return str(self.data["type"])
 
 
 @dataclass
@@ -221,9 +166,17 @@ class _Scanner:
     """One pass over the lines; keeps what the checks need."""
 
     def __init__(
-        self, path: Path, counts: Mapping[str, Any] | None, limit: int | None, status: str, sequence: bool
+        self,
+        path: Path,
+        counts: Mapping[str, Any] | None,
+        limit: int | None,
+        status: str,
+        sequence: bool,
+        malformed_counts: bool = False,
     ) -> None:
         self.out = Scan(path)
+        self.malformed_counts = malformed_counts
+        """run.json had counts, but malformed ones (reported): the file is checked as far as its lines allow."""
         self.sequence = sequence
         self.counts = counts
         self.written = int(counts.get("written", 0)) if counts else 0
@@ -295,8 +248,11 @@ class _Scanner:
                 data,
             )
             return
+        record = self.decoded(number, data)
+        if record is None:
+            return
         if not self.sequence:
-            self.out.records.append(Record(number, text, data, seq))
+            self.out.records.append(Record(number, text, data, seq, record))
             return
         if seq in self.by_seq:
             first = self.by_seq[seq]
@@ -316,7 +272,7 @@ class _Scanner:
             self.bad(number, f"seq {seq} beyond the {self.written} records run.json counts", data)
             return
         self.max_seq = seq
-        rec = Record(number, text, data, seq)
+        rec = Record(number, text, data, seq, record)
         self.by_seq[seq] = rec
         if _within(self.moved, seq):
             if kind == "trial":
@@ -324,7 +280,7 @@ class _Scanner:
             else:
                 self.bad(number, f"seq {seq}: a result among the records a resume moved aside", data)
             return
-        if seq > self.counted and self.status == "complete":
+        if self.counts is not None and seq > self.counted and self.status == "complete":
             self.bad(
                 number,
                 f"seq {seq} beyond the {self.counted} records run.json counts in a run whose status is 'complete'"
@@ -332,16 +288,27 @@ class _Scanner:
                 data,
             )
             return
-        if seq > self.written:
+        if self.counts is not None and seq > self.written:
             self.out.notes.append(
                 f"{self.where(number)}: seq {seq} not counted in run.json yet"
                 " (written just before the run stopped, or the run is still being written)"
             )
         self.keep(rec)
 
+    def decoded(self, number: int, data: dict[str, Any]) -> TrialRecord | RepetitionResult | None:
+        """The typed record of a line; None (and the line is damage, like a checksum mismatch) when a field is
+        missing, unknown or of the wrong type."""
+        try:
+            return decode_record(data)
+        except FieldError as exc:
+            self.bad(number, str(exc), data)
+            return None
+
     def legacy_line(self, number: int, text: str, data: dict[str, Any]) -> None:
         if not self.sequence:
-            self.out.records.append(Record(number, text, data, None))
+            record = self.decoded(number, data)
+            if record is not None:
+                self.out.records.append(Record(number, text, data, None, record))
             return
         if self.counts is not None and (self.by_seq or self.out.legacy >= int(self.counts.get("legacy", 0))):
             self.bad(number, "seq: missing (every record of this run carries a sequence number and a checksum)", data)
@@ -350,9 +317,12 @@ class _Scanner:
             self.bad(number, f"duplicate of line {self.seen_text[text]}")
             self.bad_lines.pop()
             return
+        record = self.decoded(number, data)
+        if record is None:
+            return
         self.seen_text[text] = number
         self.out.legacy += 1
-        self.keep(Record(number, text, data, None))
+        self.keep(Record(number, text, data, None, record))
 
     def keep(self, rec: Record) -> None:
         key = rep_key(rec.data)
@@ -369,7 +339,7 @@ class _Scanner:
             out.torn = torn_line is not None
             return out
         counted = self.counts is not None
-        if not counted and self.by_seq:
+        if not counted and self.by_seq and not self.malformed_counts:
             out.damage.append(
                 f"{out.path}: its records carry sequence numbers but run.json has no record counts (run.json replaced?)"
             )
@@ -389,7 +359,8 @@ class _Scanner:
                 f"{self.where(line)}: {span} missing{at_end} (run.json counts {self.written} records written)"
             )
             self.taint_around(numbered[j] if j >= 0 else None, after)
-        if counted and self.counts is not None and not missing:
+        if counted and self.counts is not None and not missing and not out.damage:
+            # an otherwise intact file: its kinds must match the counts (line damage already explains a mismatch)
             self.kinds(lines_total)
             legacy = int(self.counts.get("legacy", 0))
             if out.legacy != legacy:
@@ -479,12 +450,17 @@ def scan(
     ``sequence`` False only each line is checked (UTF-8, JSON, type, checksum), not their numbers: for
     ``trials.abandoned.jsonl``.
     """
-    problem = counts_error(counts) if counts is not None else None
+    problem = counts_problem(counts) if counts is not None else None
     scanner = _Scanner(
-        path, None if problem else counts, None if counted_after is None else counted_after + 1, status, sequence
+        path,
+        None if problem else counts,
+        None if counted_after is None else counted_after + 1,
+        status,
+        sequence,
+        malformed_counts=problem is not None,
     )
     if problem:
-        scanner.out.damage.append(f"{path.with_name('run.json')}: records: {problem}")
+        scanner.out.damage.append(f"{path.with_name(RUN)}: {COUNTS}: {problem}")
     try:
         with open(path, "rb") as f:
             data = f.read()
