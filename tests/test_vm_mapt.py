@@ -26,7 +26,7 @@ from natbench.campaign import load_campaign
 from natbench.duts.parsers_jool_pf import MAPT_VERSIONS
 from natbench.duts.recipe_dut import DutGroup
 from natbench.results import Direction, PhaseResult
-from natbench.run.store import RunDirectory
+from natbench.run.reader import RunDirectory
 from natbench.testbed import Testbed, build_testbed
 from natbench.testbed.lab import VmLab
 from natbench.testbed.lab.host import netns_list
@@ -136,10 +136,10 @@ def test_lab_mapt_campaign_end_to_end(tmp_path: Path) -> None:
         values.setdefault((res.point_id, res.metric), []).append(res.value)
         if res.metric == "teardown" and res.value is None:
             # deleting a few thousand entries takes milliseconds in the VM, timed over SSH at ~0.1 s: a
-            # repetition may find the filled table no slower than the empty one, and on a loaded machine the
-            # fill may lose frames; any other failure (entries left after the delete-all) is a real one
+            # repetition may be too few connections to time, and on a loaded machine the fill may lose frames;
+            # any other failure (entries left after the delete-all) is a real one
             failed = str(res.extra.get("failed"))
-            assert "is not above the empty-table time" in failed or "lost frames" in failed, res.extra
+            assert "too few connections to time" in failed or "lower fill_rate" in failed, res.extra
     points = {p for p, _ in values}
     assert len(points) == 2
     for point in points:
