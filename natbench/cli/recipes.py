@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from natbench.cli.group import cli
+from natbench.cli.group import cli, printable
 from natbench.config.source import parse_yaml
-from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe
+from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe, shadowed_recipes
 from natbench.errors import ConfigError
 from natbench.values import MAX_CORES
 
@@ -50,7 +50,13 @@ def list_cmd() -> None:
             r = load_recipe(path)
             click.echo(f"{name:20} {r.family:12} {r.implementation:12} {r.description}")
         except ConfigError as exc:
-            click.echo(f"{name:20} BROKEN: {exc}")
+            click.echo(f"{name:20} BROKEN: {printable(str(exc))}")
+    for name, path in shadowed_recipes().items():
+        click.echo(
+            f"natbench: note: {printable(str(path))} is not used: natbench ships a recipe {name} (name the file, or"
+            " list its directory in NATBENCH_RECIPES)",
+            err=True,
+        )
 
 
 @recipes.command("show")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from natbench.cli.group import cli
+from natbench.cli.group import cli, writable_directory
 
 __all__ = ["report"]
 
@@ -74,6 +74,7 @@ def report(
                 click.echo(t.render(f))
         return
     target = out if out is not None else run.path / "report"
+    writable_directory(target, "--out", "the report")  # before any table is printed
     if "text" in fmts:
         for t in run.tables(scale):
             click.echo(t.to_text())
