@@ -8,6 +8,8 @@ count, ``timed_flush`` times a command, a stateful recipe has ``setup`` and ``te
 
 from __future__ import annotations
 
+import re
+
 from natbench.config.source import SourceMap
 from natbench.duts.parsers import parser_names
 from natbench.duts.recipes.conditions import parse_condition
@@ -18,7 +20,9 @@ from natbench.duts.recipes.shell import ASSIGNMENT, CONFIG, REDIRECT, ShellStruc
 from natbench.duts.recipes.template import TemplateSyntaxError, parse_template, quoted_placeholder
 from natbench.errors import RecipeError
 
-__all__ = ["check_recipe"]
+__all__ = ["check_recipe", "netns_template"]
+
+_NETNS = re.compile(r"(?:[A-Za-z0-9_.+-]|\{\{[^{}]*\}\})+")
 
 
 def check_recipe(recipe: Recipe, source: SourceMap) -> None:
@@ -99,6 +103,9 @@ def _check_shell(recipe: Recipe) -> None:
     for step in recipe.steps.values():
         for i, cmd in enumerate(step.commands):
             field = f"steps.{step.name}[{i}]"
+            if cmd.netns is not None and not _NETNS.fullmatch(cmd.netns):
+                message = "a namespace is one word: letters, digits, '_', '.', '-' and placeholders, no shell syntax"
+                raise _error(recipe, message, cmd.line, f"{field}.netns")
             for key, text in (("run", cmd.run), ("netns", None if cmd.netns is None else netns_template(cmd.netns))):
                 if text is None:
                     continue
