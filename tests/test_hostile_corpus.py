@@ -36,7 +36,7 @@ from test_malformed_corpus import _EXPECT, DRIVER, MEMORY, ROOT, SECONDS, WALL, 
 from natbench.cli.group import MAX_LINE_CHARS
 
 CORPUS = Path("tests/data/hostile")
-_COMMANDS = {"campaigns": ["validate"], "recipes": ["recipes", "show"], "testbeds": ["validate", "--testbed"]}
+_COMMANDS = {"campaigns": ["validate"], "recipes": ["recipes", "validate"], "testbeds": ["validate", "--testbed"]}
 SECRETS = {
     "NATBENCH_HOSTILE_SECRET": "CANARY-SECRET-$(id)",
     "NATBENCH_HOSTILE_OPTION": "--CANARY-OPTION",

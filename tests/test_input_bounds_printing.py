@@ -204,3 +204,30 @@ def test_a_lab_program_installed_off_path_skips_with_its_reason(monkeypatch: pyt
     monkeypatch.setenv("PATH", "/nonexistent")
     reason = unmet("lab")
     assert reason is not None and "nft" in reason and "on PATH" in reason
+
+
+def test_the_lab_and_dut_settings_have_the_ranges_of_their_cli_twins() -> None:
+    from natbench.campaign.schema import DutSpec, LabAccess
+    from natbench.cli.lab import lab
+    from natbench.cli.recipes import render
+    from natbench.values import MAX_CORES
+
+    def bounds(model: type, name: str) -> tuple[float, float]:
+        info = model.model_fields[name]
+        low = next(m.ge for m in info.metadata if hasattr(m, "ge"))
+        high = next(m.le for m in info.metadata if hasattr(m, "le"))
+        return low, high
+
+    up = lab.commands["up"]  # type: ignore[attr-defined]
+    options = {p.name: p.type for p in up.params}
+    assert (options["vcpus"].min, options["vcpus"].max) == bounds(LabAccess, "vcpus")
+    assert (options["memory"].min, options["memory"].max) == bounds(LabAccess, "memory")
+    (cores,) = [p for p in render.params if p.name == "cores"]
+    assert (cores.type.min, cores.type.max) == bounds(DutSpec, "cores") == (1, MAX_CORES)  # type: ignore[attr-defined]
+
+
+def test_recipes_validate_prints_one_line_per_recipe() -> None:
+    proc = natbench("recipes", "validate", "iptables-nat44", "tests/data/hostile/recipes/shell-eval.yaml")
+    assert proc.returncode == 2
+    assert proc.stdout == "OK iptables-nat44: recipe iptables-nat44, 20 parameter(s), 70 command(s)\n"
+    assert proc.stderr.startswith("natbench: error: tests/data/hostile/recipes/shell-eval.yaml:13: steps.setup[0].run:")

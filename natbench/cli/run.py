@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from natbench.campaign import load_campaign
-from natbench.cli.group import FiniteFloatRange, cli, max_points_option, writable_directory
+from natbench.cli.group import FiniteFloatRange, cli, max_points_option, printable, writable_directory
 from natbench.errors import ConfigError, NatbenchError, StoreError
 from natbench.run.observers import LoggingObserver, Observer, PlainProgress, RichProgress
 from natbench.run.records import Scan
@@ -170,7 +170,7 @@ def run_command(
             _announce_repair(existing, found)
         where = existing.path
     writable_directory(where, "--output", "the run")  # before a testbed is built or anything measured
-    click.echo(f"natbench: run directory {where}", err=True)
+    click.echo(f"natbench: run directory {printable(str(where))}", err=True)
     if scheduler is not None and monitor_interval:
         raise click.UsageError("with --scheduler, --monitor goes in the workers' testbed files (monitor_interval)")
     try:
