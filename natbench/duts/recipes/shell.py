@@ -61,6 +61,9 @@ CONFIG = "config"
 TOKEN = re.compile(r"[A-Za-z0-9_.:/,+-]+")
 """A plain token: what a value written into a configuration file or assigned to a variable may be."""
 
+MAX_SIMPLE_COMMANDS = 256
+"""Most simple commands a template with placeholders may hold (the shipped ones have at most 6)."""
+
 _SENTINEL = "\ue000"
 _PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.S)
 _NAME_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
@@ -181,6 +184,7 @@ class _Scanner:
         self.spliced = 0  # depth of $( ) around the current position
         self.code_runner: str | None = None
         self.stopped = False
+        self.count = 0
 
     # -- errors
 
@@ -292,6 +296,9 @@ class _Scanner:
                 raise ShellStructureError("a redirection without its file")
             if cmd.words or cmd.redirects:
                 pipeline.append(cmd)
+                self.count += 1
+                if self.count > MAX_SIMPLE_COMMANDS:
+                    raise ShellStructureError(f"more than {MAX_SIMPLE_COMMANDS} commands in one template")
             cmd = _Command()
 
         def finish_pipeline() -> None:
@@ -512,9 +519,12 @@ def _is_runner(program: str) -> bool:
     return program in _CODE_RUNNERS or bool(_VERSIONED_RUNNER.fullmatch(program))
 
 
+_QUOTES = str.maketrans("", "", "'\"")
+
+
 def _unquoted(text: str) -> str:
     """A word's text with its quotes removed (good enough for program names and ``--``)."""
-    return re.sub(r"""['"]""", "", text)
+    return text.translate(_QUOTES)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -696,6 +706,10 @@ def analyze(template: str) -> tuple[Slot, ...]:
         raise ShellStructureError(f"natbench cannot follow the shell structure of this command ({exc})") from None
     except IndexError:
         raise ShellStructureError("natbench cannot follow the shell structure of this command") from None
+    except RecursionError:
+        raise ShellStructureError(
+            "natbench cannot follow the shell structure of this command (nested too deep)"
+        ) from None
     kinds = _classify(scanner)
     if scanner.code_runner is not None:
         raise scanner.refuse(

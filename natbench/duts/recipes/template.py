@@ -142,25 +142,38 @@ FILTERS: dict[str, Callable[[Any], Any]] = {
 
 
 def parse_template(text: str) -> list[Placeholder]:
-    """All placeholders of ``text``; raises :class:`TemplateSyntaxError` on bad syntax."""
+    """All placeholders of ``text``; raises :class:`TemplateSyntaxError` on bad syntax (in time linear in ``text``)."""
     found: list[Placeholder] = []
-    for match in _PLACEHOLDER.finditer(text):
-        parts = [p.strip() for p in match.group(1).split("|")]
+    rest: list[str] = []
+    i = 0
+    while (start := text.find("{{", i)) >= 0:
+        end = text.find("}}", start + 2)
+        if end < 0:
+            break
+        whole = text[start : end + 2]
+        parts = [p.strip() for p in whole[2:-2].split("|")]
         name, filters = parts[0], tuple(parts[1:])
         if not _NAME.match(name):
             raise TemplateSyntaxError(
-                f"bad placeholder {match.group(0)!r}: expected {{{{ name }}}} or {{{{ name | filter }}}}"
+                f"bad placeholder {_cut(whole)!r}: expected {{{{ name }}}} or {{{{ name | filter }}}}"
             )
         for f in filters:
             if f not in FILTERS:
                 raise TemplateSyntaxError(
-                    f"unknown filter {f!r} in {match.group(0)!r} (known: {', '.join(sorted(FILTERS))})"
+                    f"unknown filter {_cut(f)!r} in {_cut(whole)!r} (known: {', '.join(sorted(FILTERS))})"
                 )
         found.append(Placeholder(name, filters))
-    rest = _PLACEHOLDER.sub("", text)
-    if "{{" in rest or "}}" in rest:
+        rest.append(text[i:start])
+        i = end + 2
+    rest.append(text[i:])
+    left = "".join(rest)
+    if "{{" in left or "}}" in left:
         raise TemplateSyntaxError("unbalanced '{{' or '}}'")
     return found
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def quoted_placeholder(text: str) -> str | None:
