@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from natbench.report import aggregate as ag
+from natbench.run import frames
+from natbench.run.format import decode_record
 from natbench.testing.rundir import make_point
 
 METRICS = ["cps", "throughput", "forwarding", "latency", "teardown"]
@@ -45,7 +47,7 @@ def synthetic(rows: int, reps: int = 20, seed: int = 1) -> tuple[pd.DataFrame, p
                 swept_dut="dut",
             )
         )
-    ids = np.array([p["id"] for p in pts])
+    ids = np.array([p.id for p in pts])
     n = npoints * len(METRICS) * reps
     point_id = np.repeat(ids, len(METRICS) * reps)
     metric = np.tile(np.repeat(np.array(METRICS), reps), npoints)
@@ -66,10 +68,24 @@ def synthetic(rows: int, reps: int = 20, seed: int = 1) -> tuple[pd.DataFrame, p
         "reported": value * directions,
         "filled_delete_s": filled,
         "empty_delete_s": empty,
-        "connections": np.where(metric == "teardown", 4e6, np.nan),
+        "created_connections": np.where(metric == "teardown", 4e6, np.nan),
         "tester_bound": np.zeros(n, dtype=bool),
     }
-    return ag._results_from_columns(cols), ag.points_frame(pts)
+    return _results(cols, n), frames.points_frame(pts)
+
+
+def _results(cols: dict[str, np.ndarray], n: int) -> pd.DataFrame:
+    """A frame with the columns and dtypes of natbench.run.frames.results_frame, from column arrays (the other
+    derived columns empty: NaN, False)."""
+    df = pd.DataFrame(cols)
+    for f in frames.RESULT_FIELDS:
+        if f.name not in df:
+            df[f.name] = np.full(n, np.nan) if f.dtype == "float64" else np.zeros(n, dtype=bool)
+    df["extra"] = [{}] * n
+    df = df[frames.RESULT_COLUMNS]
+    for c in ("point_id", "metric", "unit"):
+        df[c] = df[c].astype("category")
+    return df
 
 
 def timed(label: str, fn, *args):  # type: ignore[no-untyped-def]
@@ -142,7 +158,8 @@ def main() -> None:
     ref, t_naive = timed("reference: naive Python group-by (statistics.median)", naive, records)
     lines = [json.dumps(r) for r in records]
     _, t_json = timed("reference: json.loads of the rows as trials.jsonl lines", lambda: [json.loads(x) for x in lines])
-    timed("results_frame: tidy frame from the parsed records", ag.results_frame, records)
+    typed = [decode_record(r) for r in records]
+    timed("results_frame: tidy frame from the decoded records", frames.results_frame, typed)
 
     k = next(iter(ref))
     assert abs(summary.loc[k, "median"] - ref[k][0]) < 1e-6 * ref[k][0], "aggregation disagrees with reference"

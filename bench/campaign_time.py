@@ -1,10 +1,14 @@
-"""Tester time and accuracy of the seed campaigns under the binary and the fast search, simulated.
+"""Tester time and accuracy of the seed campaigns under the binary search, the fast search and MLRsearch, simulated.
 
 The real procedures (``natbench.metrics.run_repetition`` with the campaign's own settings at every working
 point) drive a fake tester and DUT (``natbench.testing``) on a simulated clock: nothing sleeps. Per campaign it
-prints, for ``algorithm: binary`` (the seeds' procedure) and ``algorithm: fast`` side by side in one run, the
-tester time of one campaign, its trials and the accuracy over all simulated repetitions (share of results within
-the search error of the true ceiling, bias), and the ratios fast / binary.
+prints, for ``algorithm: binary`` (the seeds' procedure), ``fast`` and ``mlr`` side by side in one run, the
+tester time of one campaign, its trials and trial seconds, and per metric the time and the accuracy over all
+simulated repetitions (share of results outside ``(truth - error, truth]``, within the error, bias, spread), with
+the ratios of each to binary. ``mlr`` is MLRsearch with the ``rfc2544`` preset (``algorithm: mlr``'s default) and
+a relative width of ``error / (true ceiling + error)``, so that its final width (relative to its upper bound) near
+the ceiling is at most the other searches' error (the preset's own ``error / upper`` would search 30 times finer on
+the seeds' ranges); MLRsearch has no cps search, so under ``mlr`` cps runs ``binary`` (its rows say so).
 
 The modelled DUT (fixed here, the same for both algorithms; nothing is fitted to either search):
 
@@ -18,6 +22,9 @@ The modelled DUT (fixed here, the same for both algorithms; nothing is fitted to
 * **Loss curve**: no loss below ``(1 - KNEE) x ceiling``; from there the loss ratio rises quadratically to
   ``KNEE_LOSS`` at the ceiling; above it ``KNEE_LOSS + 1 - ceiling / rate`` (lost frames: floor of the expected).
 * **Loss spikes**: Poisson, ``SPIKES_PER_SECOND`` per second of traffic, each losing ``SPIKE_SECONDS`` of frames.
+* **Queue** (``--buffer-frames B``, default 0): a DUT queue absorbs the first B frames a trial would lose in each
+  direction (a phase 1 too), as a token bucket of B packets does: a trial of T seconds then passes up to about
+  ``ceiling + B / T``, so short trials are optimistic by ``B / T_short``.
 * **Time**: a phase 1 of N frames lasts N / rate, a phase-2 trial its duration, a validation learned / rate; each
   adds the metric's ``timeout`` (the tester's receive wait). DUT commands (empty, count the table) cost
   ``COMMAND_SECONDS`` each: the SSH step time bench/dut_step_roundtrips.py measured (412 ms per step sent as one
@@ -32,6 +39,8 @@ simulation; the DUT does not report mappings, so port preservation is "unverifie
     python bench/campaign_time.py            # >= 1,000 repetitions per campaign and algorithm (minutes)
     python bench/campaign_time.py --quick    # one pass of each campaign
     python bench/campaign_time.py --spikes-per-hour 0    # a DUT without loss spikes
+    python bench/campaign_time.py --buffer-frames 2048   # a DUT with a 2,048-frame queue per direction
+    python bench/campaign_time.py --algorithms binary,fast-norule,fast,mlr   # and fast without the short-fail rule
 """
 
 from __future__ import annotations
@@ -43,7 +52,6 @@ import random
 import statistics
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,9 +60,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from natbench.campaign import load_campaign  # noqa: E402
+from natbench.campaign.estimate import has_algorithm  # noqa: E402
 from natbench.metrics import ProcedureContext, run_repetition  # noqa: E402
+from natbench.metrics.throughput import MlrSettings  # noqa: E402
+from natbench.plugins import Directions, Phase2Options  # noqa: E402
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord  # noqa: E402
-from natbench.testers.base import Directions, Phase2Options  # noqa: E402
 from natbench.testing import FakeDut, FakeModel, FakeTester  # noqa: E402
 from natbench.traffic.plan import ResponderMode  # noqa: E402
 
@@ -74,8 +84,10 @@ COMMAND_SECONDS = 0.412
 """One DUT step over SSH (bench/dut_step_roundtrips.py: one script per step)."""
 FLUSH_PER_CONNECTION = FakeModel().flush_per_connection
 """Seconds emptying the table takes per connection."""
-ALGORITHMS = ("binary", "fast")
-"""The reference (seeds' procedure) first, then the new search."""
+BUFFER_FRAMES = 0
+"""Frames a DUT queue absorbs per direction and trial (``--buffer-frames``)."""
+ALGORITHMS = ("binary", "fast", "mlr")
+"""The reference (seeds' procedure) first, then the fast search and MLRsearch."""
 
 
 @dataclass(frozen=True)
@@ -164,8 +176,9 @@ def lost_frames(frames: int, ratio: float) -> int:
 
 
 def passes(frames: int, rate: float, ceiling: float, acceptance: float) -> bool:
-    """Whether a trial of ``frames`` at ``rate`` passes on the DUT without jitter or spikes."""
-    return lost_frames(frames, loss_ratio(rate, ceiling)) <= acceptance * frames
+    """Whether a trial of ``frames`` at ``rate`` passes on the DUT without jitter or spikes (its queue absorbing the
+    first :data:`BUFFER_FRAMES` lost frames)."""
+    return max(0, lost_frames(frames, loss_ratio(rate, ceiling)) - BUFFER_FRAMES) <= acceptance * frames
 
 
 def true_ceiling(ceiling: float, acceptance: float, frames_at: Any) -> float:
@@ -235,7 +248,7 @@ class SimTester(FakeTester):
     def _lost(self, frames: int, rate: float, ceiling: float, seconds: float) -> int:
         lost = lost_frames(frames, loss_ratio(rate, ceiling))
         spikes = _poisson(self.rng, SPIKES_PER_SECOND * seconds)
-        return min(frames, lost + spikes * round(SPIKE_SECONDS * rate))
+        return max(0, min(frames, lost + spikes * round(SPIKE_SECONDS * rate)) - BUFFER_FRAMES)
 
     def phase1(self, rate: float, learn: bool) -> PhaseResult:
         """All N frames at ``rate``; lost ones create no connection."""
@@ -282,31 +295,60 @@ def _poisson(rng: random.Random, mean: float) -> int:
 
 @dataclass
 class Tally:
-    """Time, trials and accuracy of one algorithm over all passes of one campaign."""
+    """Time, trials and accuracy of one algorithm over all passes of one campaign (or of one metric in it)."""
 
     seconds: float = 0.0
     trials: int = 0
     short: int = 0
+    trial_seconds: float = 0.0
     results: int = 0
     failed: int = 0
     within: int = 0
+    outside: int = 0
     bias: list[float] = field(default_factory=list)
-    per_metric: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    probes: int = 0
+    proofs: int = 0
+    guards: int = 0
+    short_bounds: int = 0
+    algorithm: str = ""
+    metrics: dict[str, Tally] = field(default_factory=dict)
 
     def add(self, res: RepetitionResult, truth: float, error: float) -> None:
-        """Book one repetition's result against the true ceiling."""
+        """Book one repetition's result against the true ceiling: within the error of it, outside (truth - error,
+        truth] (a failed repetition counts as outside, as it reports nothing), and its relative deviation."""
         self.results += 1
         if res.value is None:
             self.failed += 1
+            self.outside += 1
             return
         if abs(res.value - truth) <= error:
             self.within += 1
+        if not truth - error < res.value <= truth:
+            self.outside += 1
         self.bias.append((res.value - truth) / truth)
+
+    def book(self, metric: str, res: RepetitionResult, truth: float, error: float, records: list[TrialRecord]) -> None:
+        """Book one repetition of ``metric`` here and in the metric's own tally, with its trials."""
+        sub = self.metrics.setdefault(metric, Tally())
+        for t in (self, sub):
+            t.add(res, truth, error)
+            t.trials += len(records)
+            t.short += sum(1 for r in records if r.extra.get("search_trial") == "short")
+            t.trial_seconds += sum(float(r.extra.get("duration", 0.0)) for r in records if r.kind != "fill")
+            t.probes += int(res.extra.get("probes") or 0)
+            t.proofs += int(res.extra.get("probe_proofs") or 0)
+            t.guards += int(res.extra.get("guard_trials") or 0)
+            t.short_bounds += bool(res.extra.get("short_bound"))
 
     @property
     def within_share(self) -> float:
         """Share of all repetitions whose result is within the search error of the true ceiling."""
         return self.within / self.results if self.results else 0.0
+
+    @property
+    def outside_share(self) -> float:
+        """Share of all repetitions whose result is not in (truth - error, truth] (failed ones included)."""
+        return self.outside / self.results if self.results else 0.0
 
     @property
     def mean_bias(self) -> float:
@@ -318,21 +360,33 @@ class Tally:
         """Standard deviation of the relative deviations."""
         return statistics.pstdev(self.bias) if len(self.bias) > 1 else 0.0
 
+    def per_pass(self, passes: int) -> None:
+        """Turn the time and trial sums into figures per pass of the campaign."""
+        for t in (self, *self.metrics.values()):
+            t.seconds /= passes
+            t.trial_seconds /= passes
+            t.trials = round(t.trials / passes)
+            t.short = round(t.short / passes)
+
 
 def simulate(sc: SimCampaign, algorithm: str, passes: int, seed: int) -> Tally:
-    """Run ``passes`` whole passes of ``sc``'s campaign files with ``algorithm`` for every search metric."""
-    tally = Tally()
+    """Run ``passes`` whole passes of ``sc``'s campaign files with ``algorithm`` for every search metric that offers
+    it (``binary`` for the others)."""
+    tally = Tally(algorithm=algorithm)
     for pass_no in range(passes):
         for file in sc.files:
             campaign = load_campaign(str(ROOT / "campaigns" / file))
             for p in campaign.points():
                 _point(sc, campaign, p, algorithm, tally, random.Random(f"{seed}/{file}/{p.index}/{pass_no}"))
-    tally.seconds /= passes
-    tally.trials = round(tally.trials / passes)
-    tally.short = round(tally.short / passes)
-    for k in tally.per_metric:
-        tally.per_metric[k] /= passes
+    tally.per_pass(passes)
     return tally
+
+
+def searched_with(settings: Any, algorithm: str) -> str:
+    """The algorithm a metric runs in the ``algorithm`` column: that one when the metric offers it, else binary
+    (``fast-norule``: ``fast`` with ``short_fail: false``)."""
+    base = "fast" if algorithm == "fast-norule" else algorithm
+    return algorithm if has_algorithm(settings, base) else "binary"
 
 
 def _point(sc: SimCampaign, campaign: Any, p: Any, algorithm: str, tally: Tally, rng: random.Random) -> None:
@@ -362,13 +416,20 @@ def _point(sc: SimCampaign, campaign: Any, p: Any, algorithm: str, tally: Tally,
     for name in names:
         s = campaign.settings_for(p, name)
         s = s.resolved(campaign.traffic.acceptance, s.directions or campaign.traffic.directions)
-        if "algorithm" in type(s).model_fields:
-            s = s.model_copy(update={"algorithm": algorithm})
         fig = sc.figures[name]
         if name == "cps":
             truth = true_ceiling(fig.median[i] * scale, s.acceptance, lambda _r, n=plan.connections: n)
         else:
             truth = true_ceiling(fig.median[i] * scale, s.acceptance, lambda r, d=s.duration: round(r * d))
+        alg = "-"
+        if "algorithm" in type(s).model_fields:
+            alg = searched_with(s, algorithm)
+            update: dict[str, Any] = {"algorithm": alg}
+            if alg == "fast-norule":
+                update = {"algorithm": "fast", "short_fail": False}
+            if alg == "mlr":  # the rfc2544 preset at the other searches' precision at the result
+                update["mlr"] = MlrSettings(relative_width=s.error / (truth + s.error))
+            s = s.model_copy(update=update)
         earlier: list[RepetitionResult] = []
         start = clock.now
         for rep in range(s.repetitions):
@@ -379,10 +440,9 @@ def _point(sc: SimCampaign, campaign: Any, p: Any, algorithm: str, tally: Tally,
             )  # fmt: skip
             res = run_repetition(ctx)
             earlier.append(res)
-            tally.trials += len(counted)
-            tally.short += sum(1 for r in counted if r.extra.get("search_trial") == "short")
-            tally.add(res, truth, s.error)
-        tally.per_metric[name] += clock.now - start
+            tally.book(name, res, truth, s.error, counted)
+        tally.metrics[name].seconds += clock.now - start
+        tally.metrics[name].algorithm = alg
     tally.seconds += clock.now
 
 
@@ -396,15 +456,23 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one pass of each campaign (a few hundred repetitions)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the simulated DUTs' randomness")
     ap.add_argument("--spikes-per-hour", type=float, default=2.0, help="loss spikes per hour of traffic")
+    ap.add_argument("--buffer-frames", type=int, default=0, help="frames a DUT queue absorbs per direction and trial")
+    ap.add_argument(
+        "--algorithms",
+        default=",".join(ALGORITHMS),
+        help="comma-separated, binary first (fast-norule: fast without the short-fail rule)",
+    )
     args = ap.parse_args()
-    global SPIKES_PER_SECOND
+    global SPIKES_PER_SECOND, BUFFER_FRAMES
     SPIKES_PER_SECOND = args.spikes_per_hour / 3600
+    BUFFER_FRAMES = args.buffer_frames
+    algorithms = tuple(args.algorithms.split(","))
     t0 = time.perf_counter()
     print(__doc__.split("\n\n")[0])
     print(
         f"DUT model: knee {KNEE:.0%} below the ceiling, loss {KNEE_LOSS:g} at it; spikes {SPIKES_PER_SECOND * 3600:g}"
-        f"/h of {SPIKE_SECONDS * 1000:g} ms; table slowdown exponent {TABLE_SLOWDOWN}; DUT command"
-        f" {COMMAND_SECONDS * 1000:.0f} ms, flush {FLUSH_PER_CONNECTION * 1e6:g} us/connection;"
+        f"/h of {SPIKE_SECONDS * 1000:g} ms; queue {BUFFER_FRAMES} frames; table slowdown exponent {TABLE_SLOWDOWN};"
+        f" DUT command {COMMAND_SECONDS * 1000:.0f} ms, flush {FLUSH_PER_CONNECTION * 1e6:g} us/connection;"
         " jitter: the seeds' spread"
     )
     for sc in CAMPAIGNS:
@@ -415,31 +483,61 @@ def main() -> None:
                 campaign.settings_for(p, m).repetitions for p in campaign.points() for m in campaign.metrics
             )
         passes = 1 if args.quick else max(1, math.ceil(args.repetitions / per_pass))
-        tallies = {alg: simulate(sc, alg, passes, args.seed) for alg in ALGORITHMS}
+        tallies = [simulate(sc, alg, passes, args.seed) for alg in algorithms]
         print(f"\n{sc.title}: {passes} pass(es) of {per_pass} repetitions each = {passes * per_pass} per algorithm")
-        head = f"{'':24}" + "".join(f"{alg:>16}" for alg in ALGORITHMS) + f"{'ratio new/old':>16}"
-        print(head)
-        old, new = (tallies[a] for a in ALGORITHMS)
-        rows: list[tuple[str, str, str, str]] = [
-            ("tester time / campaign", _hours(old.seconds), _hours(new.seconds), f"{new.seconds / old.seconds:.3f}"),
-            ("trials / campaign", f"{old.trials:,}", f"{new.trials:,}", f"{new.trials / old.trials:.3f}"),
-            ("  of them short", f"{old.short:,}", f"{new.short:,}", ""),
-        ]
-        for m in old.per_metric:
-            a, b = old.per_metric[m], new.per_metric[m]
-            rows.append((f"  {m} time", _hours(a), _hours(b), f"{b / a:.3f}"))
-        within = _ratio(new.within_share, old.within_share)
-        bias = _ratio(abs(new.mean_bias), abs(old.mean_bias))
-        rows += [
-            ("within error of truth", f"{old.within_share:.1%}", f"{new.within_share:.1%}", within),
-            ("bias (mean, of truth)", f"{old.mean_bias:+.4%}", f"{new.mean_bias:+.4%}", bias),
-            ("spread (sd, of truth)", f"{old.spread:.4%}", f"{new.spread:.4%}", _ratio(new.spread, old.spread)),
-            ("failed repetitions", f"{old.failed}", f"{new.failed}", ""),
-        ]
-        for label, a_, b_, r in rows:
-            print(f"{label:24}{a_:>16}{b_:>16}{r:>16}")
-        print(f"speed-up (old / new tester time): {old.seconds / new.seconds:.2f}x")
+        print(table(tallies))
+        ref = tallies[0]
+        for t in tallies[1:]:
+            own = [m for m, mt in t.metrics.items() if mt.algorithm == t.algorithm]
+            mine = sum(t.metrics[m].seconds for m in own)
+            theirs = sum(ref.metrics[m].seconds for m in own)
+            print(
+                f"speed-up {t.algorithm} (binary / {t.algorithm} tester time): {ref.seconds / t.seconds:.2f}x;"
+                f" over the metrics it searches itself ({', '.join(own)}): {theirs / mine:.2f}x"
+            )
+        for t in tallies[1:]:
+            worse = [m for m, mt in t.metrics.items() if mt.outside_share > ref.metrics[m].outside_share]
+            verdict = "no metric" if not worse else ", ".join(worse)
+            print(f"{t.algorithm}: results outside (truth - error, truth] more often than binary's: {verdict}")
     print(f"\nsimulated in {time.perf_counter() - t0:.0f} s")
+
+
+def table(tallies: list[Tally]) -> str:
+    """The comparison: one column per algorithm, then each one's ratio to the first (binary)."""
+    ref = tallies[0]
+    names = [t.algorithm for t in tallies]
+    head = f"{'':28}" + "".join(f"{n:>13}" for n in names) + "".join(f"{n + '/' + names[0]:>20}" for n in names[1:])
+    lines = [head]
+
+    def row(label: str, cells: list[str], ratios: list[str]) -> None:
+        lines.append(f"{label:28}" + "".join(f"{c:>13}" for c in cells) + "".join(f"{r:>20}" for r in ratios))
+
+    def ratios(values: list[float]) -> list[str]:
+        return [_ratio(v, values[0]) for v in values[1:]]
+
+    secs = [t.seconds for t in tallies]
+    row("tester time / campaign", [_hours(v) for v in secs], ratios(secs))
+    trials = [float(t.trials) for t in tallies]
+    row("trials / campaign", [f"{t.trials:,}" for t in tallies], ratios(trials))
+    row("  of them short", [f"{t.short:,}" for t in tallies], ["" for _ in tallies[1:]])
+    tsecs = [t.trial_seconds for t in tallies]
+    row("trial seconds / campaign", [_hours(v) for v in tsecs], ratios(tsecs))
+    for m in ref.metrics:
+        subs = [t.metrics[m] for t in tallies]
+        row(f"{m}: searched by", [s.algorithm for s in subs], [])
+        row("  time", [_hours(s.seconds) for s in subs], ratios([s.seconds for s in subs]))
+        row("  trials", [f"{s.trials:,}" for s in subs], ratios([float(s.trials) for s in subs]))
+        out = [s.outside_share for s in subs]
+        row("  outside (truth-err, truth]", [f"{v:.1%}" for v in out], ratios(out))
+        within = [s.within_share for s in subs]
+        row("  within error of truth", [f"{v:.1%}" for v in within], ratios(within))
+        row("  bias (mean, of truth)", [f"{s.mean_bias:+.3%}" for s in subs], [])
+        row("  spread (sd, of truth)", [f"{s.spread:.3%}" for s in subs], [])
+        row("  failed repetitions", [f"{s.failed}" for s in subs], [])
+        if any(s.probes or s.short_bounds for s in subs):
+            row("  probes / proving (all)", [f"{s.probes}/{s.proofs}" for s in subs], [])
+            row("  short bounds, guard trials", [f"{s.short_bounds}, {s.guards}" for s in subs], [])
+    return "\n".join(lines)
 
 
 def _ratio(a: float, b: float) -> str:

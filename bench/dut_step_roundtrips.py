@@ -24,9 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from localsshd import local_sshd
 
-from natbench.duts.executors import Executor, NetnsExecutor
+from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
+from natbench.plugins import Executor
 
 
 def median_seconds(fn: Callable[[], object], n: int) -> float:

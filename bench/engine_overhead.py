@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from natbench.results import TrialRecord, Verdict
 from natbench.run.runner import start_run
-from natbench.run.store import RunStore
+from natbench.run.writer import RunStore
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
 

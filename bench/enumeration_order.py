@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from natbench.testers.base import Port
+from natbench.plugins import Port
 from natbench.testers.software import _engine
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import AddressPlan, EnumerationOrder, Family, PortEnumeration, PortRange, TrafficPlan

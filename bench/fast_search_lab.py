@@ -1,33 +1,46 @@
 #!/usr/bin/env python3
-"""The binary and the fast search on real lab DUTs, side by side: time and agreement of the results.
+"""The binary search, the fast search and MLRsearch on real lab DUTs, side by side: time and results.
 
-Runs lab campaigns (real namespaces, kernel NAT, the built-in tester) twice each with ``natbench run``, once
-with ``algorithm: binary`` (the reference) and once with ``algorithm: fast`` for every search metric that offers
-both, in the same run of this script, and prints per working point and metric the median result of each, their
-difference against the search error, and per campaign the wall time of each run, its trials' time (sum of every
-trial's start-to-end span) and the ratios fast / binary. Metrics that do not search (tear-down) are left out.
+Runs lab campaigns (real namespaces, kernel NAT, the built-in tester) once per algorithm with ``natbench run``, in
+the same run of this script: ``algorithm: binary`` (the reference), ``fast`` and ``mlr`` for every search metric that
+offers it (MLRsearch has no cps search: the ``mlr`` run measures the metrics that offer it only). It prints per
+working point and metric the median of each, its distance from the known ceiling in errors where the campaign has
+one, and per metric the time it took (the sum over its repetitions of first trial start to last trial end, fills
+included), its trials and trial seconds (the sum of the stored trials' durations), then each run's wall time, with
+the ratios of each algorithm to binary. Metrics that do not search (tear-down) are left out.
 
-* ``campaigns/quickstart.yaml``: iptables NAT44 whose rates on a shared 2-CPU machine are bound by the tester's
-  own ceiling, which moves with the machine's load: the two runs measure that ceiling at different times.
 * ``campaigns/lab-rate-limit.yaml``: nftables NAT44 with enforced limits (20,000 pps per direction, 8,000 new
-  connections/s) far below the tester: both searches must end at the limits, so their results must agree within
-  the search error.
+  connections/s, token bucket 1,000) far below the tester: every search must end in ``(ceiling - error, ceiling]``
+  of the known ceilings (20,100 fps per direction for 10 s trials, 8,889 cps).
+* ``campaigns/quickstart.yaml``: iptables NAT44 whose rates on a shared 2-CPU machine are bound by the tester's
+  own ceiling, which moves with the machine's load: the runs measure that ceiling at different times.
+
+``mlr`` runs MLRsearch with its default ``rfc2544`` preset (final trials of the metric's ``duration``, exceed ratio
+0, initial trials of ``short_duration``) and, where the ceiling is known, a relative width of ``error / (ceiling +
+error)``: its final width (relative to the upper bound) is then at most the other searches' ``error`` near the
+ceiling (the preset's own ``error / upper`` would search 2.5 times finer on lab-rate-limit's range). ``--repetitions
+N`` sets every kept metric's repetitions (the campaign's own: 5 for lab-rate-limit).
 
 Needs root (it builds the lab). Run directories are written under ``--workdir`` (a temporary directory unless
 given) and kept there.
 
-    sudo python bench/fast_search_lab.py                 # both campaigns (about 15 minutes)
-    sudo python bench/fast_search_lab.py --only lab-rate-limit
+    # a smoke test: 2 repetitions (7 minutes on a busy 2-CPU machine: binary 209 s, fast 136 s, mlr 87 s)
+    sudo .venv/bin/python bench/fast_search_lab.py --only lab-rate-limit --repetitions 2
+    # the full comparison on a quiet machine, 10 repetitions of cps and throughput (about 30 minutes: binary
+    # ~17 min, fast ~6 min, mlr ~8 min for throughput alone):
+    sudo .venv/bin/python bench/fast_search_lab.py --only lab-rate-limit --repetitions 10 --workdir /tmp/nb-lab10
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,24 +52,33 @@ sys.path.insert(0, str(ROOT))
 import natbench  # noqa: E402
 from natbench.campaign import load_campaign  # noqa: E402
 from natbench.campaign.estimate import has_algorithm  # noqa: E402
+from natbench.metrics.settings import SearchSettings  # noqa: E402
 from natbench.report.load import Run  # noqa: E402
 
 CAMPAIGNS = ("quickstart", "lab-rate-limit")
 """The campaign files (under campaigns/) compared by default."""
-ALGORITHMS = ("binary", "fast")
-"""The reference first, then the new search."""
+ALGORITHMS = ("binary", "fast", "mlr")
+"""The reference first, then the fast search and MLRsearch."""
 
 
-def variant(source: Path, algorithm: str, out: Path) -> tuple[Path, list[str]]:
-    """A copy of the campaign at ``source`` with ``algorithm`` for every search metric that offers it, without
-    the metrics that do not search; returns the file and the metrics it kept."""
+def variant(source: Path, algorithm: str, out: Path, repetitions: int | None = None) -> tuple[Path, list[str]]:
+    """A copy of the campaign at ``source`` with ``algorithm`` for every search metric that offers it (the others
+    left out), ``repetitions`` for each when given, and for ``mlr`` a relative width of ``error / (known ceiling +
+    error)`` where the ceiling is known; returns the file and the metrics it kept."""
     campaign = load_campaign(source)
     data: dict[str, Any] = yaml.safe_load(source.read_text())
     kept: list[str] = []
     for name in list(data["metrics"]):
         settings = campaign.metrics[name]
-        if has_algorithm(settings, "fast") and has_algorithm(settings, "binary"):
-            data["metrics"][name]["algorithm"] = algorithm
+        if has_algorithm(settings, algorithm) and has_algorithm(settings, "binary"):
+            section = data["metrics"][name]
+            section["algorithm"] = algorithm
+            if repetitions is not None:
+                section["repetitions"] = repetitions
+            known = known_ceiling(source, name)
+            if algorithm == "mlr" and known is not None and isinstance(settings, SearchSettings):
+                width = float(settings.error) / (known + float(settings.error))
+                section["mlr"] = {"preset": "rfc2544", "relative_width": width}
             kept.append(name)
         else:
             del data["metrics"][name]
@@ -74,12 +96,6 @@ def run(campaign: Path, run_dir: Path) -> float:
     if proc.returncode != 0:
         sys.exit(f"natbench run {campaign.name} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
     return time.monotonic() - t0
-
-
-def trial_seconds(r: Run) -> float:
-    """Sum of every stored trial's start-to-end span."""
-    t = r.trials
-    return float((t["ended_at"] - t["started_at"]).sum())
 
 
 def known_ceiling(campaign_file: Path, metric: str) -> float | None:
@@ -100,71 +116,125 @@ def known_ceiling(campaign_file: Path, metric: str) -> float | None:
     return None
 
 
-def _medians(r: Run) -> dict[tuple[str, str], tuple[float, float]]:
-    """(point id, metric) -> (median per direction, search error): the search error is per direction too."""
-    out = {}
-    for row in r.summary.reset_index().to_dict("records"):
-        directions = max(1, int(row["directions"]))
-        out[(str(row["point_id"]), str(row["metric"]))] = (float(row["median"]) / directions, float(row["error"]))
+@dataclass
+class MetricCost:
+    """What one metric of one run cost."""
+
+    seconds: float = 0.0
+    """Sum over its repetitions of first trial start to last trial end (fills included)."""
+    trials: int = 0
+    """Stored trials (fills included)."""
+    trial_seconds: float = 0.0
+    """Sum of the stored trials' durations (traffic time)."""
+    short: int = 0
+    """Short trials (fast: narrowing and probes; mlr: shorter than the final trial duration)."""
+    values: dict[str, list[float]] = field(default_factory=dict)
+    """Point id -> the repetitions' values (per direction)."""
+    error: dict[str, Any] = field(default_factory=dict)
+    """Point id -> the median of the repetitions' final widths (``error``)."""
+
+
+def costs(r: Run) -> dict[str, MetricCost]:
+    """Per metric: time, trials, trial seconds, short trials and the values (per direction) of ``r``."""
+    out: dict[str, MetricCost] = {}
+    for metric, rows in r.trials.groupby("metric", observed=True):
+        c = out.setdefault(str(metric), MetricCost())
+        per_rep = rows.groupby(["point_id", "repetition"], observed=True)
+        c.seconds = float((per_rep["ended_at"].max() - per_rep["started_at"].min()).sum())
+        c.trials = len(rows)
+        c.trial_seconds = float(sum(float(e.get("duration") or 0.0) for e in rows["extra"]))
+        c.short = sum(1 for e in rows["extra"] if e.get("search_trial") == "short")
+    for row in r.results.to_dict("records"):
+        c = out.setdefault(str(row["metric"]), MetricCost())
+        pid = str(row["point_id"])
+        if row["value"] == row["value"]:  # NaN: no value (failed, or no passing rate)
+            c.values.setdefault(pid, []).append(float(row["value"]))
+        if row["error"] == row["error"]:
+            c.error.setdefault(pid, []).append(float(row["error"]))
+    for c in out.values():
+        c.error = {pid: statistics.median(v) for pid, v in c.error.items()}
     return out
 
 
-def agreement(first: Run, second: Run) -> tuple[int, int]:
-    """(points whose medians agree within the first run's search error, points compared)."""
-    a, b = _medians(first), _medians(second)
-    shared = [k for k in a if k in b]
-    return sum(abs(b[k][0] - a[k][0]) <= a[k][1] for k in shared), len(shared)
-
-
-def compare(name: str, workdir: Path, again: bool = False) -> None:
-    """Run campaign ``name`` with both algorithms and print the comparison; ``again``: run binary a second time
-    after fast, as the yardstick of how well the campaign reproduces at all."""
+def compare(name: str, workdir: Path, repetitions: int | None = None, again: bool = False) -> None:
+    """Run campaign ``name`` with each algorithm and print the comparison; ``again``: run binary a second time
+    after the others, as the yardstick of how well the campaign reproduces at all."""
     source = ROOT / "campaigns" / f"{name}.yaml"
-    runs: dict[str, Run] = {}
     wall: dict[str, float] = {}
-    metrics: list[str] = []
+    cost: dict[str, dict[str, MetricCost]] = {}
+    kept: dict[str, list[str]] = {}
     for alg in ALGORITHMS:
-        path, metrics = variant(source, alg, workdir)
+        path, kept[alg] = variant(source, alg, workdir, repetitions)
         run_dir = workdir / f"{name}-{alg}"
         wall[alg] = run(path, run_dir)
-        runs[alg] = natbench.load(run_dir)
-    print(f"\n{name}: metrics {', '.join(metrics)}")
-    medians = {alg: _medians(runs[alg]) for alg in ALGORITHMS}
-    head = f"{'point':14}{'metric':12}{'binary':>12}{'fast':>12}{'fast-binary':>13}{'error':>9}  within error"
-    print(head + f"{'known':>10}  binary, fast within (known - error, known]")
-    within = total = 0
-    for key, (a, error) in medians["binary"].items():
-        if key not in medians["fast"]:
-            continue
-        b = medians["fast"][key][0]
-        ok = abs(b - a) <= error
-        within += ok
-        total += 1
-        agree = "yes" if ok else "NO"
-        line = f"{key[0][:12]:14}{key[1]:12}{a:12,.0f}{b:12,.0f}{b - a:+13,.0f}{error:9,.0f}  {agree:12}"
-        known = known_ceiling(source, key[1])
-        if known is not None:
-            marks = ["yes" if known - error < v <= known else "NO" for v in (a, b)]
-            line += f"{known:10,.0f}  {marks[0]}, {marks[1]}"
-        print(line)
-    secs = {alg: trial_seconds(runs[alg]) for alg in ALGORITHMS}
-    trials = {alg: len(runs[alg].trials) for alg in ALGORITHMS}
-    print(f"{'':26}{'binary':>12}{'fast':>12}{'fast/binary':>13}")
-    print(f"{'wall time (s)':26}{wall['binary']:12.1f}{wall['fast']:12.1f}{wall['fast'] / wall['binary']:13.3f}")
-    print(f"{'trials time (s)':26}{secs['binary']:12.1f}{secs['fast']:12.1f}{secs['fast'] / secs['binary']:13.3f}")
-    print(f"{'trials':26}{trials['binary']:12,}{trials['fast']:12,}{trials['fast'] / trials['binary']:13.3f}")
-    print(f"results within the search error of binary's: {within} of {total}")
+        cost[alg] = costs(natbench.load(run_dir))
+    print(f"\n{name}: " + "; ".join(f"{alg}: {', '.join(kept[alg])}" for alg in ALGORITHMS))
+    print(table(source, cost, wall))
     if again:
-        path, _ = variant(source, "binary", workdir)
+        path, _ = variant(source, "binary", workdir, repetitions)
         run(path, workdir / f"{name}-binary-again")
-        agreed, n = agreement(runs["binary"], natbench.load(workdir / f"{name}-binary-again"))
-        print(f"binary run again after fast (the campaign's own reproducibility): {agreed} of {n} within the error")
+        again_cost = costs(natbench.load(workdir / f"{name}-binary-again"))
+        agreed = total = 0
+        for m, c in cost["binary"].items():
+            for pid, vals in c.values.items():
+                other = again_cost.get(m, MetricCost()).values.get(pid)
+                if other:
+                    total += 1
+                    agreed += abs(statistics.median(other) - statistics.median(vals)) <= c.error.get(pid, 0.0)
+        print(f"binary run again (the campaign's own reproducibility): {agreed} of {total} medians within the error")
+
+
+def table(source: Path, cost: dict[str, dict[str, MetricCost]], wall: dict[str, float]) -> str:
+    """The comparison's lines: per metric and point the medians and their distance from the known ceiling, per
+    metric the costs, then the runs' wall times; ratios to binary."""
+    algs = list(cost)
+    lines = [f"{'':30}" + "".join(f"{a:>18}" for a in algs) + "".join(f"{a + '/binary':>14}" for a in algs[1:])]
+
+    def row(label: str, cells: list[str], ratios: tuple[str, ...] | list[str] = ()) -> None:
+        lines.append(f"{label:30}" + "".join(f"{c:>18}" for c in cells) + "".join(f"{r:>14}" for r in ratios))
+
+    def ratio(values: list[float]) -> list[str]:
+        return [f"{v / values[0]:.3f}" if values[0] else "-" for v in values[1:]]
+
+    for m in cost["binary"]:
+        known = known_ceiling(source, m)
+        row(f"{m}" + (f" (known ceiling {known:,.0f})" if known else ""), ["" for _ in algs])
+        subs = [cost[a].get(m) for a in algs]
+        for pid in cost["binary"][m].values:
+            meds = [statistics.median(s.values[pid]) if s and s.values.get(pid) else None for s in subs]
+            row(f"  {pid[:10]} median", [f"{v:,.0f}" if v is not None else "-" for v in meds])
+            err = cost["binary"][m].error.get(pid)
+            if known is not None and err:
+                marks = []
+                for v in meds:
+                    if v is None:
+                        marks.append("-")
+                        continue
+                    inside = "in" if known - err < v <= known else "OUT"
+                    marks.append(f"{(v - known) / err:+.2f} {inside}")
+                row("    (median - known) / error", marks)
+            spans = [(min(s.values[pid]), max(s.values[pid])) if s and s.values.get(pid) else None for s in subs]
+            row("    min .. max", [f"{v[0]:,.0f} .. {v[1]:,.0f}" if v else "-" for v in spans])
+        present = [s for s in subs if s is not None]
+        if len(present) == len(subs):
+            row("  metric time (s)", [f"{s.seconds:,.1f}" for s in present], ratio([s.seconds for s in present]))
+            row("  trials", [f"{s.trials:,}" for s in present], ratio([float(s.trials) for s in present]))
+            row("    of them short", [f"{s.short:,}" for s in present])
+            tsec = [s.trial_seconds for s in present]
+            row("  trial seconds", [f"{v:,.1f}" for v in tsec], ratio(tsec))
+        else:
+            row("  metric time (s)", [f"{s.seconds:,.1f}" if s else "-" for s in subs])
+            row("  trials", [f"{s.trials:,}" if s else "-" for s in subs])
+    w = [wall[a] for a in algs]
+    row("run wall time (s)", [f"{v:,.1f}" for v in w], ratio(w))
+    return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=CAMPAIGNS, action="append", help="compare only this campaign (repeatable)")
     ap.add_argument("--workdir", type=Path, help="where the run directories go (default: a temporary directory)")
+    ap.add_argument("--repetitions", type=int, help="repetitions of every compared metric (default: the campaign's)")
     ap.add_argument("--again", action="store_true", help="run binary a second time: how well the campaign reproduces")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -174,7 +244,7 @@ def main() -> int:
     print(__doc__.split("\n\n")[0])
     print(f"run directories: {workdir}")
     for name in args.only or CAMPAIGNS:
-        compare(name, workdir, args.again)
+        compare(name, workdir, args.repetitions, args.again)
     return 0
 
 

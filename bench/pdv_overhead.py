@@ -21,8 +21,8 @@ import statistics
 import subprocess
 import sys
 
+from natbench.plugins import Directions, Phase2Options, Port
 from natbench.results import Direction
-from natbench.testers.base import Directions, Phase2Options, Port
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from natbench.results import TrialRecord, Verdict
 from natbench.run.records import scan
-from natbench.run.store import RunStore
+from natbench.run.writer import RunStore
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
 

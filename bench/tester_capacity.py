@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from natbench.testers.base import Directions, Phase2Options, Port
+from natbench.plugins import Directions, Phase2Options, Port
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 

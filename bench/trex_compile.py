@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 
-from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.plugins import Directions, Mapping, Phase2Options
 from natbench.testers.trex import program as prg
 from natbench.testers.trex.streams import to_json
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan

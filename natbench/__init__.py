@@ -1,14 +1,14 @@
-"""natbench: RFC 9693 benchmarking of stateful NATxy gateways."""
+"""natbench: RFC 9693 benchmarking of stateful NATxy gateways.
+
+The root package is a façade on top of the package: ``natbench.__version__`` and, for notebooks,
+``natbench.load`` (which imports pandas only when first used). Nothing inside natbench imports it.
+"""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-try:
-    __version__ = version("natbench")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.0.0+unknown"
+from natbench.version import __version__
 
 __all__ = ["__version__", "load"]
 

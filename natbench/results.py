@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = [
+    "Deviation",
     "Direction",
     "DirectionCounts",
     "LatencyStats",
@@ -90,6 +91,33 @@ class LatencyStats:
 
 
 @dataclass(frozen=True)
+class Deviation:
+    """Where the tester itself departed from the plan in one direction of one trial, in frames: how many of the
+    frames the trial lost in that direction the tester's own behaviour can explain.
+
+    A deviation does not decide a verdict by itself (:func:`~natbench.metrics.judging.judge_phase`): a trial whose
+    loss, net of what its deviations can explain, still exceeds the acceptance FAILS; a trial that lost nothing
+    PASSES whatever the tester did; only a loss the deviations alone could explain makes it INVALID."""
+
+    clump: int = 0
+    """Frames the tester sent in a burst beyond their schedule to catch up after it fell behind (its largest
+    backlog). At most that many frames can a DUT have dropped because of the burst (its buffers took the rest)."""
+    missed: int = 0
+    """Frames the tester's own receive side dropped (a port's missed counter, a receive socket's drops): they may
+    have left the DUT and were not counted."""
+    notes: tuple[str, ...] = ()
+    """What happened, in words (``stalled 312 frames (15.6 ms) behind schedule``)."""
+
+    @property
+    def explains(self) -> int:
+        """Lost frames this deviation can explain: the burst's frames plus the frames the tester missed."""
+        return self.clump + self.missed
+
+    def __bool__(self) -> bool:
+        return bool(self.clump or self.missed or self.notes)
+
+
+@dataclass(frozen=True)
 class PhaseResult:
     """What a tester reports for one phase-1 or phase-2 run."""
 
@@ -104,9 +132,13 @@ class PhaseResult:
     latency: dict[Direction, LatencyStats] = field(default_factory=dict)
     """Latency statistics per direction, when measured."""
     tester_ok: bool = True
-    """False when the tester knows it could not generate the traffic as asked."""
+    """False when the tester knows it could not generate the traffic as asked (it sent too few frames, or too
+    slowly on average): the trial proves nothing about the DUT."""
     tester_note: str = ""
     """Why ``tester_ok`` is False (e.g. 'send queue full', 'fell behind by 3 %')."""
+    deviations: dict[Direction, Deviation] = field(default_factory=dict)
+    """Per direction: where the tester departed from the plan without failing it (a stall it caught up with, frames
+    its receive side missed); weighed against the loss by the verdict, stored with the trial."""
     learned: int | None = None
     """Number of distinct four-tuples the Responder learned (phase 1 with learning)."""
     responder_mode: str | None = None
@@ -119,6 +151,7 @@ class PhaseResult:
         d = asdict(self)
         d["counts"] = {str(k): asdict(v) for k, v in self.counts.items()}
         d["latency"] = {str(k): asdict(v) for k, v in self.latency.items()}
+        d["deviations"] = {str(k): {**asdict(v), "notes": list(v.notes)} for k, v in self.deviations.items()}
         return d
 
     @classmethod
@@ -127,6 +160,10 @@ class PhaseResult:
         d = dict(d)
         d["counts"] = {Direction(k): DirectionCounts(**v) for k, v in d["counts"].items()}
         d["latency"] = {Direction(k): LatencyStats(**v) for k, v in d.get("latency", {}).items()}
+        d["deviations"] = {
+            Direction(k): Deviation(v.get("clump", 0), v.get("missed", 0), tuple(v.get("notes", ())))
+            for k, v in d.get("deviations", {}).items()
+        }
         return cls(**d)
 
 

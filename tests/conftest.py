@@ -25,7 +25,7 @@ from natbench.metrics.throughput import _throughput_result
 from natbench.metrics.trial import search_extra
 from natbench.results import RepetitionResult
 from natbench.run.spec import spec_from_campaign
-from natbench.run.store import RunStore
+from natbench.run.writer import RunStore
 from natbench.search import SearchOutcome
 from natbench.testing.rundir import make_point, monitor_extra, result_record, spread, trial_record, write_run_dir
 from natbench.workingpoint import WorkingPoint
@@ -121,17 +121,17 @@ def fig2_run(root: Path) -> Path:
             swept_dut="dut",
         )
         points.append(p)
-        records += _series(p["id"], "cps", "cps", FIG2_CPS[i], 10, scale=1e3, error=FIG2_ERROR[i])
+        records += _series(p.id, "cps", "cps", FIG2_CPS[i], 10, scale=1e3, error=FIG2_ERROR[i])
         records += _series(
-            p["id"], "throughput", "fps", FIG2_TP[i], 10, scale=1e3, error=FIG2_ERROR[i], per_direction=True
+            p.id, "throughput", "fps", FIG2_TP[i], 10, scale=1e3, error=FIG2_ERROR[i], per_direction=True
         )
         records += _series(
-            p["id"], "forwarding", "fps", FIG2_FWD[i], 10, scale=1e3, error=FIG2_FWD_ERROR[i], per_direction=True
+            p.id, "forwarding", "fps", FIG2_FWD[i], 10, scale=1e3, error=FIG2_FWD_ERROR[i], per_direction=True
         )
         # a few search steps with CPU idle samples of the DUT (seed 004 Figures 12-22 shape)
         records.append(
             trial_record(
-                p["id"],
+                p.id,
                 "throughput",
                 0,
                 0,
@@ -185,7 +185,7 @@ def teardown_run(
             i, (1, src), (1, dst), cores=cores, name=name, dut_params=params, swept_dut="dut" if sizes else None
         )
         points.append(p)
-        n = p["connections"]
+        n = p.connections
         for rep, (tn, t0) in enumerate(zip(spread(*filled[i], exps[i]), spread(*empty[i], exps[i]), strict=True)):
             extra = {  # natbench/metrics/teardown.py: every repetition timed its own empty table
                 "T_N": tn,
@@ -196,7 +196,7 @@ def teardown_run(
                 "connections": n,
                 "T_0_measured": True,
             }
-            records.append(result_record(p["id"], "teardown", rep, n / (tn - t0), "conn/s", extra=extra))
+            records.append(result_record(p.id, "teardown", rep, n / (tn - t0), "conn/s", extra=extra))
     return write_run_dir(root, points, records, campaign_name=f"{name}-teardown")
 
 
@@ -246,7 +246,7 @@ def perf_run(
             unit = "cps" if metric == "cps" else "fps"
             err = (errors or {}).get(metric, [None] * n)[i]  # type: ignore[list-item]
             records += _series(
-                p["id"],
+                p.id,
                 metric,
                 unit,
                 mmm[i],

@@ -22,10 +22,10 @@ from natbench.metrics.latency import LatencySettings, PdvSettings
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.throughput import ForwardingSettings, ThroughputSettings
 from natbench.metrics.validation import ValidationSettings
+from natbench.plugins import Directions
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
 from natbench.run.runner import RunSpec, resume_run, start_run
-from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -55,9 +55,7 @@ def make_spec() -> RunSpec:
     metrics: dict[str, MetricSettings] = {
         "cps": CpsSettings(repetitions=2, **search),
         "throughput": ThroughputSettings(repetitions=2, fill_rate=50_000, **search, **quick),
-        "frame_loss": FrameLossSettings(
-            repetitions=1, rates=[1_000_000, 500_000, 300_000, 200_000], fill_rate=50_000, **quick
-        ),
+        "frame_loss": FrameLossSettings(repetitions=1, max_rate=1_000_000, fill_rate=50_000, **quick),
         "latency": LatencySettings(repetitions=1, fill_rate=50_000, tag_delay=0.5, **quick),
         "pdv": PdvSettings(repetitions=1, fill_rate=50_000, **quick),
         "teardown": TeardownSettings(repetitions=2, fill_rate=50_000, gap=0.0),

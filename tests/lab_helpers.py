@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
 from natbench.results import PhaseResult
 
-__all__ = ["kept_rate", "need_lab"]
+__all__ = ["kept_rate", "need_lab", "stalled"]
 
 
 def need_lab() -> None:
@@ -33,3 +35,16 @@ def kept_rate(trial: Callable[[], PhaseResult], tries: int = 5) -> PhaseResult:
         if r.tester_ok:
             return r
     raise AssertionError(f"the tester could not keep its rate in {tries} tries: {r.tester_note}")
+
+
+@contextmanager
+def stalled(after: float, seconds: float) -> Iterator[None]:
+    """Within the block, this whole process (and so the software tester's data path in it) is stopped once for
+    ``seconds``, ``after`` seconds from now: SIGSTOP, then SIGCONT from a child process, as a preemption or a
+    scheduling hiccup would stop it. The kernel (and the DUT) go on meanwhile."""
+    pid = os.getpid()
+    child = subprocess.Popen(["sh", "-c", f"sleep {after}; kill -STOP {pid}; sleep {seconds}; kill -CONT {pid}"])
+    try:
+        yield
+    finally:
+        child.wait(timeout=30 + after + seconds)

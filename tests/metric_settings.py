@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from natbench.metrics import MetricSettings, RunOptions, find_metric
-from natbench.testers.base import Directions
+from natbench.plugins import Directions
 
 TRAFFIC_ACCEPTANCE = 0.0
 """The traffic section's default acceptance: what a metric without its own gets."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from natbench.duts.executors import CommandResult, Executor
+from natbench.plugins import CommandResult, Executor
 
 __all__ = ["RecorderShell"]
 

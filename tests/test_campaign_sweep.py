@@ -249,7 +249,7 @@ def test_cores_of_several_duts() -> None:
     text = """\
 schema_version: 1
 testbed:
-  tester: {kind: trex}
+  tester: {kind: software}
   duts:
     - {name: clat, recipe: jool-siit, role: clat, cores: 32, access: {kind: local}}
     - {name: plat, recipe: jool-nat64, role: plat, access: {kind: local}}

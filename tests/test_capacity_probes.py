@@ -30,14 +30,19 @@ def run_capacity(point: WorkingPoint, records: list[TrialRecord], **settings: An
 def test_capacity_grows_the_source_range_up_to_the_last_port_only() -> None:
     """Source ports from 65,000: 65,535 - 65,000 + 1 = 536 ports are left, x 2 destination ports = 1,072
     connections; max_connections (1,000,000) is no limit here. 200 ports to start, 400, then capped at 536: the
-    port space is exhausted, capacity 536 x 2 = 1,072 with error 0."""
+    port space is exhausted: the table never filled, so the capacity is "not reached, >= 1,072" (no error)."""
     point = WorkingPoint(0, PortRange(65000, 65199), PortRange(80, 81), 64, cores=1, name="edge")
     records: list[TrialRecord] = []
     res = run_capacity(
         point, records, upper=2000, error=100, min_connections=400, max_connections=1_000_000, connection_error=2
     )
     assert [p[0] for p in res.extra["probes"]] == [400, 800, 1072]
-    assert (res.value, res.error, res.extra["port_space_exhausted"]) == (1072, 0, True)
+    assert (res.value, res.error, res.extra["not_reached"], res.extra["port_space_exhausted"]) == (
+        1072,
+        None,
+        True,
+        True,
+    )
 
 
 def test_each_capacity_step_validates_at_alpha_times_its_rate() -> None:

@@ -72,12 +72,12 @@ def test_plan_shows_what_the_fast_search_saves() -> None:
     # binary: log2(upper / e) steps with upper = e x 2^k per point (the seed's error row): 6.5536M / 200 -> 15,
     # 8.192M / 500 -> 14, 8.192M / 1,000 -> 13 (three points): 68 x 10 = 680 trials of 60 + 2 + 1 = 63 s = 42,840 s
     # = 11.9 h. fast: the first repetition searches the whole range with short trials (15, 14, 13, 13, 13 = 68
-    # short trials of 1 + 2 + 1 = 4 s = 272 s) and confirms with 2 full ones; each of the 9 later repetitions walks
-    # from its seed with 3 full ones: (2 + 27) x 5 = 145 full trials of 63 s = 9,135 s. 213 trials, 9,407 s
-    # = 2.6 h; 42,840 / 9,407 = 4.55 -> 4.6x, saves 33,433 s = 9.3 h
+    # short trials of 1 + 2 + 1 = 4 s) and confirms with 2 full ones; each of the 9 later repetitions walks from its
+    # seed with 3 full ones and 2 probes: (68 + 90) = 158 short trials = 632 s, (2 + 27) x 5 = 145 full trials of
+    # 63 s = 9,135 s. 303 trials, 9,767 s = 2.7 h; 42,840 / 9,767 = 4.39 -> 4.4x, saves 33,073 s = 9.2 h
     line = next(x for x in r.stdout.splitlines() if x.startswith("search algorithms:"))
     assert line.startswith(
-        "search algorithms: binary 680 trials, 11.9 h; fast 213 trials, 2.6 h: 4.6x less tester time (saves 9.3 h;"
+        "search algorithms: binary 680 trials, 11.9 h; fast 303 trials, 2.7 h: 4.4x less tester time (saves 9.2 h;"
     )
 
 

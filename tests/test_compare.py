@@ -22,10 +22,10 @@ def run_with(root: Path, cps_medians: dict[int, float], latency_ms: float | None
         p = make_point(i, (1, 100), (1, 10), cores=cores)
         points.append(p)
         for rep, v in enumerate(spread(med, med * 0.99, med * 1.01, 5)):
-            records.append(result_record(p["id"], "cps", rep, v, "cps", error=100))
+            records.append(result_record(p.id, "cps", rep, v, "cps", error=100))
         if latency_ms is not None and cores == 1:
             for rep in range(3):
-                records.append(result_record(p["id"], "latency", rep, latency_ms / 1e3, "s"))
+                records.append(result_record(p.id, "latency", rep, latency_ms / 1e3, "s"))
     return write_run_dir(root, points, records)
 
 

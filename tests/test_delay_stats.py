@@ -10,7 +10,7 @@ import pytest
 
 from natbench.errors import SearchError
 from natbench.metrics.latency import LatencySettings, PdvSettings, latency_options
-from natbench.testers.base import Phase2Options
+from natbench.plugins import Phase2Options
 from natbench.testers.delaystats import (
     HIST_BITS,
     bucket_edges,

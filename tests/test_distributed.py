@@ -31,9 +31,12 @@ from natbench.campaign import load_campaign
 from natbench.cli.worker import serve_worker
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run.distributed import DistributedRun, resume_distributed, run_distributed
+from natbench.run.format import ABANDONED
 from natbench.run.observers import Observer
+from natbench.run.reader import RunDirectory
 from natbench.run.runner import run_campaign, spec_from_campaign
-from natbench.run.store import ABANDONED, RunDirectory, RunStore
+from natbench.run.writer import RunStore
+from natbench.testing.rundir import make_point
 
 ROOT = Path(__file__).resolve().parent.parent
 HELPERS = Path(__file__).resolve().parent / "distributed_helpers.py"
@@ -56,27 +59,31 @@ def _values(run: RunDirectory) -> dict[tuple[str, str, int], float | None]:
 
 
 # ---------------------------------------------------------------------------- the store's part
+POINT = make_point(0, (1000, 1099), (80, 89))
+"""The working point of the store tests (records naming no point of points.json are damage)."""
+
+
 def _trial(rep: int, step: int) -> TrialRecord:
-    return TrialRecord("p0", "cps", rep, step, "phase1", 1000.0, 1000.0, {}, Verdict.PASS, "ok", 1.0, 2.0)
+    return TrialRecord(POINT.id, "cps", rep, step, "phase1", 1000.0, 1000.0, {}, Verdict.PASS, "ok", 1.0, 2.0)
 
 
 def test_abandon_moves_only_unfinished_repetitions_trials_aside_and_keeps_the_file_intact(tmp_path: Path) -> None:
-    store = RunStore.create(tmp_path / "run", campaign_text="x: 1\n", points=[])
+    store = RunStore.create(tmp_path / "run", campaign_text="x: 1\n", points=[POINT])
     for step in range(3):
         store.append_trial(_trial(0, step))
-    store.append_result(RepetitionResult("p0", "cps", 0, 1000.0, "cps"))
+    store.append_result(RepetitionResult(POINT.id, "cps", 0, 1000.0, "cps"))
     store.append_trial(_trial(1, 0))
     store.append_trial(_trial(1, 1))
     # rep 0 has its result: kept; rep 1 is unfinished: its 2 trials (seq 5 and 6) go aside
-    assert store.abandon([("p0", "cps", 0), ("p0", "cps", 1)]) == 2
+    assert store.abandon([(POINT.id, "cps", 0), (POINT.id, "cps", 1)]) == 2
     store.append_trial(_trial(1, 0))  # measured again: seq 7
-    store.append_result(RepetitionResult("p0", "cps", 1, 900.0, "cps"))
+    store.append_result(RepetitionResult(POINT.id, "cps", 1, 900.0, "cps"))
     store.close()
     run = RunDirectory.open(tmp_path / "run")
     assert run.scan().damage == []
     assert [(t.repetition, t.step) for t in run.trials()] == [(0, 0), (0, 1), (0, 2), (1, 0)]
     assert [(t.repetition, t.step) for t in run.abandoned()] == [(1, 0), (1, 1)]
-    assert run.meta["records"]["moved"] == [[5, 6]]
+    assert run.meta.counts is not None and run.meta.counts["moved"] == [[5, 6]]
 
 
 # ---------------------------------------------------------------------------- the client's logic, no cluster
@@ -128,7 +135,7 @@ def test_a_lost_attempt_is_abandoned_and_the_next_testbed_measures_only_what_is_
     stored = RunDirectory.open(run.store.path)
     assert [(t.repetition, t.extra["testbed"]) for t in stored.trials()] == [(0, "a"), (1, "b")]
     assert [(t.repetition, t.extra["testbed"]) for t in stored.abandoned()] == [(1, "a")]
-    assert stored.meta["point_testbeds"][pid] == ["a", "b"]
+    assert stored.meta.point_testbeds[pid] == ("a", "b")
 
 
 def test_a_testbed_of_another_class_is_refused(tmp_path: Path) -> None:
@@ -158,20 +165,20 @@ def test_two_testbeds_measure_one_campaign_into_one_run_directory_as_a_local_run
     assert Counter((t.point_id, t.repetition, t.step) for t in run.trials()) == Counter(
         (t.point_id, t.repetition, t.step) for t in local.trials()
     )
-    by_point = run.meta["point_testbeds"]
-    assert sorted(by_point) == sorted(p["id"] for p in run.points)
+    by_point = run.meta.point_testbeds
+    assert sorted(by_point) == sorted(p.id for p in run.points)
     assert {name for names in by_point.values() for name in names} == {"a", "b"}
     for t in run.trials():
-        assert by_point[t.point_id] == [t.extra["testbed"]]  # each trial names the testbed its point is on
-    assert run.meta["testbed_class"] == "fake-x"
-    assert {n: tb["class"] for n, tb in run.meta["testbeds"].items()} == {"a": "fake-x", "b": "fake-x"}
+        assert by_point[t.point_id] == (t.extra["testbed"],)  # each trial names the testbed its point is on
+    assert run.meta.testbed_class == "fake-x"
+    assert {n: tb["class"] for n, tb in run.meta.testbeds.items()} == {"a": "fake-x", "b": "fake-x"}
     assert not (run.path / ABANDONED).exists()
     # the report's tables name the testbed of every point, in the points' order
     from natbench.report.load import load
 
     text = load(run.path).tables()[0].to_text()
     row = next(line for line in text.splitlines() if line.startswith("testbed "))
-    assert row.split()[1:] == [by_point[p["id"]][0] for p in run.points]
+    assert row.split()[1:] == [by_point[p.id][0] for p in run.points]
 
 
 def test_a_run_needs_a_worker_of_its_class(tmp_path: Path, cluster: LocalCluster) -> None:
@@ -214,7 +221,7 @@ def test_resume_after_the_client_stopped_submits_only_the_unfinished_points(
         stopped = RunDirectory.open(tmp_path / "dist")
         assert stopped.status == "failed"
         done = Counter(r.point_id for r in stopped.results())
-        unfinished = {p["id"] for p in stopped.points if done[p["id"]] < 2}  # 2 repetitions per point
+        unfinished = {p.id for p in stopped.points if done[p.id] < 2}  # 2 repetitions per point
         points = _Points()
         run = resume_distributed(tmp_path / "dist", client, observers=[points])
     assert run.status == "complete"
@@ -268,7 +275,7 @@ def test_a_worker_killed_mid_point_leaves_every_repetition_measured_exactly_once
     abandoned = run.abandoned()
     assert abandoned and {t.extra["testbed"] for t in abandoned} == {"a"}
     assert {t.point_id for t in abandoned} == {killer.killed_at}
-    assert "b" in run.meta["point_testbeds"][killer.killed_at]  # measured again elsewhere
+    assert "b" in run.meta.point_testbeds[killer.killed_at]  # measured again elsewhere
     assert run.scan().damage == []
 
 

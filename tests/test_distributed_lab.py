@@ -21,7 +21,7 @@ pytest.importorskip("distributed", reason="Dask distributed is not installed (pi
 from distributed import Client, LocalCluster
 from lab_helpers import need_lab
 
-from natbench.run.store import RunDirectory
+from natbench.run.reader import RunDirectory
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "campaigns" / "quickstart.yaml"
@@ -100,12 +100,12 @@ def test_two_namespace_lab_testbeds_measure_one_campaign_into_one_run_directory(
     assert all(r.value is not None and r.value > 0 for r in run.results())
     trials = run.trials()
     assert trials and {t.extra["testbed"] for t in trials} <= {"ns-a", "ns-b"}
-    by_point = run.meta["point_testbeds"]
-    assert all(by_point[t.point_id] == [t.extra["testbed"]] for t in trials)
+    by_point = run.meta.point_testbeds
+    assert all(by_point[t.point_id] == (t.extra["testbed"],) for t in trials)
     assert {n for names in by_point.values() for n in names} == {"ns-a", "ns-b"}  # both testbeds measured
     # each testbed's DUT facts are stored per point, and its tester's facts under its name
-    assert sorted(run.meta["point_facts"]) == sorted(p["id"] for p in run.points)
-    assert set(run.meta["testbeds"]) == {"ns-a", "ns-b"}
+    assert sorted(run.meta.point_facts) == sorted(p.id for p in run.points)
+    assert set(run.meta.testbeds) == {"ns-a", "ns-b"}
     # the printed tables carry the testbed row
     assert any(line.startswith("testbed ") for line in proc.stdout.splitlines())
     # both labs were taken down when their workers closed

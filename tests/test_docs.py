@@ -125,6 +125,13 @@ def _models_in(annotation: object) -> list[type]:
 
     from pydantic import BaseModel
 
+    from natbench.plugins import ACCESS, TESTERS, AccessSettings, TesterSettings
+
+    # a backend settings base is validated as the model of the kind a campaign names: every registered kind's
+    if annotation is TesterSettings:
+        return [backend.settings for _, backend in TESTERS.entries()]
+    if annotation is AccessSettings:
+        return [backend.settings for _, backend in ACCESS.entries()]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
     return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]

@@ -22,7 +22,14 @@ from natbench.metrics.latency import LatencySettings, PdvSettings
 from natbench.metrics.latency import estimate as delay_estimate
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.teardown import estimate as teardown_estimate
-from natbench.metrics.throughput import ForwardingSettings, ThroughputSettings, estimate_forwarding, estimate_throughput
+from natbench.metrics.throughput import (
+    ForwardingSettings,
+    MlrSettings,
+    ThroughputSettings,
+    estimate_forwarding,
+    estimate_throughput,
+    mlr_trials,
+)
 from natbench.metrics.validation import ValidationSettings
 from natbench.metrics.validation import estimate as validation_estimate
 
@@ -57,17 +64,33 @@ def test_a_throughput_step_runs_a_phase_2_trial_on_a_fill_per_repetition_or_per_
     assert estimate_throughput(s, 1000, {}) == expected
 
 
-def test_fast_throughput_counts_short_trials_first_then_three_full_ones_per_seeded_repetition() -> None:
+def test_fast_throughput_counts_short_trials_first_then_three_full_ones_and_two_probes_per_seeded_repetition() -> None:
     s = ThroughputSettings(
         lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2, algorithm="fast"
     )
     # the first repetition: ceil(log2(1000 / 100)) = 4 short trials of 1 + 2 + 1 = 4 s = 16 s and 2 full ones of
-    # 10 + 2 + 1 = 13 s = 26 s; the second walks from its seed: 3 full trials = 39 s; one fill per repetition,
-    # 2 x (1000 / 500 + 2 + 3) = 14 s: 9 trials, 95 s
-    assert estimate_throughput(s, 1000, {}) == (9, 95.0)
+    # 10 + 2 + 1 = 13 s = 26 s; the second walks from its seed: 3 full trials = 39 s and 2 probes = 8 s; one fill per
+    # repetition, 2 x (1000 / 500 + 2 + 3) = 14 s: 11 trials, 103 s
+    assert estimate_throughput(s, 1000, {}) == (11, 103.0)
     # forwarding: the same trials without the fills
     f = ForwardingSettings(lower=0, upper=1000, error=100, timeout=2, duration=10, repetitions=2, algorithm="fast")
-    assert estimate_forwarding(f, 1000, {}) == (9, 81.0)
+    assert estimate_forwarding(f, 1000, {}) == (11, 89.0)
+
+
+def test_mlr_throughput_counts_trials_of_each_duration_mlrsearch_runs() -> None:
+    s = ThroughputSettings(
+        lower=0, upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2, algorithm="mlr"
+    )
+    # rfc2544 preset: initial trials of 1 s, 2 preceding targets (the first with 10 x (1 / 10) ** 0.5 = 3.162 s
+    # trials, the last with the initial 1 s), final 10 s trials with a 10 s duration sum and exceed ratio 0.
+    # Per repetition: ceil(4 / 2) + 2 = 4 trials of 1 s, 2 of 3.162 s, 1 good + 1 bad of 10 s
+    assert mlr_trials(s) == [(4, 1.0), (2, pytest.approx(10**0.5)), (2, 10.0)]
+    per_rep = 4 * (1 + 2 + 1) + 2 * (10**0.5 + 2 + 1) + 2 * (10 + 2 + 1)
+    trials, seconds = estimate_throughput(s, 1000, {})
+    assert trials == 16 and seconds == pytest.approx(2 * per_rep + 2 * (1000 / 500 + 2 + 3))
+    # csit preset: 1 s trials only, duration sum 21 s, exceed ratio 0.5: 11 good and 12 bad final trials
+    csit = s.model_copy(update={"mlr": MlrSettings(preset="csit")})
+    assert mlr_trials(csit) == [(4, 1.0), (2, 1.0), (23, 1.0)]
 
 
 def test_fast_cps_counts_a_full_search_then_three_validated_steps_per_seeded_repetition() -> None:
@@ -85,11 +108,14 @@ def test_a_forwarding_step_is_one_phase_2_trial_whatever_the_connection_count() 
     assert estimate_forwarding(s, 10**6, {}) == (8, 104.0)
 
 
-def test_frame_loss_runs_one_filled_trial_per_listed_rate() -> None:
-    s = FrameLossSettings(rates=[100, 200, 300], fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
+def test_frame_loss_runs_one_filled_trial_per_rate_of_the_walk() -> None:
+    s = FrameLossSettings(rates=[280, 300, 290], fill_rate=500, timeout=2, gap=3, duration=10, repetitions=2)
     # 3 rates; per rate: 1000 / 500 + 2 + 3 + 10 + 2 + 1 = 20 s
     # 2 repetitions: 2 * 3 = 6 trials, 2 * 3 * 20 = 120 s
     assert frame_loss_estimate(s, 1000, {}) == (6, 120.0)
+    # max_rate with step 0.1: ten rates (100 % ... 10 %), all counted (where the walk stops is not known)
+    walk = FrameLossSettings(max_rate=300, fill_rate=500, timeout=2, gap=3, duration=10, repetitions=1)
+    assert frame_loss_estimate(walk, 1000, {}) == (10, 200.0)
 
 
 def test_latency_and_pdv_run_one_filled_trial_per_repetition() -> None:
@@ -103,24 +129,26 @@ def test_latency_and_pdv_run_one_filled_trial_per_repetition() -> None:
 def test_teardown_counts_the_loading_and_an_empty_table_delete_per_repetition() -> None:
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4)
     # loading per repetition: 1000 / 500 + 2 + 3 + 1 = 8 s; 4 repetitions: 4 trials, 32 s
-    # empty-table deletes: every repetition (empty_repetitions unset): 4 more trials, 4 * 1 s
-    assert teardown_estimate(s, 1000, {}) == (8, 36.0)
+    # empty-table deletes: every repetition (empty_repetitions unset), 3 each (empty_samples): 12 trials, 12 * 1 s
+    assert teardown_estimate(s, 1000, {}) == (16, 44.0)
+    one = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_samples=1)
+    assert teardown_estimate(one, 1000, {}) == (8, 36.0)
 
 
 def test_teardown_times_the_empty_table_delete_in_the_first_empty_repetitions_only() -> None:
-    # 4 * 8 = 32 s of loading as above; empty deletes in the first 2 repetitions: 4 + 2 trials, 32 + 2 s
+    # 4 * 8 = 32 s of loading as above; 3 empty deletes in each of the first 2 repetitions: 4 + 6 trials, 32 + 6 s
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_repetitions=2)
-    assert teardown_estimate(s, 1000, {}) == (6, 34.0)
-    # more empty repetitions than repetitions: capped at the 4 repetitions, 4 + 4 trials, 32 + 4 s
+    assert teardown_estimate(s, 1000, {}) == (10, 38.0)
+    # more empty repetitions than repetitions: capped at the 4 repetitions, 4 + 12 trials, 32 + 12 s
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4, empty_repetitions=9)
-    assert teardown_estimate(s, 1000, {}) == (8, 36.0)
+    assert teardown_estimate(s, 1000, {}) == (16, 44.0)
 
 
 def test_teardown_adds_the_per_trial_overhead_once_per_empty_table_delete(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(teardown_metric, "STEP_OVERHEAD", 2.0)  # DUT commands taking 2 s per trial instead of 1
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3, repetitions=4)
-    # loading: 1000 / 500 + 2 + 3 + 2 = 9 s, 4 repetitions: 36 s; 4 empty-table deletes of 2 s each: 8 s -> 44 s
-    assert teardown_estimate(s, 1000, {}) == (8, 44.0)
+    # loading: 1000 / 500 + 2 + 3 + 2 = 9 s, 4 repetitions: 36 s; 12 empty-table deletes of 2 s each: 24 s -> 60 s
+    assert teardown_estimate(s, 1000, {}) == (16, 60.0)
 
 
 def test_validation_sends_phase_1_at_its_rate_and_the_reverse_frames_at_alpha_times_it() -> None:
@@ -171,10 +199,11 @@ def test_capacity_probes_double_then_bisect_the_connection_count_each_a_cps_sear
 
 
 def test_fast_counts_never_exceed_a_binary_search_per_seeded_repetition_and_one_repetition_has_none() -> None:
-    # [0, 300], error 100: a binary search needs ceil(log2(3)) = 2 trials, fewer than the 3 a seeded walk is counted
-    # with: each of the 3 later repetitions counts 2. First repetition: 2 short + 2 full (short trials) or 2 full.
+    # [0, 300], error 100: a binary search needs ceil(log2(3)) = 2 trials, fewer than the 3 a seeded walk without
+    # short trials is counted with: each of the 3 later repetitions counts 2. First repetition: 2 short + 2 full
+    # (short trials) or 2 full. With short trials a seeded walk counts 3 full (here 2) and 2 probes.
     s = ThroughputSettings(lower=0, upper=300, error=100, repetitions=4, fill_rate=500, algorithm="fast")
-    assert fast_trials(s, short=True) == (2, 2 + 3 * 2)
+    assert fast_trials(s, short=True) == (2 + 3 * 2, 2 + 3 * 2)
     assert fast_trials(s, short=False) == (0, 2 + 3 * 2)
     one = ThroughputSettings(lower=0, upper=1000, error=100, repetitions=1, fill_rate=500, algorithm="fast")
     assert fast_trials(one, short=True) == (4, 2)  # ceil(log2(10)) = 4 short, 2 full confirmations, no seeded walk

@@ -16,10 +16,10 @@ from natbench.campaign import Campaign, load_campaign
 from natbench.duts.executors import NetnsExecutor
 from natbench.errors import ConfigError
 from natbench.metrics import ProcedureContext, run_repetition
+from natbench.plugins import ACCESS, Directions, Phase2Options
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.run.runner import run_campaign, spec_from_campaign
-from natbench.testbed import ACCESS, Testbed
-from natbench.testers.base import Directions, Phase2Options
+from natbench.testbed import Testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -157,7 +157,7 @@ def test_teardown_reuses_the_median_t0_after_empty_repetitions() -> None:
         context(tester, dut, plan, "teardown", settings={"fill_rate": 10_000, "empty_repetitions": 2},
                 repetition=1, earlier=earlier[:1], records=records)
     )  # fmt: skip
-    assert [r.kind for r in records] == ["fill", "flush_filled", "flush_empty"]
+    assert [r.kind for r in records] == ["fill", "flush_filled"] + ["flush_empty"] * 3  # empty_samples: 3
     assert first.extra["T_0"] == pytest.approx(0.9) and first.extra["T_0_measured"] is True
 
 
@@ -173,7 +173,7 @@ def test_a_run_times_t0_in_the_first_k_repetitions_of_each_point(tmp_path: Path)
     assert len(points) == 3
     for pid in points:
         empty = [t for t in trials if t.point_id == pid and t.kind == "flush_empty"]
-        assert sorted(t.repetition for t in empty) == [0, 1]
+        assert sorted(t.repetition for t in empty) == [0, 0, 0, 1, 1, 1]  # three timings in each of the first two
     results = [r for r in run.results() if r.metric == "teardown"]
     assert len(results) == 12 and all(r.value for r in results)
     assert sorted(r.extra["T_0_measured"] for r in results) == [False] * 6 + [True] * 6
@@ -321,7 +321,8 @@ class RecordingSession(QuietSession):
 
 def test_trex_tester_waits_the_metric_timeout() -> None:
     pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
-    from natbench.testers.trex.tester import TRexSettings, TRexTester
+    from natbench.testers.trex.settings import TRexSettings
+    from natbench.testers.trex.tester import TRexTester
 
     session = RecordingSession()
     settings = TRexSettings(server="127.0.0.1", private_dst_mac="02:00:00:00:00:01", public_dst_mac="02:00:00:00:00:02")
@@ -337,7 +338,7 @@ def test_trex_tester_waits_the_metric_timeout() -> None:
 
 
 def test_optional_hooks_are_recognised_structurally() -> None:
-    from natbench.testers.base import LoadsMappings, SetsReceiveTimeout
+    from natbench.plugins import LoadsMappings, SetsReceiveTimeout
 
     tester, _dut = fakes()
     assert isinstance(tester, SetsReceiveTimeout) and isinstance(tester, LoadsMappings)

@@ -11,8 +11,8 @@ from metric_settings import build
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
 from natbench.metrics.phase2 import connection_timeout
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -244,9 +244,10 @@ def test_a_fill_the_dut_did_not_keep_ends_the_teardown_naming_the_shortfall() ->
     b = Bench(keep_rate=40_000)  # a fill at 50,000 keeps 4,000 x 40,000 / 50,000 = 3,200 connections
     res = b.run("teardown", fill_rate=50_000)
     assert res.value is None
+    assert [r.kind for r in b.records] == ["fill"] * 4  # repeated max_invalid (3) times, never divided by
     assert res.extra["failed"] == (
-        "filling the table at fill_rate 50000 left connections missing "
-        "(DUT table holds 3200 connections but 4000 phase-1 frames arrived); lower fill_rate"
+        "filling the table at fill_rate 50000: 4 fills in a row did not leave the 4,000 connections"
+        " (last: the DUT holds 3200 of the 4000 connections); lower fill_rate"
     )
 
 
@@ -558,7 +559,8 @@ def test_a_dut_whose_facts_cannot_be_read_names_no_timeout() -> None:
 def test_a_refused_step_is_stored_and_read_back_as_an_invalid_trial_without_counts(tmp_path: Any) -> None:
     """The refused step and the failed repetition go through the run store and its reader like any other."""
     from natbench.report.aggregate import trial_summary
-    from natbench.run.store import RunDirectory, RunStore
+    from natbench.run.reader import RunDirectory
+    from natbench.run.writer import RunStore
 
     b = Bench(cps=100, keep_rate=100, udp_timeout=30)
     clock = RateClock(b.tester)

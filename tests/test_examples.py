@@ -57,9 +57,9 @@ def test_lab_experiment_runs_and_its_results_load(tmp_path: Path) -> None:
     import natbench
 
     run = natbench.load(run_dir)
-    assert run.meta["status"] == "complete"
-    assert run.meta["tester"], "tester facts are recorded"
-    assert run.meta["duts"], "DUT facts are recorded"
+    assert run.meta.status == "complete"
+    assert run.meta.tester.kind, "tester facts are recorded"
+    assert run.meta.duts, "DUT facts are recorded"
     assert set(run.metrics) == {"cps", "throughput", "teardown"}
     assert sorted(run.points["label"]) == ["iptables-1k", "iptables-4k"]
     assert sorted(run.points["connections"]) == [1000, 4000]

@@ -20,7 +20,8 @@ from natbench.duts.monitor import idle_percent
 from natbench.duts.recipe_dut import DutGroup, RecipeDut, timed_wrapper
 from natbench.duts.recipes import parse_recipe
 from natbench.errors import ConfigError, DutError
-from natbench.testbed import ACCESS, build_dut
+from natbench.plugins import ACCESS
+from natbench.testbed import build_dut
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 

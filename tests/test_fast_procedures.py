@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from test_procedures import Harness
 
-from natbench.results import RepetitionResult, Verdict
+from natbench.metrics.fast import worst_lost
+from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.search.fast import ShortFailRule
 
 
 def _trials(h: Harness) -> list[tuple[str, str, float, float]]:
@@ -16,28 +18,73 @@ def _trials(h: Harness) -> list[tuple[str, str, float, float]]:
     ]
 
 
-def test_throughput_fast_narrows_with_short_trials_and_confirms_with_full_ones_on_one_fill() -> None:
-    # forwarding ceiling 250,000; [0, 400,000], error 100,000: short 200k passes, short 300k fails ([200k, 300k] is
-    # one error wide); full 200k passes, full 300k fails. One fill (4,000 connections at 50,000 cps = 0.08 s) serves
-    # all four phase-2 trials (the table never changes).
-    h = Harness(forwarding=250_000)
+def test_throughput_fast_narrows_with_short_trials_and_a_short_failure_proves_the_upper_bound() -> None:
+    # forwarding ceiling 240,000; [0, 400,000], error 100,000: short 200k passes, short 300k fails ([200k, 300k] is
+    # one error wide) losing 60,000 of 300,000 frames per direction: more than a full trial there may lose (acceptance
+    # 0: none), and not small (at least half the 100,000 frames it offered above 200k), so 300k is an upper bound for
+    # full trials without one. Full 200k passes. One fill (4,000 connections at 50,000 cps = 0.08 s) serves all
+    # three phase-2 trials (the table never changes).
+    h = Harness(forwarding=240_000)
     res = h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0)
     assert _trials(h) == [
         ("fill", "-", 50_000, 0.08),
         ("phase2", "short", 200_000, 1.0),
         ("phase2", "short", 300_000, 1.0),
         ("phase2", "full", 200_000, 10.0),
-        ("phase2", "full", 300_000, 10.0),
     ]
-    assert [r.verdict for r in h.records[1:]] == [Verdict.PASS, Verdict.FAIL, Verdict.PASS, Verdict.FAIL]
+    assert [r.verdict for r in h.records[1:]] == [Verdict.PASS, Verdict.FAIL, Verdict.PASS]
     assert (res.value, res.error) == (200_000, 100_000)
-    assert {k: res.extra[k] for k in ("algorithm", "short_steps", "full_steps", "seeded", "rejected")} == {
+    keys = ("algorithm", "short_steps", "full_steps", "seeded", "rejected", "probes", "probe_proofs", "short_bound")
+    assert {k: res.extra[k] for k in (*keys, "guard_trials", "disproved")} == {
         "algorithm": "fast",
         "short_steps": 2,
-        "full_steps": 2,
+        "full_steps": 1,
         "seeded": False,
         "rejected": [],
+        "probes": 0,
+        "probe_proofs": 0,
+        "short_bound": True,
+        "guard_trials": 0,
+        "disproved": [],
     }
+
+
+def test_a_small_short_failure_at_the_final_upper_bound_gets_a_full_trial() -> None:
+    # forwarding ceiling 290,000: short 300k loses 10,000 frames per direction, less than half of the 100,000 it
+    # offered above the passing 200k: small, so the guard runs a full trial at 300k (it fails: the bound is confirmed)
+    h = Harness(forwarding=290_000)
+    res = h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0)
+    assert [t[:3] for t in _trials(h)] == [
+        ("fill", "-", 50_000),
+        ("phase2", "short", 200_000),
+        ("phase2", "short", 300_000),
+        ("phase2", "full", 200_000),
+        ("phase2", "full", 300_000),
+    ]
+    assert (res.value, res.error, res.extra["guard_trials"], res.extra["short_bound"]) == (200_000, 100_000, 1, False)
+
+
+def test_a_short_failure_within_the_full_trials_allowance_proves_nothing() -> None:
+    # acceptance 1 %: a full 10 s trial at 300k may lose 30,000 frames per direction. Ceiling 280,000: short 300k
+    # loses 20,000 (6.7 %: it fails) but no more than the full allowance, so a full trial at 300k decides (fails).
+    h = Harness(forwarding=280_000)
+    res = h.run(
+        "throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0, acceptance=0.01
+    )
+    assert [t[:3] for t in _trials(h)][1:] == [
+        ("phase2", "short", 200_000),
+        ("phase2", "short", 300_000),
+        ("phase2", "full", 200_000),
+        ("phase2", "full", 300_000),
+    ]
+    assert (res.value, res.extra["short_bound"], res.extra["guard_trials"]) == (200_000, False, 0)
+    # ceiling 240,000: short 300k loses 60,000 > 30,000: proven without a full trial there
+    h = Harness(forwarding=240_000)
+    res = h.run(
+        "throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0, acceptance=0.01
+    )
+    assert [t[1:3] for t in _trials(h)][1:] == [("short", 200_000), ("short", 300_000), ("full", 200_000)]
+    assert res.extra["short_bound"] is True
 
 
 def test_binary_throughput_stores_its_algorithm() -> None:
@@ -48,17 +95,17 @@ def test_binary_throughput_stores_its_algorithm() -> None:
 
 
 def test_forwarding_fast_runs_without_a_fill() -> None:
-    # stateless ceiling 250,000 (nat off): the same four trials as throughput's, no phase 1
-    h = Harness(nat=False, stateless_forwarding=250_000)
+    # stateless ceiling 240,000 (nat off): the same three trials as throughput's, no phase 1 (short 300k loses
+    # 30,000 of its 150,000 frames: an upper bound)
+    h = Harness(nat=False, stateless_forwarding=240_000)
     res = h.run("forwarding", upper=400_000, error=100_000, algorithm="fast", duration=5.0, short_duration=0.5)
     assert [t[:3] for t in _trials(h)] == [
         ("phase2", "short", 200_000),
         ("phase2", "short", 300_000),
         ("phase2", "full", 200_000),
-        ("phase2", "full", 300_000),
     ]
-    assert [t[3] for t in _trials(h)] == [0.5, 0.5, 5.0, 5.0]
-    assert res.value == 200_000 and res.extra["algorithm"] == "fast"
+    assert [t[3] for t in _trials(h)] == [0.5, 0.5, 5.0]
+    assert res.value == 200_000 and res.extra["algorithm"] == "fast" and res.extra["short_bound"] is True
 
 
 def test_cps_fast_steps_are_validated_steps_walking_from_the_previous_result() -> None:
@@ -98,10 +145,13 @@ def test_cps_fast_never_reports_a_rate_whose_validation_failed() -> None:
     assert (res.value, res.extra["validated"]) == (100_000, True)
 
 
-def test_a_later_repetition_starts_with_full_trials_in_the_middle_of_the_previous_interval() -> None:
-    # forwarding ceiling 250,000, error 100,000; the previous repetition (1) ended at [150,000, 250,000]: after the
-    # fill, a full trial at 150,000 + 50,000 = 200,000 (passes) and one error above, 300,000 (fails); no short trial.
-    h = Harness(forwarding=250_000)
+def test_a_later_repetition_walks_from_the_middle_of_the_previous_interval_probing_with_short_trials() -> None:
+    # forwarding ceiling 240,000, error 100,000; the previous repetition (1) ended at [150,000, 250,000]: after the
+    # fill, the walk starts at 150,000 + 50,000 = 200,000. No probe has run at this point yet, and a short trial
+    # (1 + 2 + 1 s) costs less than half a full one (10 + 2 + 1 s): probe first. The probe at 200k passes (proves
+    # nothing), the full trial there passes; one error above, the probe at 300k loses 60,000 frames: an upper bound,
+    # no full trial there.
+    h = Harness(forwarding=240_000)
     earlier = [
         RepetitionResult("p", "throughput", 0, 240_000.0, "fps", error=100_000.0),
         RepetitionResult("p", "throughput", 1, 150_000.0, "fps", error=100_000.0),
@@ -118,10 +168,39 @@ def test_a_later_repetition_starts_with_full_trials_in_the_middle_of_the_previou
     )
     assert [t[:3] for t in _trials(h)] == [
         ("fill", "-", 50_000),
+        ("phase2", "short", 200_000),
+        ("phase2", "full", 200_000),
+        ("phase2", "short", 300_000),
+    ]
+    assert [r.extra.get("probe", False) for r in h.records[1:]] == [True, False, True]
+    assert (res.value, res.error, res.extra["seeded"]) == (200_000, 100_000, True)
+    assert (res.extra["probes"], res.extra["probe_proofs"], res.extra["short_bound"]) == (2, 1, True)
+
+
+def test_probes_stop_where_earlier_repetitions_found_they_do_not_pay() -> None:
+    # as above, but the earlier repetitions ran 4 probes and none proved anything: (0 + 1) / (4 + 2) x 13 s = 2.2 s
+    # is less than a short trial's 4 s, so the walk uses full trials only
+    h = Harness(forwarding=240_000)
+    earlier = [
+        RepetitionResult("p", "throughput", 0, 240_000.0, "fps", 100_000.0, {"probes": 2, "probe_proofs": 0}),
+        RepetitionResult("p", "throughput", 1, 150_000.0, "fps", 100_000.0, {"probes": 2, "probe_proofs": 0}),
+    ]
+    res = h.run(
+        "throughput",
+        upper=400_000,
+        error=100_000,
+        fill_rate=50_000,
+        algorithm="fast",
+        repetition=2,
+        earlier=earlier,
+        duration=10.0,
+    )
+    assert [t[:3] for t in _trials(h)] == [
+        ("fill", "-", 50_000),
         ("phase2", "full", 200_000),
         ("phase2", "full", 300_000),
     ]
-    assert (res.value, res.extra["seeded"], res.extra["short_steps"]) == (200_000, True, 0)
+    assert (res.value, res.extra["probes"], res.extra["short_bound"]) == (200_000, 0, False)
 
 
 def _first_trial(earlier: list[RepetitionResult]) -> tuple[str, float]:
@@ -151,3 +230,20 @@ def test_a_fast_throughput_search_with_no_passing_full_trial_stores_no_value() -
     h = Harness(forwarding=10)
     res = h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0)
     assert res.value is None and res.extra["no_passing_rate"] is True
+
+
+def test_the_short_fail_rule_compares_each_direction_with_a_full_trials_allowance_per_direction() -> None:
+    # acceptance 0.1 %, full trials of 10 s at 1,500 fps: a full trial may lose 15 frames per direction. A short
+    # trial that lost 10 frames in each direction lost 20 in all, but no direction lost more than a full one may:
+    # no proof. One that lost 2 forward and 20 in reverse proves it (the worst direction counts).
+    def rec(fwd: int, rev: int) -> TrialRecord:
+        counts = {"forward": {"sent": 1500, "received": 1500 - fwd, "valid": 1500 - fwd}}
+        counts["reverse"] = {"sent": 1500, "received": 1500 - rev, "valid": 1500 - rev}
+        return TrialRecord("p", "throughput", 0, 0, "phase2", 1500.0, 1500.0, counts, Verdict.FAIL, "loss", 0.0, 1.0)
+
+    rule = ShortFailRule(0.001, 10.0, 1.0, 11.0, 2.0)
+    both = ["forward", "reverse"]
+    assert worst_lost(rec(10, 10), both) == 10 and not rule.proves(1500, 10)
+    assert worst_lost(rec(2, 20), both) == 20 and rule.proves(1500, 20)
+    assert worst_lost(rec(2, 20), ["forward"]) == 2  # only the active directions count
+    assert worst_lost(rec(2, 20), ["forward", "reverse", "other"]) is None  # a direction without counts: no proof

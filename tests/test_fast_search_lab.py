@@ -6,6 +6,7 @@ fast search (0.25 s short trials, 2 s full ones) run on one fill; both must find
 fast one must report a rate whose 2 s trial passed with a failed 2 s trial at most one error above it, in fewer
 seconds of traffic. (A 100-packet token bucket lets a trial of n frames pass up to limit x n / (n - 100): +7 % for
 the 1,500 frames of a 0.25 s trial, +0.8 % for a 2 s one: the short trials are optimistic, the full ones decide.)
+A second test runs the fast search with the short-fail rule, seeded, and checks the result's meaning.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ import pytest
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import Verdict
 from natbench.search import BinarySearch, SearchStep, run_binary_search
-from natbench.search.fast import FastStep, TrialVerdict, run_fast_search
+from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
 from natbench.testbed.lab import NetnsLab
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -103,3 +104,36 @@ def test_fast_search_finds_the_forwarding_limit_with_confirmed_bounds_in_less_tr
     assert full_verdicts[fast.value] is Verdict.PASS and full_verdicts[fast.upper] is Verdict.FAIL
     assert fast.upper - fast.value <= ERROR
     assert traffic["fast"] < traffic["binary"], traffic
+
+
+def test_the_short_fail_rule_on_a_real_limit_keeps_the_results_meaning(rig: tuple[RecipeDut, SoftwareTester]) -> None:
+    """The fast search with the short-fail rule (acceptance 0: a short trial that lost a frame proves its rate an upper
+    bound) on the 6,000 pps limit, seeded one error above it as a later repetition would be: the reported rate passed a
+    2 s trial; its upper bound failed a 2 s trial or a short trial there lost frames (the bucket's 100 packets let a
+    0.25 s trial pass up to 6,400, so near the limit the probes mostly prove nothing and full trials decide)."""
+    _dut, tester = rig
+    full_verdicts: dict[float, Verdict] = {}
+    short_losses: dict[float, int] = {}
+
+    def step(s: FastStep) -> TrialVerdict:
+        r = tester.phase2(s.rate, FULL if s.full else SHORT, Directions.BIDIRECTIONAL, Phase2Options())
+        if not r.tester_ok:
+            return TrialVerdict(Verdict.INVALID, "tester could not keep the rate", tester_limited=True)
+        lost = max(c.lost for c in r.counts.values())
+        v = Verdict.PASS if lost == 0 else Verdict.FAIL
+        if s.full:
+            full_verdicts[s.rate] = v
+        else:
+            short_losses[s.rate] = lost
+        return TrialVerdict(v, lost=lost)
+
+    rule = ShortFailRule(0.0, FULL, SHORT, full_cost=FULL + 0.5, short_cost=SHORT + 0.5)
+    fast = run_fast_search(step, lower=0.0, upper=UPPER, error=ERROR, seed=LIMIT + ERROR, max_invalid=6, rule=rule)
+    print(f"fast with the rule: {fast}")
+    assert abs(fast.value - LIMIT) <= 0.1 * LIMIT, fast
+    assert full_verdicts[fast.value] is Verdict.PASS
+    if fast.short_bound:
+        assert short_losses[fast.upper] > 0
+    elif fast.upper < UPPER:
+        assert full_verdicts[fast.upper] is Verdict.FAIL
+    assert fast.upper - fast.value <= ERROR and fast.probes >= 1

@@ -24,9 +24,9 @@ import natbench
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult
 from natbench.testbed.lab import NetnsLab, list_labs
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import Family, PortRange, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.plugins import Directions, Mapping, Phase2Options
 from natbench.testers.trex import program as prg
 from natbench.testers.trex.client import load_api
 from natbench.testers.trex.streams import build_stream, to_json

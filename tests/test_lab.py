@@ -238,7 +238,7 @@ def test_a_lab_campaign_brings_its_lab_up_and_down(tmp_path: Path, monkeypatch: 
     from natbench.duts.executors import NetnsExecutor
     from natbench.duts.recipe_dut import RecipeDut
     from natbench.testbed import build_testbed
-    from natbench.testers.software import SoftwareTester
+    from natbench.testers.software.tester import SoftwareTester
 
     monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", tmp_path)
     campaign = load_campaign(QUICKSTART)
@@ -414,7 +414,7 @@ def test_the_tester_cpus_setting_reaches_the_lab(tmp_path: Path, monkeypatch: py
     """`testbed.tester.settings.cpus` decides the tester's CPUs and the lab steers each port's receive work there."""
     from natbench.campaign import load_campaign
     from natbench.testbed import build_testbed
-    from natbench.testers.software import SoftwareTester
+    from natbench.testers.software.tester import SoftwareTester
 
     monkeypatch.setattr("natbench.testbed.lab.host.DEFAULT_STATE_DIR", tmp_path)
     first, second = sorted(os.sched_getaffinity(0))[:2]

@@ -21,9 +21,9 @@ from lab_helpers import kept_rate
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult
 from natbench.testbed.lab import NetnsLab
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint

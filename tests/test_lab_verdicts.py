@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from lab_helpers import need_lab
+from lab_helpers import need_lab, stalled
 from metric_settings import build
 
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext, judge_phase, run_repetition
+from natbench.metrics.fill import Fill, fill_table
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.testbed.lab import NetnsLab
 from natbench.testers.software.tester import SoftwareTester
@@ -138,3 +140,69 @@ def test_the_throughput_procedure_finds_an_enforced_packet_rate_limit(rig: Rig) 
     phase2 = [r for r in records if r.kind == "phase2"]
     assert phase2 and all(r.extra["dut_connections"] == N for r in phase2)  # phase 2 created and deleted nothing
     assert all(r.extra["since_fill"] > 0 for r in phase2)
+
+
+# ---------------------------------------------------------------------------- fills and trials with a stalled tester
+def _fill(rig: Rig, records: list[TrialRecord], **settings: Any) -> Fill:
+    """One fill of the table at 10,000 connections per second (1 s) through the real fill procedure."""
+    resolved, options = build("teardown", repetitions=1, timeout=TIMEOUT, fill_rate=10_000, **settings)
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        rig.tester, rig.dut, POINT, rig.plan, "teardown", 0, resolved, emit=records.append, options=options
+    )
+    return fill_table(ctx, 10_000, learn=True)
+
+
+def test_a_fill_the_tester_stalled_in_is_kept_when_conntrack_holds_all_n(rig: Rig) -> None:
+    """The tester's process is stopped for 300 ms, 0.2 s into the fill: it falls ~3,000 frames behind and catches
+    up at twice the rate (20,000 new connections per second, which the kernel's NAT takes). conntrack holds all
+    10,000 connections: the fill did its job and is kept, once, with the stall recorded."""
+    records: list[TrialRecord] = []
+    with stalled(after=0.2, seconds=0.3):
+        kept = _fill(rig, records)
+    assert [r.kind for r in records] == ["fill"]
+    fill = records[0]
+    assert (fill.verdict, kept.connections, kept.verified) == (Verdict.PASS, N, True)
+    assert fill.extra["dut_connections"] >= N
+    assert fill.extra["deviations"]["forward"]["clump"] >= 2000, fill.extra
+
+
+def test_a_fill_the_dut_lost_connections_in_is_repeated(rig: Rig) -> None:
+    """The DUT sets up 12,000 new connections per second (a 200-packet bucket): a fill at 10,000 leaves all of
+    them. The stall's catch-up at 20,000 per second overruns it for ~0.3 s, so about (20,000 - 12,000) x 0.3 - 200
+    = 2,200 connections are never created: the DUT holds fewer than N, the fill is repeated (the stall happens once)
+    and the second fill is kept."""
+    rig.limit("ct state new ct status ! confirmed limit rate over 12000/second burst 200 packets drop")
+    records: list[TrialRecord] = []
+    try:
+        with stalled(after=0.2, seconds=0.3):
+            kept = _fill(rig, records)
+    finally:
+        rig.clear()
+    fills = [r for r in records if r.kind == "fill"]
+    assert [r.verdict for r in fills] == [Verdict.INVALID, Verdict.PASS], [r.reason for r in fills]
+    assert fills[0].reason.startswith("the DUT holds ") and fills[0].reason.endswith(f"of the {N} connections")
+    assert fills[0].extra["dut_connections"] < N - 500
+    assert (kept.connections, kept.verified) == (N, True)
+
+
+def test_a_stalled_trial_against_a_lossy_dut_fails_instead_of_being_invalid(rig: Rig) -> None:
+    """A phase-2 trial at 20,000 frames per second per direction through a DUT that forwards 10,000 per second
+    per ingress interface (a 200-packet bucket), with the tester stopped for 100 ms in it: each direction loses
+    about 10,000 frames of 20,000, far more than the ~2,000-frame clump of the stall can explain: FAIL (the DUT's
+    loss), not invalid (the tester's)."""
+    records: list[TrialRecord] = []
+    kept = _fill(rig, records)
+    assert kept.verified
+    rig.limit(
+        'iifname "nb-priv" limit rate over 10000/second burst 200 packets drop',
+        'iifname "nb-pub" limit rate over 10000/second burst 200 packets drop',
+    )
+    try:
+        with stalled(after=0.3, seconds=0.1):
+            phase = rig.tester.phase2(20_000, 1.0, Directions.BIDIRECTIONAL, Phase2Options(mappings=kept.mappings))
+    finally:
+        rig.clear()
+    assert any(d.clump for d in phase.deviations.values()), phase.deviations
+    verdict, reason = judge_phase(phase, 0.0, 0.001)
+    assert verdict is Verdict.FAIL, (reason, phase.deviations)
+    assert "net of the" in reason

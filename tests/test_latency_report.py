@@ -6,22 +6,23 @@ import pytest
 
 from natbench.report import aggregate as ag
 from natbench.report.tables import performance_table
+from natbench.run import frames as fr
 from natbench.testing.rundir import make_point, result_record
 
 
 def test_worst_case_latency_is_a_row_of_the_performance_table() -> None:
     p = make_point(0, (1024, 1123), (80, 89))
-    pid = str(p["id"])
+    pid = str(p.id)
     # three repetitions: typical latency 20, 30, 25 us; worst case 100, 300, 200 us (as the latency metric stores it)
     recs = [
         result_record(pid, "latency", r, tl * 1e-6, "s", extra={"worst_case": wc * 1e-6})
         for r, (tl, wc) in enumerate([(20, 100), (30, 300), (25, 200)])
     ]
-    s = ag.summarize(ag.results_frame(recs))
+    s = ag.summarize(fr.results_frame(recs))
     row = s.loc[(pid, "latency")]
     got = (row["worst_case_median"], row["worst_case_min"], row["worst_case_max"])
     assert got == pytest.approx((200e-6, 100e-6, 300e-6))
-    t = performance_table(s, ag.points_frame([p]))
+    t = performance_table(s, fr.points_frame([p]))
     names = list(t.cells.index)
     i = names.index("latency median")
     # tables show latency in milliseconds: worst case median 200 us = 0.2 ms, min 0.1, max 0.3
@@ -41,6 +42,6 @@ def test_worst_case_latency_is_a_row_of_the_performance_table() -> None:
 
 def test_metrics_without_a_worst_case_get_no_such_row() -> None:
     p = make_point(0, (1024, 1123), (80, 89))
-    recs = [result_record(str(p["id"]), "pdv", r, v, "s") for r, v in enumerate([1e-5, 2e-5])]
-    t = performance_table(ag.summarize(ag.results_frame(recs)), ag.points_frame([p]))
+    recs = [result_record(str(p.id), "pdv", r, v, "s") for r, v in enumerate([1e-5, 2e-5])]
+    t = performance_table(ag.summarize(fr.results_frame(recs)), fr.points_frame([p]))
     assert not any("worst case" in n for n in t.cells.index)

@@ -3,20 +3,20 @@ without the hook, a failing snapshot, the DUT group's sum (fakes, no sockets).""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from metric_settings import build
 
-from natbench.duts.base import MeasuresMemory
-from natbench.duts.executors import CommandResult
 from natbench.duts.monitor import read_memory
 from natbench.duts.recipe_dut import DutGroup
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
 from natbench.metrics.memory import FillMemory, memory_used
-from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
+from natbench.plugins import CommandResult, MeasuresMemory
+from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -25,8 +25,10 @@ POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, n
 N = 4000
 
 
-def run(dut: FakeDut, metric: str, **settings: Any) -> tuple[RepetitionResult, list[TrialRecord]]:
-    tester = FakeTester(dut)
+def run(
+    dut: FakeDut, metric: str, *, tester: FakeTester | None = None, **settings: Any
+) -> tuple[RepetitionResult, list[TrialRecord]]:
+    tester = tester or FakeTester(dut)
     plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, seed=3)
     tester.prepare(plan)
     records: list[TrialRecord] = []
@@ -88,25 +90,34 @@ def test_every_fill_stores_the_memory_its_connections_took(metric: str, settings
 @pytest.mark.parametrize(
     ("metric", "settings"),
     [
-        ("throughput", {"upper": 100_000, "error": 10_000, "fill_rate": 50_000, "acceptance": 0.2}),
-        ("teardown", {"fill_rate": 50_000, "acceptance": 0.2}),
+        ("throughput", {"upper": 100_000, "error": 10_000, "fill_rate": 50_000}),
+        ("teardown", {"fill_rate": 50_000}),
     ],
 )
-def test_memory_per_connection_divides_by_the_connections_created_not_the_frames_sent(
+def test_memory_per_connection_divides_by_the_connections_the_dut_holds_not_the_frames_counted(
     metric: str, settings: dict[str, Any]
 ) -> None:
-    """A 3,600-entry table that drops the frames finding it full: each fill sends 4,000 frames and creates 3,600
-    connections (10 % lost, within the metric's acceptance of 20 %). The slab grows 256 B per connection it
-    holds: 3,600 x 256 B / 3,600 = 256 B, where dividing by the 4,000 frames sent would say 230.4 B."""
-    dut = MemoryFakeDut(FakeModel(table_limit=3600), bytes_per_connection=300, slab_per_connection=256)
-    _, records = run(dut, metric, **settings)
+    """The tester's own receive side missed 400 of each fill's 4,000 frames (it counts 3,600 valid), but the DUT
+    holds all 4,000 connections: the slab grows 4,000 x 256 B and the figure is 4,000 x 256 / 4,000 = 256 B per
+    connection, where dividing by the 3,600 frames the tester counted would say 284.4 B."""
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    tester = FakeTester(dut)
+
+    def misses(rate: float, learn: bool, _orig: Any = tester.phase1) -> PhaseResult:
+        res: PhaseResult = _orig(rate, learn)
+        c = res.counts[Direction.FORWARD]
+        counts = {Direction.FORWARD: DirectionCounts(c.sent, c.received - 400, c.valid - 400)}
+        return dataclasses.replace(res, counts=counts, deviations={Direction.FORWARD: Deviation(missed=400)})
+
+    tester.phase1 = misses  # type: ignore[method-assign]
+    _, records = run(dut, metric, tester=tester, **settings)
     filled = [r for r in fills(records) if r.verdict is Verdict.PASS]
     assert filled
     for r in filled:
-        assert sum(int(c["sent"]) for c in r.counts.values()) == N
+        assert sum(int(c["valid"]) for c in r.counts.values()) == 3600
         mem = r.extra["memory"]
-        assert mem["connections"] == 3600 == sum(int(c["valid"]) for c in r.counts.values())
-        assert mem["used"]["conntrack_slab"] == 3600 * 256
+        assert mem["connections"] == N
+        assert mem["used"]["conntrack_slab"] == N * 256
         assert mem["per_connection"]["conntrack_slab"] == 256.0
         assert mem["per_connection"]["mem_available"] == 300.0
 
@@ -168,7 +179,7 @@ def test_a_fill_without_a_valid_frame_stores_why_not_memory() -> None:
     memory, extra = FillMemory(MemoryFakeDut(FakeModel())), {}
     memory.emptied()
     memory.filled(_phase1(0), extra)
-    assert extra == {"memory_error": "no valid phase-1 frame: no connection to divide by"}
+    assert extra == {"memory_error": "no connection was created: no connection to divide by"}
 
 
 def test_a_fill_of_one_connection_stores_that_connections_memory() -> None:

@@ -32,13 +32,13 @@ def test_memory_rows_are_the_median_over_the_points_fills(tmp_path: Path) -> Non
     b = make_point(1, (1, 800), (1, 10))  # 8,000 connections
     recs: list[dict] = []
     for p in (a, b):
-        recs += [result_record(p["id"], "throughput", r, 1000.0, "fps", error=10.0) for r in range(3)]
-        recs += [result_record(p["id"], "teardown", 0, 2000.0, "conn/s", extra={"T_N": 2.5, "T_0": 0.5})]
+        recs += [result_record(p.id, "throughput", r, 1000.0, "fps", error=10.0) for r in range(3)]
+        recs += [result_record(p.id, "teardown", 0, 2000.0, "conn/s", extra={"T_N": 2.5, "T_0": 0.5})]
     # point a: throughput fills at 300, 350 and 310 B/conn, slab 256, 256, 272; an invalid fill (900 B) is ignored
-    recs += [fill(a["id"], "throughput", 0, 4000, 300, 256), fill(a["id"], "throughput", 1, 4000, 350, 256)]
-    recs += [fill(a["id"], "throughput", 2, 4000, 310, 272), fill(a["id"], "throughput", 2, 4000, 900, 900, "invalid")]
+    recs += [fill(a.id, "throughput", 0, 4000, 300, 256), fill(a.id, "throughput", 1, 4000, 350, 256)]
+    recs += [fill(a.id, "throughput", 2, 4000, 310, 272), fill(a.id, "throughput", 2, 4000, 900, 900, "invalid")]
     # point b: one throughput fill whose DUT shows no slab; a tear-down fill at 400 B/conn
-    recs += [fill(b["id"], "throughput", 0, 8000, 320, None), fill(b["id"], "teardown", 0, 8000, 400, 256)]
+    recs += [fill(b.id, "throughput", 0, 8000, 320, None), fill(b.id, "teardown", 0, 8000, 400, 256)]
     run = natbench.load(write_run_dir(tmp_path / "run", [a, b], recs))
 
     perf = rows(run.seed_table())
@@ -60,7 +60,7 @@ def test_memory_rows_are_the_median_over_the_points_fills(tmp_path: Path) -> Non
 
 def test_no_memory_rows_without_stored_memory(tmp_path: Path) -> None:
     p = make_point(0, (1, 400), (1, 10))
-    recs = [result_record(p["id"], "throughput", r, 1000.0, "fps", error=10.0) for r in range(3)]
-    recs += [trial_record(p["id"], "throughput", 0, 0, rate=4000, kind="fill", extra={"memory_error": "boom"})]
+    recs = [result_record(p.id, "throughput", r, 1000.0, "fps", error=10.0) for r in range(3)]
+    recs += [trial_record(p.id, "throughput", 0, 0, rate=4000, kind="fill", extra={"memory_error": "boom"})]
     perf = rows(natbench.load(write_run_dir(tmp_path / "run", [p], recs)).seed_table())
     assert not [r for r in perf if "memory" in r or "slab" in r]

@@ -18,7 +18,8 @@ from natbench.results import RepetitionResult
 from natbench.run.experiment import Experiment
 from natbench.run.observers import Observer
 from natbench.run.orchestrator import Orchestrator
-from natbench.run.store import RunDirectory, RunStore
+from natbench.run.reader import RunDirectory
+from natbench.run.writer import RunStore
 from natbench.testbed.file import load_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
@@ -53,13 +54,14 @@ def test_an_experiment_reuses_the_median_t0_after_empty_repetitions(tmp_path: Pa
     trials = RunDirectory.open(exp.run_dir).trials()
     empty = [t.repetition for t in trials if t.kind == "flush_empty"]
     filled = [t.repetition for t in trials if t.kind == "flush_filled"]
-    assert empty == [0, 1]  # without the earlier results: one flush_empty trial in each of the 6 repetitions
+    # three timings (empty_samples) in each of the first two; without the earlier results in every one of the 6
+    assert empty == [0, 0, 0, 1, 1, 1]
     assert filled == [0, 1, 2, 3, 4, 5]
     results = [*first.results, *second.results]
     assert [r.repetition for r in results] == [0, 1, 2, 3, 4, 5]
     assert [r.extra["T_0_measured"] for r in results] == [True, True, False, False, False, False]
     assert all(r.extra["T_0"] == pytest.approx(0.9) for r in results)
-    assert dut.events.count("flush") == 2 + 6
+    assert dut.events.count("flush") == 2 * 3 + 6  # 3 empty-table timings in each of the first 2, 6 filled
 
 
 def test_an_experiment_keeps_the_dut_set_up_between_measurements_at_one_point(tmp_path: Path) -> None:
@@ -83,7 +85,7 @@ def test_an_experiment_stores_the_tester_facts_after_preparing_it(tmp_path: Path
     dut = FakeDut(FakeModel(cps=50_000))
     with experiment(tmp_path, dut, Learning(dut)) as exp:
         exp.measure("cps", connections="1k", repetitions=1, upper="100k", error="1k")
-        assert RunDirectory.open(exp.run_dir).meta["tester"]["prepared"] is True
+        assert RunDirectory.open(exp.run_dir).meta.tester.details["prepared"] is True
 
 
 # ---------------------------------------------------------------------------- the orchestrator itself

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from natbench.duts.parsers import (
-    ParseError,
     get_parser,
     parse_conntrack_count,
     parse_conntrack_mappings,
@@ -21,7 +20,7 @@ from natbench.duts.parsers import (
     parse_tayga_map,
     parser_names,
 )
-from natbench.testers.base import Mapping
+from natbench.plugins import Mapping, ParseError
 
 DATA = Path(__file__).parent / "data" / "linux"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from natbench.duts import parsers_jool_pf as p
-from natbench.duts.parsers import ParseError, get_parser
-from natbench.testers.base import Mapping
+from natbench.duts.parsers import get_parser
+from natbench.plugins import Mapping, ParseError
 
 DATA = Path(__file__).parent / "data"
 

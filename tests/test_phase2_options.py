@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from natbench.metrics.context import RunOptions
 from natbench.metrics.phase2 import phase2_options
-from natbench.testers.base import Mapping, Phase2Options
+from natbench.plugins import Mapping, Phase2Options
 
 TUPLES = (Mapping("198.51.100.1", 40000, 80, 1000),)
 

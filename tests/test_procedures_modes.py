@@ -9,8 +9,8 @@ from metric_settings import build
 
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
+from natbench.plugins import Mapping
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.testers.base import Mapping
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.traffic.plan import ResponderMode

@@ -21,7 +21,7 @@ from report_cli import report_text
 
 from natbench.errors import ConfigError
 from natbench.run.experiment import Experiment, split_connections, sweep_points
-from natbench.run.store import RunDirectory
+from natbench.run.reader import RunDirectory
 from natbench.testbed.file import TestbedFile, load_testbed
 from natbench.testbed.file import testbed_file_problems as problems_of
 from natbench.testing import FakeDut, FakeModel, FakeTester
@@ -226,12 +226,12 @@ def test_measurements_land_in_a_run_directory_that_reports_read(pytester: pytest
 
     stored = RunDirectory.open(run_dir)
     assert stored.status == "complete"
-    assert stored.meta["campaign_name"] == "pytest"
-    assert [p["label"] for p in stored.points] == ["fake-1c-1k", "fake-1c-4k", "fake-2c-1k", "fake-2c-4k", "fake-4k"]
-    assert [p["index"] for p in stored.points] == [0, 1, 2, 3, 4]
+    assert stored.meta.campaign_name == "pytest"
+    assert [p.label for p in stored.points] == ["fake-1c-1k", "fake-1c-4k", "fake-2c-1k", "fake-2c-4k", "fake-4k"]
+    assert [p.index for p in stored.points] == [0, 1, 2, 3, 4]
     results = stored.results()
     assert len(results) == 4 * 2 + 1 + 2
-    assert all(t.point_id in {p["id"] for p in stored.points} for t in stored.trials())
+    assert all(t.point_id in {p.id for p in stored.points} for t in stored.trials())
     session = stored.campaign_text
     assert "kind: natbench-experiment" in session and "test_cps[2c-4k]" in session
 

@@ -1,5 +1,6 @@
-"""The record-line reader of trials.jsonl (natbench.run.records): unit cases of lines from before sequence numbers
-(legacy lines), written by hand so the expected damage follows from the format, not from the reader."""
+"""The scanner of trials.jsonl (natbench.run.records): unit cases of lines from before sequence numbers (legacy
+lines), written by hand so the expected damage follows from the format, not from the reader; and of record lines
+whose fields have the wrong types."""
 
 from __future__ import annotations
 
@@ -8,10 +9,26 @@ from pathlib import Path
 
 import pytest
 
-from natbench.run.records import encode, scan
+from natbench.run.format import encode
+from natbench.run.records import scan
 
-TRIAL = {"point_id": "p1", "metric": "cps", "repetition": 0, "kind": "phase1"}
-"""The fields of one trial record that the reader looks at (its repetition key)."""
+TRIAL = {
+    "point_id": "p1",
+    "metric": "cps",
+    "repetition": 0,
+    "step": 0,
+    "kind": "phase1",
+    "intended_rate": 1000.0,
+    "achieved_rate": 1000.0,
+    "counts": {"forward": {"sent": 10, "received": 10, "valid": 10}},
+    "verdict": "pass",
+    "reason": "",
+    "started_at": 1.0,
+    "ended_at": 2.0,
+}
+"""The fields of one trial record (the reader looks at its repetition key; every field must have its type)."""
+RESULT = {"point_id": "p1", "metric": "cps", "repetition": 3, "value": 5000.0, "unit": "cps"}
+"""The fields of one result record."""
 
 
 def legacy(data: dict[str, object]) -> str:
@@ -71,7 +88,7 @@ def test_lines_of_the_abandoned_file_are_kept_with_their_line_and_text_without_n
 
 def test_a_second_result_of_one_repetition_is_damage_naming_point_metric_and_repetition(tmp_path: Path) -> None:
     # two different results of point p1, metric cps, repetition 3: the second one (line 2) is damage, the first stands
-    res = {"point_id": "p1", "metric": "cps", "repetition": 3, "value": 5000.0}
+    res = RESULT
     path = write(tmp_path, encode("result", res, 1), encode("result", {**res, "value": 6000.0}, 2))
     found = scan(path, {"written": 2, "result": 2})
     assert found.damage[0] == f"{path}:2: second result of point p1 cps repetition 3 (first on line 1)"
@@ -91,7 +108,7 @@ def test_a_repeated_line_in_a_run_from_before_record_counts_is_a_duplicate_of_it
 def test_a_record_lost_after_a_result_taints_only_the_next_repetition(tmp_path: Path) -> None:
     # seq 1 is repetition 0's result (it ends that repetition), seq 2 is missing, seq 3 is a trial of repetition 1:
     # the lost record can only belong to repetition 1 (a repetition's records are consecutive)
-    res = {"point_id": "p1", "metric": "cps", "repetition": 0, "value": 5000.0}
+    res = {**RESULT, "repetition": 0}
     path = write(tmp_path, encode("result", res, 1), encode("trial", {**TRIAL, "repetition": 1}, 3))
     found = scan(path, {"written": 3, "trial": 2, "result": 1})
     assert found.damage == [f"{path}:2: seq 2 missing (run.json counts 3 records written)"]
@@ -180,8 +197,10 @@ def test_a_missing_trials_file_is_named_by_what_run_json_says_was_written(tmp_pa
 
 def test_a_trials_file_that_cannot_be_read_is_damage_naming_why(tmp_path: Path) -> None:
     path = tmp_path / "trials.jsonl"
-    path.mkdir()  # a directory where the file should be: reading it fails with EISDIR
-    assert scan(path, {"written": 0}).damage == [f"{path}: cannot be read: Is a directory"]
+    path.mkdir()  # a directory where the file should be: refused before anything is read
+    assert scan(path, {"written": 0}).damage == [
+        f"{path}: a directory, not a file: a run directory holds regular files"
+    ]
 
 
 def test_a_writer_may_add_one_record_beyond_the_count_read_after_the_file(tmp_path: Path) -> None:
@@ -204,3 +223,26 @@ def test_a_moved_range_must_be_two_whole_numbers(tmp_path: Path, pair: list[obje
         f"{tmp_path / 'run.json'}: records: moved: {pair!r} is no [first, last] range after 0 within the records"
         " written"
     )
+
+
+def test_a_legacy_line_of_the_wrong_field_type_is_damage_of_its_repetition(tmp_path: Path) -> None:
+    # a run from before sequence numbers has no checksum to tell: the field types still do
+    path = write(tmp_path, legacy(TRIAL), legacy({**TRIAL, "repetition": 1, "started_at": "noon"}))
+    found = scan(path, None)
+    assert found.damage == [f"{path}:2: started_at: expected a finite number, got 'noon'"]
+    assert [r.line for r in found.records] == [1] and ("p1", "cps", 1) in found.tainted
+
+
+def test_an_abandoned_line_of_the_wrong_field_type_is_named_and_the_others_kept(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 3), encode("trial", {**TRIAL, "verdict": "maybe"}, 4))
+    found = scan(path, None, sequence=False)
+    assert found.damage == [f"{path}:2: verdict: expected one of pass, fail, invalid, got 'maybe'"]
+    assert [(r.line, r.seq, r.record.step) for r in found.records] == [(1, 3, 0)]
+
+
+def test_a_numbered_line_of_the_wrong_field_type_keeps_its_number_counted(tmp_path: Path) -> None:
+    # like a checksum mismatch: the number is accounted for (no gap reported), the record is left out
+    path = write(tmp_path, encode("trial", {**TRIAL, "kind": 7}, 1), encode("trial", {**TRIAL, "repetition": 1}, 2))
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage == [f"{path}:1: kind: expected a string, got 7"]
+    assert [r.seq for r in found.records] == [2] and found.tainted == {("p1", "cps", 0), ("p1", "cps", 1)}

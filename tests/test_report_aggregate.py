@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import math
 from pathlib import Path
 
@@ -14,18 +14,22 @@ from natbench.errors import StoreError
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
 from natbench.report.load import DamagedRunWarning
+from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.run import frames as fr
+from natbench.run.format import PointRecord
 from natbench.testing.rundir import make_point, result_record, spread, trial_record, write_run_dir
+from natbench.traffic import PortRange
 
 
 def _points(*specs: dict) -> pd.DataFrame:
-    return ag.points_frame([make_point(i, **s) for i, s in enumerate(specs)])
+    return fr.points_frame([make_point(i, **s) for i, s in enumerate(specs)])
 
 
 def test_summary_counts_failed_repetitions_and_worst_error() -> None:
     recs = [result_record("p", "cps", r, v, "cps", error=e) for r, (v, e) in enumerate([(10, 4), (30, 6), (20, 2)])]
     recs.append(result_record("p", "cps", 3, None, "cps"))
-    recs.append({"type": "trial", "point_id": "p"})  # ignored
-    s = ag.summarize(ag.results_frame(recs)).loc[("p", "cps")]
+    recs.append(trial_record("p", "cps", 0, 0))  # a trial: ignored
+    s = ag.summarize(fr.results_frame(recs)).loc[("p", "cps")]
     assert (s["median"], s["min"], s["max"]) == (20, 10, 30)
     assert (s["experiments"], s["failed"], s["error"]) == (3, 1, 6)
 
@@ -36,7 +40,7 @@ def test_directions_forms() -> None:
         result_record("q", "throughput", 0, 1000.0, "fps", extra={"directions": "bidirectional"}),
         result_record("r", "throughput", 0, 1000.0, "fps", extra={"all_frames_per_second": 2000.0}),
     ]
-    assert ag.results_frame(recs)["reported"].tolist() == [1000.0, 2000.0, 2000.0]
+    assert fr.results_frame(recs)["reported"].tolist() == [1000.0, 2000.0, 2000.0]
 
 
 def test_throughput_reported_as_all_frames() -> None:
@@ -44,7 +48,7 @@ def test_throughput_reported_as_all_frames() -> None:
         result_record("p", "throughput", 0, 1000.0, "fps", error=10, extra={"directions": 2}),
         result_record("p", "frame_loss", 0, 0.5, "ratio", extra={"directions": 2}),
     ]
-    df = ag.results_frame(recs)
+    df = fr.results_frame(recs)
     assert df["reported"].tolist() == [2000.0, 0.5]  # only frame rates are doubled
 
 
@@ -56,7 +60,7 @@ def test_the_error_is_the_search_width_as_stored_not_doubled() -> None:
         for r, e in enumerate((100.0, 60.0, 80.0))
     ]
     recs.append(result_record("p", "cps", 0, 500.0, "cps", error=100.0))
-    s = ag.summarize(ag.results_frame(recs))
+    s = ag.summarize(fr.results_frame(recs))
     assert s.loc[("p", "throughput"), "error"] == 100.0  # the largest width, not 2 x 100
     assert s.loc[("p", "cps"), "error"] == 100.0
 
@@ -65,7 +69,7 @@ def test_scale_up_uses_smallest_core_count_as_reference() -> None:
     pts = _points(*({"src": (1, 10), "dst": (1, 10), "cores": c} for c in (2, 4, 8)))
     ids = list(pts.index)
     recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (100.0, 180.0, 300.0), strict=True)]
-    su = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")["scale_up"]
+    su = ag.scale_up_cores(ag.summarize(fr.results_frame(recs)), pts).set_index("point_id")["scale_up"]
     assert su[ids[0]] == 1.0
     assert su[ids[1]] == pytest.approx(180 * 2 / (4 * 100))
     assert su[ids[2]] == pytest.approx(300 * 2 / (8 * 100))
@@ -76,7 +80,7 @@ def test_the_scale_up_reference_is_the_fewest_cores_not_the_first_point_listed()
     pts = _points(*({"src": (1, 10), "dst": (1, 10), "cores": c} for c in (4, 1, 2)))
     ids = list(pts.index)
     recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (300.0, 100.0, 180.0), strict=True)]
-    sc = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")
+    sc = ag.scale_up_cores(ag.summarize(fr.results_frame(recs)), pts).set_index("point_id")
     assert sc["scale_up"].to_dict() == {ids[0]: 300 / (4 * 100), ids[1]: 1.0, ids[2]: 180 / (2 * 100)}
     assert set(sc["reference"]) == {ids[1]}
 
@@ -91,7 +95,7 @@ def test_scale_up_series_are_separate() -> None:
     )
     ids = list(pts.index)
     recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (100.0, 150.0, 10.0, 20.0), strict=True)]
-    su = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")["scale_up"]
+    su = ag.scale_up_cores(ag.summarize(fr.results_frame(recs)), pts).set_index("point_id")["scale_up"]
     assert su[ids[1]] == pytest.approx(0.75) and su[ids[3]] == pytest.approx(1.0)
 
 
@@ -99,7 +103,7 @@ def test_scale_connections_and_previous_median() -> None:
     pts = _points(*({"src": (1, s), "dst": (1, 10), "cores": 4} for s in (40, 10, 20)))  # out of order
     ids = list(pts.index)
     recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (50.0, 100.0, 80.0), strict=True)]
-    sc = ag.scale_connections(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")
+    sc = ag.scale_connections(ag.summarize(fr.results_frame(recs)), pts).set_index("point_id")
     assert sc.loc[ids[1], "scale"] == 1.0 and math.isnan(sc.loc[ids[1], "ratio_prev"])
     assert sc.loc[ids[2], "ratio_prev"] == pytest.approx(0.8)
     assert sc.loc[ids[0], "ratio_prev"] == pytest.approx(50 / 80)
@@ -114,7 +118,7 @@ def test_baseline_at_a_separate_forwarding_point() -> None:
     )
     nat, fwd = pts.index
     recs = [result_record(nat, "throughput", 0, 40.0, "fps"), result_record(fwd, "forwarding", 0, 100.0, "fps")]
-    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts)
     assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd, "ratio": 0.4}]
 
 
@@ -132,7 +136,7 @@ def test_the_baseline_at_the_same_point_wins_over_another_point_with_the_same_po
         result_record(b, "throughput", 0, 30.0, "fps"),
         result_record(b, "forwarding", 0, 50.0, "fps"),
     ]
-    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts).set_index("point_id")
+    r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts).set_index("point_id")
     assert r.loc[a, "baseline_point"] == a and r.loc[a, "ratio"] == 0.4  # 40 / 100
     assert r.loc[b, "baseline_point"] == b and r.loc[b, "ratio"] == 0.6  # 30 / 50, not 30 / 100
 
@@ -146,12 +150,12 @@ def _nat_and_baseline(nat_fps: float, nat_directions: int, fwd_fps: float, fwd_d
     )
     nat, fwd = pts.index
 
-    def rec(pid: str, metric: str, per_direction: float, directions: int) -> dict:
+    def rec(pid: str, metric: str, per_direction: float, directions: int) -> RepetitionResult:
         extra = {"directions": directions, "all_frames_per_second": per_direction * directions}
         return result_record(pid, metric, 0, per_direction, "fps", error=100.0, extra=extra)
 
     recs = [rec(nat, "throughput", nat_fps, nat_directions), rec(fwd, "forwarding", fwd_fps, fwd_directions)]
-    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts)
     assert r["baseline_point"].tolist() == [fwd]
     return float(r["ratio"].iloc[0])
 
@@ -163,7 +167,7 @@ def test_equal_all_frames_rates_give_a_throughput_ratio_of_exactly_100_percent(t
     p = make_point(0, (1, 10), (1, 10), cores=1)
     extra = {"directions": 2, "all_frames_per_second": 100_000.0}
     recs = [
-        result_record(p["id"], metric, 0, 50_000.0, "fps", error=100.0, extra=extra)
+        result_record(p.id, metric, 0, 50_000.0, "fps", error=100.0, extra=extra)
         for metric in ("throughput", "forwarding")
     ]
     run = natbench.load(write_run_dir(tmp_path / "r", [p], recs))
@@ -187,7 +191,7 @@ def test_the_median_of_an_even_count_is_the_mean_of_the_two_middle_values() -> N
     # the same values as per-direction rates of a bidirectional throughput: all frames are twice them
     extra = {"directions": 2}
     recs += [result_record("p", "throughput", r, v, "fps", error=10.0, extra=extra) for r, v in enumerate(values)]
-    s = ag.summarize(ag.results_frame(recs))
+    s = ag.summarize(fr.results_frame(recs))
     assert s.loc[("p", "cps"), ["median", "min", "max"]].tolist() == [650.0, 100.0, 1000.0]
     assert s.loc[("p", "throughput"), ["median", "min", "max"]].tolist() == [1300.0, 200.0, 2000.0]
     assert s.loc[("p", "cps"), "experiments"] == 10
@@ -204,7 +208,7 @@ def test_teardown_rate_is_n_over_the_difference_of_even_count_medians() -> None:
         result_record(pid, "teardown", r, 1000 / (tn - t0), "conn/s", extra={"T_N": tn, "T_0": t0, "connections": 1000})
         for r, (tn, t0) in enumerate(pairs)
     ]
-    td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
+    td = ag.teardown_summary(fr.results_frame(recs), pts).loc[pid]
     assert (td["filled_median"], td["filled_min"], td["filled_max"]) == (4.0, 2.0, 6.0)
     assert (td["empty_median"], td["empty_min"], td["empty_max"]) == (0.75, 0.25, 1.25)
     assert td["deletion_time"] == 3.25
@@ -231,7 +235,7 @@ def test_teardown_falls_back_to_point_connections() -> None:
         result_record(pid, "teardown", r, 1.0, "cps", extra={"filled_delete_s": tn, "empty_delete_s": 0.5})
         for r, tn in enumerate((2.5, 3.0, 2.0))
     ]
-    td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
+    td = ag.teardown_summary(fr.results_frame(recs), pts).loc[pid]
     assert td["connections"] == 1000 and td["deletion_time"] == 2.0 and td["rate"] == 500.0
 
 
@@ -247,7 +251,7 @@ def test_a_failed_teardown_repetition_is_not_an_experiment() -> None:
         for r, tn in enumerate((2.5, 3.0, 2.0))
     ]
     recs.append(result_record(pid, "teardown", 3, None, "conn/s", extra={"failed": "the DUT kept 12 connections"}))
-    td = ag.teardown_summary(ag.results_frame(recs), pts).loc[pid]
+    td = ag.teardown_summary(fr.results_frame(recs), pts).loc[pid]
     assert td["experiments"] == 3
     assert (td["filled_median"], td["deletion_time"], td["rate"]) == (2.5, 2.0, 500.0)
 
@@ -257,7 +261,7 @@ def test_trial_summary() -> None:
         trial_record("p", "cps", 0, i, rate=1e5, verdict=v, started_at=10.0 * i, duration=2.0)
         for i, v in enumerate(["pass", "fail", "invalid", "pass"])
     ]
-    s = ag.trial_summary(ag.trials_frame(recs)).loc[("p", "cps")]
+    s = ag.trial_summary(fr.trials_frame(recs)).loc[("p", "cps")]
     assert s.tolist() == [4, 2, 1, 1, 8.0]
 
 
@@ -276,7 +280,7 @@ def test_formatting_like_the_seeds() -> None:
 def test_torn_last_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
     p = make_point(0, (1, 10), (1, 10))
     # killed while writing: the run's status stayed "running" (a torn line in a complete run is damage)
-    d = write_run_dir(tmp_path / "r", [p], [result_record(p["id"], "cps", 0, 5.0, "cps")], status="running")
+    d = write_run_dir(tmp_path / "r", [p], [result_record(p.id, "cps", 0, 5.0, "cps")], status="running")
     with open(d / "trials.jsonl", "a") as f:
         f.write('{"type": "result", "point_id": "')
     run = natbench.load(d)
@@ -285,7 +289,9 @@ def test_torn_last_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
 
 def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
     p = make_point(0, (1, 10), (1, 10))
-    d = write_run_dir(tmp_path / "r", [p], [result_record(p["id"], "cps", r, 5.0, "cps") for r in range(3)])
+    # lines from before sequence numbers: the garbage line is the only damage (a numbered file would also miss seq 2)
+    recs = [result_record(p.id, "cps", r, 5.0, "cps") for r in range(3)]
+    d = write_run_dir(tmp_path / "r", [p], recs, legacy=True)
     lines = (d / "trials.jsonl").read_text().splitlines()
     lines[1] = "garbage"
     (d / "trials.jsonl").write_text("\n".join(lines) + "\n")
@@ -296,7 +302,7 @@ def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_missing_trials_file_is_an_empty_run(tmp_path: Path) -> None:
-    d = write_run_dir(tmp_path / "r", [make_point(0, (1, 10), (1, 10))], [], status="running")
+    d = write_run_dir(tmp_path / "r", [make_point(0, (1, 10), (1, 10))], [], status="running", legacy=True)
     (d / "trials.jsonl").unlink()
     with pytest.warns(DamagedRunWarning, match=r"1 problem\(s\)"):
         run = natbench.load(d)  # no record counts in run.json (old layout): `natbench run` always made the file
@@ -305,7 +311,7 @@ def test_missing_trials_file_is_an_empty_run(tmp_path: Path) -> None:
 
 def test_bad_points_json(tmp_path: Path) -> None:
     d = write_run_dir(tmp_path / "r", [], [])
-    (d / "points.json").write_text(json.dumps({"not": "a list"}))
+    (d / "points.json").write_text('{"not": "a list"}')
     with pytest.raises(StoreError, match=r"points\.json"):
         natbench.load(d)
 
@@ -321,10 +327,9 @@ def test_import_natbench_stays_light() -> None:
 def test_tester_bound_repetitions_are_counted_and_shown_as_lower_bounds(tmp_path: Path) -> None:
     p = make_point(0, (1, 100), (1, 10))
     recs = [
-        result_record(p["id"], "cps", r, 190_000.0, "cps", error=6_000.0, extra={"tester_bound": r < 2})
-        for r in range(3)
+        result_record(p.id, "cps", r, 190_000.0, "cps", error=6_000.0, extra={"tester_bound": r < 2}) for r in range(3)
     ]
-    s = ag.summarize(ag.results_frame(recs)).loc[(p["id"], "cps")]
+    s = ag.summarize(fr.results_frame(recs)).loc[(p.id, "cps")]
     assert s["tester_bound"] == 2 and s["experiments"] == 3
     run = natbench.load(write_run_dir(tmp_path / "r", [p], recs))
     legend = [t.get_text() for t in run.plot("cps").axes[0].get_legend().get_texts()]
@@ -361,18 +366,20 @@ def test_cpu_busy_of_a_trial_counts_the_data_path_cpus_only() -> None:
 def test_dut_cpu_busy_is_taken_at_the_reported_rate(tmp_path: Path) -> None:
     """The last passing trial at the repetition's value decides, not a failed one or one at another rate."""
     p = make_point(0, (1, 100), (1, 10))
-    pid = p["id"]
+    pid = p.id
     busy_at = {80_000.0: 40.0, 90_000.0: 10.0, 85_000.0: 50.0}
     trials = [
         trial_record(pid, "throughput", 0, 0, rate=80_000.0, started_at=1.0, kind="phase2"),
         trial_record(pid, "throughput", 0, 1, rate=90_000.0, verdict="fail", started_at=2.0, kind="phase2"),
         trial_record(pid, "throughput", 0, 2, rate=85_000.0, started_at=3.0, kind="phase2"),
     ]
-    for t in trials:
-        t["extra"] = {"monitor": {"dut": _mon({"cpu0": [100.0 - busy_at[t["intended_rate"]]] * 3})}}
+    trials = [
+        dataclasses.replace(t, extra={"monitor": {"dut": _mon({"cpu0": [100.0 - busy_at[t.intended_rate]] * 3})}})
+        for t in trials
+    ]
     result = result_record(pid, "throughput", 0, 85_000.0, "fps", error=5_000.0, extra={"directions": 2})
     unmonitored = result_record(pid, "throughput", 1, 85_000.0, "fps", error=5_000.0, extra={"directions": 2})
-    r = ag.with_dut_cpu_busy(ag.results_frame([result, unmonitored]), ag.trials_frame(trials))
+    r = ag.with_dut_cpu_busy(fr.results_frame([result, unmonitored]), fr.trials_frame(trials))
     assert r["dut_cpu_busy"].iloc[0] == pytest.approx(50.0) and math.isnan(r["dut_cpu_busy"].iloc[1])
     assert ag.summarize(r).loc[(pid, "throughput"), "dut_cpu_busy"] == pytest.approx(50.0)
     run = natbench.load(write_run_dir(tmp_path / "r", [p], [*trials, result]))
@@ -420,7 +427,7 @@ TEARDOWN_COLUMNS = [
 ]
 
 
-def _teardown(pid: str, rep: int, t_n: float, t_0: float, n: int, value: float | None) -> dict:
+def _teardown(pid: str, rep: int, t_n: float, t_0: float, n: int, value: float | None) -> RepetitionResult:
     return result_record(pid, "teardown", rep, value, "conn/s", extra={"T_N": t_n, "T_0": t_0, "connections": n})
 
 
@@ -435,7 +442,7 @@ def test_teardown_rows_follow_the_run_order_without_points() -> None:
         _teardown("ta", 0, 2.0, 0.5, 300, 200.0),
         result_record("ta", "cps", 0, 5.0, "cps"),  # another metric: not a tear-down row
     ]
-    td = ag.teardown_summary(ag.results_frame(recs))
+    td = ag.teardown_summary(fr.results_frame(recs))
     assert td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
     assert td.index.tolist() == ["tb", "ta"]
     assert td.loc["tb"].tolist() == [
@@ -459,14 +466,14 @@ def test_teardown_rows_follow_the_run_order_without_points() -> None:
 def test_a_teardown_without_a_positive_deletion_time_has_no_rate() -> None:
     # T_N 2.0 / 1.0 -> median 1.5; T_0 1.0 / 2.0 -> median 1.5: deletion time 0, so no rate (not infinity)
     recs = [_teardown("p", 0, 2.0, 1.0, 1000, 1000.0), _teardown("p", 1, 1.0, 2.0, 1000, None)]
-    td = ag.teardown_summary(ag.results_frame(recs)).loc["p"]
+    td = ag.teardown_summary(fr.results_frame(recs)).loc["p"]
     assert td["deletion_time"] == 0.0 and math.isnan(td["rate"])
 
 
 def test_a_run_without_teardown_gives_an_empty_teardown_table() -> None:
     recs = [result_record("p", "cps", 0, 5.0, "cps")]
     for pts in (None, _points({"src": (1, 10), "dst": (1, 10)})):
-        td = ag.teardown_summary(ag.results_frame(recs), pts)
+        td = ag.teardown_summary(fr.results_frame(recs), pts)
         assert td.empty and td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
 
 
@@ -477,7 +484,7 @@ def test_trial_summary_counts_each_verdict_per_point_and_metric_in_run_order() -
         for i, (v, d) in enumerate([("pass", 1.0), ("pass", 2.0), ("pass", 0.5), ("fail", 4.0), ("invalid", 1.5)])
     ]
     recs += [trial_record("p", "cps", 0, 0, rate=1e4, verdict="fail", started_at=100.0, duration=3.0)]
-    s = ag.trial_summary(ag.trials_frame(recs))
+    s = ag.trial_summary(fr.trials_frame(recs))
     assert list(s.columns) == ["trials", "passed", "failed", "invalid", "seconds"]
     assert [tuple(map(str, k)) for k in s.index] == [("q", "throughput"), ("p", "cps")]
     # q: 5 trials, 3 pass, 1 fail, 1 invalid, 1.0 + 2.0 + 0.5 + 4.0 + 1.5 = 9.0 s; p: one failed 3 s trial
@@ -487,7 +494,7 @@ def test_trial_summary_counts_each_verdict_per_point_and_metric_in_run_order() -
 
 
 def test_trial_summary_of_no_trials_has_the_columns() -> None:
-    s = ag.trial_summary(ag.trials_frame([]))
+    s = ag.trial_summary(fr.trials_frame([]))
     assert s.empty and list(s.columns) == ["trials", "passed", "failed", "invalid", "seconds"]
 
 
@@ -496,13 +503,13 @@ def test_dut_cpu_busy_is_that_of_the_last_passing_trial_in_time_at_the_reported_
     listed last, and a later failed trial at the same rate does not count."""
     pid = "p"
 
-    def at(step: int, started_at: float, verdict: str, busy: float) -> dict:
+    def at(step: int, started_at: float, verdict: str, busy: float) -> TrialRecord:
         mon = {"monitor": {"dut": _mon({"cpu0": [100.0 - busy] * 3})}}
         return trial_record(pid, "cps", 0, step, rate=85_000.0, verdict=verdict, started_at=started_at, extra=mon)
 
     trials = [at(3, 5.0, "pass", 60.0), at(1, 3.0, "pass", 50.0), at(4, 6.0, "fail", 95.0)]
     result = result_record(pid, "cps", 0, 85_000.0, "cps", error=1_000.0)
-    r = ag.with_dut_cpu_busy(ag.results_frame([result]), ag.trials_frame(trials))
+    r = ag.with_dut_cpu_busy(fr.results_frame([result]), fr.trials_frame(trials))
     assert r["dut_cpu_busy"].tolist() == [pytest.approx(60.0)]
 
 
@@ -511,7 +518,7 @@ def test_summary_rows_keep_the_run_order_and_take_the_median_cpu_busy() -> None:
     # median of 10, 20, 60 = 20 (the mean would be 30)
     recs = [result_record("q", "cps", 0, 7.0, "cps")]
     recs += [result_record("p", "cps", r, 100.0 + r, "cps") for r in range(4)]
-    results = ag.results_frame(recs)
+    results = fr.results_frame(recs)
     results["dut_cpu_busy"] = [float("nan"), 10.0, 60.0, 20.0, float("nan")]
     s = ag.summarize(results)
     assert [tuple(map(str, k)) for k in s.index] == [("q", "cps"), ("p", "cps")]
@@ -523,7 +530,7 @@ SUMMARY_COLUMNS = ["unit", "directions", "experiments", "failed", "tester_bound"
 
 
 def test_an_empty_summary_keeps_its_columns_and_index_names() -> None:
-    s = ag.summarize(ag.results_frame([]))
+    s = ag.summarize(fr.results_frame([]))
     assert s.empty and list(s.columns) == [
         *SUMMARY_COLUMNS,
         "dut_cpu_busy",
@@ -539,7 +546,7 @@ def test_an_empty_summary_keeps_its_columns_and_index_names() -> None:
 def test_a_summary_has_a_row_only_for_each_point_and_metric_that_ran() -> None:
     # p ran cps only, q throughput only: two rows, not the four combinations of the categories
     recs = [result_record("p", "cps", 0, 5.0, "cps"), result_record("q", "throughput", 0, 7.0, "fps")]
-    s = ag.summarize(ag.results_frame(recs))
+    s = ag.summarize(fr.results_frame(recs))
     assert [tuple(map(str, k)) for k in s.index] == [("p", "cps"), ("q", "throughput")]
     assert s["median"].tolist() == [5.0, 7.0]
 
@@ -547,7 +554,7 @@ def test_a_summary_has_a_row_only_for_each_point_and_metric_that_ran() -> None:
 def test_a_results_frame_without_cpu_busy_gives_no_cpu_figure() -> None:
     """A frame without the dut_cpu_busy column (e.g. built by hand) still summarises; the figure is NaN."""
     recs = [result_record("p", "cps", r, v, "cps") for r, v in enumerate((4.0, 6.0))]
-    s = ag.summarize(ag.results_frame(recs).drop(columns="dut_cpu_busy"))
+    s = ag.summarize(fr.results_frame(recs).drop(columns="dut_cpu_busy"))
     assert s["dut_cpu_busy"].dtype == "float64" and math.isnan(s.loc[("p", "cps"), "dut_cpu_busy"])
     assert s.loc[("p", "cps"), "median"] == 5.0  # (4 + 6) / 2
 
@@ -555,7 +562,7 @@ def test_a_results_frame_without_cpu_busy_gives_no_cpu_figure() -> None:
 def test_scale_tables_have_exactly_their_columns() -> None:
     pts = _points(*({"src": (1, 10), "dst": (1, 10), "cores": c} for c in (1, 2)))
     recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(pts.index, (100.0, 150.0), strict=True)]
-    s = ag.summarize(ag.results_frame(recs))
+    s = ag.summarize(fr.results_frame(recs))
     # 150 / (2 x 100) = 0.75
     su = ag.scale_up_cores(s, pts)
     assert list(su.columns) == ["point_id", "metric", "cores", "reference", "scale_up"]
@@ -565,82 +572,92 @@ def test_scale_tables_have_exactly_their_columns() -> None:
     assert sc["scale"].tolist() == [1.0, 1.0] and sc["ratio_prev"].isna().all()
     # nothing to scale: no core counts / no point the results belong to
     no_cores = _points({"src": (1, 10), "dst": (1, 10)})
-    one = ag.summarize(ag.results_frame([result_record(no_cores.index[0], "cps", 0, 1.0, "cps")]))
+    one = ag.summarize(fr.results_frame([result_record(no_cores.index[0], "cps", 0, 1.0, "cps")]))
     assert list(ag.scale_up_cores(one, no_cores).columns) == ["point_id", "metric", "cores", "reference", "scale_up"]
     assert ag.scale_up_cores(one, no_cores).empty
-    unknown = ag.summarize(ag.results_frame([result_record("elsewhere", "cps", 0, 1.0, "cps")]))
+    unknown = ag.summarize(fr.results_frame([result_record("elsewhere", "cps", 0, 1.0, "cps")]))
     sc = ag.scale_connections(unknown, pts)
     assert sc.empty and list(sc.columns) == ["point_id", "metric", "connections", "scale", "ratio_prev"]
 
 
-def test_a_bare_result_record_takes_the_defaults() -> None:
-    """A record with only point, metric and value is a result of repetition 0 with no unit, one direction,
-    no error, not tester-bound; unit spellings conn/s and pps are read as cps and fps."""
+def test_a_result_with_only_its_required_fields_takes_the_defaults() -> None:
+    """A result with no error and no extra is one direction, no error, not tester-bound; unit spellings conn/s and
+    pps are read as cps and fps."""
     recs = [
-        {"point_id": "p", "metric": "cps", "value": 5.0},
-        {"point_id": "p", "metric": "teardown", "repetition": 2, "value": 10.0, "unit": "conn/s"},
-        {"point_id": "p", "metric": "throughput", "repetition": 1, "value": 7.0, "unit": "pps", "extra": None},
+        RepetitionResult("p", "cps", 0, 5.0, ""),
+        RepetitionResult("p", "teardown", 2, 10.0, "conn/s"),
+        RepetitionResult("p", "throughput", 1, 7.0, "pps"),
     ]
-    df = ag.results_frame(recs)
-    assert list(df.columns) == ag.RESULT_COLUMNS
+    df = fr.results_frame(recs)
+    assert list(df.columns) == fr.RESULT_COLUMNS
     assert df["unit"].astype(str).tolist() == ["", "cps", "fps"]
     assert df["repetition"].tolist() == [0, 2, 1] and df["directions"].tolist() == [1, 1, 1]
     assert df["reported"].tolist() == [5.0, 10.0, 7.0]  # one direction: as stored
     assert df["tester_bound"].tolist() == [False, False, False]
-    for c in ("error", "filled_delete_s", "empty_delete_s", "connections", "dut_cpu_busy"):
+    for c in ("error", "filled_delete_s", "empty_delete_s", "created_connections", "dut_cpu_busy"):
         assert df[c].isna().all(), c
 
 
-def test_trials_frame_rows_sum_counts_over_directions_and_take_the_defaults() -> None:
-    full = {
-        "type": "trial",
-        "point_id": "p",
-        "metric": "throughput",
-        "repetition": 2,
-        "step": 5,
-        "kind": "phase2",
-        "intended_rate": 1000.0,
-        "achieved_rate": 990.0,
-        "verdict": "fail",
-        "reason": "loss",
-        "started_at": 10.0,
-        "ended_at": 12.5,
-        "lower": 900.0,
-        "upper": 1100.0,
-        "value": None,
-        "counts": {"forward": {"sent": 2000, "valid": 1990}, "reverse": {"sent": 1500, "valid": 1400}},
-        "extra": {"note": 1},
-    }
-    bare = {"point_id": "q", "metric": "cps"}  # no type: a trial; everything else defaults
-    partial = {"type": "trial", "point_id": "r", "metric": "cps", "counts": {"f": {"sent": 10}, "r": {"valid": 4}}}
-    df = ag.trials_frame([full, result_record("p", "throughput", 2, 990.0, "fps"), bare, partial])
-    assert list(df.columns) == [*ag.TRIAL_COLUMNS, "extra"] and len(df) == 3
-    rows = [[None if isinstance(v, float) and math.isnan(v) else v for v in row] for row in df.astype(object).values]
+def test_trials_frame_rows_sum_counts_over_directions_and_keep_each_direction() -> None:
+    full = TrialRecord(
+        point_id="p",
+        metric="throughput",
+        repetition=2,
+        step=5,
+        kind="phase2",
+        intended_rate=1000.0,
+        achieved_rate=990.0,
+        counts={"forward": {"sent": 2000, "valid": 1990}, "reverse": {"sent": 1500, "valid": 1400}},
+        verdict=Verdict.FAIL,
+        reason="loss",
+        started_at=10.0,
+        ended_at=12.5,
+        lower=900.0,
+        upper=1100.0,
+        extra={"note": 1},
+    )
+    bare = TrialRecord("q", "cps", 0, 0, "", 0.0, 0.0, {}, Verdict.PASS, "", 0.0, 0.0)
+    partial = dataclasses.replace(bare, point_id="r", counts={"f": {"sent": 10}, "r": {"valid": 4}})
+    df = fr.trials_frame([full, result_record("p", "throughput", 2, 990.0, "fps"), bare, partial])
+    assert list(df.columns) == [*fr.TRIAL_COLUMNS, *fr.DIRECTION_COLUMNS, "extra"] and len(df) == 3
+    rows = [
+        [None if v is pd.NA or (isinstance(v, float) and math.isnan(v)) else v for v in row]
+        for row in df.astype(object).values
+    ]
     # sent 2000 + 1500 = 3500, valid 1990 + 1400 = 3390; a direction without a count adds 0
     assert rows[0][:13] == ["p", "throughput", 2, 5, "phase2", 1000.0, 990.0, "fail", "loss", 10.0, 12.5, 900.0, 1100.0]
-    assert rows[0][13:] == [None, 3500, 3390, {"note": 1}]
-    assert rows[1] == ["q", "cps", 0, 0, "", None, None, "", "", None, None, None, None, None, 0, 0, {}]
-    assert rows[2][-3:] == [10, 4, {}]  # NaN cells are compared as None above
+    assert rows[0][13:] == [None, 3500, 0, 3390, 2000, None, 1990, 1500, None, 1400, {"note": 1}]
+    assert rows[1] == ["q", "cps", 0, 0, "", 0.0, 0.0, "pass", "", 0.0, 0.0, None, None, None, 0, 0, 0, *[None] * 6, {}]
+    assert rows[2][14:17] == [10, 0, 4] and rows[2][-7:] == [*[None] * 6, {}]  # directions other than these two
 
 
 def test_points_frame_reads_ports_sizes_and_the_swept_duts_parameters() -> None:
-    full = {
-        "id": "a",
-        "index": 5,
-        "label": "A",
-        "name": "nat",
-        "cores": 2,
-        "src_ports": [1000, 1009],
-        "dst_ports": [80, 83],
-        "frame_size": 64,
+    full = PointRecord(
+        id="a",
+        index=5,
+        label="A",
+        name="nat",
+        cores=2,
+        src_ports=PortRange(1000, 1009),
+        dst_ports=PortRange(80, 83),
+        connections=40,
+        frame_size=64,
         # the swept DUT "d" decides the table size although "other" is listed first; "d" has no hash size
-        "dut_params": {"other": {"conntrack_max": 10, "hashsize": 5}, "d": {"state_limit": 2**20}},
-        "swept_dut": "d",
-    }
-    # no swept DUT: the first DUT that has the key; no index: its position in the list (1)
-    unswept = {"id": "c", "dut_params": {"x": {"hash_size": 7}, "y": {"table_size": 9, "hashsize": 8}}}
-    bare = {"id": "b", "index": 3}
-    pf = ag.points_frame([full, unswept, bare])
+        dut_params={"other": {"conntrack_max": 10, "hashsize": 5}, "d": {"state_limit": 2**20}},
+        swept_dut="d",
+    )
+    # no swept DUT: the first DUT that has the key
+    unswept = dataclasses.replace(
+        full,
+        id="c",
+        index=1,
+        label="",
+        cores=None,
+        swept_dut=None,
+        dut_params={"x": {"hash_size": 7}, "y": {"table_size": 9, "hashsize": 8}},
+    )
+    bare = dataclasses.replace(full, id="b", index=3, dut_params={}, swept_dut=None, cores=None)
+    pf = fr.points_frame([full, unswept, bare])
     assert pf.index.tolist() == ["c", "b", "a"]  # by index: 1, 3, 5
     a = pf.loc["a"]
     # 1000..1009: 10 source ports, 80..83: 4 destination ports -> 40 connections
@@ -649,22 +666,19 @@ def test_points_frame_reads_ports_sizes_and_the_swept_duts_parameters() -> None:
     assert (a["index"], a["label"], a["name"], a["cores"], a["frame_size"]) == (5, "A", "nat", 2.0, 64)
     assert (a["table_size"], a["hash_size"], a["swept_dut"]) == (2**20, 5.0, "d")
     c = pf.loc["c"]
-    assert (c["index"], c["table_size"], c["hash_size"]) == (1, 9.0, 7.0)
+    assert (c["index"], c["table_size"], c["hash_size"], c["label"]) == (1, 9.0, 7.0, "c")  # no label: the id
     b = pf.loc["b"]
-    # no port ranges: 0..-1, no ports and no connections; the label falls back to the id
-    assert [b[c] for c in ("src_first", "src_last", "src_count", "dst_count", "connections")] == [0, -1, 0, 0, 0]
-    assert (b["label"], b["name"]) == ("b", "")
     assert math.isnan(b["cores"]) and math.isnan(b["table_size"]) and math.isnan(b["hash_size"])
 
 
 def test_a_point_listed_twice_is_one_point() -> None:
     p, q = make_point(0, (1, 10), (1, 10)), make_point(1, (1, 20), (1, 10))
-    pf = ag.points_frame([p, q, {**p, "index": 2}])
-    assert pf.index.tolist() == [p["id"], q["id"]] and pf["index"].tolist() == [0, 1]
+    pf = fr.points_frame([p, q, dataclasses.replace(p, index=2)])
+    assert pf.index.tolist() == [p.id, q.id] and pf["index"].tolist() == [0, 1]
 
 
 def test_an_empty_points_frame_keeps_its_columns() -> None:
-    pf = ag.points_frame([])
+    pf = fr.points_frame([])
     assert pf.empty and pf.index.name == "point_id"
     assert list(pf.columns) == ["index", "label", "cores", "connections"]
 
@@ -676,7 +690,7 @@ def test_dut_parameters_in_another_key_order_are_the_same_series() -> None:
         {"src": (1, 10), "dst": (1, 10), "cores": 2, "dut_params": {"d": {"b": 2, "a": 1}}},
     )
     recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(pts.index, (100.0, 150.0), strict=True)]
-    su = ag.scale_up_cores(ag.summarize(ag.results_frame(recs)), pts)
+    su = ag.scale_up_cores(ag.summarize(fr.results_frame(recs)), pts)
     assert su["scale_up"].tolist() == [1.0, 0.75] and set(su["reference"]) == {pts.index[0]}
 
 
@@ -700,10 +714,10 @@ def test_a_throughput_without_a_matching_baseline_has_no_ratio() -> None:
         result_record(big_frames, "throughput", 0, 10.0, "fps"),
         result_record(more_ports, "throughput", 0, 20.0, "fps"),
     ]
-    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts)
     # 40 / 100 against fwd-a; the 2-core, 1518-byte and 20-source-port throughputs have no baseline
     assert r.to_dict("records") == [{"point_id": nat, "metric": "throughput", "baseline_point": fwd_a, "ratio": 0.4}]
-    none = ag.baseline_ratio(ag.summarize(ag.results_frame(recs[:1])), pts)
+    none = ag.baseline_ratio(ag.summarize(fr.results_frame(recs[:1])), pts)
     assert none.empty and list(none.columns) == ["point_id", "metric", "baseline_point", "ratio"]
 
 
@@ -715,15 +729,15 @@ def test_results_are_read_from_raw_trials_jsonl_lines_in_any_order() -> None:
         trial_record("p", "cps", 1, 0, rate=300.0),
         result_record("p", "cps", 1, 300.0, "cps"),
     ]
-    df = ag.results_frame(lines)
+    df = fr.results_frame(lines)
     assert df["value"].tolist() == [100.0, 300.0]
-    assert ag.trials_frame(lines)["intended_rate"].tolist() == [100.0, 300.0]
+    assert fr.trials_frame(lines)["intended_rate"].tolist() == [100.0, 300.0]
 
 
 def test_the_frames_keep_whole_numbers_whole_for_notebooks() -> None:
     # a notebook user filters rows by repetition == 3 and sums counts: these columns stay integers (and flags
     # booleans), not floats that print as 3.0
-    results = ag.results_frame(
+    results = fr.results_frame(
         [
             result_record("p", "throughput", 0, 1000.0, "fps", extra={"directions": 2, "tester_bound": True}),
             result_record("p", "throughput", 1, 1200.0, "fps", extra={"directions": 2}),
@@ -734,7 +748,7 @@ def test_the_frames_keep_whole_numbers_whole_for_notebooks() -> None:
     assert str(results["tester_bound"].dtype) == "bool" and results["tester_bound"].tolist() == [True, False]
     summary = ag.summarize(results)
     assert str(summary["tester_bound"].dtype) == "int64" and summary.loc[("p", "throughput"), "tester_bound"] == 1
-    trials = ag.trials_frame([trial_record("p", "cps", 2, 5, rate=250.0, duration=4.0)])
+    trials = fr.trials_frame([trial_record("p", "cps", 2, 5, rate=250.0, duration=4.0)])
     for column, expected in (("repetition", 2), ("step", 5), ("sent", 1000), ("valid", 1000)):  # 250/s x 4 s
         assert str(trials[column].dtype) == "int64" and trials[column].tolist() == [expected]
 
@@ -746,7 +760,7 @@ def test_a_trials_stored_value_is_in_the_trials_frame() -> None:
         trial_record("p", "teardown", 0, 2, kind="flush_empty", value=0.125),
         trial_record("p", "teardown", 0, 0, kind="fill", rate=1000.0),
     ]
-    values = ag.trials_frame(lines)["value"].tolist()
+    values = fr.trials_frame(lines)["value"].tolist()
     assert values[:2] == [0.75, 0.125] and math.isnan(values[2])
 
 
@@ -757,5 +771,5 @@ def test_without_a_registered_baseline_metric_there_is_no_ratio(monkeypatch: pyt
     pts = _points({"src": (1, 10), "dst": (1, 10), "cores": 1})
     (p,) = pts.index
     recs = [result_record(p, "throughput", 0, 40.0, "fps"), result_record(p, "forwarding", 0, 100.0, "fps")]
-    r = ag.baseline_ratio(ag.summarize(ag.results_frame(recs)), pts)
+    r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts)
     assert r.empty and list(r.columns) == ["point_id", "metric", "baseline_point", "ratio"]

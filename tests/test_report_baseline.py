@@ -24,8 +24,8 @@ from conftest import FIG2_CPS, FIG2_FWD, FIG2_TP, fig2_store_runs, store_campaig
 import natbench
 from natbench.cli import cli
 from natbench.errors import ConfigError
+from natbench.plugins import Directions
 from natbench.run.runner import start_run
-from natbench.testers.base import Directions
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.workingpoint import WorkingPoint
 

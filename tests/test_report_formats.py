@@ -19,6 +19,8 @@ from click.testing import CliRunner
 
 import natbench
 from natbench.cli import cli
+from natbench.run.reader import read_run
+from natbench.testing.rundir import write_run_dir
 
 
 def test_csv_parses_back_to_the_numbers(fig2_dir: Path) -> None:
@@ -95,12 +97,14 @@ class _Collect(HTMLParser):
 
 def test_cli_report_writes_every_format(fig2_dir: Path, fig5_dir: Path, tmp_path: Path) -> None:
     # one run with both a performance and a tear-down table
-    combined = tmp_path / "both"
-    shutil.copytree(fig2_dir, combined)
-    pts = json.loads((combined / "points.json").read_text()) + json.loads((fig5_dir / "points.json").read_text())
-    (combined / "points.json").write_text(json.dumps(pts))
-    with open(combined / "trials.jsonl", "a") as f:
-        f.write((fig5_dir / "trials.jsonl").read_text())
+    perf, teardown = read_run(fig2_dir), read_run(fig5_dir)
+    combined = write_run_dir(
+        tmp_path / "both",
+        [*perf.points, *teardown.points],
+        [*perf.trials, *perf.results, *teardown.trials, *teardown.results],
+        campaign_name=perf.meta.campaign_name or "",
+        duts=perf.meta.duts,
+    )
     out = tmp_path / "out"
     args = ["report", str(combined), "--out", str(out), "--scale", "k"]
     for fmt in ("text", "md", "tex", "csv", "html"):

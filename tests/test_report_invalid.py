@@ -18,10 +18,10 @@ from report_cli import report_text
 
 import natbench
 from natbench.metrics.cps import CpsSettings
+from natbench.plugins import Directions
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run.runner import RunSpec, start_run
-from natbench.run.store import RunStore
-from natbench.testers.base import Directions
+from natbench.run.writer import RunStore
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint

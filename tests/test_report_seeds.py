@@ -17,7 +17,7 @@ from conftest import FIG5_SIZES, _series, perf_run, teardown_run
 import natbench
 from natbench.campaign import load_campaign
 from natbench.report.load import Run
-from natbench.run.store import point_to_dict
+from natbench.run.format import PointRecord
 from natbench.testing.rundir import write_run_dir
 
 CAMPAIGNS = Path(__file__).resolve().parent.parent / "campaigns"
@@ -552,10 +552,10 @@ TABLE3 = [
 def test_seed004_table3_ipv6_forwarding(tmp_path: Path) -> None:
     """Table 3 from the campaign that expresses it: its working points, its stored campaign, synthetic trials."""
     campaign = load_campaign(CAMPAIGNS / "seed004-table3-ipv6-forwarding.yaml")
-    points = [point_to_dict(p) for p in campaign.points()]
+    points = [PointRecord.of(p) for p in campaign.points()]
     records = []
     for p, mmm in zip(points, TABLE3, strict=True):
-        records += _series(p["id"], "forwarding", "fps", mmm, 20, scale=1.0, error=1000, per_direction=True)
+        records += _series(p.id, "forwarding", "fps", mmm, 20, scale=1.0, error=1000, per_direction=True)
     run = natbench.load(write_run_dir(tmp_path / "t3", points, records, campaign_text=campaign.to_yaml()))
     assert run.family == "ipv6"
     assert row(run, "num. CPU cores") == split("1 2 4 8 16")
@@ -576,10 +576,10 @@ def test_frame_size_row_states_ipv6_sizes_when_sizes_vary(tmp_path: Path) -> Non
     path = tmp_path / "sizes.yaml"
     path.write_text(text.replace("frame_sizes: [64]", "frame_sizes: [64, 1518]").replace("[1, 2, 4, 8, 16]", "[1]"))
     campaign = load_campaign(path)
-    points = [point_to_dict(p) for p in campaign.points()]
+    points = [PointRecord.of(p) for p in campaign.points()]
     records = []
     for p in points:
-        records += _series(p["id"], "forwarding", "fps", (3e5, 2e5, 4e5), 3, scale=1.0, error=None, per_direction=True)
+        records += _series(p.id, "forwarding", "fps", (3e5, 2e5, 4e5), 3, scale=1.0, error=None, per_direction=True)
     run = natbench.load(write_run_dir(tmp_path / "sz", points, records, campaign_text=campaign.to_yaml()))
     assert row(run, "frame size") == ["84", "1,538"]
     assert "Frame size" not in run.seed_table().caption

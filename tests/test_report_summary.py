@@ -54,7 +54,7 @@ def _cpu(samples: list[float], cores: int = 2) -> dict[str, Any]:
 def run_dir(tmp_path: Path) -> Path:
     p0 = make_point(0, (10000, 10399), (2000, 2009))  # 4,000 connections
     p1 = make_point(1, (10000, 10799), (2000, 2019))  # 16,000 connections
-    a, b = p0["id"], p1["id"]
+    a, b = p0.id, p1.id
     records = [
         # cps at p0: 100k, 120k (tester-bound), 110k -> median 110,000
         result_record(a, "cps", 0, 100_000.0, "cps", error=1000),
@@ -133,7 +133,7 @@ def test_the_html_opens_with_the_summary_and_collapses_the_details(run_dir: Path
 
 def test_trex_pacing_warnings_are_counted_in_plain_words(tmp_path: Path) -> None:
     p0 = make_point(0, (10000, 10399), (2000, 2009))
-    a = p0["id"]
+    a = p0.id
     paced = {"tester": {"pacing_warnings": ["software mode: TRex sends in clumps"]}}
     records = [
         result_record(a, "cps", 0, 100_000.0, "cps", error=1000),

@@ -15,8 +15,8 @@ def _cells(tmp_path: Path, points: list[dict], records: list[dict]) -> dict[str,
 
 def test_one_failed_repetition_gets_a_failed_reps_row(tmp_path: Path) -> None:
     p = make_point(0, (1, 100), (1, 10), cores=1)
-    recs = [result_record(p["id"], "cps", r, 1000.0 + r, "cps", error=100.0) for r in range(3)]
-    recs.append(result_record(p["id"], "cps", 3, None, "cps", extra={"failed": "search error"}))
+    recs = [result_record(p.id, "cps", r, 1000.0 + r, "cps", error=100.0) for r in range(3)]
+    recs.append(result_record(p.id, "cps", 3, None, "cps", extra={"failed": "search error"}))
     rows = _cells(tmp_path, [p], recs)
     assert rows["cps failed reps."] == ["1"]
     assert rows["num. experiments"] == ["3"]  # the three with a value
@@ -25,8 +25,8 @@ def test_one_failed_repetition_gets_a_failed_reps_row(tmp_path: Path) -> None:
 def test_the_error_row_stays_when_one_point_has_no_search_error(tmp_path: Path) -> None:
     """A point whose repetitions all failed has no error; the other point's error is still shown."""
     a, b = make_point(0, (1, 100), (1, 10), cores=1), make_point(1, (1, 100), (1, 10), cores=2)
-    recs = [result_record(a["id"], "cps", r, 1000.0, "cps", error=100.0) for r in range(3)]
-    recs += [result_record(b["id"], "cps", r, None, "cps", extra={"failed": "search error"}) for r in range(3)]
+    recs = [result_record(a.id, "cps", r, 1000.0, "cps", error=100.0) for r in range(3)]
+    recs += [result_record(b.id, "cps", r, None, "cps", extra={"failed": "search error"}) for r in range(3)]
     rows = _cells(tmp_path, [a, b], recs)
     assert rows["cps error"] == ["100", "-"]
     assert rows["cps median"] == ["1,000", "-"]
@@ -34,8 +34,8 @@ def test_the_error_row_stays_when_one_point_has_no_search_error(tmp_path: Path) 
 
 def test_each_metric_gets_its_own_experiments_row_when_counts_differ(tmp_path: Path) -> None:
     p = make_point(0, (1, 100), (1, 10), cores=1)
-    recs = [result_record(p["id"], "cps", r, 1000.0, "cps", error=100.0) for r in range(3)]
-    recs += [result_record(p["id"], "throughput", r, 500.0, "fps", error=100.0) for r in range(2)]
+    recs = [result_record(p.id, "cps", r, 1000.0, "cps", error=100.0) for r in range(3)]
+    recs += [result_record(p.id, "throughput", r, 500.0, "fps", error=100.0) for r in range(2)]
     rows = _cells(tmp_path, [p], recs)
     assert "num. experiments" not in rows  # one count for both would hide that throughput ran twice
     assert rows["cps num. exp."] == ["3"] and rows["throughput num. exp."] == ["2"]
@@ -45,9 +45,9 @@ def test_the_baseline_block_counts_its_own_experiments_when_they_differ(tmp_path
     p = make_point(0, (1, 100), (1, 10), cores=1)
 
     def recs(forwarding_reps: int) -> list[dict]:
-        out = [result_record(p["id"], "throughput", r, 1000.0, "fps", error=100.0) for r in range(3)]
-        out += [result_record(p["id"], "cps", r, 800.0, "cps", error=100.0) for r in range(3)]
-        return out + [result_record(p["id"], "forwarding", r, 2000.0, "fps") for r in range(forwarding_reps)]
+        out = [result_record(p.id, "throughput", r, 1000.0, "fps", error=100.0) for r in range(3)]
+        out += [result_record(p.id, "cps", r, 800.0, "cps", error=100.0) for r in range(3)]
+        return out + [result_record(p.id, "forwarding", r, 2000.0, "fps") for r in range(forwarding_reps)]
 
     rows = _cells(tmp_path / "differ", [p], recs(2))
     assert rows["num. experiments"] == ["3"] and rows["fwd. throughput num. exp."] == ["2"]
@@ -59,9 +59,9 @@ def test_a_fast_search_with_seeded_repetitions_is_named_in_the_caption(tmp_path:
     """Seeded (fast) repetitions are not independent searches: the caption says so for that metric only."""
     p = make_point(0, (1, 100), (1, 10), cores=1)
     binary = {"algorithm": "binary"}
-    recs = [result_record(p["id"], "cps", r, 1000.0, "cps", error=100.0, extra=binary) for r in range(3)]
+    recs = [result_record(p.id, "cps", r, 1000.0, "cps", error=100.0, extra=binary) for r in range(3)]
     fast = [{"algorithm": "fast", "seeded": r > 0} for r in range(3)]
-    recs += [result_record(p["id"], "throughput", r, 2000.0, "fps", error=100.0, extra=fast[r]) for r in range(3)]
+    recs += [result_record(p.id, "throughput", r, 2000.0, "fps", error=100.0, extra=fast[r]) for r in range(3)]
     caption = natbench.load(write_run_dir(tmp_path / "run", [p], recs)).seed_table().caption
     assert "throughput: fast search; repetitions after the first started from the earlier ones' results" in caption
     assert "cps: fast search" not in caption
@@ -75,9 +75,9 @@ def test_repetitions_without_a_passing_rate_are_counted_apart_and_never_read_as_
     bounds); the table counts such repetitions in their own row and leaves them out of median / min / max."""
     a, b = make_point(0, (1, 100), (1, 10), cores=1), make_point(1, (1, 100), (1, 10), cores=2)
     none = {"no_passing_rate": True, "lower": 0.0, "upper": 976.0, "validated": False}
-    recs = [result_record(a["id"], "cps", r, 1000.0 + 100 * r, "cps", error=100.0) for r in range(3)]
-    recs.append(result_record(a["id"], "cps", 3, None, "cps", error=976.0, extra=none))
-    recs += [result_record(b["id"], "cps", r, None, "cps", error=976.0, extra=none) for r in range(3)]
+    recs = [result_record(a.id, "cps", r, 1000.0 + 100 * r, "cps", error=100.0) for r in range(3)]
+    recs.append(result_record(a.id, "cps", 3, None, "cps", error=976.0, extra=none))
+    recs += [result_record(b.id, "cps", r, None, "cps", error=976.0, extra=none) for r in range(3)]
     run = natbench.load(write_run_dir(tmp_path / "run", [a, b], recs))
     table = run.seed_table()
     rows = {str(name): [str(c) for c in table.cells.loc[name]] for name in table.cells.index}
@@ -92,7 +92,7 @@ def test_repetitions_without_a_passing_rate_are_counted_apart_and_never_read_as_
     # the notebook API: no value, flagged
     r = run.results
     assert r["value"].isna().sum() == 4 and int(r["no_pass"].sum()) == 4
-    assert run.summary.loc[(a["id"], "cps"), "median"] == 1100.0
+    assert run.summary.loc[(a.id, "cps"), "median"] == 1100.0
 
 
 def test_pdv_from_tagged_frames_only_is_marked_in_the_table_and_caption(tmp_path: Path) -> None:
@@ -101,8 +101,8 @@ def test_pdv_from_tagged_frames_only_is_marked_in_the_table_and_caption(tmp_path
     a, b = make_point(0, (1, 100), (1, 10), cores=1), make_point(1, (1, 100), (1, 10), cores=2)
     tagged = {"frames": {"forward": "tagged", "reverse": "tagged"}}
     every = {"frames": {"forward": "all", "reverse": "all"}}
-    recs = [result_record(a["id"], "pdv", r, 52e-6, "s", extra=tagged) for r in range(3)]
-    recs += [result_record(b["id"], "pdv", r, 52e-6, "s", extra=every) for r in range(3)]
+    recs = [result_record(a.id, "pdv", r, 52e-6, "s", extra=tagged) for r in range(3)]
+    recs += [result_record(b.id, "pdv", r, 52e-6, "s", extra=every) for r in range(3)]
     table = natbench.load(write_run_dir(tmp_path / "run", [a, b], recs)).seed_table()
     # 52 us = 0.052 ms, shown with 4 significant digits: 0.05200
     assert table.cells.loc["PDV median"].tolist() == ["0.05200 [t]", "0.05200"]
@@ -117,8 +117,8 @@ def test_cps_not_validated_is_marked_in_the_table_and_caption(tmp_path: Path) ->
     a, b = make_point(0, (1, 100), (1, 10), cores=1), make_point(1, (1, 100), (1, 10), cores=2)
     off = {"validation": "off", "validated": False}
     checked = {"validation": "every_step", "validated": True}
-    recs = [result_record(a["id"], "cps", r, 1000.0, "cps", error=100.0, extra=off) for r in range(3)]
-    recs += [result_record(b["id"], "cps", r, 1000.0, "cps", error=100.0, extra=checked) for r in range(3)]
+    recs = [result_record(a.id, "cps", r, 1000.0, "cps", error=100.0, extra=off) for r in range(3)]
+    recs += [result_record(b.id, "cps", r, 1000.0, "cps", error=100.0, extra=checked) for r in range(3)]
     table = natbench.load(write_run_dir(tmp_path / "run", [a, b], recs)).seed_table()
     assert table.cells.loc["cps median"].tolist() == ["1,000 [u]", "1,000"]
     assert table.cells.loc["cps min"].tolist() == ["1,000 [u]", "1,000"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from natbench.cli.run import summary_lines
 from natbench.report.load import load
-from natbench.run.store import RunDirectory
+from natbench.run.reader import RunDirectory
 from natbench.testing.rundir import make_point, result_record, write_run_dir
 
 PER_DIRECTION = [84_375.0, 84_375.0, 90_000.0]  # what the engine stores: frames/s in each direction
@@ -16,7 +16,7 @@ def _run(tmp_path: Path) -> Path:
     point = make_point(0, (1, 400), (1, 10), cores=1)
     records = [
         result_record(
-            point["id"],
+            point.id,
             "throughput",
             rep,
             v,
@@ -27,10 +27,10 @@ def _run(tmp_path: Path) -> Path:
         for rep, v in enumerate(PER_DIRECTION)
     ]
     records += [
-        result_record(point["id"], "forwarding", rep, 100_000.0, "fps", extra={"directions": "forward"})
+        result_record(point.id, "forwarding", rep, 100_000.0, "fps", extra={"directions": "forward"})
         for rep in range(3)
     ]
-    records += [result_record(point["id"], "cps", rep, 61_035.0, "cps") for rep in range(3)]
+    records += [result_record(point.id, "cps", rep, 61_035.0, "cps") for rep in range(3)]
     return write_run_dir(tmp_path / "run", [point], records)
 
 
@@ -79,8 +79,8 @@ def test_a_repetition_without_a_passing_rate_is_no_value_in_the_summary_and_the_
         == "cps#2: no passing rate within [0, 976]"
     )
     point = make_point(0, (1, 400), (1, 10), cores=1)
-    records = [result_record(point["id"], "cps", rep, 61_035.0, "cps") for rep in range(2)]
-    records.append(result_record(point["id"], "cps", 2, None, "cps", error=976.0, extra=none))
+    records = [result_record(point.id, "cps", rep, 61_035.0, "cps") for rep in range(2)]
+    records.append(result_record(point.id, "cps", 2, None, "cps", error=976.0, extra=none))
     (line,) = summary_lines(RunDirectory.open(write_run_dir(tmp_path / "run", [point], records)))
     assert "median         61,035  min         61,035" in line and "(n=2)" in line
     assert line.endswith("  1 repetition(s) found no passing rate (no value, not 0)") and "failed" not in line

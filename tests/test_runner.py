@@ -16,9 +16,10 @@ import pytest
 
 from natbench.errors import DutError, StoreError
 from natbench.results import RepetitionResult, TrialRecord
+from natbench.run import format as fmt
 from natbench.run.observers import Observer
+from natbench.run.reader import RunDirectory
 from natbench.run.runner import RunInterrupted, resume_run, start_run
-from natbench.run.store import RunDirectory
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 CHILD = [sys.executable, str(Path(engine_fakes.__file__))]
@@ -83,9 +84,9 @@ def test_a_fake_run_produces_a_complete_run_directory(tmp_path: Path, reference:
     run = start_run(spec, tmp_path / "run", tester, dut, observers=[rec], sleep=lambda s: None)
     assert run.status == "complete"
     assert sorted(p.name for p in run.path.iterdir()) == ["campaign.yaml", "points.json", "run.json", "trials.jsonl"]
-    assert [p["id"] for p in run.points] == [p.id for p in spec.points]
-    assert run.meta["tester"] == {"backend": "fake", "max_rate": engine_fakes.MODEL.tester_max_rate}
-    assert run.meta["duts"]["dut"]["kind"] == "fake"
+    assert [p.id for p in run.points] == [p.id for p in spec.points]
+    assert run.meta.tester == fmt.TesterFacts("fake", {"max_rate": engine_fakes.MODEL.tester_max_rate})
+    assert run.meta.duts["dut"]["kind"] == "fake"
     results = run.results()
     assert len(results) == spec.total_repetitions() == 24
     assert all(r.value is not None for r in results), [r.extra for r in results if r.value is None]
@@ -148,8 +149,8 @@ def test_dut_is_torn_down_on_ctrl_c_and_sigterm(tmp_path: Path) -> None:
             start_run(engine_fakes.make_spec(), tmp_path / f"r{n}", tester, dut, observers=[Stopper(n == 1)])
         assert dut.events[-1] == "teardown"
         meta = RunDirectory.open(tmp_path / f"r{n}").meta
-        assert meta["status"] == "failed"
-        assert ("Ctrl-C" if n == 0 else "SIGTERM") in meta["failure"]
+        assert meta.status == "failed"
+        assert ("Ctrl-C" if n == 0 else "SIGTERM") in (meta.failure or "")
     assert signal.getsignal(signal.SIGTERM) == before  # the runner restored the handler
 
 
@@ -205,7 +206,7 @@ def test_repeated_kills_during_resume(tmp_path: Path, reference: list[dict[str, 
     _child("resume", str(run_dir))
     run = RunDirectory.open(run_dir)
     assert comparable(run) == reference
-    assert len(run.meta["resumed_at"]) == 3
+    assert len(run.meta.resumed_at) == 3
 
 
 def test_sigkill_at_a_random_moment_from_outside(tmp_path: Path, reference: list[dict[str, Any]]) -> None:

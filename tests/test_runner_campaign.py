@@ -11,10 +11,10 @@ import yaml
 
 from natbench.campaign import load_campaign
 from natbench.errors import ConfigError
+from natbench.plugins import TESTERS, Directions
+from natbench.run.reader import RunDirectory
 from natbench.run.runner import resume_campaign, run_campaign, spec_from_campaign
-from natbench.run.store import RunDirectory
-from natbench.testbed import TESTERS, Testbed, build_testbed
-from natbench.testers.base import Directions
+from natbench.testbed import Testbed, build_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +48,7 @@ def test_spec_from_campaign_takes_traffic_defaults(campaign_file: Path) -> None:
     assert s.acceptance == 0.001  # from traffic.acceptance
     assert s.directions is Directions.BIDIRECTIONAL
     assert spec.total_repetitions() == 27
-    assert spec.options.rate_tolerance == 0.001  # engine default: the quickstart's tester sets none
+    assert spec.options.rate_tolerance == 0.001  # the software tester kind's default: the quickstart sets none
 
 
 def test_tester_rate_tolerance_reaches_the_verdicts(campaign_file: Path) -> None:
@@ -80,7 +80,7 @@ def test_a_campaign_runs_with_the_fakes_through_the_library_api(campaign_file: P
 
 def test_testbed_registry_is_lazy_and_names_unknown_kinds(campaign_file: Path) -> None:
     code = (
-        "import sys; from natbench.testbed import TESTERS\n"
+        "import sys; from natbench.plugins import TESTERS\n"
         "assert TESTERS.names() == ['software', 'trex'], TESTERS.names()\n"
         "assert 'natbench.testers.trex.backend' not in sys.modules  # registered, not imported\n"
         "assert type(TESTERS.get('trex')).__module__ == 'natbench.testers.trex.backend'\n"
@@ -189,7 +189,7 @@ def test_schema_names_of_every_metric_reach_the_procedures(campaign_file: Path) 
     data = yaml.safe_load(campaign_file.read_text())
     data["metrics"].update(
         {
-            "frame_loss": {"repetitions": 1, "rates": ["150k", "100k"], "fill_rate": "10k", "duration": 1},
+            "frame_loss": {"repetitions": 1, "rates": ["150k", "140k"], "fill_rate": "10k", "duration": 1},
             "latency": {"repetitions": 1, "fill_rate": "10k", "tagged_rate": 500, "duration": 1, "tag_delay": 0.5},
             "pdv": {"repetitions": 1, "rate": "50k", "fill_rate": "10k", "duration": 1},
             "capacity": {
@@ -210,7 +210,7 @@ def test_schema_names_of_every_metric_reach_the_procedures(campaign_file: Path) 
     campaign = load_campaign(campaign_file)
     spec = spec_from_campaign(campaign, campaign.to_yaml())
     p = spec.points[0]
-    assert tuple(spec.settings(p, "frame_loss").rates) == (150_000.0, 100_000.0)
+    assert tuple(spec.settings(p, "frame_loss").rates) == (150_000.0, 140_000.0)
     assert spec.settings(p, "latency").tagged_rate == 500
     assert spec.settings(p, "pdv").rate == 50_000
     cap = spec.settings(p, "capacity")

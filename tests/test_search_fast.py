@@ -10,7 +10,7 @@ import pytest
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
-from natbench.search.fast import FastStep, TrialVerdict, run_fast_search
+from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
 
 
 class Dut:
@@ -225,3 +225,205 @@ def test_a_search_in_which_no_full_trial_passed_says_so() -> None:
     out = run_fast_search(dut, lower=0, upper=100, error=10)
     assert (out.value, out.passed) == (0, False)
     assert run_fast_search(Dut(short=63, full=63), lower=0, upper=100, error=10).passed
+
+
+# --- the short-fail rule -------------------------------------------------------------------------------------------
+
+
+def _rule(acceptance: float = 0.0, *, full: float = 10.0, short: float = 1.0, **kw: int) -> ShortFailRule:
+    """Trials of 10 s and 1 s costing their duration plus 1.5 s: a probe pays while it proves in over a fifth."""
+    return ShortFailRule(acceptance, full, short, full_cost=full + 1.5, short_cost=short + 1.5, **kw)
+
+
+class Overload:
+    """A DUT that forwards up to ``ceiling`` frames/s and drops the excess (less ``buffer`` frames a trial's queue
+    absorbs): a trial of T seconds at rate r loses ``max(0, (r - ceiling) T - buffer)`` frames per direction. Records
+    (kind, rate) of every trial: F full, s short, p probe."""
+
+    def __init__(self, ceiling: float, acceptance: float = 0.0, buffer: float = 0.0) -> None:
+        self.ceiling, self.acceptance, self.buffer = ceiling, acceptance, buffer
+        self.trials: list[str] = []
+
+    def lost(self, rate: float, seconds: float) -> int:
+        return max(0, math.floor((rate - self.ceiling) * seconds - self.buffer))
+
+    def __call__(self, step: FastStep) -> TrialVerdict:
+        self.trials.append(f"{'F' if step.full else 'p' if step.probe else 's'}{step.rate:g}")
+        seconds = 10.0 if step.full else 1.0
+        lost = self.lost(step.rate, seconds)
+        ok = lost <= self.acceptance * step.rate * seconds
+        return TrialVerdict(Verdict.PASS if ok else Verdict.FAIL, lost=lost)
+
+
+def test_a_short_failure_proves_an_upper_bound_only_beyond_the_full_trials_allowance() -> None:
+    # acceptance 0.1 %, full trials of 10 s: at 1,000 fps a full trial may lose 10 frames per direction
+    rule = _rule(0.001)
+    assert not rule.proves(1000, 10) and rule.proves(1000, 11)
+    assert _rule(0.0).proves(1000, 1) and not _rule(0.0).proves(1000, 0)  # acceptance 0: any lost frame
+    # [0, 2000], error 100, ceiling 1,000. Narrowing with 1 s trials: 1000 p, 1500 f (loses 500 > 15: proof),
+    # 1250 f (250 > 12.5: proof), 1125 f (125 > 11.25: proof), 1062 f (62: proof) -> [1000, 1062]; full 1000 passes;
+    # 1062 needs no full trial (its short trial lost 62 frames, more than the 10.62 a full one may, and not small:
+    # half the 62 frames offered above 1,000 is 31).
+    dut = Overload(1000, acceptance=0.001)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, rule=rule)
+    assert dut.trials == ["s1000", "s1500", "s1250", "s1125", "s1062", "F1000"]
+    assert (out.value, out.upper, out.short_bound, out.full_steps) == (1000, 1062, True, 1)
+
+
+def test_a_short_failure_within_the_allowance_leaves_the_bound_to_a_full_trial() -> None:
+    # ceiling 1,055: short 1062 loses 7 frames: it fails its own 0.1 % (1.062 frames) but a full trial may lose
+    # 10.62: no proof, so the confirmation runs a full trial at 1062 (it fails: 70 frames)
+    dut = Overload(1055, acceptance=0.001)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, rule=_rule(0.001))
+    assert dut.trials[-2:] == ["F1000", "F1062"]
+    assert (out.value, out.upper, out.short_bound) == (1000, 1062, False)
+
+
+def test_an_invalid_short_trial_proves_nothing() -> None:
+    # seeded at 1,000.5: probe at 1000 passes, full 1000 passes; the probe at 1100 is INVALID although it reports
+    # lost frames: it is not retried and proves nothing, the full trial at 1100 decides
+    def trial(step: FastStep) -> TrialVerdict:
+        if step.probe and step.rate == 1100:
+            return TrialVerdict(Verdict.INVALID, "tester fell behind", tester_limited=True, lost=5000)
+        return dut(step)
+
+    dut = Overload(1050)
+    out = run_fast_search(trial, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
+    assert dut.trials == ["p1000", "F1000", "F1100"]
+    assert (out.value, out.upper, out.short_bound, out.invalid, out.probes) == (1000, 1100, False, 1, 2)
+    # a tester-limited failure (counted as failed after its retries) proves nothing either
+    rule = _rule()
+    run_dut = Overload(1050)
+
+    def limited(step: FastStep) -> TrialVerdict:
+        if not step.full and step.rate >= 1500:
+            return TrialVerdict(Verdict.INVALID, "tester could not keep the rate", tester_limited=True, lost=9999)
+        return run_dut(step)
+
+    out = run_fast_search(limited, lower=0, upper=2000, error=100, rule=rule)
+    assert out.tester_ceiling == 1500 and out.upper < 1500
+
+
+def test_a_probe_that_proves_replaces_the_full_trial_in_a_seeded_walk() -> None:
+    # ceiling 1,040, seed 1,000.5: probe 1000 passes (wasted), full 1000 passes; probe 1100 loses 60 frames (1 s):
+    # proof, and not small (half the 100 frames offered above 1,000 is 50): the repetition ends with one full trial
+    dut = Overload(1040)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
+    assert dut.trials == ["p1000", "F1000", "p1100"]
+    assert (out.value, out.upper, out.probes, out.probe_proofs, out.full_steps, out.short_bound) == (
+        1000,
+        1100,
+        2,
+        1,
+        1,
+        True,
+    )
+
+
+def test_the_guard_runs_a_full_trial_when_the_proving_loss_was_small() -> None:
+    # ceiling 1,080: probe 1100 loses 20 frames (< 50, small): the guard runs a full trial at 1100; it fails (200
+    # frames in 10 s), so the bound stands on a full trial
+    dut = Overload(1080)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
+    assert dut.trials == ["p1000", "F1000", "p1100", "F1100"]
+    assert (out.value, out.upper, out.guard_trials, out.short_bound, out.disproved) == (1000, 1100, 1, False, ())
+
+
+def test_a_guard_full_trial_that_passes_disproves_the_short_bound_and_the_walk_goes_on() -> None:
+    # a one-off loss: the first short trial at 1100 loses 3 frames (small), the DUT forwards 1,150 in full trials:
+    # guard full 1100 passes (1100 disproved), the walk goes up: probe 1200 loses 50 (not small against the 100
+    # offered above 1,100? 50 < 50 is false: not small): [1100, 1200]
+    dut = Overload(1150)
+    hiccup = {"left": 1}
+
+    def trial(step: FastStep) -> TrialVerdict:
+        if step.rate == 1100 and not step.full and hiccup["left"]:
+            hiccup["left"] -= 1
+            dut.trials.append("p1100!")
+            return TrialVerdict(Verdict.FAIL, lost=3)
+        return dut(step)
+
+    out = run_fast_search(trial, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
+    assert dut.trials == ["p1000", "F1000", "p1100!", "F1100", "p1200"]
+    assert (out.value, out.upper, out.disproved, out.guard_trials, out.short_bound) == (1100, 1200, (1100,), 1, True)
+
+
+def test_short_trials_that_pass_above_the_full_ceiling_prove_nothing_and_probes_stop() -> None:
+    # a DUT with a queue of 500 frames: a 1 s trial passes up to ceiling + 500, a 10 s one up to ceiling + 50. No
+    # probe one error (100) above the full ceiling can prove anything; after the probes that passed, the rule of
+    # succession ends them: (0 + 1) / (n + 2) x 11.5 s < 2.5 s from n = 3 on
+    rule = _rule()
+    assert rule.worth_probing(2, 0) and not rule.worth_probing(3, 0)
+    dut = Overload(1000, buffer=500)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1010.5, rule=rule)
+    assert dut.trials == ["p1010", "F1010", "p1110", "F1110"]
+    assert (out.value, out.upper, out.probes, out.probe_proofs) == (1010, 1110, 2, 0)
+    dut.trials.clear()
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1010.5, rule=_rule(probes=2))
+    assert dut.trials == ["p1010", "F1010", "F1110"]  # the third probe ever, then none
+    dut.trials.clear()
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1010.5, rule=_rule(probes=3))
+    assert dut.trials == ["F1010", "F1110"]
+
+
+def test_no_probe_above_a_rate_a_short_trial_already_passed() -> None:
+    # unseeded: the narrowing's short trials pass up to 1,500 (buffer), full trials only to 1,000. Full 1437 (the
+    # narrowed rate) fails; the walk down probes nothing at or below 1,437 (short trials passed there already)
+    dut = Overload(1000, buffer=500)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, rule=_rule())
+    assert not any(t.startswith("p") for t in dut.trials)
+    assert (out.value, out.upper - out.value <= 100, out.passed) == (out.value, True, True)
+
+
+@pytest.mark.parametrize("case", range(400))
+def test_with_the_rule_a_reported_rate_passed_a_full_trial_and_its_bound_is_a_full_fail_or_a_proof(case: int) -> None:
+    """Random DUTs (ceilings, queues, acceptance, loss in one direction only, one-off losses, invalid and tester-limited
+    trials, a changed DUT between short and full trials), seeded or not: the reported rate's last full trial passed;
+    the upper bound is the range's, the tester's ceiling, a rate whose last full trial failed, or a rate a valid
+    short trial proved (it lost more than a full trial's allowance there, and not a small loss)."""
+    rng = random.Random(case)
+    lower = rng.choice([0.0, 50.0])
+    upper = lower + rng.choice([1000.0, 5000.0, 20_000.0])
+    error = (upper - lower) / rng.choice([8.0, 20.0, 64.0, 300.0])
+    acceptance = rng.choice([0.0, 0.0, 1e-4, 0.01])
+    full_s, short_s = rng.choice([(10.0, 1.0), (60.0, 1.0), (2.0, 0.25)])
+    rule = ShortFailRule(acceptance, full_s, short_s, full_s + 1, short_s + 1, rng.randrange(5), rng.randrange(3))
+    ceiling = lower + (upper - lower) * rng.random()
+    buffer = rng.choice([0.0, 0.0, error * short_s * rng.uniform(0, 3)])
+    jitter = rng.choice([0.0, 0.005, 0.05])
+    full_log: list[tuple[float, Verdict]] = []
+    short_log: list[tuple[float, int]] = []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        assert lower < step.rate < upper
+        if rng.random() < 0.05:
+            return TrialVerdict(Verdict.INVALID, "tester fell behind", tester_limited=True, lost=rng.randrange(10**6))
+        seconds = full_s if step.full else short_s
+        c = ceiling * (1 + jitter * rng.uniform(-1, 1))
+        lost = max(0, math.floor((step.rate - c) * seconds - buffer))
+        if rng.random() < 0.05:
+            lost += rng.randrange(1, 50)  # a one-off loss
+        v = Verdict.PASS if lost <= acceptance * step.rate * seconds else Verdict.FAIL
+        if step.full:
+            full_log.append((step.rate, v))
+        else:
+            short_log.append((step.rate, lost))
+        return TrialVerdict(v, lost=lost)
+
+    seed = rng.choice([None, None, lower + (upper - lower) * rng.random(), ceiling])
+    out = run_fast_search(trial, lower=lower, upper=upper, error=error, seed=seed, rule=rule)
+    assert lower <= out.value <= out.upper <= upper
+    assert out.upper - out.value <= error
+    if out.passed:
+        assert [v for r, v in full_log if r == out.value][-1] is Verdict.PASS
+    else:
+        assert out.value == lower
+    if out.upper < upper and out.upper != out.tester_ceiling:
+        fulls = [v for r, v in full_log if r == out.upper]
+        if out.short_bound:
+            proof = [lost for r, lost in short_log if r == out.upper and rule.proves(r, lost)]
+            assert proof, "a short bound without a proving short trial"
+            assert not (out.passed and rule.small(proof[-1], out.upper, out.value)), "the guard was skipped"
+            assert not fulls or fulls[-1] is Verdict.FAIL
+        else:
+            assert fulls[-1] is Verdict.FAIL

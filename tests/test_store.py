@@ -23,20 +23,15 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-import natbench.run.store as store_module
+import natbench.run.repair as repair_module
+import natbench.run.writer as writer_module
 from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.run.store import (
-    ABANDONED,
-    RunDirectory,
-    RunStore,
-    _lock_dir,
-    atomic_write,
-    link_latest,
-    point_to_dict,
-    read_plain_run,
-)
+from natbench.run.format import ABANDONED, HostFacts, PointRecord, RunMeta
+from natbench.run.reader import RunDirectory, read_run
+from natbench.run.repair import resume_store
+from natbench.run.writer import RunStore, atomic_write, link_latest, lock_dir
 from natbench.testing.rundir import write_run_dir
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
@@ -77,7 +72,7 @@ def new_store(tmp_path: Path) -> RunStore:
         points=POINTS,
         campaign_file="t.yaml",
         campaign_name="t",
-        tester_facts={"backend": "fake"},
+        tester_facts={"kind": "fake"},
         dut_facts={"dut": {"kernel": "x"}},
     )
 
@@ -92,7 +87,7 @@ def test_layout_matches_the_guide(tmp_path: Path) -> None:
     meta = json.loads((run / "run.json").read_text())
     for key in ("natbench_version", "git_commit", "host", "started_at", "campaign_file", "campaign_name"):
         assert key in meta
-    assert (meta["tester"], meta["duts"], meta["status"]) == ({"backend": "fake"}, {"dut": {"kernel": "x"}}, "complete")
+    assert (meta["tester"], meta["duts"], meta["status"]) == ({"kind": "fake"}, {"dut": {"kernel": "x"}}, "complete")
     points = json.loads((run / "points.json").read_text())
     assert points == [
         {
@@ -165,7 +160,7 @@ def test_each_append_fsyncs_the_trials_file_after_writing_its_line(
     run = tmp_path / "run"
     trials = run / "trials.jsonl"
     spy = FsyncSpy(lambda: json.loads((run / "run.json").read_text())["records"]["written"])
-    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
+    monkeypatch.setattr("natbench.run.writer.os.fsync", spy)
     store.append_trial(trial(0, 0))
     after_trial, meta_1 = trials.stat(), (run / "run.json").stat()
     store.append_result(result(0))
@@ -190,7 +185,7 @@ def test_atomic_write_fsyncs_the_new_file_before_the_rename_and_the_directory_af
     target = tmp_path / "run.json"
     target.write_text("old\n")
     spy = FsyncSpy(look=target.read_text)
-    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
+    monkeypatch.setattr("natbench.run.writer.os.fsync", spy)
     atomic_write(target, "new text\n")
     assert target.read_text() == "new text\n"
     assert spy.calls == [
@@ -222,7 +217,7 @@ def test_resume_moves_cut_off_trials_aside_and_drops_a_torn_line(tmp_path: Path)
     torn = RunDirectory.open(run)
     assert torn.abandoned() == []
     assert len(torn.trials()) == 3  # the reader skips the torn line
-    store = RunStore.resume(run)
+    store = resume_store(run)
     assert store.is_complete(PID, "cps", 0)
     assert not store.is_complete(PID, "cps", 1)
     store.append_trial(trial(1, 0))
@@ -231,8 +226,8 @@ def test_resume_moves_cut_off_trials_aside_and_drops_a_torn_line(tmp_path: Path)
     assert list(reader.records()) == [trial(0, 0), result(0), trial(1, 0)]
     assert reader.abandoned() == [trial(1, 0), trial(1, 1, Verdict.INVALID)]
     assert (run / ABANDONED).exists()
-    assert reader.meta["status"] == "running"
-    assert len(reader.meta["resumed_at"]) == 1
+    assert reader.meta.status == "running"
+    assert len(reader.meta.resumed_at) == 1
 
 
 def test_resume_drops_a_torn_last_line_when_no_repetition_was_cut_off(tmp_path: Path) -> None:
@@ -242,7 +237,7 @@ def test_resume_drops_a_torn_last_line_when_no_repetition_was_cut_off(tmp_path: 
     run = tmp_path / "run"
     with open(run / "trials.jsonl", "a") as f:
         f.write('{"type":"result","point_id":"')  # died while writing, right after a complete repetition
-    with RunStore.resume(run) as store:
+    with resume_store(run) as store:
         store.append_trial(trial(1, 0))
         store.append_result(result(1))
     lines = (run / "trials.jsonl").read_text().splitlines()
@@ -265,7 +260,7 @@ def test_resume_refuses_a_damaged_line_that_is_not_the_last(tmp_path: Path) -> N
     before = path.read_text()
     where = re.escape(f"{path}:2: not a natbench record")
     with pytest.raises(StoreError, match=where):
-        RunStore.resume(run)
+        resume_store(run)
     assert path.read_text() == before  # nothing dropped, nothing moved aside
     assert not (run / ABANDONED).exists()
     with pytest.raises(StoreError, match=where):
@@ -283,7 +278,7 @@ def test_resume_cuts_off_by_point_metric_and_repetition(tmp_path: Path) -> None:
         store.append_result(result(0))
         store.append_trial(trial(0, 0, metric="throughput"))  # throughput repetition 0 was cut off
     run = tmp_path / "run"
-    with RunStore.resume(run) as store:
+    with resume_store(run) as store:
         assert store.is_complete(PID, "cps", 0)
         assert not store.is_complete(PID, "throughput", 0)
     reader = RunDirectory.open(run)
@@ -296,16 +291,16 @@ def test_abandoned_trials_of_successive_interruptions_are_all_kept_once(tmp_path
         store.append_trial(trial(0, 0))
         store.append_trial(trial(0, 1))
     run = tmp_path / "run"
-    with RunStore.resume(run) as store:  # first attempt cut off; the second one is cut off too
+    with resume_store(run) as store:  # first attempt cut off; the second one is cut off too
         store.append_trial(trial(0, 0, started=10.0))
-    with RunStore.resume(run) as store:  # the third attempt completes
+    with resume_store(run) as store:  # the third attempt completes
         store.append_trial(trial(0, 0, started=20.0))
         store.append_result(result(0))
-    RunStore.resume(run).close()  # a resume of the finished run moves nothing
+    resume_store(run).close()  # a resume of the finished run moves nothing
     reader = RunDirectory.open(run)
     assert list(reader.records()) == [trial(0, 0, started=20.0), result(0)]
     assert reader.abandoned() == [trial(0, 0), trial(0, 1), trial(0, 0, started=10.0)]
-    assert len(reader.meta["resumed_at"]) == 3
+    assert len(reader.meta.resumed_at) == 3
 
 
 def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_first_trial(
@@ -316,10 +311,10 @@ def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_firs
     run = tmp_path / "run"
     (run / "trials.jsonl").unlink()  # deleted by hand to measure everything again
     with pytest.raises(StoreError, match=re.escape(f"{run / 'trials.jsonl'}: missing, but run.json counts 1 records")):
-        RunStore.resume(run)  # run.json counts one record: a deleted file is damage, accepted only by a repair
+        resume_store(run)  # run.json counts one record: a deleted file is damage, accepted only by a repair
     spy = FsyncSpy()
-    monkeypatch.setattr("natbench.run.store.os.fsync", spy)
-    with RunStore.resume(run, repair=True) as store:
+    monkeypatch.setattr("natbench.run.writer.os.fsync", spy)
+    with resume_store(run, repair=True) as store:
         trials = (run / "trials.jsonl").stat()
         # as at creation: the empty file, then the directory holding its entry, before run.json and any trial
         assert spy.calls[:2] == [(False, trials.st_ino, 0, None), (True, run.stat().st_ino, None, None)]
@@ -333,7 +328,7 @@ def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
         store.append_trial(trial(0, 0))
         store.append_result(result(0))
     before = (tmp_path / "run" / "trials.jsonl").stat().st_ino
-    RunStore.resume(tmp_path / "run").close()
+    resume_store(tmp_path / "run").close()
     assert (tmp_path / "run" / "trials.jsonl").stat().st_ino == before
     assert not (tmp_path / "run" / ABANDONED).exists()
 
@@ -366,9 +361,9 @@ def test_parquet_export(tmp_path: Path) -> None:
 def test_a_run_directory_has_one_writer_at_a_time(tmp_path: Path) -> None:
     store = new_store(tmp_path)
     with pytest.raises(StoreError, match="another natbench process is writing this run"):
-        RunStore.resume(tmp_path / "run")
+        resume_store(tmp_path / "run")
     store.close()
-    RunStore.resume(tmp_path / "run").close()  # released on close (and by the kernel when a process dies)
+    resume_store(tmp_path / "run").close()  # released on close (and by the kernel when a process dies)
 
 
 def test_a_crash_between_saving_and_rewriting_does_not_duplicate_abandoned_trials(tmp_path: Path) -> None:
@@ -377,7 +372,7 @@ def test_a_crash_between_saving_and_rewriting_does_not_duplicate_abandoned_trial
     run = tmp_path / "run"
     # as if a previous resume had saved the cut-off trial and died before rewriting trials.jsonl
     (run / ABANDONED).write_text((run / "trials.jsonl").read_text())
-    RunStore.resume(run).close()
+    resume_store(run).close()
     reader = RunDirectory.open(run)
     assert reader.abandoned() == [trial(0, 0)]
     assert reader.trials() == []
@@ -398,7 +393,7 @@ HEAD = "0123456789abcdef0123456789abcdef01234567"
 
 
 class Clock:
-    """Stands in for the store's ``time`` module: ``time()`` returns ``now``, which the test moves."""
+    """Stands in for the writer's and repair's ``time`` module: ``time()`` returns ``now``, which the test moves."""
 
     def __init__(self, now: float) -> None:
         self.now = now
@@ -410,9 +405,10 @@ class Clock:
 def fixed_facts(monkeypatch: pytest.MonkeyPatch, now: float) -> Clock:
     """Pin what run.json takes from the machine: the clock, the host facts and the git commit."""
     clock = Clock(now)
-    monkeypatch.setattr(store_module, "time", clock)
-    monkeypatch.setattr(store_module, "host_facts", lambda: {"hostname": "bench-1", "cpus": 2})
-    monkeypatch.setattr(store_module, "_git_commit", lambda: HEAD)
+    monkeypatch.setattr(writer_module, "time", clock)
+    monkeypatch.setattr(repair_module, "time", clock)
+    monkeypatch.setattr(writer_module, "host_facts", lambda: HostFacts(hostname="bench-1", cpus=2))
+    monkeypatch.setattr(writer_module, "git_commit", lambda: HEAD)
     return clock
 
 
@@ -448,7 +444,7 @@ def test_run_json_and_points_json_at_creation_are_indented_json_with_sorted_run_
         '  "started_at": 1700000000.25,\n'
         '  "status": "running",\n'
         '  "tester": {\n'
-        '    "backend": "fake"\n'
+        '    "kind": "fake"\n'
         "  }\n"
         "}\n"
     )
@@ -509,7 +505,7 @@ def test_status_changes_rewrite_run_json_with_the_time_and_the_failure(
         return dict(json.loads((run / "run.json").read_text()))
 
     store = new_store(tmp_path)
-    assert store.reader().meta == meta()  # the store's reader sees run.json as written
+    assert store.reader().meta.to_dict() == meta()  # the store's reader sees run.json as written
     started = {k: v for k, v in meta().items() if k not in ("status",)}
     clock.now = 150.0
     store.set_status("running")  # still running: no end time
@@ -520,7 +516,7 @@ def test_status_changes_rewrite_run_json_with_the_time_and_the_failure(
     store.close()
 
     clock.now = 300.0
-    store = RunStore.resume(run)  # running again: the failure is gone, the resume time recorded
+    store = resume_store(run)  # running again: the failure is gone, the resume time recorded
     # (the last attempt's end time stays until the run ends again)
     assert meta() == {**started, "status": "running", "ended_at": 200.0, "resumed_at": [300.0]}
     clock.now = 400.0
@@ -530,7 +526,7 @@ def test_status_changes_rewrite_run_json_with_the_time_and_the_failure(
     assert meta() == {**started, "status": "complete", "ended_at": 500.0, "resumed_at": [300.0]}
     store.close()
     clock.now = 600.0
-    RunStore.resume(run).close()
+    resume_store(run).close()
     assert meta()["resumed_at"] == [300.0, 600.0]
 
 
@@ -539,8 +535,9 @@ def test_run_json_is_rewritten_as_indented_json_with_sorted_keys(
 ) -> None:
     fixed_facts(monkeypatch, 7.5)
     with RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=POINTS) as store:
-        store.update_meta(tester={"version": "2.1", "backend": "fake"}, where=Path("/srv/runs"))
-    # update_meta merged the fields; a value JSON has no form for (a path) is stored as its text
+        store.record_tester_facts({"version": "2.1", "backend": "fake"})  # the old key read as ``kind``
+        store.add_other({"where": Path("/srv/runs")})
+    # a key natbench does not know is kept; a value JSON has no form for (a path) is stored as its text
     assert (tmp_path / "run" / "run.json").read_text() == (
         "{\n"
         '  "campaign_file": null,\n'
@@ -562,7 +559,7 @@ def test_run_json_is_rewritten_as_indented_json_with_sorted_keys(
         '  "started_at": 7.5,\n'
         '  "status": "running",\n'
         '  "tester": {\n'
-        '    "backend": "fake",\n'
+        '    "kind": "fake",\n'
         '    "version": "2.1"\n'
         "  },\n"
         '  "where": "/srv/runs"\n'
@@ -649,7 +646,7 @@ def test_a_damaged_abandoned_line_is_named_with_its_file_and_line(tmp_path: Path
         store.append_trial(trial(0, 0))
         store.append_trial(trial(0, 1))
     run = tmp_path / "run"
-    RunStore.resume(run).close()  # both trials of the cut-off repetition 0 moved aside
+    resume_store(run).close()  # both trials of the cut-off repetition 0 moved aside
     path = run / ABANDONED
     first, second = path.read_text().splitlines()
     path.write_text(first + "\n" + second[:30] + "\n")
@@ -664,7 +661,7 @@ def test_corrupt_run_json_is_named(tmp_path: Path) -> None:
     (run / "run.json").write_text('{"status": "running"')
     with pytest.raises(StoreError) as err:
         RunDirectory.open(run)
-    assert str(err.value).startswith(f"{run}: corrupt run metadata: ")
+    assert str(err.value).startswith(f"{run / 'run.json'}: not valid JSON: ")  # as the lenient reader says it
 
 
 @pytest.mark.parametrize(
@@ -733,7 +730,7 @@ def test_a_closed_store_refuses_to_append_and_closing_twice_is_harmless(tmp_path
         store.append_trial(trial(0, 0))
     assert str(err.value) == f"{tmp_path / 'run'}: store is closed"
     assert (tmp_path / "run" / "trials.jsonl").read_text() == ""
-    RunStore.resume(tmp_path / "run").close()  # and the run was released
+    resume_store(tmp_path / "run").close()  # and the run was released
 
 
 def test_close_releases_the_run_even_when_closing_a_descriptor_fails(
@@ -751,11 +748,11 @@ def test_close_releases_the_run_even_when_closing_a_descriptor_fails(
         failed.append(fd)
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(store_module.os, "close", close_reporting_eio)
+    monkeypatch.setattr(writer_module.os, "close", close_reporting_eio)
     store.close()  # neither error escapes
     monkeypatch.undo()
     assert len(failed) == 1  # the lock's descriptor
-    RunStore.resume(tmp_path / "run").close()  # the run is free for the next writer
+    resume_store(tmp_path / "run").close()  # the run is free for the next writer
     assert RunDirectory.open(tmp_path / "run").abandoned() == [trial(0, 0)]
 
 
@@ -763,7 +760,7 @@ def test_the_run_lock_is_only_taken_on_a_directory(tmp_path: Path) -> None:
     plain = tmp_path / "run.json"
     plain.write_text("{}")
     with pytest.raises(NotADirectoryError):
-        _lock_dir(plain)
+        lock_dir(plain)
 
 
 # ----------------------------------------------------------------------------- the source's git commit
@@ -782,7 +779,7 @@ def fake_git(tmp_path: Path, script: str) -> Path:
 def test_run_json_records_the_head_commit_of_natbench_s_source_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    src = shlex.quote(str(Path(store_module.__file__).resolve().parent))
+    src = shlex.quote(str(Path(writer_module.__file__).resolve().parent))
     # answers only `git -C <natbench's source directory> rev-parse HEAD`, as git in a checkout would
     script = (
         f'if [ "$#" = 4 ] && [ "$1" = -C ] && [ "$2" = {src} ] && [ "$3" = rev-parse ] && [ "$4" = HEAD ]; then\n'
@@ -798,9 +795,9 @@ def test_no_commit_is_recorded_when_git_fails_or_is_missing(tmp_path: Path, monk
     # in a repository without commits, `git rev-parse HEAD` prints "HEAD" and fails
     failing = fake_git(tmp_path, "echo HEAD\necho \"fatal: ambiguous argument 'HEAD'\" >&2\nexit 128\n")
     monkeypatch.setenv("PATH", str(failing))
-    assert store_module._git_commit() is None
+    assert writer_module.git_commit() is None
     monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
-    assert store_module._git_commit() is None
+    assert writer_module.git_commit() is None
 
 
 @pytest.mark.parametrize(("seconds", "commit"), [(4.5, HEAD), (5.5, None), (3600.0, None)])
@@ -814,8 +811,8 @@ def test_git_gets_five_seconds_to_name_the_commit(
         return subprocess.CompletedProcess(cmd, 0, stdout=HEAD + "\n", stderr="")
 
     fake = SimpleNamespace(run=git_taking, SubprocessError=subprocess.SubprocessError)
-    monkeypatch.setattr(store_module, "subprocess", fake)
-    assert store_module._git_commit() == commit
+    monkeypatch.setattr(writer_module, "subprocess", fake)
+    assert writer_module.git_commit() == commit
 
 
 # ----------------------------------------------------------------------------- DUT facts
@@ -824,7 +821,7 @@ def test_git_gets_five_seconds_to_name_the_commit(
 def test_dut_facts_keep_null_values(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         store.record_dut_facts("p1", {"kernel": "6.1", "irq_affinity": None, 3: "three"})
-        assert store.meta["duts"] == {"dut": {"kernel": "6.1", "irq_affinity": None, "3": "three"}}
+        assert store.meta.duts == {"dut": {"kernel": "6.1", "irq_affinity": None, "3": "three"}}
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert meta["duts"] == {"dut": {"kernel": "6.1", "irq_affinity": None, "3": "three"}}
 
@@ -856,13 +853,19 @@ def test_parquet_files_hold_the_record_columns_and_no_index(tmp_path: Path) -> N
             path,
             [
                 *("point_id", "metric", "repetition", "step", "kind", "intended_rate", "achieved_rate", "verdict"),
-                *("reason", "started_at", "ended_at", "lower", "upper", "value", "extra"),
-                *("forward_received", "forward_sent", "forward_valid"),  # as trials.jsonl keeps them: sorted
+                *("reason", "started_at", "ended_at", "lower", "upper", "value", "sent", "received", "valid"),
+                *("forward_sent", "forward_received", "forward_valid"),
+                *("reverse_sent", "reverse_received", "reverse_valid", "extra"),
             ],
         ),
         (
             path.with_name("results.parquet"),
-            ["point_id", "metric", "repetition", "value", "unit", "error", "extra", "label", "connections", "cores"],
+            [
+                *("point_id", "metric", "repetition", "value", "unit", "error", "directions", "reported"),
+                *("filled_delete_s", "empty_delete_s", "created_connections", "tester_bound", "dut_cpu_busy"),
+                *("worst_case", "seeded", "tagged_only", "unvalidated", "no_pass", "extra"),
+                *("label", "connections", "cores"),
+            ],
         ),
     ):
         schema = pq.read_schema(file)
@@ -871,14 +874,13 @@ def test_parquet_files_hold_the_record_columns_and_no_index(tmp_path: Path) -> N
 
 
 def test_parquet_export_writes_extra_as_json_with_sorted_keys_and_joins_the_points(tmp_path: Path) -> None:
-    # written by the synthetic-run helper, whose records keep their keys in the order given
+    # extra dicts with their keys in another order than sorted
     run = write_run_dir(
         tmp_path / "run",
-        [point_to_dict(POINTS[0])],
+        [POINTS[0]],
         [
-            {"type": "trial", **trial(0, 0).to_dict(), "extra": {"tx_ring": 512, "cpu": [10.0, 12.5]}},
-            {"type": "result", **result(0).to_dict(), "extra": {"steps": 2, "bounds": [1, 2]}},
-            {"type": "result", **result(0).to_dict(), "point_id": "gone"},  # its point is not in points.json
+            dataclasses.replace(trial(0, 0), extra={"tx_ring": 512, "cpu": [10.0, 12.5]}),
+            dataclasses.replace(result(0), extra={"steps": 2, "bounds": [1, 2]}),
         ],
     )
     reader = RunDirectory.open(run)
@@ -886,12 +888,12 @@ def test_parquet_export_writes_extra_as_json_with_sorted_keys_and_joins_the_poin
     trials = pd.read_parquet(path)
     assert list(trials["extra"]) == ['{"cpu": [10.0, 12.5], "tx_ring": 512}']
     res = pd.read_parquet(path.with_name("results.parquet"))
-    assert list(res["extra"]) == ['{"bounds": [1, 2], "steps": 2}', '{"steps": 2}']
-    assert list(res["point_id"]) == [PID, "gone"]
-    # the point's label, connections and cores joined in; missing (read back as NA) for an unknown point
+    assert list(res["extra"]) == ['{"bounds": [1, 2], "steps": 2}']
+    assert list(res["point_id"]) == [PID]
+    # the point's label, connections and cores joined in (a record of a point points.json does not hold is damage:
+    # tests/data/damaged-runs/cases.yaml)
     for column, value in (("label", "iptables-4c-4M"), ("connections", 4_000_000), ("cores", 4)):
-        first, second = res[column].tolist()
-        assert first == value and pd.isna(second)
+        assert res[column].tolist() == [value]
 
 
 # ----------------------------------------------------------------------------- encoding
@@ -903,18 +905,20 @@ IN_ASCII_LOCALE = """
 import codecs, json, locale, sys
 locale.setlocale(locale.LC_CTYPE, "C")
 from pathlib import Path
-from natbench.run.store import RunDirectory, RunStore
+from natbench.run.reader import RunDirectory
+from natbench.run.repair import resume_store
+from natbench.run.writer import RunStore
 
 done, fresh = Path(sys.argv[1]), Path(sys.argv[2])
 RunStore.create(fresh, campaign_text="name: caf\\u00e9\\n", points=[]).close()
 run = RunDirectory.open(done)
 out = {
     "locale": codecs.lookup(locale.getpreferredencoding(False)).name,
-    "campaign_name": run.meta["campaign_name"],
-    "point": run.points[0]["name"],
+    "campaign_name": run.meta.campaign_name,
+    "point": run.points[0].name,
     "notes": [t.extra["note"] for t in run.trials()],
 }
-RunStore.resume(done).close()
+resume_store(done).close()
 out["abandoned"] = [t.extra["note"] for t in RunDirectory.open(done).abandoned()]
 print(json.dumps(out))
 """
@@ -927,7 +931,8 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
     meta = json.loads((run / "run.json").read_text()) | {"campaign_name": "Zoë's NAT"}
     del meta["records"]  # a run directory from before record counts: its hand-written line needs no "seq"
     (run / "run.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-    (run / "points.json").write_text(json.dumps([{"name": "pare-feu à états"}], ensure_ascii=False), encoding="utf-8")
+    point = PointRecord.of(POINTS[0]).to_dict() | {"name": "pare-feu à états"}
+    (run / "points.json").write_text(json.dumps([point], ensure_ascii=False), encoding="utf-8")
     cut_off = {"type": "trial", **trial(0, 0).to_dict(), "extra": {"note": "délai 5 µs"}}
     raw_line = json.dumps(cut_off, ensure_ascii=False) + "\n"
     (run / "trials.jsonl").write_text(raw_line, encoding="utf-8")
@@ -935,7 +940,7 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
         "LANG": "C.UTF-8",
         "PYTHONUTF8": "0",
     }
-    source_root = Path(store_module.__file__).resolve().parents[2]  # the natbench tree this test imports
+    source_root = Path(writer_module.__file__).resolve().parents[2]  # the natbench tree this test imports
     proc = subprocess.run(
         [sys.executable, "-c", IN_ASCII_LOCALE, str(run), str(tmp_path / "fresh")],
         cwd=source_root,
@@ -955,7 +960,7 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
     assert (tmp_path / "fresh" / "campaign.yaml").read_bytes() == "name: café\n".encode()
     assert (run / ABANDONED).read_bytes() == raw_line.encode()  # moved aside byte for byte
     assert (run / "trials.jsonl").read_text() == ""
-    RunStore.resume(run).close()  # (the same calls in this process: nothing left to move)
+    resume_store(run).close()  # (the same calls in this process: nothing left to move)
     assert [t.extra for t in RunDirectory.open(run).abandoned()] == [{"note": "délai 5 µs"}]
 
 
@@ -964,11 +969,11 @@ def test_the_plain_reader_reads_what_the_store_wrote(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         store.append_trial(trial(0, 0))
         store.append_result(result(0))
-    plain = read_plain_run(tmp_path / "run")
+    plain = read_run(tmp_path / "run")
     assert plain.meta == RunDirectory.open(tmp_path / "run").meta
-    assert plain.campaign_text == "name: t\n" and plain.points == [point_to_dict(POINTS[0])]
-    assert plain.trials == [{"type": "trial", **trial(0, 0).to_dict()}]
-    assert plain.results == [{"type": "result", **result(0).to_dict()}]
+    assert plain.campaign_text == "name: t\n" and plain.points == [PointRecord.of(POINTS[0])]
+    assert plain.trials == [trial(0, 0)]
+    assert plain.results == [result(0)]
     assert plain.warnings == []
 
 
@@ -977,20 +982,20 @@ def test_the_plain_reader_names_what_it_cannot_read(tmp_path: Path) -> None:
     new_store(tmp_path).close()
     (run / "campaign.yaml").unlink()
     (run / "trials.jsonl").unlink()
-    plain = read_plain_run(run)
+    plain = read_run(run)
     assert plain.campaign_text == "" and plain.trials == plain.results == []
     assert plain.warnings == [f"{run / 'trials.jsonl'}: missing (no trial stored yet)"]  # run.json counts 0
     (run / "trials.jsonl").write_text('{"type": "step"}\n')
-    assert read_plain_run(run).damage == [f"{run / 'trials.jsonl'}:1: type: expected 'trial' or 'result', got 'step'"]
+    assert read_run(run).damage == [f"{run / 'trials.jsonl'}:1: type: expected 'trial' or 'result', got 'step'"]
     (run / "points.json").write_text('{"id": "x"}')
     with pytest.raises(StoreError, match=r"points.json: expected a list of working points$"):
-        read_plain_run(run)
+        read_run(run)
     (run / "points.json").write_text("[")
     with pytest.raises(StoreError, match=r"points.json: not valid JSON: "):
-        read_plain_run(run)
+        read_run(run)
     (run / "run.json").unlink()
     with pytest.raises(StoreError, match=r"run.json: missing; is this a natbench run directory\?$"):
-        read_plain_run(run)
+        read_run(run)
 
 
 def test_an_experiment_session_rewrites_its_campaign_and_points(tmp_path: Path) -> None:
@@ -999,7 +1004,7 @@ def test_an_experiment_session_rewrites_its_campaign_and_points(tmp_path: Path) 
         store.rewrite_session("kind: natbench-experiment\n", more)
     run = RunDirectory.open(tmp_path / "run")
     assert run.campaign_text == "kind: natbench-experiment\n"
-    assert run.points == [point_to_dict(p) for p in more]
+    assert run.points == [PointRecord.of(p) for p in more]
     assert sorted(p.name for p in run.path.iterdir()) == ["campaign.yaml", "points.json", "run.json", "trials.jsonl"]
 
 
@@ -1037,10 +1042,10 @@ def test_marking_a_run_failed_never_raises_over_the_runs_own_error(
 ) -> None:
     store = new_store(tmp_path)
 
-    def full_disk(path: Path, meta: dict[str, object]) -> None:
+    def full_disk(path: Path, meta: RunMeta) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store_module, "_write_meta_file", full_disk)
+    monkeypatch.setattr(writer_module, "write_meta_file", full_disk)
     store.mark_failed(RuntimeError("the run's own error"))  # must return: the caller re-raises the run's error
     monkeypatch.undo()
     store.close()
@@ -1091,7 +1096,7 @@ def test_a_half_created_directory_is_refused_naming_how_to_start_again(tmp_path:
         f" stored), so there is nothing to resume: start the campaign again with `natbench run CAMPAIGN -o {run}`"
         " (the new run takes this directory over)"
     )
-    for open_it in (RunDirectory.open, RunStore.resume, read_plain_run):
+    for open_it in (RunDirectory.open, resume_store, read_run):
         with pytest.raises(StoreError) as err:
             open_it(run)
         assert str(err.value) == expected

@@ -1,6 +1,6 @@
 """Damaged run directories: `natbench report` and `--resume` name every gap, duplicate, torn or altered record.
 
-Each case starts from a copy of one complete fake run (tests/engine_fakes.py: 368 records, numbered 1..368),
+Each case starts from a copy of one complete fake run (tests/engine_fakes.py: 386 records, numbered 1..386),
 damages it the way the reliability review did (issue 18), and checks both readers:
 
 * ``natbench report RUN --out -`` (a child process, as a user runs it): exit 2 and the ``file:line`` on stderr,
@@ -24,10 +24,13 @@ import pytest
 
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult
+from natbench.run.format import RecordCounts, RunMeta
+from natbench.run.reader import RunDirectory, read_run
+from natbench.run.repair import resume_store
 from natbench.run.runner import default_run_dir, resume_run, start_run
-from natbench.run.store import RunDirectory, RunStore, read_plain_run
+from natbench.run.writer import RunStore
 
-RECORDS = 368  # records of the complete engine_fakes run: 344 trials (each cps step validated) and 24 results
+RECORDS = 386  # records of the complete engine_fakes run: 362 trials (each cps step validated) and 24 results
 
 
 @pytest.fixture(scope="module")
@@ -217,28 +220,28 @@ def test_one_record_beyond_the_counts_is_a_kill_between_line_and_counts_not_dama
     kill_like(run, 120)
     with open(run / "trials.jsonl", "ab") as f:
         f.write(lines_of(complete)[120])  # record 121 on disk, the process died before run.json counted it
-    plain = read_plain_run(run)
+    plain = read_run(run)
     assert plain.damage == []
     assert plain.warnings == [
         f"{run / 'trials.jsonl'}:121: seq 121 not counted in run.json yet"
         " (written just before the run stopped, or the run is still being written)"
     ]
-    with RunStore.resume(run) as store:
-        assert store.meta["records"]["written"] == 121  # counted now
+    with resume_store(run) as store:
+        assert store.counts.written == 121  # counted now
     # two records beyond the counts cannot come from one kill: run.json is written after every record
     shutil.rmtree(run)
     shutil.copytree(complete, run)
     kill_like(run, 120)
     with open(run / "trials.jsonl", "ab") as f:
         f.write(b"".join(lines_of(complete)[120:122]))
-    assert read_plain_run(run).damage == [f"{run / 'trials.jsonl'}:122: seq 122 beyond the 120 records run.json counts"]
+    assert read_run(run).damage == [f"{run / 'trials.jsonl'}:122: seq 122 beyond the 120 records run.json counts"]
 
 
 def test_a_record_beyond_the_counts_of_a_complete_run_is_damage_named_by_report_and_resume(run: Path) -> None:
     """The writer marks a run complete only after run.json counted its last record (and a resume sets it running
-    before appending), so a well-formed record 369 after the 368 a complete run counts was added by something
+    before appending), so a well-formed record 387 after the 386 a complete run counts was added by something
     else: damage, not the note a kill leaves."""
-    from natbench.run.records import encode
+    from natbench.run.format import encode
 
     lines = lines_of(run)
     intact = report(run)
@@ -252,7 +255,7 @@ def test_a_record_beyond_the_counts_of_a_complete_run_is_damage_named_by_report_
         f"{where}:{RECORDS + 1}: seq {RECORDS + 1} beyond the {RECORDS} records run.json counts in a run whose status"
         " is 'complete' (appended after the run ended: no writer leaves an uncounted record after that mark)"
     )
-    assert read_plain_run(run).damage == [expected]
+    assert read_run(run).damage == [expected]
     assert_report_refused(run, expected)
     allowed = report(run, "--allow-damaged")
     assert allowed.returncode == 0, allowed.stderr
@@ -263,8 +266,8 @@ def test_a_record_beyond_the_counts_of_a_complete_run_is_damage_named_by_report_
 def test_a_reader_that_saw_complete_before_a_resume_appended_finds_no_damage(run: Path) -> None:
     """run.json read while it said complete, then a resume set it running and appended one record before the
     file was read: the reader reads run.json again and finds a writer at work (a note, not damage)."""
-    from natbench.run.records import encode
-    from natbench.run.store import _scan
+    from natbench.run.format import encode
+    from natbench.run.reader import scan_run
 
     before = json.loads((run / "run.json").read_text())
     assert before["status"] == "complete"
@@ -273,7 +276,7 @@ def test_a_reader_that_saw_complete_before_a_resume_appended_finds_no_damage(run
     data = {k: v for k, v in last_trial.items() if k not in ("type", "seq", "crc32")}
     write_lines(run, [*lines, encode("trial", data, RECORDS + 1).encode()])
     (run / "run.json").write_text(json.dumps(before | {"status": "running"}))  # the resume's mark, before its append
-    found = _scan(run, before)
+    found = scan_run(run, RunMeta.from_dict(before))
     assert found.damage == []
     assert found.notes == [
         f"{run / 'trials.jsonl'}:{RECORDS + 1}: seq {RECORDS + 1} not counted in run.json yet"
@@ -302,9 +305,9 @@ def test_repair_keeps_a_copy_and_measures_the_touched_repetitions_again(run: Pat
     stored = [(r.point_id, r.metric, r.repetition) for r in done.results()]
     assert sorted(stored) == sorted(planned)  # every planned repetition once, none twice
     assert done.scan().damage == []
-    assert [tuple(k) for k in done.meta["repairs"][0]["remeasured"]] == sorted(found.tainted)
+    assert list(done.meta.repairs[0].remeasured) == sorted(found.tainted)
     # only what the damage touched was measured again: the DUT was set up at that point only
-    assert {e for e in dut.events if e.startswith("setup")} and len(done.meta["resumed_at"]) == 1
+    assert {e for e in dut.events if e.startswith("setup")} and len(done.meta.resumed_at) == 1
 
 
 def test_resume_never_ends_complete_with_fewer_results_than_planned(run: Path) -> None:
@@ -388,11 +391,12 @@ def test_resuming_an_old_run_directory_counts_its_lines_as_legacy(run: Path) -> 
     tester, dut = engine_fakes.make_testbed()
     done = resume_run(engine_fakes.make_spec(), run, tester, dut, clock=engine_fakes.FakeClock(), sleep=lambda s: None)
     assert done.status == "complete"
-    counts: dict[str, Any] = done.meta["records"]
+    counts = done.meta.records
+    assert isinstance(counts, RecordCounts)
     kept = [ln for ln in lines_of(run) if b'"seq"' not in ln]
-    assert counts["legacy"] == len(kept) > 0  # the old lines of finished repetitions, before the numbered ones
+    assert counts.legacy == len(kept) > 0  # the old lines of finished repetitions, before the numbered ones
     numbered = [json.loads(ln)["seq"] for ln in lines_of(run) if b'"seq"' in ln]
-    assert numbered == list(range(1, counts["written"] + 1))
+    assert numbered == list(range(1, counts.written + 1))
     assert all(isinstance(r, RepetitionResult) or r.metric for r in done.records())
 
 
@@ -415,11 +419,11 @@ def test_absurd_counts_in_run_json_are_one_damage_line_not_a_hang(tmp_path: Path
     meta = json.loads((run / "run.json").read_text())
     meta["records"]["written"] = 10**15  # beyond 2**40: enumerating the "missing" records would never end
     (run / "run.json").write_text(json.dumps(meta))
-    damage = read_plain_run(run).damage
+    damage = read_run(run).damage
     assert damage[0] == f"{run / 'run.json'}: records: written: expected a whole number from 0 to {2**40}, got {10**15}"
     meta["records"] |= {"written": 2**40, "moved": []}  # in range: one gap line for 2**40 - 3 records
     (run / "run.json").write_text(json.dumps(meta))
-    assert read_plain_run(run).damage == [
+    assert read_run(run).damage == [
         f"{run / 'trials.jsonl'}:4: seq 4-{2**40} missing at the end (run.json counts {2**40} records written)"
     ]
 
@@ -427,7 +431,7 @@ def test_absurd_counts_in_run_json_are_one_damage_line_not_a_hang(tmp_path: Path
 def test_a_file_of_garbage_lists_200_problems_and_counts_the_rest(tmp_path: Path) -> None:
     run = small_run(tmp_path, 0)
     (run / "trials.jsonl").write_bytes(b"\x00garbage\n" * 1000)
-    damage = read_plain_run(run).damage
+    damage = read_run(run).damage
     assert len(damage) == 201  # 200 listed one by one (MAX_LISTED), then one line for the other 800
     assert damage[0] == f"{run / 'trials.jsonl'}:1: not a natbench record: Expecting value: line 1 column 1 (char 0)"
     assert damage[-1] == f"{run / 'trials.jsonl'}: ... and 800 more problem(s) of the kinds above"
@@ -438,13 +442,13 @@ def test_trials_a_resume_moved_aside_before_it_stopped_read_as_leftovers(tmp_pat
     meta = json.loads((run / "run.json").read_text())
     meta["records"]["moved"] = [[1, 4]]  # a resume wrote run.json, then died before rewriting trials.jsonl
     (run / "run.json").write_text(json.dumps(meta))
-    plain = read_plain_run(run)
+    plain = read_run(run)
     assert plain.damage == [] and plain.trials == []
     assert plain.warnings[0] == (
         f"{run / 'trials.jsonl'}:1: trial moved aside by a resume that stopped before rewriting the file"
     )
-    RunStore.resume(run).close()  # the next resume finishes the job: the file is rewritten without them
-    assert (run / "trials.jsonl").read_text() == "" and read_plain_run(run).warnings == []
+    resume_store(run).close()  # the next resume finishes the job: the file is rewritten without them
+    assert (run / "trials.jsonl").read_text() == "" and read_run(run).warnings == []
 
 
 def test_records_a_running_writer_added_after_run_json_was_read_are_no_damage(tmp_path: Path) -> None:
@@ -482,7 +486,7 @@ def test_resume_repair_on_the_command_line_lists_the_damage_and_what_it_measures
     got = CliRunner().invoke(cli, ["run", "--resume", str(run), "--repair", "--no-progress"])
     assert isinstance(got.exception, StoreError)  # the fake resume's error: the repair was handed on
     assert calls[0]["repair"] is True and calls[0]["path"] == run
-    label = {p["id"]: p["label"] for p in RunDirectory.open(run).points}[lost["point_id"]]
+    label = {p.id: p.label for p in RunDirectory.open(run).points}[lost["point_id"]]
     err = got.stderr.splitlines()
     assert (
         f"natbench: damaged: {run / 'trials.jsonl'}:{n}: seq {n} missing (run.json counts {RECORDS} records written)"
@@ -624,15 +628,17 @@ def test_repairing_an_old_run_directory_completes_and_reads_clean(run: Path, com
     assert sorted((r.point_id, r.metric, r.repetition) for r in done.results()) == planned
     numbered = [json.loads(ln)["seq"] for ln in lines_of(run)]
     assert numbered == list(range(1, len(numbered) + 1))  # every line numbered, the old ones too
-    counts = done.meta["records"]
+    counts = done.meta.records
+    assert isinstance(counts, RecordCounts)
     kinds = [json.loads(ln)["type"] for ln in lines_of(run)]
-    assert (counts["trial"], counts["result"], counts["legacy"]) == (kinds.count("trial"), kinds.count("result"), 0)
+    assert (counts.trial, counts.result, counts.legacy) == (kinds.count("trial"), kinds.count("result"), 0)
 
 
 def test_a_repair_stopped_before_its_rename_reads_clean_and_the_next_resume_finishes_it(
     run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import natbench.run.store as store
+    import natbench.run.format as store
+    import natbench.run.repair as repair
 
     legacy(run)
     lines = lines_of(run)
@@ -640,21 +646,21 @@ def test_a_repair_stopped_before_its_rename_reads_clean_and_the_next_resume_fini
     write_lines(run, lines)
     damaged = (run / "trials.jsonl").read_bytes()
 
-    def killed(p: Path, meta: dict[str, Any]) -> None:  # the process dies after run.json named the repaired file
+    def killed(p: Path, meta: RunMeta) -> RunMeta:  # the process dies after run.json named the repaired file
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store, "_finish_repair", killed)
+    monkeypatch.setattr(repair, "finish_repair", killed)
     with pytest.raises(KeyboardInterrupt):
-        RunStore.resume(run, repair=True)
+        resume_store(run, repair=True)
     monkeypatch.undo()
     assert (run / "trials.jsonl").read_bytes() == damaged  # not renamed yet
     repaired = (run / store.REPAIRED).read_bytes()
-    plain = read_plain_run(run)
+    plain = read_run(run)
     assert plain.damage == []  # run.json's counts match the repaired file, which the readers take
     assert "a repair stopped before renaming .trials.repaired.jsonl" in plain.warnings[-1]
-    RunStore.resume(run).close()  # no --repair needed: the repair is finished, not repeated
+    resume_store(run).close()  # no --repair needed: the repair is finished, not repeated
     assert (run / "trials.jsonl").read_bytes() == repaired
     assert not (run / store.REPAIRED).exists()
     meta = json.loads((run / "run.json").read_text())
     assert store.PENDING not in meta and len(meta["repairs"]) == 1
-    assert read_plain_run(run).damage == [] and read_plain_run(run).warnings == []
+    assert read_run(run).damage == [] and read_run(run).warnings == []

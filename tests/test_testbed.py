@@ -16,47 +16,62 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from natbench import plugins
 from natbench.campaign import Campaign, load_campaign
 from natbench.campaign.schema import TesterSpec
 from natbench.duts.executors import LocalExecutor, NetnsExecutor
-from natbench.duts.factory import DutPlacement
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.errors import ConfigError, NatbenchError
-from natbench.testbed import TESTERS, LabRequest, Locate, TesterContext, build_testbed
-from natbench.testbed import registry as registry_module
-from natbench.testers.base import LabPorts, Port
+from natbench.plugins import (
+    TESTERS,
+    DutPlacement,
+    LabPorts,
+    LabRequest,
+    Locate,
+    Port,
+    TesterContext,
+    TesterSettings,
+)
+from natbench.plugins import registry as registry_module
+from natbench.testbed import build_testbed
 from natbench.testing import FakeDut, FakeModel, FakeTester
 
 QUICKSTART = Path(__file__).resolve().parent.parent / "campaigns" / "quickstart.yaml"
+
+
+class FakeSettings(TesterSettings):
+    """The settings of the plugin tester kind ``fake``."""
+
+    bad: bool = False
+    """Stands for a setting only the backend can check on this machine (its ``check()`` refuses it)."""
 
 
 @dataclass
 class FakeBackend:
     """A tester kind of a plugin: a FakeTester, and (like the software tester) a wish for the lab."""
 
+    settings: type[FakeSettings] = FakeSettings
     lab: LabRequest | None = field(default_factory=LabRequest)
     needs_root: bool = False
     contexts: list[TesterContext] = field(default_factory=list)
     fail: bool = False
 
-    def check(self, spec: TesterSpec, locate: Locate | None) -> None:
-        if spec.settings.get("bad") and locate is not None:
+    def check(self, settings: FakeSettings, locate: Locate | None) -> None:
+        if settings.bad and locate is not None:
             raise locate(("testbed", "tester", "settings", "bad"), "bad setting")
 
-    def lab_request(self, spec: TesterSpec) -> LabRequest | None:
+    def lab_request(self, settings: FakeSettings) -> LabRequest | None:
         return self.lab
 
-    def create(self, spec: TesterSpec, context: TesterContext) -> FakeTester:
+    def create(self, settings: FakeSettings, context: TesterContext) -> FakeTester:
         self.contexts.append(context)
         if self.fail:
             raise ConfigError("the tester cannot be built")
         return FakeTester(FakeDut(FakeModel()))
 
-    def problems(self, spec: TesterSpec) -> list[str]:
+    def problems(self, settings: FakeSettings | None) -> list[str]:
         return []
 
-    def endpoints(self, spec: TesterSpec) -> list[tuple[str, str, int]]:
+    def endpoints(self, settings: FakeSettings) -> list[tuple[str, str, int]]:
         return []
 
 
@@ -136,12 +151,12 @@ def test_a_plugin_found_through_its_entry_point(monkeypatch: pytest.MonkeyPatch)
         return [ep] if group == "natbench.testers" else []
 
     monkeypatch.setattr(registry_module, "entry_points", installed)
-    monkeypatch.setattr(plugins, "entry_points", installed)  # what the schema's kind check sees
     try:
-        assert "epfake" in TESTERS.names() and TESTERS.known("epfake")
+        assert "epfake" in TESTERS.names() and "epfake" in TESTERS
         assert TESTERS.get("epfake") is PLUGIN
-        TesterSpec.model_validate({"kind": "epfake"})  # the schema knows it too
-        with pytest.raises(ValidationError, match="Input should be 'epfake', 'software' or 'trex'"):
+        spec = TesterSpec.model_validate({"kind": "epfake", "settings": {"bad": True}})  # the schema knows it too
+        assert isinstance(spec.settings, FakeSettings) and spec.settings.bad
+        with pytest.raises(ValidationError, match="unknown tester kind 'nope'; known: epfake, software, trex"):
             TesterSpec.model_validate({"kind": "nope"})
     finally:
         TESTERS.unregister("epfake")
@@ -236,7 +251,7 @@ def test_testbed_close_releases_the_lab_also_when_the_tester_fails_to_close() ->
 
 def test_access_backends_place_duts(tmp_path: Path) -> None:
     from natbench.campaign.schema import DutSpec
-    from natbench.testbed import ACCESS
+    from natbench.plugins import ACCESS
 
     local = DutSpec.model_validate({"name": "a", "recipe": "x", "access": {"kind": "local"}})
     placement = ACCESS.get("local").place(local.access, "a", None)

@@ -1,4 +1,4 @@
-"""TRex's own counters in a trial: tester receive drops and transmit errors (invalid), timing and pacing (recorded).
+"""TRex's own counters in a trial: receive drops (deviations), transmit errors (invalid), timing and pacing (recorded).
 
 The counters come out of the TRex client library's own stats classes (tests/trex_fakes.LibrarySession):
 the test gives a server's raw counters before and after the trial, as trex-core sends them.
@@ -14,11 +14,12 @@ import pytest
 from trex_fakes import DPDK_XSTATS, LibrarySession, raw_global, raw_port
 
 from natbench.metrics.judging import is_tester_limited, judge_phase
-from natbench.results import PhaseResult, TrialRecord, Verdict
+from natbench.plugins import Directions, Phase2Options
+from natbench.results import Deviation, Direction, PhaseResult, TrialRecord, Verdict
 from natbench.search.binary import BinarySearch
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.trex import health
-from natbench.testers.trex.tester import TRexTester, check_settings
+from natbench.testers.trex.backend import check_settings
+from natbench.testers.trex.tester import TRexTester
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
 pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
@@ -79,10 +80,10 @@ def _record(phase: PhaseResult, verdict: Verdict, reason: str) -> TrialRecord:
     )
 
 
-def test_trex_receive_drops_make_the_trial_invalid_and_tester_limited_not_dut_loss() -> None:
+def test_trex_receive_drops_the_loss_matches_are_the_testers_deviation_not_dut_loss() -> None:
     # the issue's live trial: 245 / 187 frames "lost" forward / reverse, TRex port ierrors (187, 245) and the
     # af_packet socket drops (DPDK imissed = xstat rx_missed_errors) the same; the DUT forwarded every frame.
-    # 5000 fps x 2 s = 10,000 frames per direction
+    # 5000 fps x 2 s = 10,000 frames per direction. Port 1 (public) receives the forward frames, port 0 the reverse.
     s = _session(
         _after(10_000, 10_000 - 187, ierrors=187),
         _after(10_000, 10_000 - 245, ierrors=245),
@@ -90,16 +91,33 @@ def test_trex_receive_drops_make_the_trial_invalid_and_tester_limited_not_dut_lo
         _xafter(rx_missed_errors=245),
     )
     r = _trial(s)
-    assert not r.tester_ok
+    assert r.tester_ok, r.tester_note  # the tester sent what was asked; its misses are deviations
     # the xstats were read: they judge (ierrors mixes misses with malformed frames, see the next tests)
-    assert "tester receive (TRex port 0) dropped at least 187 frames (rx_missed_errors 187)" in r.tester_note
-    assert "tester receive (TRex port 1) dropped at least 245 frames (rx_missed_errors 245)" in r.tester_note
+    assert r.deviations[Direction.FORWARD] == Deviation(
+        missed=245, notes=("tester receive (TRex port 1) dropped at least 245 frames (rx_missed_errors 245)",)
+    )
+    assert r.deviations[Direction.REVERSE].missed == 187
     assert r.extra["rx_drops"] == {"0": {"rx_missed_errors": 187}, "1": {"rx_missed_errors": 245}}
     assert r.extra["rx_malformed"] == {}
     verdict, reason = judge_phase(r, acceptance=0.0, rate_tolerance=0.01)
-    assert verdict is Verdict.INVALID  # retried, never counted as the DUT's 2.45 % loss
+    assert verdict is Verdict.INVALID  # retried, never counted as the DUT's 2.45 % loss: the misses explain it
     assert "tester receive (TRex port 1) dropped at least 245 frames" in reason
     assert is_tester_limited(_record(r, verdict, reason))
+
+
+def test_a_dut_loss_far_beyond_trexs_own_misses_fails_the_trial() -> None:
+    """The live policer case: 60,000 pps against 62,500 fps for 2 s: 4,473 of 125,000 frames lost in the DUT,
+    while TRex's receive port missed only 339: the trial FAILS (the DUT's loss net of the misses), where it used
+    to be invalid and make 62,500 the "tester's ceiling"."""
+    s = _session(_after(125_000, 125_000), _after(125_000, 125_000 - 4_473), x1=_xafter(rx_missed_errors=339))
+    r = _trial(s, rate=62_500.0)
+    assert r.tester_ok, r.tester_note
+    verdict, reason = judge_phase(r, acceptance=0.0, rate_tolerance=0.01)
+    assert verdict is Verdict.FAIL
+    assert reason == (
+        "forward loss 4473/125000 = 3.578400% > 0.000000% (4134 net of the 339 the tester's own deviation could"
+        " explain)"
+    )
 
 
 def test_earlier_trials_counters_do_not_count_only_the_trials_delta() -> None:
@@ -112,7 +130,7 @@ def test_earlier_trials_counters_do_not_count_only_the_trials_delta() -> None:
     assert judge_phase(r, acceptance=0.0, rate_tolerance=0.01) == (Verdict.PASS, "")
 
 
-def test_a_miss_seen_only_in_the_extended_counters_makes_the_trial_invalid() -> None:
+def test_a_miss_seen_only_in_the_extended_counters_is_a_deviation() -> None:
     # a driver whose port ierrors leave out its buffer shortages: rx_mbuf_allocation_errors alone
     s = _session(
         _after(10_000, 10_000),
@@ -120,12 +138,15 @@ def test_a_miss_seen_only_in_the_extended_counters_makes_the_trial_invalid() -> 
         x1=_xafter(rx_mbuf_allocation_errors=12, rx_missed_errors=5),
     )
     r = _trial(s)
-    assert not r.tester_ok
     # the counters overlap (one frame may be in several): the port's drops are their largest, 12, not 17
-    assert (
-        "tester receive (TRex port 1) dropped at least 12 frames (rx_mbuf_allocation_errors 12, rx_missed_errors 5)"
-        in (r.tester_note)
+    assert r.deviations[Direction.FORWARD] == Deviation(
+        missed=12,
+        notes=(
+            "tester receive (TRex port 1) dropped at least 12 frames"
+            " (rx_mbuf_allocation_errors 12, rx_missed_errors 5)",
+        ),
     )
+    assert judge_phase(r, acceptance=0.0, rate_tolerance=0.01)[0] is Verdict.INVALID  # 12 lost, 12 explained
 
 
 def test_frames_the_dut_corrupted_are_its_loss_recorded_not_an_invalid_trial() -> None:
@@ -289,10 +310,14 @@ def test_unreadable_xstats_are_recorded_and_port_counters_still_judge() -> None:
     r = _trial(s)
     assert "not supported" in r.extra["xstats_error"]
     # without xstats the port ierrors cannot be split into misses and malformed frames: counted as the tester's
-    assert not r.tester_ok and "tester receive (TRex port 1) dropped at least 10 frames (ierrors 10)" in r.tester_note
+    assert r.deviations[Direction.FORWARD].missed == 10
+    assert r.deviations[Direction.FORWARD].notes == (
+        "tester receive (TRex port 1) dropped at least 10 frames (ierrors 10)",
+    )
+    assert judge_phase(r, acceptance=0.0, rate_tolerance=0.01)[0] is Verdict.INVALID
 
 
-def test_a_phase1_burst_with_receive_drops_is_invalid() -> None:
+def test_a_phase1_burst_with_receive_drops_explains_that_loss_only() -> None:
     s = _session(_after(0, 0), _after(0, 0))
     tester = TRexTester(check_settings(dict(SETTINGS)), session=s)  # type: ignore[arg-type]
     tester.prepare(PLAN)
@@ -302,9 +327,14 @@ def test_a_phase1_burst_with_receive_drops_is_invalid() -> None:
     s.xstats_after = {0: _xafter(), 1: _xafter(rx_missed_errors=4)}
     s.wall = 0.1
     r = tester.phase1(10_000.0, learn=False)
-    assert not r.tester_ok
-    assert "tester receive (TRex port 1) dropped at least 4 frames (rx_missed_errors 4)" in r.tester_note
+    assert r.tester_ok, r.tester_note
+    assert r.deviations == {
+        Direction.FORWARD: Deviation(
+            missed=4, notes=("tester receive (TRex port 1) dropped at least 4 frames (rx_missed_errors 4)",)
+        )
+    }
     assert r.extra["rx_drops"] == {"1": {"rx_missed_errors": 4}}
+    assert judge_phase(r, acceptance=0.0, rate_tolerance=0.01)[0] is Verdict.INVALID  # the 4 lost are the 4 missed
 
 
 def test_library_session_reports_what_the_client_library_returns() -> None:
@@ -347,3 +377,35 @@ def test_the_session_calls_the_client_librarys_own_counter_methods() -> None:
         ("get_xstats", (1,), {}),
         ("get_util_stats", (), {}),
     ]
+
+
+def test_the_sending_time_counts_from_the_start_calls_return() -> None:
+    """A start RPC of 0.15 s (many streams) before 2 s of sending: the old clock, started before the call, read
+    2.15 s and judged the trial late (beyond 2 s x 1.01 + 0.05 s) even at a low rate; measured from the call's
+    return it is 2 s, on time. The call's own time is recorded."""
+    s = _session(_after(10_000, 10_000), _after(10_000, 10_000), start_call=0.15)
+    r = _trial(s)
+    assert r.tester_ok, r.tester_note
+    assert r.extra["start_call_s"] >= 0.15
+    assert r.extra["wall_s"] == pytest.approx(2.0, abs=0.02)
+
+
+def test_more_frames_than_intended_are_checked_like_fewer() -> None:
+    """The live reverse direction sent 4,029 frames for 4,000 intended (+0.7 %): within TRex's rate_tolerance of
+    1 %, a pacing warning; 4,100 (+2.5 %) is a rate the trial did not ask for: invalid."""
+    s = _session(_after(4_000, 4_029), _after(4_029, 4_000), wall=2.0)
+    r = _trial(s, rate=2000.0)
+    assert r.tester_ok, r.tester_note
+    assert "reverse: sent 4029 frames for 4000 intended (over, within rate_tolerance)" in r.extra["pacing_warnings"]
+    s = _session(_after(4_000, 4_100), _after(4_100, 4_000), wall=2.0)
+    r = _trial(s, rate=2000.0)
+    assert not r.tester_ok
+    assert "reverse: sent 4100 frames for 4000 intended (2.50% over)" in r.tester_note
+
+
+def test_a_late_trial_warns_nothing_within_rate_tolerance() -> None:
+    """A trial invalid for being late (8.8 s for 2 s) must not also say its lateness was "within rate_tolerance"."""
+    s = _session(_after(10_000, 10_000), _after(10_000, 10_000), wall=8.8)
+    r = _trial(s)
+    assert not r.tester_ok and "fell behind" in r.tester_note
+    assert not any("within rate_tolerance" in w for w in r.extra["pacing_warnings"])

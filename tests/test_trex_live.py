@@ -19,10 +19,11 @@ import subprocess
 
 import pytest
 
-from natbench.results import Direction
-from natbench.testers.base import Directions, Phase2Options
-from natbench.testers.trex import create
+from natbench.metrics import judge_phase
+from natbench.plugins import Directions, Phase2Options
+from natbench.results import Direction, Verdict
 from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
+from natbench.testers.trex.backend import create
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
 pytestmark = pytest.mark.trex
@@ -134,8 +135,8 @@ def test_latency_in_both_directions(tester) -> None:  # type: ignore[no-untyped-
 
 
 def test_trex_reads_its_own_drop_counters_and_timing(tester) -> None:  # type: ignore[no-untyped-def]
-    """A live server answers get_xstats / get_util_stats; a trial's lost frames that TRex itself missed
-    are never both loss and a valid trial (docs/trex.md 4.4)."""
+    """A live server answers get_xstats / get_util_stats; frames TRex itself missed are a deviation of the
+    direction received on that port, never the DUT's loss (docs/trex.md 4.4)."""
     tester.prepare(PLAN)
     reset = os.environ.get("NATBENCH_TREX_RESET_CMD")
     if reset:
@@ -146,5 +147,8 @@ def test_trex_reads_its_own_drop_counters_and_timing(tester) -> None:  # type: i
     trex = r.extra["trex"]
     assert set(trex["ports"]) == {"0", "1"} and trex["start_to_idle_s"] >= 2.0
     assert trex["busiest_core_pct"] is not None
-    if r.extra["rx_drops"]:  # TRex missed frames: the trial is invalid, whatever the DUT did
-        assert not r.tester_ok and "tester receive (TRex port" in r.tester_note
+    if r.extra["rx_drops"]:  # TRex missed frames: a deviation that explains as much of the loss
+        assert any(d.missed and "tester receive (TRex port" in d.notes[0] for d in r.deviations.values())
+        verdict, _reason = judge_phase(r, 0.0, 0.01)
+        lost = sum(c.lost for c in r.counts.values())
+        assert verdict is not Verdict.FAIL or lost > sum(d.explains for d in r.deviations.values())

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
 
-from natbench.testers.base import Directions, Phase2Options
+from natbench.plugins import Directions, Phase2Options
 from natbench.testers.trex import program as prg
 from natbench.testers.trex.client import load_api
 from natbench.testers.trex.streams import to_json

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.plugins import Directions, Mapping, Phase2Options
 from natbench.testers.trex import program as prg
 from natbench.testers.trex.splitmodel import SplitModelError, run_stream
 from natbench.testers.trex.streams import build_stream, to_json

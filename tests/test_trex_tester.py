@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from trex_fakes import QuietSession
 
+from natbench import plugins
 from natbench.errors import ConfigError
 from natbench.errors import TesterError as TRexFailure
 from natbench.results import Direction
 from natbench.testbed.file import load_testbed  # imports PyYAML before the TRex client puts its old copy on sys.path
-from natbench.testers import base as tester_base
 from natbench.testers.trex import client as trex_client
-from natbench.testers.trex import create
+from natbench.testers.trex.backend import create
 from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
@@ -28,9 +28,9 @@ SETTINGS = {"server": "127.0.0.1", "private_dst_mac": "02:00:00:00:00:01", "publ
 
 def test_create_validates_settings_and_does_not_connect() -> None:
     tester = create(dict(SETTINGS), None)
-    assert isinstance(tester, tester_base.Tester)
+    assert isinstance(tester, plugins.Tester)
     facts = tester.facts()
-    assert facts["backend"] == "trex" and facts["ports"] == [0, 1] and "server_version" not in facts
+    assert facts["kind"] == "trex" and facts["ports"] == [0, 1] and "server_version" not in facts
     with pytest.raises(ConfigError) as err:
         create({**SETTINGS, "private_dst_mac": "02:00:00"}, None)
     assert err.value.field == "testbed.tester.settings.private_dst_mac"
@@ -207,7 +207,7 @@ def _nat64_plan() -> TrafficPlan:
 def test_nat64_latency_needs_software_mode() -> None:
     tester = create(dict(SETTINGS), None)
     tester._plan = _nat64_plan()
-    from natbench.testers.base import Directions, Phase2Options
+    from natbench.plugins import Directions, Phase2Options
 
     with pytest.raises(TRexFailure, match="--software"):
         tester.phase2(1000.0, 1.0, Directions.BIDIRECTIONAL, Phase2Options(latency=True))
@@ -334,14 +334,13 @@ def test_the_client_reaches_an_ipv6_server() -> None:
 def test_a_campaigns_malformed_server_names_file_line_and_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`natbench run` builds the tester from the campaign: the error points at the campaign's line."""
+    """The campaign's TRex settings are checked when the campaign is validated (the tester kind's settings model):
+    the error points at the campaign's line, before anything is built."""
     from natbench.campaign import load_campaign
     from natbench.testbed import build_testbed
 
     root = Path(__file__).resolve().parents[1]
     text = (root / "campaigns" / "seed000-fig2-forwarding-cores.yaml").read_text()
-    text = text.replace("      ports: [0, 1]\n", "      ports: [0, 1]\n      private_dst_mac: 02:00:00:00:00:01\n", 1)
-    text = text.replace("      ports: [0, 1]\n", "      ports: [0, 1]\n      public_dst_mac: 02:00:00:00:00:02\n", 1)
     campaign_file = tmp_path / "c.yaml"
     campaign_file.write_text(text)
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith("server:"))
@@ -350,7 +349,7 @@ def test_a_campaigns_malformed_server_names_file_line_and_field(
         assert bed.tester.settings.rpc_port == 4511  # type: ignore[attr-defined]
     monkeypatch.setenv("NATBENCH_TREX_SERVER", "trex.lab:rpc")
     with pytest.raises(ConfigError) as err:
-        build_testbed(load_campaign(campaign_file))
+        load_campaign(campaign_file)
     assert str(err.value).startswith(
         f"{campaign_file}:{line}: testbed.tester.settings.server: TRex server 'trex.lab:rpc'"
     )
@@ -468,8 +467,9 @@ class _TrialSession(QuietSession):
 
 def test_a_software_mode_nat64_latency_trial_carries_no_software_reminder() -> None:
     pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
-    from natbench.testers.base import Directions, Phase2Options
-    from natbench.testers.trex.tester import TRexTester, check_settings
+    from natbench.plugins import Directions, Phase2Options
+    from natbench.testers.trex.backend import check_settings
+    from natbench.testers.trex.tester import TRexTester
 
     tester = TRexTester(check_settings(dict(SETTINGS, software=True)), session=_TrialSession(10_000))  # type: ignore[arg-type]
     plan = _nat64_plan()

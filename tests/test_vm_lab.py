@@ -27,12 +27,12 @@ from lab_helpers import kept_rate
 from natbench.campaign import load_campaign
 from natbench.duts.recipe_dut import DutGroup, RecipeDut
 from natbench.duts.recipes import load_recipe
+from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult
 from natbench.testbed import build_testbed
 from natbench.testbed.lab import VmLab, VmSettings, remove_stale_labs
 from natbench.testbed.lab.host import LabError, netns_list
 from natbench.testbed.lab.vm_image import find_image, missing_tools
-from natbench.testers.base import Directions, Phase2Options
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import Family, PortRange, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint

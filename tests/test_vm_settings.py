@@ -8,9 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from natbench.campaign import load_campaign
-from natbench.campaign.schema import LabAccess
-from natbench.testbed import build as testbed_build
+from natbench.testbed.lab import access as lab_access
 from natbench.testbed.lab import vm
+from natbench.testbed.lab.access import LabAccess, LabBackend, vm_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def test_quickstart_jool_names_the_vm() -> None:
     campaign = load_campaign(ROOT / "campaigns" / "quickstart-jool.yaml")
     (dut,) = campaign.testbed.duts
     assert isinstance(dut.access, LabAccess) and dut.access.vm == "jool"
-    vms = testbed_build._vm_settings(campaign.testbed.duts)
+    vms = vm_settings([(d.name, d.access) for d in campaign.testbed.duts])
     assert vms is not None and len(vms) == 1
     name, settings = vms[0]
     assert (name, settings.image, settings.vcpus, settings.memory) == ("jool", "jool", 1, 1536)
@@ -56,11 +56,18 @@ def test_accel_tcg_when_asked_or_without_hardware_virtualisation(monkeypatch: py
 def test_preflight_names_the_qemu_package(monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from natbench.duts.access import LabBackend
-
     monkeypatch.setattr(shutil, "which", lambda tool: None)
     problems = LabBackend().problems(LabAccess(kind="lab", vm="jool"))
     assert problems[0] == (
         "qemu-system-x86_64 not found: install the Debian package qemu-system-x86 (apt-get install qemu-system-x86)"
     )
     assert LabBackend().problems(LabAccess(kind="lab")) == []
+    # an image not built yet is built on first use: then what the build needs is a problem too
+    monkeypatch.setattr(lab_access, "find_image", lambda name: None)
+    problems = LabBackend().problems(LabAccess(kind="lab", vm="jool"))
+    assert problems[0].startswith("qemu-system-x86_64 not found")
+    assert "debootstrap not found: install the Debian package debootstrap (apt-get install debootstrap)" in problems
+    # natbench doctor (no campaign): the namespace lab's tools, QEMU and every image natbench can build
+    doctor = LabBackend().problems(None)
+    assert doctor[0].startswith("the local lab needs ip, nft, sysctl, iptables, conntrack on PATH")
+    assert "the VM image jool is not built: natbench lab image build jool (about 5 minutes)" in doctor

@@ -126,12 +126,12 @@ class Campaign:
     @property
     def responder_mode(self) -> ResponderMode:
         """traffic.responder, or the natural mode: compute without translation (families ipv4, ipv6), else
-        the tester's (software: learn, trex: read)."""
+        the tester kind's default (its settings model's ``default_responder``; software: learn, trex: read)."""
         if self.traffic.responder is not None:
             return self.traffic.responder
         if not self.traffic.family.translates:
             return ResponderMode.COMPUTE
-        return ResponderMode.LEARN if self.testbed.tester.kind == "software" else ResponderMode.READ
+        return self.testbed.tester.settings.default_responder
 
     def traffic_plan(self, point: WorkingPoint) -> TrafficPlan:
         """What the tester needs for ``point``: family, addresses, ranges, frame size, seed, responder mode."""
@@ -143,7 +143,6 @@ class Campaign:
             frame_size=point.frame_size,
             seed=self.traffic.seed,
             responder_mode=self.responder_mode,
-            extra=dict(self.testbed.tester.settings),
         )
 
     # ------------------------------------------------------------------ resolved form

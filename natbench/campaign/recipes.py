@@ -16,11 +16,12 @@ from natbench.errors import ConfigError
 from natbench.metrics.lifetime import establishment_lifetime
 from natbench.metrics.settings import SearchSettings
 from natbench.metrics.validation import EstablishmentSettings, ValidationSettings
+from natbench.plugins import ACCESS
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["RecipeCheck", "check_recipes", "lab_params"]
+__all__ = ["RecipeCheck", "check_recipes", "place_params"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
             # a broken recipe file: keep its own file:line; an unknown name: just the message
             detail = str(exc) if exc.file else exc.message
             raise source.error(shown, ("testbed", "duts", i, "recipe"), detail, exact=True) from None
-        supplied = lab_params(campaign) if dut.access.kind == "lab" else {}
+        supplied = place_params(campaign, i)
         declared = recipe.params
         cache: list[tuple[dict[str, Any], dict[str, Any]]] = []
         worst: dict[str, tuple[float, int, str]] = {}
@@ -140,13 +141,15 @@ def _establishment_lifetimes(campaign: Campaign, point: Any) -> dict[str, tuple[
     return out
 
 
-def lab_params(campaign: Campaign) -> dict[str, Any]:
-    """Recipe parameters the local lab supplies for ``access: {kind: lab}`` DUTs when a campaign leaves them unset:
-    the DUT's interfaces and the DUT addresses of the campaign's address plan (the lab's own
-    :func:`~natbench.testbed.lab.dut_recipe_params`)."""
-    from natbench.testbed.lab import dut_recipe_params
-
-    return dict(dut_recipe_params(campaign.traffic.address_plan()))
+def place_params(campaign: Campaign, index: int) -> dict[str, Any]:
+    """Recipe parameters the place of DUT ``index`` supplies where the campaign leaves them unset (the local lab's
+    interface names and DUT addresses), from its access kind's backend
+    (:meth:`~natbench.plugins.AccessBackend.recipe_params`): the same as the run gets from the place."""
+    duts = campaign.testbed.duts
+    access = duts[index].access
+    peers = [i for i, d in enumerate(duts) if d.access.kind == access.kind]
+    backend = ACCESS.get(access.kind, field=f"testbed.duts.{duts[index].name}.access.kind")
+    return backend.recipe_params(access, campaign.traffic.address_plan(), peers.index(index), len(peers))
 
 
 def _param_path(

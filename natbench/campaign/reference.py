@@ -14,20 +14,31 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from natbench.campaign.schema import SCHEMA_VERSION, CampaignSpec
+from natbench.plugins import ACCESS, TESTERS, AccessSettings, TesterSettings
 
 __all__ = ["markdown"]
 
 
-def _models(annotation: Any) -> list[type[BaseModel]]:
+def _models(annotation: Any) -> list[tuple[type[BaseModel], str | None]]:
+    """The models a field's annotation names, each with the backend kind it belongs to (None: not a backend's).
+
+    A backend settings base stands for the model of every registered kind (the schema validates each by its
+    kind), so each kind's model gets a section of its own."""
+    if annotation is TesterSettings:
+        return [(backend.settings, kind) for kind, backend in TESTERS.entries()]
+    if annotation is AccessSettings:
+        return [(backend.settings, kind) for kind, backend in ACCESS.entries()]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    out: list[type[BaseModel]] = []
+        return [(annotation, None)]
+    out: list[tuple[type[BaseModel], str | None]] = []
     for arg in typing.get_args(annotation):
         out += _models(arg)
     return out
 
 
 def _type_name(annotation: Any) -> str:
+    if annotation in (TesterSettings, AccessSettings):
+        return "mapping (by kind, below)"
     if annotation is type(None):
         return "null"
     if isinstance(annotation, type):
@@ -87,7 +98,8 @@ def markdown() -> str:
     lines = [
         f"# Campaign schema reference (schema_version {SCHEMA_VERSION})",
         "",
-        "Generated from `natbench/campaign/schema.py` and the metrics' settings models (`natbench/metrics/`)",
+        "Generated from `natbench/campaign/schema.py`, the metrics' settings models (`natbench/metrics/`) and the",
+        "settings models of every registered tester kind and DUT access kind (`natbench.plugins`)",
         "by `python -m natbench.campaign.reference`;",
         "see the README's *Campaigns* section for the rules (numbers, port ranges, sweeps, environment).",
         "",
@@ -98,21 +110,22 @@ def markdown() -> str:
         "",
     ]
     seen: set[type[BaseModel]] = set()
-    queue: list[tuple[str, type[BaseModel]]] = [("(top level)", CampaignSpec)]
+    queue: list[tuple[str, type[BaseModel], str | None]] = [("(top level)", CampaignSpec, None)]
     while queue:
-        where, model = queue.pop(0)
+        where, model, kind = queue.pop(0)
         if model in seen:
             continue
         seen.add(model)
-        lines += [f"## {model.__name__}: `{where}`", "", (model.__doc__ or "").strip().splitlines()[0], ""]
+        title = f"## {model.__name__}: `{where}`" + (f" (kind `{kind}`)" if kind else "")
+        lines += [title, "", (model.__doc__ or "").strip().splitlines()[0], ""]
         lines += ["| field | type | default | range | description |", "|---|---|---|---|---|"]
         for name, field in model.model_fields.items():
             desc = (field.description or "").replace("|", "\\|").replace("\n", " ")
             kind, default = _type_name(field.annotation), _default(field)
             lines.append(f"| `{name}` | {kind} | {default} | {_range(field)} | {desc} |")
-            for sub in _models(field.annotation):
+            for sub, sub_kind in _models(field.annotation):
                 path = name if where == "(top level)" else f"{where}.{name}"
-                queue.append((path, sub))
+                queue.append((path, sub, sub_kind))
         lines.append("")
     return "\n".join(lines)
 

@@ -15,7 +15,7 @@ import enum
 import ipaddress
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self, cast
 
 from pydantic import (
     BeforeValidator,
@@ -23,22 +23,26 @@ from pydantic import (
     Field,
     IPvAnyAddress,
     PlainSerializer,
+    PlainValidator,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
     create_model,
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from natbench.config.model import SchemaModel
+from natbench.errors import ConfigError
 from natbench.metrics import MetricSettings, all_metrics, metric_names
 from natbench.metrics.settings import LossRatio
-from natbench.metrics.settings import SchemaModel as _Model
-from natbench.plugins import TESTER_GROUP, known_names
-from natbench.testers.base import Directions
+from natbench.plugins import ACCESS, TESTERS, AccessSettings, Directions, Registry, TesterSettings
 from natbench.traffic.plan import AddressPlan, Family, ResponderMode
 from natbench.traffic.ports import PortRange
 from natbench.values import (
     MAX_CORES,
-    MAX_DURATION_SECONDS,
     MAX_VALUE,
     MAX_WAIT_SECONDS,
     MIN_MONITOR_INTERVAL,
@@ -52,15 +56,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "AddressSpec",
     "CampaignSpec",
-    "DutAccess",
     "DutRole",
     "DutSpec",
-    "LabAccess",
-    "LocalAccess",
     "MetricsSection",
     "MetricsSpec",
-    "NetnsAccess",
-    "SshAccess",
     "SweepSpec",
     "TestbedSpec",
     "TesterSpec",
@@ -74,7 +73,6 @@ _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _CAMPAIGN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 """A campaign name: it names the default run directory ``results/<name>``, so one path component, no dot first."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_NETNS = r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*$"  # an ``ip netns`` name: no slash or blank, not . or ..
 
 PortRangeField = Annotated[PortRange, BeforeValidator(parse_port_range), PlainSerializer(str, return_type=str)]
 """A port range written as ``"1-4000"``, ``{first, last}``, ``{first, count}`` or a count."""
@@ -87,102 +85,6 @@ FrameSize = Annotated[int, Field(ge=64, le=1518)]
 
 
 # --------------------------------------------------------------------------- testbed
-
-
-class SshAccess(_Model):
-    """Reach a DUT over SSH (paramiko); the host key is verified unless explicitly allowed."""
-
-    kind: Literal["ssh"]
-    """Access kind: ``ssh``."""
-    host: str = Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x20\x7f]+$")
-    """Host name or address of the DUT's management interface (no blank or control character)."""
-    user: str = Field(default="root", min_length=1, max_length=255, pattern=r"^[^\x00-\x20\x7f]+$")
-    """Login user (no blank or control character)."""
-    port: int = Field(default=22, ge=1, le=65535)
-    """SSH port."""
-    key: Path | None = None
-    """Private key file (None: the SSH agent or the default keys)."""
-    known_hosts: Path | None = None
-    """known_hosts file used to verify the host key (None: ~/.ssh/known_hosts)."""
-    allow_unknown_host_key: bool = False
-    """Accept a host key that is not in known_hosts (off by default; never for production DUTs)."""
-    sudo: bool = False
-    """Run recipe commands through ``sudo -n``."""
-    connect_timeout: float = Field(default=10.0, gt=0, le=MAX_WAIT_SECONDS)
-    """Seconds to wait for the SSH connection (at most one day)."""
-    command_timeout: float = Field(default=3600.0, gt=0, le=MAX_DURATION_SECONDS)
-    """Seconds one recipe command may take (deleting 800M connections took ~40 minutes in seed 000; at most
-    seven days)."""
-    namespace: str | None = Field(default=None, pattern=_NETNS)
-    """Run the recipe inside this network namespace on the remote host (``ip netns exec NAME``; None: the host's)."""
-    keepalive_interval: float = Field(default=5.0, gt=0, le=600)
-    """Seconds of silence from the DUT after which natbench sends an SSH keepalive (a request the server must
-    answer), and between keepalives."""
-    keepalive_count: int = Field(default=3, ge=1, le=100)
-    """Unanswered keepalives after which the connection is declared lost (a silent drop is noticed at most
-    keepalive_interval x (keepalive_count + 1) seconds after the last packet from the DUT: 20 s by default)."""
-
-    @field_validator("key", "known_hosts")
-    @classmethod
-    def _home(cls, v: Path | None) -> Path | None:
-        return v.expanduser() if v is not None else None
-
-
-class LocalAccess(_Model):
-    """Run the recipe on this machine, in the current network namespace."""
-
-    kind: Literal["local"]
-    """Access kind: ``local``."""
-
-
-class NetnsAccess(_Model):
-    """Run the recipe on this machine inside an existing network namespace."""
-
-    kind: Literal["netns"]
-    """Access kind: ``netns``."""
-    namespace: str = Field(pattern=_NETNS)
-    """Name of the network namespace (``ip netns exec NAME``)."""
-
-
-class LabAccess(_Model):
-    """Run the recipe in a namespace of the local lab that natbench builds (``natbench lab``)."""
-
-    kind: Literal["lab"]
-    """Access kind: ``lab``."""
-    namespace: str | None = Field(default=None, pattern=_NETNS)
-    """Run the recipe in this namespace instead of the lab's DUT namespace (None: the DUT namespace of the lab
-    the testbed brings up, or, for a tester that brings none, of the one lab made with ``natbench lab up``)."""
-    vm: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]{0,30}$")
-    """Run the DUT in a QEMU virtual machine booted from natbench's image of this name (``jool``: Debian 12
-    with Jool 4.1.9 from Debian's packages, built and cached by ``natbench lab image build jool``) instead of
-    the lab's DUT namespace. The VM's data NICs (``eth1`` towards the Initiator, ``eth2`` towards the
-    Responder) are taps wired to the tester's two ports; natbench reaches it over SSH with the image's pinned
-    host key. Several VM DUTs (464XLAT: CLAT, then PLAT) boot one VM each, wired in path order, each VM's
-    ``eth2`` to the next one's ``eth1``; then every lab DUT must be a VM. None: the DUT namespace."""
-    vcpus: int | None = Field(default=None, ge=1, le=64)
-    """Virtual CPUs of the VM (``vm`` only; None: 1)."""
-    memory: int | None = Field(default=None, ge=256, le=262144)
-    """Memory of the VM in MiB (``vm`` only; None: 1536)."""
-    accel: Literal["auto", "kvm", "tcg"] | None = None
-    """QEMU accelerator (``vm`` only; None: ``auto``): ``auto`` tries KVM where this machine has hardware
-    virtualisation (vmx/svm) and falls back to software emulation (TCG) when the guest does not come up with
-    it; ``kvm`` or ``tcg`` force one. The one used is in the DUT's facts (``vm.accel``)."""
-    boot_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION_SECONDS)
-    """Seconds the VM may take from start to SSH (``vm`` only; None: 600; at most seven days); beyond it the boot
-    fails with the last lines of its serial console."""
-
-    @model_validator(mode="after")
-    def _vm_settings_need_vm(self) -> LabAccess:
-        vm_only = (self.vcpus, self.memory, self.accel, self.boot_timeout)
-        if self.vm is None and any(v is not None for v in vm_only):
-            raise ValueError("vcpus, memory, accel and boot_timeout are settings of a VM DUT: set access.vm too")
-        if self.vm is not None and self.namespace is not None:
-            raise ValueError("a VM DUT runs in its VM: access.namespace does not apply with access.vm")
-        return self
-
-
-DutAccess = Annotated[SshAccess | LocalAccess | NetnsAccess | LabAccess, Field(discriminator="kind")]
-"""How natbench reaches a DUT, chosen by ``kind``."""
 
 
 class DutRole(enum.StrEnum):
@@ -208,34 +110,82 @@ class DutRole(enum.StrEnum):
     """MAP-T border relay (stateless)."""
 
 
-_BUILTIN_TESTERS = ("software", "trex")
+def _unknown(registry: Registry[Any], value: Any) -> PydanticCustomError:
+    return PydanticCustomError(
+        "unknown_kind",
+        "unknown {what} {kind}; known: {known}",
+        {"what": registry.what, "kind": repr(value), "known": ", ".join(registry.names())},
+    )
 
 
-def _tester_kind(kind: Any) -> Any:
-    """A tester kind natbench knows: built in, or registered by a plugin (:mod:`natbench.plugins`)."""
-    if kind in _BUILTIN_TESTERS:
-        return kind
-    names = sorted(set(_BUILTIN_TESTERS) | set(known_names(TESTER_GROUP)))
-    if isinstance(kind, str) and kind in names:
-        return kind
-    quoted = [repr(n) for n in names]
-    expected = " or ".join([", ".join(quoted[:-1]), quoted[-1]]) if len(quoted) > 1 else "".join(quoted)
-    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+def _backend_model(registry: Registry[Any], kind: Any) -> type[SchemaModel]:
+    """The settings model of ``kind``'s backend, looked up now (so a kind registered after import is known); an
+    unknown kind, or a plugin that cannot be loaded, is a one-line error."""
+    if not isinstance(kind, str) or kind not in registry:
+        raise _unknown(registry, kind)
+    try:
+        return cast("type[SchemaModel]", registry.get(kind).settings)
+    except ConfigError as exc:
+        raise PydanticCustomError("plugin_error", "{message}", {"message": exc.message}) from None
 
 
-class TesterSpec(_Model):
+class TesterSpec(SchemaModel):
     """The traffic generator."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class
 
-    kind: Annotated[str, BeforeValidator(_tester_kind)]
+    kind: str
     """``software`` (built-in tester, local lab), ``trex`` (a TRex STL server), or the kind of an installed
     tester plugin (entry-point group ``natbench.testers``)."""
-    settings: dict[str, Any] = Field(default_factory=dict)
-    """Backend settings (TRex server, ports, MAC addresses, ...); checked by the backend and passed to it."""
+    settings: SerializeAsAny[TesterSettings] = None  # type: ignore[assignment]
+    """The tester kind's settings, validated by its settings model (below: one section per registered kind),
+    with every default filled in."""
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _known_kind(cls, v: Any) -> Any:
+        _backend_model(TESTERS, v)
+        return v
+
+    @field_validator("settings", mode="wrap")
+    @classmethod
+    def _kind_settings(cls, v: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        kind = info.data.get("kind")
+        if kind is None:  # the kind itself is wrong: that is the error to see
+            return TesterSettings.model_construct()
+        model = _backend_model(TESTERS, kind)
+        if v is None:  # no settings written: the kind's defaults, unless it needs some
+            required = [name for name, field in model.model_fields.items() if field.is_required()]
+            if required:
+                raise PydanticCustomError(
+                    "settings_missing",
+                    "required by tester kind {kind}: {names}",
+                    {"kind": kind, "names": ", ".join(required)},
+                )
+            v = {}
+        return v if type(v) is model else model.model_validate(v)
 
 
-class DutSpec(_Model):
+def _access(v: Any) -> Any:
+    """A DUT's ``access`` validated by the model of its kind's backend (looked up now, so a kind registered
+    after import is known); a problem with the kind itself is reported at ``access.kind``."""
+    if isinstance(v, AccessSettings):
+        v = v.model_dump()
+    if not isinstance(v, dict):
+        raise PydanticCustomError("dict_type", "must be a mapping with a kind")
+    if "kind" not in v:
+        error = PydanticCustomError("missing", "required field is missing")
+    else:
+        try:
+            model = _backend_model(ACCESS, v["kind"])
+        except PydanticCustomError as exc:
+            error = exc
+        else:
+            return model.model_validate(v)
+    raise ValidationError.from_exception_data("access", [InitErrorDetails(type=error, loc=("kind",), input=v)])
+
+
+class DutSpec(SchemaModel):
     """One Device Under Test: a recipe, its parameters, and how to reach it."""
 
     name: str
@@ -244,8 +194,9 @@ class DutSpec(_Model):
     """Recipe name (``dut_recipes/<name>.yaml``) or path."""
     params: dict[str, Any] = Field(default_factory=dict)
     """Recipe parameters (typed and defaulted by the recipe); ``2^23`` is accepted for sizes."""
-    access: DutAccess
-    """How natbench reaches this DUT."""
+    access: Annotated[SerializeAsAny[AccessSettings], PlainValidator(_access)]
+    """How natbench reaches this DUT: ``kind`` and that access kind's settings, validated by its model (below: one
+    section per registered kind), with every default filled in."""
     role: DutRole | None = None
     """Its role in the system (required when there are several DUTs)."""
     cores: int | None = Field(default=None, ge=1, le=MAX_CORES)
@@ -277,11 +228,11 @@ def resolve_param_value(value: Any) -> Any:
     return value if power is None else power
 
 
-class TestbedSpec(_Model):
+class TestbedSpec(SchemaModel):
     """The tester and the DUTs, in path order from the Initiator side to the Responder side."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class
-    model_config = ConfigDict(**_Model.model_config, serialize_by_alias=True, validate_by_name=True)
+    model_config = ConfigDict(**SchemaModel.model_config, serialize_by_alias=True, validate_by_name=True)
 
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
     """Name of this testbed (distributed runs: the resource a ``natbench worker`` advertises; recorded with every
@@ -291,7 +242,7 @@ class TestbedSpec(_Model):
     a distributed run measures a campaign only on testbeds of the class its own testbed section names, so results
     of different classes never mix."""
     tester: TesterSpec
-    """The traffic generator: TRex or the built-in software tester."""
+    """The traffic generator: its kind (the built-in software tester, TRex, a plugin's) and that kind's settings."""
     duts: list[DutSpec] = Field(min_length=1)
     """One DUT, or several in path order (464XLAT: CLAT then PLAT; MAP-T: CE then BR)."""
     monitor_interval: float | None = Field(default=None, ge=MIN_MONITOR_INTERVAL, le=MAX_WAIT_SECONDS)
@@ -303,7 +254,7 @@ class TestbedSpec(_Model):
 # --------------------------------------------------------------------------- traffic
 
 
-class AddressSpec(_Model):
+class AddressSpec(SchemaModel):
     """Overrides of the default address plan (seed 000 Figures 1 and 6); unset fields keep the default."""
 
     initiator: IPvAnyAddress | None = None
@@ -322,7 +273,7 @@ class AddressSpec(_Model):
     """Prefix length of the public-side subnet (at most 32 for an IPv4 public side)."""
 
 
-class TrafficSpec(_Model):
+class TrafficSpec(SchemaModel):
     """The test traffic shared by every working point."""
 
     family: Family
@@ -344,7 +295,8 @@ class TrafficSpec(_Model):
     seed: int = Field(default=1, ge=0, lt=2**64)
     """Seed of the phase-1 enumeration and of phase-2 pseudorandom ports."""
     responder: ResponderMode | None = None
-    """How public -> private tuples are known: learn, read or compute (None: learn with software, read with trex)."""
+    """How public -> private tuples are known: learn, read or compute (None: compute for ipv4 and ipv6, else the
+    tester kind's default: learn with software, read with trex)."""
     selection: Literal["random", "linear", "fixed"] = "random"
     """Phase-2 Responder state-table entry selection."""
 
@@ -369,7 +321,7 @@ class TrafficSpec(_Model):
 # --------------------------------------------------------------------------- metrics
 
 
-class MetricsSection(_Model):
+class MetricsSection(SchemaModel):
     """Which metrics to measure at every working point, with their settings. At least one.
 
     One optional field per registered metric (:mod:`natbench.metrics`), its settings model as the type:
@@ -411,7 +363,7 @@ else:
 # --------------------------------------------------------------------------- sweep
 
 
-class SweepSpec(_Model):
+class SweepSpec(SchemaModel):
     """What varies between working points.
 
     Axes: ``cores``, ``src_ports``, ``dst_ports``, ``frame_size``,
@@ -440,7 +392,7 @@ class SweepSpec(_Model):
 # --------------------------------------------------------------------------- campaign
 
 
-class CampaignSpec(_Model):
+class CampaignSpec(SchemaModel):
     """A campaign file: testbed, traffic, sweep, metrics and output directory."""
 
     schema_version: int

@@ -45,6 +45,6 @@ def check_damage(runs: Iterable[tuple[str, Run | None]], allow_damaged: bool, ou
 def status_notes(runs: Iterable[tuple[str, Run | None]]) -> None:
     """A note on stderr for each run whose status is not ``complete`` (killed, failed or still running)."""
     for which, r in runs:
-        status = str(r.meta.get("status", "unknown")) if r is not None else "complete"
+        status = r.meta.status if r is not None else "complete"
         if status != "complete":
             click.echo(f"natbench: note: {which} status is {status!r}: the tables show what is stored so far", err=True)

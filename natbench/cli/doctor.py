@@ -1,15 +1,21 @@
 """``natbench doctor``: what the lab, VM DUTs, TRex, SSH and the report check need, what this machine has,
-and the one command that installs the rest."""
+and the one command that installs the rest.
+
+The host packages come from natbench's package list (:mod:`natbench.host`); natbench's own parts are asked
+themselves: every registered tester kind and DUT access kind (its backend's ``problems(None)``, which names what
+to install) and the search algorithm that needs a library of its own (MLRsearch).
+"""
 
 from __future__ import annotations
 
-import importlib
 import os
 
 import click
 
 from natbench.cli.group import cli
 from natbench.host import NEEDS, PackageCheck, check_packages, install_command
+from natbench.plugins import ACCESS, TESTERS
+from natbench.search import mlr
 
 __all__ = ["doctor"]
 
@@ -22,37 +28,18 @@ _WHAT = {
 }
 
 
-def _python_checks() -> list[tuple[str, str | None]]:
-    """(what, problem or None) for the Python side: the C engine, the extras, the VM image, root."""
+def _part_checks() -> list[tuple[str, str | None]]:
+    """(part, problem or None) for natbench's own parts, each asked itself: one row per problem."""
     out: list[tuple[str, str | None]] = []
-
-    def importable(what: str, module: str, hint: str) -> None:
-        try:
-            importlib.import_module(module)
-        except Exception as exc:  # any import failure means "not usable here"
-            out.append((what, f"{hint} ({type(exc).__name__})"))
-        else:
-            out.append((what, None))
-
-    importable(
-        "software tester C engine",
-        "natbench.testers.software._engine",
-        "not built: pip install -e . builds it (needs gcc, python3-dev)",
-    )
-    from natbench.testers.trex.client import load_api
-
-    try:
-        load_api()
-    except Exception:  # TesterError or ImportError: no client either way
-        out.append(("TRex client", 'not installed: pip install -e ".[trex]" (Python < 3.12)'))
-    else:
-        out.append(("TRex client", None))
-    importable("MLRsearch", "MLRsearch", 'not installed: pip install -e ".[mlr]"')
-    from natbench.testbed.lab.vm_image import find_image
-
-    image = find_image("jool")
-    out.append(("Jool VM image", None if image else "not built: natbench lab image build jool (about 5 minutes)"))
-    out.append(("root", None if os.geteuid() == 0 else "not root: the lab and VM DUTs need root"))
+    root: list[str] = []
+    parts = [(f"tester {k}", b) for k, b in TESTERS.entries()] + [(f"access {k}", b) for k, b in ACCESS.entries()]
+    for what, backend in parts:
+        problems = backend.problems(None)
+        out += [(what, p) for p in problems] or [(what, None)]
+        if backend.needs_root:
+            root.append(what)
+    out += [("search algorithm mlr", p) for p in mlr.problems()] or [("search algorithm mlr", None)]
+    out.append(("root", None if os.geteuid() == 0 else f"not root: needed by {', '.join(root)}"))
     return out
 
 
@@ -79,15 +66,16 @@ def doctor() -> None:
         status = "ok" if all(c.present for c in mine) else "MISSING"
         click.echo(f"{need:<7} {status:<8} {_WHAT[need]}")
         click.echo(f"{'':<16} {_package_line(mine)}")
-    python = _python_checks()
-    click.echo(f"{'python':<7} {'ok' if all(p is None for _, p in python) else 'MISSING':<8} natbench's own parts")
-    for what, problem in python:
+    parts = _part_checks()
+    status = "ok" if all(p is None for _, p in parts) else "MISSING"
+    click.echo(f"{'parts':<7} {status:<8} natbench's tester kinds, DUT access kinds and search algorithms, asked")
+    for what, problem in parts:
         click.echo(f"{'':<16} {what}: {problem or 'ok'}")
     trex = os.environ.get("NATBENCH_TREX")
     click.echo(f"\nNATBENCH_TREX: {trex or 'unset (the trex tests and TRex campaigns need a TRex server)'}")
     if missing_packages:
         click.echo(f"\nInstall the missing system packages with:\n  {install_command(missing_packages)}")
         click.echo("or run ./dev setup in a natbench checkout (packages, virtual environment, natbench with extras).")
-    if missing_packages or any(p for _, p in python):
+    if missing_packages or any(p for _, p in parts):
         raise click.exceptions.Exit(1)
     click.echo("\nEverything natbench uses is here.")

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from natbench import __version__
+from natbench.version import __version__
 
 __all__ = [
     "MAX_LINE_CHARS",

@@ -13,7 +13,7 @@ from natbench.campaign.estimate import format_duration, has_algorithm
 from natbench.campaign.feasibility import MemoryCheck, memory_check
 from natbench.cli.group import cli, max_points_option, printable
 from natbench.errors import ConfigError, StoreError
-from natbench.search.fast import SEEDED_TRIALS
+from natbench.search.fast import SEEDED_FULL, SEEDED_PROBES, SEEDED_TRIALS
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 
@@ -153,8 +153,9 @@ def saving_line(compared: dict[str, Estimate]) -> str:
     return (
         f"search algorithms: binary {old.trials:,} trials, {format_duration(old.seconds)}; "
         f"fast {new.trials:,} trials, {format_duration(new.seconds)}: {ratio:.1f}x less tester time "
-        f"(saves {format_duration(old.seconds - new.seconds)}; fast counted with {SEEDED_TRIALS} full trials "
-        "per seeded repetition, optimistic for a DUT whose trials jitter: bench/campaign_time.py simulates that)"
+        f"(saves {format_duration(old.seconds - new.seconds)}; fast counted with {SEEDED_FULL} full trials and "
+        f"{SEEDED_PROBES} short ones per seeded repetition, {SEEDED_TRIALS} full ones for cps, typical of "
+        "bench/campaign_time.py's simulation; a DUT with queues needs more)"
     )
 
 
@@ -166,29 +167,32 @@ def _plain_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def measured_per_connection(run_dir: str) -> tuple[float | None, str]:
+def measured_per_connection(run_dir: str, allow_damaged: bool = False) -> tuple[float | None, str]:
     """(bytes per connection, where it came from) measured in an earlier run: the median ``memory / conn. (B)``
     (MemAvailable based) over the passing fills at the run's largest number of connections (where the fixed costs
-    of a fill weigh least); None when the run stored none. A directory that is no run is a ConfigError."""
+    of a fill weigh least); None when the run stored none. A directory that is no run is a ConfigError; a damaged
+    one is refused as ``natbench report`` refuses it (its damage on stderr, exit 2) unless ``allow_damaged``."""
+    from natbench.cli.damage import check_damage
     from natbench.report.load import Run  # pandas only when --from is given
 
     try:
         run = Run(run_dir)
     except StoreError as exc:
         raise ConfigError(str(exc), field="--from") from None
+    check_damage([("run", run)], allow_damaged, "nothing was planned from it")
     fills = run.memory.dropna(subset=["mem_available"])
     if fills.empty:
         return None, f"run {run_dir} stored no memory per connection"
-    largest = fills[fills["connections"] == fills["connections"].max()]
-    n = int(largest["connections"].iloc[0])
+    largest = fills[fills["created_connections"] == fills["created_connections"].max()]
+    n = int(largest["created_connections"].iloc[0])
     where = f"median of {len(largest)} fills of {n:,} connections in run {run.name} ({run_dir})"
     return float(largest["mem_available"].median()), where
 
 
-def _memory(campaign: Campaign, from_run: str | None) -> MemoryCheck:
+def _memory(campaign: Campaign, from_run: str | None, allow_damaged: bool) -> MemoryCheck:
     if from_run is None:
         return memory_check(campaign)
-    measured, where = measured_per_connection(from_run)
+    measured, where = measured_per_connection(from_run, allow_damaged)
     check = memory_check(campaign, measured, where)
     if measured is None:
         return MemoryCheck(check.warnings, (where, *check.notes))
@@ -213,8 +217,9 @@ def _memory(campaign: Campaign, from_run: str | None) -> MemoryCheck:
     default=None,
     help="An earlier run directory whose measured memory per connection checks that the connections fit.",
 )
+@click.option("--allow-damaged", is_flag=True, help="With --from: use the intact records of a damaged run directory.")
 @max_points_option
-def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
+def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None, allow_damaged: bool) -> None:
     """Show the working points of campaign FILE, the number of trials and an estimated duration.
 
     The estimate counts binary-search steps, ceil(log2((upper - lower) / error)), and
@@ -227,7 +232,7 @@ def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
         for warning in check_recipes(campaign).warnings:
             click.echo(printable(f"natbench: warning: {file}: {warning}"), err=True)
     est = estimate(campaign)
-    mem = _memory(campaign, from_run)
+    mem = _memory(campaign, from_run, allow_damaged)
     for warning in mem.warnings:
         click.echo(printable(f"natbench: warning: {file}: {warning}"), err=True)
     header, rows = plan_rows(campaign, est)

@@ -13,10 +13,11 @@ import click
 from natbench.campaign import load_campaign
 from natbench.cli.group import FiniteFloatRange, cli, max_points_option, printable, writable_directory
 from natbench.errors import ConfigError, NatbenchError, StoreError
+from natbench.run.format import TRIALS, reported_factor, reported_unit
 from natbench.run.observers import LoggingObserver, Observer, PlainProgress, RichProgress
+from natbench.run.reader import RunDirectory
 from natbench.run.records import Scan
 from natbench.run.runner import RunInterrupted, default_run_dir, resume_campaign, run_campaign
-from natbench.run.store import TRIALS, RunDirectory
 from natbench.values import MAX_WAIT_SECONDS, MIN_MONITOR_INTERVAL
 
 __all__ = ["run_command", "summary_lines"]
@@ -30,9 +31,8 @@ def summary_lines(run: RunDirectory) -> list[str]:
     frames per second (the per-direction rate x2, as the seeds do), and the unit says so.
     """
     from natbench.report.labels import order_key
-    from natbench.report.units import reported_factor, reported_unit
 
-    labels = {p["id"]: p["label"] for p in run.points}
+    labels = {p.id: p.label for p in run.points}
     values: dict[tuple[str, str], list[float]] = defaultdict(list)
     units: dict[tuple[str, str], str] = {}
     failed: dict[tuple[str, str], int] = defaultdict(int)
@@ -54,20 +54,20 @@ def summary_lines(run: RunDirectory) -> list[str]:
             units[(r.point_id, r.metric)] = reported_unit(r.unit, factor)
     lines = []
     for p in run.points:
-        for metric in sorted({m for pid, m in [*values, *failed, *no_pass] if pid == p["id"]}, key=order_key):
-            vs = values.get((p["id"], metric), [])
-            text = f"{labels[p['id']]:<24} {metric:<11}"
+        for metric in sorted({m for pid, m in [*values, *failed, *no_pass] if pid == p.id}, key=order_key):
+            vs = values.get((p.id, metric), [])
+            text = f"{labels[p.id]:<24} {metric:<11}"
             if vs:
                 text += f" median {statistics.median(vs):>14,.6g}  min {min(vs):>14,.6g}  max {max(vs):>14,.6g}"
-                text += f" {units[(p['id'], metric)]} (n={len(vs)})"
-            if (p["id"], metric) in tester_bound:
+                text += f" {units[(p.id, metric)]} (n={len(vs)})"
+            if (p.id, metric) in tester_bound:
                 text += "  [tester-bound: the DUT passed all the tester could send; a lower bound]"
-            if (p["id"], metric) in at_limit:
+            if (p.id, metric) in at_limit:
                 text += "  [no step failed: the search's upper bound limits the result]"
-            n_failed = failed.get((p["id"], metric), 0)
+            n_failed = failed.get((p.id, metric), 0)
             if n_failed:
                 text += f"  {n_failed} repetition(s) failed"
-            n_none = no_pass.get((p["id"], metric), 0)
+            n_none = no_pass.get((p.id, metric), 0)
             if n_none:
                 text += f"  {n_none} repetition(s) found no passing rate (no value, not 0)"
             lines.append(text)
@@ -222,7 +222,7 @@ def _announce_repair(run: RunDirectory, found: Scan) -> None:
     """Say on stderr what --repair accepts and what it will measure again, before it does."""
     for d in found.damage:
         click.echo(f"natbench: damaged: {d}", err=True)
-    labels = {p["id"]: p.get("label", p["id"]) for p in run.points}
+    labels = {p.id: p.label for p in run.points}
     click.echo(
         f"natbench: repair: {run.path / TRIALS} is copied to trials.damaged-<UTC time>.jsonl first;"
         f" {len(found.tainted)} finished or touched repetition(s) lose their records and are measured again",

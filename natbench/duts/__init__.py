@@ -1,1 +1,1 @@
-"""DUT control: the :class:`~natbench.duts.base.Dut` protocol, executors, recipes, monitor."""
+"""DUT control: the :class:`~natbench.plugins.Dut` protocol, executors, recipes, monitor."""

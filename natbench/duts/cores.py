@@ -27,10 +27,11 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from natbench.duts.executors import CommandFailed, Executor
+from natbench.duts.executors import CommandFailed
 from natbench.duts.parsers import parse_cpu_list
 from natbench.duts.recipes.template import cpu_hexmask
 from natbench.errors import DutError
+from natbench.plugins import Executor
 
 __all__ = ["CoreState", "LinuxCores"]
 

@@ -15,18 +15,15 @@ import shlex
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 from natbench.errors import DutError
+from natbench.plugins import CommandResult, Executor
 
 __all__ = [
     "AuthenticationFailed",
     "CommandFailed",
-    "CommandResult",
     "CommandTimeout",
     "ConnectionLost",
-    "Executor",
     "ExecutorError",
     "LocalExecutor",
     "NetnsExecutor",
@@ -72,55 +69,6 @@ class CommandFailed(DutError):
         if hint:
             msg += f" ({hint})"
         super().__init__(msg, step=step, dut=dut)
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """What one command did."""
-
-    command: str
-    """The command line as given to the executor (before any sh/sudo/netns wrapping)."""
-    returncode: int
-    """Exit status."""
-    stdout: str
-    """Standard output (decoded as UTF-8, undecodable bytes replaced)."""
-    stderr: str
-    """Standard error."""
-    duration: float
-    """Seconds the call took as seen by natbench (includes transport; not a DUT-side timing)."""
-
-    @property
-    def ok(self) -> bool:
-        """Exit status 0."""
-        return self.returncode == 0
-
-
-@runtime_checkable
-class Executor(Protocol):
-    """Runs shell command lines on a DUT."""
-
-    @property
-    def description(self) -> str:
-        """Where commands go (``local``, ``netns nb-dut-123``, ``ssh root@host:22``); never secrets."""
-        ...
-
-    @property
-    def namespaced(self) -> bool:
-        """True when commands run in a network namespace of a larger host (``host()`` differs)."""
-        ...
-
-    def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
-        """Run ``sh -c command``; raise :class:`CommandTimeout` after ``timeout`` seconds,
-        :class:`CommandFailed` on non-zero exit when ``check``."""
-        ...
-
-    def host(self) -> Executor:
-        """The executor for commands of ``scope: host`` (itself unless namespaced)."""
-        ...
-
-    def close(self) -> None:
-        """Release connections; the executor may be used again (it reconnects)."""
-        ...
 
 
 MAX_WAIT = 1e6

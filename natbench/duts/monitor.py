@@ -23,9 +23,9 @@ import time
 from types import TracebackType
 from typing import Any
 
-from natbench.duts.executors import Executor
-from natbench.duts.parsers import ParseError, parse_meminfo, parse_proc_stat, parse_slabinfo
+from natbench.duts.parsers import parse_meminfo, parse_proc_stat, parse_slabinfo
 from natbench.errors import DutError
+from natbench.plugins import Executor, ParseError
 
 __all__ = [
     "JOOL_BIB_CACHE",

@@ -1,30 +1,27 @@
 """Named parsers for DUT command output, declared by recipe steps (``parse: conntrack_count``).
 
-A parser is a function ``(stdout: str) -> value`` registered under a name. It
-raises :class:`ParseError` (with a short excerpt of what it could not read)
-when the output is not what it expects; the DUT layer turns that into a
-:class:`~natbench.errors.DutError` naming the step.
+A parser is a function ``(stdout: str) -> value`` registered under a name in
+:data:`natbench.plugins.PARSERS`. It raises :class:`~natbench.plugins.ParseError`
+(with a short excerpt of what it could not read) when the output is not what it
+expects; the DUT layer turns that into a :class:`~natbench.errors.DutError`
+naming the step.
 
-Other modules add parsers with :func:`register_parser`; modules named
-``natbench/duts/parsers_*.py`` are imported automatically (e.g. Jool and PF
-parsers of a later recipe set), so recipes can name their parsers without
-anyone editing a central list.
+natbench's own parsers register themselves with :func:`register_parser` here and
+in :mod:`natbench.duts.parsers_jool_pf`; the registry imports both modules on its
+first look-up. Another package adds parsers through an entry point of the group
+``natbench.parsers`` (name = the parser's name in recipes, value = the function).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 import re
 from collections.abc import Callable
 from typing import Any
 
-from natbench.testers.base import Mapping
+from natbench.plugins import PARSERS, Mapping, ParseError, Parser
 
 __all__ = [
-    "PARSERS",
-    "ParseError",
     "get_parser",
     "parse_conntrack_count",
     "parse_conntrack_mappings",
@@ -40,61 +37,30 @@ __all__ = [
     "register_parser",
 ]
 
-Parser = Callable[[str], Any]
-
-PARSERS: dict[str, Parser] = {}
-"""Parser name -> function."""
-
-_plugins_loaded = False
-
-
-class ParseError(ValueError):
-    """Output a parser cannot read."""
-
-    def __init__(self, parser: str, message: str, output: str = "") -> None:
-        excerpt = output.strip().replace("\n", "\\n")
-        if len(excerpt) > 160:
-            excerpt = excerpt[:160] + "..."
-        super().__init__(
-            f"parser {parser}: {message}" + (f" (output: {excerpt!r})" if output.strip() else " (no output)")
-        )
-        self.parser = parser
-
 
 def register_parser(name: str) -> Callable[[Parser], Parser]:
-    """Decorator: register a parser under ``name`` (names are unique)."""
+    """Decorator: register a parser under ``name`` in :data:`natbench.plugins.PARSERS` (names are unique)."""
 
     def deco(fn: Parser) -> Parser:
-        if name in PARSERS and PARSERS[name] is not fn:
+        if PARSERS.loaded(name) not in (None, fn):
             raise ValueError(f"parser {name!r} registered twice")
-        PARSERS[name] = fn
+        PARSERS.register(name, fn)
         return fn
 
     return deco
 
 
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    import natbench.duts as pkg
-
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("parsers_"):
-            importlib.import_module(f"natbench.duts.{info.name}")
-
-
 def parser_names() -> list[str]:
-    """All registered parser names."""
-    _load_plugins()
-    return sorted(PARSERS)
+    """All registered parser names (natbench's own and those of installed plugins)."""
+    return PARSERS.names()
 
 
 def get_parser(name: str) -> Parser:
-    """The parser called ``name``; KeyError if there is none."""
-    _load_plugins()
-    return PARSERS[name]
+    """The parser called ``name``; KeyError if there is none (a plugin that cannot be loaded: ConfigError)."""
+    found = PARSERS.find(name)
+    if found is None:
+        raise KeyError(name)
+    return found
 
 
 # ---------------------------------------------------------------------------

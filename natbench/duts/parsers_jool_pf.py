@@ -1,8 +1,8 @@
 """Parsers for Jool and OpenBSD PF command output (pure functions, no I/O).
 
-Registered with :func:`natbench.duts.parsers.register_parser` (this module is
-loaded automatically as a ``parsers_*`` plugin). Sample outputs and where each
-came from: ``tests/data/README.md``.
+Registered with :func:`natbench.duts.parsers.register_parser` (the parser registry,
+:data:`natbench.plugins.PARSERS`, imports this module on its first look-up). Sample
+outputs and where each came from: ``tests/data/README.md``.
 
 =========================  =========================================  ==================
 parser name                command                                    value
@@ -28,8 +28,8 @@ import io
 import re
 from dataclasses import dataclass
 
-from natbench.duts.parsers import ParseError, register_parser
-from natbench.testers.base import Mapping
+from natbench.duts.parsers import register_parser
+from natbench.plugins import Mapping, ParseError
 
 __all__ = [
     "PfState",

@@ -1,6 +1,6 @@
 """A DUT driven by a recipe through an executor, and a group of DUTs acting as one.
 
-:class:`RecipeDut` implements the :class:`~natbench.duts.base.Dut` protocol: ``setup``
+:class:`RecipeDut` implements the :class:`~natbench.plugins.Dut` protocol: ``setup``
 renders the recipe's steps with the working point's parameters and runs them in order
 (stopping at the first failing command with an error naming the step and command);
 ``timed_flush`` times the DUT's own delete-all command on the DUT itself (a shell
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from natbench.duts.cores import LinuxCores
-from natbench.duts.executors import CommandFailed, CommandResult, ConnectionLost, Executor
-from natbench.duts.parsers import ParseError, get_parser
+from natbench.duts.executors import CommandFailed, ConnectionLost
+from natbench.duts.parsers import get_parser
 from natbench.duts.recipes import Command, Recipe, RenderedCommand
 from natbench.errors import DutError, RecipeError
-from natbench.testers.base import Mapping
+from natbench.plugins import CommandResult, Executor, Mapping, ParseError
 from natbench.workingpoint import WorkingPoint
 
 __all__ = ["CommandRecord", "DutGroup", "RecipeDut", "StepResult", "timed_wrapper"]
@@ -118,11 +118,11 @@ class StepResult:
 
 
 class RecipeDut:
-    """One DUT: a recipe applied through an executor (implements :class:`~natbench.duts.base.Dut`).
+    """One DUT: a recipe applied through an executor (implements :class:`~natbench.plugins.Dut`).
 
-    It has the optional :class:`~natbench.duts.base.MonitorsCpu` and :class:`~natbench.duts.base.MeasuresMemory`
+    It has the optional :class:`~natbench.plugins.MonitorsCpu` and :class:`~natbench.plugins.MeasuresMemory`
     hooks, not
-    :class:`~natbench.duts.base.ReportsSupport`: a step the recipe lacks or marks ``unsupported`` raises
+    :class:`~natbench.plugins.ReportsSupport`: a step the recipe lacks or marks ``unsupported`` raises
     DutError when asked for, so a table check on a recipe that cannot count fails rather than being skipped.
     """
 
@@ -560,7 +560,7 @@ class RecipeDut:
     # -- memory -------------------------------------------------------------
 
     def memory_snapshot(self) -> dict[str, int]:
-        """The :class:`~natbench.duts.base.MeasuresMemory` hook: MemAvailable, MemTotal, the nf_conntrack slab and
+        """The :class:`~natbench.plugins.MeasuresMemory` hook: MemAvailable, MemTotal, the nf_conntrack slab and
         Jool's session/BIB slabs where shown (bytes, one command; :func:`natbench.duts.monitor.read_memory`)."""
         from natbench.duts.monitor import read_memory
 
@@ -617,8 +617,8 @@ class DutGroup:
 
     Set up in order, torn down in reverse; counts, flushes and mappings come from the
     stateful member(s) (by default those whose recipe is ``stateful``). Like :class:`RecipeDut` it has the
-    optional :class:`~natbench.duts.base.MonitorsCpu` hook (every member is sampled), not
-    :class:`~natbench.duts.base.ReportsSupport`.
+    optional :class:`~natbench.plugins.MonitorsCpu` hook (every member is sampled), not
+    :class:`~natbench.plugins.ReportsSupport`.
     """
 
     def __init__(self, duts: list[RecipeDut], *, stateful: list[str] | None = None) -> None:
@@ -687,7 +687,7 @@ class DutGroup:
         return [d.name for d in self.duts if d.swept_by(point)]
 
     def memory_snapshot(self) -> dict[str, int]:
-        """The :class:`~natbench.duts.base.MeasuresMemory` hook of the group: each key summed over the members that
+        """The :class:`~natbench.plugins.MeasuresMemory` hook of the group: each key summed over the members that
         show it (the group is measured as one stateful box, seed 004 section 2.2, so its memory per connection is
         what all its devices together spend; ``mem_total`` is the members' memory together). One round trip per
         member; a member that cannot be read fails the whole snapshot (a partial sum would understate it)."""

@@ -40,12 +40,12 @@ from natbench.duts.executors import (
     DEFAULT_COMMAND_TIMEOUT,
     AuthenticationFailed,
     CommandFailed,
-    CommandResult,
     CommandTimeout,
     ConnectionLost,
     ExecutorError,
     seconds,
 )
+from natbench.plugins import CommandResult
 
 __all__ = ["DEFAULT_KEEPALIVE_COUNT", "DEFAULT_KEEPALIVE_INTERVAL", "SshExecutor"]
 

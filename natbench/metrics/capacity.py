@@ -8,7 +8,12 @@ table shortfall, or reverse frames to evicted entries that do not arrive), so th
 The exponential search doubles C until the rate drops below beta x RS; the final binary search keeps C when
 its rate stays at or above gamma x RS, until the interval is within ``connection_error`` connections. C moves in
 whole source ports: the point's destination range stays fixed and the source range (starting at the point's
-first source port) grows or shrinks, so C = n_src x |D|.
+first source port) grows or shrinks, so C = n_src x |D|; a ``connection_error`` below |D| cannot be met and is
+refused before anything is measured.
+
+A search that reaches ``max_connections`` (or the source port space) without the rate collapsing never filled the
+table: its result is a lower bound, stored as the largest count probed with ``extra.not_reached: true`` and no
+error (never an error of 0, which would read as an exact capacity); reports mark it "not reached, >= N".
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from natbench.metrics.cps import estimate as probe_estimate
 from natbench.metrics.duration import repeated, search_steps
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import Count, MetricSettings
+from natbench.metrics.trial import dut_supports
 from natbench.results import RepetitionResult
 from natbench.traffic.ports import PortRange
 
@@ -66,9 +72,15 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
     """Connection tracking table capacity (siitperf's cttc.sh method): exponential, then binary search on C."""
     s = ctx.settings
     n_dst = len(ctx.point.dst_ports)
+    if s.connection_error < n_dst:
+        raise SearchError(
+            f"connection_error {s.connection_error} is finer than one source port of this point ({n_dst} destination"
+            f" ports: capacity moves in steps of {n_dst} connections); set connection_error to at least {n_dst} or"
+            " use fewer destination ports"
+        )
     first = ctx.point.src_ports.first
     max_src = max(1, min(65535 - first + 1, s.max_connections // n_dst))
-    width = max(1, math.ceil(s.connection_error / n_dst))
+    width = max(1, s.connection_error // n_dst)  # whole ports within connection_error: the result's resolution
     start = min(max(1, math.ceil(s.min_connections / n_dst)), max_src)
     probes: list[list[float]] = []
 
@@ -109,12 +121,28 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
                 s_s, r_s = mid, r
     finally:
         ctx.tester.prepare(ctx.plan)
+    # with validation off and the table unchecked nothing sees a table that evicts old entries to make room: such a
+    # result is marked unvalidated (its probes passed on forwarded frames alone), as an unvalidated cps is
+    checked = s.validation != "off" or (s.check_table and dut_supports(ctx.dut, "count_connections"))
+    if exhausted:
+        # the table never filled: the capacity is at least the largest count probed, and no upper bound is known
+        return ctx.result(
+            float(s_s * n_dst),
+            error=None,
+            rate_at_capacity=r_s,
+            probes=probes,
+            not_reached=True,
+            port_space_exhausted=s_s >= 65535 - first + 1,
+            validated=checked,
+        )
     return ctx.result(
         float(s_s * n_dst),
         error=float((s_t - s_s) * n_dst),
         rate_at_capacity=r_s,
         probes=probes,
-        port_space_exhausted=exhausted,
+        not_reached=False,
+        port_space_exhausted=False,
+        validated=checked,
     )
 
 

@@ -8,12 +8,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, get_args
 
-from natbench.duts.base import Dut
 from natbench.errors import ConfigError
-from natbench.metrics import registry
+from natbench.metrics import judging, registry
 from natbench.metrics.settings import MetricSettings
+from natbench.plugins import Directions, Dut, Tester
+from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.testers.base import Directions, Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -37,9 +37,9 @@ class RunOptions:
     traffic section, the testbed) or from the command line; a run built by hand may leave the defaults.
     """
 
-    rate_tolerance: float = 0.001
-    """Relative shortfall of the achieved rate that still counts as keeping the rate (the tester's own
-    ``rate_tolerance`` setting when it has one: the engine judges with the tolerance the tester was given)."""
+    rate_tolerance: float = DEFAULT_RATE_TOLERANCE
+    """Relative shortfall of the achieved rate that still counts as keeping the rate (a campaign's run: the
+    tester's ``rate_tolerance`` setting, so the engine judges with the tolerance the tester was given)."""
     selection: Selection = "random"
     """Phase-2 Responder state-table entry selection: ``random``, ``linear`` or ``fixed`` (``traffic.selection``)."""
     monitor_interval: float | None = None
@@ -96,6 +96,10 @@ class ProcedureContext(Generic[S]):
     warn: Callable[[str], None] = field(default=lambda _message: None)
     """Tells the run's observers something that spoils no trial but the user should know (e.g. the DUT-timeout guard
     is off); the runner passes each distinct message on once per run."""
+    tester_limits: dict[float, str] = field(default_factory=dict)
+    """Rates of this repetition whose trials were invalid because of the tester, with why
+    (:func:`~natbench.metrics.judging.limit_cause`: its rate, or its clumps): a search that ends at the tester's
+    ceiling says which (:func:`~natbench.metrics.trial.search_extra`)."""
 
     @property
     def acceptance(self) -> float:
@@ -141,6 +145,11 @@ class ProcedureContext(Generic[S]):
                 ext["port_preservation"] = self.preservation
             if phase.extra:
                 ext["tester"] = dict(phase.extra)
+            if phase.deviations:  # the tester's own departures from the plan, weighed by the verdict
+                ext["deviations"] = {
+                    str(d): {"clump": v.clump, "missed": v.missed, "notes": list(v.notes)}
+                    for d, v in phase.deviations.items()
+                }
             ext.setdefault("duration", phase.duration)
         rec = TrialRecord(
             point_id=self.point.id,
@@ -161,6 +170,9 @@ class ProcedureContext(Generic[S]):
             extra=ext,
         )
         self.step += 1
+        cause = judging.limit_cause(rec)
+        if cause is not None and rec.intended_rate > 0:
+            self.tester_limits[rec.intended_rate] = cause
         self.emit(rec)
         return rec
 

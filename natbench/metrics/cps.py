@@ -131,7 +131,7 @@ def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
         extra = {"algorithm": "binary"}
     out = found.outcome
     fields: dict[str, Any] = {
-        **search_extra(out),
+        **search_extra(out, ctx.tester_limits),
         "validation": s.validation,
         "validated": found.validated,
         **extra,

@@ -10,14 +10,15 @@ from __future__ import annotations
 import math
 
 from natbench.metrics.settings import MetricSettings, SearchSettings
-from natbench.search.fast import SEEDED_TRIALS
+from natbench.search.fast import SEEDED_FULL, SEEDED_PROBES, SEEDED_TRIALS
 
 __all__ = ["CONFIRMATIONS", "STEP_OVERHEAD", "fast_trials", "repeated", "search_midpoint", "search_steps"]
 
 CONFIRMATIONS = 2
 """Full-duration trials the unseeded (first) repetition of a fast search with short trials is assumed to need after
-its short ones: the pass at the result and the fail one error above it (more when a full trial disagrees with the
-short ones: bench/campaign_time.py)."""
+its short ones: the pass at the result and the fail one error above it or a guard's trial there (more when a full
+trial disagrees with the short ones; none above the result when its short failure proves the bound:
+bench/campaign_time.py)."""
 
 STEP_OVERHEAD = 1.0
 """Seconds added to every trial for DUT commands (empty / count the connection table)."""
@@ -43,11 +44,12 @@ def repeated(s: MetricSettings, trials: int, seconds: float) -> tuple[int, float
 
 def fast_trials(s: SearchSettings, short: bool) -> tuple[int, int]:
     """(short, full) trials of a fast search over all repetitions. The first repetition searches the whole range
-    (:func:`search_steps` trials, short ones followed by :data:`CONFIRMATIONS` full ones when ``short``), each
-    later one walks from its seed with :data:`~natbench.search.fast.SEEDED_TRIALS` full trials (never more than
-    the whole range's)."""
+    (:func:`search_steps` trials, short ones followed by :data:`CONFIRMATIONS` full ones when ``short``); each
+    later one walks from its seed: with short trials (the short-fail rule's probes)
+    :data:`~natbench.search.fast.SEEDED_FULL` full trials and :data:`~natbench.search.fast.SEEDED_PROBES` probes,
+    without them :data:`~natbench.search.fast.SEEDED_TRIALS` full trials (never more than the whole range's)."""
     whole = search_steps(s.lower, s.upper, s.error)
-    seeded = (s.repetitions - 1) * min(whole, SEEDED_TRIALS)
+    later = s.repetitions - 1
     if short:
-        return whole, CONFIRMATIONS + seeded
-    return 0, whole + seeded
+        return whole + later * SEEDED_PROBES, CONFIRMATIONS + later * min(whole, SEEDED_FULL)
+    return 0, whole + later * min(whole, SEEDED_TRIALS)

@@ -1,25 +1,50 @@
-"""Verdicts of trials from their counts: invalid (tester, counts), fail (loss) or pass."""
+"""Verdicts of trials from their counts: invalid (tester, counts), fail (loss) or pass.
+
+The tester's own deviations (:class:`~natbench.results.Deviation`: a stall it caught up with in a burst, frames
+its receive side missed) are weighed against the loss, direction by direction: a trial that lost nothing beyond
+the acceptance PASSES whatever the tester did; one whose loss, net of what the deviations can explain, still
+exceeds the acceptance FAILS (the DUT lost frames no deviation explains); only a loss the deviations alone could
+explain makes it INVALID (retried, as a tester that could not keep the rate is).
+"""
 
 from __future__ import annotations
 
-from natbench.results import PhaseResult, TrialRecord, Verdict
+from natbench.results import Deviation, PhaseResult, TrialRecord, Verdict
 
-__all__ = ["is_tester_limited", "judge_phase"]
+__all__ = ["CLUMPS", "RATE", "is_tester_limited", "judge_phase", "limit_cause"]
 
-_TESTER_REASONS = ("tester could not keep the rate", "tester fell behind")
+RATE = "rate"
+"""The tester could not send at the intended rate (its ceiling)."""
+CLUMPS = "clumps"
+"""The tester sent the rate, but its sending pattern (a burst after a stall, frames it missed) could explain the
+DUT's loss."""
+
+_REASONS = {
+    "tester could not keep the rate": RATE,
+    "tester fell behind": RATE,
+    "tester's own deviation could explain the loss": CLUMPS,
+}
+
+
+def limit_cause(record: TrialRecord) -> str | None:
+    """Why ``record`` is invalid because of the tester: :data:`RATE` or :data:`CLUMPS` (None: not the tester's)."""
+    if record.verdict is not Verdict.INVALID:
+        return None
+    return next((cause for prefix, cause in _REASONS.items() if record.reason.startswith(prefix)), None)
 
 
 def is_tester_limited(record: TrialRecord) -> bool:
-    """True when ``record`` is invalid because the tester could not send at the intended rate."""
-    return record.verdict is Verdict.INVALID and record.reason.startswith(_TESTER_REASONS)
+    """True when ``record`` is invalid because of the tester (its rate, or its deviations explain the loss)."""
+    return limit_cause(record) is not None
 
 
 def judge_phase(phase: PhaseResult, acceptance: float, rate_tolerance: float) -> tuple[Verdict, str]:
-    """Verdict of a phase result from its counts: invalid (tester / counts), fail (loss) or pass.
+    """Verdict of a phase result from its counts and the tester's deviations (see the module docstring).
 
     INVALID when the tester reports it could not keep the rate, achieved less than the intended rate
-    by more than ``rate_tolerance`` (relative), or reports no or inconsistent counts; FAIL when the loss
-    ratio of a direction exceeds ``acceptance`` (the reason names the worst direction); PASS otherwise.
+    by more than ``rate_tolerance`` (relative), reports no or inconsistent counts, or its deviations alone could
+    explain the loss; FAIL when the loss ratio of a direction, net of what the tester's deviations explain,
+    exceeds ``acceptance`` (the reason names the worst direction); PASS otherwise.
     """
     if not phase.tester_ok:
         return Verdict.INVALID, f"tester could not keep the rate: {phase.tester_note or 'no reason given'}"
@@ -34,8 +59,25 @@ def judge_phase(phase: PhaseResult, acceptance: float, rate_tolerance: float) ->
     for d, c in phase.counts.items():
         if min(c.sent, c.received, c.valid) < 0 or c.valid > c.received or c.valid > c.sent:
             return Verdict.INVALID, f"inconsistent {d} counts: sent {c.sent}, received {c.received}, valid {c.valid}"
-    worst = max(phase.counts.items(), key=lambda kv: kv[1].loss_ratio)
-    if worst[1].loss_ratio > acceptance:
-        d, c = worst
-        return Verdict.FAIL, f"{d} loss {c.lost}/{c.sent} = {c.loss_ratio:.6%} > {acceptance:.6%}"
-    return Verdict.PASS, ""
+    over = sorted(
+        ((d, c) for d, c in phase.counts.items() if c.loss_ratio > acceptance), key=lambda kv: -kv[1].loss_ratio
+    )
+    if not over:
+        return Verdict.PASS, ""
+    none = Deviation()
+    for d, c in over:
+        dev = phase.deviations.get(d, none)
+        net = max(c.lost - dev.explains, 0)
+        if net > acceptance * c.sent:
+            reason = f"{d} loss {c.lost}/{c.sent} = {c.loss_ratio:.6%} > {acceptance:.6%}"
+            if dev.explains:
+                reason += f" ({net} net of the {dev.explains} the tester's own deviation could explain)"
+            return Verdict.FAIL, reason
+    d, c = over[0]
+    dev = phase.deviations.get(d, none)
+    what = "; ".join(dev.notes) or f"clump {dev.clump}, missed {dev.missed}"
+    return (
+        Verdict.INVALID,
+        f"tester's own deviation could explain the loss: {d} lost {c.lost}/{c.sent}, the tester's deviation explains"
+        f" up to {dev.explains} frames ({what})",
+    )

@@ -29,8 +29,8 @@ from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Rate
 from natbench.metrics.trial import rate_from_prior, retry
+from natbench.plugins import Phase2Options
 from natbench.results import RepetitionResult
-from natbench.testers.base import Phase2Options
 from natbench.values import MAX_COUNT, MAX_DURATION_SECONDS, MAX_RATE, MAX_REPETITIONS
 
 __all__ = ["LATENCY", "PDV", "DelaySettings", "LatencySettings", "PdvSettings", "latency", "pdv"]

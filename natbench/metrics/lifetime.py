@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from natbench.duts.base import Dut
 from natbench.errors import DutError, SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.settings import MetricSettings
+from natbench.plugins import Dut
 from natbench.results import PhaseResult, Verdict
 
 __all__ = [

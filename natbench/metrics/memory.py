@@ -2,7 +2,7 @@
 connections; seed 000 2.3: 400M connections took below 150 GB, 1,600M would not fit).
 
 A fill (phase 1 that loads the table for throughput, frame loss, latency, PDV and tear-down) empties the table, then
-creates N connections. A DUT with the optional :class:`~natbench.duts.base.MeasuresMemory` hook is read twice per
+creates N connections. A DUT with the optional :class:`~natbench.plugins.MeasuresMemory` hook is read twice per
 fill: once after the table was emptied, once after the fill's traffic (two DUT round trips). The fill trial stores
 ``extra["memory"]``::
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from natbench.duts.base import Dut, MeasuresMemory
 from natbench.errors import NatbenchError
+from natbench.plugins import Dut, MeasuresMemory
 from natbench.results import PhaseResult
 
 __all__ = ["CAPACITY_KEYS", "FALLING_KEYS", "FillMemory", "memory_used"]
@@ -68,6 +68,8 @@ class FillMemory:
         """The snapshot after the table was emptied (None: not taken or failed)."""
         self.error: str | None = None
         """Why a snapshot failed."""
+        self.after: dict[str, int] | None = None
+        """The snapshot after the fill's traffic (None: not taken or failed)."""
 
     def emptied(self) -> None:
         """Snapshot of the empty table (first round trip)."""
@@ -80,20 +82,32 @@ class FillMemory:
             self.error = f"before the fill: {exc}"
 
     def filled(self, phase: PhaseResult, extra: dict[str, Any]) -> None:
-        """Snapshot of the filled table (second round trip) and the record in ``extra``: ``memory``, or
-        ``memory_error`` when a snapshot failed or no connection was created."""
+        """Snapshot of the filled table (second round trip) and the record in ``extra`` with N the fill's valid
+        phase-1 frames (a fill judged by the tester's counts); a fill judged by what the DUT holds calls
+        :meth:`snapshot_filled` and :meth:`record` instead."""
+        self.snapshot_filled(extra)
+        self.record(extra, sum(int(c.valid) for c in phase.counts.values()))
+
+    def snapshot_filled(self, extra: dict[str, Any]) -> None:
+        """Snapshot of the filled table (second round trip), right after the fill's traffic; a failure is noted in
+        ``extra["memory_error"]``."""
+        self.after = None
         if self.dut is None:
             return
         if self.before is None:
             extra["memory_error"] = self.error or "no snapshot of the emptied table"
             return
         try:
-            after = {str(k): int(v) for k, v in self.dut.memory_snapshot().items()}
+            self.after = {str(k): int(v) for k, v in self.dut.memory_snapshot().items()}
         except _SNAPSHOT_ERRORS as exc:
             extra["memory_error"] = f"after the fill: {exc}"
+
+    def record(self, extra: dict[str, Any], connections: int) -> None:
+        """Store ``extra["memory"]`` for the ``connections`` the fill left (the connections it created: N when the
+        DUT's count or a sample verified them), or ``memory_error`` when there is nothing to divide."""
+        if self.dut is None or self.before is None or self.after is None:
             return
-        n = sum(int(c.valid) for c in phase.counts.values())  # the connections the tester created
-        if n <= 0:
-            extra["memory_error"] = "no valid phase-1 frame: no connection to divide by"
+        if connections <= 0:
+            extra["memory_error"] = "no connection was created: no connection to divide by"
             return
-        extra["memory"] = memory_used(self.before, after, n)
+        extra["memory"] = memory_used(self.before, self.after, connections)

@@ -27,15 +27,16 @@ from typing import Any
 
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext, RunOptions
+from natbench.metrics.fill import fill_table
 from natbench.metrics.judging import judge_phase
 from natbench.metrics.lifetime import TIMEOUT_FACTS, connection_limit, connection_timeout
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import FilledTableSettings, Phase2Settings
-from natbench.metrics.trial import count_connections, direction_extra, fill_failed, phase1_step, retry, run_traffic
+from natbench.metrics.trial import count_connections, direction_extra, run_traffic
+from natbench.plugins import Mapping as DutMapping
+from natbench.plugins import Phase2Options
 from natbench.results import TrialRecord, Verdict
-from natbench.testers.base import Mapping as DutMapping
-from natbench.testers.base import Phase2Options
 
 __all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_step"]
 
@@ -78,15 +79,10 @@ class Filler:
             self.needed = True
         if not (self.needed or s.refill == "always"):
             return
-        rec = retry(
-            ctx,
-            "filling the table",
-            lambda: phase1_step(ctx, self.rate, learn=True, kind="fill", memory=FillMemory(ctx.dut)),
-        )
-        if rec.verdict is Verdict.FAIL:
-            raise SearchError(fill_failed(self.rate, rec))
+        fill = fill_table(ctx, self.rate, learn=True, memory=FillMemory(ctx.dut))
+        rec = fill.record
         self.filled = rec.extra.get("dut_connections")
-        self.mappings = responder_tuples(ctx)
+        self.mappings = fill.mappings if fill.mappings is not None else responder_tuples(ctx)
         self.needed = False
         self.filled_at = rec.started_at  # connections exist from the start of phase 1 on
         if ctx.settings.gap > 0:

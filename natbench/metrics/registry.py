@@ -1,8 +1,9 @@
 """The registry of metrics: name -> :class:`Metric` (settings model, procedure, unit, labels, order, ...).
 
-The built-in metrics are registered by :mod:`natbench.metrics` (its ``__init__`` lists them); the campaign
-schema, the runner, ``natbench plan``'s estimate and the reports all read this registry instead of listing
-metrics themselves.
+The built-in metrics are registered by :mod:`natbench.metrics` (its ``__init__`` lists them), a plugin's through
+the entry-point group ``natbench.metrics``; the registry is a :class:`natbench.plugins.Registry` like every
+other plugin kind's. The campaign schema, the runner, ``natbench plan``'s estimate and the reports all read
+it instead of listing metrics themselves.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from natbench.errors import ConfigError, SearchError
 from natbench.metrics.settings import MetricSettings
+from natbench.plugins import METRIC_GROUP, Registry
 from natbench.results import RepetitionResult
 
 if TYPE_CHECKING:  # the context reads the registry (a result's unit); the registry only names the context
     from natbench.metrics.context import ProcedureContext
 
-__all__ = ["Metric", "all_metrics", "find_metric", "metric", "metric_names", "register", "run_repetition"]
+__all__ = ["METRICS", "Metric", "all_metrics", "find_metric", "metric", "metric_names", "register", "run_repetition"]
 
 M = TypeVar("M", bound=MetricSettings)
 
@@ -73,20 +75,22 @@ class Metric(Generic[M]):
     """What its duration model cannot know in advance (``natbench plan`` prints it)."""
 
 
-_REGISTRY: dict[str, Metric[Any]] = {}
+METRICS: Registry[Metric[Any]] = Registry("metric", METRIC_GROUP, lambda o: isinstance(o, Metric))
+"""Every metric by name: natbench's own, registered by :mod:`natbench.metrics`, and those of installed plugins
+(entry-point group ``natbench.metrics``, each naming a :class:`Metric`)."""
 
 
 def register(*metrics: Metric[Any]) -> None:
     """Add metrics to the registry (ConfigError for a name already taken)."""
     for m in metrics:
-        if m.name in _REGISTRY:
+        if METRICS.loaded(m.name) is not None:
             raise ConfigError(f"metric {m.name!r} is registered already")
-        _REGISTRY[m.name] = m
+        METRICS.register(m.name, m)
 
 
 def all_metrics() -> tuple[Metric[Any], ...]:
     """Every registered metric in measurement order."""
-    return tuple(sorted(_REGISTRY.values(), key=lambda m: m.order))
+    return tuple(sorted((m for _, m in METRICS.entries()), key=lambda m: m.order))
 
 
 def metric_names() -> tuple[str, ...]:
@@ -96,12 +100,12 @@ def metric_names() -> tuple[str, ...]:
 
 def find_metric(name: str) -> Metric[Any] | None:
     """The metric registered as ``name``, or None (e.g. a metric stored by another natbench version)."""
-    return _REGISTRY.get(name)
+    return METRICS.find(name)
 
 
 def metric(name: str) -> Metric[Any]:
     """The metric registered as ``name``; ConfigError naming the known ones otherwise."""
-    m = _REGISTRY.get(name)
+    m = METRICS.find(name)
     if m is None:
         raise ConfigError(f"unknown metric {name!r}; known: {', '.join(metric_names())}", field="metric")
     return m

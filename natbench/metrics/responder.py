@@ -6,8 +6,8 @@ from natbench.errors import DutError, SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.settings import MetricSettings
 from natbench.metrics.trial import dut_supports
-from natbench.testers.base import LoadsMappings
-from natbench.testers.base import Mapping as DutMapping
+from natbench.plugins import LoadsMappings
+from natbench.plugins import Mapping as DutMapping
 from natbench.traffic.plan import ResponderMode
 
 __all__ = ["PRESERVATION_SAMPLE", "check_preservation", "responder_tuples"]

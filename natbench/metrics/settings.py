@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
-from natbench.testers.base import Directions
+from natbench.config.model import SchemaModel
+from natbench.plugins import Directions
 from natbench.values import (
     MAX_COUNT,
     MAX_DURATION_SECONDS,
@@ -37,7 +38,6 @@ __all__ = [
     "MetricSettings",
     "Phase2Settings",
     "Rate",
-    "SchemaModel",
     "SearchSettings",
 ]
 
@@ -57,12 +57,6 @@ def _loss_ratio(value: Any) -> Any:
 
 LossRatio = Annotated[float, BeforeValidator(_loss_ratio), Field(ge=0.0, lt=1.0)]
 """A frame loss ratio: 0 (RFC 2544) .. below 1."""
-
-
-class SchemaModel(BaseModel):
-    """Base of every campaign model: unknown keys are errors, field docstrings are the field descriptions."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=True, allow_inf_nan=False)
 
 
 class _CommonSettings(SchemaModel):

@@ -1,8 +1,10 @@
 """Connection tear-down rate (RFC 9693): N / (T_N - T_0) with the DUT's own delete-all command.
 
-The table is loaded with N connections (phase 1 at ``fill_rate``, no learning: no reverse frames follow); N is
-the number of connections the tester created, the valid phase-1 frames of the fill (the DUT's own count, which
-may include its management connections, is stored beside it as ``dut_connections`` and is not used as N).
+The table is loaded with N connections (a fill at ``fill_rate``, :mod:`natbench.metrics.fill`, kept only when the
+DUT holds all N: its count, or, where it cannot count, a validation sample over the learned tuples); N is the
+point's connections, verified in the table (the DUT's own count, which may include its management connections, is
+stored beside it as ``dut_connections`` and is not used as N). A fill nothing could verify leaves N the tester's
+valid phase-1 frames and the result ``connections_verified: false``, shown as unverified wherever it is reported.
 ``T_N = timed_flush()`` deletes them, then ``T_0 = timed_flush()`` times the delete-all on the empty table.
 Both times are stored as trials (``flush_filled``, ``flush_empty``) and in the result. With
 ``empty_repetitions`` the empty-table time is measured in the first repetitions of a point only and its
@@ -11,6 +13,7 @@ median reused later (seed 000, 3.4).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 
@@ -19,14 +22,18 @@ from pydantic import Field
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
+from natbench.metrics.fill import fill_table
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FillSettings, MetricSettings
-from natbench.metrics.trial import count_connections, fill_failed, phase1_step, retry
+from natbench.metrics.trial import count_connections, dut_supports
 from natbench.results import RepetitionResult, Verdict
 from natbench.values import MAX_REPETITIONS
 
 __all__ = ["TEARDOWN", "TeardownSettings", "teardown"]
+
+MAX_EMPTY_SAMPLES = 100
+"""Most empty-table delete timings one repetition takes."""
 
 
 class TeardownSettings(FillSettings):
@@ -35,17 +42,21 @@ class TeardownSettings(FillSettings):
     empty_repetitions: int | None = Field(default=None, ge=1, le=MAX_REPETITIONS)
     """Time the empty-table delete (T_0) in the first this many repetitions of a working point only; later
     repetitions reuse the median of those T_0 (seed 000, 3.4: one T_0 series for Jool). None: every repetition."""
+    empty_samples: int = Field(default=3, ge=1, le=MAX_EMPTY_SAMPLES)
+    """Times the empty-table delete is timed in a row by a repetition that times it: T_0 is their median, and
+    their spread (largest minus smallest) is the noise the filled-table delete must stand out of; a deletion time
+    T_N - T_0 within that spread is too few connections to time (the repetition fails and says how many to use).
+    1: one timing, no spread known (only a T_N at or below T_0 fails)."""
 
 
 def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
     """Connection tear-down rate N / (T_N - T_0): timed delete of a filled, then of an empty table."""
     rate = float(ctx.settings.fill_rate)
-    fill = retry(
-        ctx, "filling the table", lambda: phase1_step(ctx, rate, learn=False, kind="fill", memory=FillMemory(ctx.dut))
-    )
-    if fill.verdict is Verdict.FAIL:
-        raise SearchError(fill_failed(rate, fill))
-    n = sum(int(c["valid"]) for c in fill.counts.values())  # the connections the tester created
+    # no reverse frames follow; a DUT that cannot count is checked by a validation sample over learned tuples
+    counts = ctx.settings.check_table and dut_supports(ctx.dut, "count_connections")
+    kept = fill_table(ctx, rate, learn=not counts, memory=FillMemory(ctx.dut))
+    fill = kept.record
+    n = kept.connections  # N verified in the table; unverified: the tester's valid phase-1 frames
     dut_count = fill.extra.get("dut_connections")  # the DUT's own count: recorded beside N, never N
     if ctx.settings.gap > 0:
         ctx.sleep(ctx.settings.gap)
@@ -59,22 +70,28 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
         raise SearchError(f"the DUT still held {left} connections after its delete-all; T_0 is not an empty-table time")
     reused = _reused_t0(ctx)
     if reused is None:
-        started = ctx.clock()
-        t_0 = float(ctx.dut.timed_flush())
-        ctx.record(
-            "flush_empty",
-            None,
-            Verdict.PASS,
-            "",
-            started,
-            value=t_0,
-            extra={} if left is None else {"dut_connections_before": left},
-        )
+        empties: list[float] = []
+        for _ in range(ctx.settings.empty_samples):
+            started = ctx.clock()
+            empties.append(float(ctx.dut.timed_flush()))
+            ctx.record(
+                "flush_empty",
+                None,
+                Verdict.PASS,
+                "",
+                started,
+                value=empties[-1],
+                extra={} if left is None else {"dut_connections_before": left},
+            )
+        t_0 = float(statistics.median(empties))
+        spread = max(empties) - min(empties)
+        t_0_low = min(empties)
     else:
-        t_0 = reused
+        t_0, spread = reused
+        t_0_low = t_0 - spread / 2
     deletion = t_n - t_0
-    if deletion <= 0:
-        raise SearchError(f"filled-table delete time {t_n:g} s is not above the empty-table time {t_0:g} s")
+    if deletion <= spread or deletion <= 0:
+        raise SearchError(_too_few(ctx, n, t_n, t_0, spread, t_0_low))
     # T_N / T_0 are the methodology's names (T_0 = the value used); filled_delete_s / empty_delete_s the
     # report columns' (empty_delete_s only when this repetition timed the empty table)
     return ctx.result(
@@ -85,32 +102,60 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
         empty_delete_s=t_0 if reused is None else None,  # reports take min/max over measured T_0 only
         deletion_time=deletion,
         connections=n,
+        connections_verified=kept.verified,
         T_0_measured=reused is None,
+        T_0_spread=spread,
         **beside,
     )
 
 
-def _reused_t0(ctx: ProcedureContext[TeardownSettings]) -> float | None:
-    """The median T_0 of this point's earlier repetitions once ``empty_repetitions`` of them timed it, else None."""
+RESOLUTION = 4.0
+"""A deletion time is timed well when it is this many times the empty-table delete's spread (the noise then moves
+it by at most a quarter): the connection count :func:`_too_few` advises aims at it."""
+
+
+def _too_few(
+    ctx: ProcedureContext[TeardownSettings], n: int, t_n: float, t_0: float, spread: float, t_0_low: float
+) -> str:
+    """Why a deletion time within the empty-table delete's noise is no measurement, and how many connections
+    would be: ``RESOLUTION`` x the spread at the deletion rate seen (this repetition's, as far as it shows one,
+    else the earlier repetitions' at this point)."""
+    rates = [float(r.value) for r in ctx.earlier if r.value]
+    rate = n / (t_n - t_0_low) if t_n > t_0_low else (statistics.median(rates) if rates else None)
+    advice = (
+        f"use at least {max(math.ceil(RESOLUTION * max(spread, 1e-6) * rate), n + 1):,} connections"
+        if rate
+        else f"use many more connections (at least {10 * n:,})"
+    )
+    return (
+        f"too few connections to time: deleting {n:,} took {t_n:.4g} s, the empty table {t_0:.4g} s"
+        f" +- {spread / 2:.2g} s; {advice}"
+    )
+
+
+def _reused_t0(ctx: ProcedureContext[TeardownSettings]) -> tuple[float, float] | None:
+    """(median T_0, median spread) of this point's earlier repetitions once ``empty_repetitions`` of them timed it,
+    else None."""
     k = ctx.settings.empty_repetitions
     if not k or ctx.repetition < k:
         return None
     measured = [
-        float(r.extra["T_0"])
+        r
         for r in ctx.earlier
         if r.value is not None and r.extra.get("T_0_measured", True) and r.extra.get("T_0") is not None
     ]
     if len(measured) < k:  # some of the first k failed: keep timing until k T_0 values exist
         return None
-    return float(statistics.median(measured))
+    spreads = [float(r.extra.get("T_0_spread") or 0.0) for r in measured]
+    return float(statistics.median(float(r.extra["T_0"]) for r in measured)), float(statistics.median(spreads))
 
 
 def estimate(s: TeardownSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
-    """Loading N connections (``N / fill_rate + timeout + gap``) per repetition, plus the ``empty_repetitions``
-    empty-table deletes; the delete time itself is unknown beforehand and left out (seed 000 Figure 5: up to
-    ~40 minutes for 800M connections)."""
+    """Loading N connections (``N / fill_rate + timeout + gap``) per repetition, plus ``empty_samples``
+    empty-table deletes in each of the ``empty_repetitions`` that time them; the delete time itself is unknown
+    beforehand and left out (seed 000 Figure 5: up to ~40 minutes for 800M connections)."""
     trials, seconds = repeated(s, 1, connections / s.fill_rate + s.timeout + s.gap + STEP_OVERHEAD)
-    empty = min(s.empty_repetitions or s.repetitions, s.repetitions)  # T_0 timed in the first k only
+    empty = min(s.empty_repetitions or s.repetitions, s.repetitions) * s.empty_samples  # T_0 in the first k only
     return trials + empty, seconds + empty * STEP_OVERHEAD
 
 

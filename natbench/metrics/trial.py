@@ -14,7 +14,8 @@ Decisions a network test engineer should know (docs/engine.md has the long form)
   ``extra.failed``) and goes on.
 * **A phase-1 step** empties the DUT table (``reset_connections``) first; a passing step must leave between
   ``valid`` and ``sent + table_slack`` connections in the table when the DUT can count them (fewer: FAIL,
-  more: INVALID).
+  more: INVALID). The count is recorded with every step, failed and invalid ones too. A **fill** (the table
+  loaded for a later measurement) is judged by what the DUT holds instead: :mod:`natbench.metrics.fill`.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from natbench.duts.base import Dut, MonitorsCpu, ReportsSupport
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.judging import is_tester_limited, judge_phase
+from natbench.metrics.judging import RATE, is_tester_limited, judge_phase
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings, SearchSettings
+from natbench.plugins import Directions, Dut, MonitorsCpu, ReportsSupport, SetsReceiveTimeout
 from natbench.results import PhaseResult, TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchOutcome, SearchStep
-from natbench.testers.base import Directions, SetsReceiveTimeout
 
 __all__ = [
     "check_filled",
@@ -77,7 +77,7 @@ def run_traffic(
     """Run one tester call, sampling the DUT monitor around it when asked and available.
 
     A tester with the optional ``set_receive_timeout`` hook first gets the metric's ``timeout``; a DUT with the
-    optional monitor hooks (:class:`~natbench.duts.base.MonitorsCpu`) is sampled when the run's
+    optional monitor hooks (:class:`~natbench.plugins.MonitorsCpu`) is sampled when the run's
     ``monitor_interval`` is set.
     """
     if isinstance(ctx.tester, SetsReceiveTimeout):
@@ -103,7 +103,7 @@ def direction_extra(directions: Directions) -> dict[str, Any]:
 def dut_supports(dut: Dut, operation: str) -> bool:
     """Whether ``dut`` can do ``operation`` (e.g. ``count_connections``).
 
-    A DUT may offer the optional hook :class:`~natbench.duts.base.ReportsSupport`; without it every
+    A DUT may offer the optional hook :class:`~natbench.plugins.ReportsSupport`; without it every
     protocol operation is assumed available (a DUT may still raise NotImplementedError).
     """
     return bool(dut.supports(operation)) if isinstance(dut, ReportsSupport) else True
@@ -169,10 +169,14 @@ def phase1_step(
         memory.filled(phase, ext)
     if verdict is Verdict.FAIL:
         ext["fail_cause"] = "loss"
-    elif verdict is Verdict.PASS:
+    if verdict is Verdict.PASS:
         bad = check_filled(ctx, phase, ext)
         if bad:
             verdict, reason = bad
+    else:  # the DUT's count is recorded with every trial, a failed or invalid one too (it may tell why)
+        count = count_connections(ctx)
+        if count is not None:
+            ext["dut_connections"] = count
     return ctx.record(kind, phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
 
 
@@ -218,10 +222,13 @@ def search_value(out: SearchOutcome) -> float | None:
     return out.value if out.passed else None
 
 
-def search_extra(out: SearchOutcome) -> dict[str, Any]:
+def search_extra(out: SearchOutcome, tester_limits: Mapping[float, str] | None = None) -> dict[str, Any]:
     """The fields a search result stores beside its value (steps, invalid trials, bounds, tester ceiling, and
-    ``no_passing_rate``: True when no rate passed, see :func:`search_value`)."""
-    return {
+    ``no_passing_rate``: True when no rate passed, see :func:`search_value`). With the repetition's
+    ``tester_limits`` (:attr:`~natbench.metrics.context.ProcedureContext.tester_limits`) a search that ended at the
+    tester's ceiling stores why in ``tester_bound_cause``: ``rate`` (the tester could not send faster) or
+    ``clumps`` (it sent the rate, but its bursts after stalls could explain the DUT's loss there)."""
+    out_extra: dict[str, Any] = {
         "no_passing_rate": not out.passed,
         "steps": out.steps,
         "invalid": out.invalid,
@@ -231,6 +238,9 @@ def search_extra(out: SearchOutcome) -> dict[str, Any]:
         "lower": out.lower,
         "upper": out.upper,
     }
+    if out.tester_bound and out.tester_ceiling is not None and tester_limits:
+        out_extra["tester_bound_cause"] = tester_limits.get(out.tester_ceiling, RATE)
+    return out_extra
 
 
 def rate_from_prior(ctx: ProcedureContext[MetricSettings], rate: float | None, metric: str) -> float:

@@ -23,8 +23,8 @@ from natbench.metrics.registry import Metric
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import GapSettings, MetricSettings, Rate, SearchSettings
 from natbench.metrics.trial import phase1_step, rate_from_prior, retry, run_traffic
+from natbench.plugins import LoadsMappings
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.testers.base import LoadsMappings
 from natbench.traffic.plan import ResponderMode
 
 __all__ = [

@@ -1,9 +1,10 @@
 """Tidy pandas aggregation of a run's records: pure functions, DataFrame in, DataFrame out.
 
-Conventions (shared with the engine, see GUIDE.md):
+The frames come from :mod:`natbench.run.frames` (the one records -> DataFrame builder). Conventions (shared
+with the engine, see GUIDE.md):
 
-* A ``{"type": "result"}`` record is one :class:`~natbench.results.RepetitionResult`: the final
-  value of one repetition of one metric at one working point.
+* A result record is one :class:`~natbench.results.RepetitionResult`: the final value of one repetition of
+  one metric at one working point.
 * Frame rates (unit ``fps``: throughput, forwarding) are stored PER DIRECTION, with
   ``extra["directions"]`` = "bidirectional" (or 2) and ``extra["all_frames_per_second"]``.
   The ``reported`` column is the all-frames figure (value x number of directions), so reports
@@ -18,7 +19,6 @@ Conventions (shared with the engine, see GUIDE.md):
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -28,191 +28,24 @@ import pandas as pd
 
 from natbench.metrics.teardown import TEARDOWN
 from natbench.report.labels import baseline_metric
-from natbench.report.units import UNIT_ALIASES, directions_of, reported_factor
 
 __all__ = [
-    "RESULT_COLUMNS",
     "baseline_ratio",
     "fill_memory_frame",
     "memory_summary",
-    "points_frame",
-    "results_frame",
     "scale_connections",
     "scale_up_cores",
     "summarize",
-    "tagged_only",
     "teardown_summary",
     "trial_cpu_busy",
     "trial_summary",
-    "trials_frame",
     "with_dut_cpu_busy",
     "with_invalid_trials",
 ]
 
-#: Columns of :func:`results_frame`.
-RESULT_COLUMNS = [
-    "point_id",
-    "metric",
-    "repetition",
-    "value",
-    "unit",
-    "error",
-    "directions",
-    "reported",
-    "filled_delete_s",
-    "empty_delete_s",
-    "connections",
-    "tester_bound",
-    "dut_cpu_busy",
-    "worst_case",
-    "seeded",
-    "tagged_only",
-    "unvalidated",
-    "no_pass",
-]
-
-#: Columns of :func:`trials_frame` (counts are summed over directions).
-TRIAL_COLUMNS = [
-    "point_id",
-    "metric",
-    "repetition",
-    "step",
-    "kind",
-    "intended_rate",
-    "achieved_rate",
-    "verdict",
-    "reason",
-    "started_at",
-    "ended_at",
-    "lower",
-    "upper",
-    "value",
-    "sent",
-    "valid",
-]
-
-#: Keys of a working point's DUT parameters that give the connection tracking table size.
-TABLE_SIZE_KEYS = ("conntrack_max", "state_limit", "table_size")
-#: Keys that give the hash table size.
-HASH_SIZE_KEYS = ("hashsize", "hash_size")
-
 
 def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)
-
-
-def results_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per repetition result (``RepetitionResult.to_dict()`` shaped mappings).
-
-    Frame rates: ``reported`` = ``extra["all_frames_per_second"]`` when the engine stored it,
-    else value x number of directions (``extra["directions"]``: 2 or "bidirectional" -> x2).
-    ``error`` stays as stored (the search's final width in the stored, per-direction unit).
-    Tear-down delete times are read from ``extra["T_N"]`` / ``extra["T_0"]`` (the engine's keys)
-    or ``filled_delete_s`` / ``empty_delete_s``; the unit ``conn/s`` is reported as ``cps``.
-
-    Records of another ``type`` (e.g. ``"trial"``) are ignored, so the raw lines of
-    ``trials.jsonl`` can be passed directly.
-    """
-    cols: dict[str, list[Any]] = {c: [] for c in RESULT_COLUMNS}
-    for r in records:
-        if r.get("type", "result") != "result":
-            continue
-        extra = r.get("extra") or {}
-        unit = UNIT_ALIASES.get(str(r.get("unit", "")), str(r.get("unit", "")))
-        directions = directions_of(extra.get("directions"))
-        value = _num(r.get("value"))
-        error = _num(r.get("error"))
-        factor = reported_factor(unit, value, extra)
-        cols["point_id"].append(str(r["point_id"]))
-        cols["metric"].append(str(r["metric"]))
-        cols["repetition"].append(int(r.get("repetition", 0)))
-        cols["value"].append(value)
-        cols["unit"].append(unit)
-        cols["error"].append(error)
-        cols["directions"].append(directions)
-        cols["reported"].append(value * factor)
-        cols["filled_delete_s"].append(_num(extra.get("filled_delete_s", extra.get("T_N"))))
-        cols["empty_delete_s"].append(_num(extra.get("empty_delete_s", extra.get("T_0"))))
-        cols["connections"].append(_num(extra.get("connections")))
-        cols["tester_bound"].append(bool(extra.get("tester_bound", False)))
-        cols["dut_cpu_busy"].append(float("nan"))  # from the trials: with_dut_cpu_busy
-        cols["worst_case"].append(_num(extra.get("worst_case")))  # latency: worst-case latency (RFC 8219 7.2)
-        cols["seeded"].append(bool(extra.get("seeded", False)))  # algorithm: fast, started from earlier results
-        cols["tagged_only"].append(tagged_only(extra))
-        cols["unvalidated"].append(r.get("value") is not None and extra.get("validated") is False)
-        cols["no_pass"].append(r.get("value") is None and bool(extra.get("no_passing_rate")))
-    return _results_from_columns(cols)
-
-
-def _results_from_columns(cols: Mapping[str, Any]) -> pd.DataFrame:
-    df = pd.DataFrame(cols, columns=RESULT_COLUMNS)
-    df["point_id"] = df["point_id"].astype("category")
-    df["metric"] = df["metric"].astype("category")
-    df["unit"] = df["unit"].astype("category")
-    for c in (
-        "value",
-        "error",
-        "reported",
-        "filled_delete_s",
-        "empty_delete_s",
-        "connections",
-        "dut_cpu_busy",
-    ):
-        df[c] = df[c].astype("float64")
-    df["repetition"] = df["repetition"].astype("int64")
-    df["directions"] = df["directions"].astype("int64")
-    df["tester_bound"] = df["tester_bound"].fillna(False).astype("bool")
-    df["seeded"] = df["seeded"].fillna(False).astype("bool")
-    for c in ("tagged_only", "unvalidated", "no_pass"):
-        df[c] = df[c].fillna(False).astype("bool")
-    return df
-
-
-def tagged_only(extra: Mapping[str, Any]) -> bool:
-    """True for a delay result asked for every frame's delay (it stores ``frames`` per direction) whose tester timed
-    only its tagged latency frames in some direction (TRex: PDV from the tagged frames, not every frame)."""
-    frames = extra.get("frames")
-    return isinstance(frames, Mapping) and any(str(v) == "tagged" for v in frames.values())
-
-
-def trials_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per trial (``TrialRecord.to_dict()`` shaped mappings); result records are ignored.
-
-    ``sent`` and ``valid`` are the frame counts summed over the active directions;
-    ``extra`` keeps the record's extra dict (monitor samples, latency ...) as objects.
-    """
-    cols: dict[str, list[Any]] = {c: [] for c in [*TRIAL_COLUMNS, "extra"]}
-    for r in records:
-        if r.get("type", "trial") != "trial":
-            continue
-        counts = r.get("counts") or {}
-        sent = sum(int(c.get("sent", 0)) for c in counts.values())
-        valid = sum(int(c.get("valid", 0)) for c in counts.values())
-        cols["point_id"].append(str(r["point_id"]))
-        cols["metric"].append(str(r["metric"]))
-        cols["repetition"].append(int(r.get("repetition", 0)))
-        cols["step"].append(int(r.get("step", 0)))
-        cols["kind"].append(str(r.get("kind", "")))
-        cols["intended_rate"].append(_num(r.get("intended_rate")))
-        cols["achieved_rate"].append(_num(r.get("achieved_rate")))
-        cols["verdict"].append(str(r.get("verdict", "")))
-        cols["reason"].append(str(r.get("reason", "")))
-        cols["started_at"].append(_num(r.get("started_at")))
-        cols["ended_at"].append(_num(r.get("ended_at")))
-        cols["lower"].append(_num(r.get("lower")))
-        cols["upper"].append(_num(r.get("upper")))
-        cols["value"].append(_num(r.get("value")))
-        cols["sent"].append(sent)
-        cols["valid"].append(valid)
-        cols["extra"].append(r.get("extra") or {})
-    df = pd.DataFrame(cols, columns=[*TRIAL_COLUMNS, "extra"])
-    for c in ("point_id", "metric", "kind", "verdict"):
-        df[c] = df[c].astype("category")
-    for c in ("intended_rate", "achieved_rate", "started_at", "ended_at", "lower", "upper", "value"):
-        df[c] = df[c].astype("float64")
-    for c in ("repetition", "step", "sent", "valid"):
-        df[c] = df[c].astype("int64")
-    return df
 
 
 MIN_CPU_SAMPLES = 3
@@ -269,70 +102,6 @@ def with_dut_cpu_busy(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFra
         busy.append(trial_cpu_busy(extra) if extra is not None else float("nan"))
     out["dut_cpu_busy"] = np.asarray(busy, dtype="float64")
     return out
-
-
-def _first_key(params: Mapping[str, Any], keys: Iterable[str]) -> float:
-    for k in keys:
-        if params.get(k) is not None:
-            return float(params[k])
-    return float("nan")
-
-
-def points_frame(points: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Working points (``points.json`` entries) as a frame indexed by point id, in campaign order.
-
-    Adds ``src_count``, ``dst_count`` (port range sizes), ``table_size`` and ``hash_size`` (from
-    the DUT parameters of the swept DUT, else of the first DUT that has them: ``conntrack_max`` /
-    ``state_limit`` and ``hashsize``), and two grouping keys: ``cores_group`` (everything but the
-    cores) and ``conn_group`` (everything but ports, connections and table sizes).
-    """
-    rows: list[dict[str, Any]] = []
-    for p in points:
-        src = list(p.get("src_ports") or [0, -1])
-        dst = list(p.get("dst_ports") or [0, -1])
-        dut_params: dict[str, dict[str, Any]] = p.get("dut_params") or {}
-        swept = p.get("swept_dut")
-        order = ([swept] if swept in dut_params else []) + [n for n in dut_params if n != swept]
-        table = hashs = float("nan")
-        for name in order:
-            prm = dut_params[name] or {}
-            if np.isnan(table):
-                table = _first_key(prm, TABLE_SIZE_KEYS)
-            if np.isnan(hashs):
-                hashs = _first_key(prm, HASH_SIZE_KEYS)
-        src_count = int(src[1]) - int(src[0]) + 1
-        dst_count = int(dst[1]) - int(dst[0]) + 1
-        connections = int(p.get("connections") or src_count * dst_count)
-        cores = p.get("cores")
-        name = p.get("name") or ""
-        frame_size = p.get("frame_size")
-        rows.append(
-            {
-                "point_id": str(p["id"]),
-                "index": int(p.get("index", len(rows))),
-                "label": str(p.get("label") or p["id"]),
-                "name": name,
-                "cores": float("nan") if cores is None else float(cores),
-                "src_first": int(src[0]),
-                "src_last": int(src[1]),
-                "dst_first": int(dst[0]),
-                "dst_last": int(dst[1]),
-                "src_count": src_count,
-                "dst_count": dst_count,
-                "connections": connections,
-                "frame_size": frame_size,
-                "table_size": table,
-                "hash_size": hashs,
-                "swept_dut": swept,
-                "cores_group": json.dumps([name, src, dst, frame_size, dut_params, swept], sort_keys=True, default=str),
-                "conn_group": json.dumps([name, cores, frame_size, swept], sort_keys=True, default=str),
-            }
-        )
-    df = pd.DataFrame(rows)
-    if df.empty:
-        return pd.DataFrame(columns=["index", "label", "cores", "connections"]).rename_axis("point_id")
-    # an id is the hash of a point's parameters: a repeated id is the same point listed twice
-    return df.drop_duplicates("point_id").sort_values("index").set_index("point_id")
 
 
 def summarize(results: pd.DataFrame) -> pd.DataFrame:
@@ -503,7 +272,7 @@ def baseline_ratio(
 def teardown_summary(results: pd.DataFrame, points: pd.DataFrame | None = None) -> pd.DataFrame:
     """Tear-down rate per point from the filled-table and empty-table delete times.
 
-    Columns: ``experiments``, ``connections`` (N, from the results or the point),
+    Columns: ``experiments``, ``connections`` (N: the connections the fill created, else the point's),
     ``filled_median/min/max`` (T_N), ``empty_median/min/max`` (T_0), ``deletion_time`` =
     median T_N - median T_0 and ``rate`` = N / deletion_time (seed 000 Figure 5), plus
     ``rep_rate_median/min/max``: the per-repetition rates the engine stored, for reference.
@@ -530,7 +299,7 @@ def teardown_summary(results: pd.DataFrame, points: pd.DataFrame | None = None) 
     out = pd.DataFrame(
         {
             "experiments": g["filled_delete_s"].count(),
-            "connections": g["connections"].max(),
+            "connections": g["created_connections"].max(),
             "filled_median": g["filled_delete_s"].median(),
             "filled_min": g["filled_delete_s"].min(),
             "filled_max": g["filled_delete_s"].max(),
@@ -597,7 +366,7 @@ def fill_memory_frame(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per passing fill trial that stored the DUT's memory: ``point_id``, ``metric``, ``connections`` (N, the
     connections the tester created), ``used`` (bytes MemAvailable fell by) and each of :data:`MEMORY_KEYS` in bytes
     per connection (NaN where the DUT did not show it)."""
-    cols = ["point_id", "metric", "connections", "used", *MEMORY_KEYS]
+    cols = ["point_id", "metric", "created_connections", "used", *MEMORY_KEYS]
     rows: list[dict[str, Any]] = []
     if not trials.empty:
         fills = trials[(trials["kind"].astype(str) == "fill") & (trials["verdict"].astype(str) == "pass")]
@@ -606,7 +375,7 @@ def fill_memory_frame(trials: pd.DataFrame) -> pd.DataFrame:
             if not isinstance(mem, Mapping) or not mem.get("per_connection"):
                 continue
             per = mem["per_connection"]
-            row = {"point_id": str(pid), "metric": str(met), "connections": _num(mem.get("connections"))}
+            row = {"point_id": str(pid), "metric": str(met), "created_connections": _num(mem.get("connections"))}
             row["used"] = _num((mem.get("used") or {}).get("mem_available"))
             row.update({k: _num(per.get(k)) for k in MEMORY_KEYS})
             rows.append(row)

@@ -158,10 +158,10 @@ def _baseline_section(run: Run) -> str:
     return (
         f"<h2>Baseline run</h2><p>The forwarding baseline comes from run directory "
         f"<code>{html.escape(str(base.path))}</code> ({html.escape(base.name)}), status "
-        f"<strong>{html.escape(str(meta.get('status', 'unknown')))}</strong>; each column's baseline is the point"
+        f"<strong>{html.escape(meta.status)}</strong>; each column's baseline is the point"
         " with the same cores, port ranges and frame size:</p>"
         f"<table><thead><tr><th>point</th><th>baseline point</th></tr></thead><tbody>{rows}</tbody></table>"
-        f"<h3>Baseline tester</h3>{_facts(meta.get('tester', {}))}<h3>Baseline DUTs</h3>{_facts(meta.get('duts', {}))}"
+        f"<h3>Baseline tester</h3>{_facts(meta.tester.to_dict())}<h3>Baseline DUTs</h3>{_facts(meta.duts)}"
     )
 
 
@@ -248,15 +248,20 @@ def render_html(run: Run, scale: str = "1", images: Sequence[tuple[ReportFigure,
             "operation) per working point and metric; invalid trials were retried and never counted as pass or "
             "fail.</p>" + tbl.to_html(index=False, classes="trials", border=0) + "</details>"
         )
-    versions = {k: meta.get(k) for k in ("natbench_version", "git_commit", "campaign_file", "campaign_name")}
+    versions = {
+        "natbench_version": meta.natbench_version,
+        "git_commit": meta.git_commit,
+        "campaign_file": meta.campaign_file,
+        "campaign_name": meta.campaign_name,
+    }
     facts = [
-        "<h3>Versions and host</h3>" + _facts({**versions, "host": meta.get("host", {})}),
-        "<h3>Tester</h3>" + _facts(meta.get("tester", {})),
-        "<h3>DUTs</h3>" + _facts(meta.get("duts", {})),
+        "<h3>Versions and host</h3>" + _facts({**versions, "host": meta.host.to_dict()}),
+        "<h3>Tester</h3>" + _facts(meta.tester.to_dict()),
+        "<h3>DUTs</h3>" + _facts(meta.duts),
     ]
-    if meta.get("point_facts"):
+    if meta.point_facts:
         labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
-        per_point = {labels.get(k, k): v for k, v in meta["point_facts"].items()}
+        per_point = {labels.get(k, k): v for k, v in meta.point_facts.items()}
         facts.append("<h3>DUT facts per working point</h3>" + _facts(per_point))
     if run.baseline is not None:
         parts.append(_baseline_section(run))

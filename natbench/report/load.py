@@ -1,12 +1,12 @@
 """Read a run directory (GUIDE.md layout) into pandas: the notebook API ``natbench.load``.
 
-The store reads the run directory as plain data (:func:`natbench.run.store.read_plain_run`):
-the report must work on a run that is still being written or was killed, so what is normal
-then (a torn last line of ``trials.jsonl``, one record not yet counted in ``run.json``) is
-skipped and named in :attr:`Run.warnings`. Damage (missing, duplicated, torn or altered records,
-see :mod:`natbench.run.records`) is named in :attr:`Run.damage`, one ``file:line: what`` each; the
-frames then hold the intact records, each once, and ``natbench report`` refuses them unless
-``--allow-damaged``.
+The run directory is read leniently and typed (:func:`natbench.run.reader.read_run`), and its records
+become frames through :mod:`natbench.run.frames`: the report must work on a run that is still being
+written or was killed, so what is normal then (a torn last line of ``trials.jsonl``, one record not yet
+counted in ``run.json``) is skipped and named in :attr:`Run.warnings`. Damage (missing, duplicated, torn
+or altered records, or records whose fields have the wrong types, see :mod:`natbench.run.records`) is
+named in :attr:`Run.damage`, one ``file:line: what`` each; the frames then hold the intact records, each
+once, and ``natbench report`` refuses them unless ``--allow-damaged``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from __future__ import annotations
 import warnings
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
-import yaml
 
 from natbench.errors import StoreError
 from natbench.metrics.teardown import TEARDOWN
@@ -25,7 +24,9 @@ from natbench.report import aggregate
 from natbench.report.baseline import check_like_traffic, combined, match_baseline, refile
 from natbench.report.labels import baseline_metric
 from natbench.report.tables import SeedTable, performance_table, report_tables, teardown_invalid, teardown_table
-from natbench.run.store import read_plain_run
+from natbench.run import frames
+from natbench.run.format import PointRecord, RunMeta, StoredCampaign
+from natbench.run.reader import read_run
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -52,12 +53,14 @@ class Run:
         """The run directory."""
         if not self.path.is_dir():
             raise StoreError(f"{self.path}: not a directory")
-        stored = read_plain_run(self.path)
-        self.meta: dict[str, Any] = stored.meta
+        stored = read_run(self.path)
+        self.meta: RunMeta = stored.meta
         """run.json: versions, host, tester and DUT facts, status."""
+        self.campaign: StoredCampaign = stored.campaign
+        """campaign.yaml: the resolved campaign as stored."""
         self.campaign_text: str = stored.campaign_text
-        """The resolved campaign as stored."""
-        self.point_records: list[dict[str, Any]] = stored.points
+        """The resolved campaign's text as stored."""
+        self.point_records: list[PointRecord] = stored.points
         """points.json as stored."""
         self.warnings: list[str] = stored.warnings
         """What is normal after a kill or during a run and was skipped (a torn last line of trials.jsonl, ...)."""
@@ -66,12 +69,12 @@ class Run:
         self.damaged_repetitions: list[tuple[str, str, int]] = stored.damaged_repetitions
         """(point id, metric, repetition) of every repetition the damage may have touched (``--repair`` measures
         them again); empty for an intact run."""
-        self.trials: pd.DataFrame = aggregate.trials_frame(stored.trials)
+        self.trials: pd.DataFrame = frames.trials_frame(stored.trials)
         """One row per trial (search step or timed operation)."""
-        self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(aggregate.results_frame(stored.results), self.trials)
+        self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(frames.results_frame(stored.results), self.trials)
         """One row per repetition result (the final value of each repetition; ``dut_cpu_busy`` from the
         monitored trials)."""
-        self.points: pd.DataFrame = _with_testbeds(aggregate.points_frame(stored.points), stored.meta)
+        self.points: pd.DataFrame = _with_testbeds(frames.points_frame(stored.points), stored.meta)
         """Working points, indexed by id, in campaign order (a distributed run: with the testbed of each)."""
         self.baseline: Run | None = None
         """The run the forwarding baseline came from (None: this run's own, if any)."""
@@ -122,47 +125,25 @@ class Run:
     def __repr__(self) -> str:
         return (
             f"Run({str(self.path)!r}, points={len(self.points)}, trials={len(self.trials)}, "
-            f"results={len(self.results)}, status={self.meta.get('status')!r})"
+            f"results={len(self.results)}, status={self.meta.status!r})"
         )
 
     @property
     def name(self) -> str:
         """The campaign's name (or the directory's)."""
-        return str(self.meta.get("campaign_name") or self.path.name)
+        return self.meta.campaign_name or self.path.name
 
-    @cached_property
+    @property
     def family(self) -> str | None:
         """The campaign's traffic family (``nat44``, ``nat64``, ``ipv4``, ``ipv6``) from the stored campaign.yaml; None
         when the run directory has no readable campaign (frame sizes are then stated as stored)."""
-        try:
-            data = yaml.safe_load(self.campaign_text) if self.campaign_text else None
-        except yaml.YAMLError:
-            return None
-        traffic = data.get("traffic") if isinstance(data, dict) else None
-        family = traffic.get("family") if isinstance(traffic, dict) else None
-        return str(family) if family is not None else None
-
-    @cached_property
-    def _campaign(self) -> dict[str, Any] | None:
-        try:
-            data = yaml.safe_load(self.campaign_text) if self.campaign_text else None
-        except yaml.YAMLError:
-            return None
-        return data if isinstance(data, dict) else None
+        return self.campaign.family
 
     def acceptance(self, point_id: str, metric: str) -> float | None:
         """The loss ratio ``metric`` accepted at ``point_id``: the point's sweep override, else the metric's own,
         else ``traffic.acceptance`` (0 when unset, the schema's default); None without a readable campaign."""
-        data = self._campaign
-        if data is None:
-            return None
-        record = next((p for p in self.point_records if str(p.get("id")) == point_id), {})
-        for section in ((record.get("metric_settings") or {}).get(metric), (data.get("metrics") or {}).get(metric)):
-            if isinstance(section, dict) and section.get("acceptance") is not None:
-                return float(section["acceptance"])
-        traffic = data.get("traffic")
-        value = traffic.get("acceptance") if isinstance(traffic, dict) else None
-        return 0.0 if value is None else float(value)
+        point = next((p for p in self.point_records if p.id == point_id), None)
+        return self.campaign.acceptance(metric, None if point is None else point.settings_of(metric))
 
     @property
     def metrics(self) -> list[str]:
@@ -263,11 +244,11 @@ def load(run_dir: str | Path, baseline: str | Path | Run | None = None) -> Run:
     return run
 
 
-def _with_testbeds(points: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
+def _with_testbeds(points: pd.DataFrame, meta: RunMeta) -> pd.DataFrame:
     """A distributed run's points get a ``testbed`` column: the testbed(s) that measured each (run.json
     ``point_testbeds``); other runs' points are returned as they are."""
-    by_point = meta.get("point_testbeds")
-    if not isinstance(by_point, dict) or not by_point or points.empty:
+    by_point = meta.point_testbeds
+    if not by_point or points.empty:
         return points
     names = pd.Series([", ".join(by_point.get(str(pid), [])) for pid in points.index], index=points.index, dtype=object)
     return points.assign(testbed=names.where(names != "", None))

@@ -14,7 +14,7 @@ import pandas as pd
 
 from natbench.report.formatting import fmt_value
 from natbench.report.labels import in_performance_table, order_key, plot_labels
-from natbench.report.units import reported_unit
+from natbench.run.format import reported_unit
 
 if TYPE_CHECKING:
     from natbench.report.load import Run
@@ -140,9 +140,9 @@ def _key_results(run: Run) -> list[tuple[str, str]]:
 
 def _warnings(run: Run) -> list[str]:
     out: list[str] = []
-    status = str(run.meta.get("status", "unknown"))
+    status = run.meta.status
     if status != "complete":
-        failure = run.meta.get("failure")
+        failure = run.meta.failure
         out.append(f"The run is not complete (status {status}{f': {failure}' if failure else ''}).")
     out += list(run.warnings)
     if run.damage:
@@ -218,15 +218,15 @@ def _seconds(ts: Any) -> float:
 
 def _testbed_facts(run: Run) -> list[tuple[str, str]]:
     """A distributed run (``point_testbeds`` in run.json): which testbed measured which working point."""
-    by_point = run.meta.get("point_testbeds")
-    if not isinstance(by_point, Mapping) or not by_point:
+    by_point = run.meta.point_testbeds
+    if not by_point:
         return []
     labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
     points: dict[str, list[str]] = {}
     for pid, names in by_point.items():
         for name in names:
             points.setdefault(str(name), []).append(labels.get(str(pid), str(pid)))
-    klass = run.meta.get("testbed_class", "?")
+    klass = run.meta.testbed_class or "?"
     rows = [(f"testbed {name} (class {klass})", ", ".join(pts)) for name, pts in sorted(points.items())]
     return rows
 
@@ -235,26 +235,23 @@ def summarize_run(run: Run) -> RunSummary:
     """The summary of ``run``: facts, key results and warnings."""
     meta = run.meta
     facts = _measured(run)
-    for name, dut in (meta.get("duts") or {}).items():
+    for name, dut in meta.duts.items():
         facts.append((f"DUT {name}", _scalar_facts(dut) if isinstance(dut, Mapping) else str(dut)))
-    tester = meta.get("tester") or {}
-    if isinstance(tester, Mapping):
-        kind = tester.get("backend") or tester.get("kind") or "?"
-        facts.append(("tester", f"{kind}" + (f": {_scalar_facts(tester)}" if _scalar_facts(tester) else "")))
+    tester = _scalar_facts(meta.tester.details)  # its kind leads the line
+    facts.append(("tester", (meta.tester.kind or "?") + (f": {tester}" if tester else "")))
     facts.extend(_testbed_facts(run))
-    commit = meta.get("git_commit")
-    facts.append(
-        ("natbench", f"{meta.get('natbench_version', '?')}" + (f" (commit {str(commit)[:12]})" if commit else ""))
-    )
-    host = meta.get("host") or {}
-    if isinstance(host, Mapping) and host:
-        facts.append(("host", f"{host.get('hostname', '?')}, {host.get('cpus', '?')} CPUs, {host.get('platform', '')}"))
-    started, ended = meta.get("started_at"), meta.get("ended_at")
+    commit = meta.git_commit
+    facts.append(("natbench", f"{meta.natbench_version or '?'}" + (f" (commit {commit[:12]})" if commit else "")))
+    host = meta.host
+    if host.to_dict():
+        cpus = "?" if host.cpus is None else host.cpus
+        facts.append(("host", f"{host.hostname or '?'}, {cpus} CPUs, {host.platform or ''}"))
+    started, ended = meta.started_at, meta.ended_at
     facts.append(("started", fmt_time(started)))
     if ended:
         facts.append(("ended", fmt_time(ended)))
         seconds = _seconds(ended) - _seconds(started)
         if math.isfinite(seconds) and seconds >= 0:
             facts.append(("duration", fmt_duration(seconds)))
-    facts.append(("status", str(meta.get("status", "unknown"))))
+    facts.append(("status", meta.status))
     return RunSummary(run.name, facts, _key_results(run), _warnings(run))

@@ -5,7 +5,7 @@ needs one unit of the ``testbed-class:<class>`` resource, the class the campaign
 ``natbench worker`` processes offer one unit each, so a testbed measures one point at a time. The tasks are
 submitted in the campaign's point order (Dask runs earlier submissions first).
 
-Only this client writes the run directory, with the same :class:`~natbench.run.store.RunStore` as a local
+Only this client writes the run directory, with the same :class:`~natbench.run.writer.RunStore` as a local
 run. Workers send every trial, result and fact through a Dask queue; :class:`DistributedRun` stores it
 (fsync), then answers, and the worker waits for that answer before its next trial: a trial is on the
 client's disk before the next trial starts, as in a local run. What a worker sends while the client is
@@ -16,7 +16,7 @@ Faults:
 * a worker (or its testbed) lost in the middle of a point: Dask runs the task again on another worker of
   the class (a task that raised is submitted again by the client, up to ``attempts`` times in all). When the
   new attempt begins, the trials of the lost attempt's unfinished repetitions are moved to
-  ``trials.abandoned.jsonl`` (:meth:`RunStore.abandon <natbench.run.store.RunStore.abandon>`) and only the
+  ``trials.abandoned.jsonl`` (:meth:`RunStore.abandon <natbench.run.writer.RunStore.abandon>`) and only the
   repetitions without a stored result are measured again; whatever the lost worker still sends is refused;
 * the client killed: ``natbench run --resume RUN_DIR --scheduler ADDR`` resumes the store (cut-off
   repetitions' trials moved aside, as for a local resume) and submits only the points with repetitions left;
@@ -41,10 +41,13 @@ from distributed import Client, Future, Queue
 
 from natbench.errors import ConfigError, NatbenchError
 from natbench.results import RepetitionResult, TrialRecord
+from natbench.run.format import RepKey, TesterFacts, decode_record, json_safe
 from natbench.run.observers import Fanout, Observer
+from natbench.run.reader import RunDirectory
 from natbench.run.remote import class_resource, measure_point, reply_queue
+from natbench.run.repair import resume_store
 from natbench.run.spec import RunSpec
-from natbench.run.store import RepKey, RunDirectory, RunStore
+from natbench.run.writer import RunStore
 from natbench.workingpoint import WorkingPoint
 
 __all__ = [
@@ -170,10 +173,10 @@ class DistributedRun:
     def __post_init__(self) -> None:
         self._obs = Fanout(self.observers)
         if not self.run_key:
-            run_id = self.store.meta.get("run_id")
+            run_id = self.store.meta.run_id
             if not run_id:
                 run_id = uuid.uuid4().hex
-                self.store.update_meta(run_id=run_id)
+                self.store.update(run_id=run_id)
             self.run_key = f"natbench-{run_id}"
 
     # ------------------------------------------------------------------ the run
@@ -190,7 +193,7 @@ class DistributedRun:
         futures: dict[str, Future] = {}
         try:
             self._check_workers()
-            self.store.update_meta(testbed_class=self.testbed_class)
+            self.store.update(testbed_class=self.testbed_class)
             self._obs.on_run_start(self.store.path, self.spec, len(self.store.reader().completed()))
             inbox = _Inbox(Queue(self.run_key, client=self.client))
             measurement = measurement_text(self.spec.campaign_text)
@@ -297,12 +300,13 @@ class DistributedRun:
             if record.get("point_id") != point.id:
                 self._reply(attempt, {"ok": False, "why": f"a record of {record.get('point_id')} in {point.id}"})
                 return
-            if op == "trial":
-                trial = TrialRecord.from_dict(record)
-                self.store.append_trial(trial)
-                self._obs.on_step(trial)
+            # a worker's record is checked as a stored line is (NaN as null, as the line will hold it)
+            decoded = decode_record(json_safe({**record, "type": op}))
+            if isinstance(decoded, TrialRecord):
+                self.store.append_trial(decoded)
+                self._obs.on_step(decoded)
             else:
-                result = RepetitionResult.from_dict(record)
+                result = decoded
                 self.store.append_result(result)
                 self._results.setdefault(point.id, []).append(result)
                 self._obs.on_result(result)
@@ -353,19 +357,20 @@ class DistributedRun:
 
     def _record_testbed(self, pid: str, testbed: dict[str, Any]) -> None:
         """run.json: which testbed measured which point (``point_testbeds``), and each testbed (``testbeds``)."""
-        by_point = dict(self.store.meta.get("point_testbeds", {}))
-        names = list(by_point.get(pid, []))
+        names = self.store.meta.point_testbeds.get(pid, ())
         if testbed["name"] not in names:
-            names.append(testbed["name"])
-        by_point[pid] = names
-        testbeds = dict(self.store.meta.get("testbeds", {}))
+            names = (*names, testbed["name"])
+        by_point = {**self.store.meta.point_testbeds, pid: names}
+        testbeds = dict(self.store.meta.testbeds)
         testbeds[testbed["name"]] = {**testbeds.get(testbed["name"], {}), **testbed}
-        self.store.update_meta(point_testbeds=by_point, testbeds=testbeds)
+        self.store.update(point_testbeds=by_point, testbeds=testbeds)
 
     def _testbed_meta(self, testbed: dict[str, Any], fields: dict[str, Any]) -> None:
-        testbeds = dict(self.store.meta.get("testbeds", {}))
+        if isinstance(fields.get("tester"), dict):  # the worker's tester facts, under the one key set (``kind``)
+            fields = {**fields, "tester": TesterFacts.from_dict(fields["tester"]).to_dict()}
+        testbeds = dict(self.store.meta.testbeds)
         testbeds[testbed["name"]] = {**testbeds.get(testbed["name"], {}), **fields}
-        self.store.update_meta(testbeds=testbeds)
+        self.store.update(testbeds=testbeds)
 
     def _reply(self, attempt: str, body: dict[str, Any]) -> None:
         """Answer one attempt (on its own queue)."""
@@ -421,7 +426,7 @@ def run_distributed(
             points=spec.points,
             campaign_file=spec.campaign_file,
             campaign_name=spec.name,
-            tester_facts={"backend": "per testbed (distributed run)"},
+            tester_facts=TesterFacts("distributed", {"note": "per testbed: run.json testbeds.<name>.tester"}),
         )
         return _run_into(store, spec, client, klass, observers, timeout, attempts, check)
 
@@ -439,18 +444,18 @@ def resume_distributed(
 ) -> RunDirectory:
     """Resume the run in ``run_dir`` on the scheduler's workers: only the repetitions without a result."""
     from natbench.campaign import load_campaign
+    from natbench.run.format import CAMPAIGN
     from natbench.run.spec import spec_from_campaign
-    from natbench.run.store import CAMPAIGN
 
     existing = RunDirectory.open(run_dir)
     existing.check_resumable()
     existing.check_resume(repair)
     campaign = load_campaign(existing.path / CAMPAIGN)
     klass = _class_of(campaign, str(existing.path / CAMPAIGN))
-    spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
+    spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.campaign_file)
     with _client(scheduler, connect_timeout) as client:
         _check_scheduler(client)
-        store = RunStore.resume(run_dir, repair=repair)
+        store = resume_store(run_dir, repair=repair)
         return _run_into(store, spec, client, klass, observers, timeout, attempts, check)
 
 

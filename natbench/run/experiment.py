@@ -36,14 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from natbench.duts.base import Dut
 from natbench.errors import ConfigError
+from natbench.plugins import Dut, Tester
 from natbench.results import RepetitionResult
+from natbench.run.format import EXPERIMENT_KIND, RUN
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
-from natbench.run.store import EXPERIMENT_KIND, RUN, RunStore, link_latest, plain_json
+from natbench.run.writer import RunStore, link_latest
 from natbench.testbed.file import TestbedFile
-from natbench.testers.base import Tester
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
@@ -277,7 +277,7 @@ class Experiment:
         self._tester = tester
         self._dut = dut
         self._bed: Testbed | None = None
-        self._own_lab = False  # the session campaign names a lab of this experiment's own (nbpt<pid>)
+        self._own_lab = False  # the testbed brought up a lab of this experiment's own (nbpt<pid>)
         self._session_campaign: Campaign | None = None
         self._store: RunStore | None = None
         self._orchestrator: Orchestrator | None = None  # with the store: measures, keeps the DUT set up
@@ -302,14 +302,6 @@ class Experiment:
     def session_campaign(self) -> Campaign:
         """The campaign the tester and DUT are built from: the testbed plus the session's traffic."""
         if self._session_campaign is None:
-            tb = self.testbed.testbed
-            tester = tb.get("tester", {})
-            if tester.get("kind") == "software" and any(d.get("access", {}).get("kind") == "lab" for d in tb["duts"]):
-                settings = tester.setdefault("settings", {})
-                if "lab" not in settings:
-                    # a lab of our own, unique on this machine, removed again by close()
-                    settings["lab"] = f"nbpt{os.getpid()}"
-                    self._own_lab = True
             traffic = self._base_traffic()
             # the session campaign only builds the testbed: a one-connection placeholder point
             traffic.setdefault("src_ports", self.testbed.traffic.get("src_ports") or "1024-1024")
@@ -332,7 +324,9 @@ class Experiment:
         if self._bed is None:
             from natbench.testbed import build_testbed
 
-            self._bed = build_testbed(self.session_campaign())
+            own = f"nbpt{os.getpid()}"  # a lab brought up for the session: unique on this machine, removed by close()
+            self._bed = build_testbed(self.session_campaign(), lab_name=own)
+            self._own_lab = self._bed.lab is not None and self._bed.lab.name == own
             # the lab fills in recipe parameters (interfaces, addresses): keep them for every measurement
             self.testbed.testbed["duts"] = [d.model_dump(mode="json", exclude_none=True) for d in self._bed.duts]
         return self._bed
@@ -475,7 +469,7 @@ class Experiment:
                 points=list(self._points.values()),
                 campaign_file=str(self.testbed.file) if self.testbed.file else None,
                 campaign_name=self.name,
-                tester_facts=plain_json(tester.facts()),
+                tester_facts=tester.facts(),
             )
             link_latest(self.run_dir)
             self._orchestrator = Orchestrator(self._store, Fanout(self.observers), self.clock, self.sleep)
@@ -517,7 +511,7 @@ class Experiment:
                 errors.append(exc)
         if self._store is not None:
             if meta:
-                self._store.update_meta(**plain_json(meta))
+                self._store.add_other(meta)
             self._store.set_status(status, failure=str(errors[0]) if errors and status == "failed" else None)
             self._store.close()
             self._store = None

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from natbench.report.units import reported_factor, reported_unit
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run.eta import Countdown, format_eta
+from natbench.run.format import reported_factor, reported_unit
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ point. Either way the same steps run:
 2. prepare the tester with the point's traffic plan and store the tester's facts (unless it is
    prepared with that plan already);
 3. for each (metric, repetition): tell the observer, call the tester's optional
-   :class:`~natbench.testers.base.BeginsRepetition` hook, build the procedure context with what
+   :class:`~natbench.plugins.BeginsRepetition` hook, build the procedure context with what
    earlier repetitions at the point left (``prior`` values of every metric, ``earlier`` results
    of this metric: a resumed run or a later measurement sees the stored ones too), run the
    procedure, store the result (every trial is stored as it is made);
@@ -22,16 +22,14 @@ point. Either way the same steps run:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from natbench.duts.base import Dut
 from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, run_repetition
+from natbench.plugins import BeginsRepetition, Dut, Tester
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
-from natbench.run.store import plain_json
-from natbench.testers.base import BeginsRepetition, Tester
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -60,8 +58,8 @@ class RecordStore(Protocol):
         """Store the DUT facts read after setting up a working point."""
         ...
 
-    def update_meta(self, **fields: Any) -> None:
-        """Store run metadata (the tester's facts)."""
+    def record_tester_facts(self, facts: Mapping[str, Any]) -> None:
+        """Store the tester's facts (what it learnt on connecting)."""
         ...
 
     def reader(self) -> _StoredResults:
@@ -147,7 +145,7 @@ class Orchestrator:
             tester.prepare(plan)
             self._prepared = (tester, plan)
             # what the tester learns on connecting (a TRex server's version, cores and MACs)
-            self.store.update_meta(tester=plain_json(tester.facts()))
+            self.store.record_tester_facts(tester.facts())
 
     def _repetition(
         self,

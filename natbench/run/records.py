@@ -1,6 +1,6 @@
-"""The one reader of ``trials.jsonl`` (and its line format): sequence numbers, checksums, damage and notes.
+"""The scanner of ``trials.jsonl``: sequence numbers, checksums, field types, damage and notes.
 
-Every record line is one compact JSON object with sorted keys::
+Every record line is one compact JSON object with sorted keys (its codec: :mod:`natbench.run.format.lines`)::
 
     {"crc32": "1a2b3c4d", "seq": 7, "type": "trial", ...TrialRecord.to_dict()}
 
@@ -26,7 +26,8 @@ after a kill -9 or while a run is being written) and **damage** (``file:line: wh
   writer leaves an uncounted record after the mark. Such a record was added by something else: it is
   damage (and is left out of the records);
 * a missing ``seq`` (gap), a ``seq`` twice (duplicate), a ``seq`` out of order, a checksum
-  mismatch, a line that is not UTF-8, not JSON or no record, a second result of the same
+  mismatch, a line that is not UTF-8, not JSON or no record, a field that is missing, unknown or of the
+  wrong type (``field: expected ..., got ...``), a second result of the same
   repetition, a missing ``trials.jsonl`` when the counts
   say records were written, and counts per kind that do not match are damage.
 
@@ -40,21 +41,24 @@ after them and counts the old lines as ``legacy``.
 from __future__ import annotations
 
 import bisect
-import json
-import math
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from natbench.errors import StoreError
+from natbench.results import RepetitionResult, TrialRecord
+from natbench.run.format.fields import MAX_DEPTH, FieldError, depth, shown
+from natbench.run.format.files import RUN
+from natbench.run.format.lines import KINDS, NonFinite, RecordPlan, checksum, decode_record, parse_line
+from natbench.run.format.meta import COUNTS, MAX_SEQ, counts_problem
+from natbench.run.format.safefile import MAX_LINE, open_regular
+
 __all__ = [
     "COUNTS",
     "Record",
     "Scan",
-    "checksum",
     "damage_message",
-    "encode",
     "moved_count",
     "moved_ranges",
     "rep_key",
@@ -62,48 +66,8 @@ __all__ = [
     "with_range",
 ]
 
-COUNTS = "records"
-"""Key of the record counts in run.json."""
-
-KINDS = ("trial", "result")
-
 MAX_LISTED = 200
 """Problems listed one by one; beyond them one line says how many more."""
-
-
-def checksum(obj: Mapping[str, Any]) -> str:
-    """CRC-32 (8 hex digits) of the canonical JSON of ``obj`` without its ``crc32`` field."""
-    body = {k: v for k, v in obj.items() if k != "crc32"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return f"{zlib.crc32(text.encode('utf-8')):08x}"
-
-
-def encode(kind: str, data: Mapping[str, Any], seq: int) -> str:
-    """The line (with its newline) of one record: ``type``, the record's fields, ``seq`` and ``crc32``."""
-    obj: dict[str, Any] = {"type": kind, **data, "seq": seq}
-    obj["crc32"] = checksum(obj)
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False) + "\n"
-
-
-class NonFinite(ValueError):
-    """A record line holds a number JSON cannot carry (``NaN``, ``Infinity``, ``1e999``)."""
-
-
-def _reject_constant(token: str) -> float:
-    raise NonFinite(f"non-finite number {token}")
-
-
-def _finite_float(token: str) -> float:
-    value = float(token)
-    if not math.isfinite(value):
-        raise NonFinite(f"non-finite number {token}")
-    return value
-
-
-def parse_line(text: str) -> Any:
-    """The JSON value of one record line; :class:`NonFinite` for ``NaN``, ``Infinity`` or a number out of float
-    range (JSON has none of them, and the checksum cannot be computed over them), ValueError when it is no JSON."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def rep_key(data: Mapping[str, Any]) -> tuple[str, str, int] | None:
@@ -112,30 +76,6 @@ def rep_key(data: Mapping[str, Any]) -> tuple[str, str, int] | None:
     if pid is None or metric is None or not isinstance(rep, int):
         return None
     return (str(pid), str(metric), rep)
-
-
-MAX_SEQ = 1 << 40
-"""Largest record count taken from run.json (a trial a microsecond for 12 days); beyond it the counts are damage."""
-
-
-def counts_error(counts: Any) -> str | None:
-    """What is wrong with run.json's ``records`` (None when it is well-formed)."""
-    if not isinstance(counts, dict):
-        return f"expected an object, got {type(counts).__name__}"
-    for name in ("written", "trial", "result", "legacy"):
-        v = counts.get(name, 0)
-        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SEQ:
-            return f"{name}: expected a whole number from 0 to {MAX_SEQ}, got {v!r}"
-    moved = counts.get("moved", [])
-    if not isinstance(moved, list):
-        return "moved: expected a list of [first, last] ranges"
-    last = 0
-    for pair in moved:
-        ok = isinstance(pair, list) and len(pair) == 2 and all(type(x) is int for x in pair)
-        if not ok or not last < pair[0] <= pair[1] <= counts.get("written", 0):
-            return f"moved: {pair!r} is no [first, last] range after {last} within the records written"
-        last = pair[1]
-    return None
 
 
 def moved_ranges(counts: Mapping[str, Any]) -> list[tuple[int, int]]:
@@ -181,6 +121,13 @@ class Record:
     """The record: ``type`` and the record's fields (without ``seq`` and ``crc32``)."""
     seq: int | None
     """Its sequence number (None on lines from before sequence numbers)."""
+    record: TrialRecord | RepetitionResult
+    """The record, typed (:func:`natbench.run.format.lines.decode_record`)."""
+
+    @property
+    def kind(self) -> str:
+        """``trial`` or ``result``."""
+        return str(self.data["type"])
 
 
 @dataclass
@@ -228,8 +175,11 @@ class _Scanner:
         status: str,
         sequence: bool,
         malformed_counts: bool = False,
+        plan: RecordPlan | None = None,
     ) -> None:
         self.out = Scan(path)
+        self.plan = plan
+        """What the records may refer to (None: not checked)."""
         self.malformed_counts = malformed_counts
         """run.json had counts, but malformed ones (reported): the file is checked as far as its lines allow."""
         self.sequence = sequence
@@ -257,7 +207,7 @@ class _Scanner:
         self.out.damage.append(f"{self.where(line)}: {what}")
         self.bad_lines.append(line)
         key = rep_key(own) if own is not None else None
-        if key is not None:
+        if key is not None and (self.plan is None or self.plan.holds(key)):  # no repetition of no point or metric
             self.out.tainted.add(key)
 
     def line(self, number: int, raw: bytes) -> None:
@@ -273,12 +223,21 @@ class _Scanner:
         except NonFinite:
             self.bad(number, "not a natbench record: non-finite number")
             return
+        except RecursionError:
+            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
+            return
         except ValueError as exc:
             self.bad(number, f"not a natbench record: {exc}")
             return
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(obj) > MAX_DEPTH:
+            seq = obj.get("seq") if isinstance(obj, dict) else None
+            if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1:
+                self.accounted.add(seq)  # its number is there: the line is damaged, no record is missing
+            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
+            return
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind not in KINDS:
-            self.bad(number, f"type: expected 'trial' or 'result', got {kind!r}")
+            self.bad(number, f"type: expected 'trial' or 'result', got {shown(kind)}")
             return
         assert isinstance(obj, dict)
         seq = obj.get("seq")
@@ -303,8 +262,11 @@ class _Scanner:
                 data,
             )
             return
+        record = self.decoded(number, data)
+        if record is None:
+            return
         if not self.sequence:
-            self.out.records.append(Record(number, text, data, seq))
+            self.out.records.append(Record(number, text, data, seq, record))
             return
         if seq in self.by_seq:
             first = self.by_seq[seq]
@@ -324,7 +286,7 @@ class _Scanner:
             self.bad(number, f"seq {seq} beyond the {self.written} records run.json counts", data)
             return
         self.max_seq = seq
-        rec = Record(number, text, data, seq)
+        rec = Record(number, text, data, seq, record)
         self.by_seq[seq] = rec
         if _within(self.moved, seq):
             if kind == "trial":
@@ -347,9 +309,26 @@ class _Scanner:
             )
         self.keep(rec)
 
+    def decoded(self, number: int, data: dict[str, Any]) -> TrialRecord | RepetitionResult | None:
+        """The typed record of a line; None (and the line is damage, like a checksum mismatch) when a field is
+        missing, unknown, of the wrong type or out of range, or refers to what the run does not hold (a working
+        point, a metric, a repetition beyond the plan: :class:`~natbench.run.format.lines.RecordPlan`)."""
+        try:
+            record = decode_record(data)
+        except FieldError as exc:
+            self.bad(number, str(exc), data)
+            return None
+        problem = self.plan.problem(record) if self.plan is not None else None
+        if problem is not None:
+            self.bad(number, problem, data)
+            return None
+        return record
+
     def legacy_line(self, number: int, text: str, data: dict[str, Any]) -> None:
         if not self.sequence:
-            self.out.records.append(Record(number, text, data, None))
+            record = self.decoded(number, data)
+            if record is not None:
+                self.out.records.append(Record(number, text, data, None, record))
             return
         if self.counts is not None and (self.by_seq or self.out.legacy >= int(self.counts.get("legacy", 0))):
             self.bad(number, "seq: missing (every record of this run carries a sequence number and a checksum)", data)
@@ -358,9 +337,12 @@ class _Scanner:
             self.bad(number, f"duplicate of line {self.seen_text[text]}")
             self.bad_lines.pop()
             return
+        record = self.decoded(number, data)
+        if record is None:
+            return
         self.seen_text[text] = number
         self.out.legacy += 1
-        self.keep(Record(number, text, data, None))
+        self.keep(Record(number, text, data, None, record))
 
     def keep(self, rec: Record) -> None:
         key = rep_key(rec.data)
@@ -479,6 +461,7 @@ def scan(
     status: str = "running",
     counted_after: int | None = None,
     sequence: bool = True,
+    plan: RecordPlan | None = None,
 ) -> Scan:
     """Read ``trials.jsonl`` at ``path`` once and sort its lines into records, notes and damage.
 
@@ -486,9 +469,11 @@ def scan(
     record counts); ``counted_after`` the ``written`` count read again AFTER it (a writer may have added
     records in between: those up to one beyond it are no damage); ``status`` run.json's status. With
     ``sequence`` False only each line is checked (UTF-8, JSON, type, checksum), not their numbers: for
-    ``trials.abandoned.jsonl``.
+    ``trials.abandoned.jsonl``. With ``plan`` every record must refer to its working points, known metrics and
+    planned repetitions. The file is read line by line (a regular file only; a line longer than
+    :data:`~natbench.run.format.safefile.MAX_LINE` is damage, read no further).
     """
-    problem = counts_error(counts) if counts is not None else None
+    problem = counts_problem(counts) if counts is not None else None
     scanner = _Scanner(
         path,
         None if problem else counts,
@@ -496,12 +481,15 @@ def scan(
         status,
         sequence,
         malformed_counts=problem is not None,
+        plan=plan,
     )
     if problem:
-        scanner.out.damage.append(f"{path.with_name('run.json')}: records: {problem}")
+        scanner.out.damage.append(f"{path.with_name(RUN)}: {COUNTS}: {problem}")
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        f = open_regular(path)
+    except StoreError as exc:
+        scanner.out.damage.append(str(exc))
+        return scanner.out
     except FileNotFoundError:
         out = scanner.out
         out.exists = False
@@ -519,10 +507,17 @@ def scan(
     except OSError as exc:
         scanner.out.damage.append(f"{path}: cannot be read: {exc.strerror or exc}")
         return scanner.out
-    lines = data.split(b"\n")
-    torn_line = None
-    if lines[-1] != b"":
-        torn_line = len(lines)
-    for number, raw in enumerate(lines[:-1], 1):
-        scanner.line(number, raw)
-    return scanner.finish(torn_line, len(lines) - 1)
+    number = 0
+    torn_line: int | None = None
+    with f:
+        while raw := f.readline(MAX_LINE + 1):
+            number += 1
+            if raw.endswith(b"\n"):
+                scanner.line(number, raw[:-1])
+            elif len(raw) <= MAX_LINE:  # the last line, unterminated
+                torn_line = number
+            else:
+                scanner.bad(number, f"longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)")
+                while (rest := f.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                    pass
+    return scanner.finish(torn_line, number - (torn_line is not None))

@@ -19,7 +19,7 @@ import dataclasses
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,9 +29,9 @@ from distributed import Queue, WorkerPlugin, get_worker
 
 from natbench.errors import NatbenchError
 from natbench.results import RepetitionResult, TrialRecord
+from natbench.run.format import plain_json
 from natbench.run.observers import Observer
 from natbench.run.orchestrator import Orchestrator
-from natbench.run.store import plain_json
 
 if TYPE_CHECKING:
     from natbench.campaign import Campaign
@@ -231,9 +231,9 @@ class StreamingStore:
         """Send the DUT facts of the point."""
         self.channel.call("dut_facts", point=point_id, facts=plain_json(facts))
 
-    def update_meta(self, **fields: Any) -> None:
-        """Send metadata (the tester's facts): the client files it under this testbed."""
-        self.channel.call("meta", fields=plain_json(fields))
+    def record_tester_facts(self, facts: Mapping[str, Any]) -> None:
+        """Send the tester's facts: the client files them under this testbed."""
+        self.channel.call("meta", fields={"tester": plain_json(facts)})
 
     def reader(self) -> StreamingStore:
         """Itself: :meth:`results` are what earlier repetitions at the point left."""

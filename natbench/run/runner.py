@@ -30,14 +30,16 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from natbench.duts.base import Dut
 from natbench.errors import NatbenchError, StoreError
+from natbench.plugins import Dut, Tester
+from natbench.run.format import CAMPAIGN
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
+from natbench.run.reader import RunDirectory, half_created
+from natbench.run.repair import resume_store
 from natbench.run.spec import RunSpec, spec_from_campaign
-from natbench.run.store import CAMPAIGN, RunDirectory, RunStore, half_created, plain_json, point_to_dict
+from natbench.run.writer import RunStore
 from natbench.testbed import Testbed
-from natbench.testers.base import Tester
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:
@@ -87,7 +89,7 @@ def _sigterm_raises() -> Iterator[None]:
 
 @dataclass
 class Runner:
-    """Runs a :class:`RunSpec` into a :class:`~natbench.run.store.RunStore` with one tester and one DUT.
+    """Runs a :class:`RunSpec` into a :class:`~natbench.run.writer.RunStore` with one tester and one DUT.
 
     Each working point with pending repetitions is measured by one
     :meth:`Orchestrator.measure <natbench.run.orchestrator.Orchestrator.measure>` call, which
@@ -123,7 +125,7 @@ class Runner:
         status = "failed"
         try:
             with _sigterm_raises():
-                self.store.update_meta(tester=plain_json(self.tester.facts()))
+                self.store.record_tester_facts(self.tester.facts())
                 self._obs.on_run_start(self.store.path, self.spec, done)
                 total = len(self.spec.points)
                 for index, point in enumerate(self.spec.points):
@@ -190,7 +192,7 @@ def start_run(
         points=spec.points,
         campaign_file=spec.campaign_file,
         campaign_name=spec.name,
-        tester_facts=plain_json(tester.facts()),
+        tester_facts=tester.facts(),
     )
     return _run_into(store, spec, tester, dut, observers, clock, sleep)
 
@@ -208,14 +210,15 @@ def resume_run(
 ) -> RunDirectory:
     """Continue the run in ``run_dir``: cut-off repetitions restart, finished ones are skipped.
 
-    A damaged trials.jsonl is a StoreError listing the damage, unless ``repair`` (see :meth:`RunStore.resume`).
+    A damaged trials.jsonl is a StoreError listing the damage, unless ``repair`` (see
+    :func:`~natbench.run.repair.resume_store`).
     """
     existing = RunDirectory.open(run_dir)
-    stored = [p["id"] for p in existing.points]
-    wanted = [point_to_dict(p)["id"] for p in spec.points]
+    stored = [p.id for p in existing.points]
+    wanted = [p.id for p in spec.points]
     if stored != wanted:
         raise StoreError(f"{run_dir}: its working points do not match the campaign being resumed")
-    return _run_into(RunStore.resume(run_dir, repair=repair), spec, tester, dut, observers, clock, sleep)
+    return _run_into(resume_store(run_dir, repair=repair), spec, tester, dut, observers, clock, sleep)
 
 
 def _run_into(
@@ -291,7 +294,7 @@ def resume_campaign(
     existing.check_resumable()
     existing.check_resume(repair)  # damage stops the resume before the testbed is built
     campaign = load_campaign(existing.path / CAMPAIGN)
-    spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.get("campaign_file"))
+    spec = spec_from_campaign(campaign, existing.campaign_text, existing.meta.campaign_file)
     if monitor_interval:
         spec = dataclasses.replace(spec, options=dataclasses.replace(spec.options, monitor_interval=monitor_interval))
     with testbed if testbed is not None else build_testbed(campaign) as bed:

@@ -56,27 +56,14 @@ class RunSpec:
         return sum(self.settings(p, m).repetitions for p in self.points for m in self.metrics)
 
 
-def _backend_rate_tolerance(kind: str) -> float | None:
-    """The achieved-rate tolerance the tester backend ``kind`` uses when a campaign sets none (None: it names none,
-    or the backend cannot be loaded here: the engine's default then)."""
-    from natbench.testbed.registry import TESTERS
-
-    try:
-        backend = TESTERS.get(kind)
-    except Exception:  # an unknown or unloadable backend: the testbed build reports it, not the spec
-        return None
-    value = getattr(backend, "default_rate_tolerance", None)
-    return float(value) if value is not None else None
-
-
 def spec_from_campaign(campaign: Campaign, campaign_text: str, campaign_file: str | None = None) -> RunSpec:
     """Build a :class:`RunSpec` from a :class:`natbench.campaign.Campaign`.
 
     Per-point settings come from ``campaign.settings_for(point, metric)``, resolved once here: a metric
     without its own acceptance or directions takes the traffic section's. The run's options: the
     Responder's entry selection is the traffic section's ``selection``, the achieved-rate tolerance the
-    tester's ``rate_tolerance`` setting when it has one, and ``testbed.monitor_interval`` turns the DUT CPU
-    monitor on.
+    tester's ``rate_tolerance`` setting (its kind's default unless the campaign sets it), and
+    ``testbed.monitor_interval`` turns the DUT CPU monitor on.
     """
     traffic = campaign.traffic
 
@@ -86,13 +73,11 @@ def spec_from_campaign(campaign: Campaign, campaign_text: str, campaign_file: st
     def settings_for(point: WorkingPoint, metric: str) -> MetricSettings:
         return resolve(campaign.settings_for(point, metric))
 
-    tolerance = campaign.testbed.tester.settings.get("rate_tolerance")
-    if tolerance is None:  # the tester's own default, when its backend names one: one tolerance for the whole run
-        tolerance = _backend_rate_tolerance(campaign.testbed.tester.kind)
     monitor = campaign.testbed.monitor_interval
     options = RunOptions(
-        # the engine's "kept the rate" check uses the tolerance the tester itself was given
-        rate_tolerance=float(tolerance) if tolerance is not None else RunOptions.rate_tolerance,
+        # the engine's "kept the rate" check uses the tolerance the tester itself was given (its settings' default
+        # when the campaign sets none): one tolerance for the whole run
+        rate_tolerance=campaign.testbed.tester.settings.rate_tolerance,
         selection=traffic.selection,
         monitor_interval=float(monitor) if monitor else None,
     )

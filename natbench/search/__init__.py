@@ -1,5 +1,6 @@
-"""Rate searches: the RFC 2544 binary search (:mod:`~natbench.search.binary`) and the MLRsearch adapter
-(:mod:`~natbench.search.mlr`). Neither knows testers or DUTs: each is handed the trial to run."""
+"""Rate searches: the RFC 2544 binary search (:mod:`~natbench.search.binary`), the fast search
+(:mod:`~natbench.search.fast`) and the MLRsearch adapter (:mod:`~natbench.search.mlr`). None knows testers or DUTs:
+each is handed the trial to run."""
 
 from natbench.search.binary import BinarySearch, SearchOutcome, SearchStep, run_binary_search
 from natbench.search.mlr import mlr_search

@@ -1,29 +1,40 @@
 """The ``fast`` rate search: short trials narrow, full-duration trials confirm (after FD.io CSIT's MLRsearch).
 
 The result keeps the meaning of the RFC 2544 / RFC 9693 binary search's: the reported rate ``r`` passed a
-**full** trial and a rate at most ``error`` above it failed a **full** trial (or ``r`` is the search's lower
-bound because no rate passed, or the upper bound was never failed). How the search gets there differs:
+**full** trial and a rate at most ``error`` above it is an upper bound for full trials (or ``r`` is the search's
+lower bound because no rate passed, or the upper bound was never failed). A rate is an upper bound when a full
+trial there failed, or by the **short-fail rule** (:class:`ShortFailRule`): a short trial there lost more frames,
+in some direction, than a full trial at that rate may lose in all (acceptance x the full trial's frames; with
+acceptance 0: any frame), since the full trial, which runs the short one's traffic and more, could only lose more.
+How the search gets there:
 
-1. **Seeded** (with a ``seed``, e.g. the middle of the previous repetition's final interval): no short
-   trials. A full trial at ``floor(seed)``; from there the search **walks** with full trials, up while they pass
-   and down while they fail, in steps of ``error`` (doubling after :data:`WALK_STEPS` of them), until a
-   pass and a fail are adjacent, and bisects the last step with full trials. Near a good seed this ends after two
-   or three full trials (a pass and a fail one error apart); a seed far off costs about twice the log2 of the
-   distance in errors (the seed is verified, never trusted). Short trials would not help here: they pass higher
-   than full ones (fewer frames, fewer chances to lose one), so a seed from earlier full results is the better
-   start.
+1. **Seeded** (with a ``seed``, e.g. the middle of the previous repetition's final interval): no narrowing. A
+   full-trial verdict at ``floor(seed)``; from there the search **walks**, up while rates pass and down while they
+   fail, in steps of ``error`` (doubling after :data:`WALK_STEPS` of them), until a pass and an upper bound are
+   adjacent, and bisects the last step. Near a good seed this ends after two or three verdicts; a seed far off
+   costs about twice the log2 of the distance in errors (the seed is verified, never trusted).
 2. **Unseeded, narrow**: a binary search with short trials until ``upper - lower <= error`` (integer rates, as
-   :class:`~natbench.search.binary.BinarySearch`). A short trial proves nothing for the result.
+   :class:`~natbench.search.binary.BinarySearch`). A short pass proves nothing for the result; a short failure
+   proves its rate an upper bound only by the short-fail rule.
 3. **Unseeded, confirm**: a full trial at the narrowed lower bound ``r`` (unless it is the search's lower bound),
-   then a full trial at the narrowed upper bound (at most ``r + error``; skipped when it is the search's upper
-   bound, which is never tested). When the full trial at ``r`` fails, the search walks down from ``r``; when the
-   full trial above ``r`` passes, it walks up (as in 1). The reported rate is therefore always one whose full
-   trial passed, with a failed full trial at most ``error`` above it: a result whose confirmation failed is never
-   reported.
+   then a full trial at the narrowed upper bound (at most ``r + error``) unless a short trial there already
+   proved it (or it is the search's upper bound, which is never tested). When the full trial at ``r`` fails, the
+   search walks down from ``r``; when the full trial above ``r`` passes, it walks up (as in 1).
 
-When short trials do not exist (``narrow_full=True``), the narrowing trials are the full ones and step 3 is
-not needed. Invalid trials are retried at the same rate (``max_invalid``); a rate the tester repeatedly could
-not send counts as failed and becomes the tester ceiling, as in the binary search.
+**A full-trial verdict** in the walks (1, 3) comes from a full trial, or, when the rule is given and a **probe**
+is worth it, from a short trial first: a probe that proves its rate an upper bound replaces the full trial; any
+other probe (a pass, a failure within the full trial's allowance, an invalid trial) proves nothing and the full
+trial runs. Whether a probe is worth it is learnt at the working point (:meth:`ShortFailRule.worth_probing`):
+on a DUT whose short trials pass where full ones fail (buffers: a short trial of T seconds at a rate r passes a
+queue of B frames up to about r + B / T) probes prove nothing near the ceiling and are soon left out.
+
+**The guard.** When the final upper bound comes from a short trial whose loss was small
+(:meth:`ShortFailRule.small`), a full trial there decides: a start-up transient or a one-off loss in that short
+trial is then not taken for the DUT's ceiling. If it passes, the search walks up from there.
+
+Invalid trials are retried at the same rate (``max_invalid``); a rate the tester repeatedly could not send counts
+as failed and becomes the tester ceiling, as in the binary search. An invalid probe proves nothing and is not
+retried (the full trial follows).
 """
 
 from __future__ import annotations
@@ -36,7 +47,17 @@ from natbench.errors import SearchError
 from natbench.results import Verdict
 from natbench.search.binary import SearchOutcome
 
-__all__ = ["SEEDED_TRIALS", "WALK_STEPS", "FastOutcome", "FastStep", "TrialVerdict", "run_fast_search"]
+__all__ = [
+    "SEEDED_FULL",
+    "SEEDED_PROBES",
+    "SEEDED_TRIALS",
+    "WALK_STEPS",
+    "FastOutcome",
+    "FastStep",
+    "ShortFailRule",
+    "TrialVerdict",
+    "run_fast_search",
+]
 
 WALK_STEPS = 3
 """Steps of one error a walk takes before its steps double. A DUT whose full trials pass and fail at random around
@@ -45,8 +66,65 @@ doubling after three keeps a seed that is far off (a changed DUT) within about `
 full trials."""
 
 SEEDED_TRIALS = 3
-"""Full trials a seeded search is expected to need near a good seed (a pass and a fail one error apart, plus one
-when the first step lands on the wrong side): the planning figure of ``natbench plan``."""
+"""Full trials a seeded search without probes is expected to need near a good seed (a pass and a fail one error
+apart, plus one when the first step lands on the wrong side): the planning figure of ``natbench plan`` for cps."""
+
+SEEDED_FULL = 3
+"""Full trials a seeded search with the short-fail rule is counted with by ``natbench plan``: the mean per seeded
+repetition of throughput and forwarding in bench/campaign_time.py's simulation of the seed campaigns, rounded (3.4
+and 3.3 for seed 000 Figure 2, 1.9 for seed 004 Table 4; the median is 2: a far walk now and then costs more)."""
+
+SEEDED_PROBES = 2
+"""Probes (short trials) a seeded search with the short-fail rule is counted with by ``natbench plan`` (the same
+simulation's mean, 2.6, 2.4 and 1.9, rounded). On a DUT whose short trials pass above its full ceiling (queues) the
+probes stop after a few and the walk needs full trials only."""
+
+
+@dataclass(frozen=True)
+class ShortFailRule:
+    """When a short trial proves its rate an upper bound for full trials, when a short trial is worth trying before a
+    full one (a probe), and when the guard wants a full trial anyway (docs/engine.md, "The short-fail rule")."""
+
+    acceptance: float
+    """Loss ratio a full trial may show in each direction."""
+    full_seconds: float
+    """Duration of a full trial."""
+    short_seconds: float
+    """Duration of a short trial."""
+    full_cost: float
+    """Seconds a full trial takes in all (duration, receive wait, DUT commands): what a proving probe saves."""
+    short_cost: float
+    """Seconds a short trial takes in all: what a probe costs."""
+    probes: int = 0
+    """Probes earlier repetitions at this working point ran."""
+    proofs: int = 0
+    """Of them, the probes that proved their rate an upper bound."""
+
+    def allowance(self, rate: float) -> float:
+        """Frames a full trial at ``rate`` may lose in one direction: acceptance x its frames (rate x duration)."""
+        return self.acceptance * rate * self.full_seconds
+
+    def proves(self, rate: float, lost: int) -> bool:
+        """Whether a short trial at ``rate`` that lost ``lost`` frames in its worst direction proves ``rate`` an upper
+        bound: more than a full trial there may lose in that direction (with acceptance 0: any frame)."""
+        return lost > self.allowance(rate)
+
+    def small(self, lost: int, rate: float, value: float) -> bool:
+        """Whether the loss of the short trial that set the final upper bound ``rate`` is small: below half the
+        frames it offered above ``value``, the rate whose full trial passed (``(rate - value) x short_seconds / 2``).
+
+        A DUT that forwarded ``value`` and is out of capacity at ``rate`` drops the excess; had its capacity been in
+        the lower half of (value, rate), the short trial would have lost at least that many frames (less only what
+        its buffers absorbed). A smaller loss is either a ceiling within half an error below ``rate``, where a full
+        trial at ``rate`` is the close call, or no overload at all (a start-up transient, a one-off loss): a full
+        trial at ``rate`` tells which."""
+        return lost < (rate - value) * self.short_seconds / 2
+
+    def worth_probing(self, probes: int, proofs: int) -> bool:
+        """Whether a probe is worth its time: the share of probes that proved their rate, by the rule of succession
+        ``(proofs + 1) / (probes + 2)`` over this point's probes so far, times a full trial's time exceeds a short
+        trial's. With no probe yet: when a short trial costs less than half a full one."""
+        return (proofs + 1) / (probes + 2) * self.full_cost > self.short_cost
 
 
 @dataclass(frozen=True)
@@ -62,7 +140,10 @@ class FastStep:
     attempt: int
     """0 for the first trial at this rate, n for the n-th retry after invalid trials."""
     full: bool
-    """True: a full-duration trial (it may confirm the result); False: a short trial (it only narrows)."""
+    """True: a full-duration trial (it may confirm the result); False: a short trial (it narrows, or proves an upper
+    bound by the short-fail rule)."""
+    probe: bool = False
+    """A short trial run before a full one at the same rate, in the hope that it proves the rate an upper bound."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +156,9 @@ class TrialVerdict:
     """Why (for the error message when invalid trials run out)."""
     tester_limited: bool = False
     """An invalid trial caused by the tester not keeping the rate."""
+    lost: int | None = None
+    """Frames the trial lost in its worst active direction (None: not known; such a trial proves no upper bound by
+    the short-fail rule)."""
 
 
 @dataclass(frozen=True)
@@ -82,17 +166,27 @@ class FastOutcome(SearchOutcome):
     """A finished fast search: the binary search's outcome fields plus how it got there."""
 
     short_steps: int = 0
-    """Short trials counted as pass or fail."""
+    """Short trials counted as pass or fail (probes included)."""
     full_steps: int = 0
     """Full-duration trials counted as pass or fail."""
     seeded: bool = False
-    """True when the search started from a seed (a walk of full trials, no short ones)."""
+    """True when the search started from a seed (a walk, no narrowing)."""
     rejected: tuple[float, ...] = ()
     """Rates the short trials narrowed to whose full-duration confirmation disagreed (the search moved on)."""
+    probes: int = 0
+    """Short trials run before a full one at the same rate (:attr:`FastStep.probe`)."""
+    probe_proofs: int = 0
+    """Probes that proved their rate an upper bound (no full trial ran there)."""
+    short_bound: bool = False
+    """True when the final upper bound was proven by a short trial (the short-fail rule), not by a full one."""
+    guard_trials: int = 0
+    """Full trials the guard ran at an upper bound a short trial with a small loss had set."""
+    disproved: tuple[float, ...] = ()
+    """Upper bounds set by a short trial that a full trial of the guard then passed."""
 
 
 class _Run:
-    """The state of one fast search (the bounds the full trials established, counters)."""
+    """The state of one fast search (the bounds the trials established, counters)."""
 
     def __init__(
         self,
@@ -102,25 +196,54 @@ class _Run:
         error: float,
         max_invalid: int,
         tester_retries: int,
+        rule: ShortFailRule | None,
     ) -> None:
         self.trial = trial
         self.lower0, self.upper0, self.error = lower, upper, error
         self.max_invalid, self.tester_retries = max_invalid, tester_retries
+        self.rule = rule
         self.short = self.full = self.invalid = 0
+        self.probes = self.probe_proofs = self.guards = 0
         self.tester_limited: list[float] = []
         """Rates the tester repeatedly could not send (each counted as a failed trial)."""
+        self.proofs: dict[float, int] = {}
+        """Rates a short trial proved upper bounds -> the frames it lost in its worst direction."""
+        self.full_fails: set[float] = set()
+        """Rates whose (latest) full trial failed."""
+        self.short_passes: list[float] = []
+        """Rates a short trial passed."""
+        self.disproved: list[float] = []
 
-    def probe(self, rate: float, full: bool, lower: float, upper: float) -> bool:
+    def proves(self, rate: float, tv: TrialVerdict) -> bool:
+        """Whether the short trial ``tv`` at ``rate`` proves ``rate`` an upper bound (the short-fail rule)."""
+        return (
+            self.rule is not None
+            and tv.verdict is Verdict.FAIL
+            and not tv.tester_limited
+            and tv.lost is not None
+            and self.rule.proves(rate, tv.lost)
+        )
+
+    def run_trial(self, rate: float, full: bool, lower: float, upper: float) -> bool:
         """Run the trial at ``rate`` until it is not invalid; True when it passed (a rate beyond the tester fails)."""
         attempt = streak = 0
         while True:
             tv = self.trial(FastStep(rate, lower, upper, attempt, full))
             if tv.verdict is not Verdict.INVALID:
+                passed = tv.verdict is Verdict.PASS
                 if full:
                     self.full += 1
+                    if passed:
+                        self.full_fails.discard(rate)
+                    else:
+                        self.full_fails.add(rate)
                 else:
                     self.short += 1
-                return tv.verdict is Verdict.PASS
+                    if passed:
+                        self.short_passes.append(rate)
+                    elif self.proves(rate, tv):
+                        self.proofs[rate] = int(tv.lost or 0)
+                return passed
             self.invalid += 1
             attempt += 1
             streak = streak + 1 if tv.tester_limited else 0
@@ -133,13 +256,45 @@ class _Run:
                     + (f"; last: {tv.reason}" if tv.reason else "")
                 )
 
+    def should_probe(self, rate: float) -> bool:
+        """Whether to try a short trial before the full one at ``rate``: the rule is given, no short trial passed at
+        or above ``rate`` in this search (it would pass again), and probes have paid here so far."""
+        r = self.rule
+        if r is None or any(p >= rate for p in self.short_passes):
+            return False
+        return r.worth_probing(r.probes + self.probes, r.proofs + self.probe_proofs)
+
+    def full_verdict(self, rate: float, lower: float, upper: float) -> bool:
+        """Whether ``rate`` passes for full trials: False at once when a short trial already proved it an upper
+        bound; else a probe when one is worth it (a proof ends it); else a full trial."""
+        if rate in self.proofs:
+            return False
+        if self.should_probe(rate):
+            self.probes += 1
+            tv = self.trial(FastStep(rate, lower, upper, 0, False, probe=True))
+            if tv.verdict is Verdict.INVALID:
+                self.invalid += 1  # proves nothing, and is not retried: the full trial decides
+            else:
+                self.short += 1
+                if tv.verdict is Verdict.PASS:
+                    self.short_passes.append(rate)
+                elif self.proves(rate, tv):
+                    self.probe_proofs += 1
+                    self.proofs[rate] = int(tv.lost or 0)
+                    return False
+        return self.run_trial(rate, True, lower, upper)
+
+    def passes(self, rate: float, full: bool, lower: float, upper: float) -> bool:
+        """A step of a walk or bisection: a full-trial verdict (:meth:`full_verdict`) or a short trial's."""
+        return self.full_verdict(rate, lower, upper) if full else self.run_trial(rate, False, lower, upper)
+
     def bisect(self, lo: float, hi: float, full: bool) -> tuple[float, float]:
         """Binary search of ``[lo, hi]`` (lo passed or is the lower bound, hi failed or is the upper bound)."""
         while hi - lo > self.error:
             mid = (lo + hi) / 2
             if hi - lo > 2:
                 mid = float(math.floor(mid))
-            if self.probe(mid, full, lo, hi):
+            if self.passes(mid, full, lo, hi):
                 lo = mid
             else:
                 hi = mid
@@ -160,7 +315,7 @@ class _Run:
             rate = float(math.floor(hi - width)) if hi - lo > 2 else hi - width  # whole rates, as bisect
             if rate <= lo:
                 return lo, hi
-            if self.probe(rate, full, lo, hi):
+            if self.passes(rate, full, lo, hi):
                 return rate, hi
             hi = rate
         raise AssertionError("unreachable")  # pragma: no cover
@@ -171,10 +326,30 @@ class _Run:
             rate = float(math.ceil(lo + width)) if hi - lo > 2 else lo + width
             if rate >= hi:
                 return lo, hi
-            if not self.probe(rate, full, lo, hi):
+            if not self.passes(rate, full, lo, hi):
                 return lo, rate
             lo = rate
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def guard(self, lo: float, hi: float) -> tuple[float, float]:
+        """While the final upper bound ``hi`` rests on a short trial with a small loss (:meth:`ShortFailRule.small`)
+        above a rate ``lo`` that passed a full trial: a full trial at ``hi``; if it passes, walk up from there."""
+        while (
+            self.rule is not None
+            and lo > self.lower0
+            and hi in self.proofs
+            and hi - lo <= self.error
+            and self.rule.small(self.proofs[hi], hi, lo)
+        ):
+            self.guards += 1
+            if not self.run_trial(hi, True, lo, hi):
+                del self.proofs[hi]  # the bound now rests on the full trial
+                break
+            self.disproved.append(hi)
+            del self.proofs[hi]
+            lo, hi = self.up(hi, self.upper0, True)
+            lo, hi = self.bisect(lo, hi, True)
+        return lo, hi
 
 
 def run_fast_search(
@@ -187,13 +362,15 @@ def run_fast_search(
     narrow_full: bool = False,
     max_invalid: int = 3,
     tester_retries: int = 2,
+    rule: ShortFailRule | None = None,
 ) -> FastOutcome:
-    """Search ``[lower, upper]`` as the module docstring says; ``trial`` runs and stores one trial."""
+    """Search ``[lower, upper]`` as the module docstring says; ``trial`` runs and stores one trial. Without ``rule``
+    no short trial proves anything and no probe runs (the fast search as it was before the short-fail rule)."""
     if not (math.isfinite(lower) and math.isfinite(upper)) or lower < 0 or upper <= lower:
         raise SearchError(f"search bounds must be finite, non-negative and ordered, got [{lower}, {upper}]")
     if error <= 0:
         raise SearchError(f"search error must be positive, got {error}")
-    run = _Run(trial, lower, upper, error, max_invalid, tester_retries)
+    run = _Run(trial, lower, upper, error, max_invalid, tester_retries, rule)
     lo, hi = lower, upper
     seeded = seed is not None and lower < seed < upper and upper - lower > error
     rejected: list[float] = []
@@ -201,25 +378,25 @@ def run_fast_search(
         start = float(math.floor(seed))
         if start <= lower:  # a range narrower than whole numbers: start at the seed itself
             start = seed
-        full = True
-        if run.probe(start, full, lo, hi):
-            lo, hi = run.up(start, hi, full)
+        if run.full_verdict(start, lo, hi):
+            lo, hi = run.up(start, hi, True)
         else:
-            lo, hi = run.down(lo, start, full)
-        lo, hi = run.bisect(lo, hi, full)
+            lo, hi = run.down(lo, start, True)
+        lo, hi = run.bisect(lo, hi, True)
     else:
         lo, hi = run.bisect(lo, hi, narrow_full)
         if not narrow_full:
             # confirm with full-duration trials: a pass at lo (unless it is the lower bound) ...
-            if lo > lower and not run.probe(lo, True, lo, hi):
+            if lo > lower and not run.run_trial(lo, True, lo, hi):
                 rejected.append(lo)
                 lo, hi = run.down(lower, lo, True)
                 lo, hi = run.bisect(lo, hi, True)
-            # ... and a fail at hi (unless it is the upper bound, never tested)
-            elif hi < upper and run.probe(hi, True, lo, hi):
+            # ... and an upper bound at hi (unless it is the upper bound, never tested, or a short trial proved it)
+            elif hi < upper and hi not in run.proofs and run.run_trial(hi, True, lo, hi):
                 rejected.append(hi)
                 lo, hi = run.up(hi, upper, True)
                 lo, hi = run.bisect(lo, hi, True)
+    lo, hi = run.guard(lo, hi)
     # the tester's ceiling: the lowest rate it could not send above the result; one at or below it was disproved by a
     # valid passing trial at or above it (a short trial that lost its pace to a preemption, say)
     tester_ceiling = min((r for r in run.tester_limited if r > lo), default=None)
@@ -238,4 +415,9 @@ def run_fast_search(
         full_steps=run.full,
         seeded=seeded,
         rejected=tuple(rejected),
+        probes=run.probes,
+        probe_proofs=run.probe_proofs,
+        short_bound=hi in run.proofs and hi != tester_ceiling,
+        guard_trials=run.guards,
+        disproved=tuple(run.disproved),
     )

@@ -1,43 +1,212 @@
 """Throughput by MLRsearch 1.2.1 (the ``mlr`` extra): natbench's trials behind MLRsearch's one seam.
 
-MLRsearch asks for ``measure(duration, load)``; the caller hands :func:`mlr_search` a function that runs
-(and stores) one trial at a per-direction load and returns the frames offered and forwarded. One goal is
-searched: the loss ratio a passing trial may show (the metric's acceptance), exceed ratio 0 (no trial at
-the reported load may exceed it), relative width ``error / upper``; every trial lasts the whole duration.
+MLRsearch asks for ``measure(duration, load)``; the caller hands :func:`mlr_search` a function that runs (and
+stores) one trial of that duration at a per-direction load and returns the frames offered and forwarded. One search
+goal (:class:`MlrGoal`) is searched: the loss ratio a trial may show (the metric's acceptance) and the goal's
+durations, exceed ratio, width and the rest, from a preset (:data:`PRESETS`) and the campaign's overrides
+(:func:`resolve_goal`).
+
+Where the presets come from:
+
+* ``rfc2544`` (natbench's default): the goal draft-ietf-bmwg-mlrsearch (version 15, "MLRsearch Compliant with RFC
+  2544") gives for a result unconditionally compliant with RFC 2544 section 24: final trial duration = duration sum =
+  60 s, loss ratio 0 %, exceed ratio 0 %; natbench takes the metric's ``duration`` for the 60 s and its
+  ``acceptance`` for the loss ratio. The draft leaves the shorter trials to the implementation; natbench keeps FD.io
+  CSIT's: initial trials of 1 s (the metric's ``short_duration``), 2 preceding targets, expansion coefficient 2. Its
+  relative width is ``error / upper``, so the final width is at most ``error`` anywhere in the range.
+* ``csit``: the goal FD.io CSIT's NDR/PDR tests search (CSIT repository: docs/content/methodology/measurements/
+  data_plane_throughput/mlr_search.md, "Search Goals"; resources/libraries/robot/performance/performance_utils.robot,
+  keyword "Find NDR and PDR intervals using optimized search"; resources/libraries/python/TrafficGenerator.py,
+  ``OptimizedSearch.perform_mlr_search``): initial and final trial duration 1 s, duration sum 21 s, exceed ratio
+  50 %, relative width 0.5 %, 2 preceding targets, expansion coefficient 2. CSIT searches two goals at once (loss
+  ratio 0 for NDR and 0.5 % for PDR); natbench searches one, with the metric's acceptance.
+
+With exceed ratio 0 a load is an upper bound as soon as one trial of any duration showed a loss ratio above the
+goal's, and a lower bound once its passing trials of the final duration add up to the duration sum: for
+acceptance 0 the first half is natbench's short-fail rule (:mod:`natbench.search.fast`); for an acceptance above 0
+MLRsearch compares the short trial's own loss ratio, which is looser than that rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from natbench.errors import SearchError
+from natbench.search.binary import SearchOutcome
 
-__all__ = ["mlr_search"]
+__all__ = ["MLR_MIN_LOAD", "PRESETS", "MlrGoal", "MlrOutcome", "mlr_search", "problems", "resolve_goal"]
+
+MLR_MIN_LOAD = 1.0
+"""MLRsearch's smallest load when the search's lower bound is 0 (MLRsearch needs a positive one)."""
+
+PRESETS: dict[str, dict[str, float | int | None]] = {
+    "rfc2544": {
+        "initial_trial_duration": None,  # the metric's short_duration (at most its duration)
+        "final_trial_duration": None,  # the metric's duration
+        "duration_sum": None,  # the final trial duration: one passing full trial makes a lower bound
+        "exceed_ratio": 0.0,
+        "relative_width": None,  # error / upper
+        "expansion_coefficient": 2,
+        "preceding_targets": 2,
+    },
+    "csit": {
+        "initial_trial_duration": 1.0,
+        "final_trial_duration": 1.0,
+        "duration_sum": 21.0,
+        "exceed_ratio": 0.5,
+        "relative_width": 0.005,
+        "expansion_coefficient": 2,
+        "preceding_targets": 2,
+    },
+}
+"""The goal values of each preset (None: derived from the metric's settings, see :func:`resolve_goal`)."""
+
+
+@dataclass(frozen=True)
+class MlrGoal:
+    """One MLRsearch search goal, resolved (MLRsearch 1.2.1's ``SearchGoal`` fields, ``fail_fast`` off)."""
+
+    loss_ratio: float
+    """Loss ratio a trial may show and still be a good trial (the metric's acceptance)."""
+    exceed_ratio: float
+    """Share of the duration sum that may be bad trials at a lower bound."""
+    relative_width: float
+    """The search ends when the relevant lower bound is within this share of the relevant upper bound below it."""
+    initial_trial_duration: float
+    """Seconds of the first (shortest) trials."""
+    final_trial_duration: float
+    """Seconds of the trials that decide the result."""
+    duration_sum: float
+    """Seconds of final trials at a load that classify it."""
+    expansion_coefficient: int
+    """MLRsearch's external search multiplies its width by this."""
+    preceding_targets: int
+    """Coarser targets (shorter trials, wider width) searched before the final one."""
+
+    def problems(self) -> list[str]:
+        """What MLRsearch 1.2.1 would refuse (its ``SearchGoal.validate``), in natbench's words; empty when fine."""
+        out = []
+        if not 0.0 <= self.loss_ratio < 1.0:
+            out.append(f"loss ratio {self.loss_ratio:g} must be at least 0 and below 1")
+        if not 0.0 <= self.exceed_ratio < 1.0:
+            out.append(f"exceed_ratio {self.exceed_ratio:g} must be at least 0 and below 1")
+        if not 0.0 < self.relative_width < 1.0:
+            out.append(f"relative_width {self.relative_width:g} must be above 0 and below 1")
+        if self.initial_trial_duration <= 0:
+            out.append(f"initial_trial_duration {self.initial_trial_duration:g} must be positive")
+        if self.final_trial_duration < self.initial_trial_duration:
+            out.append(
+                f"final_trial_duration {self.final_trial_duration:g} s is shorter than initial_trial_duration "
+                f"{self.initial_trial_duration:g} s"
+            )
+        if self.duration_sum < self.final_trial_duration:
+            out.append(
+                f"duration_sum {self.duration_sum:g} s is shorter than final_trial_duration "
+                f"{self.final_trial_duration:g} s"
+            )
+        if self.expansion_coefficient <= 1:
+            out.append(f"expansion_coefficient {self.expansion_coefficient} must be at least 2")
+        if self.preceding_targets < 0 or (
+            self.preceding_targets < 1 and self.initial_trial_duration < self.duration_sum
+        ):
+            out.append(
+                f"preceding_targets {self.preceding_targets} must be at least 1 when initial_trial_duration "
+                f"({self.initial_trial_duration:g} s) is shorter than duration_sum ({self.duration_sum:g} s)"
+            )
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """The goal as a result stores it."""
+        return dataclasses.asdict(self)
+
+
+def resolve_goal(
+    preset: str,
+    overrides: Mapping[str, float | int | None],
+    *,
+    loss_ratio: float,
+    duration: float,
+    short_duration: float,
+    error: float,
+    upper: float,
+) -> MlrGoal:
+    """The goal of ``preset`` with the values ``overrides`` sets (None: the preset's). The ``rfc2544`` preset's
+    derived values: initial trial duration ``min(short_duration, duration)``, final trial duration ``duration``,
+    duration sum the (resolved) final trial duration, relative width ``error / upper``."""
+    if preset not in PRESETS:
+        raise SearchError(f"unknown MLRsearch preset {preset!r} (known: {', '.join(PRESETS)})")
+    values = dict(PRESETS[preset])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    final = float(values["final_trial_duration"] if values["final_trial_duration"] is not None else duration)
+    initial = values["initial_trial_duration"]
+    width = values["relative_width"]
+    total = values["duration_sum"]
+    return MlrGoal(
+        loss_ratio=float(loss_ratio),
+        exceed_ratio=float(values["exceed_ratio"] or 0.0),
+        relative_width=float(width if width is not None else error / upper),
+        initial_trial_duration=float(initial if initial is not None else min(short_duration, final)),
+        final_trial_duration=final,
+        duration_sum=float(total if total is not None else final),
+        expansion_coefficient=int(values["expansion_coefficient"] or 0),
+        preceding_targets=int(values["preceding_targets"] or 0),
+    )
+
+
+@dataclass(frozen=True)
+class MlrOutcome(SearchOutcome):
+    """A finished MLRsearch: the binary search's outcome fields (value = the relevant lower bound, upper = the
+    relevant upper bound) plus MLRsearch's own figures."""
+
+    conditional_throughput: float | None = None
+    """MLRsearch's conditional throughput (the relevant lower bound times one minus the loss ratio of its trials'
+    exceed-ratio quantile; equal to the value with acceptance 0); None when no load was a lower bound."""
+    short_steps: int = 0
+    """Trials shorter than the goal's final trial duration."""
+    full_steps: int = 0
+    """Trials of the final trial duration."""
+    goal: MlrGoal | None = None
+    """The goal searched."""
+
+
+def problems() -> list[str]:
+    """Why this machine cannot search with ``algorithm: mlr`` (empty when it can): MLRsearch must be importable."""
+    try:
+        import MLRsearch  # noqa: F401
+    except ImportError as exc:
+        return [f'MLRsearch is not installed: pip install -e ".[mlr]" ({type(exc).__name__})']
+    return []
 
 
 def mlr_search(
-    measure: Callable[[float], tuple[int, int]],
+    measure: Callable[[float, float], tuple[int, int]],
     *,
     lower: float,
     upper: float,
-    error: float,
-    loss_ratio: float,
-    duration: float,
-) -> float:
-    """The conditional throughput MLRsearch finds in ``[max(lower, 1), upper]`` (0.0 when no load passed).
+    goal: MlrGoal,
+) -> MlrOutcome:
+    """MLRsearch of ``[max(lower, MLR_MIN_LOAD), upper]`` for ``goal``.
 
-    ``measure(load)`` runs one trial at ``load`` frames per second per direction and returns
-    ``(offered, forwarded)`` frame counts over all directions. SearchError when MLRsearch is not installed.
+    ``measure(duration, load)`` runs one trial of ``duration`` seconds at ``load`` frames per second per direction
+    and returns ``(offered, forwarded)`` frame counts (natbench passes the worst direction's, so that MLRsearch's loss
+    ratio is natbench's verdict). SearchError when MLRsearch is not installed or the goal is one it refuses.
     """
     try:
         from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
     except ImportError as exc:  # pragma: no cover - depends on the extra
         raise SearchError("algorithm 'mlr' needs MLRsearch: pip install 'natbench[mlr]'") from exc
+    problems = goal.problems()
+    if problems:
+        raise SearchError(f"MLRsearch goal: {problems[0]}")
+    counts = {"short": 0, "full": 0}
 
     class _Measurer(AbstractMeasurer):
         def measure(self, intended_duration: float, intended_load: float) -> Any:
-            offered, forwarded = measure(float(intended_load))
+            offered, forwarded = measure(float(intended_duration), float(intended_load))
+            counts["full" if intended_duration >= goal.final_trial_duration else "short"] += 1
             return MeasurementResult(
                 intended_duration=intended_duration,
                 intended_load=intended_load,
@@ -45,22 +214,41 @@ def mlr_search(
                 forwarding_count=forwarded,
             )
 
-    goal = SearchGoal(
-        loss_ratio=loss_ratio,
-        exceed_ratio=0.0,
-        relative_width=max(error / upper, 1e-6),
-        initial_trial_duration=duration,
-        final_trial_duration=duration,
-        duration_sum=duration,
-        preceding_targets=0,
+    search_goal = SearchGoal(
+        loss_ratio=goal.loss_ratio,
+        exceed_ratio=goal.exceed_ratio,
+        relative_width=goal.relative_width,
+        initial_trial_duration=goal.initial_trial_duration,
+        final_trial_duration=goal.final_trial_duration,
+        duration_sum=goal.duration_sum,
+        preceding_targets=goal.preceding_targets,
+        expansion_coefficient=goal.expansion_coefficient,
         fail_fast=False,
     )
     config = Config()
-    config.goals = [goal]
-    config.min_load = max(lower, 1.0)
+    config.goals = [search_goal]
+    min_load = max(lower, MLR_MIN_LOAD)
+    config.min_load = min_load
     config.max_load = upper
     config.warmup_duration = None
     config.search_duration_max = 10**9
     results = MultipleLossRatioSearch(config=config).search(_Measurer(), debug=lambda _m: None)
-    res = results[goal]
-    return float(res.conditional_throughput) if res is not None and res.conditional_throughput is not None else 0.0
+    res = results[search_goal]
+    low = res.relevant_lower_bound if res is not None else None
+    high = res.relevant_upper_bound if res is not None else None
+    value = float(low) if low is not None else min_load
+    top = float(high) if high is not None else upper
+    ct = res.conditional_throughput if res is not None else None
+    return MlrOutcome(
+        value=value,
+        lower=value,
+        upper=top,
+        steps=counts["short"] + counts["full"],
+        invalid=0,
+        at_upper_limit=high is None,
+        passed=low is not None,
+        conditional_throughput=float(ct) if ct is not None else None,
+        short_steps=counts["short"],
+        full_steps=counts["full"],
+        goal=goal,
+    )

@@ -1,41 +1,46 @@
 """The testbed: the tester, the DUT(s) and the local lab they run in, built from a campaign explicitly.
 
-:func:`build_testbed` is the one call that builds a campaign's testbed (:mod:`.build`);
-tester kinds and DUT access kinds are backends in :data:`TESTERS` / :data:`ACCESS`
-(:mod:`.registry`, API in :mod:`.backends`), extensible through entry points;
+:func:`build_testbed` is the one call that builds a campaign's testbed (:mod:`.build`), asking the tester
+kind's and each DUT access kind's backend (registered in :data:`natbench.plugins.TESTERS` /
+:data:`natbench.plugins.ACCESS`, protocols in :mod:`natbench.plugins`);
 :func:`testbed_problems` says whether this machine can drive a testbed (:mod:`.preflight`);
 :func:`load_testbed` reads a testbed file for the experiment API and the pytest plugin (:mod:`.file`);
-the local lab lives in :mod:`natbench.testbed.lab`.
+the local lab, and its access kind ``lab``, live in :mod:`natbench.testbed.lab`.
 """
 
-from natbench.plugins import ACCESS_GROUP, TESTER_GROUP
-from natbench.testbed.backends import (
-    AccessBackend,
-    Endpoint,
-    LabRequest,
-    Locate,
-    TesterBackend,
-    TesterContext,
-)
-from natbench.testbed.build import Testbed, build_dut, build_testbed
-from natbench.testbed.file import TestbedFile, load_testbed, testbed_file_problems
-from natbench.testbed.preflight import testbed_problems
-from natbench.testbed.registry import ACCESS, TESTERS, Registry
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from natbench.testbed.build import Testbed, build_dut, build_testbed
+    from natbench.testbed.file import TestbedFile, load_testbed, testbed_file_problems
+    from natbench.testbed.preflight import testbed_problems
+
+_HOME = {
+    "Testbed": "build",
+    "build_dut": "build",
+    "build_testbed": "build",
+    "TestbedFile": "file",
+    "load_testbed": "file",
+    "testbed_file_problems": "file",
+    "testbed_problems": "preflight",
+}
+"""The module of each name this package offers; imported on first use, so that validating a campaign with a lab DUT
+(which loads the lab's access kind, :mod:`natbench.testbed.lab.access`) does not import the testbed builder."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
 
 __all__ = [
-    "ACCESS",
-    "ACCESS_GROUP",
-    "TESTERS",
-    "TESTER_GROUP",
-    "AccessBackend",
-    "Endpoint",
-    "LabRequest",
-    "Locate",
-    "Registry",
     "Testbed",
     "TestbedFile",
-    "TesterBackend",
-    "TesterContext",
     "build_dut",
     "build_testbed",
     "load_testbed",

@@ -18,22 +18,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from natbench.campaign.schema import LabAccess
-from natbench.duts.base import Dut
-from natbench.duts.factory import DutPlacement, build_duts
+from natbench.duts.recipe_dut import DutGroup, RecipeDut
 from natbench.duts.recipes import load_recipe, recipe_reference
 from natbench.errors import ConfigError, NatbenchError
-from natbench.testbed.backends import LabRequest, TesterContext
-from natbench.testbed.lab import LabResource, NetnsLab, recorded_lab
+from natbench.plugins import (
+    ACCESS,
+    TESTERS,
+    Dut,
+    DutPlacement,
+    LabRequest,
+    LabResource,
+    Tester,
+    TesterContext,
+)
+from natbench.testbed.lab import NetnsLab, recorded_lab
+from natbench.testbed.lab.access import vm_settings
 from natbench.testbed.lab.vm import VmLab, VmSettings
-from natbench.testbed.registry import ACCESS, TESTERS
-from natbench.testers.base import Tester
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
     from natbench.campaign.schema import DutSpec, TrafficSpec
 
-__all__ = ["Testbed", "build_dut", "build_testbed"]
+__all__ = ["Testbed", "build_dut", "build_duts", "build_testbed"]
 
 
 @dataclass
@@ -72,8 +78,11 @@ class Testbed:
         self.close()
 
 
-def build_testbed(campaign: Campaign) -> Testbed:
+def build_testbed(campaign: Campaign, *, lab_name: str | None = None) -> Testbed:
     """Build the tester and the DUT of ``campaign`` (and the lab they need); see the module docstring.
+
+    ``lab_name`` names a lab brought up for the testbed when the tester's settings name none (default:
+    ``<campaign name>-<pid>``).
 
     Whatever fails, nothing built is left behind: the tester is closed again when the DUT cannot be
     built, and a lab brought up for the testbed is taken down again.
@@ -81,14 +90,15 @@ def build_testbed(campaign: Campaign) -> Testbed:
     spec = campaign.testbed
     tester_backend = TESTERS.get(spec.tester.kind, field="testbed.tester.kind")
     access = [ACCESS.get(d.access.kind, field=f"testbed.duts.{d.name}.access.kind") for d in spec.duts]
-    tester_backend.check(spec.tester, campaign.error_at)  # before anything is built
+    tester_backend.check(spec.tester.settings, campaign.error_at)  # before anything is built
     lab: LabResource | None = None
     request: LabRequest | None = None
     created = keep = False
     if any(a.uses_lab for a in access):
-        request = tester_backend.lab_request(spec.tester)
+        request = tester_backend.lab_request(spec.tester.settings)
         if request is not None:
-            lab, created = _bring_up(request, campaign.name, campaign.traffic, _vm_settings(spec.duts))
+            vms = vm_settings([(d.name, d.access) for d in spec.duts])
+            lab, created = _bring_up(request, campaign.name, campaign.traffic, vms, named=lab_name)
             keep = request.keep
         else:  # a tester that does not use the lab's ports: the lab made by hand, if there is exactly one
             lab = recorded_lab()
@@ -99,7 +109,7 @@ def build_testbed(campaign: Campaign) -> Testbed:
             receive_timeout=max(timeouts) if timeouts else None,
             locate=campaign.error_at,
         )
-        tester = tester_backend.create(spec.tester, context)
+        tester = tester_backend.create(spec.tester.settings, context)
         try:
             base_dir = campaign.file.parent if campaign.file is not None else None
             dut, duts = _build_dut(spec.duts, lab, base_dir)
@@ -130,43 +140,21 @@ def _build_dut(
     return build_duts(specs, [p for _, p in placed], base_dir=base_dir), specs
 
 
-def _vm_settings(duts: Sequence[DutSpec]) -> list[tuple[str, VmSettings]] | None:
-    """The VMs of the campaign's VM DUTs (``access: {kind: lab, vm: NAME}``) in path order; None: no VM DUT.
-
-    Every DUT of the lab is then a VM (a namespace DUT and VMs cannot share the lab's one path)."""
-    in_lab = [d for d in duts if isinstance(d.access, LabAccess)]
-    vms = [d for d in in_lab if isinstance(d.access, LabAccess) and d.access.vm]
-    if not vms:
-        return None
-    if len(vms) != len(in_lab):
-        plain = next(d for d in in_lab if d not in vms)
-        raise ConfigError(
-            "a lab with VM DUTs runs every lab DUT in a VM: set access.vm here too",
-            field=f"testbed.duts.{plain.name}.access",
-        )
-    out = []
-    for d in vms:
-        a = d.access
-        assert isinstance(a, LabAccess) and a.vm
-        settings = VmSettings(
-            a.vm,
-            vcpus=a.vcpus or 1,
-            memory=a.memory or 1536,
-            accel=a.accel or "auto",
-            boot_timeout=a.boot_timeout or 600.0,
-        )
-        out.append((d.name, settings))
-    return out
-
-
 def _bring_up(
-    request: LabRequest, campaign: str, traffic: TrafficSpec, vms: list[tuple[str, VmSettings]] | None = None
+    request: LabRequest,
+    campaign: str,
+    traffic: TrafficSpec,
+    vms: list[tuple[str, VmSettings]] | None = None,
+    *,
+    named: str | None = None,
 ) -> tuple[NetnsLab, bool]:
     """The namespace lab (or, with ``vms``, the VM lab) of ``request`` with the campaign's family and addresses,
-    up; and whether it was not up before. Unnamed, it is ``<campaign name>-<pid>``: others may run the same
-    campaign here."""
+    up; and whether it was not up before. Unnamed by the request, it is ``named``, else
+    ``<campaign name>-<pid>``: others may run the same campaign here."""
     if request.name:
         name = request.name
+    elif named:
+        name = named
     else:
         base = re.sub(r"[^A-Za-z0-9_.-]", "-", campaign or "natbench")
         name = f"{base[:20]}-{os.getpid()}"
@@ -205,3 +193,37 @@ def _recipe_params(recipe: str, base_dir: Path | None) -> set[str]:
         return set(load_recipe(recipe_reference(recipe, base_dir)).params)
     except NatbenchError:
         return set()
+
+
+def build_duts(
+    duts: Sequence[DutSpec], placements: Sequence[DutPlacement], *, base_dir: Path | None = None
+) -> RecipeDut | DutGroup:
+    """The DUT of a testbed: one :class:`RecipeDut`, or a :class:`DutGroup` for several (path order).
+
+    ``placements[i]`` is where ``duts[i]`` runs; ``base_dir`` resolves relative recipe paths.
+    """
+    if not duts:
+        raise ConfigError("the campaign names no DUT", field="testbed.duts")
+    if len(placements) != len(duts):
+        raise ValueError(f"{len(duts)} DUT(s) but {len(placements)} placement(s)")
+    built: list[RecipeDut] = []
+    for spec, place in zip(duts, placements, strict=True):
+        recipe = load_recipe(recipe_reference(spec.recipe, base_dir))
+        params = dict(spec.params)
+        if place.host_settings and "host_settings" in recipe.params:
+            params.setdefault("host_settings", True)
+        built.append(
+            RecipeDut(
+                spec.name,
+                recipe,
+                place.executor,
+                params,
+                fixed_cores=spec.cores,
+                cpu_order=list(place.cpu_order) if place.cpu_order is not None else None,
+                own_cpus=list(place.own_cpus) if place.own_cpus is not None else None,
+                place_facts=place.facts,
+            )
+        )
+    if len(built) == 1:
+        return built[0]
+    return DutGroup(built)

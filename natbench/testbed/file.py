@@ -38,7 +38,7 @@ class TestbedFile:
 
     @property
     def tester_kind(self) -> str:
-        """``software`` or ``trex``."""
+        """The tester kind (``software``, ``trex`` or an installed plugin's)."""
         return str(self.testbed.get("tester", {}).get("kind", ""))
 
     @property
@@ -99,6 +99,6 @@ def testbed_file_problems(testbed: TestbedFile, *, probe_network: bool = True) -
     if testbed.missing_env:
         return [f"the testbed file {testbed.file} needs environment variable(s) {', '.join(testbed.missing_env)}"]
     from natbench.campaign.schema import TestbedSpec
-    from natbench.testbed import testbed_problems as problems_of
+    from natbench.testbed.preflight import testbed_problems as problems_of
 
     return problems_of(TestbedSpec.model_validate(testbed.testbed), probe_network=probe_network)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from natbench.testbed.backends import AccessBackend, Endpoint, TesterBackend
+from natbench.errors import ConfigError
+from natbench.plugins import ACCESS, TESTERS, AccessBackend, Endpoint, TesterBackend
 from natbench.testbed.lab import lab_problems
-from natbench.testbed.registry import ACCESS, TESTERS
 
 if TYPE_CHECKING:
     from natbench.campaign.schema import TestbedSpec
@@ -28,12 +28,12 @@ def testbed_problems(testbed: TestbedSpec, *, probe_network: bool = True) -> lis
     backends name (the TRex server, every SSH DUT).
     """
     problems: list[str] = []
-    tester: TesterBackend | None = None
+    tester: TesterBackend[Any] | None = None
     try:
         tester = TESTERS.get(testbed.tester.kind, field="testbed.tester.kind")
-    except ImportError as exc:
-        problems.append(f"the {testbed.tester.kind} tester cannot be imported: {exc}")
-    duts: list[tuple[str, AccessBackend]] = [
+    except ConfigError as exc:  # a plugin that cannot be loaded here
+        problems.append(exc.message)
+    duts: list[tuple[str, AccessBackend[Any]]] = [
         (d.name, ACCESS.get(d.access.kind, field=f"testbed.duts.{d.name}.access.kind")) for d in testbed.duts
     ]
     needs_root = (tester is not None and tester.needs_root) or any(b.needs_root for _, b in duts)
@@ -45,8 +45,8 @@ def testbed_problems(testbed: TestbedSpec, *, probe_network: bool = True) -> lis
         problems += backend.problems(d.access)
     endpoints: list[Endpoint] = []
     if tester is not None:
-        problems += tester.problems(testbed.tester)
-        endpoints += tester.endpoints(testbed.tester)
+        problems += tester.problems(testbed.tester.settings)
+        endpoints += tester.endpoints(testbed.tester.settings)
     for d, (name, backend) in zip(testbed.duts, duts, strict=True):
         endpoints += backend.endpoints(d.access, name)
     if probe_network:

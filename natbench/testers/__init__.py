@@ -1,1 +1,1 @@
-"""Traffic generator backends behind the :class:`~natbench.testers.base.Tester` protocol."""
+"""Traffic generator backends behind the :class:`~natbench.plugins.Tester` protocol."""

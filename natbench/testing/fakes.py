@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from natbench.errors import DutError, TesterError
+from natbench.plugins import Directions, Mapping, Phase2Options
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.base import Directions, Mapping, Phase2Options
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -80,7 +80,7 @@ class FakeModel:
 
 @dataclass
 class FakeDut:
-    """A modelled stateful NAT implementing the :class:`~natbench.duts.base.Dut` protocol."""
+    """A modelled stateful NAT implementing the :class:`~natbench.plugins.Dut` protocol."""
 
     model: FakeModel = field(default_factory=FakeModel)
     """The modelled device."""
@@ -120,7 +120,7 @@ class FakeDut:
         self.connections = 0
 
     def supports(self, operation: str) -> bool:
-        """The optional :class:`~natbench.duts.base.ReportsSupport` hook: counting depends on the model."""
+        """The optional :class:`~natbench.plugins.ReportsSupport` hook: counting depends on the model."""
         return operation != "count_connections" or self.model.can_count
 
     def count_connections(self) -> int:
@@ -165,7 +165,7 @@ class FakeDut:
         self.connections = 0
 
     def start_monitor(self, interval: float = 1.0) -> None:
-        """The optional :class:`~natbench.duts.base.MonitorsCpu` hook (recipe DUTs have it too): remember the
+        """The optional :class:`~natbench.plugins.MonitorsCpu` hook (recipe DUTs have it too): remember the
         interval."""
         self.events.append("monitor")
         self._interval = interval
@@ -184,7 +184,7 @@ class FakeDut:
 
 @dataclass
 class MemoryFakeDut(FakeDut):
-    """A :class:`FakeDut` with the optional :class:`~natbench.duts.base.MeasuresMemory` hook: its MemAvailable falls
+    """A :class:`FakeDut` with the optional :class:`~natbench.plugins.MeasuresMemory` hook: its MemAvailable falls
     by ``bytes_per_connection`` and its nf_conntrack slab grows by ``slab_per_connection`` for every connection in
     the table."""
 
@@ -356,9 +356,18 @@ class FakeTester:
             extra=self._extra(),
         )
 
+    def validate_sample(self, rate: float, count: int) -> PhaseResult:
+        """The optional sampling hook: ``count`` of the reverse frames :meth:`validate` would send, spread over the
+        tuples; each arrives when the DUT holds its connection (in proportion to what it holds)."""
+        full = self.validate(rate)
+        c = full.counts[Direction.REVERSE]
+        k = min(count, c.sent)
+        valid = k if not c.sent else math.floor(k * c.valid / c.sent)
+        return replace(full, counts={Direction.REVERSE: DirectionCounts(k, valid, valid)})
+
     def facts(self) -> dict[str, Any]:
         """What the fake is."""
-        return {"backend": "fake", "max_rate": self.dut.model.tester_max_rate}
+        return {"kind": "fake", "max_rate": self.dut.model.tester_max_rate}
 
     def close(self) -> None:
         """Nothing to release."""

@@ -1,31 +1,54 @@
 """Write synthetic run directories in the GUIDE.md layout, for tests, benchmarks and docs.
 
-This is test support, not a fake backend: the files it writes are what ``natbench/run/store.py``
-writes (``campaign.yaml``, ``run.json``, ``points.json``, ``trials.jsonl``; their names come from
-the store), filled with values the caller chooses - records as given, unchecked, so that tests
-can write odd ones too - so report code can be checked against the seeds' published numbers.
+This is test support, not a fake backend: :func:`write_run_dir` writes through the run-directory writer
+(:class:`~natbench.run.writer.RunStore`), so the files are exactly what a run writes (numbered, checksummed
+record lines counted in run.json), filled with values the caller chooses, so report code can be checked
+against the seeds' published numbers. Two named ways write what the writer never would, for the tests that
+need it: ``write_run_dir(..., legacy=True)`` (the layout of natbench before sequence numbers: no record counts,
+unnumbered lines) and :func:`write_raw_run_dir` (every file as given, unchecked).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.run.store import CAMPAIGN, POINTS, RUN, TRIALS, point_to_dict
+from natbench.run.format import (
+    CAMPAIGN,
+    POINTS,
+    RUN,
+    TRIALS,
+    HostFacts,
+    PointRecord,
+    RunMeta,
+    RunStatus,
+    TesterFacts,
+    encode_points,
+    kind_of,
+    record_data,
+)
+from natbench.run.writer import RunStore
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
 __all__ = [
+    "legacy_line",
     "make_point",
     "monitor_extra",
     "result_record",
     "spread",
+    "synthetic_meta",
     "trial_record",
+    "write_raw_run_dir",
     "write_run_dir",
 ]
+
+SYNTHETIC_START = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
+"""When every synthetic run started (2026-01-01 00:00:00 UTC)."""
 
 
 def make_point(
@@ -38,7 +61,7 @@ def make_point(
     frame_size: int = 64,
     dut_params: Mapping[str, Mapping[str, Any]] | None = None,
     swept_dut: str | None = None,
-) -> dict[str, Any]:
+) -> PointRecord:
     """A ``points.json`` entry built through :class:`WorkingPoint` (so id and label are real)."""
     wp = WorkingPoint(
         index=index,
@@ -50,7 +73,7 @@ def make_point(
         swept_dut=swept_dut,
         name=name,
     )
-    return point_to_dict(wp)
+    return PointRecord.of(wp)
 
 
 def spread(median: float, minimum: float, maximum: float, n: int) -> list[float]:
@@ -88,10 +111,9 @@ def result_record(
     *,
     error: float | None = None,
     extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A ``{"type": "result"}`` line (a RepetitionResult)."""
-    rr = RepetitionResult(point_id, metric, repetition, value, unit, error, dict(extra or {}))
-    return {"type": "result", **rr.to_dict()}
+) -> RepetitionResult:
+    """A repetition result."""
+    return RepetitionResult(point_id, metric, repetition, value, unit, error, dict(extra or {}))
 
 
 def trial_record(
@@ -107,10 +129,10 @@ def trial_record(
     kind: str = "phase1",
     extra: Mapping[str, Any] | None = None,
     value: float | None = None,
-) -> dict[str, Any]:
-    """A ``{"type": "trial"}`` line (a TrialRecord) with consistent forward counts."""
+) -> TrialRecord:
+    """A trial with consistent forward counts."""
     sent = int(rate * duration)
-    tr = TrialRecord(
+    return TrialRecord(
         point_id=point_id,
         metric=metric,
         repetition=repetition,
@@ -126,7 +148,6 @@ def trial_record(
         value=value,
         extra=dict(extra or {}),
     )
-    return {"type": "trial", **tr.to_dict()}
 
 
 def monitor_extra(dut: str, cores: int, seconds: int, idle: float = 20.0, interval: float = 1.0) -> dict[str, Any]:
@@ -146,34 +167,86 @@ def monitor_extra(dut: str, cores: int, seconds: int, idle: float = 20.0, interv
     }
 
 
+def synthetic_meta(campaign_name: str = "synthetic", duts: Mapping[str, Mapping[str, Any]] | None = None) -> RunMeta:
+    """run.json of a synthetic run: natbench 0.1.0 at commit 0...0 on host ``synthetic``, started
+    2026-01-01 00:00:00 UTC, the software tester; ``duts``: the DUT facts (default: one DUT, kernel 6.1.0)."""
+    return RunMeta(
+        natbench_version="0.1.0",
+        git_commit="0" * 40,
+        host=HostFacts(hostname="synthetic", python="3.11"),
+        started_at=SYNTHETIC_START,
+        campaign_file="campaign.yaml",
+        campaign_name=campaign_name,
+        tester=TesterFacts("software", {"version": "synthetic"}),
+        duts={k: dict(v) for k, v in (duts or {"dut": {"kernel": "6.1.0", "cpus": 2}}).items()},
+    )
+
+
 def write_run_dir(
     path: str | Path,
-    points: Sequence[Mapping[str, Any]],
-    records: Iterable[Mapping[str, Any]],
+    points: Sequence[PointRecord | WorkingPoint],
+    records: Iterable[TrialRecord | RepetitionResult],
     *,
     campaign_text: str = "name: synthetic\n",
     campaign_name: str = "synthetic",
     duts: Mapping[str, Mapping[str, Any]] | None = None,
-    status: str = "complete",
+    status: RunStatus = "complete",
+    legacy: bool = False,
 ) -> Path:
-    """Write a run directory (GUIDE.md layout) and return its path."""
+    """Write a run directory (GUIDE.md layout) through the run-directory writer and return its path.
+
+    ``legacy``: write the layout of natbench before sequence numbers instead (run.json without record counts,
+    one unnumbered line per record), as such a run directory lies on disk.
+    """
+    root = Path(path)
+    meta = synthetic_meta(campaign_name, duts)
+    if legacy:
+        lines = [legacy_line(r) for r in records]
+        return write_raw_run_dir(
+            root,
+            run_json=meta.replace(records=None, status=status).to_dict(),
+            points_json=[p if isinstance(p, PointRecord) else PointRecord.of(p) for p in points],
+            lines=lines,
+            campaign_text=campaign_text,
+        )
+    with RunStore.create(root, campaign_text=campaign_text, points=points, meta=meta) as store:
+        store.append_all(records)
+        store.update(status=status)
+    return root
+
+
+def legacy_line(record: TrialRecord | RepetitionResult) -> dict[str, Any]:
+    """A record as a line of natbench before sequence numbers held it: ``type`` and the fields, no ``seq``, no
+    ``crc32``."""
+    return {"type": kind_of(record), **record_data(record)}
+
+
+def write_raw_run_dir(
+    path: str | Path,
+    *,
+    run_json: Mapping[str, Any] | str | None,
+    points_json: Any,
+    lines: Iterable[Mapping[str, Any] | str],
+    campaign_text: str | None = "name: synthetic\n",
+) -> Path:
+    """Write every file of a run directory as given, unchecked: for tests of what readers make of files natbench
+    never writes. ``run_json``: an object (sorted keys, indented) or the file's text, None for no file;
+    ``points_json``: the JSON value (:class:`PointRecord` entries as stored) or the file's text; ``lines``: each an
+    object (one compact JSON line) or the line's text; ``campaign_text`` None for no campaign.yaml."""
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
-    (root / CAMPAIGN).write_text(campaign_text)
-    run = {
-        "natbench_version": "0.1.0",
-        "git_commit": "0" * 40,
-        "host": {"hostname": "synthetic", "python": "3.11"},
-        "started_at": "2026-01-01T00:00:00Z",
-        "campaign_file": "campaign.yaml",
-        "campaign_name": campaign_name,
-        "tester": {"kind": "software", "version": "synthetic"},
-        "duts": {k: dict(v) for k, v in (duts or {"dut": {"kernel": "6.1.0", "cpus": 2}}).items()},
-        "status": status,
-    }
-    (root / RUN).write_text(json.dumps(run, indent=2))
-    (root / POINTS).write_text(json.dumps(list(points), indent=2))
-    with open(root / TRIALS, "w") as f:
-        for r in records:
-            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+    if campaign_text is not None:
+        (root / CAMPAIGN).write_text(campaign_text, encoding="utf-8")
+    if run_json is not None:
+        text = run_json if isinstance(run_json, str) else json.dumps(run_json, indent=2, sort_keys=True) + "\n"
+        (root / RUN).write_text(text, encoding="utf-8")
+    if isinstance(points_json, str):
+        (root / POINTS).write_text(points_json, encoding="utf-8")
+    elif isinstance(points_json, list) and all(isinstance(p, PointRecord) for p in points_json):
+        (root / POINTS).write_text(encode_points(points_json), encoding="utf-8")
+    else:
+        (root / POINTS).write_text(json.dumps(points_json, indent=2) + "\n", encoding="utf-8")
+    with open(root / TRIALS, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write((line if isinstance(line, str) else json.dumps(line, separators=(",", ":"))) + "\n")
     return root

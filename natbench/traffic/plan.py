@@ -155,8 +155,6 @@ class TrafficPlan:
     """Seed of the phase-1 enumeration and of phase-2 random ports."""
     responder_mode: ResponderMode = ResponderMode.LEARN
     """How public -> private tuples are obtained (recorded with every trial)."""
-    extra: dict[str, object] = field(default_factory=dict)
-    """Backend-specific settings from the campaign's tester section (e.g. MACs)."""
 
     @property
     def enumeration(self) -> PortEnumeration:

@@ -4,31 +4,63 @@
 namespaces joined by veth pairs; :mod:`~natbench.testbed.lab.inventory` finds the labs on this
 host and removes stale ones; :mod:`~natbench.testbed.lab.host` holds what every lab needs from
 the host (commands, locks, the state directory). A lab is a
-:class:`~natbench.testbed.lab.resource.LabResource`; :class:`VmLab`
+:class:`~natbench.plugins.LabResource`; :class:`VmLab`
 (:mod:`~natbench.testbed.lab.vm`) is the other one beside the namespace lab: its DUT is a QEMU
 VM booted from an image :mod:`~natbench.testbed.lab.vm_image` builds from Debian's packages.
+The lab owns its DUT access kind ``lab`` (:mod:`~natbench.testbed.lab.access`).
 """
 
-from natbench.testbed.lab.host import HOST_LOCK, LabError
-from natbench.testbed.lab.inventory import (
-    UNOWNED_GRACE,
-    FoundLab,
-    find_labs,
-    list_labs,
-    recorded_lab,
-    remove_stale_labs,
-    stale_labs,
-)
-from natbench.testbed.lab.netns import NetnsLab, dut_recipe_params, lab_problems
-from natbench.testbed.lab.resource import LabResource
-from natbench.testbed.lab.vm import VmLab, VmSettings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from natbench.testbed.lab.host import HOST_LOCK, LabError
+    from natbench.testbed.lab.inventory import (
+        UNOWNED_GRACE,
+        FoundLab,
+        find_labs,
+        list_labs,
+        recorded_lab,
+        remove_stale_labs,
+        stale_labs,
+    )
+    from natbench.testbed.lab.netns import NetnsLab, dut_recipe_params, lab_problems
+    from natbench.testbed.lab.vm import VmLab, VmSettings
+
+_HOME = {
+    "HOST_LOCK": "host",
+    "LabError": "host",
+    "UNOWNED_GRACE": "inventory",
+    "FoundLab": "inventory",
+    "find_labs": "inventory",
+    "list_labs": "inventory",
+    "recorded_lab": "inventory",
+    "remove_stale_labs": "inventory",
+    "stale_labs": "inventory",
+    "NetnsLab": "netns",
+    "dut_recipe_params": "netns",
+    "lab_problems": "netns",
+    "VmLab": "vm",
+    "VmSettings": "vm",
+}
+"""The module of each name this package offers; imported on first use, so that importing one light module of the
+lab (its access kind, which validating a campaign loads) does not import them all."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
 
 __all__ = [
     "HOST_LOCK",
     "UNOWNED_GRACE",
     "FoundLab",
     "LabError",
-    "LabResource",
     "NetnsLab",
     "VmLab",
     "VmSettings",

@@ -26,7 +26,7 @@ The kernel carries the owner too: the alias of ``lo`` in both namespaces names
 the owning process (pid and start time) and the state file, which is how
 ``lab down --stale`` (:mod:`natbench.testbed.lab.inventory`) finds every lab.
 
-A :class:`NetnsLab` is a lab resource (:class:`~natbench.testbed.lab.resource.LabResource`):
+A :class:`NetnsLab` is a lab resource (:class:`~natbench.plugins.LabResource`):
 the testbed hands its :meth:`~NetnsLab.tester_ports` to the tester factory and its
 :meth:`~NetnsLab.place_dut` / :meth:`~NetnsLab.dut_params` to the DUT factory.
 """
@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from natbench.duts.executors import NetnsExecutor
-from natbench.duts.factory import DutPlacement
 from natbench.errors import ConfigError
 from natbench.host import install_command, package_for
+from natbench.plugins import DutPlacement, LabPorts, Port
 from natbench.testbed.lab.host import (
     LAB_NAME_RE,
     OWNER_MARK,
@@ -63,7 +63,6 @@ from natbench.testbed.lab.host import (
     run,
 )
 from natbench.testbed.lab.host import state_dir as state_dir_or_default
-from natbench.testers.base import LabPorts, Port
 from natbench.traffic.plan import AddressPlan, Family
 
 __all__ = [

@@ -41,9 +41,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from natbench.duts.factory import DutPlacement
+from natbench.plugins import DutPlacement, LabPorts
 from natbench.testbed.lab.host import LabError, netns_list, require_root, run
 from natbench.testbed.lab.netns import (
     DUT_PRIVATE_IF,
@@ -55,10 +55,22 @@ from natbench.testbed.lab.netns import (
     drop_tester_ingress,
 )
 from natbench.testbed.lab.vm_image import Image, build_image, find_image, missing_tools
-from natbench.testers.base import LabPorts
 from natbench.traffic.plan import AddressPlan, Family
 
-__all__ = ["SSH_PORT", "VM_PRIVATE_IF", "VM_PUBLIC_IF", "VmLab", "VmSettings", "choose_accel", "netns_connect"]
+__all__ = [
+    "DEFAULT_ACCEL",
+    "DEFAULT_BOOT_TIMEOUT",
+    "DEFAULT_MEMORY",
+    "DEFAULT_VCPUS",
+    "SSH_PORT",
+    "VM_PRIVATE_IF",
+    "VM_PUBLIC_IF",
+    "VmLab",
+    "VmSettings",
+    "choose_accel",
+    "netns_connect",
+    "vm_recipe_params",
+]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +78,14 @@ VM_PRIVATE_IF = "eth1"
 """The VM's private-side NIC (towards the Initiator)."""
 VM_PUBLIC_IF = "eth2"
 """The VM's public-side NIC (towards the Responder)."""
+DEFAULT_VCPUS = 1
+"""vCPUs of a VM DUT unless its ``access.vcpus`` (or ``natbench lab up --vcpus``) says otherwise."""
+DEFAULT_MEMORY = 1536
+"""Memory of a VM DUT in MiB unless its ``access.memory`` says otherwise."""
+DEFAULT_ACCEL: Literal["auto", "kvm", "tcg"] = "auto"
+"""QEMU accelerator choice of a VM DUT unless its ``access.accel`` says otherwise."""
+DEFAULT_BOOT_TIMEOUT = 600.0
+"""Seconds a VM DUT may take from start to SSH unless its ``access.boot_timeout`` says otherwise."""
 SSH_PORT = 2222
 """The port on the DUT namespace's loopback QEMU forwards to the guest's sshd."""
 TAP_PRIVATE_IF = "nbv-priv"
@@ -130,6 +150,19 @@ def choose_accel(requested: str = "auto") -> tuple[list[str], str]:
     return ["tcg"], f"software emulation (TCG): {why}"
 
 
+def vm_recipe_params(addresses: AddressPlan, position: int, count: int) -> dict[str, Any]:
+    """The recipe parameters the VM lab decides for VM ``position`` of ``count`` (path order): its NICs and, on the
+    path's ends, the campaign's DUT addresses (the first VM's private side, the last VM's public side; the links
+    between VMs are the campaign's to address)."""
+    a = addresses
+    params: dict[str, Any] = {"private_if": VM_PRIVATE_IF, "public_if": VM_PUBLIC_IF}
+    if position == 0:
+        params["private_address"] = f"{a.dut_private}/{a.private_prefixlen}"
+    if position == count - 1:
+        params["public_address"] = f"{a.dut_public}/{a.public_prefixlen}"
+    return params
+
+
 class VmSettings:
     """What the VM lab boots: the image name, vCPUs, memory (MiB), accelerator choice and boot timeout."""
 
@@ -137,10 +170,10 @@ class VmSettings:
         self,
         image: str = "jool",
         *,
-        vcpus: int = 1,
-        memory: int = 1536,
-        accel: str = "auto",
-        boot_timeout: float = 600.0,
+        vcpus: int = DEFAULT_VCPUS,
+        memory: int = DEFAULT_MEMORY,
+        accel: str = DEFAULT_ACCEL,
+        boot_timeout: float = DEFAULT_BOOT_TIMEOUT,
         image_cache: Path | str | None = None,
     ) -> None:
         self.image = image
@@ -296,14 +329,7 @@ class VmLab(NetnsLab):
     def dut_params(self, dut: str) -> dict[str, Any]:
         """The VM's NICs and, on the path's ends, the campaign's DUT addresses (the first VM's private side,
         the last VM's public side; the links between VMs are the campaign's to address)."""
-        v = self._vm_of(dut)
-        a = self.addresses
-        params: dict[str, Any] = {"private_if": VM_PRIVATE_IF, "public_if": VM_PUBLIC_IF}
-        if v.index == 0:
-            params["private_address"] = f"{a.dut_private}/{a.private_prefixlen}"
-        if v.index == len(self.vms) - 1:
-            params["public_address"] = f"{a.dut_public}/{a.public_prefixlen}"
-        return params
+        return vm_recipe_params(self.addresses, self._vm_of(dut).index, len(self.vms))
 
     def place_dut(self, dut: str) -> DutPlacement:
         """The DUT's VM over SSH; it has its own kernel (no host settings) and its own vCPUs; the VM's facts

@@ -297,6 +297,10 @@ typedef struct {
     struct mmsghdr msgs[BATCH];
     struct iovec iov[BATCH];
     uint64_t first_ns, last_ns, errors, calls, max_lag;
+    double catchup;    /* a backlog goes out at most at catchup x rate (0: as fast as the socket takes it) */
+    double cu_tokens;  /* the catch-up token bucket: frames that may go out now, at most one batch */
+    uint64_t cu_ns;    /* when the bucket was last refilled (0: not yet) */
+    uint64_t behind_ns, step_ns; /* time spent more than a batch behind schedule; the previous step's clock */
     int done;
 } tx_t;
 
@@ -405,6 +409,11 @@ static int tx_init(tx_t *t, PyObject *d, uint16_t tag) {
     if (get_dbl(d, "rate", 0.0, &t->rate) < 0) goto fail;
     if (get_dbl(d, "time_limit", 0.0, &lim) < 0) goto fail;
     t->time_limit_ns = (uint64_t)(lim * 1e9);
+    if (get_dbl(d, "catchup", 0.0, &t->catchup) < 0) goto fail;
+    t->cu_tokens = (double)BATCH;
+    t->cu_ns = 0;
+    t->behind_ns = 0;
+    t->step_ns = 0;
     if (get_ll(d, "flags", 0, &v) < 0) goto fail;
     t->flags = (uint16_t)v;
     if (get_ll(d, "tag_every", 0, &v) < 0) goto fail;
@@ -537,10 +546,27 @@ static int tx_step(tx_t *t, uint64_t now, uint64_t t0) {
         t->done = 1;
         return 0;
     }
-    if (due <= t->sent) return 0;
+    if (due <= t->sent) {
+        t->step_ns = now;
+        return 0;
+    }
     uint64_t lag = due - t->sent;
     if (lag > t->max_lag) t->max_lag = lag;
+    if (lag > BATCH && t->step_ns) t->behind_ns += now - t->step_ns;
+    t->step_ns = now;
     int n = lag > BATCH ? BATCH : (int)lag;
+    if (t->catchup > 0.0 && t->rate > 0.0) {
+        /* A backlog (the sender fell behind: a stall, a preemption) is caught up at most at catchup x the rate:
+         * a token bucket refilled at that rate, one batch deep. On schedule it never binds (the bucket fills
+         * faster than frames fall due); after a stall it spreads the catch-up instead of sending the whole
+         * backlog at line rate into the DUT. */
+        if (t->cu_ns == 0) t->cu_ns = now;
+        t->cu_tokens += (double)(now - t->cu_ns) * 1e-9 * t->rate * t->catchup;
+        t->cu_ns = now;
+        if (t->cu_tokens > (double)BATCH) t->cu_tokens = (double)BATCH;
+        if (t->cu_tokens < 1.0) return 0;
+        if ((double)n > t->cu_tokens) n = (int)t->cu_tokens;
+    }
     /* The send stamp: one clock reading per batch for plain frames (their stamp is never read). A frame whose
      * delay is measured gets its own reading as it is built: a tagged frame is sent alone (it ends any batch
      * before it and its own), so only its build and the send call lie between stamp and wire; with stamp_each
@@ -607,6 +633,7 @@ static int tx_step(tx_t *t, uint64_t now, uint64_t t0) {
     if (r < built) t->errors++;
     /* frames not accepted are rebuilt next time with the same k (same ports for ENUM/LINEAR) */
     if (t->sent == 0 && r > 0) t->first_ns = now;
+    t->cu_tokens -= (double)r;
     t->sent += (uint64_t)r;
     t->next_i += (uint64_t)r;
     if (r > 0) t->last_ns = now_ns(CLOCK_MONOTONIC);
@@ -858,11 +885,13 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
         for (i = 0; i < ntx; i++) {
             tx_t *t = &tx[i];
             PyList_SET_ITEM(txo, i,
-                            Py_BuildValue("{s:K,s:K,s:d,s:d,s:K,s:K,s:K}", "sent", (unsigned long long)t->sent, "count",
-                                          (unsigned long long)t->count, "first", (double)(t->first_ns - t0) * 1e-9,
-                                          "last", t->last_ns ? (double)(t->last_ns - t0) * 1e-9 : 0.0, "errors",
+                            Py_BuildValue("{s:K,s:K,s:d,s:d,s:K,s:K,s:K,s:d}", "sent", (unsigned long long)t->sent,
+                                          "count", (unsigned long long)t->count, "first",
+                                          (double)(t->first_ns - t0) * 1e-9, "last",
+                                          t->last_ns ? (double)(t->last_ns - t0) * 1e-9 : 0.0, "errors",
                                           (unsigned long long)t->errors, "calls", (unsigned long long)t->calls,
-                                          "max_lag", (unsigned long long)t->max_lag));
+                                          "max_lag", (unsigned long long)t->max_lag, "behind",
+                                          (double)t->behind_ns * 1e-9));
         }
         for (i = 0; i < nrx; i++) {
             rx_t *r = &rx[i];

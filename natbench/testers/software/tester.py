@@ -21,19 +21,20 @@ from typing import Any
 
 import numpy as np
 
-from natbench import __version__
 from natbench.errors import TesterError
-from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.base import Directions, Mapping, Phase2Options, Port
+from natbench.plugins import Directions, Mapping, Phase2Options, Port
+from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
+from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.delaystats import exact_stats, histogram_stats
 from natbench.traffic.enumeration import EnumerationOrder, PortEnumeration, SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
+from natbench.version import __version__
 
 __all__ = ["SoftwareTester", "read_mac"]
 
 try:
-    from natbench.testers.software import _engine
+    import natbench.testers.software._engine as _engine
 except ImportError as exc:  # pragma: no cover - only without a build
     _engine = None  # type: ignore[assignment]
     _IMPORT_ERROR: ImportError | None = exc
@@ -56,9 +57,13 @@ class SoftwareTester:
     Rates are frames per second per direction. A trial in which the sender
     fell behind the intended rate (its last frame left later than its due time
     by more than ``rate_tolerance`` of the trial's intended duration, or than
-    ``lateness_slack`` seconds if that is larger), or in which
-    the tester's own receive socket dropped frames, is reported with
-    ``tester_ok=False`` so the procedure marks it invalid.
+    ``lateness_slack`` seconds if that is larger) is reported with
+    ``tester_ok=False`` so the procedure marks it invalid. What the tester did
+    without failing the trial is reported as a :class:`~natbench.results.Deviation`
+    of the direction it touched, which the verdict weighs against the loss: a
+    stall it caught up with (the backlog it then sent faster than the rate, at
+    most ``catchup`` x the rate) and frames its own receive socket or CPU backlog
+    dropped.
 
     With two or more ``cpus`` a trial runs as two lanes, one thread each: all
     that is sent and received on the Initiator port on the first CPU, all on
@@ -81,10 +86,11 @@ class SoftwareTester:
         *,
         cpus: Sequence[int] | None = None,
         timeout: float = 1.0,
-        rate_tolerance: float = 0.001,
+        rate_tolerance: float = DEFAULT_RATE_TOLERANCE,
         rcvbuf: int = 64 << 20,
         lateness_slack: float = 0.0005,
         max_stall: float = 0.002,
+        catchup: float = 2.0,
         realtime: bool = True,
         before_prepare: Callable[[], None] | None = None,
         enumeration: str = EnumerationOrder.FEISTEL,
@@ -101,7 +107,12 @@ class SoftwareTester:
         self.lateness_slack = float(lateness_slack)
         """Lateness (s) always accepted, for very short trials (scheduler wake-up jitter)."""
         self.max_stall = float(max_stall)
-        """Longest accepted moment behind schedule (s); beyond it (and beyond one batch) the trial is flagged."""
+        """Longest moment behind schedule (s) that is no deviation; beyond it (and beyond one batch) the trial
+        records the backlog as a :class:`~natbench.results.Deviation` (a clump) of its direction."""
+        if not catchup >= 1.0:
+            raise TesterError(f"catchup must be at least 1 (a multiple of the rate), got {catchup!r}")
+        self.catchup = float(catchup)
+        """After falling behind, frames go out at most at this multiple of the rate until the backlog is sent."""
         self.realtime = bool(realtime)
         """Run the data path as SCHED_FIFO (when permitted) so other processes cannot preempt it."""
         self.before_prepare = before_prepare
@@ -196,7 +207,8 @@ class SoftwareTester:
         raw = self._run([tx], [rx])
         t, r = raw["tx"][0], raw["rx"][0]
         counts = {Direction.FORWARD: DirectionCounts(t["sent"], r["received"], r["valid"])}
-        ok, notes, achieved = self._rate_check([t], rate, raw["rx"], raw["softnet_drops"])
+        ok, notes, achieved = self._rate_check([t], rate)
+        deviations = self._deviations([Direction.FORWARD], [t], [r], rate, raw["softnet_drops"])
         learned_n: int | None = None
         if learn:
             assert learned is not None
@@ -219,6 +231,7 @@ class SoftwareTester:
             learned=learned_n,
             responder_mode=str(ResponderMode.LEARN) if learn else None,
             extra=extra,
+            deviations=deviations,
         )
 
     def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
@@ -322,7 +335,8 @@ class SoftwareTester:
                 latency[d] = histogram_stats(hists[d], r["delay_min"], r["delay_max"])
             elif d in lat and r["latency_samples"]:
                 latency[d] = exact_stats(lat[d][: r["latency_samples"]])
-        ok, notes, achieved = self._rate_check(raw["tx"], rate, raw["rx"], raw["softnet_drops"])
+        ok, notes, achieved = self._rate_check(raw["tx"], rate)
+        deviations = self._deviations(list(directions.active), raw["tx"], raw["rx"], rate, raw["softnet_drops"])
         extra = self._extra(raw)
         extra["inconsistent"] = {str(d): int(r["bad"]) for d, r in zip(directions.active, raw["rx"], strict=True)}
         if tag_every:
@@ -344,6 +358,7 @@ class SoftwareTester:
             tester_note="; ".join(notes),
             responder_mode=mode_used,
             extra=extra,
+            deviations=deviations,
         )
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
@@ -356,9 +371,21 @@ class SoftwareTester:
 
     def validate(self, rate: float) -> PhaseResult:
         """Send one reverse frame per known tuple, reading the state table linearly; count arrivals."""
+        return self._validate(rate, None)
+
+    def validate_sample(self, rate: float, count: int) -> PhaseResult:
+        """The optional sampling hook: one reverse frame to each of ``count`` known tuples spread evenly over the
+        table (every tuple when there are fewer), as :meth:`validate` does for all of them."""
+        return self._validate(rate, count)
+
+    def _validate(self, rate: float, count: int | None) -> PhaseResult:
         plan = self._need_plan()
         loaded = self._loaded if plan.responder_mode is ResponderMode.READ else None
         sport, dport, expect, mode_used = self._reverse_tuples(Phase2Options(mappings=loaded))
+        if count is not None and 0 < count < len(sport):
+            pick = np.unique(np.linspace(0, len(sport) - 1, count).astype(np.int64))
+            sport, dport = np.ascontiguousarray(sport[pick]), np.ascontiguousarray(dport[pick])
+            expect = None if expect is None else np.ascontiguousarray(expect[pick])
         n = len(sport)
         tx = {
             "fd": self._fd_resp,
@@ -381,7 +408,8 @@ class SoftwareTester:
         }
         raw = self._run([tx], [rx])
         t, r = raw["tx"][0], raw["rx"][0]
-        ok, notes, achieved = self._rate_check([t], rate, raw["rx"], raw["softnet_drops"])
+        ok, notes, achieved = self._rate_check([t], rate)
+        deviations = self._deviations([Direction.REVERSE], [t], [r], rate, raw["softnet_drops"])
         return PhaseResult(
             intended_rate=float(rate),
             achieved_rate=achieved,
@@ -391,6 +419,7 @@ class SoftwareTester:
             tester_note="; ".join(notes),
             responder_mode=mode_used,
             extra=self._extra(raw),
+            deviations=deviations,
         )
 
     def facts(self) -> dict[str, Any]:
@@ -406,6 +435,7 @@ class SoftwareTester:
             "rate_tolerance": self.rate_tolerance,
             "lateness_slack": self.lateness_slack,
             "max_stall": self.max_stall,
+            "catchup": self.catchup,
             "realtime": self.realtime,
             "enumeration": str(self.enumeration),
             "kernel": platform.release(),
@@ -505,6 +535,8 @@ class SoftwareTester:
 
     def _run(self, tx: list[dict[str, Any]], rx: list[dict[str, Any]], timestamps: bool = False) -> dict[str, Any]:
         self._tag = self._tag % 0xFFFF + 1
+        for t in tx:
+            t.setdefault("catchup", self.catchup)
         for fd in (self._fd_init, self._fd_resp):
             _engine.timestamps(fd, timestamps)
             _engine.drain(fd)
@@ -603,10 +635,8 @@ class SoftwareTester:
     def _span(t: dict[str, Any]) -> float:
         return max(float(t["last"]) - float(t["first"]), 0.0)
 
-    def _rate_check(
-        self, txs: list[dict[str, Any]], rate: float, rxs: list[dict[str, Any]], softnet_drops: int = 0
-    ) -> tuple[bool, list[str], float]:
-        """Did every stream send all its frames at the intended rate? Did the tester receive all that arrived?"""
+    def _rate_check(self, txs: list[dict[str, Any]], rate: float) -> tuple[bool, list[str], float]:
+        """Did every stream send all its frames, on time on average? (ok, why not, the slowest achieved rate)."""
         ok = True
         notes: list[str] = []
         achieved_all: list[float] = []
@@ -630,23 +660,42 @@ class SoftwareTester:
                         f"fell behind: last frame {lateness * 1e3:.3f} ms late (allowed {allowed * 1e3:.3f} ms), "
                         f"{achieved:.0f} of {rate:.0f} fps"
                     )
-                # a stall that was caught up later still sent a burst the DUT never should have seen
-                lag = int(t["max_lag"])
-                lag_allowed = max(self.max_stall * rate, self.rate_tolerance * count, _engine.BATCH)
-                if lag > lag_allowed:
-                    ok = False
-                    notes.append(
-                        f"stalled: {lag} frames ({lag / rate * 1e3:.1f} ms) behind schedule at one point, "
-                        f"then sent in bursts (allowed {lag_allowed:.0f} frames)"
-                    )
-        for r in rxs:
-            if r["socket_drops"]:
-                ok = False
-                notes.append(f"tester receive socket dropped {r['socket_drops']} frames")
-        if softnet_drops:
-            ok = False
-            notes.append(f"backlog of the tester CPUs dropped {softnet_drops} frames")
         return ok, notes, min(achieved_all) if achieved_all else 0.0
+
+    def _deviations(
+        self,
+        directions: list[Direction],
+        txs: list[dict[str, Any]],
+        rxs: list[dict[str, Any]],
+        rate: float,
+        softnet_drops: int,
+    ) -> dict[Direction, Deviation]:
+        """Per direction (its stream ``txs[i]``, received by ``rxs[i]``): a stall caught up in a burst, frames the
+        receive socket dropped, frames the tester CPUs' backlog dropped (counted against every direction: the
+        counter does not say whose)."""
+        out: dict[Direction, Deviation] = {}
+        for d, t, r in zip(directions, txs, rxs, strict=True):
+            clump = 0
+            notes: list[str] = []
+            if rate > 0 and math.isfinite(rate):
+                # a stall that was caught up later sent a burst the DUT never should have seen
+                lag = int(t["max_lag"])
+                lag_allowed = max(self.max_stall * rate, self.rate_tolerance * int(t["count"]), _engine.BATCH)
+                if lag > lag_allowed:
+                    clump = lag
+                    notes.append(
+                        f"stalled: {lag} frames ({lag / rate * 1e3:.1f} ms) behind schedule at one point, then caught"
+                        f" up at up to {self.catchup:g} x the rate (allowed without note {lag_allowed:.0f} frames)"
+                    )
+            missed = int(r["socket_drops"]) + int(softnet_drops)
+            if r["socket_drops"]:
+                notes.append(f"tester receive socket dropped {r['socket_drops']} frames")
+            if softnet_drops:
+                notes.append(f"backlog of the tester CPUs dropped {softnet_drops} frames")
+            dev = Deviation(clump=clump, missed=missed, notes=tuple(notes))
+            if dev:
+                out[d] = dev
+        return out
 
     @staticmethod
     def _extra(raw: dict[str, Any]) -> dict[str, Any]:
@@ -654,6 +703,7 @@ class SoftwareTester:
             "tester": {
                 "elapsed": round(float(raw["elapsed"]), 6),
                 "max_lag_frames": [int(t["max_lag"]) for t in raw["tx"]],
+                "behind_s": [round(float(t.get("behind", 0.0)), 6) for t in raw["tx"]],
                 "send_calls": [int(t["calls"]) for t in raw["tx"]],
                 "send_errors": [int(t["errors"]) for t in raw["tx"]],
                 "socket_drops": [int(r["socket_drops"]) for r in raw["rx"]],

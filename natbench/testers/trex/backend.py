@@ -1,54 +1,70 @@
-"""The TRex tester as a testbed backend (``testbed.tester.kind: trex``), with its preflight."""
+"""The TRex tester as a testbed backend (``testbed.tester.kind: trex``), with its preflight.
+
+Light on purpose: the campaign schema loads it for :class:`~natbench.testers.trex.settings.TRexSettings`;
+the tester itself (and, through it, the TRex client) is imported when one is created.
+"""
 
 from __future__ import annotations
 
-from natbench.campaign.schema import TesterSpec
-from natbench.testbed.backends import Endpoint, LabRequest, Locate, TesterContext
-from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
-from natbench.testers.trex.tester import TRexSettings, TRexTester, check_settings, create
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["TRexBackend"]
+from natbench.plugins import Endpoint, LabRequest, Locate, TesterContext
+from natbench.plugins.settings import validated
+from natbench.testers.trex.settings import TRexSettings
+
+if TYPE_CHECKING:
+    from natbench.testers.trex.tester import TRexTester
+
+__all__ = ["BACKEND", "TRexBackend", "check_settings", "create"]
+
+
+def check_settings(settings: Mapping[str, Any], locate: Locate | None = None) -> TRexSettings:
+    """``testbed.tester.settings`` of ``kind: trex`` given as a mapping, validated without connecting; a problem
+    is one ConfigError naming ``testbed.tester.settings.<field>`` (and, through ``locate``, file and line)."""
+    return validated(TRexSettings, settings, locate=locate)
+
+
+def create(settings: TRexSettings | Mapping[str, Any], locate: Locate | None = None) -> TRexTester:
+    """The TRex tester of ``settings`` (a mapping is validated first); it does not connect yet."""
+    from natbench.testers.trex.tester import TRexTester
+
+    return TRexTester(settings if isinstance(settings, TRexSettings) else check_settings(settings, locate))
 
 
 class TRexBackend:
     """A TRex STL server, reached over its RPC ports; needs no root on this machine."""
 
+    settings = TRexSettings
+    """The settings model (server, ports, MACs, ...; ``rate_tolerance`` 0.01, responder mode ``read``)."""
     needs_root = False
     """The TRex client only opens TCP connections."""
-    default_rate_tolerance = TRexSettings.model_fields["rate_tolerance"].default
-    """The achieved-rate tolerance a TRex trial is judged with when the campaign sets none (the engine uses
-    the same: one tolerance per run)."""
 
-    def check(self, spec: TesterSpec, locate: Locate | None) -> None:
-        """Validate the settings (server, ports, MACs, ...) without connecting."""
-        check_settings(spec.settings, locate)
+    def check(self, settings: TRexSettings, locate: Locate | None) -> None:
+        """Nothing depends on this machine: the model checked everything when the campaign was validated."""
 
-    def lab_request(self, spec: TesterSpec) -> LabRequest | None:
+    def lab_request(self, settings: TRexSettings) -> LabRequest | None:
         """None: TRex drives its own ports, not the local lab's."""
         return None
 
-    def create(self, spec: TesterSpec, context: TesterContext) -> TRexTester:
+    def create(self, settings: TRexSettings, context: TesterContext) -> TRexTester:
         """The tester (it connects on its first ``prepare``)."""
-        return create(spec.settings, locate=context.locate)
+        return create(settings)
 
-    def problems(self, spec: TesterSpec) -> list[str]:
+    def problems(self, settings: TRexSettings | None) -> list[str]:
         """The TRex client library must be importable."""
         from natbench.testers.trex.client import load_api
 
         try:
             load_api()
         except Exception as exc:  # TesterError or ImportError: either way no client
-            return [f"no TRex client library: {exc}"]
+            return [f'no TRex client library (pip install -e ".[trex]", Python < 3.12): {exc}']
         return []
 
-    def endpoints(self, spec: TesterSpec) -> list[Endpoint]:
-        """The server's RPC port (a malformed ``server`` is the factory's ConfigError, not a skip)."""
-        server = spec.settings.get("server")
-        if not server:
-            return []
-        try:
-            address = parse_server(str(server))
-        except ValueError:
-            return []
-        port = spec.settings.get("sync_port") or address.port or DEFAULT_SYNC_PORT
-        return [("no TRex server reachable", address.host, int(port))]
+    def endpoints(self, settings: TRexSettings) -> list[Endpoint]:
+        """The server's RPC port."""
+        return [("no TRex server reachable", settings.address.host, settings.rpc_port)]
+
+
+BACKEND = TRexBackend()
+"""The backend registered as tester kind ``trex``."""

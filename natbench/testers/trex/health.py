@@ -161,9 +161,10 @@ def _detail(counters: Mapping[str, int]) -> str:
 
 
 def receive_drop_notes(drops: Mapping[int, Mapping[str, int]]) -> list[str]:
-    """One invalidating note ('!') per port whose receive counters moved: the frames never reached the count."""
+    """One note per port whose receive counters moved: frames that never reached the count (the tester's
+    deviation of the direction received there, weighed against that direction's loss)."""
     return [
-        f"!tester receive (TRex port {port}) dropped at least {max(c.values())} frames ({_detail(c)})"
+        f"tester receive (TRex port {port}) dropped at least {max(c.values())} frames ({_detail(c)})"
         for port, c in sorted(drops.items())
     ]
 
@@ -229,25 +230,33 @@ def pacing_warnings(
     timing_slack: float,
     busy_core_pct: float,
     software: bool,
+    rate_tolerance: float = 0.0,
 ) -> list[str]:
     """Signs in TRex's counters that frames did not leave evenly at the intended rate (no verdict change).
 
-    ``sent``: frames sent per direction; ``wall``: seconds from the start RPC until the ports were
-    idle; ``busiest``: :func:`busiest_core`. What the counters can show: a saturated data-plane core
-    (it sends what fell behind in bursts); a continuous trial short of its frames by more than
-    0.1 % (and one frame, TRex's own stop at the duration) yet within the tolerance that keeps it
-    valid; sending that took longer than nominal beyond ``timing_slack`` yet within the tolerance
-    (frames left late); and software mode, which sends in clumps (docs/trex.md 4.5). Frame-level
-    gaps are in no counter: TRex's own rates are one-second averages.
+    ``sent``: frames sent per direction; ``wall``: seconds from the start RPC's return until the ports were
+    idle; ``busiest``: :func:`busiest_core`; ``rate_tolerance``: beyond it the trial is invalid (short of its
+    frames, over them, or late), so those get no "within rate_tolerance" warning. What the counters can show: a
+    saturated data-plane core (it sends what fell behind in bursts); a continuous trial short of its frames, or
+    over them, by more than 0.1 % (and one frame, TRex's own stop at the duration) yet within the tolerance that
+    keeps it valid; sending that took longer than nominal beyond ``timing_slack`` yet within the tolerance
+    (frames left late); and software mode, which sends in clumps (docs/trex.md 4.5). Frame-level gaps are in no
+    counter: TRex's own rates are one-second averages.
     """
     out: list[str] = []
     if busiest is not None and busiest >= busy_core_pct:
         out.append(f"a TRex core ran at {busiest:.0f} % during the trial: a saturated core sends late frames in bursts")
     if continuous:
         for d, n in sent.items():
-            if intended_frames and n < intended_frames - max(1.0, 0.001 * intended_frames):
+            margin = max(1.0, 0.001 * intended_frames)
+            short = intended_frames and n < intended_frames - margin
+            if short and n >= intended_frames * (1 - rate_tolerance):  # beyond the tolerance it is no warning
                 out.append(f"{d}: sent {n} of {intended_frames:.0f} frames (within rate_tolerance)")
-    if wall - timing_slack > nominal:
+            over = intended_frames and n > intended_frames + margin
+            if over and n <= intended_frames * (1 + rate_tolerance) + 1:
+                out.append(f"{d}: sent {n} frames for {intended_frames:.0f} intended (over, within rate_tolerance)")
+    late = wall > nominal * (1 + rate_tolerance) + timing_slack  # the trial is invalid for it: no warning
+    if wall - timing_slack > nominal and not late:
         what = "trial" if continuous else "burst"
         out.append(
             f"sending took {wall - timing_slack:.3f} s for a {nominal:.3f} s {what} beyond the "

@@ -15,7 +15,7 @@ import ipaddress
 from collections.abc import Sequence
 from typing import Any
 
-from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.plugins import Directions, Mapping, Phase2Options
 from natbench.testers.trex import program as prg
 from natbench.testers.trex.streams import build_streams
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan

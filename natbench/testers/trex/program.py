@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from natbench.testers.base import Direction, Directions, Mapping, Phase2Options
+from natbench.plugins import Directions, Mapping, Phase2Options
+from natbench.results import Direction
 from natbench.testers.trex.frames import FrameTemplate
+from natbench.testers.trex.settings import DEFAULT_BIAS_TOLERANCE
 from natbench.traffic import EnumerationOrder, Family, PortRange, ResponderMode, SplitMix64, TrafficPlan
 
 __all__ = [
@@ -63,8 +65,6 @@ MAX_BURST = 2**31 - 1
 """Largest single burst: TRex parses ``total_pkts`` as uint32 and splits it across cores as a signed int."""
 DEFAULT_MAX_CORES = 16
 """Core count the compiler keeps exact-once for when the server's count is not known (offline)."""
-DEFAULT_BIAS_TOLERANCE = 1e-4
-"""Largest relative deviation from uniform a random port variable may have before its range is split."""
 LATENCY_PG_BASE = 0x4E42
 """First packet-group id natbench uses for latency streams (one per direction)."""
 

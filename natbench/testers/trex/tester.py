@@ -7,134 +7,24 @@ import dataclasses
 import importlib.metadata
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
-
-from natbench.config.validation import first_error, validation_error
 from natbench.errors import TesterError
-from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.base import Directions, Mapping, Phase2Options
+from natbench.plugins import Directions, Mapping, Phase2Options
+from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.trex import health
 from natbench.testers.trex import program as prg
-from natbench.testers.trex.address import DEFAULT_SYNC_PORT, ServerAddress, parse_server
 from natbench.testers.trex.client import TRexSession
 from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port, Program
+from natbench.testers.trex.settings import TRexSettings
 from natbench.traffic import Family, ResponderMode, TrafficPlan
 
-if TYPE_CHECKING:
-    from natbench.testbed.backends import Locate
-
-__all__ = ["TRexSettings", "TRexTester", "check_settings", "create"]
-
-_MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
-
-
-class TRexSettings(BaseModel):
-    """The campaign's ``testbed.tester`` settings for ``kind: trex``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    server: str
-    """The TRex server (STL mode, started with ``-i``): ``host``, ``host:port`` or ``[ipv6]:port``
-    (host name, IPv4 or IPv6 address; the port is the RPC sync port)."""
-    sync_port: int | None = Field(default=None, ge=1, le=65535)
-    """RPC (sync) port of the server; default: the port given in ``server``, else 4501."""
-    async_port: int | None = Field(default=None, ge=1, le=65535)
-    """Publisher (async) port of the server; default: the RPC port - 1 (TRex's 4500 next to 4501)."""
-    ports: tuple[int, int] = (0, 1)
-    """TRex ports (private / Initiator side, public / Responder side); a dual port pair."""
-    private_dst_mac: str = Field(pattern=_MAC)
-    """MAC address of the DUT's private interface (destination of Initiator frames)."""
-    public_dst_mac: str = Field(pattern=_MAC)
-    """MAC address of the DUT's public interface (destination of Responder frames)."""
-    software: bool = False
-    """The server runs with ``--software`` (needed for NAT64 latency; af_packet / veth setups)."""
-    pin_cores: bool = True
-    """Bidirectional traffic: give each port of the dual port its own half of the cores (CORE_MASK_PIN)."""
-    rx_delay_ms: int = Field(default=200, ge=0)
-    """Wait after the last frame before counters are read, used until the engine passes the metric's
-    ``timeout`` through :meth:`TRexTester.set_receive_timeout` (which it does before every trial)."""
-    rate_tolerance: float = Field(default=0.01, ge=0, lt=1)
-    """Relative shortfall of the achieved TX rate that still counts as keeping the rate."""
-    timing_slack: float = Field(default=0.05, ge=0)
-    """Seconds of start-RPC / idle-polling overhead allowed on top of a burst's or trial's nominal duration
-    (live, v3.08 on the same host: 3 ms start RPC + up to 20 ms until the idle port is seen). It bounds how
-    precisely a short burst's rate is known: N / R should be long against it."""
-    timeout_margin: float = Field(default=30.0, gt=0)
-    """Seconds added to a trial's nominal duration before natbench gives up waiting."""
-    step: int = Field(default=1, ge=1)
-    """Phase-1 source-list step (1 = the natbench order; another value coprime with N = another order)."""
-    bias_tolerance: float = Field(default=prg.DEFAULT_BIAS_TOLERANCE, gt=0)
-    """Largest relative deviation from uniform of a phase-2 random port before its range is split."""
-    connect_timeout: float | None = Field(default=None, gt=0)
-    """RPC timeout in seconds (client default when unset)."""
-    busy_core_pct: float = Field(default=90.0, gt=0, le=100)
-    """A TRex data-plane thread at or above this one-second CPU utilisation during a trial gets the trial a
-    pacing warning (a saturated core sends what fell behind in catch-up bursts)."""
-
-    @field_validator("ports")
-    @classmethod
-    def _distinct(cls, v: tuple[int, int]) -> tuple[int, int]:
-        if v[0] == v[1] or min(v) < 0:
-            raise ValueError("need two different non-negative port numbers")
-        return v
-
-    @field_validator("server")
-    @classmethod
-    def _server_address(cls, v: str) -> str:
-        parse_server(v)  # ValueError naming the value and the accepted forms
-        return v.strip()
-
-    @field_validator("sync_port")
-    @classmethod
-    def _one_sync_port(cls, v: int | None, info: ValidationInfo) -> int | None:
-        server = info.data.get("server")
-        given = parse_server(server).port if isinstance(server, str) else None
-        if v is not None and given is not None and v != given:
-            raise ValueError(f"{v} disagrees with the port in server {server!r}: give the RPC port once")
-        return v
-
-    @property
-    def address(self) -> ServerAddress:
-        """The server's host and the port given with it."""
-        return parse_server(self.server)
-
-    @property
-    def rpc_port(self) -> int:
-        """The RPC (sync) port natbench connects to."""
-        return self.sync_port or self.address.port or DEFAULT_SYNC_PORT
-
-    @property
-    def publisher_port(self) -> int:
-        """The publisher (async) port natbench subscribes to."""
-        return self.async_port or self.rpc_port - 1
-
-
-def check_settings(settings: dict[str, Any], locate: Locate | None = None) -> TRexSettings:
-    """Validate the ``testbed.tester.settings`` of ``kind: trex`` without connecting (``natbench validate``).
-
-    A problem is one :class:`ConfigError` naming ``testbed.tester.settings.<field>`` and,
-    through ``locate`` (a campaign's :meth:`~natbench.campaign.Campaign.error_at`), the file and line.
-    """
-    try:
-        return TRexSettings.model_validate(settings)
-    except ValidationError as exc:
-        prefix = ("testbed", "tester", "settings")
-        if locate is None:
-            raise validation_error(exc, model=TRexSettings, prefix=prefix) from exc
-        loc, message = first_error(exc, model=TRexSettings)
-        raise locate((*prefix, *loc), message) from exc
-
-
-def create(settings: dict[str, Any], locate: Locate | None = None) -> TRexTester:
-    """The TRex tester of ``testbed.tester.settings`` (kind ``trex``); does not connect."""
-    return TRexTester(check_settings(settings, locate))
+__all__ = ["TRexTester"]
 
 
 class TRexTester:
-    """RFC 9693 phase 1 and phase 2 on a TRex STL server (implements ``natbench.testers.base.Tester``)."""
+    """RFC 9693 phase 1 and phase 2 on a TRex STL server (implements ``natbench.plugins.Tester``)."""
 
     def __init__(self, settings: TRexSettings, session: TRexSession | None = None) -> None:
         self.settings = settings
@@ -260,10 +150,13 @@ class TRexTester:
             sess.load(ids[p], self._streams(program, p))
         port_list = [ids[p] for p in active]
         sess.clear_stats(list(ids.values()))
-        t0 = time.monotonic()
         pin = self._pin(sess, len(active))
+        t0 = time.monotonic()
         sess.start(port_list, duration=duration, pin=pin)
-        wall = sess.wait(port_list, duration + self.settings.timeout_margin, self._rx_delay_ms) - t0
+        started = time.monotonic()
+        # the sending time counts from the start call's return: the call itself (78-117 ms seen live with many
+        # streams) is no time the frames took
+        wall = sess.wait(port_list, duration + self.settings.timeout_margin, self._rx_delay_ms) - started
         stats = sess.stats()
         counts = self._counts(stats, active)
         latency: dict[Direction, LatencyStats] = {}
@@ -272,7 +165,8 @@ class TRexTester:
             latency = self._latency(sess.latency(pgs), program)
         intended = rate * duration
         notes = self._rate_notes(stats, counts, intended, wall, duration, continuous=True)
-        checked, own = self._own_counters(sess, stats, counts, intended, wall, duration, continuous=True)
+        checked, own, deviations = self._own_counters(sess, stats, counts, intended, wall, duration, continuous=True)
+        own["start_call_s"] = started - t0
         notes.extend(checked)
         # the NAT64 latency reminder is for console users: the tester refused NAT64 latency above
         # unless the server runs --software, so here it would only mislead (seen live in every trial)
@@ -289,6 +183,7 @@ class TRexTester:
             tester_ok=not any(n.startswith("!") for n in notes),
             tester_note="; ".join(n.lstrip("!") for n in notes),
             responder_mode=str(plan.responder_mode),
+            deviations=deviations,
             extra={
                 "wall_s": wall,
                 "rx_wait_s": self._rx_delay_ms / 1000,
@@ -300,9 +195,9 @@ class TRexTester:
         )
 
     def facts(self) -> dict[str, Any]:
-        """Backend, client and server versions, ports, cores, MACs."""
+        """Kind (``trex``), client and server versions, ports, cores, MACs."""
         out: dict[str, Any] = {
-            "backend": "trex",
+            "kind": "trex",
             "server": self.settings.server,
             "rpc_port": self.settings.rpc_port,
             "ports": list(self.settings.ports),
@@ -382,11 +277,13 @@ class TRexTester:
         sess.clear_stats(list(ids.values()))
         t0 = time.monotonic()
         sess.start([ids[port]], pin=False)
-        wall = sess.wait([ids[port]], nominal + self.settings.timeout_margin, self._rx_delay_ms) - t0
+        started = time.monotonic()
+        wall = sess.wait([ids[port]], nominal + self.settings.timeout_margin, self._rx_delay_ms) - started
         stats = sess.stats()
         counts = self._counts(stats, [port])
         notes = self._rate_notes(stats, counts, frames, wall, nominal, continuous=False)
-        checked, own = self._own_counters(sess, stats, counts, frames, wall, nominal, continuous=False)
+        checked, own, deviations = self._own_counters(sess, stats, counts, frames, wall, nominal, continuous=False)
+        own["start_call_s"] = started - t0
         notes.extend(checked)
         notes.extend(program.notes)
         sent = counts[direction].sent
@@ -399,6 +296,7 @@ class TRexTester:
             tester_note="; ".join(n.lstrip("!") for n in notes),
             learned=None,
             responder_mode=responder_mode,
+            deviations=deviations,
             extra={
                 "wall_s": wall,
                 "rx_wait_s": self._rx_delay_ms / 1000,
@@ -447,6 +345,11 @@ class TRexTester:
                     notes.append(
                         f"!{d}: sent {c.sent} of {intended_frames:.0f} frames ({c.sent / intended_frames:.2%})"
                     )
+                elif c.sent > intended_frames * (1 + tol) + 1:  # more than asked: a rate the trial did not intend
+                    notes.append(
+                        f"!{d}: sent {c.sent} frames for {intended_frames:.0f} intended"
+                        f" ({c.sent / intended_frames - 1:.2%} over)"
+                    )
             elif c.sent != intended_frames:
                 notes.append(f"!{d}: sent {c.sent} of {intended_frames:.0f} frames")
             if c.received > c.sent:
@@ -468,16 +371,19 @@ class TRexTester:
         nominal: float,
         *,
         continuous: bool,
-    ) -> tuple[list[str], dict[str, Any]]:
-        """TRex's own receive drops, transmit errors and timing: notes ('!' = invalid) and the trial's record.
+    ) -> tuple[list[str], dict[str, Any], dict[Direction, Deviation]]:
+        """TRex's own receive drops, transmit errors and timing: notes ('!' = invalid), the trial's record and the
+        tester's deviations.
 
         Every counter is relative to the ``clear_stats`` before the trial (port stats, xstats and
         ``queue_full``), so each is the trial's delta. Frames the tester's own receive path lost are
-        not the DUT's loss: such a trial is invalid (retried; the search counts it as tester-limited),
-        as in the software tester; frames that arrived malformed (the DUT's loss) are recorded as ``rx_malformed``
-        and judged as loss (:mod:`~natbench.testers.trex.health`). Pacing warnings go to the record's
-        ``pacing_warnings`` only (they
-        do not change the verdict and stay out of ``tester_note``).
+        not the DUT's loss, and not the whole trial's either: they are a :class:`~natbench.results.Deviation`
+        (``missed``) of the direction received on that port, which the verdict weighs against the loss (a loss
+        they can explain is invalid, a loss far beyond them the DUT's), as the software tester's socket drops;
+        frames that arrived malformed (the DUT's loss) are recorded as ``rx_malformed`` and judged as loss
+        (:mod:`~natbench.testers.trex.health`). Transmit errors make the trial invalid (the load fell short).
+        Pacing warnings go to the record's ``pacing_warnings`` only (they do not change the verdict and stay out
+        of ``tester_note``).
         """
         ports = list(self._port_ids.values())
         xstats: dict[int, dict[str, Any]] = {}
@@ -494,7 +400,14 @@ class TRexTester:
             record["utilization_error"] = str(exc)
         drops = health.receive_drops(stats, xstats, ports)
         tx_errors = health.transmit_errors(stats, xstats, ports)
-        notes = health.receive_drop_notes(drops) + health.transmit_error_notes(tx_errors)
+        notes = health.transmit_error_notes(tx_errors)
+        # a port receives the frames of one direction: the public port the forward ones, the private the reverse
+        received_on = {self._port_ids[Port.PUBLIC]: Direction.FORWARD, self._port_ids[Port.PRIVATE]: Direction.REVERSE}
+        deviations = {
+            received_on[p]: Deviation(missed=max(c.values()), notes=tuple(health.receive_drop_notes({p: c})))
+            for p, c in drops.items()
+            if p in received_on and received_on[p] in counts
+        }
         busiest = health.busiest_core(util, wall + self._rx_delay_ms / 1000)
         warnings = health.pacing_warnings(
             {str(d): c.sent for d, c in counts.items()},
@@ -506,6 +419,7 @@ class TRexTester:
             timing_slack=self.settings.timing_slack,
             busy_core_pct=self.settings.busy_core_pct,
             software=self.settings.software,
+            rate_tolerance=self.settings.rate_tolerance,
         )
         slowest = min((c.sent for c in counts.values()), default=0)
         record.update(
@@ -524,7 +438,7 @@ class TRexTester:
                 "pacing_warnings": warnings,
             }
         )
-        return notes, record
+        return notes, record, deviations
 
     def _latency(self, pgid: dict[Any, Any], program: Program) -> dict[Direction, LatencyStats]:
         out: dict[Direction, LatencyStats] = {}

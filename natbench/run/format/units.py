@@ -1,4 +1,9 @@
-"""How stored result values are reported: unit spellings and the all-frames convention (no pandas)."""
+"""How stored result values are reported: unit spellings and the all-frames convention (no pandas).
+
+A result stores frame rates per direction (``fps``) with ``extra["directions"]`` and the engine's own
+``extra["all_frames_per_second"]``; reports, the run summary and the progress lines show all frames per
+second, as the seeds do. These functions are that one rule.
+"""
 
 from __future__ import annotations
 

@@ -1,13 +1,27 @@
-"""The seam between procedures and Devices Under Test."""
+"""The procedure seam towards Devices Under Test: the :class:`Dut` protocol and its optional hooks, and what
+a DUT access kind hands over (:class:`DutPlacement`: an :class:`Executor` that runs the DUT's commands).
+
+A procedure (:mod:`natbench.metrics`) drives every DUT through :class:`Dut` alone; an access backend
+(:class:`~natbench.plugins.backends.AccessBackend`) or a lab places one.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from natbench.testers.base import Mapping
+from natbench.plugins.tester import Mapping
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["Dut", "MeasuresMemory", "MonitorsCpu", "ReportsSupport"]
+__all__ = [
+    "CommandResult",
+    "Dut",
+    "DutPlacement",
+    "Executor",
+    "MeasuresMemory",
+    "MonitorsCpu",
+    "ReportsSupport",
+]
 
 
 @runtime_checkable
@@ -89,3 +103,73 @@ class MeasuresMemory(Protocol):
         session and BIB caches) where the DUT shows them. Raise (DutError, OSError, ...) when they cannot be
         read; the fill then goes on without them."""
         ...
+
+
+# Where a DUT's commands run.
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command did."""
+
+    command: str
+    """The command line as given to the executor (before any sh/sudo/netns wrapping)."""
+    returncode: int
+    """Exit status."""
+    stdout: str
+    """Standard output (decoded as UTF-8, undecodable bytes replaced)."""
+    stderr: str
+    """Standard error."""
+    duration: float
+    """Seconds the call took as seen by natbench (includes transport; not a DUT-side timing)."""
+
+    @property
+    def ok(self) -> bool:
+        """Exit status 0."""
+        return self.returncode == 0
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs shell command lines on a DUT (natbench's own: :mod:`natbench.duts.executors`, :mod:`natbench.duts.ssh`)."""
+
+    @property
+    def description(self) -> str:
+        """Where commands go (``local``, ``netns nb-dut-123``, ``ssh root@host:22``); never secrets."""
+        ...
+
+    @property
+    def namespaced(self) -> bool:
+        """True when commands run in a network namespace of a larger host (``host()`` differs)."""
+        ...
+
+    def run(self, command: str, *, timeout: float | None = None, check: bool = False) -> CommandResult:
+        """Run ``sh -c command``; raise :class:`~natbench.duts.executors.CommandTimeout` after ``timeout``
+        seconds, :class:`~natbench.duts.executors.CommandFailed` on non-zero exit when ``check``."""
+        ...
+
+    def host(self) -> Executor:
+        """The executor for commands of ``scope: host`` (itself unless namespaced)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the executor may be used again (it reconnects)."""
+        ...
+
+
+@dataclass(frozen=True)
+class DutPlacement:
+    """Where one DUT runs and how natbench reaches it (made by the DUT's access backend or its lab)."""
+
+    executor: Executor
+    """Runs the DUT's recipe commands."""
+    host_settings: bool = False
+    """The DUT shares this machine's kernel (a lab namespace): the recipe's ``host_settings`` defaults to
+    true, so global conntrack table/hash sizes are applied on the host (and restored at teardown)."""
+    cpu_order: tuple[int, ...] | None = None
+    """The order in which a ``cores`` sweep takes CPUs (a lab: the DUT's own first, the tester's last)."""
+    own_cpus: tuple[int, ...] | None = None
+    """The DUT's own CPUs (its data path when no cores are set); None: not known."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Facts of the place itself, added to the DUT's facts (a lab VM: ``vm`` with accelerator, vCPUs, memory,
+    image and boot time)."""

@@ -1,4 +1,9 @@
-"""The seam between procedures and traffic generators."""
+"""The procedure seam towards traffic generators: the :class:`Tester` protocol, its optional hooks and the
+small types a tester is handed (:class:`Port`, :class:`LabPorts`, :class:`Phase2Options`, :class:`Mapping`).
+
+A procedure (:mod:`natbench.metrics`) drives every tester kind through these alone; a tester backend
+(:class:`~natbench.plugins.backends.TesterBackend`) builds one.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ __all__ = [
     "Mapping",
     "Phase2Options",
     "Port",
+    "SamplesValidation",
     "SetsReceiveTimeout",
     "Tester",
 ]
@@ -170,6 +176,17 @@ class SetsReceiveTimeout(Protocol):
     def set_receive_timeout(self, seconds: float) -> None:
         """Wait ``seconds`` after the last frame is sent before counting, in every later phase 1, phase 2
         and validation, until called again. The engine calls it before every trial with the metric's value."""
+        ...
+
+
+@runtime_checkable
+class SamplesValidation(Protocol):
+    """Optional Tester hook: validation over a sample of the known tuples (a fill check at millions of
+    connections, where one reverse frame to every tuple would cost as much as the fill)."""
+
+    def validate_sample(self, rate: float, count: int) -> PhaseResult:
+        """Like :meth:`Tester.validate`, but one reverse frame to each of ``count`` known tuples spread evenly over
+        the table (all of them when there are fewer), at ``rate``."""
         ...
 
 

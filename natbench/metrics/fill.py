@@ -1,0 +1,177 @@
+"""Table fills judged by their outcome: what the DUT holds, not what the tester saw.
+
+A fill loads the DUT's table with the working point's N connections for a later measurement (the phase-2
+metrics' :class:`~natbench.metrics.phase2.Filler`, tear-down). At the seeds' scale a fill takes hours, so it is
+kept when it did its job, whatever happened on the way:
+
+* the tester sent all N frames (one that stopped short created fewer connections);
+* **the DUT holds them**: its count is between N and N + ``table_slack``; where it cannot count, the DUT's own list
+  of mappings (responder mode read) has N entries, or a **validation sample** (reverse frames to 10,000 of the
+  learned or computed tuples, spread evenly over the table, stored as its own ``fill_check`` trial after the
+  fill's, whose verdict PASS then means "forwarded, kept if the check passes") arrives complete;
+* the Responder knows them (responder mode learn: it learned all N tuples).
+
+The loss the tester counted, its pacing (a stall it caught up with, at most ``catchup`` x the rate) and its own
+receive misses do not decide; they are recorded with the fill (``extra["tester_view"]``, ``extra["deviations"]``).
+A fill whose DUT holds fewer connections is INVALID and repeated, up to ``max_invalid`` times; then the repetition
+fails and names the fill rate. A fill nothing can verify (no count, no mapping list, no tuples to validate) is
+judged by the tester's counts (a fill that lost frames is repeated too) and records ``fill_verified: false``; what
+divides by N then says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from natbench.errors import SearchError
+from natbench.metrics.context import ProcedureContext
+from natbench.metrics.judging import judge_phase
+from natbench.metrics.memory import FillMemory
+from natbench.metrics.settings import MetricSettings
+from natbench.metrics.trial import count_connections, dut_supports, run_traffic
+from natbench.plugins import LoadsMappings, SamplesValidation
+from natbench.plugins import Mapping as DutMapping
+from natbench.results import PhaseResult, TrialRecord, Verdict
+from natbench.traffic.plan import ResponderMode
+
+__all__ = ["DEFAULT_FILL_SAMPLE", "Fill", "fill_table"]
+
+DEFAULT_FILL_SAMPLE = 10_000
+"""Reverse frames that verify a fill on a DUT that cannot count (all N when N is smaller). All of them arriving
+bounds the share of connections the DUT lost below 3 / 10,000 = 0.03 % with 95 % confidence (the rule of three)."""
+
+
+@dataclass(frozen=True)
+class Fill:
+    """A kept fill: its trial and the connections it left in the DUT's table."""
+
+    record: TrialRecord
+    """The fill's trial (its verdict PASS)."""
+    connections: int
+    """The connections the table holds: N when :attr:`verified`, else the tester's valid phase-1 frames."""
+    verified: bool
+    """True when the DUT's count, its mapping list or a validation sample showed all N connections."""
+    mappings: tuple[DutMapping, ...] | None = None
+    """The DUT's tuples when the fill read them to verify itself (responder mode read): the Responder's state."""
+
+
+def fill_table(
+    ctx: ProcedureContext[MetricSettings],
+    rate: float,
+    *,
+    learn: bool,
+    memory: FillMemory | None = None,
+    sample: int = DEFAULT_FILL_SAMPLE,
+) -> Fill:
+    """Empty the table and fill it with the point's N connections at ``rate``, repeating a fill that did not leave
+    them (up to ``max_invalid`` times); SearchError naming the fill rate when no fill kept them (see the module
+    docstring)."""
+    tries = ctx.settings.max_invalid + 1
+    reason = ""
+    for _ in range(tries):
+        fill = _fill_once(ctx, rate, learn=learn, memory=memory, sample=sample)
+        if isinstance(fill, Fill):
+            return fill
+        reason = fill.reason
+    raise SearchError(
+        f"filling the table at fill_rate {rate:g}: {tries} fills in a row did not leave the"
+        f" {ctx.point.connections:,} connections (last: {reason}); lower fill_rate"
+    )
+
+
+def _fill_once(
+    ctx: ProcedureContext[MetricSettings], rate: float, *, learn: bool, memory: FillMemory | None, sample: int
+) -> Fill | TrialRecord:
+    """One fill: the kept :class:`Fill`, or the stored trial of a fill that was not kept (to be repeated)."""
+    n = ctx.point.connections
+    ctx.dut.reset_connections()
+    if memory is not None:
+        memory.emptied()
+    ctx.announce(f"fill: {n:,} connections at {rate:,.0f}/s", n / rate + ctx.settings.timeout if rate > 0 else None)
+    started = ctx.clock()
+    phase, mon = run_traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
+    ext: dict[str, Any] = {**mon}
+    sent = sum(c.sent for c in phase.counts.values())
+    valid = sum(c.valid for c in phase.counts.values())
+    if valid < sent or not phase.tester_ok or phase.deviations:
+        ext["tester_view"] = {"sent": sent, "valid": valid, "tester_ok": phase.tester_ok}
+    if memory is not None:
+        memory.snapshot_filled(ext)
+    count = count_connections(ctx)
+    if count is not None:
+        ext["dut_connections"] = count
+    mappings: tuple[DutMapping, ...] | None = None
+    verdict, reason = Verdict.PASS, ""
+    verified = True
+    sampled = False
+    if sent < n:
+        verdict, reason = Verdict.INVALID, f"the tester sent {sent} of the {n} phase-1 frames"
+    elif count is not None:
+        if count < n:
+            verdict, reason = Verdict.INVALID, f"the DUT holds {count} of the {n} connections"
+            ext["fail_cause"] = "table_shortfall"
+        elif count > n + ctx.settings.table_slack:
+            verdict, reason = Verdict.INVALID, f"DUT table holds {count} connections, more than the {n} frames sent"
+    elif ctx.plan.responder_mode is ResponderMode.READ and dut_supports(ctx.dut, "mappings"):
+        mappings = tuple(ctx.dut.mappings())
+        ext["dut_mappings"] = len(mappings)
+        if len(mappings) < n:
+            verdict, reason = Verdict.INVALID, f"the DUT lists {len(mappings)} of the {n} connections"
+            ext["fail_cause"] = "table_shortfall"
+        elif isinstance(ctx.tester, LoadsMappings):
+            ctx.tester.load_mappings(mappings)
+    elif sample > 0 and _can_validate(ctx, phase, learn, n):
+        sampled = True  # decided by the sample that follows (its own trial, stored after this one)
+    else:  # nothing can tell what the DUT holds: the tester's counts decide, and what divides by N says so
+        verified = False
+        verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
+        if verdict is Verdict.FAIL:
+            verdict = Verdict.INVALID
+    if verdict is Verdict.PASS and learn and ctx.plan.responder_mode is ResponderMode.LEARN:
+        learned = phase.learned or 0
+        if learned < n and verified:
+            verdict, reason = Verdict.INVALID, f"the Responder learned {learned} of the {n} tuples"
+    connections = n if verified else valid
+    if memory is not None:
+        memory.record(ext, connections)
+    ext["fill_verified"] = "sample" if sampled and verdict is Verdict.PASS else verified
+    rec = ctx.record("fill", phase, verdict, reason, started, extra=ext)
+    if verdict is not Verdict.PASS:
+        return rec
+    if sampled:
+        check = _validation_sample(ctx, rate, min(sample, n))
+        if check.verdict is not Verdict.PASS:
+            return check
+    return Fill(rec, connections, verified, mappings)
+
+
+def _can_validate(ctx: ProcedureContext[MetricSettings], phase: PhaseResult, learn: bool, n: int) -> bool:
+    """Whether the tester knows the tuples to send reverse frames to: all N learned, or computed."""
+    mode = ctx.plan.responder_mode
+    if mode is ResponderMode.COMPUTE:
+        return True
+    return mode is ResponderMode.LEARN and learn and (phase.learned or 0) >= n
+
+
+def _validation_sample(ctx: ProcedureContext[MetricSettings], rate: float, k: int) -> TrialRecord:
+    """Reverse frames to ``k`` tuples spread over the table (all of them on a tester without the sampling hook),
+    stored as a ``fill_check`` trial right after the fill's: every one must arrive. A fill whose check is not a
+    PASS is not kept (as a validated cps step whose validation fails)."""
+    started = ctx.clock()
+    tester = ctx.tester
+    if isinstance(tester, SamplesValidation):
+        phase, mon = run_traffic(ctx, lambda: tester.validate_sample(rate, k))
+    else:
+        phase, mon = run_traffic(ctx, lambda: tester.validate(rate))
+    lost = sum(c.lost for c in phase.counts.values())
+    sent = sum(c.sent for c in phase.counts.values())
+    explained = sum(d.explains for d in phase.deviations.values())
+    verdict, reason = Verdict.PASS, ""
+    if not phase.tester_ok:
+        verdict, reason = Verdict.INVALID, f"the validation sample could not be sent: {phase.tester_note}"
+    elif lost > explained:
+        verdict, reason = Verdict.INVALID, f"the DUT answered {sent - lost} of {sent} sampled connections"
+    elif lost:
+        verdict, reason = Verdict.INVALID, f"the sample lost {lost} frames the tester's own deviation could explain"
+    return ctx.record("fill_check", phase, verdict, reason, started, extra={**mon, "sample": k})

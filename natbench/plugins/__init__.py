@@ -1,0 +1,107 @@
+"""natbench's plugin seam: the protocols everything above is written against, and the registry of plugins.
+
+It sits at the bottom of the package (it imports only :mod:`natbench.errors`, :mod:`natbench.results`,
+:mod:`natbench.traffic`, :mod:`natbench.workingpoint` and :mod:`natbench.config`), so testers, DUTs,
+metrics, the campaign schema and the testbed all import it downwards:
+
+* the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
+  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`) and :class:`Dut` (hooks
+  :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`), with the small types they exchange
+  (:class:`Directions`, :class:`Phase2Options`, :class:`Mapping`, :class:`Port`, :class:`LabPorts`);
+* the backend seams: :class:`TesterBackend` (a tester kind), :class:`AccessBackend` (a DUT access kind) with
+  their settings bases :class:`TesterSettings` and :class:`AccessSettings`, :class:`LabResource` (a local lab),
+  what they exchange (:class:`LabRequest`, :class:`TesterContext`, :class:`DutPlacement`, :class:`Executor`,
+  :class:`CommandResult`, :data:`Locate`, :data:`Endpoint`), and a DUT output :data:`Parser`;
+* one :class:`Registry` mechanism, with :data:`TESTERS`, :data:`ACCESS`, :data:`PARSERS` (and the metrics'
+  registry, :data:`natbench.metrics.registry.METRICS`), each fed in code and by an entry-point group.
+
+A third-party tester kind is one object with the :class:`TesterBackend` methods, named in
+``pyproject.toml``::
+
+    [project.entry-points."natbench.testers"]
+    mytester = "mypackage.natbench_backend:BACKEND"
+
+docs/architecture.md walks through a tester kind and an access kind.
+"""
+
+from natbench.plugins.backends import (
+    AccessBackend,
+    Endpoint,
+    LabRequest,
+    LabResource,
+    Locate,
+    TesterBackend,
+    TesterContext,
+)
+from natbench.plugins.dut import (
+    CommandResult,
+    Dut,
+    DutPlacement,
+    Executor,
+    MeasuresMemory,
+    MonitorsCpu,
+    ReportsSupport,
+)
+from natbench.plugins.parsers import ParseError, Parser
+from natbench.plugins.registry import (
+    ACCESS,
+    ACCESS_GROUP,
+    METRIC_GROUP,
+    PARSER_GROUP,
+    PARSERS,
+    TESTER_GROUP,
+    TESTERS,
+    Registry,
+)
+from natbench.plugins.settings import AccessSettings, TesterSettings
+from natbench.plugins.tester import (
+    BeginsRepetition,
+    Directions,
+    LabPorts,
+    LoadsMappings,
+    Mapping,
+    Phase2Options,
+    Port,
+    SamplesValidation,
+    SetsReceiveTimeout,
+    Tester,
+)
+
+__all__ = [
+    "ACCESS",
+    "ACCESS_GROUP",
+    "METRIC_GROUP",
+    "PARSERS",
+    "PARSER_GROUP",
+    "TESTERS",
+    "TESTER_GROUP",
+    "AccessBackend",
+    "AccessSettings",
+    "BeginsRepetition",
+    "CommandResult",
+    "Directions",
+    "Dut",
+    "DutPlacement",
+    "Endpoint",
+    "Executor",
+    "LabPorts",
+    "LabRequest",
+    "LabResource",
+    "LoadsMappings",
+    "Locate",
+    "Mapping",
+    "MeasuresMemory",
+    "MonitorsCpu",
+    "ParseError",
+    "Parser",
+    "Phase2Options",
+    "Port",
+    "Registry",
+    "ReportsSupport",
+    "SamplesValidation",
+    "SetsReceiveTimeout",
+    "Tester",
+    "TesterBackend",
+    "TesterContext",
+    "TesterSettings",
+]

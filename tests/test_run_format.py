@@ -1,0 +1,331 @@
+"""The typed run-directory format (natbench.run.format): what it reads from old files, what it writes, what it refuses.
+
+The files are checked byte for byte against the stored known-answer run (tests/data/damaged-runs/base, written by
+natbench before this format had a model): decoding and encoding again gives the same bytes, except the tester
+facts' old key ``backend``, now ``kind``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import damaged_runs
+import pandas as pd
+import pytest
+
+import natbench
+from natbench.campaign import load_campaign
+from natbench.errors import StoreError
+from natbench.results import RepetitionResult, TrialRecord
+from natbench.run import format as fmt
+from natbench.run import frames
+from natbench.run.format import (
+    FieldError,
+    HostFacts,
+    MalformedCounts,
+    PointRecord,
+    RecordCounts,
+    RunMeta,
+    StoredCampaign,
+    decode_meta,
+    decode_points,
+    decode_record,
+    encode,
+    encode_meta,
+    encode_points,
+    encode_record,
+    parse_line,
+)
+from natbench.run.reader import RunDirectory, read_run
+from natbench.run.writer import RunStore
+from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
+from natbench.traffic import PortRange
+from natbench.workingpoint import WorkingPoint
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = damaged_runs.BASE
+
+
+# ----------------------------------------------------------------------------- byte compatibility with old files
+def test_the_stored_run_json_reads_and_writes_back_byte_for_byte_but_for_the_tester_key() -> None:
+    raw = (BASE / "run.json").read_bytes()
+    meta = decode_meta(raw, BASE / "run.json")
+    assert meta.tester == fmt.TesterFacts("fake", {"max_rate": 5_000_000.0})  # stored under the old key "backend"
+    assert meta.status == "complete" and meta.records == RecordCounts(written=37, trial=29, result=8)
+    assert meta.host == HostFacts("vm", "Linux-6.18.44-fc-v669-x86_64-with-glibc2.36", "3.11.7", "x86_64", 2)
+    # the same file again, with the one key set for tester facts; "kind" sorts where "backend" did
+    assert encode_meta(meta) == raw.decode().replace('"backend": "fake"', '"kind": "fake"')
+
+
+def test_the_stored_points_json_reads_and_writes_back_byte_for_byte() -> None:
+    raw = (BASE / "points.json").read_bytes()
+    points = decode_points(raw, BASE / "points.json")
+    assert [p.label for p in points] == ["fake-1c-1k", "fake-2c-2k"]
+    assert encode_points(points) == raw.decode()
+    # and each entry is the working point the run measured
+    assert [p.to_working_point() for p in points] == damaged_runs.make_points()
+
+
+def test_every_stored_record_line_decodes_and_encodes_to_the_same_bytes() -> None:
+    lines = (BASE / "trials.jsonl").read_text().splitlines(keepends=True)
+    assert len(lines) == 37
+    for line in lines:
+        obj = parse_line(line)
+        record = decode_record(obj)
+        assert isinstance(record, TrialRecord if obj["type"] == "trial" else RepetitionResult)
+        assert encode_record(record, obj["seq"]) == line
+
+
+# ----------------------------------------------------------------------------- run.json
+def test_old_tester_facts_under_backend_read_as_kind_and_are_written_as_kind() -> None:
+    old = fmt.TesterFacts.from_dict({"backend": "trex", "server": "10.0.0.1"})
+    assert old == fmt.TesterFacts("trex", {"server": "10.0.0.1"})
+    assert old.to_dict() == {"kind": "trex", "server": "10.0.0.1"}
+    assert fmt.TesterFacts.from_dict({}).to_dict() == {}  # no facts stay no facts
+
+
+def test_a_synthetic_run_of_older_versions_with_an_iso_start_time_reads() -> None:
+    meta = RunMeta.from_dict({"started_at": "2026-01-01T00:00:00Z", "status": "complete", "pytest": {"pid": 7}})
+    assert meta.started_at == 1_767_225_600.0
+    assert meta.other == {"pytest": {"pid": 7}}  # a key natbench does not know is kept, and written back
+    assert meta.to_dict()["pytest"] == {"pid": 7}
+    assert meta.records is None  # from before record counts
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("status", "done", "status: expected one of running, complete, failed, got 'done'"),
+        ("started_at", [1], "started_at: expected a finite number, got [1]"),
+        ("tester", "trex", "tester: expected an object, got 'trex'"),
+        ("host", {"cpus": "2"}, "host.cpus: expected a whole number, got '2'"),
+        ("point_testbeds", {"p": "a"}, "point_testbeds.p: expected a list, got 'a'"),
+        ("resumed_at", [1.0, None], "resumed_at: expected a finite number, got None"),
+    ],
+)
+def test_a_run_json_value_of_the_wrong_type_is_one_error_naming_the_file_and_the_field(
+    tmp_path: Path, key: str, value: object, message: str
+) -> None:
+    data = json.loads((BASE / "run.json").read_text()) | {key: value}
+    path = tmp_path / "run.json"
+    with pytest.raises(StoreError) as err:
+        decode_meta(json.dumps(data).encode(), path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+def test_malformed_record_counts_are_kept_as_stored_and_never_trusted() -> None:
+    counts = {"written": 3, "moved": [[2, 9]]}
+    meta = RunMeta.from_dict({"status": "running", "records": counts})
+    assert isinstance(meta.records, MalformedCounts) and "moved: [2, 9]" in meta.records.problem
+    assert meta.to_dict()["records"] == counts and meta.counts == counts  # the scanner names the problem
+
+
+# ----------------------------------------------------------------------------- points.json
+def test_a_point_stores_every_working_point_field_and_reads_back_as_that_point() -> None:
+    wp = WorkingPoint(
+        index=3,
+        src_ports=PortRange(1000, 1999),
+        dst_ports=PortRange(80, 89),
+        frame_size=128,
+        cores=4,
+        dut_params={"ce": {"conntrack_max": 2**20}, "br": {}},
+        swept_dut="ce",
+        name="jool",
+        metric_settings={"throughput": {"acceptance": 0.001, "error": 1000.0}},
+        co_swept_duts=("br",),
+        tag="128B",
+    )
+    record = PointRecord.of(wp)
+    stored = json.loads(encode_points([record]))[0]
+    assert stored["metric_settings"] == {"throughput": {"acceptance": 0.001, "error": 1000.0}}
+    assert (stored["co_swept_duts"], stored["tag"], stored["id"]) == (["br"], "128B", wp.id)
+    back = decode_points(encode_points([record]).encode(), Path("points.json"))
+    assert back == [record] and back[0].to_working_point() == wp and back[0].to_working_point().id == wp.id
+    # a point without them is stored as natbench always stored points
+    plain = json.loads(encode_points([PointRecord.of(damaged_runs.make_points()[0])]))[0]
+    assert not {"metric_settings", "co_swept_duts", "tag"} & set(plain)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"cores": "4"}, "[1].cores: expected a whole number, got '4'"),
+        ({"src_ports": [2000, 1000]}, "[1].src_ports: invalid port range 2000-1000"),
+        ({"src_ports": [1]}, "[1].src_ports: expected [first, last], got a list of 1"),
+        ({"dut_params": {"dut": 5}}, "[1].dut_params.dut: expected an object, got 5"),
+        ({"colour": "red"}, "[1].colour: not a field of a working point"),
+    ],
+)
+def test_a_points_json_entry_of_the_wrong_type_is_one_error_naming_the_entry_and_field(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    entries = json.loads((BASE / "points.json").read_text())
+    entries[1] |= change
+    path = tmp_path / "points.json"
+    with pytest.raises(StoreError) as err:
+        decode_points(json.dumps(entries).encode(), path)
+    assert str(err.value).startswith(f"{path}: {message}")
+    entries = json.loads((BASE / "points.json").read_text())
+    del entries[1]["id"]
+    with pytest.raises(StoreError, match=r"points\.json: \[1\]\.id: missing"):
+        decode_points(json.dumps(entries).encode(), path)
+
+
+def test_a_points_acceptance_override_is_stored_and_reported(tmp_path: Path) -> None:
+    """points.json stores each point's metric settings, so the report reads a per-point acceptance (swept) instead
+    of the campaign's (before, it read a key the store never wrote and fell back to the campaign's)."""
+    text = (ROOT / "campaigns" / "seed000-fig2-iptables-cores.yaml").read_text()
+    swept = "    cores: [1, 2, 4, 8, 16]\n"
+    src = tmp_path / "c.yaml"
+    src.write_text(text.replace(swept, swept + "    metrics.throughput.acceptance: [0, 0, 0, 0.001, 0.01]\n"))
+    campaign = load_campaign(src)
+    points = campaign.points()
+    RunStore.create(tmp_path / "run", campaign_text=campaign.to_yaml(), points=points, campaign_name="c").close()
+    expected = [campaign.acceptance(p, "throughput") for p in points]
+    assert expected == [0.0, 0.0, 0.0, 0.001, 0.01]
+    run = natbench.load(tmp_path / "run")
+    assert [run.acceptance(p.id, "throughput") for p in points] == expected
+    assert [run.acceptance(p.id, "cps") for p in points] == [0.0] * 5  # no override: traffic.acceptance
+    assert [p.to_working_point().id for p in run.point_records] == [p.id for p in points]
+
+
+# ----------------------------------------------------------------------------- campaign.yaml
+def test_a_stored_campaign_gives_its_family_and_acceptances_and_nothing_when_unreadable() -> None:
+    c = StoredCampaign.parse("traffic: {family: nat64, acceptance: 0.01}\nmetrics: {cps: {acceptance: 0.1}}\n")
+    assert (c.family, c.acceptance("cps"), c.acceptance("throughput")) == ("nat64", 0.1, 0.01)
+    assert c.acceptance("cps", {"acceptance": 0.2}) == 0.2 and not c.experiment_session
+    assert StoredCampaign.parse("kind: natbench-experiment\n").experiment_session
+    for text in ("", "a: [", "- a list\n"):
+        assert (StoredCampaign.parse(text).family, StoredCampaign.parse(text).acceptance("cps")) == (None, None)
+
+
+# ----------------------------------------------------------------------------- record lines
+TRIAL = trial_record("p", "cps", 0, 0, rate=1000.0)
+RESULT = result_record("p", "cps", 0, 1000.0, "cps", error=10.0)
+
+
+@pytest.mark.parametrize(
+    ("record", "change", "message"),
+    [
+        (TRIAL, {"intended_rate": "fast"}, "intended_rate: expected a finite number, got 'fast'"),
+        (TRIAL, {"repetition": True}, "repetition: expected a whole number, got True"),
+        (TRIAL, {"counts": {"forward": {"sent": 1.5}}}, "counts.forward.sent: expected a whole number, got 1.5"),
+        (TRIAL, {"verdict": "maybe"}, "verdict: expected one of pass, fail, invalid, got 'maybe'"),
+        (TRIAL, {"extra": []}, "extra: expected an object, got []"),
+        (TRIAL, {"colour": "red"}, "colour: not a field of a trial record"),
+        (RESULT, {"value": "x" * 100}, f"value: expected a finite number, got '{'x' * 56}..."),
+        (RESULT, {"unit": None}, "unit: expected a string, got None"),
+    ],
+)
+def test_a_record_field_of_the_wrong_type_is_named_with_what_it_holds(
+    record: TrialRecord | RepetitionResult, change: dict[str, object], message: str
+) -> None:
+    data = {"type": "trial" if isinstance(record, TrialRecord) else "result", **record.to_dict(), **change}
+    with pytest.raises(FieldError) as err:
+        decode_record(data)
+    assert str(err.value) == message
+
+
+def test_a_missing_required_field_is_named_and_optional_ones_take_their_defaults() -> None:
+    data = {"type": "result", **RESULT.to_dict()}
+    del data["unit"]
+    with pytest.raises(FieldError, match=r"^unit: missing \(every result record has it\)$"):
+        decode_record(data)
+    bare = {k: v for k, v in TRIAL.to_dict().items() if k not in ("lower", "upper", "value", "extra")}
+    assert decode_record({"type": "trial", **bare}) == dataclasses.replace(TRIAL, extra={})
+
+
+def test_a_line_with_a_wrong_field_type_is_damage_of_its_repetition_like_a_checksum_mismatch(tmp_path: Path) -> None:
+    run = damaged_runs.damaged_copy({"damage": []}, tmp_path)
+    lines = (run / "trials.jsonl").read_bytes().splitlines(keepends=True)
+    obj = json.loads(lines[1])
+    obj.pop("crc32")
+    kind, seq = obj.pop("type"), obj.pop("seq")
+    obj["achieved_rate"] = "fast"  # a valid checksum over a value of the wrong type
+    lines[1] = encode(kind, obj, seq).encode()
+    (run / "trials.jsonl").write_bytes(b"".join(lines))
+    found = read_run(run)
+    assert found.damage == [f"{run / 'trials.jsonl'}:2: achieved_rate: expected a finite number, got 'fast'"]
+    point0 = damaged_runs.make_points()[0].id
+    assert found.damaged_repetitions == [(point0, "cps", 0)]  # the line's own repetition, nothing else
+    assert len(found.trials) == 28  # the other records read (for --allow-damaged)
+    with pytest.raises(StoreError, match="achieved_rate: expected a finite number"):
+        RunDirectory.open(run).trials()
+
+
+def test_the_writer_refuses_a_record_that_would_not_read_back(tmp_path: Path) -> None:
+    refused = r"^cannot store a trial record of cps: intended_rate: expected a finite"
+    with (
+        RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=[]) as store,
+        pytest.raises(StoreError, match=refused),
+    ):
+        store.append_trial(dataclasses.replace(TRIAL, intended_rate=math.nan))  # NaN is stored as null
+    assert (tmp_path / "run" / "trials.jsonl").read_text() == ""
+
+
+# ----------------------------------------------------------------------------- the synthetic writer
+def test_synthetic_run_directories_are_written_as_a_run_writes_them(tmp_path: Path) -> None:
+    p = make_point(0, (1, 10), (1, 10))
+    trial, result = dataclasses.replace(TRIAL, point_id=p.id), dataclasses.replace(RESULT, point_id=p.id)
+    numbered = write_run_dir(tmp_path / "new", [p], [trial, result])
+    lines = [json.loads(ln) for ln in (numbered / "trials.jsonl").read_text().splitlines()]
+    assert [ln["seq"] for ln in lines] == [1, 2] and all("crc32" in ln for ln in lines)
+    meta = read_run(numbered).meta
+    assert meta.records == RecordCounts(written=2, trial=1, result=1) and meta.status == "complete"
+    old = write_run_dir(tmp_path / "old", [p], [trial, result], legacy=True)
+    assert all("seq" not in json.loads(ln) for ln in (old / "trials.jsonl").read_text().splitlines())
+    assert read_run(old).meta.records is None
+    for run in (numbered, old):
+        data = read_run(run)
+        assert (data.trials, data.results, data.damage, data.warnings) == ([trial], [result], [], [])
+
+
+# ----------------------------------------------------------------------------- one frame builder
+def test_the_parquet_export_and_the_report_build_their_frames_alike(tmp_path: Path) -> None:
+    p = make_point(0, (1, 100), (1, 10))
+    step = dataclasses.replace(TRIAL, point_id=p.id)
+    cps = dataclasses.replace(RESULT, point_id=p.id)
+    fill = trial_record(p.id, "teardown", 0, 0, rate=1000.0, kind="fill")
+    teardown = result_record(p.id, "teardown", 0, 500.0, "conn/s", extra={"T_N": 2.5, "T_0": 0.5, "connections": 900})
+    run_dir = write_run_dir(tmp_path / "run", [p], [step, cps, fill, teardown])
+    strict, report = RunDirectory.open(run_dir), natbench.load(run_dir)
+    pd.testing.assert_frame_equal(strict.trials_frame(), report.trials)
+    joined = strict.results_frame()
+    pd.testing.assert_frame_equal(
+        joined.drop(columns=[*frames.POINT_COLUMNS, "dut_cpu_busy"]), report.results.drop(columns="dut_cpu_busy")
+    )
+    # one meaning of "connections": the working point's 100 x 10; the fill created 900 of them
+    assert joined["connections"].tolist() == [1000, 1000] and joined["unit"].astype(str).tolist() == ["cps", "cps"]
+    assert joined["created_connections"].fillna(-1).tolist() == [-1, 900]
+    path = strict.export_parquet()
+    back = pd.read_parquet(path)
+    assert back["kind"].astype(str).tolist() == ["phase1", "fill"] == report.trials["kind"].astype(str).tolist()
+    assert back["forward_sent"].tolist() == [1000, 1000] and back["reverse_sent"].isna().all()
+
+
+def test_the_progress_observers_do_not_import_the_report() -> None:
+    code = "import sys, natbench.run.observers; print(sorted(m for m in sys.modules if m.startswith('natbench.rep')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+# ----------------------------------------------------------------------------- the boundary (docs/architecture.md)
+def _documented_block(language: str, after: str) -> str:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start = text.index(after)
+    body_start = text.index(f"```{language}\n", start) + len(language) + 4
+    return text[body_start : text.index("```", body_start)]
+
+
+def test_no_code_outside_the_format_reads_run_directory_files_as_the_architecture_page_says() -> None:
+    """The greps of docs/architecture.md ("The run-directory format", "The boundary, checked"), run as written."""
+    script = _documented_block("sh", "The boundary, checked")
+    expected = _documented_block("text", "The boundary, checked")
+    out = subprocess.run(["sh", "-c", script], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert out.stderr == ""
+    assert out.stdout == expected
