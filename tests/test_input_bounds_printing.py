@@ -207,9 +207,10 @@ def test_a_lab_program_installed_off_path_skips_with_its_reason(monkeypatch: pyt
 
 
 def test_the_lab_and_dut_settings_have_the_ranges_of_their_cli_twins() -> None:
-    from natbench.campaign.schema import DutSpec, LabAccess
+    from natbench.campaign.schema import DutSpec
     from natbench.cli.lab import lab
     from natbench.cli.recipes import render
+    from natbench.testbed.lab.access import LabAccess
     from natbench.values import MAX_CORES
 
     def bounds(model: type, name: str) -> tuple[float, float]:
