@@ -1126,6 +1126,19 @@ def test_capacity_exponential_search_goes_on_at_exactly_beta_times_the_rate() ->
     assert h.tester.plan == h.plan
 
 
+def test_capacity_final_search_ends_one_connection_error_wide() -> None:
+    """Ceiling 1,000 cps up to 250 source ports, 0 beyond; 20 destination ports; connection_error 60 = 3 ports.
+
+    Exponential: 200 ports pass, 400 collapse: [200, 400]. The final search bisects cells of 3 ports from 200 (200,
+    203, ..., 398, and 400 at the top): it ends at [248, 251], 3 ports wide, so the error is exactly 60 connections,
+    not the 1, 2 or 3 ports a halving of [200, 400] would stop at."""
+    h = capacity_harness(lambda n: 1000.0 if n <= 250 else 0.0)
+    res = h.run("capacity", upper=2000, error=1, connection_error=60)
+    assert (res.value, res.error) == (248 * 20, 60)
+    final = [c // 20 for c, _ in res.extra["probes"][2:]]
+    assert all((c - 200) % 3 == 0 for c in final), final
+
+
 def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and_stops_at_the_width() -> None:
     """Ceiling 1,000 cps up to 250 source ports, 400 up to 302, 0 beyond; gamma 0.4; connection_error 30 -> 1 port
     (whole ports within the error: 2 ports would be 40 connections, more than asked).
