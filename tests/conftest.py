@@ -345,9 +345,8 @@ def fig2_store_runs(root: Path) -> tuple[Path, Path]:
     """Seed 000 Figure 2 as the two run directories its two campaigns write: the NAT run (cps, throughput) and
     the plain forwarding run (the baseline), written by the engine's store with the figure's printed values.
 
-    The stored search widths are the figure's error rows (100 / 1,000; 200 / 500 / 1,000): the width a search
-    ends with when its range is its error x 2^k. The campaigns' own ranges (cps 0..5M with error 100) would
-    end at a width of 76 (docs/report.md); the seed prints the stop error as set."""
+    The stored search widths are the figure's error rows (100 / 1,000; 200 / 500 / 1,000): the width every
+    search ends with (its grid of lower + k x error, docs/report.md)."""
     nat = store_campaign_run(
         root / "nat",
         "seed000-fig2-iptables-cores.yaml",

@@ -153,8 +153,9 @@ def test_schema_reference_doc_is_current() -> None:
 def test_the_figure2_campaigns_searches_end_exactly_at_the_seeds_printed_error(
     name: str, metric: str, printed: list[int]
 ) -> None:
-    """Seed 000 defines the error as the width of the binary search when it stops: with upper - lower = error x 2^k
-    the width halves down to exactly the error whatever the DUT does, so a real run prints the seed's error row."""
+    """Seed 000 defines the error as the width of the binary search when it stops: on its grid of lower + k x error
+    the search ends exactly one error wide whatever the DUT does (and, the campaigns' ranges being whole multiples of
+    their errors, even a DUT faster than the range ends one error wide), so a real run prints the seed's error row."""
     from natbench.results import Verdict
     from natbench.search import BinarySearch
 

@@ -60,24 +60,24 @@ def test_plan_prints_the_five_fig2_points() -> None:
     header = next(line for line in r.stdout.splitlines() if line.startswith("#"))
     reps_col = header.split().index("reps")
     assert {row[reps_col] for row in rows} == {"10"}
-    # cps: 3 points of log2(6.5536M / 100) = 16 steps and 2 of log2(8.192M / 1000) = 13, 74 x 10 repetitions =
+    # cps: 3 points of ceil(log2(5M / 100)) = 16 steps and 2 of ceil(log2(5M / 1000)) = 13, 74 x 10 repetitions =
     # 740 steps, each a phase 1 and (validation every_step) a validation: 1,480 trials; throughput: 3 points of
-    # log2(6.5536M / 100) = 16 and 2 of log2(4.096M / 1000) = 12, 72 x 10 = 720 trials
-    assert "5 working points, 2,200 trials, estimated duration" in r.stdout
+    # ceil(log2(7.44M / 100)) = 17 and 2 of ceil(log2(7.44M / 1000)) = 13, 77 x 10 = 770 trials
+    assert "5 working points, 2,250 trials, estimated duration" in r.stdout
 
 
 def test_plan_shows_what_the_fast_search_saves() -> None:
     r = natbench("plan", "campaigns/seed000-fig2-forwarding-cores.yaml")
     assert r.returncode == 0, r.stderr
-    # binary: log2(upper / e) steps with upper = e x 2^k per point (the seed's error row): 6.5536M / 200 -> 15,
-    # 8.192M / 500 -> 14, 8.192M / 1,000 -> 13 (three points): 68 x 10 = 680 trials of 60 + 2 + 1 = 63 s = 42,840 s
-    # = 11.9 h. fast: the first repetition searches the whole range with short trials (15, 14, 13, 13, 13 = 68
-    # short trials of 1 + 2 + 1 = 4 s) and confirms with 2 full ones; each of the 9 later repetitions walks from its
-    # seed with 3 full ones and 2 probes: (68 + 90) = 158 short trials = 632 s, (2 + 27) x 5 = 145 full trials of
-    # 63 s = 9,135 s. 303 trials, 9,767 s = 2.7 h; 42,840 / 9,767 = 4.39 -> 4.4x, saves 33,073 s = 9.2 h
+    # binary: ceil(log2(upper / e)) steps per search on the grid of e: 7.44M / 200 -> 16, 7.44M / 500 -> 14,
+    # 7.44M / 1,000 -> 13 (three points): 69 x 10 = 690 trials of 60 + 2 + 1 = 63 s = 43,470 s = 12.1 h. fast: the
+    # first repetition searches the whole range with short trials (16, 14, 13, 13, 13 = 69 short trials of 1 + 2 +
+    # 1 = 4 s) and confirms with 2 full ones; each of the 9 later repetitions walks from its seed with 3 full ones and
+    # 2 probes: (69 + 90) = 159 short trials = 636 s, (2 + 27) x 5 = 145 full trials of 63 s = 9,135 s. 304 trials,
+    # 9,771 s = 2.7 h; 43,470 / 9,771 = 4.45 -> 4.4x, saves 33,699 s = 9.4 h
     line = next(x for x in r.stdout.splitlines() if x.startswith("search algorithms:"))
     assert line.startswith(
-        "search algorithms: binary 680 trials, 11.9 h; fast 303 trials, 2.7 h: 4.4x less tester time (saves 9.2 h;"
+        "search algorithms: binary 690 trials, 12.1 h; fast 304 trials, 2.7 h: 4.4x less tester time (saves 9.4 h;"
     )
 
 

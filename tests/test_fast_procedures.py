@@ -109,24 +109,25 @@ def test_forwarding_fast_runs_without_a_fill() -> None:
 
 
 def test_cps_fast_steps_are_validated_steps_walking_from_the_previous_result() -> None:
-    # cps ceiling 250,000, error 10,000. The previous repetition (number 1, listed first: order by number) ended at
+    # cps ceiling 245,000, error 10,000. The previous repetition (number 1, listed first: order by number) ended at
     # [230,000, 240,000]: seed = 230,000 + 10,000 / 2 = 235,000 (the median of both results, 245,000, or the first
-    # one's 265,000 would start elsewhere). Validated step at 235,000 passes; up one error: 245,000 passes; 255,000
-    # fails (phase 1 alone, nothing to validate) -> [245k, 255k].
-    h = Harness(cps=250_000)
+    # one's 265,000 would start elsewhere); the walk starts at the grid rate at or below it, 230,000. Validated step
+    # at 230,000 passes; up one error: 240,000 passes; 250,000 fails (phase 1 alone, nothing to validate) -> [240k,
+    # 250k].
+    h = Harness(cps=245_000)
     earlier = [
         RepetitionResult("p", "cps", 1, 230_000.0, "cps", error=10_000.0),
         RepetitionResult("p", "cps", 0, 260_000.0, "cps", error=10_000.0),
     ]
     res = h.run("cps", upper=400_000, error=10_000, algorithm="fast", repetition=2, earlier=earlier)
     assert [t[:3] for t in _trials(h)] == [
-        ("phase1", "full", 235_000),
-        ("validation", "full", 235_000),
-        ("phase1", "full", 245_000),
-        ("validation", "full", 245_000),
-        ("phase1", "full", 255_000),
+        ("phase1", "full", 230_000),
+        ("validation", "full", 230_000),
+        ("phase1", "full", 240_000),
+        ("validation", "full", 240_000),
+        ("phase1", "full", 250_000),
     ]
-    assert (res.value, res.error) == (245_000, 10_000)
+    assert (res.value, res.error) == (240_000, 10_000)
     assert res.extra["validated"] is True and res.extra["seeded"] is True and res.extra["algorithm"] == "fast"
 
 
@@ -211,8 +212,12 @@ def _first_trial(earlier: list[RepetitionResult]) -> tuple[str, float]:
 
 
 def test_the_seed_is_the_previous_value_when_it_stored_no_error() -> None:
-    earlier = [RepetitionResult("p", "forwarding", 0, 180_000.0, "fps")]
-    assert _first_trial(earlier) == ("full", 180_000)  # no error stored: nothing to add
+    # no error stored: nothing added; the grid rate at or below 250,000 is 200,000 (250,000 + half an error, 300,000,
+    # would start at 300,000)
+    earlier = [RepetitionResult("p", "forwarding", 0, 250_000.0, "fps")]
+    assert _first_trial(earlier) == ("full", 200_000)
+    with_error = RepetitionResult("p", "forwarding", 0, 250_000.0, "fps", error=100_000.0)
+    assert _first_trial([with_error]) == ("full", 300_000)
 
 
 def test_no_seed_from_a_repetition_that_found_no_rate_or_one_at_the_upper_bound() -> None:

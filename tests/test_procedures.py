@@ -166,16 +166,16 @@ def surplus_connections(h: Harness, surplus: int) -> None:
 def test_cps_step_fails_when_the_dut_keeps_no_state() -> None:
     """Every frame up to 200,000 cps is forwarded, none is kept: every step fails, none is invalid.
 
-    [0, 1,000,000], error 1,000: 500,000 and 250,000 lose frames (ceiling 200,000); 125,000, 62,500, ... 1,953
-    (1,953.125 rounded down) arrive but leave an empty table; 1,953 / 2 = 976 is the tenth step and [0, 976] is
-    within the error: the search ends at its lower bound, 0, with no invalid trial: no rate passed, so no value.
+    [0, 1,000,000], error 1,000 (the grid 0, 1,000, ...): 500,000 and 250,000 lose frames (ceiling 200,000);
+    125,000, 62,000, 31,000, 15,000, 7,000, 3,000 and 1,000 arrive but leave an empty table; [0, 1,000] is one cell:
+    the search ends at its lower bound, 0, with no invalid trial: no rate passed, so no value.
     """
     h = Harness(keeps_state=False)
     res = h.run("cps", upper=1_000_000, error=1000, max_invalid=1)
     assert res.value is None and res.extra["no_passing_rate"] is True
-    assert res.extra["invalid"] == 0 and res.extra["steps"] == 10 == len(h.records)
+    assert res.extra["invalid"] == 0 and res.extra["steps"] == 9 == len(h.records)
     assert all(r.verdict is Verdict.FAIL for r in h.records)
-    assert [r.extra["fail_cause"] for r in h.records] == ["loss"] * 2 + ["table_shortfall"] * 8
+    assert [r.extra["fail_cause"] for r in h.records] == ["loss"] * 2 + ["table_shortfall"] * 7
     assert h.records[2].reason == "DUT table holds 0 connections but 4000 phase-1 frames arrived"
 
 
@@ -667,9 +667,9 @@ def test_the_default_rate_tolerance_is_a_tenth_of_a_percent(achieved: float, ver
 def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() -> None:
     """The DUT passes all; above 100,000 cps the tester sends 0.15 % short (an invalid, tester-limited trial).
 
-    [0, 200,000], error 1,000: 100,000 passes -> [100,000, 200,000]; then 150,000, 125,000, 112,500, 106,250,
-    103,125, 101,562 (101,562.5 rounded down) and 100,781 are each tried 1 + min(max_invalid 8, tester retries 2)
-    = 3 times and become the tester's ceiling; [100,000, 100,781] is 781 wide <= 1,000: done.
+    [0, 200,000], error 1,000: 100,000 passes -> [100,000, 200,000]; then 150,000, 125,000, 112,000, 106,000,
+    103,000 and 101,000 (grid rates: the middle index, rounded down) are each tried 1 + min(max_invalid 8, tester
+    retries 2) = 3 times and become the tester's ceiling; [100,000, 101,000] is one cell: done.
     """
     h = Harness(cps=300_000)
 
@@ -679,26 +679,26 @@ def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() 
 
     h.tester.phase1 = short_above_100k  # type: ignore[method-assign]
     res = h.run("cps", upper=200_000, error=1000, max_invalid=8, validation="off")  # phase-1 records only
-    too_fast = [150_000, 125_000, 112_500, 106_250, 103_125, 101_562, 100_781]
+    too_fast = [150_000, 125_000, 112_000, 106_000, 103_000, 101_000]
     assert [r.intended_rate for r in h.records] == [100_000] + [r for r in too_fast for _ in range(3)]
     assert all(r.reason.startswith("tester fell behind") for r in h.records[1:])
     assert res.value == 100_000
     assert res.extra["tester_bound"] is True and res.extra["at_upper_limit"] is False
-    assert res.extra["tester_ceiling"] == 100_781
-    assert (res.extra["steps"], res.extra["invalid"]) == (1, 21)
+    assert res.extra["tester_ceiling"] == 101_000
+    assert (res.extra["steps"], res.extra["invalid"]) == (1, 18)
 
 
 @pytest.mark.parametrize("metric", ["cps", "throughput"])
 def test_a_search_in_which_no_rate_passed_stores_no_value_but_no_passing_rate(metric: str) -> None:
     """A DUT slower than the search's resolution: every rate tried fails. Bisecting [0, 1,000,000] with error 1,000
-    tests 500,000, 250,000, 125,000, 62,500, 31,250, 15,625, 7,812, 3,906, 1,953 and 976 (floors of the midpoints),
-    all above the DUT's 500, and stops at [0, 976]: no rate passed within it. Stored as no value (not 0)."""
+    tests 500,000, 250,000, 125,000, 62,000, 31,000, 15,000, 7,000, 3,000 and 1,000 (grid rates), all above the
+    DUT's 500, and stops at [0, 1,000]: no rate passed within it. Stored as no value (not 0)."""
     h = Harness(cps=500) if metric == "cps" else Harness(forwarding=500)  # throughput: the fill at 50,000 cps passes
     extra = {"fill_rate": 50_000} if metric == "throughput" else {}
     res = h.run(metric, upper=1_000_000, error=1000, **extra)
     assert res.value is None
     assert res.extra["no_passing_rate"] is True
-    assert (res.extra["lower"], res.extra["upper"], res.extra["steps"]) == (0, 976, 10)
+    assert (res.extra["lower"], res.extra["upper"], res.extra["steps"]) == (0, 1000, 9)
     if metric == "throughput":
         assert res.extra["all_frames_per_second"] is None
     assert "failed" not in res.extra
@@ -709,11 +709,12 @@ def test_a_search_in_which_no_rate_passed_stores_no_value_but_no_passing_rate(me
 
 def test_a_dut_faster_than_the_search_range_is_flagged_at_the_upper_limit() -> None:
     h = Harness(cps=1_000_000)
-    # one step: 50,000 passes -> [50,000, 100,000], 50,000 wide <= 60,000: done, the upper bound never failed
+    # the grid 0, 60,000, 100,000; one step: 60,000 passes -> [60,000, 100,000], done. The upper bound never failed:
+    # the top cell, 40,000 wide, is the only one narrower than the error
     res = h.run("cps", upper=100_000, error=60_000)
-    assert (res.value, res.error) == (50_000, 50_000)
+    assert (res.value, res.error) == (60_000, 40_000)
     assert (res.extra["at_upper_limit"], res.extra["tester_bound"], res.extra["tester_ceiling"]) == (True, False, None)
-    assert (res.extra["steps"], res.extra["invalid"], res.extra["lower"], res.extra["upper"]) == (1, 0, 50_000, 100_000)
+    assert (res.extra["steps"], res.extra["invalid"], res.extra["lower"], res.extra["upper"]) == (1, 0, 60_000, 100_000)
 
 
 @pytest.mark.parametrize(
@@ -737,21 +738,21 @@ def test_a_table_short_of_the_frames_fails_and_one_beyond_sent_plus_slack_is_inv
     h = Harness(cps=200_000)
     surplus_connections(h, surplus)
     settings: dict[str, Any] = {} if slack is None else {"table_slack": slack}
-    # one step: 50,000 (below the DUT's 200,000) -> [50,000, 100,000], 50,000 wide <= 60,000: done
+    # one step: 60,000 (the grid 0, 60,000, 100,000; below the DUT's 200,000) -> [60,000, 100,000]: done
     res = h.run("cps", upper=100_000, error=60_000, max_invalid=0, validation="off", **settings)
     (rec,) = h.records
     assert rec.extra["dut_connections"] == 4000 + surplus
     assert rec.verdict is verdict
     if verdict is Verdict.PASS:
-        assert res.value == 50_000
+        assert res.value == 60_000
         assert "fail_cause" not in rec.extra
     elif surplus > 0:
         assert res.value is None
         assert rec.reason == f"DUT table holds {4000 + surplus} connections, more than the 4000 frames sent"
         assert "fail_cause" not in rec.extra
     else:
-        # the failed step lowers the upper bound: [0, 50,000] is within the error, no rate passed
-        assert (res.value, res.extra["upper"], res.extra["invalid"]) == (None, 50_000, 0)
+        # the failed step lowers the upper bound: [0, 60,000] is one cell, no rate passed
+        assert (res.value, res.extra["upper"], res.extra["invalid"]) == (None, 60_000, 0)
         assert res.extra["no_passing_rate"] is True
         assert rec.reason == "DUT table holds 3999 connections but 4000 phase-1 frames arrived"
         assert rec.extra["fail_cause"] == "table_shortfall"
@@ -1123,6 +1124,19 @@ def test_capacity_exponential_search_goes_on_at_exactly_beta_times_the_rate() ->
     assert (res.value, res.error, res.extra["rate_at_capacity"]) == (8000, 8000, 200)
     assert res.extra["port_space_exhausted"] is False
     assert h.tester.plan == h.plan
+
+
+def test_capacity_final_search_ends_one_connection_error_wide() -> None:
+    """Ceiling 1,000 cps up to 250 source ports, 0 beyond; 20 destination ports; connection_error 60 = 3 ports.
+
+    Exponential: 200 ports pass, 400 collapse: [200, 400]. The final search bisects cells of 3 ports from 200 (200,
+    203, ..., 398, and 400 at the top): it ends at [248, 251], 3 ports wide, so the error is exactly 60 connections,
+    not the 1, 2 or 3 ports a halving of [200, 400] would stop at."""
+    h = capacity_harness(lambda n: 1000.0 if n <= 250 else 0.0)
+    res = h.run("capacity", upper=2000, error=1, connection_error=60)
+    assert (res.value, res.error) == (248 * 20, 60)
+    final = [c // 20 for c, _ in res.extra["probes"][2:]]
+    assert all((c - 200) % 3 == 0 for c in final), final
 
 
 def test_capacity_final_search_keeps_a_count_at_exactly_gamma_times_the_rate_and_stops_at_the_width() -> None:

@@ -39,7 +39,8 @@ def test_converges_to_the_ceiling_within_the_error(ceiling: float, upper: int, e
         assert upper - out.value <= error
 
 
-def test_steps_follow_rfc2544_bisection_and_integer_rates() -> None:
+def test_steps_follow_rfc2544_bisection_on_the_grid_of_the_error() -> None:
+    # [0, 1000], error 100: the grid 0, 100, ..., 1000 (indices 0..10); midpoints between indices, rounded down
     search = BinarySearch(0, 1000, 100)
     seen = []
     while not search.done:
@@ -48,13 +49,13 @@ def test_steps_follow_rfc2544_bisection_and_integer_rates() -> None:
         search.report(Verdict.PASS if step.rate <= 300 else Verdict.FAIL)
     assert seen == [
         (500.0, 0, 1000),
-        (250.0, 0, 500.0),
-        (375.0, 250.0, 500.0),
-        (312.0, 250.0, 375.0),
+        (200.0, 0, 500.0),
+        (300.0, 200.0, 500.0),
+        (400.0, 300.0, 500.0),
     ]
     out = search.outcome()
-    assert (out.value, out.upper, out.steps, out.invalid, out.at_upper_limit) == (250.0, 312.0, 4, 0, False)
-    assert out.error == 62.0
+    assert (out.value, out.upper, out.steps, out.invalid, out.at_upper_limit) == (300.0, 400.0, 4, 0, False)
+    assert out.error == 100.0  # exactly the error: what the seed tables print
 
 
 def test_invalid_steps_are_retried_at_the_same_rate_and_not_counted() -> None:
@@ -69,10 +70,11 @@ def test_invalid_steps_are_retried_at_the_same_rate_and_not_counted() -> None:
             return Verdict.FAIL
 
     out = run_binary_search(BinarySearch(0, 1000, 300, max_invalid=2), trial)
-    assert rates[:5] == [(500.0, 0), (500.0, 1), (500.0, 2), (750.0, 0), (750.0, 1)]
+    # the grid 0, 300, 600, 900 and 1000 (the top cell is narrower): 600 (index 2 of 0..4), then 900
+    assert rates[:5] == [(600.0, 0), (600.0, 1), (600.0, 2), (900.0, 0), (900.0, 1)]
     assert out.invalid == 3
     assert out.steps == 2
-    assert (out.lower, out.upper) == (500.0, 750.0)
+    assert (out.lower, out.upper) == (600.0, 900.0)
 
 
 def test_too_many_invalid_steps_raise_search_error() -> None:
@@ -210,9 +212,8 @@ def test_a_rate_beyond_the_tester_is_tried_once_plus_the_smaller_retry_limit(
 ) -> None:
     """[0, 1000], error 100; the DUT passes all, the tester cannot send above 600.
 
-    500 passes -> [500, 1000]; 750 is beyond the tester: tried 1 + min(max_invalid, tester_retries) times, then it
-    is the tester's ceiling -> [500, 750]; 625 likewise -> [500, 625]; 562 (562.5 rounded down) passes ->
-    [562, 625], 63 wide <= 100: done.
+    500 passes -> [500, 1000]; 700 (index 7 of 5..10) is beyond the tester: tried 1 + min(max_invalid,
+    tester_retries) times, then it is the tester's ceiling -> [500, 700]; 600 passes -> [600, 700], one cell: done.
     """
     search = BinarySearch(0, 1000, 100, max_invalid=max_invalid, tester_retries=tester_retries)
     rates: list[float] = []
@@ -223,10 +224,10 @@ def test_a_rate_beyond_the_tester_is_tried_once_plus_the_smaller_retry_limit(
             search.report(Verdict.INVALID, reason="tester fell behind", tester_limited=True)
         else:
             search.report(Verdict.PASS)
-    assert rates == [500, *[750] * tries, *[625] * tries, 562]
+    assert rates == [500, *[700] * tries, 600]
     out = search.outcome()
-    assert (out.value, out.upper, out.tester_ceiling, out.tester_bound) == (562, 625, 625, True)
-    assert (out.steps, out.invalid) == (2, 2 * tries)
+    assert (out.value, out.upper, out.tester_ceiling, out.tester_bound) == (600, 700, 700, True)
+    assert (out.steps, out.invalid) == (2, tries)
 
 
 def test_a_rate_with_any_invalid_cause_but_the_tester_never_becomes_the_tester_ceiling() -> None:
@@ -251,16 +252,44 @@ def test_a_failure_exactly_at_stop_below_does_not_stop_the_search() -> None:
 
 
 @pytest.mark.parametrize(
-    ("lower", "upper", "integer_rates", "first"),
-    [(0, 3, True, 1.0), (0.5, 3.0, True, 1.0), (0.5, 2.5, True, 1.5), (0, 3, False, 1.5)],
+    ("lower", "upper", "error", "first", "top"),
+    [
+        (0, 1000, 300, 600.0, 4),  # 0, 300, 600, 900, 1000: the top cell is 100 wide
+        (10, 20, 3, 16.0, 4),  # 10, 13, 16, 19, 20
+        (0, 0.3, 0.1, 0.1, 3),  # 0.3 / 0.1 is 2.9999999999999996 in floating point: three cells, not four
+        (93.53, 94.0, 0.1, 93.73, 5),
+        (0, 3, 1, 1.0, 3),
+    ],
 )
-def test_rates_are_whole_numbers_while_the_interval_is_wider_than_two(
-    lower: float, upper: float, integer_rates: bool, first: float
+def test_rates_lie_on_the_grid_of_the_error_from_the_lower_bound(
+    lower: float, upper: float, error: float, first: float, top: int
 ) -> None:
-    # [0, 3] and [0.5, 3]: wider than 2, the midpoints 1.5 and 1.75 are rounded down to 1;
-    # [0.5, 2.5] is exactly 2 wide: its midpoint 1.5 is tested as it is
-    search = BinarySearch(lower, upper, 0.1, integer_rates=integer_rates)
-    assert search.next_step().rate == first
+    search = BinarySearch(lower, upper, error)
+    assert search.grid.top == top
+    assert search.next_step().rate == pytest.approx(first)
+    assert search.grid.rate(top) == upper and search.grid.rate(top + 5) == upper
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ceiling=st.floats(min_value=0, max_value=2_000_000, allow_nan=False),
+    lower=st.sampled_from([0.0, 1000.0, 93.53]),
+    width=st.floats(min_value=1.0, max_value=2_000_000, allow_nan=False),
+    cells=st.floats(min_value=1.01, max_value=5000, allow_nan=False),
+)
+def test_the_final_interval_is_one_error_wide_whatever_the_upper_bound(
+    ceiling: float, lower: float, width: float, cells: float
+) -> None:
+    """The error row of the tables equals the configured error by construction: any range, any ratio of range to
+    error (not a power of two), any ceiling; only a search that never failed may end in the narrower top cell."""
+    upper, error = lower + width, width / cells
+    out = run_binary_search(BinarySearch(lower, upper, error), threshold_trial(ceiling))
+    if out.at_upper_limit:
+        assert 0 < out.error <= error * (1 + 1e-9)
+    else:
+        assert out.error == pytest.approx(error, rel=1e-9)
+    k = (out.value - lower) / error
+    assert abs(k - round(k)) < 1e-6
 
 
 @pytest.mark.parametrize(
@@ -291,8 +320,8 @@ def test_a_search_used_out_of_order_says_what_went_wrong() -> None:
     with pytest.raises(SearchError) as info:
         search.outcome()
     assert str(info.value) == "the search has not finished"
-    assert search.next_step().rate == 2.0  # interval 4 > 2 = whole rates: floor(2.0)
-    search.report(Verdict.PASS)  # [2, 4]: width 2 <= error, done
+    assert search.next_step().rate == 2.0  # the grid 0, 2, 4: its middle
+    search.report(Verdict.PASS)  # [2, 4]: one cell, done
     with pytest.raises(SearchError) as info:
         search.next_step()
     assert str(info.value) == "the search is finished; no further step"
@@ -356,10 +385,10 @@ def test_a_tester_ceiling_after_a_pass_ends_the_search_there_tester_bound() -> N
 
 
 def test_a_search_in_which_no_rate_passed_says_so_and_one_with_a_pass_does_not() -> None:
-    # every trial fails: [0, 1000] with error 100 tests 500, 250, 125, 62 and stops at [0, 62] (62 <= 100)
+    # every trial fails: [0, 1000] with error 100 tests 500, 200, 100 and stops at [0, 100], one cell
     none = run_binary_search(BinarySearch(0, 1000, 100), lambda s: Verdict.FAIL)
-    assert (none.value, none.lower, none.upper, none.steps) == (0, 0, 62, 4)
+    assert (none.value, none.lower, none.upper, none.steps) == (0, 0, 100, 3)
     assert none.passed is False
-    # one pass (62 passes, nothing above it does): the same bounds' lower end is a measured rate
-    one = run_binary_search(BinarySearch(0, 1000, 100), lambda s: Verdict.PASS if s.rate <= 62 else Verdict.FAIL)
-    assert (one.value, one.passed) == (62, True)
+    # one pass (100 passes, nothing above it does): the same bounds' lower end is a measured rate
+    one = run_binary_search(BinarySearch(0, 1000, 100), lambda s: Verdict.PASS if s.rate <= 100 else Verdict.FAIL)
+    assert (one.value, one.upper, one.passed) == (100, 200, True)

@@ -10,7 +10,24 @@ import pytest
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
+from natbench.search.binary import SearchOutcome
 from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
+
+
+def on_grid(rate: float, lower: float, error: float) -> bool:
+    """Whether ``rate`` is ``lower + k x error`` for a whole k (to floating-point precision)."""
+    k = (rate - lower) / error
+    return abs(k - round(k)) < 1e-9 * max(1.0, k)
+
+
+def assert_one_cell(out: SearchOutcome, lower: float, upper: float, error: float) -> None:
+    """The final interval is one cell of the grid: exactly ``error`` wide, or the narrower top cell at ``upper``."""
+    width = out.upper - out.value
+    assert on_grid(out.value, lower, error)
+    if out.upper == upper:
+        assert 0 < width <= error * (1 + 1e-9)
+    else:
+        assert on_grid(out.upper, lower, error) and math.isclose(width, error, rel_tol=1e-9), (out, error)
 
 
 class Dut:
@@ -27,12 +44,12 @@ class Dut:
 
 
 def test_unseeded_search_narrows_with_short_trials_then_confirms_pass_and_fail_with_full_ones() -> None:
-    # [0, 100], error 10, ceiling 63: short 50 pass -> [50, 100]; 75 fail -> [50, 75]; floor(62.5) = 62 pass
-    # -> [62, 75] (13 > 10); floor(68.5) = 68 fail -> [62, 68] (6 <= 10). Full 62 passes, full 68 fails.
+    # [0, 100], error 10: the grid 0, 10, ..., 100. Ceiling 63: short 50 pass -> [50, 100]; 70 (index 7 of 5..10)
+    # fails -> [50, 70]; 60 passes -> [60, 70], one cell. Full 60 passes, full 70 fails.
     dut = Dut(short=63, full=63)
     out = run_fast_search(dut, lower=0, upper=100, error=10)
-    assert dut.trials == ["s50", "s75", "s62", "s68", "F62", "F68"]
-    assert (out.value, out.upper, out.short_steps, out.full_steps, out.rejected) == (62, 68, 4, 2, ())
+    assert dut.trials == ["s50", "s70", "s60", "F60", "F70"]
+    assert (out.value, out.upper, out.short_steps, out.full_steps, out.rejected) == (60, 70, 3, 2, ())
     assert not out.seeded and not out.at_upper_limit
 
 
@@ -76,38 +93,38 @@ def test_a_walk_stops_at_the_search_bounds() -> None:
 
 
 def test_a_rate_whose_full_confirmation_fails_is_never_reported() -> None:
-    # short trials pass up to 63 but full ones only up to 55: narrowing as above ends at [62, 68]; full 62 FAILS
-    # (rejected); down from 62 by the error: full 52 passes -> [52, 62] (10 <= 10): 52 is reported, not 62.
+    # short trials pass up to 63 but full ones only up to 55: narrowing as above ends at [60, 70]; full 60 FAILS
+    # (rejected); down from 60 by the error: full 50 passes -> [50, 60]: 50 is reported, not 60.
     dut = Dut(short=63, full=55)
     out = run_fast_search(dut, lower=0, upper=100, error=10)
-    assert dut.trials == ["s50", "s75", "s62", "s68", "F62", "F52"]
-    assert (out.value, out.upper, out.rejected) == (52, 62, (62,))
+    assert dut.trials == ["s50", "s70", "s60", "F60", "F50"]
+    assert (out.value, out.upper, out.rejected) == (50, 60, (60,))
 
 
 def test_a_full_pass_above_the_short_fail_moves_the_search_up() -> None:
-    # short ceiling 63, full ceiling 70: full 62 passes, full 68 passes too (rejected as the upper bound);
-    # up from 68 by the error: full 78 fails -> [68, 78]: 68 is reported.
+    # short ceiling 63, full ceiling 70: full 60 passes, full 70 passes too (rejected as the upper bound);
+    # up from 70 by the error: full 80 fails -> [70, 80]: 70 is reported.
     dut = Dut(short=63, full=70)
     out = run_fast_search(dut, lower=0, upper=100, error=10)
-    assert dut.trials == ["s50", "s75", "s62", "s68", "F62", "F68", "F78"]
-    assert (out.value, out.upper, out.rejected) == (68, 78, (68,))
+    assert dut.trials == ["s50", "s70", "s60", "F60", "F70", "F80"]
+    assert (out.value, out.upper, out.rejected) == (70, 80, (70,))
 
 
 def test_full_narrowing_needs_no_confirmation() -> None:
-    # narrow_full: the bisection's trials are the full ones (50 p, 75 f, 62 p, 68 f) and nothing follows
+    # narrow_full: the bisection's trials are the full ones (50 p, 70 f, 60 p) and nothing follows
     dut = Dut(short=0, full=63)
     out = run_fast_search(dut, lower=0, upper=100, error=10, narrow_full=True)
-    assert dut.trials == ["F50", "F75", "F62", "F68"]
-    assert (out.value, out.short_steps, out.full_steps) == (62, 0, 4)
+    assert dut.trials == ["F50", "F70", "F60"]
+    assert (out.value, out.short_steps, out.full_steps) == (60, 0, 3)
 
 
 def test_a_dut_faster_than_the_range_needs_no_failing_confirmation() -> None:
-    # every short trial passes: 50, 75, 87 (floor 87.5), 93 (floor 93.5) -> [93, 100]; full 93 passes; the upper
-    # bound 100 is never tested (at_upper_limit)
+    # every short trial passes: 50, 70, 80, 90 -> [90, 100]; full 90 passes; the upper bound 100 is never tested
+    # (at_upper_limit)
     dut = Dut(short=1000, full=1000)
     out = run_fast_search(dut, lower=0, upper=100, error=10)
-    assert dut.trials == ["s50", "s75", "s87", "s93", "F93"]
-    assert out.value == 93 and out.at_upper_limit
+    assert dut.trials == ["s50", "s70", "s80", "s90", "F90"]
+    assert out.value == 90 and out.at_upper_limit
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -127,7 +144,8 @@ def test_any_reported_rate_passed_a_full_trial_and_one_error_above_failed_one(se
         assert [v for r, v in full_verdicts if r == out.value][-1] is Verdict.PASS
     if out.upper < 10_000:  # the last full trial at the upper bound failed
         assert [v for r, v in full_verdicts if r == out.upper][-1] is Verdict.FAIL
-    assert out.upper - out.value <= 100
+    assert out.upper - out.value == 100  # one cell of the grid 0, 100, 200, ...
+    assert all(r % 100 == 0 for r, _ in full_verdicts)
 
 
 def test_invalid_trials_are_retried_and_then_end_the_search() -> None:
@@ -143,40 +161,46 @@ def test_invalid_trials_are_retried_and_then_end_the_search() -> None:
 
 
 def test_a_rate_beyond_the_tester_counts_as_failed_and_becomes_its_ceiling() -> None:
-    # the tester cannot send above 70: short 75 is invalid (tester-limited) 3 times (> min(3, 2)) -> failed,
-    # ceiling 75; the rest as in the unseeded case with ceiling 63
-    dut = Dut(short=63, full=63)
+    # the tester cannot send above 65: short 70 is invalid (tester-limited) 3 times (> min(3, 2)) -> failed,
+    # ceiling 70; the DUT forwards 55: short 60 fails -> [50, 60]; full 50 passes, full 60 fails
+    dut = Dut(short=55, full=55)
 
     def trial(step: FastStep) -> TrialVerdict:
-        if step.rate > 70:
+        if step.rate > 65:
             return TrialVerdict(Verdict.INVALID, "tester could not keep the rate", tester_limited=True)
         return dut(step)
 
     out = run_fast_search(trial, lower=0, upper=100, error=10)
-    assert (out.value, out.upper, out.tester_ceiling, out.invalid) == (62, 68, 75, 3)
+    assert dut.trials == ["s50", "s60", "F50", "F60"]
+    assert (out.value, out.upper, out.tester_ceiling, out.invalid) == (50, 60, 70, 3)
 
 
 def test_a_tester_ceiling_a_later_full_trial_disproved_is_dropped() -> None:
-    # short trials lose their pace (tester-limited) from 70 up, full ones pass up to 90: short 50 p, 75 invalid x3
-    # (-> counted failed), 62 p, 68 p -> [68, 75]; full 68 p, full 75 PASSES (rejected as the upper bound); walk up:
-    # 85 p, 95 f -> [85, 95]. 75 was no ceiling of the tester (a full trial passed above it): the result is
-    # [85, 95] with no tester ceiling, never an upper bound below the value.
+    # short trials lose their pace (tester-limited) from 70 up, full ones pass up to 85: short 50 p, 70 invalid x3
+    # (-> counted failed), 60 p -> [60, 70]; full 60 p, full 70 PASSES (rejected as the upper bound); walk up:
+    # 80 p, 90 f -> [80, 90]. 70 was no ceiling of the tester (a full trial passed above it): the result is
+    # [80, 90] with no tester ceiling, never an upper bound below the value.
     def trial(step: FastStep) -> TrialVerdict:
         if not step.full and step.rate >= 70:
             return TrialVerdict(Verdict.INVALID, "tester fell behind", tester_limited=True)
-        return TrialVerdict(Verdict.PASS if step.rate <= 90 else Verdict.FAIL)
+        return TrialVerdict(Verdict.PASS if step.rate <= 85 else Verdict.FAIL)
 
     out = run_fast_search(trial, lower=0, upper=100, error=10)
-    assert (out.value, out.upper, out.tester_ceiling) == (85, 95, None)
+    assert (out.value, out.upper, out.tester_ceiling) == (80, 90, None)
 
 
-def test_a_seed_in_a_range_narrower_than_whole_numbers_starts_at_the_seed() -> None:
-    # [0, 0.85], error 0.5, seed 0.28: floor(0.28) = 0 is the lower bound, so the walk starts at 0.28 itself
-    # (passes, ceiling 0.6); up one error: 0.78 fails -> [0.28, 0.78]
-    dut = Dut(short=0, full=0.6)
+def test_a_seed_in_a_range_narrower_than_whole_numbers_starts_at_the_grid_rate_below_it() -> None:
+    # [0, 1.6], error 0.4: the grid 0, 0.4, 0.8, 1.2, 1.6. Seed 0.5: the walk starts at 0.4 (passes, ceiling 0.9);
+    # up one error: 0.8 passes, 1.2 fails -> [0.8, 1.2]
+    dut = Dut(short=0, full=0.9)
+    out = run_fast_search(dut, lower=0, upper=1.6, error=0.4, seed=0.5)
+    assert dut.trials == ["F0.4", "F0.8", "F1.2"]
+    assert (out.value, out.upper) == (0.8, pytest.approx(1.2))
+    # a seed at or below the first grid rate starts there, never at the lower bound (it is never tested)
+    dut.trials.clear()
     out = run_fast_search(dut, lower=0, upper=0.85, error=0.5, seed=0.28)
-    assert dut.trials == ["F0.28", "F0.78"]
-    assert (out.value, out.upper) == (0.28, 0.78)
+    assert dut.trials == ["F0.5"]
+    assert (out.value, out.upper, out.at_upper_limit) == (0.5, 0.85, True)
 
 
 @pytest.mark.parametrize("case", range(300))
@@ -208,7 +232,8 @@ def test_the_result_keeps_its_meaning_on_any_range_error_seed_and_tester(case: i
     out = run_fast_search(trial, lower=lower, upper=upper, error=error, seed=seed, narrow_full=narrow_full)
     full = [(r, v) for r, f, v in verdicts if f]
     assert lower <= out.value <= out.upper <= upper
-    assert out.upper - out.value <= error
+    assert_one_cell(out, lower, upper, error)
+    assert all(on_grid(r, lower, error) for r, _, _ in verdicts)
     if out.value > lower:
         assert [v for r, v in full if r == out.value][-1] is Verdict.PASS
     if out.upper < upper and out.upper != out.tester_ceiling:
@@ -261,22 +286,22 @@ def test_a_short_failure_proves_an_upper_bound_only_beyond_the_full_trials_allow
     assert not rule.proves(1000, 10) and rule.proves(1000, 11)
     assert _rule(0.0).proves(1000, 1) and not _rule(0.0).proves(1000, 0)  # acceptance 0: any lost frame
     # [0, 2000], error 100, ceiling 1,000. Narrowing with 1 s trials: 1000 p, 1500 f (loses 500 > 15: proof),
-    # 1250 f (250 > 12.5: proof), 1125 f (125 > 11.25: proof), 1062 f (62: proof) -> [1000, 1062]; full 1000 passes;
-    # 1062 needs no full trial (its short trial lost 62 frames, more than the 10.62 a full one may, and not small:
-    # half the 62 frames offered above 1,000 is 31).
+    # 1200 f (200 > 12: proof), 1100 f (100 > 11: proof) -> [1000, 1100]; full 1000 passes; 1100 needs no full
+    # trial (its short trial lost 100 frames, more than the 11 a full one may, and not small: half the 100 frames
+    # offered above 1,000 is 50).
     dut = Overload(1000, acceptance=0.001)
     out = run_fast_search(dut, lower=0, upper=2000, error=100, rule=rule)
-    assert dut.trials == ["s1000", "s1500", "s1250", "s1125", "s1062", "F1000"]
-    assert (out.value, out.upper, out.short_bound, out.full_steps) == (1000, 1062, True, 1)
+    assert dut.trials == ["s1000", "s1500", "s1200", "s1100", "F1000"]
+    assert (out.value, out.upper, out.short_bound, out.full_steps) == (1000, 1100, True, 1)
 
 
 def test_a_short_failure_within_the_allowance_leaves_the_bound_to_a_full_trial() -> None:
-    # ceiling 1,055: short 1062 loses 7 frames: it fails its own 0.1 % (1.062 frames) but a full trial may lose
-    # 10.62: no proof, so the confirmation runs a full trial at 1062 (it fails: 70 frames)
-    dut = Overload(1055, acceptance=0.001)
+    # ceiling 1,095: short 1100 loses 5 frames: it fails its own 0.1 % (1.1 frames) but a full trial may lose 11:
+    # no proof, so the confirmation runs a full trial at 1100 (it fails: 50 frames)
+    dut = Overload(1095, acceptance=0.001)
     out = run_fast_search(dut, lower=0, upper=2000, error=100, rule=_rule(0.001))
-    assert dut.trials[-2:] == ["F1000", "F1062"]
-    assert (out.value, out.upper, out.short_bound) == (1000, 1062, False)
+    assert dut.trials[-2:] == ["F1000", "F1100"]
+    assert (out.value, out.upper, out.short_bound) == (1000, 1100, False)
 
 
 def test_an_invalid_short_trial_proves_nothing() -> None:
@@ -355,20 +380,20 @@ def test_short_trials_that_pass_above_the_full_ceiling_prove_nothing_and_probes_
     rule = _rule()
     assert rule.worth_probing(2, 0) and not rule.worth_probing(3, 0)
     dut = Overload(1000, buffer=500)
-    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1010.5, rule=rule)
-    assert dut.trials == ["p1010", "F1010", "p1110", "F1110"]
-    assert (out.value, out.upper, out.probes, out.probe_proofs) == (1010, 1110, 2, 0)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1000.5, rule=rule)
+    assert dut.trials == ["p1000", "F1000", "p1100", "F1100"]
+    assert (out.value, out.upper, out.probes, out.probe_proofs) == (1000, 1100, 2, 0)
     dut.trials.clear()
-    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1010.5, rule=_rule(probes=2))
-    assert dut.trials == ["p1010", "F1010", "F1110"]  # the third probe ever, then none
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule(probes=2))
+    assert dut.trials == ["p1000", "F1000", "F1100"]  # the third probe ever, then none
     dut.trials.clear()
-    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1010.5, rule=_rule(probes=3))
-    assert dut.trials == ["F1010", "F1110"]
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule(probes=3))
+    assert dut.trials == ["F1000", "F1100"]
 
 
 def test_no_probe_above_a_rate_a_short_trial_already_passed() -> None:
-    # unseeded: the narrowing's short trials pass up to 1,500 (buffer), full trials only to 1,000. Full 1437 (the
-    # narrowed rate) fails; the walk down probes nothing at or below 1,437 (short trials passed there already)
+    # unseeded: the narrowing's short trials pass up to 1,500 (buffer), full trials only to 1,000. Full 1500 (the
+    # narrowed rate) fails; the walk down probes nothing at or below 1,500 (short trials passed there already)
     dut = Overload(1000, buffer=500)
     out = run_fast_search(dut, lower=0, upper=2000, error=100, rule=_rule())
     assert not any(t.startswith("p") for t in dut.trials)
@@ -413,7 +438,7 @@ def test_with_the_rule_a_reported_rate_passed_a_full_trial_and_its_bound_is_a_fu
     seed = rng.choice([None, None, lower + (upper - lower) * rng.random(), ceiling])
     out = run_fast_search(trial, lower=lower, upper=upper, error=error, seed=seed, rule=rule)
     assert lower <= out.value <= out.upper <= upper
-    assert out.upper - out.value <= error
+    assert_one_cell(out, lower, upper, error)
     if out.passed:
         assert [v for r, v in full_log if r == out.value][-1] is Verdict.PASS
     else:

@@ -117,15 +117,15 @@ def _establishment_lifetimes(campaign: Campaign, point: Any) -> dict[str, tuple[
     """Per connection-establishment metric (cps, capacity, validation): the seconds its slowest step needs its
     connections for (:func:`~natbench.metrics.lifetime.establishment_lifetime`) and what that step is.
 
-    A binary search only tries midpoints of intervals at least ``error`` wide, so its lowest rate is
-    ``lower + error / 2``; capacity probes up to ``max_connections``; validation runs at its ``rate`` (else at the
+    A search only tries rates of its grid ``lower + k x error`` above ``lower``, so its lowest rate is
+    ``lower + error``; capacity probes up to ``max_connections``; validation runs at its ``rate`` (else at the
     lowest rate cps could report). Steps are validated (reverse frames at alpha x rate) unless ``validation: off``.
     """
     out: dict[str, tuple[float, str]] = {}
     for name in campaign.metrics:
         s = campaign.settings_for(point, name)
         if isinstance(s, EstablishmentSettings) and isinstance(s, SearchSettings):
-            rate = s.lower + s.error / 2
+            rate = s.lower + s.error
             n = int(getattr(s, "max_connections", point.connections))
             validates = s.validation != "off"
             need = establishment_lifetime(n, rate, s.timeout, rate * s.alpha if validates else None)
@@ -133,7 +133,7 @@ def _establishment_lifetimes(campaign: Campaign, point: Any) -> dict[str, tuple[
             out[name] = (need, f"{what} of {n:,} connections at {rate:g}/s, the lowest rate its search could try")
         elif isinstance(s, ValidationSettings):
             cps = campaign.settings_for(point, "cps") if "cps" in campaign.metrics else None
-            given = s.rate or (cps.lower + cps.error / 2 if isinstance(cps, SearchSettings) else None)
+            given = s.rate or (cps.lower + cps.error if isinstance(cps, SearchSettings) else None)
             if given:
                 reverse = s.reverse_rate or given * s.alpha
                 need = establishment_lifetime(point.connections, given, s.timeout, reverse, s.gap)

@@ -112,13 +112,18 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
             if r_t < s.beta * r_s:
                 break
             s_s, r_s = s_t, r_t
-        while s_t - s_s > width:
-            mid = (s_s + s_t) // 2
+        # the final search bisects cells of ``width`` source ports from the last safe count, so it ends one cell
+        # wide: the error is connection_error in whole ports (narrower only in a top cell cut by the doubling's end)
+        base, top = s_s, s_t
+        lo, hi = 0, math.ceil((top - base) / width)
+        while hi - lo > 1:
+            k = (lo + hi) // 2
+            mid = min(base + k * width, top)
             r = probe(mid, r_s, s.gamma * r_s, "final")
             if r < s.gamma * r_s:
-                s_t = mid
+                hi, s_t = k, mid
             else:
-                s_s, r_s = mid, r
+                lo, s_s, r_s = k, mid, r
     finally:
         ctx.tester.prepare(ctx.plan)
     # with validation off and the table unchecked nothing sees a table that evicts old entries to make room: such a

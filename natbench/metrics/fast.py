@@ -13,8 +13,8 @@ where the seed comes from, the short-fail rule's figures, and the fields a fast 
   more than half a validated step, too little to pay for the confirmations.
   Every cps step of the fast search is a full (validated) one; it gains from the seeded walk alone.
 * **Seed**: the middle of the final interval of this metric's previous repetition at this working point
-  (``value + error / 2``; none for the first repetition, which narrows the whole range). The walk from it is made
-  of full-trial verdicts: it is verified, never trusted.
+  (``value + error / 2``; none for the first repetition, which narrows the whole range). The walk starts at the grid
+  rate at or below it, the previous value, and is made of full-trial verdicts: it is verified, never trusted.
 * **Probes learnt at the point**: the probes and proofs of this metric's earlier repetitions at the working point
   (their results' ``probes`` and ``probe_proofs``) tell the search whether probes pay here.
 
@@ -120,9 +120,10 @@ def prior_seed(ctx: ProcedureContext[SearchSettings]) -> float | None:
 
     The latest, not the median of all: a walk from the seed ends near it when the DUT's trials pass and fail at
     random over a band many errors wide, so a median would hold every later repetition near an unlucky first one,
-    while the latest result moves on (an up-and-down staircase). The middle, not the value: the previous search put
-    the boundary between a pass at ``value`` and a fail at ``value + error``; a walk started at the passing end
-    drifts down by a fraction of the band each repetition (it stops at the first failure going up)."""
+    while the latest result moves on (an up-and-down staircase). The search starts at the grid rate at or below the
+    seed (:class:`~natbench.search.binary.RateGrid`): the previous value. A start off the grid (``floor(value + error
+    / 2)``) would put every later repetition on a grid half an error above the one the binary search tests, and the
+    medians that much above binary's (bench/search_bias.py measures the difference)."""
     found = [r for r in ctx.earlier if r.value is not None and r.value > ctx.settings.lower]
     if not found:
         return None

@@ -463,8 +463,10 @@ def performance_table(
         if "seeded" in d and (d["seeded"].fillna(0) > 0).any():  # algorithm: fast
             notes.append(
                 f"{prefix}: fast search; repetitions after the first started from the earlier ones' results"
-                " (each still passed a full trial with a full failure at most one error above), so min / max"
-                " are narrower than independent binary searches' (docs/engine.md)"
+                " (each value still passed a full trial, with an upper bound one error above), so min / max are"
+                " narrower than independent binary searches'; on a DUT whose ceiling varies from trial to trial by"
+                " +-J the median sits below a binary search's: by about J / 3 with the short-fail rule, at most J / 10"
+                " without (cps) (bench/search_bias.py, docs/engine.md)"
             )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)

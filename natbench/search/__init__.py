@@ -2,7 +2,7 @@
 (:mod:`~natbench.search.fast`) and the MLRsearch adapter (:mod:`~natbench.search.mlr`). None knows testers or DUTs:
 each is handed the trial to run."""
 
-from natbench.search.binary import BinarySearch, SearchOutcome, SearchStep, run_binary_search
+from natbench.search.binary import BinarySearch, RateGrid, SearchOutcome, SearchStep, run_binary_search
 from natbench.search.mlr import mlr_search
 
-__all__ = ["BinarySearch", "SearchOutcome", "SearchStep", "mlr_search", "run_binary_search"]
+__all__ = ["BinarySearch", "RateGrid", "SearchOutcome", "SearchStep", "mlr_search", "run_binary_search"]

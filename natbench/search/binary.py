@@ -2,8 +2,7 @@
 
 The search proposes a rate, is told the verdict of the trial at that rate,
 and narrows its bounds. It never runs traffic itself, so it can be tested
-without a tester and its state can be rebuilt from stored verdicts
-(:meth:`BinarySearch.replay`).
+without a tester.
 
 Semantics (RFC 2544 section 26.1, as siitperf's ``binary-rate-alg.sh`` applies it):
 
@@ -24,6 +23,15 @@ Semantics (RFC 2544 section 26.1, as siitperf's ``binary-rate-alg.sh`` applies i
   :attr:`SearchOutcome.passed` is then False, and the metrics store no value but
   "no passing rate within [lower, upper]", see
   :func:`natbench.metrics.trial.search_value`).
+
+**The rate grid.** Every rate the search tests lies on the grid ``lower + k x error``
+(:class:`RateGrid`), and the midpoint is taken between grid indices (rounded down).
+The final interval is therefore one cell of the grid: exactly ``error`` wide, the
+error the seed tables print, whatever ``upper`` is. Only the top cell, ending at
+``upper`` (never tested), is narrower when ``upper - lower`` is no multiple of
+``error``; a search can end there only when no rate failed (``at_upper_limit``).
+With whole-number ``lower`` and ``error`` every tested rate is a whole number, as
+siitperf's are.
 """
 
 from __future__ import annotations
@@ -37,10 +45,45 @@ from natbench.results import Verdict
 
 __all__ = [
     "BinarySearch",
+    "RateGrid",
     "SearchOutcome",
     "SearchStep",
     "run_binary_search",
 ]
+
+
+@dataclass(frozen=True)
+class RateGrid:
+    """The rates a search may test: ``lower + k x error`` for ``k = 0 .. top``, the top one being ``upper``."""
+
+    lower: float
+    """Rate of index 0 (the search's lower bound, never tested)."""
+    upper: float
+    """Rate of index :attr:`top` (the search's upper bound, never tested)."""
+    error: float
+    """Distance of neighbouring rates (the search's error)."""
+
+    @property
+    def top(self) -> int:
+        """Index of ``upper``: ``ceil((upper - lower) / error)``, a quotient within 1e-9 of a whole number taken
+        as that number (0.3 / 0.1 in floating point)."""
+        q = (self.upper - self.lower) / self.error
+        whole = round(q)
+        if abs(q - whole) <= 1e-9 * max(1.0, q):
+            return max(1, int(whole))
+        return max(1, math.ceil(q))
+
+    def rate(self, k: int) -> float:
+        """The rate of index ``k`` (``upper`` for ``k >= top``)."""
+        if k >= self.top:
+            return float(self.upper)
+        return float(min(self.lower + k * self.error, self.upper))
+
+    def index(self, rate: float) -> int:
+        """Index of the highest grid rate at or below ``rate`` (within 1e-9 of an error), in ``[0, top]``."""
+        if rate >= self.upper:
+            return self.top
+        return max(0, min(self.top, math.floor((rate - self.lower) / self.error + 1e-9)))
 
 
 @dataclass(frozen=True)
@@ -104,17 +147,19 @@ class BinarySearch:
     upper: float
     """Current upper bound (a rate known, or assumed, to fail)."""
     error: float
-    """Stop when ``upper - lower <= error`` (absolute, same unit as the rates)."""
+    """Stop when ``upper - lower <= error`` (absolute, same unit as the rates); the step of the rate grid."""
     max_invalid: int = 3
     """Invalid trials allowed in a row at one rate before :class:`SearchError`."""
-    integer_rates: bool = True
-    """Test whole-number rates (as siitperf does) while the interval is wider than 2."""
     stop_below: float | None = None
     """Give up early when a *failing* rate is below this (siitperf's ``stoprate`` in capacity search)."""
     tester_retries: int = 2
     """Retries of a rate the tester could not keep before that rate is taken as the tester's ceiling."""
     tester_ceiling: float | None = field(default=None, init=False)
     initial_upper: float = field(init=False)
+    grid: RateGrid = field(init=False)
+    """The rates this search may test (:class:`RateGrid` from the initial bounds)."""
+    _lo: int = field(default=0, init=False)  # grid index of lower
+    _hi: int = field(default=0, init=False)  # grid index of upper
     _attempt: int = field(default=0, init=False)
     _pending: float | None = field(default=None, init=False)  # the rate proposed and not yet reported
     _counted: int = field(default=0, init=False)
@@ -133,21 +178,20 @@ class BinarySearch:
         if self.max_invalid < 0:
             raise SearchError(f"max_invalid must be >= 0, got {self.max_invalid}")
         self.initial_upper = self.upper
+        self.grid = RateGrid(self.lower, self.upper, self.error)
+        self._lo, self._hi = 0, self.grid.top
 
     @property
     def done(self) -> bool:
-        """True when the interval is within the error bound (or the search stopped early)."""
-        return self._early or self.upper - self.lower <= self.error
+        """True when the interval is one cell of the grid (at most ``error`` wide) or the search stopped early."""
+        return self._early or self._hi - self._lo <= 1
 
     def next_step(self) -> SearchStep:
         """The next trial to run (the same rate again after an invalid trial)."""
         if self.done:
             raise SearchError("the search is finished; no further step")
         if self._pending is None:
-            mid = (self.lower + self.upper) / 2
-            if self.integer_rates and self.upper - self.lower > 2:
-                mid = float(math.floor(mid))
-            self._pending = mid
+            self._pending = self.grid.rate((self._lo + self._hi) // 2)
         return SearchStep(self._pending, self.lower, self.upper, self._attempt)
 
     def report(self, verdict: Verdict, *, reason: str = "", tester_limited: bool = False) -> None:
@@ -167,7 +211,7 @@ class BinarySearch:
                 # every trial at this rate found the tester too slow: the rate is beyond the tester
                 # a later ceiling is always lower: every rate after this one is below the new upper bound
                 self.tester_ceiling = rate
-                self.upper = rate
+                self.upper, self._hi = rate, self.grid.index(rate)
                 self._attempt = 0
                 self._tester_streak = 0
                 self._pending = None
@@ -189,9 +233,9 @@ class BinarySearch:
         self._pending = None
         if verdict is Verdict.PASS:
             self._any_passed = True
-            self.lower = rate
+            self.lower, self._lo = rate, self.grid.index(rate)
         else:
-            self.upper = rate
+            self.upper, self._hi = rate, self.grid.index(rate)
             if self.stop_below is not None and rate < self.stop_below:
                 self._early = True
 

@@ -9,13 +9,16 @@ acceptance 0: any frame), since the full trial, which runs the short one's traff
 How the search gets there:
 
 1. **Seeded** (with a ``seed``, e.g. the middle of the previous repetition's final interval): no narrowing. A
-   full-trial verdict at ``floor(seed)``; from there the search **walks**, up while rates pass and down while they
-   fail, in steps of ``error`` (doubling after :data:`WALK_STEPS` of them), until a pass and an upper bound are
-   adjacent, and bisects the last step. Near a good seed this ends after two or three verdicts; a seed far off
-   costs about twice the log2 of the distance in errors (the seed is verified, never trusted).
-2. **Unseeded, narrow**: a binary search with short trials until ``upper - lower <= error`` (integer rates, as
-   :class:`~natbench.search.binary.BinarySearch`). A short pass proves nothing for the result; a short failure
-   proves its rate an upper bound only by the short-fail rule.
+   full-trial verdict at the grid rate at or below the seed; from there the search **walks**, up while rates pass
+   and down while they fail, in steps of ``error`` (doubling after :data:`WALK_STEPS` of them), until a pass and an
+   upper bound are adjacent, and bisects the last step. Near a good seed this ends after two or three verdicts; a
+   seed far off costs about twice the log2 of the distance in errors (the seed is verified, never trusted).
+2. **Unseeded, narrow**: a binary search with short trials until ``upper - lower <= error``. A short pass proves
+   nothing for the result; a short failure proves its rate an upper bound only by the short-fail rule.
+
+Every rate it tests lies on the binary search's grid ``lower + k x error``
+(:class:`~natbench.search.binary.RateGrid`): walks step and bisections halve in grid cells, so the final interval
+is one cell, exactly ``error`` wide (narrower only in the top cell, ending at ``upper``).
 3. **Unseeded, confirm**: a full trial at the narrowed lower bound ``r`` (unless it is the search's lower bound),
    then a full trial at the narrowed upper bound (at most ``r + error``) unless a short trial there already
    proved it (or it is the search's upper bound, which is never tested). When the full trial at ``r`` fails, the
@@ -45,7 +48,7 @@ from dataclasses import dataclass
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
-from natbench.search.binary import SearchOutcome
+from natbench.search.binary import RateGrid, SearchOutcome
 
 __all__ = [
     "SEEDED_FULL",
@@ -200,6 +203,8 @@ class _Run:
     ) -> None:
         self.trial = trial
         self.lower0, self.upper0, self.error = lower, upper, error
+        self.grid = RateGrid(lower, upper, error)
+        self.top = self.grid.top
         self.max_invalid, self.tester_retries = max_invalid, tester_retries
         self.rule = rule
         self.short = self.full = self.invalid = 0
@@ -284,70 +289,74 @@ class _Run:
                     return False
         return self.run_trial(rate, True, lower, upper)
 
-    def passes(self, rate: float, full: bool, lower: float, upper: float) -> bool:
-        """A step of a walk or bisection: a full-trial verdict (:meth:`full_verdict`) or a short trial's."""
+    def passes(self, k: int, full: bool, lo: int, hi: int) -> bool:
+        """A step of a walk or bisection at grid index ``k`` (the bounds ``lo``, ``hi`` are grid indices too): a
+        full-trial verdict (:meth:`full_verdict`) or a short trial's."""
+        g = self.grid
+        rate, lower, upper = g.rate(k), g.rate(lo), g.rate(hi)
         return self.full_verdict(rate, lower, upper) if full else self.run_trial(rate, False, lower, upper)
 
-    def bisect(self, lo: float, hi: float, full: bool) -> tuple[float, float]:
-        """Binary search of ``[lo, hi]`` (lo passed or is the lower bound, hi failed or is the upper bound)."""
-        while hi - lo > self.error:
-            mid = (lo + hi) / 2
-            if hi - lo > 2:
-                mid = float(math.floor(mid))
+    def bisect(self, lo: int, hi: int, full: bool) -> tuple[int, int]:
+        """Binary search of the grid indices ``[lo, hi]`` (lo passed or is the lower bound, hi failed or is the upper
+        bound) down to one cell."""
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
             if self.passes(mid, full, lo, hi):
                 lo = mid
             else:
                 hi = mid
         return lo, hi
 
-    def widths(self) -> Iterator[float]:
-        """The walk's steps: :data:`WALK_STEPS` of one error, then doubling."""
-        width, n = self.error, 0
+    def widths(self) -> Iterator[int]:
+        """The walk's steps in grid cells: :data:`WALK_STEPS` of one, then doubling."""
+        width, n = 1, 0
         while True:
             yield width
             n += 1
             if n >= WALK_STEPS:
                 width *= 2
 
-    def down(self, lo: float, hi: float, full: bool) -> tuple[float, float]:
+    def down(self, lo: int, hi: int, full: bool) -> tuple[int, int]:
         """From a failed ``hi`` down (:meth:`widths`) until a rate passes or ``lo`` is reached."""
         for width in self.widths():
-            rate = float(math.floor(hi - width)) if hi - lo > 2 else hi - width  # whole rates, as bisect
-            if rate <= lo:
+            k = hi - width
+            if k <= lo:
                 return lo, hi
-            if self.passes(rate, full, lo, hi):
-                return rate, hi
-            hi = rate
+            if self.passes(k, full, lo, hi):
+                return k, hi
+            hi = k
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def up(self, lo: float, hi: float, full: bool) -> tuple[float, float]:
+    def up(self, lo: int, hi: int, full: bool) -> tuple[int, int]:
         """From a passed ``lo`` up (:meth:`widths`) until a rate fails or ``hi`` is reached."""
         for width in self.widths():
-            rate = float(math.ceil(lo + width)) if hi - lo > 2 else lo + width
-            if rate >= hi:
+            k = lo + width
+            if k >= hi:
                 return lo, hi
-            if not self.passes(rate, full, lo, hi):
-                return lo, rate
-            lo = rate
+            if not self.passes(k, full, lo, hi):
+                return lo, k
+            lo = k
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def guard(self, lo: float, hi: float) -> tuple[float, float]:
+    def guard(self, lo: int, hi: int) -> tuple[int, int]:
         """While the final upper bound ``hi`` rests on a short trial with a small loss (:meth:`ShortFailRule.small`)
         above a rate ``lo`` that passed a full trial: a full trial at ``hi``; if it passes, walk up from there."""
+        g = self.grid
         while (
             self.rule is not None
-            and lo > self.lower0
-            and hi in self.proofs
-            and hi - lo <= self.error
-            and self.rule.small(self.proofs[hi], hi, lo)
+            and lo > 0
+            and g.rate(hi) in self.proofs
+            and hi - lo <= 1
+            and self.rule.small(self.proofs[g.rate(hi)], g.rate(hi), g.rate(lo))
         ):
             self.guards += 1
-            if not self.run_trial(hi, True, lo, hi):
-                del self.proofs[hi]  # the bound now rests on the full trial
+            rate = g.rate(hi)
+            if not self.run_trial(rate, True, g.rate(lo), rate):
+                del self.proofs[rate]  # the bound now rests on the full trial
                 break
-            self.disproved.append(hi)
-            del self.proofs[hi]
-            lo, hi = self.up(hi, self.upper0, True)
+            self.disproved.append(rate)
+            del self.proofs[rate]
+            lo, hi = self.up(hi, self.top, True)
             lo, hi = self.bisect(lo, hi, True)
         return lo, hi
 
@@ -371,14 +380,13 @@ def run_fast_search(
     if error <= 0:
         raise SearchError(f"search error must be positive, got {error}")
     run = _Run(trial, lower, upper, error, max_invalid, tester_retries, rule)
-    lo, hi = lower, upper
-    seeded = seed is not None and lower < seed < upper and upper - lower > error
+    g, top = run.grid, run.top
+    lo, hi = 0, top
+    seeded = seed is not None and lower < seed < upper and top > 1
     rejected: list[float] = []
     if seeded and seed is not None:
-        start = float(math.floor(seed))
-        if start <= lower:  # a range narrower than whole numbers: start at the seed itself
-            start = seed
-        if run.full_verdict(start, lo, hi):
+        start = min(max(g.index(seed), 1), top - 1)  # the grid rate at or below the seed, strictly inside
+        if run.passes(start, True, lo, hi):
             lo, hi = run.up(start, hi, True)
         else:
             lo, hi = run.down(lo, start, True)
@@ -387,29 +395,30 @@ def run_fast_search(
         lo, hi = run.bisect(lo, hi, narrow_full)
         if not narrow_full:
             # confirm with full-duration trials: a pass at lo (unless it is the lower bound) ...
-            if lo > lower and not run.run_trial(lo, True, lo, hi):
-                rejected.append(lo)
-                lo, hi = run.down(lower, lo, True)
+            if lo > 0 and not run.run_trial(g.rate(lo), True, g.rate(lo), g.rate(hi)):
+                rejected.append(g.rate(lo))
+                lo, hi = run.down(0, lo, True)
                 lo, hi = run.bisect(lo, hi, True)
             # ... and an upper bound at hi (unless it is the upper bound, never tested, or a short trial proved it)
-            elif hi < upper and hi not in run.proofs and run.run_trial(hi, True, lo, hi):
-                rejected.append(hi)
-                lo, hi = run.up(hi, upper, True)
+            elif hi < top and g.rate(hi) not in run.proofs and run.run_trial(g.rate(hi), True, g.rate(lo), g.rate(hi)):
+                rejected.append(g.rate(hi))
+                lo, hi = run.up(hi, top, True)
                 lo, hi = run.bisect(lo, hi, True)
     lo, hi = run.guard(lo, hi)
+    value, bound = g.rate(lo), g.rate(hi)
     # the tester's ceiling: the lowest rate it could not send above the result; one at or below it was disproved by a
     # valid passing trial at or above it (a short trial that lost its pace to a preemption, say)
-    tester_ceiling = min((r for r in run.tester_limited if r > lo), default=None)
-    if tester_ceiling is not None and hi > tester_ceiling:
-        hi = tester_ceiling
+    tester_ceiling = min((r for r in run.tester_limited if r > value), default=None)
+    if tester_ceiling is not None and bound > tester_ceiling:
+        bound = tester_ceiling
     return FastOutcome(
-        value=lo,
-        lower=lo,
-        upper=hi,
-        passed=lo > lower,  # the lower bound is never tested: above it, lo passed a full trial
+        value=value,
+        lower=value,
+        upper=bound,
+        passed=lo > 0,  # the lower bound is never tested: above it, lo passed a full trial
         steps=run.short + run.full,
         invalid=run.invalid,
-        at_upper_limit=hi == upper,
+        at_upper_limit=bound == upper,
         tester_ceiling=tester_ceiling,
         short_steps=run.short,
         full_steps=run.full,
@@ -417,7 +426,7 @@ def run_fast_search(
         rejected=tuple(rejected),
         probes=run.probes,
         probe_proofs=run.probe_proofs,
-        short_bound=hi in run.proofs and hi != tester_ceiling,
+        short_bound=bound in run.proofs and bound != tester_ceiling,
         guard_trials=run.guards,
         disproved=tuple(run.disproved),
     )
