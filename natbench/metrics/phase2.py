@@ -34,8 +34,7 @@ from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import FilledTableSettings, Phase2Settings
 from natbench.metrics.trial import count_connections, direction_extra, run_traffic
-from natbench.plugins import Mapping as DutMapping
-from natbench.plugins import Phase2Options
+from natbench.plugins import MappingTable, Phase2Options
 from natbench.results import TrialRecord, Verdict
 
 __all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_step"]
@@ -49,7 +48,7 @@ class Filler:
         self.rate = float(ctx.settings.fill_rate)
         self.filled: int | None = None
         self.needed = True
-        self.mappings: tuple[DutMapping, ...] | None = None
+        self.mappings: MappingTable | None = None
         self.filled_at = 0.0
         found = connection_limit(ctx.settings, ctx.dut)
         self.limit: float | None = found[0] if found else None
@@ -111,7 +110,7 @@ class Filler:
 
 
 def phase2_options(
-    options: RunOptions, tagged_rate: float | None, mappings: tuple[DutMapping, ...] | None = None
+    options: RunOptions, tagged_rate: float | None, mappings: MappingTable | None = None
 ) -> Phase2Options:
     """How a phase-2 step is measured: latency from tagged frames at ``tagged_rate`` per direction when one is
     given; the run's Responder entry selection; the DUT's tuples in responder mode read."""

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from natbench.errors import TesterError
-from natbench.plugins import Directions, Mapping, Phase2Options, Port
+from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options, Port
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.delaystats import exact_stats, histogram_stats
@@ -136,7 +136,7 @@ class SoftwareTester:
         self._plan: TrafficPlan | None = None
         self._learned: np.ndarray | None = None
         self._tuples: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._loaded: tuple[Mapping, ...] | None = None
+        self._loaded: MappingTable | None = None
         self._trial = 0
 
     # ------------------------------------------------------------------ Tester protocol
@@ -363,7 +363,7 @@ class SoftwareTester:
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
         """Use the DUT's tuples (``ResponderMode.READ``) for :meth:`validate` until the next prepare."""
-        self._loaded = tuple(mappings)
+        self._loaded = MappingTable.of(mappings)
 
     def set_receive_timeout(self, seconds: float) -> None:
         """Wait ``seconds`` after the last frame before counting, from the next trial on."""
@@ -502,15 +502,11 @@ class SoftwareTester:
         plan = self._plan
         assert plan is not None
         if measure.mappings is not None:
-            maps = measure.mappings
+            maps = MappingTable.of(measure.mappings)  # the DUT's columns as they are: no copy per trial
             if not maps:
                 raise TesterError("no mappings were read from the DUT")
-            sport = np.array([m.remote_port for m in maps], dtype=np.uint16)
-            dport = np.array([m.public_port for m in maps], dtype=np.uint16)
-            expect = None
-            if all(m.private_port is not None for m in maps):
-                expect = np.array([m.private_port for m in maps], dtype=np.uint16)
-            return sport, dport, expect, str(ResponderMode.READ)
+            expect = maps.private_port if maps.private_ports_known else None
+            return maps.remote_port, maps.public_port, expect, str(ResponderMode.READ)
         if self._tuples is None:
             n_src = len(self._src)
             if plan.responder_mode is ResponderMode.COMPUTE or self._learned is None:
