@@ -19,7 +19,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -213,11 +213,13 @@ class TRexSession:
         info = self._call("get_port_info", self._client.get_port_info, ports=ports)
         return {port: str(i.get("src_mac", "")) for port, i in zip(ports, info, strict=False)}
 
-    def load(self, port: int, streams: list[Any]) -> None:
-        """Replace the streams of ``port``."""
+    def load(self, port: int, batches: Iterable[list[Any]]) -> None:
+        """Replace the streams of ``port`` with those of ``batches`` (lists of ``STLStream``, one ``add_streams``
+        call each: a batch is built only when the one before has gone)."""
         self._call("remove_all_streams", self._client.remove_all_streams, ports=[port])
-        if streams:
-            self._call("add_streams", self._client.add_streams, streams, ports=[port])
+        for streams in batches:
+            if streams:
+                self._call("add_streams", self._client.add_streams, streams, ports=[port])
 
     def clear_stats(self, ports: list[int]) -> None:
         """Zero port, global, extended (xstats) and latency counters: what is read next is the trial's delta.
@@ -227,10 +229,11 @@ class TRexSession:
         """
         self._call("clear_stats", self._client.clear_stats, ports=ports, clear_xstats=True)
 
-    def start(self, ports: list[int], *, duration: float = -1, pin: bool = False) -> None:
-        """Start the loaded streams at their own rates (multiplier 1); ``pin`` splits each dual port's cores."""
+    def start(self, ports: list[int], *, duration: float = -1, pin: bool = False, mult: str = "1") -> None:
+        """Start the loaded streams at ``mult`` times their own rates (a plain factor: every stream's pps, bursts
+        keep their frame counts); ``pin`` splits each dual port's cores."""
         mask = self.api.STLClient.CORE_MASK_PIN if pin else self.api.STLClient.CORE_MASK_SPLIT
-        self._call("start", self._client.start, ports=ports, mult="1", force=True, duration=duration, core_mask=mask)
+        self._call("start", self._client.start, ports=ports, mult=mult, force=True, duration=duration, core_mask=mask)
 
     def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> float:
         """Block until traffic on ``ports`` ends, then wait ``rx_delay_ms``; return when traffic ended.
