@@ -113,8 +113,10 @@ def _fill_once(
         elif count > n + ctx.settings.table_slack:
             verdict, reason = Verdict.INVALID, f"DUT table holds {count} connections, more than the {n} frames sent"
     elif ctx.plan.responder_mode is ResponderMode.READ and dut_supports(ctx.dut, "mappings"):
+        read = ctx.clock()
         mappings = MappingTable.of(ctx.dut.mappings())
         ext["dut_mappings"] = len(mappings)
+        ext["dut_mappings_read_s"] = ctx.clock() - read
         if len(mappings) < n:
             verdict, reason = Verdict.INVALID, f"the DUT lists {len(mappings)} of the {n} connections"
             ext["fail_cause"] = "table_shortfall"

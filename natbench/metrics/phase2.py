@@ -49,6 +49,8 @@ class Filler:
         self.filled: int | None = None
         self.needed = True
         self.mappings: MappingTable | None = None
+        self.read_s: float | None = None
+        """Seconds the last read of the DUT's table took (responder mode read), until the next step records it."""
         self.filled_at = 0.0
         found = connection_limit(ctx.settings, ctx.dut)
         self.limit: float | None = found[0] if found else None
@@ -81,7 +83,11 @@ class Filler:
         fill = fill_table(ctx, self.rate, learn=True, memory=FillMemory(ctx.dut))
         rec = fill.record
         self.filled = rec.extra.get("dut_connections")
+        read = ctx.clock()
         self.mappings = fill.mappings if fill.mappings is not None else responder_tuples(ctx)
+        if self.mappings is not None and fill.mappings is None:
+            # the DUT's table read after the fill (responder mode read): the next step's record says how long
+            self.read_s = ctx.clock() - read
         self.needed = False
         self.filled_at = rec.started_at  # connections exist from the start of phase 1 on
         if ctx.settings.gap > 0:
@@ -149,6 +155,8 @@ def phase2_step(
     extra: dict[str, Any] = {**direction_extra(directions), **mon}
     if filler is not None:
         extra["since_fill"] = started - filler.filled_at  # the timeout guard's view: real time since the fill began
+        if filler.read_s is not None:  # the first step after a fill whose table was read: how long the read took
+            extra["dut_mappings_read_s"], filler.read_s = filler.read_s, None
         if filler.limit is None:
             extra["timeout_guard"] = "off"
         verdict, reason = filler.after(verdict, reason, extra)

@@ -23,7 +23,7 @@ from natbench.testers.trex.program import Port, Program
 from natbench.testers.trex.settings import TRexSettings
 from natbench.traffic import Family, ResponderMode, TrafficPlan
 
-__all__ = ["TRexTester", "multiplier"]
+__all__ = ["TRexTester", "multiplier", "tag_schedule", "trex_delay_measure"]
 
 UPLOAD_BATCH = 4
 """Streams built and sent to the server per ``add_streams`` call (the client library builds each stream's JSON,
@@ -188,6 +188,12 @@ class TRexTester:
                 self._ordered = (self._mappings, measure.selection, ordered)
             measure = dataclasses.replace(measure, selection="linear", mappings=self._ordered[2])
         measure, delay_notes = trex_delay_measure(measure, duration)
+        tags = tag_schedule(measure, rate, duration)
+        if tags is not None and tags["capped"]:
+            delay_notes.append(
+                f"TRex tags at most half the trial's rate: {tags['sent']} of the {tags['frames']} tagged frames fit "
+                f"between {tags['from_s']:g} s and the end of the trial"
+            )
         sess = self._connect()
         cores, bias = sess.cores_per_port, self.settings.bias_tolerance
         # a latency stream keeps its own rate (tags per second, at most half the trial's): such a program is
@@ -240,6 +246,7 @@ class TRexTester:
                 "streams": len(program.streams),
                 "queue_full": _queue_full(stats),
                 "pinned_cores": pin,
+                **({"tag_schedule": tags} if tags is not None else {}),
                 **load,
                 **own,
             },
@@ -569,6 +576,36 @@ def trex_delay_measure(measure: Phase2Options, duration: float) -> tuple[Phase2O
             raise TesterError(f"latency_delay {measure.latency_delay:g} s leaves nothing of a {duration:g} s trial")
         measure = dataclasses.replace(measure, latency_rate=measure.latency_frames / window)
     return measure, notes
+
+
+def tag_schedule(measure: Phase2Options, rate: float, duration: float) -> dict[str, Any] | None:
+    """When TRex sends a trial's tagged frames (its latency stream per direction), as the trial records it
+    (``extra["tag_schedule"]``): ``from_s`` (the first, after the warm-up), ``until_s`` (the last), ``per_s``,
+    ``frames`` (asked; None: tagged all along at ``per_s``), ``sent`` (those inside the trial), ``spread``
+    (``even``: evenly over the window, as RFC 8219 7.2 asks) and ``capped`` (the stream, held to half the trial's
+    rate, could not fit them: fewer tags, later). None without tagged frames."""
+    if not measure.latency:
+        return None
+    per_s = min(measure.latency_rate, rate / 2)
+    start = measure.latency_delay
+    if measure.latency_frames:
+        frames = int(measure.latency_frames)
+        until = start + (frames - 1) / per_s
+        sent = min(frames, int((duration - start) * per_s + 1e-9) + 1) if duration > start else 0
+    else:
+        frames = None
+        until = duration
+        sent = int((duration - start) * per_s)
+    return {
+        "from_s": start,
+        "until_s": min(until, duration),
+        "per_s": per_s,
+        "frames": frames,
+        "sent": sent,
+        "spread": "even",
+        "capped": frames is not None and sent < frames,
+        "connections": 1,
+    }
 
 
 def _port_stat(stats: dict[Any, Any], port: int, key: str) -> int:
