@@ -19,7 +19,7 @@ from natbench.plugins import Directions, MappingTable, Phase2Options
 from natbench.results import Direction, Verdict
 from natbench.testers.trex.backend import check_settings
 from natbench.testers.trex.program import MAX_LIST
-from natbench.testers.trex.tester import UPLOAD_BATCH, TRexTester, multiplier, tag_schedule
+from natbench.testers.trex.tester import UPLOAD_BATCH, UPLOAD_VALUES, TRexTester, multiplier, tag_schedule
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
 pytest.importorskip("lbr_trex_client", reason="the TRex client library (the 'trex' extra) is not installed")
@@ -124,13 +124,27 @@ def test_a_search_on_one_fill_uploads_its_streams_once_and_runs_every_rate_by_th
     assert got == sorted(zip(table.remote_port.tolist(), table.public_port.tolist(), strict=True))
 
 
-def test_many_streams_go_to_the_server_a_few_at_a_time() -> None:
+def test_streams_go_to_the_server_a_few_at_a_time_and_big_ones_alone() -> None:
+    # 300,000 tuples: five streams of up to 65,535 tuples (two lists each), each in its own add_streams call, so
+    # that no call holds the server's RPC thread for long (its watchdog aborts a command after about a second)
     s = Recording()
     t = make_tester(s)
     s.counts((0, 0), (600_000, 600_000))
     r = t.phase2(300_000.0, 2.0, Directions.REVERSE, Phase2Options(mappings=table_of(300_000)))
     assert r.tester_ok, r.tester_note
-    assert s.loads == [(0, []), (1, [UPLOAD_BATCH, 5 - UPLOAD_BATCH])] and r.extra["streams"] == 5
+    assert s.loads == [(0, []), (1, [1, 1, 1, 1, 1])] and r.extra["streams"] == 5
+    assert 2 * MAX_LIST <= UPLOAD_VALUES < 4 * MAX_LIST
+    # streams without lists: UPLOAD_BATCH per call (65,535-port ranges split in two uniform blocks: 2 x 2 random
+    # streams per direction, plus a latency stream)
+    full = TrafficPlan(
+        Family.NAT44, AddressPlan.default(Family.NAT44), PortRange(1, 65535), PortRange(1, 65535), 64, 7,
+        ResponderMode.COMPUTE,
+    )  # fmt: skip
+    c = Recording()
+    ct = make_tester(c, full)
+    c.counts((2_000_000, 2_000_000), (2_000_000, 2_000_000))
+    ct.phase2(1e6, 2.0, Directions.BIDIRECTIONAL, Phase2Options(latency=True))
+    assert c.loads == [(0, [UPLOAD_BATCH, 5 - UPLOAD_BATCH]), (1, [UPLOAD_BATCH, 5 - UPLOAD_BATCH])]
 
 
 def test_every_trial_is_judged_against_its_own_rate_when_the_streams_are_reused() -> None:
@@ -250,3 +264,47 @@ def test_a_schedule_trex_cannot_keep_is_marked() -> None:
     pdv = tag_schedule(Phase2Options(latency=True, latency_rate=1000.0), 100_000.0, 60.0)
     assert pdv is not None and (pdv["from_s"], pdv["until_s"], pdv["frames"], pdv["sent"]) == (0.0, 60.0, None, 60_000)
     assert tag_schedule(Phase2Options(), 1e5, 60.0) is None
+
+
+class _Client:
+    """What TRexSession asks of the library's STLClient when it loads and unloads streams."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.next_id = 1
+
+    def remove_streams(self, ids: list[int], ports: list[int]) -> None:
+        self.calls.append(("remove_streams", (list(ids), ports)))
+
+    def remove_all_streams(self, ports: list[int]) -> None:
+        self.calls.append(("remove_all_streams", ports))
+
+    def add_streams(self, streams: list[Any], ports: list[int]) -> list[int]:
+        ids = list(range(self.next_id, self.next_id + len(streams)))
+        self.next_id += len(streams)
+        self.calls.append(("add_streams", (len(streams), ports)))
+        return ids
+
+    def disconnect(self) -> None:
+        self.calls.append(("disconnect", None))
+
+
+def test_the_session_removes_its_own_streams_one_command_each_before_loading_and_at_close() -> None:
+    from natbench.testers.trex.client import TRexSession
+
+    session = TRexSession("127.0.0.1")
+    client = session._client = _Client()
+    session.load(1, iter([["a", "b"], ["c"]]))
+    session.load(1, iter([["d"]]))
+    session.close()
+    assert client.calls == [
+        ("remove_all_streams", [1]),
+        ("add_streams", (2, [1])),
+        ("add_streams", (1, [1])),
+        ("remove_streams", ([1, 2, 3], [1])),  # the earlier program's streams, one remove_stream command each
+        ("remove_all_streams", [1]),  # then nothing is left: a quick call
+        ("add_streams", (1, [1])),
+        ("remove_streams", ([4], [1])),  # close: the next session's reset finds the port empty
+        ("remove_all_streams", [1]),
+        ("disconnect", None),
+    ]

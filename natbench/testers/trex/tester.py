@@ -26,8 +26,12 @@ from natbench.traffic import Family, ResponderMode, TrafficPlan
 __all__ = ["TRexTester", "multiplier", "tag_schedule", "trex_delay_measure"]
 
 UPLOAD_BATCH = 4
-"""Streams built and sent to the server per ``add_streams`` call (the client library builds each stream's JSON,
-value lists as Python ints, for the whole call: a few streams at a time keep that bounded)."""
+"""Streams built and sent to the server per ``add_streams`` call at most (the client library builds each stream's
+JSON, value lists as Python ints, for the whole call: a few streams at a time keep that bounded)."""
+UPLOAD_VALUES = 200_000
+"""Value-list entries per ``add_streams`` call at most: a read-mode stream of 65,535 tuples (3 lists) goes alone.
+The server parses a call's whole request before its first command and gives each command about a second before its
+RPC watchdog aborts it (trex-core ``TrexRpcServerReqRes``); live, one such stream took 0.7-1.4 s on a busy machine."""
 
 
 def multiplier(factor: float) -> str:
@@ -325,12 +329,19 @@ class TRexTester:
 
         plans = program.on(port)
         batch: list[Any] = []
+        values = 0
         for i, plan in enumerate(plans):
             batch.append(build_stream(plan))
+            values += sum(len(v.value_list) for v in plan.variables if v.value_list is not None)
             chained = plan.next is not None or (i + 1 < len(plans) and not plans[i + 1].self_start)
-            if len(batch) >= UPLOAD_BATCH and not chained:
+            if i + 1 < len(plans):
+                following = sum(len(v.value_list) for v in plans[i + 1].variables if v.value_list is not None)
+                full = len(batch) >= UPLOAD_BATCH or values + following > UPLOAD_VALUES
+            else:
+                full = True
+            if full and not chained:
                 yield batch
-                batch = []
+                batch, values = [], 0
         if batch:
             yield batch
 
