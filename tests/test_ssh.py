@@ -52,6 +52,30 @@ def test_runs_commands_through_sh_with_exit_status_and_both_streams(sshd: Sshd) 
         ex.close()
 
 
+def test_a_listing_streams_over_ssh_into_its_parser_and_a_refusing_parser_ends_the_command(sshd: Sshd) -> None:
+    from natbench.duts.parsers import parse_conntrack_mappings
+    from natbench.plugins import ParseError
+
+    line = (
+        "udp      17 298 src=198.18.0.2 dst=198.19.0.2 sport=$s dport=80 [UNREPLIED] "
+        "src=198.19.0.2 dst=198.19.0.1 sport=80 dport=$s mark=0 use=1"
+    )
+    ex = sshd.executor()
+    try:
+        sink = parse_conntrack_mappings.stream()
+        res = ex.run_streaming(f'for s in $(seq 1024 31023); do echo "{line}"; done; echo done >&2', sink.feed)
+        table = sink.finish()
+        assert (res.returncode, res.stdout, res.stderr) == (0, "", "done\n")
+        assert len(table) == 30_000 and table[0].public_port == 1024 and table[-1].private_port == 31023
+        t0 = time.monotonic()
+        with pytest.raises(ParseError, match="unexpected line"):
+            ex.run_streaming("yes natbench", parse_conntrack_mappings.stream().feed, timeout=60)
+        assert time.monotonic() - t0 < 20
+        assert ex.run("echo still here").stdout == "still here\n"  # the connection survived the closed channel
+    finally:
+        ex.close()
+
+
 def test_unknown_host_key_is_refused_and_a_changed_one_too(sshd: Sshd, tmp_path: Path) -> None:
     empty = tmp_path / "known_hosts"
     empty.write_text("")

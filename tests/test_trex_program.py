@@ -345,7 +345,8 @@ def test_phase2_compute_mode_linear_and_fixed_selection() -> None:
 
 def mappings(n: int, addresses: int = 1) -> tuple[Mapping, ...]:
     return tuple(
-        Mapping(f"198.19.0.{1 + i % addresses}", 10000 + (i * 7) % 50000, 80 + i % 10, 1024 + i) for i in range(n)
+        Mapping(f"198.19.0.{1 + i % addresses}", 10000 + (i * 7) % 50000, 80 + i % 10, 1024 + i % 64000)
+        for i in range(n)
     )
 
 

@@ -11,13 +11,15 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import selectors
 import shlex
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 
 from natbench.errors import DutError
-from natbench.plugins import CommandResult, Executor
+from natbench.plugins import CommandResult, Executor, StreamsOutput
 
 __all__ = [
     "AuthenticationFailed",
@@ -84,8 +86,22 @@ def seconds(value: float, what: str) -> float:
     return v
 
 
+STDERR_KEPT = 65536
+"""Bytes of standard error a streamed command keeps (the last ones): its output goes to the sink, not memory."""
+
+STREAM_PIECE = 1 << 16
+"""Bytes read from a streamed command's output at a time."""
+
+
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
+
+
+def keep_tail(kept: bytearray, data: bytes) -> None:
+    """Append ``data`` to ``kept``, keeping only its last :data:`STDERR_KEPT` bytes."""
+    kept += data
+    if len(kept) > STDERR_KEPT:
+        del kept[: len(kept) - STDERR_KEPT]
 
 
 class LocalExecutor:
@@ -139,6 +155,59 @@ class LocalExecutor:
         if check and not result.ok:
             raise CommandFailed(result)
         return result
+
+    def run_streaming(
+        self, command: str, sink: Callable[[bytes], None], *, timeout: float | None = None
+    ) -> CommandResult:
+        """Run ``command``, handing its standard output to ``sink`` as it arrives (:class:`StreamsOutput`)."""
+        return self._stream_argv(self.argv(command), command, sink, timeout)
+
+    def _stream_argv(
+        self, argv: list[str], command: str, sink: Callable[[bytes], None], timeout: float | None
+    ) -> CommandResult:
+        limit = seconds(timeout, f"{self.description}: timeout") if timeout is not None else self.command_timeout
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+            )
+        except OSError as exc:
+            raise ExecutorError(f"cannot start {argv[0]}: {exc}") from None
+        assert proc.stdout is not None and proc.stderr is not None
+        err = bytearray()
+        done = False
+        try:
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ, "out")
+                sel.register(proc.stderr, selectors.EVENT_READ, "err")
+                while sel.get_map():
+                    left = start + limit - time.monotonic()
+                    if left <= 0:
+                        raise CommandTimeout(
+                            f"{self.description}: command did not finish within {limit:g} s and was killed: {command}"
+                        )
+                    for key, _ in sel.select(timeout=min(left, 1.0)):
+                        data = os.read(key.fd, STREAM_PIECE)
+                        if not data:
+                            sel.unregister(key.fileobj)
+                        elif key.data == "out":
+                            sink(data)
+                        else:
+                            keep_tail(err, data)
+            try:
+                code = proc.wait(timeout=max(0.1, start + limit - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                raise CommandTimeout(
+                    f"{self.description}: command did not finish within {limit:g} s and was killed: {command}"
+                ) from None
+            done = True
+        finally:
+            if not done:  # the sink refused the output, or the command outlived its time: stop it
+                _kill_and_reap(proc)
+            for pipe in (proc.stdout, proc.stderr):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        return CommandResult(command, code, "", _decode(bytes(err)), time.monotonic() - start)
 
     def host(self) -> LocalExecutor:
         """Itself."""
@@ -206,6 +275,23 @@ class NetnsExecutor:
         if check and not result.ok:
             raise CommandFailed(result)
         return result
+
+    def run_streaming(
+        self, command: str, sink: Callable[[bytes], None], *, timeout: float | None = None
+    ) -> CommandResult:
+        """Run ``command`` inside the namespace, its standard output to ``sink`` as it arrives (when the inner
+        executor can stream; TypeError otherwise: ask :attr:`streams` first)."""
+        if not isinstance(self.inner, StreamsOutput):
+            raise TypeError(f"{self.inner.description} cannot stream a command's output")
+        res = self.inner.run_streaming(
+            self.wrap(command), sink, timeout=timeout if timeout is not None else self.command_timeout
+        )
+        return CommandResult(command, res.returncode, "", res.stderr, res.duration)
+
+    @property
+    def streams(self) -> bool:
+        """Whether :meth:`run_streaming` works (the inner executor streams)."""
+        return isinstance(self.inner, StreamsOutput)
 
     def host(self) -> Executor:
         """The inner executor (outside the namespace)."""

@@ -14,12 +14,17 @@ first look-up. Another package adds parsers through an entry point of the group
 
 from __future__ import annotations
 
+import ipaddress
+import itertools
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from natbench.plugins import PARSERS, Mapping, ParseError, Parser
+import numpy as np
+
+from natbench.duts.listing import MappingListing
+from natbench.plugins import PARSERS, Mapping, MappingTableBuilder, ParseError, Parser
 
 __all__ = [
     "get_parser",
@@ -165,49 +170,75 @@ def parse_conntrack_count(out: str) -> int:
 
 
 _CT_FIELD = re.compile(r"(\w+)=(\S+)")
+_CT_OTHER = ("tcp", "icmp", "icmpv6", "sctp", "gre", "unknown", "dccp", "udplite")
+_CT_FAST = re.compile(
+    rb"^(?:ipv4 +2 +)?udp +17 +\d+ +(?:\S+ +)*?src=\S+ dst=\S+ sport=(\d+) dport=(\d+) "
+    rb".*?src=\S+ dst=(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3}) sport=\d+ dport=(\d+)",
+    re.M,
+)
+"""One IPv4 UDP entry of ``conntrack -L`` (plain or ``-o extended``): the original tuple's ports, the reply
+tuple's destination address (four octets) and port. A batch all of whose lines match is read in C (findall) and
+numpy; any other batch line by line."""
 
 
-@register_parser("conntrack_mappings")
-def parse_conntrack_mappings(out: str) -> list[Mapping]:
-    """``conntrack -L -p udp``: one :class:`Mapping` per UDP entry.
+def _conntrack_line(line: str, builder: MappingTableBuilder) -> None:
+    """One line of ``conntrack -L``: a UDP entry into ``builder``; other protocols skipped; ParseError else."""
+    s = line.strip()
+    if not s or s.startswith("conntrack v"):  # blank, or the summary line if stderr was merged
+        return
+    proto = s.split()[0]
+    if proto in _CT_OTHER:
+        return
+    if proto not in ("udp", "ipv4", "ipv6"):
+        raise ParseError("conntrack_mappings", f"unexpected line {s[:80]!r}", s)
+    if proto != "udp" and " udp " not in f" {s} ":
+        return
+    fields = _CT_FIELD.findall(s)
+    src = [v for k, v in fields if k == "src"]
+    dst = [v for k, v in fields if k == "dst"]
+    sport = [v for k, v in fields if k == "sport"]
+    dport = [v for k, v in fields if k == "dport"]
+    if len(src) < 2 or len(dst) < 2 or len(sport) < 2 or len(dport) < 2:
+        raise ParseError("conntrack_mappings", f"entry without both tuples: {s[:120]!r}", s)
+    try:
+        ports = (int(dport[1]), int(dport[0]), int(sport[0]))
+        if not all(0 < p < 65536 for p in ports):
+            raise ValueError
+    except ValueError:
+        raise ParseError("conntrack_mappings", f"bad port in {s[:120]!r}", s) from None
+    builder.append(Mapping(public_address=dst[1], public_port=ports[0], remote_port=ports[1], private_port=ports[2]))
 
-    The original tuple gives the private source port and the Responder port (its
-    ``dport``); the reply tuple gives the public address and port the DUT chose
-    (its ``dst`` and ``dport``). Non-UDP lines are skipped.
-    """
-    maps: list[Mapping] = []
-    for line in out.splitlines():
-        s = line.strip()
-        if not s:
-            continue
-        if s.startswith("conntrack v"):  # the summary line, if stderr was merged
-            continue
-        proto = s.split()[0]
-        if proto in ("tcp", "icmp", "icmpv6", "sctp", "gre", "unknown", "dccp", "udplite"):
-            continue
-        if proto not in ("udp", "ipv4", "ipv6"):
-            raise ParseError("conntrack_mappings", f"unexpected line {s[:80]!r}", out)
-        if proto != "udp" and " udp " not in f" {s} ":
-            continue
-        fields = _CT_FIELD.findall(s)
-        src = [v for k, v in fields if k == "src"]
-        dst = [v for k, v in fields if k == "dst"]
-        sport = [v for k, v in fields if k == "sport"]
-        dport = [v for k, v in fields if k == "dport"]
-        if len(src) < 2 or len(dst) < 2 or len(sport) < 2 or len(dport) < 2:
-            raise ParseError("conntrack_mappings", f"entry without both tuples: {s[:120]!r}", out)
-        try:
-            maps.append(
-                Mapping(
-                    public_address=dst[1],
-                    public_port=int(dport[1]),
-                    remote_port=int(dport[0]),
-                    private_port=int(sport[0]),
-                )
-            )
-        except ValueError:
-            raise ParseError("conntrack_mappings", f"bad port in {s[:120]!r}", out) from None
-    return maps
+
+def _conntrack_batch(text: bytes, first_line: int, builder: MappingTableBuilder) -> None:
+    """Whole lines of ``conntrack -L`` into ``builder``: all at once when every line is a plain IPv4 UDP entry
+    (the listing of a NAT44 table), line by line otherwise."""
+    found = _CT_FAST.findall(text)
+    if found and len(found) == text.count(b"\n"):
+        v = np.fromstring(b" ".join(itertools.chain.from_iterable(found)), dtype=np.int64, sep=" ")
+        v = v.reshape(len(found), 7)
+        ports = v[:, [6, 1, 0]]  # public (reply dport), remote (original dport), private (original sport)
+        octets = v[:, 2:6]
+        if ports.min() > 0 and ports.max() < 65536 and octets.max() < 256:
+            ipv4 = (octets[:, 0] << 24) | (octets[:, 1] << 16) | (octets[:, 2] << 8) | octets[:, 3]
+            distinct, inverse = np.unique(ipv4, return_inverse=True)
+            index = np.asarray([builder.address_index(str(ipaddress.IPv4Address(int(a)))) for a in distinct])
+            builder.add_columns(index[inverse], ports[:, 0], ports[:, 1], ports[:, 2])
+            return
+    for line in text.decode("utf-8", errors="replace").splitlines():
+        _conntrack_line(line, builder)
+
+
+parse_conntrack_mappings = MappingListing(
+    "conntrack_mappings",
+    _conntrack_batch,
+    """``conntrack -L -p udp``: one mapping per UDP entry, as a :class:`~natbench.plugins.MappingTable`.
+
+    The original tuple gives the private source port and the Responder port (its ``dport``); the reply tuple
+    gives the public address and port the DUT chose (its ``dst`` and ``dport``). Non-UDP lines are skipped. It
+    streams (:class:`~natbench.duts.listing.MappingListing`): 4,000,000 entries take 7 bytes each in natbench,
+    never the 575 MB of text.""",
+)
+register_parser("conntrack_mappings")(parse_conntrack_mappings)
 
 
 @register_parser("conntrack_stats")

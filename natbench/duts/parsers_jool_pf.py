@@ -10,14 +10,14 @@ parser name                command                                    value
 ``jool_stats``             ``jool stats display [--all|--explain]``   {counter: int}
 ``jool_session_count``     ``jool stats display --all``               JSTAT_SESSIONS
 ``jool_bib_count``         ``jool stats display --all``               JSTAT_BIB_ENTRIES
-``jool_mappings``          ``jool session display --udp --numeric      list[Mapping]
+``jool_mappings``          ``jool session display --udp --numeric      MappingTable (streams)
                            --csv``
 ``jool_version``           ``jool --version``                         "4.1.255.3"
 ``jool_mapt_version``      ``jool_mapt --version``                    "4.1.255.3", error
                                                                       unless MAP-T exists
 ``pfctl_info``             ``pfctl -si``                              {counter: int}
 ``pfctl_state_count``      ``pfctl -si``                              current entries
-``pf_mappings``            ``pfctl -ss -vv``                          list[Mapping]
+``pf_mappings``            ``pfctl -ss -vv``                          MappingTable (streams)
 =========================  =========================================  ==================
 """
 
@@ -25,11 +25,16 @@ from __future__ import annotations
 
 import csv
 import io
+import ipaddress
+import itertools
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
+from natbench.duts.listing import MappingListing
 from natbench.duts.parsers import register_parser
-from natbench.plugins import Mapping, ParseError
+from natbench.plugins import Mapping, MappingTableBuilder, ParseError
 
 __all__ = [
     "PfState",
@@ -120,6 +125,23 @@ _SESSION_HEADER = (
 )
 
 
+def _jool_session_row(row: list[str], no: int, protocol: str | None) -> Mapping | None:
+    """One row of ``jool session display --numeric --csv``: its mapping, None for the header or another
+    protocol's row; ParseError naming line ``no`` otherwise."""
+    if not row or (row[0] == "Protocol" and tuple(row[: len(_SESSION_HEADER)]) == _SESSION_HEADER):
+        return None
+    if len(row) not in (10, 11) or row[0] not in ("TCP", "UDP", "ICMP"):
+        raise _bad("jool_mappings", "jool session CSV", no, ",".join(row))
+    if protocol is not None and row[0] != protocol:
+        return None
+    try:
+        return Mapping(
+            public_address=row[5], public_port=int(row[6]), remote_port=int(row[8]), private_port=int(row[2])
+        )
+    except ValueError:
+        raise _bad("jool_mappings", "jool session CSV", no, ",".join(row)) from None
+
+
 def parse_jool_sessions_csv(text: str, protocol: str | None = "UDP") -> list[Mapping]:
     """Mappings from ``jool session display --numeric --csv`` (header optional).
 
@@ -130,24 +152,41 @@ def parse_jool_sessions_csv(text: str, protocol: str | None = "UDP") -> list[Map
     """
     out: list[Mapping] = []
     for no, row in enumerate(csv.reader(io.StringIO(text)), 1):
-        if not row or (row[0] == "Protocol" and tuple(row[: len(_SESSION_HEADER)]) == _SESSION_HEADER):
-            continue
-        if len(row) not in (10, 11) or row[0] not in ("TCP", "UDP", "ICMP"):
-            raise _bad("jool_mappings", "jool session CSV", no, ",".join(row))
-        if protocol is not None and row[0] != protocol:
-            continue
-        try:
-            out.append(
-                Mapping(
-                    public_address=row[5],
-                    public_port=int(row[6]),
-                    remote_port=int(row[8]),
-                    private_port=int(row[2]),
-                )
-            )
-        except ValueError:
-            raise _bad("jool_mappings", "jool session CSV", no, ",".join(row)) from None
+        m = _jool_session_row(row, no, protocol)
+        if m is not None:
+            out.append(m)
     return out
+
+
+_JOOL_FAST = re.compile(
+    rb"^UDP,[^,\n]*,(\d+),[^,\n]*,[^,\n]*,(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3}),(\d+),[^,\n]*,(\d+),[^,\n]*$",
+    re.M,
+)
+"""One UDP row of ``jool session display --numeric --csv`` with an IPv4 pool4 address: the Initiator's port,
+the public address (four octets), the public port, the Responder port."""
+
+
+def _jool_sessions_batch(text: bytes, first_line: int, builder: MappingTableBuilder) -> None:
+    """Whole lines of ``jool session display --udp --numeric --csv`` into ``builder``: all at once when every
+    row is a plain UDP session (after an optional header), row by row otherwise."""
+    lines = text.count(b"\n")
+    header = first_line == 1 and text.startswith(b"Protocol,")
+    found = _JOOL_FAST.findall(text)
+    if found and len(found) == lines - header:
+        v = np.fromstring(b" ".join(itertools.chain.from_iterable(found)), dtype=np.int64, sep=" ").reshape(-1, 7)
+        ports = v[:, [5, 6, 0]]  # public (IPv4 local), remote (IPv4 remote), private (IPv6 remote)
+        octets = v[:, 1:5]
+        if ports.min() > 0 and ports.max() < 65536 and octets.max() < 256:
+            ipv4 = (octets[:, 0] << 24) | (octets[:, 1] << 16) | (octets[:, 2] << 8) | octets[:, 3]
+            distinct, inverse = np.unique(ipv4, return_inverse=True)
+            index = np.asarray([builder.address_index(str(ipaddress.IPv4Address(int(a)))) for a in distinct])
+            builder.add_columns(index[inverse], ports[:, 0], ports[:, 1], ports[:, 2])
+            return
+    rows = csv.reader(io.StringIO(text.decode("utf-8", errors="replace")))
+    for no, row in enumerate(rows, first_line):
+        m = _jool_session_row(row, no, "UDP")
+        if m is not None:
+            builder.append(m)
 
 
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)\.(\d+)(?:\.(\d+))?\s*$")
@@ -236,28 +275,40 @@ def _host(text: str) -> tuple[str, int]:
     return text, 0
 
 
+def _pf_state(raw: str, no: int) -> PfState | None:
+    """One line of ``pfctl -ss``: its state, None for a detail or blank line; ParseError naming line ``no``."""
+    if not raw.strip() or raw.startswith(" "):
+        return None  # "   age ...", "   id: ...", "   [seq ...]" detail lines
+    m = _STATE_LINE.match(raw.rstrip())
+    if not m:
+        raise _bad("pf_mappings", "pfctl -ss output", no, raw)
+    return PfState(
+        ifname=m["ifname"],
+        proto=m["proto"],
+        direction=m["dir"],
+        a=_host(m["a"]),
+        a_orig=_host(m["a_orig"]) if m["a_orig"] else None,
+        b=_host(m["b"]),
+        b_orig=_host(m["b_orig"]) if m["b_orig"] else None,
+        peer_states=m["states"],
+    )
+
+
 def parse_pfctl_states(text: str) -> list[PfState]:
     """States of ``pfctl -ss`` with any verbosity (``-v``/``-vv`` detail lines are skipped)."""
     states: list[PfState] = []
     for no, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip() or raw.startswith(" "):
-            continue  # "   age ...", "   id: ...", "   [seq ...]" detail lines
-        m = _STATE_LINE.match(raw.rstrip())
-        if not m:
-            raise _bad("pf_mappings", "pfctl -ss output", no, raw)
-        states.append(
-            PfState(
-                ifname=m["ifname"],
-                proto=m["proto"],
-                direction=m["dir"],
-                a=_host(m["a"]),
-                a_orig=_host(m["a_orig"]) if m["a_orig"] else None,
-                b=_host(m["b"]),
-                b_orig=_host(m["b_orig"]) if m["b_orig"] else None,
-                peer_states=m["states"],
-            )
-        )
+        st = _pf_state(raw, no)
+        if st is not None:
+            states.append(st)
     return states
+
+
+def _pf_mapping(st: PfState, proto: str) -> Mapping | None:
+    """The mapping of a translated outbound state, None for any other."""
+    if st.proto != proto or st.direction != "->" or st.a_orig is None:
+        return None
+    return Mapping(public_address=st.a[0], public_port=st.a[1], remote_port=st.b[1], private_port=st.a_orig[1])
 
 
 def pf_mappings(text: str, proto: str = "udp") -> list[Mapping]:
@@ -269,10 +320,20 @@ def pf_mappings(text: str, proto: str = "udp") -> list[Mapping]:
     """
     out: list[Mapping] = []
     for st in parse_pfctl_states(text):
-        if st.proto != proto or st.direction != "->" or st.a_orig is None:
-            continue
-        out.append(Mapping(public_address=st.a[0], public_port=st.a[1], remote_port=st.b[1], private_port=st.a_orig[1]))
+        m = _pf_mapping(st, proto)
+        if m is not None:
+            out.append(m)
     return out
+
+
+def _pf_mappings_batch(text: bytes, first_line: int, builder: MappingTableBuilder) -> None:
+    """Whole lines of ``pfctl -ss -vv`` into ``builder``, line by line (a state's detail lines are skipped, so
+    the listing streams line by line)."""
+    for no, raw in enumerate(text.decode("utf-8", errors="replace").splitlines(), first_line):
+        st = _pf_state(raw, no)
+        m = _pf_mapping(st, "udp") if st is not None else None
+        if m is not None:
+            builder.append(m)
 
 
 # ---------------------------------------------------------------- registered parsers
@@ -310,9 +371,13 @@ def _jool_bib_count(out: str) -> int:
     return stats["JSTAT_BIB_ENTRIES"]
 
 
-@register_parser("jool_mappings")
-def _jool_mappings(out: str) -> list[Mapping]:
-    return parse_jool_sessions_csv(out, protocol="UDP")
+register_parser("jool_mappings")(
+    MappingListing(
+        "jool_mappings",
+        _jool_sessions_batch,
+        "``jool session display --udp --numeric --csv``: the UDP sessions as a MappingTable (streams).",
+    )
+)
 
 
 @register_parser("jool_version")
@@ -347,6 +412,8 @@ def _pfctl_state_count(out: str) -> int:
     return parse_pfctl_info(out)["current entries"]
 
 
-@register_parser("pf_mappings")
-def _pf_mappings(out: str) -> list[Mapping]:
-    return pf_mappings(out, proto="udp")
+register_parser("pf_mappings")(
+    MappingListing(
+        "pf_mappings", _pf_mappings_batch, "``pfctl -ss -vv``: the translated UDP states as a MappingTable (streams)."
+    )
+)

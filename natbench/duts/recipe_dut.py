@@ -24,10 +24,19 @@ from natbench.duts.executors import CommandFailed, ConnectionLost
 from natbench.duts.parsers import get_parser
 from natbench.duts.recipes import Command, Recipe, RenderedCommand
 from natbench.errors import DutError, RecipeError
-from natbench.plugins import CommandResult, Executor, Mapping, ParseError
+from natbench.plugins import (
+    CommandResult,
+    Executor,
+    Mapping,
+    MappingTable,
+    ParseError,
+    ParseSink,
+    StreamingParser,
+    StreamsOutput,
+)
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["CommandRecord", "DutGroup", "RecipeDut", "StepResult", "timed_wrapper"]
+__all__ = ["CommandRecord", "DutGroup", "RecipeDut", "StepResult", "can_stream", "timed_wrapper"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +55,12 @@ def timed_wrapper(command: str, clock: str) -> str:
         f"__nb_t0=$({clock}); {{ {command}\n}}; __nb_rc=$?; __nb_t1=$({clock}); "
         f'printf \'\\n{TIMING_MARK} %s %s %s\\n\' "$__nb_t0" "$__nb_t1" "$__nb_rc"; exit $__nb_rc'
     )
+
+
+def can_stream(executor: Executor) -> bool:
+    """Whether ``executor`` hands a command's output over as it arrives (:class:`~natbench.plugins.StreamsOutput`;
+    a namespace executor only when the executor it wraps does)."""
+    return isinstance(executor, StreamsOutput) and bool(getattr(executor, "streams", True))
 
 
 def _scope_groups(commands: list[RenderedCommand]) -> list[list[RenderedCommand]]:
@@ -195,13 +210,15 @@ class RecipeDut:
     def _params(self) -> dict[str, Any]:
         return self.params if self.params is not None else self.recipe.resolve(self.base_params)
 
-    def run_step(self, step: str, *, check: bool = True) -> StepResult:
+    def run_step(self, step: str, *, check: bool = True, stream: bool = False) -> StepResult:
         """Run the commands of ``step``; raise on the first failure.
 
         When the connection drops, the executor reconnects (with backoff) and the step is
         retried: ``setup`` after tearing down what it had done. ``timed_flush`` is not
         retried: a flush interrupted half-way cannot be timed again on the same table, so
-        the error goes to the procedure (the trial is invalid and repeated there).
+        the error goes to the procedure (the trial is invalid and repeated there). With ``stream``, a command
+        whose parser streams (:class:`~natbench.plugins.StreamingParser`) has its output parsed as it arrives
+        when the executor can stream (:func:`can_stream`): its record keeps the value, not the text.
         """
         attempt = 0
         pending_teardown = False
@@ -210,7 +227,7 @@ class RecipeDut:
                 if pending_teardown:
                     self._run_step_once("teardown", check=False)
                     pending_teardown = False
-                return self._run_step_once(step, check=check)
+                return self._run_step_once(step, check=check, stream=stream)
             except ConnectionLost as exc:
                 if step in NOT_RETRIED or attempt >= self.step_retries:
                     why = (
@@ -225,7 +242,7 @@ class RecipeDut:
                 if step == "setup" and self.recipe.has_step("teardown"):
                     pending_teardown = True
 
-    def _run_step_once(self, step: str, *, check: bool) -> StepResult:
+    def _run_step_once(self, step: str, *, check: bool, stream: bool = False) -> StepResult:
         result = StepResult(step)
         if not self.recipe.has_step(step):
             return result
@@ -233,7 +250,22 @@ class RecipeDut:
         variables = self.recipe.variables(params, self._context())
         commands = list(self.recipe.steps[step].commands)
         errors: list[DutError] = []
-        if self.batch and self._batchable(commands):
+        if stream:
+            for cmd in commands:
+                rc = self._render(step, cmd, variables, check)
+                if rc is None:
+                    continue
+                parser = self._streaming_parser(rc)
+                if parser is None:
+                    self._record(rc, self._execute(rc), result, variables, errors, check)
+                    continue
+                try:
+                    result.records.append(self._execute_streaming(rc, parser))
+                except DutError as exc:
+                    if check or isinstance(exc, ConnectionLost):
+                        raise
+                    errors.append(exc)
+        elif self.batch and self._batchable(commands):
             rendered: list[RenderedCommand] = []
             for cmd in commands:
                 rc = self._render(step, cmd, variables, check)
@@ -300,6 +332,48 @@ class RecipeDut:
             if cmd.save:
                 saved.add(cmd.save)
         return True
+
+    def _streaming_parser(self, rc: RenderedCommand) -> StreamingParser | None:
+        """The command's parser when its output can be parsed as it arrives: a streaming parser, no ``select``,
+        not timed, an executor that streams."""
+        cmd = rc.command
+        if cmd.parse is None or cmd.select is not None or cmd.timed or cmd.save is not None:
+            return None
+        executor = self.executor.host() if cmd.scope == "host" else self.executor
+        if not can_stream(executor):
+            return None
+        try:
+            parser = get_parser(cmd.parse)
+        except KeyError:
+            return None
+        return parser if isinstance(parser, StreamingParser) else None
+
+    def _execute_streaming(self, rc: RenderedCommand, parser: StreamingParser) -> CommandRecord:
+        """Run ``rc`` with its output streamed into ``parser``: the record holds the parsed value, no text."""
+        cmd = rc.command
+        executor = self.executor.host() if cmd.scope == "host" else self.executor
+        assert isinstance(executor, StreamsOutput)
+        sink: ParseSink = parser.stream()
+        log.debug("DUT %s step %s (streamed): %s", self.name, rc.step, rc.text)
+        try:
+            res = executor.run_streaming(rc.text, sink.feed, timeout=cmd.timeout)
+        except ConnectionLost:
+            raise
+        except ParseError as exc:
+            raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
+        except DutError as exc:
+            raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
+        value = None
+        if res.returncode != 0:
+            if not cmd.ignore_errors:
+                raise CommandFailed(res, hint=cmd.error, step=rc.step, dut=self.name)
+            self.warnings.append(f"step {rc.step}: ignored exit status {res.returncode} of: {rc.text}")
+        else:
+            try:
+                value = sink.finish()
+            except (ParseError, ValueError) as exc:
+                raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
+        return CommandRecord(rc.text, res.returncode, res.duration, None, value, "", res.stderr, cmd)
 
     def _shell_text(self, rc: RenderedCommand) -> str:
         return timed_wrapper(rc.text, self.recipe.clock) if rc.command.timed else rc.text
@@ -487,15 +561,20 @@ class RecipeDut:
         self._need("timed_flush")
         return self.run_step("timed_flush").dut_seconds
 
-    def mappings(self) -> list[Mapping]:
-        """Translated tuples from ``show_mappings``."""
+    def mappings(self) -> MappingTable:
+        """Translated tuples from ``show_mappings``, as one table: a streaming parser reads the listing as it
+        arrives (natbench holds a few bytes per connection, never the text); any other parser's list of
+        mappings is put into the table."""
         self._need("show_mappings")
-        out: list[Mapping] = []
-        for value in self.run_step("show_mappings").values():
-            if not isinstance(value, list) or not all(isinstance(m, Mapping) for m in value):
+        tables: list[MappingTable] = []
+        for value in self.run_step("show_mappings", stream=True).values():
+            if isinstance(value, MappingTable):
+                tables.append(value)
+            elif isinstance(value, list) and all(isinstance(m, Mapping) for m in value):
+                tables.append(MappingTable.of(value))
+            else:
                 raise DutError("show_mappings parser did not give mappings", step="show_mappings", dut=self.name)
-            out.extend(value)
-        return out
+        return MappingTable.concat(tables)
 
     def facts(self) -> dict[str, Any]:
         """Recipe, access, versions, CPU, table/hash sizes (as read from the DUT), cores, warnings."""
@@ -671,12 +750,9 @@ class DutGroup:
         """Sum of the stateful DUTs' DUT-timed flushes (run one after another)."""
         return sum(d.timed_flush() for d in self._need_stateful("flush"))
 
-    def mappings(self) -> list[Mapping]:
+    def mappings(self) -> MappingTable:
         """Mappings of the stateful DUTs, concatenated."""
-        out: list[Mapping] = []
-        for d in self._need_stateful("read mappings of"):
-            out.extend(d.mappings())
-        return out
+        return MappingTable.concat([d.mappings() for d in self._need_stateful("read mappings of")])
 
     def facts(self) -> dict[str, Any]:
         """``{dut name: facts}``."""

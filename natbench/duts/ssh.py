@@ -43,6 +43,7 @@ from natbench.duts.executors import (
     CommandTimeout,
     ConnectionLost,
     ExecutorError,
+    keep_tail,
     seconds,
 )
 from natbench.plugins import CommandResult
@@ -456,6 +457,20 @@ class SshExecutor:
             raise CommandFailed(result)
         return result
 
+    def run_streaming(
+        self, command: str, sink: Callable[[bytes], None], *, timeout: float | None = None
+    ) -> CommandResult:
+        """Run ``command``, handing its standard output to ``sink`` as it arrives (``StreamsOutput``); the
+        result keeps the last 64 KiB of standard error. An exception from ``sink`` closes the channel (the DUT's
+        ``timeout`` wrapper ends the command there) and propagates."""
+        limit = seconds(timeout, f"{self.description}: timeout") if timeout is not None else self.command_timeout
+        chan = self._open_channel()
+        start = time.monotonic()
+        try:
+            return self._exec(chan, command, limit, start, sink)
+        finally:
+            chan.close()
+
     def _open_channel(self) -> paramiko.Channel:
         with self._lock:
             if not self._alive():
@@ -482,9 +497,27 @@ class SshExecutor:
             raise EOFError("no transport")
         return transport.open_session(timeout=self.connect_timeout)
 
-    def _exec(self, chan: paramiko.Channel, command: str, limit: float, start: float) -> CommandResult:
+    def _exec(
+        self,
+        chan: paramiko.Channel,
+        command: str,
+        limit: float,
+        start: float,
+        sink: Callable[[bytes], None] | None = None,
+    ) -> CommandResult:
+        """Run ``command`` on ``chan``: its output kept, or standard output given to ``sink`` as it arrives (then
+        only the last ``STDERR_KEPT`` bytes of standard error are kept)."""
         out: list[bytes] = []
         err: list[bytes] = []
+        kept = bytearray()
+        take_out: Callable[[bytes], None] = out.append if sink is None else sink
+
+        def take_err(data: bytes) -> None:
+            if sink is None:
+                err.append(data)
+            else:
+                keep_tail(kept, data)
+
         try:
             chan.settimeout(min(1.0, limit))
             chan.exec_command(self.wrap(command, limit))
@@ -494,10 +527,10 @@ class SshExecutor:
             while True:
                 got = False
                 if chan.recv_ready():
-                    out.append(chan.recv(65536))
+                    take_out(chan.recv(65536))
                     got = True
                 if chan.recv_stderr_ready():
-                    err.append(chan.recv_stderr(65536))
+                    take_err(chan.recv_stderr(65536))
                     got = True
                 # sshd may send the exit status before the last output: stop only after EOF too
                 if (
@@ -521,9 +554,9 @@ class SshExecutor:
                     idle = 0.001
             # drain what is left
             while chan.recv_ready():
-                out.append(chan.recv(65536))
+                take_out(chan.recv(65536))
             while chan.recv_stderr_ready():
-                err.append(chan.recv_stderr(65536))
+                take_err(chan.recv_stderr(65536))
             status = chan.recv_exit_status() if chan.exit_status_ready() else -1
         except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
             if self._keepalive is not None and self._keepalive.reason:
@@ -537,6 +570,6 @@ class SshExecutor:
             command,
             status,
             b"".join(out).decode("utf-8", errors="replace"),
-            b"".join(err).decode("utf-8", errors="replace"),
+            (b"".join(err) if sink is None else bytes(kept)).decode("utf-8", errors="replace"),
             time.monotonic() - start,
         )

@@ -30,8 +30,7 @@ from natbench.metrics.judging import judge_phase
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings
 from natbench.metrics.trial import count_connections, dut_supports, run_traffic
-from natbench.plugins import LoadsMappings, SamplesValidation
-from natbench.plugins import Mapping as DutMapping
+from natbench.plugins import LoadsMappings, MappingTable, SamplesValidation
 from natbench.results import PhaseResult, TrialRecord, Verdict
 from natbench.traffic.plan import ResponderMode
 
@@ -52,7 +51,7 @@ class Fill:
     """The connections the table holds: N when :attr:`verified`, else the tester's valid phase-1 frames."""
     verified: bool
     """True when the DUT's count, its mapping list or a validation sample showed all N connections."""
-    mappings: tuple[DutMapping, ...] | None = None
+    mappings: MappingTable | None = None
     """The DUT's tuples when the fill read them to verify itself (responder mode read): the Responder's state."""
 
 
@@ -101,7 +100,7 @@ def _fill_once(
     count = count_connections(ctx)
     if count is not None:
         ext["dut_connections"] = count
-    mappings: tuple[DutMapping, ...] | None = None
+    mappings: MappingTable | None = None
     verdict, reason = Verdict.PASS, ""
     verified = True
     sampled = False
@@ -114,8 +113,10 @@ def _fill_once(
         elif count > n + ctx.settings.table_slack:
             verdict, reason = Verdict.INVALID, f"DUT table holds {count} connections, more than the {n} frames sent"
     elif ctx.plan.responder_mode is ResponderMode.READ and dut_supports(ctx.dut, "mappings"):
-        mappings = tuple(ctx.dut.mappings())
+        read = ctx.clock()
+        mappings = MappingTable.of(ctx.dut.mappings())
         ext["dut_mappings"] = len(mappings)
+        ext["dut_mappings_read_s"] = ctx.clock() - read
         if len(mappings) < n:
             verdict, reason = Verdict.INVALID, f"the DUT lists {len(mappings)} of the {n} connections"
             ext["fail_cause"] = "table_shortfall"

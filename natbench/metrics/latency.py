@@ -88,7 +88,11 @@ def _delay_trial(
     if not lat:
         raise SearchError("the tester returned no latency samples")
     # RFC 8219 measures latency at the throughput rate; loss above the acceptance is reported beside the value
-    return lat, {"rate": rate, "verdict": str(rec.verdict), "reason": rec.reason}
+    info: dict[str, Any] = {"rate": rate, "verdict": str(rec.verdict), "reason": rec.reason}
+    schedule = (rec.extra.get("tester") or {}).get("tag_schedule")
+    if schedule is not None:  # when the tester sent its tagged frames (TRex: one latency stream per direction)
+        info["tag_schedule"] = schedule
+    return lat, info
 
 
 def latency_options(s: LatencySettings, rate: float) -> Phase2Options:

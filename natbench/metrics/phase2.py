@@ -34,8 +34,7 @@ from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import FilledTableSettings, Phase2Settings
 from natbench.metrics.trial import count_connections, direction_extra, run_traffic
-from natbench.plugins import Mapping as DutMapping
-from natbench.plugins import Phase2Options
+from natbench.plugins import MappingTable, Phase2Options
 from natbench.results import TrialRecord, Verdict
 
 __all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_step"]
@@ -49,7 +48,9 @@ class Filler:
         self.rate = float(ctx.settings.fill_rate)
         self.filled: int | None = None
         self.needed = True
-        self.mappings: tuple[DutMapping, ...] | None = None
+        self.mappings: MappingTable | None = None
+        self.read_s: float | None = None
+        """Seconds the last read of the DUT's table took (responder mode read), until the next step records it."""
         self.filled_at = 0.0
         found = connection_limit(ctx.settings, ctx.dut)
         self.limit: float | None = found[0] if found else None
@@ -82,7 +83,11 @@ class Filler:
         fill = fill_table(ctx, self.rate, learn=True, memory=FillMemory(ctx.dut))
         rec = fill.record
         self.filled = rec.extra.get("dut_connections")
+        read = ctx.clock()
         self.mappings = fill.mappings if fill.mappings is not None else responder_tuples(ctx)
+        if self.mappings is not None and fill.mappings is None:
+            # the DUT's table read after the fill (responder mode read): the next step's record says how long
+            self.read_s = ctx.clock() - read
         self.needed = False
         self.filled_at = rec.started_at  # connections exist from the start of phase 1 on
         if ctx.settings.gap > 0:
@@ -111,7 +116,7 @@ class Filler:
 
 
 def phase2_options(
-    options: RunOptions, tagged_rate: float | None, mappings: tuple[DutMapping, ...] | None = None
+    options: RunOptions, tagged_rate: float | None, mappings: MappingTable | None = None
 ) -> Phase2Options:
     """How a phase-2 step is measured: latency from tagged frames at ``tagged_rate`` per direction when one is
     given; the run's Responder entry selection; the DUT's tuples in responder mode read."""
@@ -150,6 +155,8 @@ def phase2_step(
     extra: dict[str, Any] = {**direction_extra(directions), **mon}
     if filler is not None:
         extra["since_fill"] = started - filler.filled_at  # the timeout guard's view: real time since the fill began
+        if filler.read_s is not None:  # the first step after a fill whose table was read: how long the read took
+            extra["dut_mappings_read_s"], filler.read_s = filler.read_s, None
         if filler.limit is None:
             extra["timeout_guard"] = "off"
         verdict, reason = filler.after(verdict, reason, extra)

@@ -6,8 +6,7 @@ from natbench.errors import DutError, SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.settings import MetricSettings
 from natbench.metrics.trial import dut_supports
-from natbench.plugins import LoadsMappings
-from natbench.plugins import Mapping as DutMapping
+from natbench.plugins import LoadsMappings, MappingTable
 from natbench.traffic.plan import ResponderMode
 
 __all__ = ["PRESERVATION_SAMPLE", "check_preservation", "responder_tuples"]
@@ -16,7 +15,7 @@ PRESERVATION_SAMPLE = 256
 """Mappings compared with the phase-1 enumeration before computed (ResponderMode.COMPUTE) tuples are trusted."""
 
 
-def responder_tuples(ctx: ProcedureContext[MetricSettings]) -> tuple[DutMapping, ...] | None:
+def responder_tuples(ctx: ProcedureContext[MetricSettings]) -> MappingTable | None:
     """After a phase 1: what the Responder needs to answer the DUT's tuples in the campaign's responder mode.
 
     * READ: the DUT's mappings, handed to a tester with the ``load_mappings`` hook (for ``validate``)
@@ -29,7 +28,7 @@ def responder_tuples(ctx: ProcedureContext[MetricSettings]) -> tuple[DutMapping,
     """
     mode = ctx.plan.responder_mode
     if mode is ResponderMode.READ:
-        mappings = tuple(ctx.dut.mappings())
+        mappings = MappingTable.of(ctx.dut.mappings())
         if not mappings:
             raise SearchError("responder mode read: the DUT listed no mappings after phase 1")
         if isinstance(ctx.tester, LoadsMappings):
@@ -45,7 +44,7 @@ def check_preservation(ctx: ProcedureContext[MetricSettings]) -> str:
     if not dut_supports(ctx.dut, "mappings"):
         return "unverified"
     try:
-        mappings = list(ctx.dut.mappings())
+        mappings = MappingTable.of(ctx.dut.mappings())
     except (NotImplementedError, DutError):
         return "unverified"
     plan = ctx.plan
@@ -53,7 +52,7 @@ def check_preservation(ctx: ProcedureContext[MetricSettings]) -> str:
         raise SearchError("responder mode compute: the DUT listed no mappings after phase 1, cannot check ports")
     step = max(1, len(mappings) // PRESERVATION_SAMPLE)
     public = str(plan.addresses.dut_public)
-    for m in mappings[::step][:PRESERVATION_SAMPLE]:
+    for m in mappings[::step][:PRESERVATION_SAMPLE]:  # a few hundred of them: Mapping objects are fine
         moved = m.private_port is not None and m.private_port != m.public_port
         if moved or m.public_port not in plan.src_ports or m.remote_port not in plan.dst_ports:
             raise SearchError(

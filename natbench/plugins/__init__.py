@@ -7,11 +7,13 @@ metrics, the campaign schema and the testbed all import it downwards:
 * the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
   :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`) and :class:`Dut` (hooks
   :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`), with the small types they exchange
-  (:class:`Directions`, :class:`Phase2Options`, :class:`Mapping`, :class:`Port`, :class:`LabPorts`);
+  (:class:`Directions`, :class:`Phase2Options`, :class:`Mapping`, :class:`Port`, :class:`LabPorts`) and the
+  DUT's tuples in columns (:class:`MappingTable`);
 * the backend seams: :class:`TesterBackend` (a tester kind), :class:`AccessBackend` (a DUT access kind) with
   their settings bases :class:`TesterSettings` and :class:`AccessSettings`, :class:`LabResource` (a local lab),
   what they exchange (:class:`LabRequest`, :class:`TesterContext`, :class:`DutPlacement`, :class:`Executor`,
-  :class:`CommandResult`, :data:`Locate`, :data:`Endpoint`), and a DUT output :data:`Parser`;
+  :class:`CommandResult`, :data:`Locate`, :data:`Endpoint`; an executor's optional :class:`StreamsOutput`), and
+  a DUT output :data:`Parser` (or a :class:`StreamingParser` reading it as it arrives);
 * one :class:`Registry` mechanism, with :data:`TESTERS`, :data:`ACCESS`, :data:`PARSERS` (and the metrics'
   registry, :data:`natbench.metrics.registry.METRICS`), each fed in code and by an entry-point group.
 
@@ -41,8 +43,10 @@ from natbench.plugins.dut import (
     MeasuresMemory,
     MonitorsCpu,
     ReportsSupport,
+    StreamsOutput,
 )
-from natbench.plugins.parsers import ParseError, Parser
+from natbench.plugins.mappings import MappingTable, MappingTableBuilder
+from natbench.plugins.parsers import ParseError, Parser, ParseSink, StreamingParser
 from natbench.plugins.registry import (
     ACCESS,
     ACCESS_GROUP,
@@ -90,9 +94,12 @@ __all__ = [
     "LoadsMappings",
     "Locate",
     "Mapping",
+    "MappingTable",
+    "MappingTableBuilder",
     "MeasuresMemory",
     "MonitorsCpu",
     "ParseError",
+    "ParseSink",
     "Parser",
     "Phase2Options",
     "Port",
@@ -100,6 +107,8 @@ __all__ = [
     "ReportsSupport",
     "SamplesValidation",
     "SetsReceiveTimeout",
+    "StreamingParser",
+    "StreamsOutput",
     "Tester",
     "TesterBackend",
     "TesterContext",

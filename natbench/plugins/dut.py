@@ -7,6 +7,7 @@ A procedure (:mod:`natbench.metrics`) drives every DUT through :class:`Dut` alon
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,6 +22,7 @@ __all__ = [
     "MeasuresMemory",
     "MonitorsCpu",
     "ReportsSupport",
+    "StreamsOutput",
 ]
 
 
@@ -44,8 +46,9 @@ class Dut(Protocol):
         """Run the DUT's own delete-all command; return the seconds it took, timed on the DUT."""
         ...
 
-    def mappings(self) -> list[Mapping]:
-        """The translated tuples the DUT holds (for ``ResponderMode.READ``)."""
+    def mappings(self) -> Sequence[Mapping]:
+        """The translated tuples the DUT holds (for ``ResponderMode.READ``); at millions of connections a
+        :class:`~natbench.plugins.mappings.MappingTable` (a few bytes a tuple), read from the DUT as it lists them."""
         ...
 
     def facts(self) -> dict[str, Any]:
@@ -154,6 +157,21 @@ class Executor(Protocol):
 
     def close(self) -> None:
         """Release connections; the executor may be used again (it reconnects)."""
+        ...
+
+
+@runtime_checkable
+class StreamsOutput(Protocol):
+    """Optional Executor hook: a command's standard output handed over in pieces as it arrives, never held whole
+    (a DUT's listing of millions of connections is hundreds of megabytes of text)."""
+
+    def run_streaming(
+        self, command: str, sink: Callable[[bytes], None], *, timeout: float | None = None
+    ) -> CommandResult:
+        """Run ``sh -c command`` as :meth:`Executor.run` does, but give every piece of standard output to ``sink``
+        as it arrives instead of keeping it: the result's ``stdout`` is empty (its ``stderr`` is kept, the last
+        64 KiB). An exception from ``sink`` kills the command and propagates; a timeout or a lost connection
+        raises as ``run`` does."""
         ...
 
 

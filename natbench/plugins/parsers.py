@@ -8,12 +8,41 @@ Recipe steps name their parser (``parse: conntrack_count``); parsers are registe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ParseError", "Parser"]
+__all__ = ["ParseError", "ParseSink", "Parser", "StreamingParser"]
 
 Parser = Callable[[str], Any]
 """A parser: a command's standard output -> the value the step saves."""
+
+
+@runtime_checkable
+class ParseSink(Protocol):
+    """One streaming read of a command's output: pieces in as they arrive, the parsed value out."""
+
+    def feed(self, data: bytes) -> None:
+        """The next piece of standard output (any length, lines may be cut anywhere); ParseError on what the
+        parser cannot read."""
+        ...
+
+    def finish(self) -> Any:
+        """The value of everything fed (the command has ended); ParseError when the output is incomplete."""
+        ...
+
+
+@runtime_checkable
+class StreamingParser(Protocol):
+    """A parser that also reads a command's output piece by piece as it arrives, never holding the whole text
+    (a DUT's listing of millions of mappings): the DUT layer streams a step's output into it when the executor
+    can (:class:`~natbench.plugins.dut.StreamsOutput`), and calls it with the whole text otherwise."""
+
+    def __call__(self, out: str) -> Any:
+        """Parse the whole output at once (the same value as a stream of it)."""
+        ...
+
+    def stream(self) -> ParseSink:
+        """A fresh sink for one command's output."""
+        ...
 
 
 class ParseError(ValueError):

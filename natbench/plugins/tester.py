@@ -106,8 +106,9 @@ class Phase2Options:
     """Tagged frames per second per direction when ``latency`` is set."""
     selection: str = "random"
     """Responder state-table entry selection: ``random`` (default), ``linear`` or ``fixed``."""
-    mappings: tuple[Mapping, ...] | None = None
-    """Public -> private tuples read from the DUT (``ResponderMode.READ``); None otherwise."""
+    mappings: Sequence[Mapping] | None = None
+    """Public -> private tuples read from the DUT (``ResponderMode.READ``; a
+    :class:`~natbench.plugins.mappings.MappingTable` at scale); None otherwise."""
     latency_delay: float = 0.0
     """Seconds from the start of the trial before the first tagged frame (RFC 8219 7.2: 60 of 120)."""
     latency_frames: int | None = None

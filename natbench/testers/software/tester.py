@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from natbench.errors import TesterError
-from natbench.plugins import Directions, Mapping, Phase2Options, Port
+from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options, Port
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.delaystats import exact_stats, histogram_stats
@@ -31,7 +31,7 @@ from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.version import __version__
 
-__all__ = ["SoftwareTester", "read_mac"]
+__all__ = ["SoftwareTester", "pair_indices", "read_mac", "responder_arrays"]
 
 try:
     import natbench.testers.software._engine as _engine
@@ -136,7 +136,7 @@ class SoftwareTester:
         self._plan: TrafficPlan | None = None
         self._learned: np.ndarray | None = None
         self._tuples: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._loaded: tuple[Mapping, ...] | None = None
+        self._loaded: MappingTable | None = None
         self._trial = 0
 
     # ------------------------------------------------------------------ Tester protocol
@@ -363,7 +363,7 @@ class SoftwareTester:
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
         """Use the DUT's tuples (``ResponderMode.READ``) for :meth:`validate` until the next prepare."""
-        self._loaded = tuple(mappings)
+        self._loaded = MappingTable.of(mappings)
 
     def set_receive_timeout(self, seconds: float) -> None:
         """Wait ``seconds`` after the last frame before counting, from the next trial on."""
@@ -482,17 +482,6 @@ class SoftwareTester:
             return {"order": _engine.ORDER_PRODUCT}
         return {"order": _engine.ORDER_FEISTEL, "perm_seed": self._enum.permutation_seed}
 
-    def _pairs_of_all_frames(self) -> np.ndarray:
-        """pi(k) of every phase-1 frame index k (uint32), by the data path's own code: bench/enumeration_order.py
-        measured it 9x as fast as numpy's form (0.09 s against 0.76 s for 4M connections), time that would pass
-        between a fill and the trial that needs the table."""
-        n = self._enum.size
-        if self._enum.order is EnumerationOrder.PRODUCT:
-            return np.arange(n, dtype=np.int64)
-        out = np.empty(n, dtype=np.uint32)
-        _engine.permute(_engine.ORDER_FEISTEL, n, self._enum.permutation_seed, out)
-        return out
-
     def _seed(self, stream: int) -> int:
         assert self._plan is not None
         return SplitMix64(self._plan.seed ^ (self._trial * 0x9E3779B97F4A7C15) ^ (stream << 56)).next()
@@ -502,33 +491,16 @@ class SoftwareTester:
         plan = self._plan
         assert plan is not None
         if measure.mappings is not None:
-            maps = measure.mappings
+            maps = MappingTable.of(measure.mappings)  # the DUT's columns as they are: no copy per trial
             if not maps:
                 raise TesterError("no mappings were read from the DUT")
-            sport = np.array([m.remote_port for m in maps], dtype=np.uint16)
-            dport = np.array([m.public_port for m in maps], dtype=np.uint16)
-            expect = None
-            if all(m.private_port is not None for m in maps):
-                expect = np.array([m.private_port for m in maps], dtype=np.uint16)
-            return sport, dport, expect, str(ResponderMode.READ)
+            expect = maps.private_port if maps.private_ports_known else None
+            return maps.remote_port, maps.public_port, expect, str(ResponderMode.READ)
         if self._tuples is None:
-            n_src = len(self._src)
-            if plan.responder_mode is ResponderMode.COMPUTE or self._learned is None:
-                if plan.responder_mode is not ResponderMode.COMPUTE:
-                    raise TesterError("no learned tuples: run phase1(learn=True) first, or read mappings from the DUT")
-                pair = self._pairs_of_all_frames()
-                public = self._src[pair % n_src]
-            else:
-                frames = np.flatnonzero(self._learned)  # phase-1 frame indices k, in the order they were sent
-                if frames.size == 0:
-                    raise TesterError("the Responder learned no tuple in phase 1")
-                pair = self._pairs_of_all_frames()[frames]
-                public = self._learned[frames]
-            self._tuples = (
-                np.ascontiguousarray(self._dst[pair // n_src]),
-                np.ascontiguousarray(public, dtype=np.uint16),
-                np.ascontiguousarray(self._src[pair % n_src]),
-            )
+            if plan.responder_mode is not ResponderMode.COMPUTE and self._learned is None:
+                raise TesterError("no learned tuples: run phase1(learn=True) first, or read mappings from the DUT")
+            learned = None if plan.responder_mode is ResponderMode.COMPUTE else self._learned
+            self._tuples = responder_arrays(self._enum, self._src, self._dst, learned)
         mode = ResponderMode.COMPUTE if plan.responder_mode is ResponderMode.COMPUTE else ResponderMode.LEARN
         s, d, e = self._tuples
         return s, d, e, str(mode)
@@ -725,6 +697,41 @@ def _expected_source4(plan: TrafficPlan) -> int:
 
 _RT_PRIORITY = 10
 """SCHED_FIFO priority of the data path during a trial (RT throttling still leaves the kernel 5 %)."""
+
+
+def pair_indices(enum: PortEnumeration) -> np.ndarray:
+    """pi(k) of every phase-1 frame index k (uint32, int64 for the product order's identity), by the data path's
+    own code: bench/enumeration_order.py measured it 9x as fast as numpy's form (0.09 s against 0.76 s for 4M
+    connections), time that would pass between a fill and the trial that needs the table."""
+    n = enum.size
+    if enum.order is EnumerationOrder.PRODUCT:
+        return np.arange(n, dtype=np.int64)
+    out = np.empty(n, dtype=np.uint32)
+    _engine.permute(_engine.ORDER_FEISTEL, n, enum.permutation_seed, out)
+    return out
+
+
+def responder_arrays(
+    enum: PortEnumeration, src: np.ndarray, dst: np.ndarray, learned: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Responder's tuples for reverse traffic (computed, or learned when ``learned`` is given): per connection
+    the Responder port, the DUT's public port and the Initiator's port, three uint16 arrays (6 bytes a connection;
+    the frame indices in between take 4-8 more while they are built). TesterError when nothing was learned."""
+    n_src = len(src)
+    if learned is None:
+        pair = pair_indices(enum)
+        public = src[pair % n_src]
+    else:
+        frames = np.flatnonzero(learned)  # phase-1 frame indices k, in the order they were sent
+        if frames.size == 0:
+            raise TesterError("the Responder learned no tuple in phase 1")
+        pair = pair_indices(enum)[frames]
+        public = learned[frames]
+    return (
+        np.ascontiguousarray(dst[pair // n_src]),
+        np.ascontiguousarray(public, dtype=np.uint16),
+        np.ascontiguousarray(src[pair % n_src]),
+    )
 
 
 def tag_schedule(count: int, rate: float, measure: Phase2Options) -> tuple[int, int, int]:

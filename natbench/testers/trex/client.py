@@ -19,7 +19,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -157,6 +157,7 @@ class TRexSession:
         )
         self.version: dict[str, Any] = {}
         self.system: dict[str, Any] = {}
+        self._stream_ids: dict[int, list[int]] = {}
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -213,11 +214,29 @@ class TRexSession:
         info = self._call("get_port_info", self._client.get_port_info, ports=ports)
         return {port: str(i.get("src_mac", "")) for port, i in zip(ports, info, strict=False)}
 
-    def load(self, port: int, streams: list[Any]) -> None:
-        """Replace the streams of ``port``."""
+    def load(self, port: int, batches: Iterable[list[Any]]) -> None:
+        """Replace the streams of ``port`` with those of ``batches`` (lists of ``STLStream``, one ``add_streams``
+        call each: a batch is built only when the one before has gone)."""
+        self.unload(port)
+        ids = self._stream_ids[port] = []
+        for streams in batches:
+            if streams:
+                added = self._call("add_streams", self._client.add_streams, streams, ports=[port])
+                ids.extend(int(i) for i in (added if isinstance(added, list) else [added]))
+
+    def unload(self, port: int) -> None:
+        """Remove the streams of ``port``: those this session added one ``remove_stream`` command each (in one
+        batch), anything else with ``remove_all_streams``.
+
+        The server's RPC thread has a watchdog of about one second per command (trex-core
+        ``TrexRpcServerReqRes``: a monitor of 1 s, tickled before each command of a batch); removing 63 streams
+        of 65,535-tuple lists in one ``remove_all_streams`` command outran it on a loaded machine and the server
+        aborted ("WATCHDOG violation ... ZMQ sync request-response", seen live on v3.08), so natbench removes
+        its own streams one command each."""
+        ids = self._stream_ids.pop(port, None)
+        if ids:
+            self._call("remove_streams", self._client.remove_streams, ids, ports=[port])
         self._call("remove_all_streams", self._client.remove_all_streams, ports=[port])
-        if streams:
-            self._call("add_streams", self._client.add_streams, streams, ports=[port])
 
     def clear_stats(self, ports: list[int]) -> None:
         """Zero port, global, extended (xstats) and latency counters: what is read next is the trial's delta.
@@ -227,10 +246,11 @@ class TRexSession:
         """
         self._call("clear_stats", self._client.clear_stats, ports=ports, clear_xstats=True)
 
-    def start(self, ports: list[int], *, duration: float = -1, pin: bool = False) -> None:
-        """Start the loaded streams at their own rates (multiplier 1); ``pin`` splits each dual port's cores."""
+    def start(self, ports: list[int], *, duration: float = -1, pin: bool = False, mult: str = "1") -> None:
+        """Start the loaded streams at ``mult`` times their own rates (a plain factor: every stream's pps, bursts
+        keep their frame counts); ``pin`` splits each dual port's cores."""
         mask = self.api.STLClient.CORE_MASK_PIN if pin else self.api.STLClient.CORE_MASK_SPLIT
-        self._call("start", self._client.start, ports=ports, mult="1", force=True, duration=duration, core_mask=mask)
+        self._call("start", self._client.start, ports=ports, mult=mult, force=True, duration=duration, core_mask=mask)
 
     def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> float:
         """Block until traffic on ``ports`` ends, then wait ``rx_delay_ms``; return when traffic ended.
@@ -281,6 +301,10 @@ class TRexSession:
         return dict(self._call("get_pgid_stats", self._client.get_pgid_stats, pg_ids))
 
     def close(self) -> None:
-        """Release the ports and disconnect (never raises)."""
-        with contextlib.suppress(Exception):  # the session is going away anyway
+        """Remove the streams this session added (one command each, so the next session's reset is quick),
+        release the ports and disconnect (never raises)."""
+        for port in list(self._stream_ids):
+            with contextlib.suppress(Exception):  # the session is going away anyway
+                self.unload(port)
+        with contextlib.suppress(Exception):
             self._client.disconnect()

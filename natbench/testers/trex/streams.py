@@ -29,7 +29,7 @@ def _var(api: ModuleType, v: FlowVar) -> Any:
             name=v.name,
             size=v.size,
             op=v.op,
-            value_list=list(v.value_list),
+            value_list=v.value_list.tolist(),
             step=v.step,
             split_to_cores=v.split_to_cores,
             next_var=v.next_var,

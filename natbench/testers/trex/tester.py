@@ -6,11 +6,14 @@ import contextlib
 import dataclasses
 import importlib.metadata
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from natbench.errors import TesterError
-from natbench.plugins import Directions, Mapping, Phase2Options
+from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options
 from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.trex import health
 from natbench.testers.trex import program as prg
@@ -20,7 +23,39 @@ from natbench.testers.trex.program import Port, Program
 from natbench.testers.trex.settings import TRexSettings
 from natbench.traffic import Family, ResponderMode, TrafficPlan
 
-__all__ = ["TRexTester"]
+__all__ = ["TRexTester", "multiplier", "tag_schedule", "trex_delay_measure"]
+
+UPLOAD_BATCH = 4
+"""Streams built and sent to the server per ``add_streams`` call at most (the client library builds each stream's
+JSON, value lists as Python ints, for the whole call: a few streams at a time keep that bounded)."""
+UPLOAD_VALUES = 200_000
+"""Value-list entries per ``add_streams`` call at most: a read-mode stream of 65,535 tuples (3 lists) goes alone.
+The server parses a call's whole request before its first command and gives each command about a second before its
+RPC watchdog aborts it (trex-core ``TrexRpcServerReqRes``); live, one such stream took 0.7-1.4 s on a busy machine."""
+
+
+def multiplier(factor: float) -> str:
+    """TRex's ``mult`` for running streams compiled at rate R at ``factor`` x R: a plain decimal (the client library
+    takes ``\\d+(\\.\\d+)?``, no exponent), 9 significant digits at least."""
+    if not factor > 0:
+        raise TesterError(f"rate multiplier must be positive, got {factor!r}")
+    digits = max(9, 9 - int(np.floor(np.log10(factor))))
+    text = f"{factor:.{digits}f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+@dataclass(frozen=True)
+class _Resident:
+    """The program whose streams are on the server's ports: compiled at ``rate``, run at any other rate with TRex's
+    multiplier (``start(mult=rate / self.rate)``), so a search's trials on one fill upload their streams once."""
+
+    key: tuple[Any, ...]
+    """What the program is, everything but its rate (compared with ``==``: the same mappings table is the same
+    object, so the comparison is a pointer check)."""
+    program: Program
+    """The compiled program."""
+    rate: float
+    """The rate it was compiled at (multiplier 1)."""
 
 
 class TRexTester:
@@ -31,9 +66,11 @@ class TRexTester:
         self._session = session
         self._connected = False
         self._plan: TrafficPlan | None = None
-        self._mappings: tuple[Mapping, ...] | None = None
+        self._mappings: MappingTable | None = None
+        self._mappings_from: object = None
         self._macs: dict[int, str] = {}
-        self._ordered: tuple[tuple[int, int, str], tuple[Mapping, ...]] | None = None
+        self._ordered: tuple[MappingTable, str, MappingTable] | None = None
+        self._resident: _Resident | None = None
         self._rx_delay_ms = settings.rx_delay_ms
 
     # -- connection ------------------------------------------------------------------------
@@ -49,6 +86,7 @@ class TRexTester:
         if not self._connected:
             sess = self._session
             sess.connect()
+            self._resident = None  # acquiring resets the ports: no streams on them
             ports = list(s.ports)
             if sess.port_count() and max(ports) >= sess.port_count():
                 raise TesterError(f"TRex server {s.server} has {sess.port_count()} ports; settings ask for {ports}")
@@ -76,7 +114,9 @@ class TRexTester:
             raise TesterError(f"phase 1 cannot be compiled for TRex: {exc}") from exc
         self._plan = traffic
         self._mappings = None
+        self._mappings_from = None
         self._ordered = None
+        self._resident = None
 
     def set_receive_timeout(self, seconds: float) -> None:
         """The metric's receive wait after the last frame (optional Tester hook; replaces ``rx_delay_ms``)."""
@@ -86,27 +126,40 @@ class TRexTester:
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
         """Tuples read from the DUT (ResponderMode.READ) for :meth:`validate`; phase 2 also remembers them."""
-        self._mappings = tuple(mappings)
+        self._take_mappings(mappings)
+
+    def _take_mappings(self, mappings: Sequence[Mapping]) -> None:
+        """Keep ``mappings`` as a table (converted once per object handed in, not per trial)."""
+        if mappings is not self._mappings_from:
+            self._mappings = MappingTable.of(mappings)
+            self._mappings_from = mappings
 
     def phase1(self, rate: float, learn: bool) -> PhaseResult:
         """N frames, each pair once, at ``rate`` from the private port (TRex does not learn: ``learned`` is None)."""
         plan = self._need_plan()
         sess = self._connect()
-        program = self._compile(
-            lambda: prg.compile_phase1(plan, rate, cores=sess.cores_per_port, step=self.settings.step)
+        cores, step = sess.cores_per_port, self.settings.step
+        program, load = self._load(
+            ("phase1", cores, step), rate, lambda r: prg.compile_phase1(plan, r, cores=cores, step=step)
         )
-        return self._run_burst(program, Port.PRIVATE, Direction.FORWARD, rate, responder_mode=None)
+        return self._run_burst(program, Port.PRIVATE, Direction.FORWARD, rate, load, responder_mode=None)
 
     def validate(self, rate: float) -> PhaseResult:
         """One reverse frame per state-table entry, linearly (computed table or the DUT's mappings)."""
         plan = self._need_plan()
         sess = self._connect()
-        if plan.responder_mode is ResponderMode.READ and not self._mappings:
+        read = plan.responder_mode is ResponderMode.READ
+        if read and not self._mappings:
             raise TesterError("validation in responder mode read needs the DUT's mappings (load_mappings)")
-        program = self._compile(
-            lambda: prg.compile_validation(plan, rate, mappings=self._mappings, cores=sess.cores_per_port)
+        cores, mappings = sess.cores_per_port, self._mappings if read else None
+        program, load = self._load(
+            ("validation", cores, mappings),
+            rate,
+            lambda r: prg.compile_validation(plan, r, mappings=mappings, cores=cores),
         )
-        return self._run_burst(program, Port.PUBLIC, Direction.REVERSE, rate, responder_mode=str(plan.responder_mode))
+        return self._run_burst(
+            program, Port.PUBLIC, Direction.REVERSE, rate, load, responder_mode=str(plan.responder_mode)
+        )
 
     def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
         """``duration`` seconds at ``rate`` per direction; port counters for loss, latency streams when asked."""
@@ -119,40 +172,47 @@ class TRexTester:
                 "IPv4 ID / IPv6 flow label, which translation rewrites): start it so and set software: true"
             )
         if measure.mappings is not None:
-            self._mappings = tuple(measure.mappings)
-        if plan.responder_mode is ResponderMode.COMPUTE and measure.mappings:
-            moved = [m for m in measure.mappings if m.private_port is not None and m.private_port != m.public_port]
-            if moved:
+            self._take_mappings(measure.mappings)
+        if plan.responder_mode is ResponderMode.COMPUTE and measure.mappings and self._mappings is not None:
+            table = self._mappings
+            moved = np.flatnonzero((table.private_port != 0) & (table.private_port != table.public_port))
+            if moved.size:
+                m = table[int(moved[0])]
                 raise TesterError(
-                    f"responder mode compute, but the DUT changed {len(moved)} source ports "
-                    f"(e.g. {moved[0].private_port} -> {moved[0].public_port}): use responder_mode read"
+                    f"responder mode compute, but the DUT changed {moved.size} source ports "
+                    f"(e.g. {m.private_port} -> {m.public_port}): use responder_mode read"
                 )
         if plan.responder_mode is ResponderMode.READ and self._mappings:
             # order the tuples once per (mappings, selection): a search runs many trials on the same table
-            key = (id(self._mappings), len(self._mappings), measure.selection)
-            if self._ordered is None or self._ordered[0] != key:
+            if self._ordered is None or self._ordered[0] is not self._mappings or self._ordered[1] != measure.selection:
                 try:
                     ordered = prg.order_mappings(self._mappings, measure.selection, plan.seed)
                 except ValueError as exc:
                     raise TesterError(str(exc)) from exc
-                self._ordered = (key, ordered)
-            measure = dataclasses.replace(measure, selection="linear", mappings=self._ordered[1])
+                self._ordered = (self._mappings, measure.selection, ordered)
+            measure = dataclasses.replace(measure, selection="linear", mappings=self._ordered[2])
         measure, delay_notes = trex_delay_measure(measure, duration)
-        sess = self._connect()
-        program = self._compile(
-            lambda: prg.compile_phase2(
-                plan, rate, directions, measure, cores=sess.cores_per_port, bias_tolerance=self.settings.bias_tolerance
+        tags = tag_schedule(measure, rate, duration)
+        if tags is not None and tags["capped"]:
+            delay_notes.append(
+                f"TRex tags at most half the trial's rate: {tags['sent']} of the {tags['frames']} tagged frames fit "
+                f"between {tags['from_s']:g} s and the end of the trial"
             )
+        sess = self._connect()
+        cores, bias = sess.cores_per_port, self.settings.bias_tolerance
+        # a latency stream keeps its own rate (tags per second, at most half the trial's): such a program is
+        # compiled for its trial's rate; every other one runs at any rate through the multiplier
+        key = ("phase2", cores, bias, directions, measure, rate if measure.latency else None)
+        program, load = self._load(
+            key, rate, lambda r: prg.compile_phase2(plan, r, directions, measure, cores=cores, bias_tolerance=bias)
         )
         ids = self._port_ids
         active = [p for p in Port if program.on(p)]
-        for p in Port:
-            sess.load(ids[p], self._streams(program, p))
         port_list = [ids[p] for p in active]
         sess.clear_stats(list(ids.values()))
         pin = self._pin(sess, len(active))
         t0 = time.monotonic()
-        sess.start(port_list, duration=duration, pin=pin)
+        sess.start(port_list, duration=duration, pin=pin, mult=load["multiplier"])
         started = time.monotonic()
         # the sending time counts from the start call's return: the call itself (78-117 ms seen live with many
         # streams) is no time the frames took
@@ -190,6 +250,8 @@ class TRexTester:
                 "streams": len(program.streams),
                 "queue_full": _queue_full(stats),
                 "pinned_cores": pin,
+                **({"tag_schedule": tags} if tags is not None else {}),
+                **load,
                 **own,
             },
         )
@@ -260,23 +322,72 @@ class TRexTester:
             raise TesterError(str(exc)) from exc
         return result
 
-    def _streams(self, program: Program, port: Port) -> list[Any]:
-        from natbench.testers.trex.streams import build_streams
+    def _streams(self, program: Program, port: Port) -> Iterator[list[Any]]:
+        """The ``STLStream`` objects of ``program`` sent from ``port``, a few at a time (all of a chain of
+        ``next`` streams in one batch: the client library resolves ``next`` within one call)."""
+        from natbench.testers.trex.streams import build_stream
 
-        return build_streams(program, port)
+        plans = program.on(port)
+        batch: list[Any] = []
+        values = 0
+        for i, plan in enumerate(plans):
+            batch.append(build_stream(plan))
+            values += sum(len(v.value_list) for v in plan.variables if v.value_list is not None)
+            chained = plan.next is not None or (i + 1 < len(plans) and not plans[i + 1].self_start)
+            if i + 1 < len(plans):
+                following = sum(len(v.value_list) for v in plans[i + 1].variables if v.value_list is not None)
+                full = len(batch) >= UPLOAD_BATCH or values + following > UPLOAD_VALUES
+            else:
+                full = True
+            if full and not chained:
+                yield batch
+                batch, values = [], 0
+        if batch:
+            yield batch
+
+    def _load(
+        self, key: tuple[Any, ...], rate: float, build: Callable[[float], Program]
+    ) -> tuple[Program, dict[str, Any]]:
+        """The program of ``key`` on the server's ports, compiled and uploaded only when another one is there
+        (streams are uploaded once per fill, not per trial: a read-mode phase 2 at 4,000,000 connections has 63
+        streams of 65,535-tuple lists, 37-45 s to upload live). Returns it with what the trial records: the
+        multiplier it runs at, whether it was uploaded now and how long compiling and uploading took."""
+        resident = self._resident
+        if resident is not None and resident.key == key:
+            factor = rate / resident.rate
+            return resident.program, {"multiplier": multiplier(factor), "uploaded": False}
+        sess = self._connect()
+        t0 = time.monotonic()
+        program = self._compile(lambda: build(rate))
+        compiled = time.monotonic()
+        self._resident = None  # a failed upload leaves nothing known on the ports
+        ids = self._port_ids
+        for p in Port:
+            sess.load(ids[p], self._streams(program, p))
+        self._resident = _Resident(key, program, rate)
+        return program, {
+            "multiplier": multiplier(1.0),
+            "uploaded": True,
+            "compile_s": compiled - t0,
+            "upload_s": time.monotonic() - compiled,
+        }
 
     def _run_burst(
-        self, program: Program, port: Port, direction: Direction, rate: float, responder_mode: str | None
+        self,
+        program: Program,
+        port: Port,
+        direction: Direction,
+        rate: float,
+        load: dict[str, Any],
+        responder_mode: str | None,
     ) -> PhaseResult:
         sess = self._connect()
         ids = self._port_ids
-        for p in Port:
-            sess.load(ids[p], self._streams(program, p) if p is port else [])
         frames = program.burst_frames(port) or 0
         nominal = frames / rate
         sess.clear_stats(list(ids.values()))
         t0 = time.monotonic()
-        sess.start([ids[port]], pin=False)
+        sess.start([ids[port]], pin=False, mult=load["multiplier"])
         started = time.monotonic()
         wall = sess.wait([ids[port]], nominal + self.settings.timeout_margin, self._rx_delay_ms) - started
         stats = sess.stats()
@@ -301,10 +412,12 @@ class TRexTester:
                 "wall_s": wall,
                 "rx_wait_s": self._rx_delay_ms / 1000,
                 "frames": frames,
+                "streams": len(program.streams),
                 "step": program.step,
                 "pinned": program.pinned,
                 "enumeration": program.enumeration,
                 "queue_full": _queue_full(stats),
+                **load,
                 **own,
             },
         )
@@ -474,6 +587,36 @@ def trex_delay_measure(measure: Phase2Options, duration: float) -> tuple[Phase2O
             raise TesterError(f"latency_delay {measure.latency_delay:g} s leaves nothing of a {duration:g} s trial")
         measure = dataclasses.replace(measure, latency_rate=measure.latency_frames / window)
     return measure, notes
+
+
+def tag_schedule(measure: Phase2Options, rate: float, duration: float) -> dict[str, Any] | None:
+    """When TRex sends a trial's tagged frames (its latency stream per direction), as the trial records it
+    (``extra["tag_schedule"]``): ``from_s`` (the first, after the warm-up), ``until_s`` (the last), ``per_s``,
+    ``frames`` (asked; None: tagged all along at ``per_s``), ``sent`` (those inside the trial), ``spread``
+    (``even``: evenly over the window, as RFC 8219 7.2 asks) and ``capped`` (the stream, held to half the trial's
+    rate, could not fit them: fewer tags, later). None without tagged frames."""
+    if not measure.latency:
+        return None
+    per_s = min(measure.latency_rate, rate / 2)
+    start = measure.latency_delay
+    if measure.latency_frames:
+        frames = int(measure.latency_frames)
+        until = start + (frames - 1) / per_s
+        sent = min(frames, int((duration - start) * per_s + 1e-9) + 1) if duration > start else 0
+    else:
+        frames = None
+        until = duration
+        sent = int((duration - start) * per_s)
+    return {
+        "from_s": start,
+        "until_s": min(until, duration),
+        "per_s": per_s,
+        "frames": frames,
+        "sent": sent,
+        "spread": "even",
+        "capped": frames is not None and sent < frames,
+        "connections": 1,
+    }
 
 
 def _port_stat(stats: dict[Any, Any], port: int, key: str) -> int:
