@@ -35,12 +35,16 @@ from natbench.plugins.backends import (
 )
 from natbench.plugins.dut import (
     CommandResult,
+    DeclaresRows,
     Dut,
+    DutDeclarations,
     DutPlacement,
     Executor,
     MeasuresMemory,
     MonitorsCpu,
     ReportsSupport,
+    SlabCache,
+    TableParam,
 )
 from natbench.plugins.parsers import ParseError, Parser
 from natbench.plugins.registry import (
@@ -79,8 +83,10 @@ __all__ = [
     "AccessSettings",
     "BeginsRepetition",
     "CommandResult",
+    "DeclaresRows",
     "Directions",
     "Dut",
+    "DutDeclarations",
     "DutPlacement",
     "Endpoint",
     "Executor",
@@ -100,6 +106,8 @@ __all__ = [
     "ReportsSupport",
     "SamplesValidation",
     "SetsReceiveTimeout",
+    "SlabCache",
+    "TableParam",
     "Tester",
     "TesterBackend",
     "TesterContext",
