@@ -24,13 +24,16 @@ from natbench.results import RepetitionResult
 __all__ = [
     "SEARCH_COLUMNS",
     "SEARCH_ROWS",
+    "SEEDS_ERROR",
     "Column",
     "CountRow",
     "Lifetime",
     "Mark",
     "OwnTable",
+    "SearchBlock",
     "StatRows",
     "TableRow",
+    "error_caption",
     "finite",
     "median_or_nan",
     "number",
@@ -115,8 +118,7 @@ class CountRow:
 
 @dataclass(frozen=True)
 class StatRows:
-    """Median / min / max rows of a further statistic under a metric's block (latency's worst case), in the
-    metric's display unit."""
+    """Median / min / max rows of a further statistic under a metric's block (latency's worst case)."""
 
     column: str
     """A ``stats`` column."""
@@ -124,6 +126,9 @@ class StatRows:
     """The rows after the metric's label prefix: ``<prefix> <label> median`` ..."""
     note: str
     """The caption's explanation; ``{prefix}`` is the metric's label prefix."""
+    in_metric_unit: bool = True
+    """The statistic is in the metric's own unit and shown as its value is (scaled, seconds as milliseconds);
+    False: shown as stored (a count)."""
 
 
 @dataclass(frozen=True)
@@ -311,6 +316,51 @@ def search_error(algorithm: str, *, goal: str | None = None, short_bounds: tuple
             "metric's duration)"
         )
     return f"final width (upper - lower) of the {search_words(algorithm)}"
+
+
+SEEDS_ERROR = (
+    "Error: final width (upper - lower) of the binary search in plain units, as the search ran: per direction for "
+    "frame rates (not multiplied by the number of directions)."
+)
+"""A caption's error sentence when every search of a table is a binary one (the seeds' own)."""
+
+
+@dataclass(frozen=True)
+class SearchBlock:
+    """A table block with an error row, as :func:`error_caption` needs it."""
+
+    prefix: str
+    """The block's label prefix (``cps``)."""
+    algorithm: str | None
+    """The search that produced its values (None: stored without one, a binary search's)."""
+    goal: str | None = None
+    """MLRsearch's goal in words."""
+    short_bounds: int = 0
+    """Repetitions whose upper bound a short trial proved (the fast search)."""
+    repetitions: int = 0
+    """Its repetitions with a value."""
+
+
+def error_caption(blocks: Sequence[SearchBlock]) -> str:
+    """A table caption's error sentence: what each search's values and errors mean, by algorithm ("" without a
+    block; the seeds' sentence, :data:`SEEDS_ERROR`, when every search is a binary one)."""
+    by: dict[str, list[SearchBlock]] = {}
+    for b in blocks:
+        by.setdefault(b.algorithm or "binary", []).append(b)
+    if not by:
+        return ""
+    if set(by) == {"binary"}:
+        return SEEDS_ERROR
+    parts = []
+    for algorithm, group in by.items():
+        prefixes = ", ".join(b.prefix for b in group)
+        goal = next((b.goal for b in group if b.goal), None)
+        shorts = (sum(b.short_bounds for b in group), sum(b.repetitions for b in group))
+        parts.append(f"{prefixes}: {search_error(algorithm, goal=goal, short_bounds=shorts)}")
+    return (
+        "Error, in plain units as the search ran (per direction for frame rates, not multiplied by the number of "
+        f"directions): {'; '.join(parts)}."
+    )
 
 
 def search_summary(algorithm: str, goal: str | None = None) -> str:

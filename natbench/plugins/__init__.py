@@ -6,7 +6,9 @@ metrics, the campaign schema and the testbed all import it downwards:
 
 * the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
   :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`) and :class:`Dut` (hooks
-  :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`), with the small types they exchange
+  :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`, :class:`DeclaresRows` with what a DUT
+  kind declares for reports: :class:`DutDeclarations`, :class:`TableParam`, :class:`SlabCache`), with the small
+  types they exchange
   (:class:`Directions`, :class:`Phase2Options`, :class:`Mapping`, :class:`Port`, :class:`LabPorts`);
 * the backend seams: :class:`TesterBackend` (a tester kind), :class:`AccessBackend` (a DUT access kind) with
   their settings bases :class:`TesterSettings` and :class:`AccessSettings`, :class:`LabResource` (a local lab),

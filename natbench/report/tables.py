@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from natbench.metrics import Metric, baseline_metric, reported_metric
-from natbench.metrics.declare import SEARCH_ROWS, CountRow, search_error
+from natbench.metrics.declare import SEARCH_ROWS, CountRow, SearchBlock, error_caption
 from natbench.report.aggregate import MEMORY_FIGURES, baseline_ratio, memory_summary, scale_connections, scale_up_cores
 from natbench.report.formatting import (
     fmt_count,
@@ -33,7 +33,7 @@ from natbench.report.formatting import (
     fmt_size,
     fmt_value,
 )
-from natbench.run.format import UNIT_ALIASES, reported_unit, slab_label
+from natbench.run.format import LEGACY, UNIT_ALIASES, reported_unit, slab_label
 
 __all__ = [
     "INVALID_NOTE",
@@ -88,11 +88,6 @@ CPU_NOTE = (
     "none for trials shorter than 3 monitor intervals)"
 )
 """Caption note of the "DUT CPU busy (%)" rows."""
-BINARY_ERROR = (
-    "Error: final width (upper - lower) of the binary search in plain units, as the search ran: per direction for "
-    "frame rates (not multiplied by the number of directions)."
-)
-"""The caption's error sentence when every search of the table is a binary one (the seeds')."""
 
 
 def _unit_words(m: Metric[Any], unit: str, directions: int) -> str:
@@ -287,13 +282,16 @@ def _frame_caption(pts: pd.DataFrame, family: str | None) -> str:
     return f" Frame size: {int(sizes[0])} bytes."
 
 
+_OLD_TABLE, _OLD_HASH = LEGACY[0].table_size, LEGACY[0].hash_size
+assert _OLD_TABLE is not None and _OLD_HASH is not None
 _LEGACY_LABELS = {
-    "table_label": "conntrack t. s.",
-    "table_ratio_label": "c.t.s/num.conn.",
-    "hash_label": "hash table size",
-    "hash_ratio_label": "n.c./h.t.s.",
+    "table_label": _OLD_TABLE.label,
+    "table_ratio_label": _OLD_TABLE.ratio_label,
+    "hash_label": _OLD_HASH.label,
+    "hash_ratio_label": _OLD_HASH.ratio_label,
 }
-"""The table-size rows of a points frame that names none (built without the DUT kinds' declarations)."""
+"""The table-size rows of a points frame that names none (built without the DUT kinds' declarations): as a run
+stored before declarations reads."""
 
 
 def _size_label(pts: pd.DataFrame, column: str) -> str:
@@ -378,24 +376,6 @@ def _marked(cells: list[str], flagged: Sequence[bool], symbol: str) -> list[str]
     return [c + (f" {symbol}" if f else "") for c, f in zip(cells, flagged, strict=True)]
 
 
-def _error_caption(searches: dict[str, list[tuple[str, pd.DataFrame]]]) -> str:
-    """The caption's error sentence: what each search algorithm's value and error mean (the seeds' sentence when
-    every search of the table is a binary one)."""
-    if set(searches) <= {"binary"}:
-        return BINARY_ERROR
-    parts = []
-    for algorithm, blocks in searches.items():
-        prefixes = ", ".join(prefix for prefix, _ in blocks)
-        goal = next((str(g) for _, d in blocks for g in d.get("search_goal", pd.Series(dtype=object)) if g), None)
-        shorts = sum(int(_count(d, "short_bound").sum()) for _, d in blocks)
-        reps = sum(int(d["experiments"].fillna(0).sum()) for _, d in blocks)
-        parts.append(f"{prefixes}: {search_error(algorithm, goal=goal, short_bounds=(shorts, reps))}")
-    return (
-        "Error, in plain units as the search ran (per direction for frame rates, not multiplied by the number of "
-        f"directions): {'; '.join(parts)}."
-    )
-
-
 def performance_table(
     summary: pd.DataFrame,
     points: pd.DataFrame,
@@ -466,7 +446,7 @@ def performance_table(
     conn_vary = _series_vary(pts, "conn_group", "connections")
     sc = scale_up_cores(summary, points) if cores_vary else None
     sn = scale_connections(summary, points) if conn_vary else None
-    searches: dict[str, list[tuple[str, pd.DataFrame]]] = {}
+    searches: list[SearchBlock] = []
 
     def count_rows(d: pd.DataFrame, prefix: str, rows: Iterable[CountRow]) -> None:
         for row in rows:
@@ -511,8 +491,15 @@ def performance_table(
             )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
-            algorithm = next((str(a) for a in d.get("algorithm", pd.Series(dtype=object)) if a), "binary")
-            searches.setdefault(algorithm, []).append((prefix, d))
+            searches.append(
+                SearchBlock(
+                    prefix,
+                    next((str(a) for a in d.get("algorithm", pd.Series(dtype=object)) if a), None),
+                    next((str(g) for g in d.get("search_goal", pd.Series(dtype=object)) if g), None),
+                    int(_count(d, "short_bound").sum()),
+                    int(d["experiments"].fillna(0).sum()),
+                )
+            )
         nothing = ((d["experiments"].fillna(0) == 0) & (no_pass > 0)).tolist()
         for stat in ("median", "min", "max"):
             vals = d[stat].astype("float64")
@@ -523,9 +510,10 @@ def performance_table(
             b.add_cells(f"{prefix} {stat}", vals, cells)
         for rows in m.stat_rows:
             if f"{rows.column}_median" in d and d[f"{rows.column}_median"].notna().any():
+                factor = mult if rows.in_metric_unit else 1.0
                 for stat in ("median", "min", "max"):
                     vals = d[f"{rows.column}_{stat}"].astype("float64")
-                    b.add_cells(f"{prefix} {rows.label} {stat}", vals, [fmt_value(v * mult) for v in vals])
+                    b.add_cells(f"{prefix} {rows.label} {stat}", vals, [fmt_value(v * factor) for v in vals])
                 notes.append(rows.note.format(prefix=prefix))
         if sc is not None:
             su = sc[sc["metric"] == m.name].set_index("point_id")["scale_up"].reindex(ids)
@@ -553,7 +541,10 @@ def performance_table(
             title = f"Performance ({what}) against the number of connections"
         else:
             title = f"Performance ({what})"
-    caption = "Units: " + "; ".join(units) + ". " + _error_caption(searches)
+    caption = "Units: " + "; ".join(units) + "."
+    error = error_caption(searches)
+    if error:
+        caption += f" {error}"
     if show_baseline and base is not None:
         caption += (
             f" {base.label}: plain packet forwarding baseline with the"
