@@ -1,11 +1,12 @@
 """Result tables shaped like the seeds' figures, rendered as text, Markdown, LaTeX, CSV and HTML.
 
 Columns are working points (campaign order); rows are the parameters (num. CPU cores, src ports,
-dst ports, num. conn., conntrack table and hash sizes and their ratios to num. conn., num.
-experiments, error), then each metric's median / min / max and its scale-up row: the relative
-scale-up S(n) = P(n) / (n * P(1)) where the cores vary, "median / previous median" where the
-connections vary. A forwarding baseline adds its own block and the throughput ratio (%) row,
-as in seed 000 Figure 2. Tear-down has its own table (seed 000 Figure 5, seed 001 PF table).
+dst ports, num. conn., the DUT's table and hash sizes as its recipe declares them and their ratios to
+num. conn., num. experiments, memory, error), then each metric's median / min / max, the rows and marks
+it declares (:mod:`natbench.metrics.declare`) and its scale-up row: the relative scale-up
+S(n) = P(n) / (n * P(1)) where the cores vary, "median / previous median" where the connections vary.
+A forwarding baseline adds its own block and the throughput ratio (%) row, as in seed 000 Figure 2. A
+metric with a table of its own (tear-down: seed 000 Figure 5, seed 001 PF table) gets that table.
 """
 
 from __future__ import annotations
