@@ -20,6 +20,7 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 
+from natbench.metrics import metric
 from natbench.report import aggregate as ag
 from natbench.run import frames
 from natbench.run.format import decode_record
@@ -78,11 +79,12 @@ def _results(cols: dict[str, np.ndarray], n: int) -> pd.DataFrame:
     """A frame with the columns and dtypes of natbench.run.frames.results_frame, from column arrays (the other
     derived columns empty: NaN, False)."""
     df = pd.DataFrame(cols)
-    for f in frames.RESULT_FIELDS:
-        if f.name not in df:
-            df[f.name] = np.full(n, np.nan) if f.dtype == "float64" else np.zeros(n, dtype=bool)
+    df["dut_cpu_busy"] = np.full(n, np.nan)
+    for c in frames.result_columns():
+        if c.name not in df:
+            df[c.name] = pd.Series([c.default] * n, dtype=c.dtype)
     df["extra"] = [{}] * n
-    df = df[frames.RESULT_COLUMNS]
+    df = df[frames.result_column_names()]
     for c in ("point_id", "metric", "unit"):
         df[c] = df[c].astype("category")
     return df
@@ -101,7 +103,7 @@ def full_aggregation(results: pd.DataFrame, points: pd.DataFrame) -> pd.DataFram
     ag.scale_up_cores(summary, points)
     ag.scale_connections(summary, points)
     ag.baseline_ratio(summary, points)
-    ag.teardown_summary(results, points)
+    ag.own_summary(results, metric("teardown"), points)
     return summary
 
 

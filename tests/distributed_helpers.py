@@ -31,11 +31,22 @@ def small_campaign(tmp_path: Path, testbed_class: str = "fake-x", repetitions: i
 
 
 def fake_build(campaign: Any) -> Any:
-    """A fake testbed (every worker gets the same modelled DUT: results depend on the point only)."""
+    """A fake testbed (every worker gets the same modelled DUT: results depend on the point only); its DUT declares
+    rows as a recipe DUT does (a workers' message carries them to the run directory)."""
+    from natbench.plugins import DutDeclarations, SlabCache, TableParam
     from natbench.testbed import Testbed
     from natbench.testing import FakeDut, FakeModel, FakeTester
 
-    dut = FakeDut(FakeModel(cps=150_000, forwarding=120_000))
+    class DeclaringDut(FakeDut):
+        def declarations(self) -> dict[str, DutDeclarations]:
+            slab = SlabCache("conntrack_slab", "nf_conntrack", "conntrack slab / conn. (B)")
+            return {
+                "fake": DutDeclarations(
+                    TableParam("conntrack_max", "conntrack t. s.", "c.t.s/num.conn."), None, (slab,)
+                )
+            }
+
+    dut = DeclaringDut(FakeModel(cps=150_000, forwarding=120_000))
     return Testbed(FakeTester(dut), dut)
 
 

@@ -114,3 +114,36 @@ def test_validate_prints_warnings_but_passes(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"OK {f}: 3 working points")
     assert r.stderr.startswith(f"natbench: warning: {f}: DUT iptables: udp_timeout 1 s is shorter than")
+
+
+def test_the_plan_never_states_a_negative_or_a_one_times_saving() -> None:
+    """The audit saw "1.0x less tester time (saves -15 s)": a fast search that costs more, or as much, says so."""
+    from natbench.campaign.estimate import Estimate, MetricEstimate, PointEstimate
+    from natbench.campaign.planview import AlgorithmComparison
+    from natbench.traffic import PortRange
+    from natbench.workingpoint import WorkingPoint
+
+    point = WorkingPoint(0, PortRange(1, 10), PortRange(1, 10), 64)
+
+    def est(seconds: float) -> Estimate:
+        return Estimate((PointEstimate(point, (MetricEstimate("cps", 3, 10, seconds),)),))
+
+    assert "fast saves no tester time here" in AlgorithmComparison({"binary": est(100.0), "fast": est(115.0)}).line()
+    assert "fast saves no tester time here" in AlgorithmComparison({"binary": est(100.0), "fast": est(100.0)}).line()
+    near = AlgorithmComparison({"binary": est(100.0), "fast": est(96.0)}).line()
+    assert "only 4 % less tester time (saves 4 s;" in near and "1.0x" not in near
+    assert "2.0x less tester time (saves 50 s;" in AlgorithmComparison({"binary": est(100.0), "fast": est(50.0)}).line()
+
+
+def test_the_plan_view_is_the_core_object_the_cli_renders() -> None:
+    from natbench.campaign import load_campaign
+    from natbench.campaign.planview import PlanView
+
+    view = PlanView.build(load_campaign("campaigns/quickstart.yaml"))
+    assert view.header[:8] == ("#", "label", "id", "cores", "src ports", "dst ports", "connections", "frame")
+    assert [row[6] for row in view.rows] == ["4,000", "16,000", "64,000"]
+    assert view.facts[0].startswith("campaign quickstart (campaigns/quickstart.yaml)")
+    assert view.to_dict()["trials"] == view.estimate.trials
+    r = natbench("plan", "--format", "plain", "campaigns/quickstart.yaml")
+    assert r.returncode == 0, r.stderr
+    assert view.total in r.stdout and "\n".join(view.facts) in r.stdout

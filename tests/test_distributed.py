@@ -172,6 +172,8 @@ def test_two_testbeds_measure_one_campaign_into_one_run_directory_as_a_local_run
         assert by_point[t.point_id] == (t.extra["testbed"],)  # each trial names the testbed its point is on
     assert run.meta.testbed_class == "fake-x"
     assert {n: tb["class"] for n, tb in run.meta.testbeds.items()} == {"a": "fake-x", "b": "fake-x"}
+    # what the DUT kinds declare for reports travels with the workers' messages, as a local run stores it
+    assert run.meta.dut_declarations == local.meta.dut_declarations != {}
     assert not (run.path / ABANDONED).exists()
     # the report's tables name the testbed of every point, in the points' order
     from natbench.report.load import load

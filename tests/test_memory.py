@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 from metric_settings import build
 
-from natbench.duts.monitor import read_memory
+from natbench.duts.monitor import read_memory, sample_command
 from natbench.duts.recipe_dut import DutGroup
+from natbench.duts.recipes import load_recipe
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition
-from natbench.metrics.memory import FillMemory, memory_used
-from natbench.plugins import CommandResult, MeasuresMemory
+from natbench.metrics.memory import EMPTY_READINGS, READING_GAP, FillMemory, fill_figures, memory_used
+from natbench.plugins import CommandResult, MeasuresMemory, SlabCache
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
@@ -82,8 +83,10 @@ def test_every_fill_stores_the_memory_its_connections_took(metric: str, settings
         assert mem["after"]["mem_available"] == 12 * 2**30 - 1_200_000
         assert mem["after"]["conntrack_slab"] == 36_864 + 1_024_000
         assert "mem_total" not in mem["used"]  # a capacity, not a use
-    # two DUT round trips per fill, none for other trials
-    assert dut.snapshots == 2 * len(filled)
+        # the emptied table read 3 times: its MemAvailable did not move, a spread of 0
+        assert mem["readings"] == EMPTY_READINGS == 3 and mem["noise"] == {"mem_available": 0}
+    # four DUT round trips per fill (three readings of the emptied table, one of the filled), none for other trials
+    assert dut.snapshots == (EMPTY_READINGS + 1) * len(filled)
     assert all("memory" not in r.extra for r in records if r.kind != "fill")
 
 
@@ -131,7 +134,9 @@ def test_a_dut_without_the_hook_stores_nothing_and_measures_the_same() -> None:
     assert res_plain.value == res_mem.value
 
 
-@pytest.mark.parametrize(("fail_from", "where"), [(0, "before the fill"), (1, "after the fill")])
+@pytest.mark.parametrize(
+    ("fail_from", "where"), [(0, "before the fill"), (2, "before the fill"), (EMPTY_READINGS, "after the fill")]
+)
 def test_a_failing_snapshot_is_noted_and_the_fill_goes_on(fail_from: int, where: str) -> None:
     dut = MemoryFakeDut(FakeModel(), fail_snapshot=fail_from)
     res, records = run(dut, "teardown", fill_rate=50_000)
@@ -140,6 +145,35 @@ def test_a_failing_snapshot_is_noted_and_the_fill_goes_on(fail_from: int, where:
     assert "memory" not in fill.extra
     assert fill.extra["memory_error"].startswith(where) and "permission denied" in fill.extra["memory_error"]
     assert res.extra["connections"] == N
+
+
+def test_the_readings_of_the_emptied_table_are_spaced_and_their_spread_is_the_noise() -> None:
+    """A busy machine: MemAvailable jitters by +2 MB, -1 MB, 0 from one reading to the next. The fill is measured from
+    the last reading of the emptied table, and the spread of the three (3 MB) is stored as the noise; the 4,000
+    connections' 1.2 MB fall is within 10 x that noise, so the fill gives no memory figure (no slab to fall back
+    on), where a quiet DUT gives 300 B per connection."""
+    noisy = MemoryFakeDut(
+        FakeModel(), bytes_per_connection=300, slab_per_connection=None, mem_noise=(2_000_000, -1_000_000, 0, 0)
+    )
+    waits: list[float] = []
+    memory, extra = FillMemory(noisy, waits.append), {}
+    memory.emptied()
+    assert waits == [READING_GAP] * (EMPTY_READINGS - 1)
+    noisy.connections = N
+    memory.filled(_phase1(N), extra)
+    rec = extra["memory"]
+    assert rec["noise"] == {"mem_available": 3_000_000}
+    assert rec["before"]["mem_available"] == 12 * 2**30  # the last reading (its jitter 0)
+    assert rec["used"]["mem_available"] == 1_200_000
+    figures = fill_figures(rec)
+    assert figures is not None and figures.per_connection is None and figures.mem_available is None
+    quiet = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=None)
+    memory, extra = FillMemory(quiet), {}
+    memory.emptied()
+    quiet.connections = N
+    memory.filled(_phase1(N), extra)
+    figures = fill_figures(extra["memory"])
+    assert figures is not None and (figures.per_connection, figures.source) == (300.0, "mem_available")
 
 
 def test_memory_used_per_key_direction() -> None:
@@ -242,8 +276,9 @@ bib_nodes           1000   1020     80   51    1 : tunables    0    0    0 : sla
 """
 
 
-def test_read_memory_reads_meminfo_and_jools_session_and_bib_slabs() -> None:
-    mem = read_memory(_Shell(JOOL_OUTPUT))  # type: ignore[arg-type]
+def test_read_memory_reads_meminfo_and_the_slabs_the_recipe_declares() -> None:
+    slabs = load_recipe("jool-nat64").declarations().slabs  # Jool 4.x: session_nodes and bib_nodes
+    mem = read_memory(_Shell(JOOL_OUTPUT), slabs)  # type: ignore[arg-type]
     assert mem == {
         "mem_available": 1_200_000 * 1024,  # kB -> bytes: 1,228,800,000
         "mem_total": 1_530_000 * 1024,
@@ -251,4 +286,13 @@ def test_read_memory_reads_meminfo_and_jools_session_and_bib_slabs() -> None:
         "jool_bib_slab": 1020 * 80,  # 81,600
     }  # no nf_conntrack line: no conntrack_slab key
     with pytest.raises(DutError, match="cannot read memory"):
-        read_memory(_Shell("", returncode=1))  # type: ignore[arg-type]
+        read_memory(_Shell("", returncode=1), slabs)  # type: ignore[arg-type]
+    # a DUT kind that declares no slab: MemAvailable and MemTotal only, whatever /proc/slabinfo holds
+    assert set(read_memory(_Shell(JOOL_OUTPUT))) == {"mem_available", "mem_total"}  # type: ignore[arg-type]
+
+
+def test_the_sample_command_greps_exactly_the_declared_caches_quoted() -> None:
+    odd = SlabCache("odd_slab", "a;b", "odd")  # a recipe's name is checked, but the command quotes it anyway
+    command = sample_command([SlabCache("conntrack_slab", "nf_conntrack", "ct"), odd])
+    assert "grep -e '^nf_conntrack ' -e '^a;b ' /proc/slabinfo" in command
+    assert "slabinfo" not in sample_command()

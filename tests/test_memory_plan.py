@@ -99,7 +99,8 @@ def test_plan_from_an_earlier_run_warns_per_point_and_validate_too(tmp_path: Pat
     p, q = make_point(0, (1, 400), (1, 10)), make_point(1, (1, 100), (1, 10))
     recs = [result_record(x.id, "teardown", 0, 1000.0, "conn/s", extra={"T_N": 2.0, "T_0": 1.0}) for x in (p, q)]
     for i, (point, n, per) in enumerate(((p, 4000, 300), (p, 4000, 360), (q, 1000, 900))):
-        mem = memory_used({"mem_available": 10**10}, {"mem_available": 10**10 - per * n}, n)
+        # MemAvailable's fall (1.2 MB and more) stands well out of the 4 kB spread of the emptied table's readings
+        mem = memory_used({"mem_available": 10**10}, {"mem_available": 10**10 - per * n}, n, {"mem_available": 4096})
         recs.append(trial_record(point.id, "teardown", i, 0, rate=n, kind="fill", extra={"memory": mem}))
     run = write_run_dir(tmp_path / "earlier", [p, q], recs)
     path = campaign(tmp_path, ", memory: 256Gi", [10000, 20000])

@@ -11,6 +11,7 @@ import pytest
 
 import natbench
 from natbench.errors import StoreError
+from natbench.metrics.teardown import TEARDOWN
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
 from natbench.report.load import DamagedRunWarning
@@ -208,7 +209,7 @@ def test_teardown_rate_is_n_over_the_difference_of_even_count_medians() -> None:
         result_record(pid, "teardown", r, 1000 / (tn - t0), "conn/s", extra={"T_N": tn, "T_0": t0, "connections": 1000})
         for r, (tn, t0) in enumerate(pairs)
     ]
-    td = ag.teardown_summary(fr.results_frame(recs), pts).loc[pid]
+    td = ag.own_summary(fr.results_frame(recs), TEARDOWN, pts).loc[pid]
     assert (td["filled_median"], td["filled_min"], td["filled_max"]) == (4.0, 2.0, 6.0)
     assert (td["empty_median"], td["empty_min"], td["empty_max"]) == (0.75, 0.25, 1.25)
     assert td["deletion_time"] == 3.25
@@ -235,7 +236,7 @@ def test_teardown_falls_back_to_point_connections() -> None:
         result_record(pid, "teardown", r, 1.0, "cps", extra={"filled_delete_s": tn, "empty_delete_s": 0.5})
         for r, tn in enumerate((2.5, 3.0, 2.0))
     ]
-    td = ag.teardown_summary(fr.results_frame(recs), pts).loc[pid]
+    td = ag.own_summary(fr.results_frame(recs), TEARDOWN, pts).loc[pid]
     assert td["connections"] == 1000 and td["deletion_time"] == 2.0 and td["rate"] == 500.0
 
 
@@ -251,7 +252,7 @@ def test_a_failed_teardown_repetition_is_not_an_experiment() -> None:
         for r, tn in enumerate((2.5, 3.0, 2.0))
     ]
     recs.append(result_record(pid, "teardown", 3, None, "conn/s", extra={"failed": "the DUT kept 12 connections"}))
-    td = ag.teardown_summary(fr.results_frame(recs), pts).loc[pid]
+    td = ag.own_summary(fr.results_frame(recs), TEARDOWN, pts).loc[pid]
     assert td["experiments"] == 3
     assert (td["filled_median"], td["deletion_time"], td["rate"]) == (2.5, 2.0, 500.0)
 
@@ -442,7 +443,7 @@ def test_teardown_rows_follow_the_run_order_without_points() -> None:
         _teardown("ta", 0, 2.0, 0.5, 300, 200.0),
         result_record("ta", "cps", 0, 5.0, "cps"),  # another metric: not a tear-down row
     ]
-    td = ag.teardown_summary(fr.results_frame(recs))
+    td = ag.own_summary(fr.results_frame(recs), TEARDOWN)
     assert td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
     assert td.index.tolist() == ["tb", "ta"]
     assert td.loc["tb"].tolist() == [
@@ -466,14 +467,14 @@ def test_teardown_rows_follow_the_run_order_without_points() -> None:
 def test_a_teardown_without_a_positive_deletion_time_has_no_rate() -> None:
     # T_N 2.0 / 1.0 -> median 1.5; T_0 1.0 / 2.0 -> median 1.5: deletion time 0, so no rate (not infinity)
     recs = [_teardown("p", 0, 2.0, 1.0, 1000, 1000.0), _teardown("p", 1, 1.0, 2.0, 1000, None)]
-    td = ag.teardown_summary(fr.results_frame(recs)).loc["p"]
+    td = ag.own_summary(fr.results_frame(recs), TEARDOWN).loc["p"]
     assert td["deletion_time"] == 0.0 and math.isnan(td["rate"])
 
 
 def test_a_run_without_teardown_gives_an_empty_teardown_table() -> None:
     recs = [result_record("p", "cps", 0, 5.0, "cps")]
     for pts in (None, _points({"src": (1, 10), "dst": (1, 10)})):
-        td = ag.teardown_summary(fr.results_frame(recs), pts)
+        td = ag.own_summary(fr.results_frame(recs), TEARDOWN, pts)
         assert td.empty and td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
 
 
@@ -526,20 +527,16 @@ def test_summary_rows_keep_the_run_order_and_take_the_median_cpu_busy() -> None:
     assert s.loc[("p", "cps"), "dut_cpu_busy"] == 20.0
 
 
-SUMMARY_COLUMNS = ["unit", "directions", "experiments", "failed", "tester_bound", "median", "min", "max", "error"]
+SUMMARY_COLUMNS = ["unit", "directions", "experiments", "failed", "median", "min", "max", "error"]
 
 
 def test_an_empty_summary_keeps_its_columns_and_index_names() -> None:
     s = ag.summarize(fr.results_frame([]))
-    assert s.empty and list(s.columns) == [
-        *SUMMARY_COLUMNS,
-        "dut_cpu_busy",
-        *ag.WORST_CASE_COLUMNS,
-        "seeded",
-        "tagged_only",
-        "unvalidated",
-        "no_pass",
-    ]
+    assert s.empty and list(s.columns) == ag.summary_columns()
+    # the base columns, then what the metrics declare: every search's flags, latency's worst case, the marks
+    assert ag.summary_columns()[: len(SUMMARY_COLUMNS) + 1] == [*SUMMARY_COLUMNS, "dut_cpu_busy"]
+    declared = ["tester_bound", "seeded", "no_pass", "algorithm", "worst_case_median", "worst_case_max"]
+    assert set([*declared, "tagged_only", "unvalidated", "unverified", "not_reached"]) <= set(ag.summary_columns())
     assert list(s.index.names) == ["point_id", "metric"]
 
 
@@ -589,7 +586,7 @@ def test_a_result_with_only_its_required_fields_takes_the_defaults() -> None:
         RepetitionResult("p", "throughput", 1, 7.0, "pps"),
     ]
     df = fr.results_frame(recs)
-    assert list(df.columns) == fr.RESULT_COLUMNS
+    assert list(df.columns) == fr.result_column_names()
     assert df["unit"].astype(str).tolist() == ["", "cps", "fps"]
     assert df["repetition"].tolist() == [0, 2, 1] and df["directions"].tolist() == [1, 1, 1]
     assert df["reported"].tolist() == [5.0, 10.0, 7.0]  # one direction: as stored

@@ -172,7 +172,7 @@ def test_fig5_cells_the_seed_computed_from_unrounded_medians(
 
 
 def test_fig5_rate_is_connections_over_median_difference(fig5_dir: Path) -> None:
-    td = natbench.load(fig5_dir).teardown
+    td = natbench.load(fig5_dir).figures("teardown")
     expected = td["connections"] / (td["filled_median"] - td["empty_median"])
     assert list(td["rate"]) == pytest.approx(list(expected))
     # the per-repetition rates the engine stored are kept beside it (their median differs)

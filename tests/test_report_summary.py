@@ -93,8 +93,11 @@ def test_key_results_give_the_range_of_the_point_medians(run_dir: Path) -> None:
     s = summarize_run(natbench.load(run_dir))
     ((title, text),) = s.key_results
     assert title == "maximum connection establishment rate"
-    # p1: median of 90k and 80k = 85,000 (the failed repetition has no value); p0: median 110,000
-    assert text == "medians from 85,000 cps (iptables-16k) to 110,000 cps (iptables-4k)"
+    # p1: median of 90k and 80k = 85,000 (the failed repetition has no value); p0: median 110,000; the search that
+    # produced them (results stored without an algorithm but with an error are a binary search's) and its error
+    assert text == (
+        "medians from 85,000 cps (iptables-16k) to 110,000 cps (iptables-4k) (binary search; error: its final width)"
+    )
 
 
 def test_warnings_count_tester_bound_failed_and_invalid_in_plain_words(run_dir: Path) -> None:

@@ -1,12 +1,15 @@
-"""The one-line-per-point summary `natbench run` prints after the tables: same numbers, same unit."""
+"""What `natbench run` prints after the tables: the report's own summary (key results and warnings), in the tables'
+numbers and units; no aggregation of its own."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from natbench.cli.run import summary_lines
+import pytest
+
+from natbench.cli.run import _print_report
 from natbench.report.load import load
-from natbench.run.reader import RunDirectory
+from natbench.report.summary import summarize_run
 from natbench.testing.rundir import make_point, result_record, write_run_dir
 
 PER_DIRECTION = [84_375.0, 84_375.0, 90_000.0]  # what the engine stores: frames/s in each direction
@@ -34,24 +37,31 @@ def _run(tmp_path: Path) -> Path:
     return write_run_dir(tmp_path / "run", [point], records)
 
 
-def test_summary_shows_bidirectional_throughput_as_the_tables_do(tmp_path: Path) -> None:
+def test_the_run_prints_the_reports_summary_in_the_tables_units(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run_dir = _run(tmp_path)
-    lines = {ln.split()[1]: ln for ln in summary_lines(RunDirectory.open(run_dir))}
+    _print_report(run_dir)
+    out = capsys.readouterr().out
+    lines = {ln.split(":")[0]: ln for ln in out.splitlines() if ": " in ln}
     tp = lines["throughput"]
-    assert "median        168,750  min        168,750  max        180,000 fps, all directions (n=3)" in tp, tp
-    assert "84,375" not in tp
-    assert "[tester-bound: the DUT passed all the tester could send; a lower bound]" in tp
-    # the table printed just above the summary shows the very same number
+    # bidirectional: all frames per second, the per-direction rate x2 (84,375 -> 168,750), as the table shows it
+    assert tp.startswith("throughput: median 168,750 fps, all directions (binary search; error: its final width)"), tp
+    assert "84,375" not in out
     text = "\n".join(t.to_text() for t in load(run_dir).tables())
-    assert "168,750" in text and "84,375" not in text
+    assert "168,750" in text and text in out  # the tables, printed once, just above
     # one direction only: all frames are that direction's frames, shown as stored
-    assert "median        100,000" in lines["forwarding"] and lines["forwarding"].endswith(" fps (n=3)")
-    assert "median         61,035" in lines["cps"] and lines["cps"].endswith(" cps (n=3)")
+    assert lines["forwarding baseline throughput"].startswith("forwarding baseline throughput: median 100,000 fps")
+    assert lines["maximum connection establishment rate"].endswith("median 61,035 cps")
+    # the tester-bound flag is the report's warning, not a line of its own
+    assert "warning: throughput: 3 of 3 repetitions were limited by the tester's ceiling, not the DUT" in out
 
 
-def test_summary_lists_the_metrics_in_the_registrys_order(tmp_path: Path) -> None:
-    lines = summary_lines(RunDirectory.open(_run(tmp_path)))
-    assert [ln.split()[1] for ln in lines] == ["cps", "throughput", "forwarding"]
+def test_the_run_lists_the_metrics_in_the_registrys_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _print_report(_run(tmp_path))
+    out = capsys.readouterr().out
+    titles = ["maximum connection establishment rate", "throughput", "forwarding baseline throughput"]
+    assert [out.index(f"\n{t}: ") for t in titles] == sorted(out.index(f"\n{t}: ") for t in titles)
 
 
 def test_the_run_log_shows_each_repetition_in_the_same_unit() -> None:
@@ -68,8 +78,8 @@ def test_the_run_log_shows_each_repetition_in_the_same_unit() -> None:
 
 
 def test_a_repetition_without_a_passing_rate_is_no_value_in_the_summary_and_the_log(tmp_path: Path) -> None:
-    """No rate passed within [0, 976]: the log line says so with the bounds, the summary counts it apart and its
-    median is that of the repetitions with a value (61,035), not pulled toward 0."""
+    """No rate passed within [0, 976]: the log line says so with the bounds, the summary warns of it apart from
+    failures and its median is that of the repetitions with a value (61,035), not pulled toward 0."""
     from natbench.results import RepetitionResult
     from natbench.run.observers import format_result
 
@@ -81,6 +91,9 @@ def test_a_repetition_without_a_passing_rate_is_no_value_in_the_summary_and_the_
     point = make_point(0, (1, 400), (1, 10), cores=1)
     records = [result_record(point.id, "cps", rep, 61_035.0, "cps") for rep in range(2)]
     records.append(result_record(point.id, "cps", 2, None, "cps", error=976.0, extra=none))
-    (line,) = summary_lines(RunDirectory.open(write_run_dir(tmp_path / "run", [point], records)))
-    assert "median         61,035  min         61,035" in line and "(n=2)" in line
-    assert line.endswith("  1 repetition(s) found no passing rate (no value, not 0)") and "failed" not in line
+    run = load(write_run_dir(tmp_path / "run", [point], records))
+    summary = summarize_run(run)
+    ((_, text),) = summary.key_results
+    assert text.startswith("median 61,035 cps")  # the two values, not pulled toward 0
+    assert any(w.startswith("1 of 3 repetitions found no passing rate") for w in summary.warnings)
+    assert not any("repetitions failed" in w for w in summary.warnings)  # a finding, not a failure

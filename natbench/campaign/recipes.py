@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 from natbench.campaign.schema import resolve_param_value
 from natbench.duts.recipes import load_recipe, recipe_reference, shadowed_recipes
 from natbench.errors import ConfigError
-from natbench.metrics.lifetime import establishment_lifetime
-from natbench.metrics.settings import SearchSettings
-from natbench.metrics.validation import EstablishmentSettings, ValidationSettings
+from natbench.metrics import metric
+from natbench.metrics.declare import Lifetime
 from natbench.plugins import ACCESS
 
 if TYPE_CHECKING:
@@ -64,8 +63,7 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
         supplied = place_params(campaign, i)
         declared = recipe.params
         cache: list[tuple[dict[str, Any], dict[str, Any]]] = []
-        worst: dict[str, tuple[float, int, str]] = {}
-        slowest: dict[str, tuple[float, int, str, str]] = {}
+        worst: dict[tuple[bool, str], tuple[Lifetime, int, str]] = {}  # (refused, metric) -> the longest need
         for p in points:
             params = p.dut_params.get(dut.name, {})
             values = next((r for q, r in cache if q == params), None)
@@ -80,64 +78,36 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
                 resolved += 1
             limit = values.get("udp_timeout")
             if isinstance(limit, int | float) and not isinstance(limit, bool):
-                for metric, need in _connection_lifetimes(campaign, p).items():
-                    if need > limit and need > worst.get(metric, (0.0, 0, ""))[0]:
-                        worst[metric] = (need, int(limit), p.label)
-                for metric, (need, step) in _establishment_lifetimes(campaign, p).items():
-                    if need > limit and need > slowest.get(metric, (0.0, 0, "", ""))[0]:
-                        slowest[metric] = (need, int(limit), p.label, step)
-        for metric, (need, limit, label, step) in slowest.items():
-            warnings.append(
-                f"DUT {dut.name}: udp_timeout {limit} s is shorter than {metric}'s {step} at {label} "
-                f"(~{need:.0f} s): a step that slow is refused as invalid (dut_timeout) and ends the repetition"
-            )
-        for metric, (need, limit, label) in worst.items():
-            warnings.append(
-                f"DUT {dut.name}: udp_timeout {limit} s is shorter than {metric}'s phase 1 + gap + phase 2 "
-                f"at {label} (~{need:.0f} s): connections would expire during the trial"
-            )
+                for name, need in _lifetimes(campaign, p):
+                    key = (need.refused, name)
+                    if need.seconds > limit and (key not in worst or need.seconds > worst[key][0].seconds):
+                        worst[key] = (need, int(limit), p.label)
+        for refused in (True, False):  # steps refused first, then connections that would expire
+            for (was_refused, name), (need, limit, label) in worst.items():
+                if was_refused is not refused:
+                    continue
+                consequence = (
+                    "a step that slow is refused as invalid (dut_timeout) and ends the repetition"
+                    if refused
+                    else "connections would expire during the trial"
+                )
+                warnings.append(
+                    f"DUT {dut.name}: udp_timeout {limit} s is shorter than {name}'s {need.step} at {label} "
+                    f"(~{need.seconds:.0f} s): {consequence}"
+                )
     detail = f"recipes checked: {len(campaign.testbed.duts)} DUT(s), {resolved} parameter set(s)"
     return RecipeCheck(True, detail, tuple(warnings))
 
 
-def _connection_lifetimes(campaign: Campaign, point: Any) -> dict[str, float]:
-    """Seconds connections must live per metric that fills the table at ``fill_rate`` (RFC 9693: nothing may expire)."""
-    out: dict[str, float] = {}
-    for name in campaign.metrics:
-        s = campaign.settings_for(point, name)
-        fill = getattr(s, "fill_rate", None)
-        if not fill:
-            continue
-        phase2 = float(getattr(s, "duration", 0.0))
-        out[name] = point.connections / fill + s.timeout + float(getattr(s, "gap", 0.0)) + phase2 + s.timeout
-    return out
-
-
-def _establishment_lifetimes(campaign: Campaign, point: Any) -> dict[str, tuple[float, str]]:
-    """Per connection-establishment metric (cps, capacity, validation): the seconds its slowest step needs its
-    connections for (:func:`~natbench.metrics.lifetime.establishment_lifetime`) and what that step is.
-
-    A search only tries rates of its grid ``lower + k x error`` above ``lower``, so its lowest rate is
-    ``lower + error``; capacity probes up to ``max_connections``; validation runs at its ``rate`` (else at the
-    lowest rate cps could report). Steps are validated (reverse frames at alpha x rate) unless ``validation: off``.
-    """
-    out: dict[str, tuple[float, str]] = {}
-    for name in campaign.metrics:
-        s = campaign.settings_for(point, name)
-        if isinstance(s, EstablishmentSettings) and isinstance(s, SearchSettings):
-            rate = s.lower + s.error
-            n = int(getattr(s, "max_connections", point.connections))
-            validates = s.validation != "off"
-            need = establishment_lifetime(n, rate, s.timeout, rate * s.alpha if validates else None)
-            what = "phase 1 and its validation" if validates else "phase 1"
-            out[name] = (need, f"{what} of {n:,} connections at {rate:g}/s, the lowest rate its search could try")
-        elif isinstance(s, ValidationSettings):
-            cps = campaign.settings_for(point, "cps") if "cps" in campaign.metrics else None
-            given = s.rate or (cps.lower + cps.error if isinstance(cps, SearchSettings) else None)
-            if given:
-                reverse = s.reverse_rate or given * s.alpha
-                need = establishment_lifetime(point.connections, given, s.timeout, reverse, s.gap)
-                out[name] = (need, f"phase 1, gap and reverse frames at {given:g}/s")
+def _lifetimes(campaign: Campaign, point: Any) -> list[tuple[str, Lifetime]]:
+    """(metric, need) for every metric of the campaign that keeps connections: how long its steps need them at
+    ``point``, as the metric's lifetime model says (:attr:`~natbench.metrics.Metric.lifetime`)."""
+    selected = {name: campaign.settings_for(point, name) for name in campaign.metrics}
+    out: list[tuple[str, Lifetime]] = []
+    for name, settings in selected.items():
+        model = metric(name).lifetime
+        if model is not None:
+            out += [(name, need) for need in model(settings, point.connections, selected)]
     return out
 
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import statistics
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import click
@@ -13,65 +11,14 @@ import click
 from natbench.campaign import load_campaign
 from natbench.cli.group import FiniteFloatRange, cli, max_points_option, printable, writable_directory
 from natbench.errors import ConfigError, NatbenchError, StoreError
-from natbench.run.format import TRIALS, reported_factor, reported_unit
+from natbench.run.format import TRIALS
 from natbench.run.observers import LoggingObserver, Observer, PlainProgress, RichProgress
 from natbench.run.reader import RunDirectory
 from natbench.run.records import Scan
 from natbench.run.runner import RunInterrupted, default_run_dir, resume_campaign, run_campaign
 from natbench.values import MAX_WAIT_SECONDS, MIN_MONITOR_INTERVAL
 
-__all__ = ["run_command", "summary_lines"]
-
-
-def summary_lines(run: RunDirectory) -> list[str]:
-    """Median / min / max of every metric at every point (a quick look; ``natbench report`` makes the tables).
-
-    Metrics come in the registry's measurement order, as in the tables (a metric this version does not know
-    last). Values are shown as the tables show them: frame rates of bidirectional tests as all
-    frames per second (the per-direction rate x2, as the seeds do), and the unit says so.
-    """
-    from natbench.report.labels import order_key
-
-    labels = {p.id: p.label for p in run.points}
-    values: dict[tuple[str, str], list[float]] = defaultdict(list)
-    units: dict[tuple[str, str], str] = {}
-    failed: dict[tuple[str, str], int] = defaultdict(int)
-    no_pass: dict[tuple[str, str], int] = defaultdict(int)
-    at_limit: set[tuple[str, str]] = set()
-    tester_bound: set[tuple[str, str]] = set()
-    for r in run.results():
-        if r.value is None and r.extra.get("no_passing_rate"):
-            no_pass[(r.point_id, r.metric)] += 1
-        elif r.value is None:
-            failed[(r.point_id, r.metric)] += 1
-        else:
-            factor = reported_factor(r.unit, r.value, r.extra)
-            values[(r.point_id, r.metric)].append(r.value * factor)
-            if r.extra.get("tester_bound"):
-                tester_bound.add((r.point_id, r.metric))
-            elif r.extra.get("at_upper_limit"):
-                at_limit.add((r.point_id, r.metric))
-            units[(r.point_id, r.metric)] = reported_unit(r.unit, factor)
-    lines = []
-    for p in run.points:
-        for metric in sorted({m for pid, m in [*values, *failed, *no_pass] if pid == p.id}, key=order_key):
-            vs = values.get((p.id, metric), [])
-            text = f"{labels[p.id]:<24} {metric:<11}"
-            if vs:
-                text += f" median {statistics.median(vs):>14,.6g}  min {min(vs):>14,.6g}  max {max(vs):>14,.6g}"
-                text += f" {units[(p.id, metric)]} (n={len(vs)})"
-            if (p.id, metric) in tester_bound:
-                text += "  [tester-bound: the DUT passed all the tester could send; a lower bound]"
-            if (p.id, metric) in at_limit:
-                text += "  [no step failed: the search's upper bound limits the result]"
-            n_failed = failed.get((p.id, metric), 0)
-            if n_failed:
-                text += f"  {n_failed} repetition(s) failed"
-            n_none = no_pass.get((p.id, metric), 0)
-            if n_none:
-                text += f"  {n_none} repetition(s) found no passing rate (no value, not 0)"
-            lines.append(text)
-    return lines
+__all__ = ["run_command"]
 
 
 @cli.command("run")
@@ -187,10 +134,7 @@ def run_command(
         raise
     if parquet:
         run.export_parquet()
-    _print_tables(run.path)
-    for line in summary_lines(run):
-        if "[" in line or "failed" in line:  # the flags the tables cannot show at a glance
-            click.echo(line)
+    _print_report(run.path)
     click.echo(f"run directory: {run.path} ({run.status}); full report: natbench report {run.path}")
 
 
@@ -232,9 +176,17 @@ def _announce_repair(run: RunDirectory, found: Scan) -> None:
         click.echo(f"natbench: repair: re-measure {labels.get(pid, pid)} {metric} repetition {rep}", err=True)
 
 
-def _print_tables(run_dir: Path) -> None:
-    """Print the seed-style text tables of a finished run (what `natbench report` prints first)."""
+def _print_report(run_dir: Path) -> None:
+    """Print the seed-style text tables of a finished run (what `natbench report` prints first), then the report
+    summary's key results and warnings (what the tables cannot show at a glance)."""
     from natbench.report.load import load
+    from natbench.report.summary import summarize_run
 
-    for table in load(run_dir).tables():
+    report = load(run_dir)
+    for table in report.tables():
         click.echo(table.to_text())
+    summary = summarize_run(report)
+    for title, text in summary.key_results:
+        click.echo(f"{title}: {text}")
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}")

@@ -1,14 +1,14 @@
 """CPU and memory monitor of a DUT during a trial (seed 004, sections 5.3 and 6.6).
 
-A background thread reads ``/proc/uptime``, ``/proc/stat``, ``MemAvailable`` and the
-``nf_conntrack`` slab through the DUT's executor every ``interval`` seconds (one
+A background thread reads ``/proc/uptime``, ``/proc/stat``, ``MemAvailable`` and the slab caches
+the DUT's recipe declares through the DUT's executor every ``interval`` seconds (one
 command per sample, so it works locally, in a namespace and over SSH alike), or one
 sampler loop runs on the DUT for the whole trial (``mode="remote"``). Each
 sample after the first gives the **per-core idle percentage** over the interval just
 ended (idle + iowait ticks / all ticks), timed by the DUT's own uptime clock, so the
 bottleneck graphs (idle time of each core versus time, not averaged) can be drawn.
 
-Samples are plain dicts, ready to be stored with the trial::
+Samples are plain dicts, ready to be stored with the trial (a slab cache under the key its recipe declares)::
 
     {"t": 1.02, "idle": {"cpu0": 3.0, "cpu1": 97.9}, "mem_available": 24375568384,
      "conntrack_slab": 4096}
@@ -20,35 +20,40 @@ import secrets
 import shlex
 import threading
 import time
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
 from natbench.duts.parsers import parse_meminfo, parse_proc_stat, parse_slabinfo
 from natbench.errors import DutError
-from natbench.plugins import Executor, ParseError
+from natbench.plugins import Executor, ParseError, SlabCache
 
 __all__ = [
-    "JOOL_BIB_CACHE",
-    "JOOL_SESSION_CACHE",
-    "MEMORY_KEYS",
-    "SAMPLE_COMMAND",
     "Monitor",
     "idle_percent",
-    "memory_per_connection",
     "read_memory",
+    "sample_command",
 ]
 
 _SEP = "@@natbench@@"
 _END = "@@natbench-sample-end@@"
-SAMPLE_COMMAND = (
-    f"cat /proc/uptime; echo {_SEP}; grep '^cpu' /proc/stat; echo {_SEP}; "
-    f"grep -E '^(MemAvailable|MemTotal|Slab):' /proc/meminfo; echo {_SEP}; "
-    "grep -E '^(nf_conntrack|session_nodes|bib_nodes) ' /proc/slabinfo 2>/dev/null; true"
-)
-"""The one command a sample runs on the DUT."""
 
 
-def _parse_sample(out: str) -> dict[str, Any]:
+def sample_command(slabs: Sequence[SlabCache] = ()) -> str:
+    """The one command a sample runs on the DUT: uptime, per-core CPU ticks, MemAvailable / MemTotal and the lines
+    of the declared slab caches in /proc/slabinfo (each name quoted; a cache the kernel does not list, or an
+    unreadable /proc/slabinfo, gives no line)."""
+    head = (
+        f"cat /proc/uptime; echo {_SEP}; grep '^cpu' /proc/stat; echo {_SEP}; "
+        f"grep -E '^(MemAvailable|MemTotal|Slab):' /proc/meminfo; echo {_SEP}; "
+    )
+    if not slabs:
+        return head + "true"
+    patterns = " ".join(f"-e {shlex.quote('^' + s.cache + ' ')}" for s in slabs)
+    return head + f"grep {patterns} /proc/slabinfo 2>/dev/null; true"
+
+
+def _parse_sample(out: str, slabs: Sequence[SlabCache] = ()) -> dict[str, Any]:
     parts = out.split(_SEP)
     if len(parts) != 4:
         raise ParseError("monitor", "unexpected sample output", out)
@@ -58,26 +63,16 @@ def _parse_sample(out: str) -> dict[str, Any]:
         raise ParseError("monitor", "bad /proc/uptime", parts[0]) from None
     stat = parse_proc_stat(parts[1])
     mem = parse_meminfo(parts[2])
-    slabs = parse_slabinfo(parts[3])
-    slab = slabs.get("nf_conntrack")
-    return {
+    caches = parse_slabinfo(parts[3])
+    sample: dict[str, Any] = {
         "uptime": uptime,
         "stat": stat,
         "mem_available": mem.get("MemAvailable"),
         "mem_total": mem.get("MemTotal"),
-        "jool_session_slab": _slab_bytes(slabs.get(JOOL_SESSION_CACHE)),
-        "jool_bib_slab": _slab_bytes(slabs.get(JOOL_BIB_CACHE)),
-        "conntrack_slab": _slab_bytes(slab),
-        "conntrack_objs": slab["active_objs"] if slab else None,
     }
-
-
-JOOL_SESSION_CACHE = "session_nodes"
-"""The slab cache Jool 4.1 keeps its session entries in (``kmem_cache_create`` in jool_common.ko). A kernel that
-merges slab caches (the default, ``slab_nomerge`` turns it off) may fold it into another cache of the same size;
-/proc/slabinfo then has no line of that name and no Jool figure is read."""
-JOOL_BIB_CACHE = "bib_nodes"
-"""The slab cache of Jool 4.1's BIB entries (same caveat as :data:`JOOL_SESSION_CACHE`)."""
+    for slab in slabs:  # bytes of the cache's objects under its declared key; None: the kernel lists no such cache
+        sample[slab.key] = _slab_bytes(caches.get(slab.cache))
+    return sample
 
 
 def _slab_bytes(slab: dict[str, int] | None) -> int | None:
@@ -103,31 +98,18 @@ def idle_percent(before: dict[str, dict[str, int]], after: dict[str, dict[str, i
     return dict(sorted(out.items(), key=lambda kv: int(kv[0][3:] or -1)))
 
 
-MEMORY_KEYS = ("mem_available", "mem_total", "conntrack_slab", "jool_session_slab", "jool_bib_slab")
-"""What :func:`read_memory` returns, in bytes, each when the DUT shows it."""
-
-
-def read_memory(executor: Executor) -> dict[str, int]:
-    """``{"mem_available", "mem_total", "conntrack_slab", "jool_session_slab", "jool_bib_slab"}`` in bytes on the
-    DUT now (one command); a slab only when /proc/slabinfo is readable and lists its cache. DutError (or ParseError,
-    a ValueError) when MemAvailable cannot be read."""
-    res = executor.run(SAMPLE_COMMAND)
+def read_memory(executor: Executor, slabs: Sequence[SlabCache] = ()) -> dict[str, int]:
+    """``mem_available``, ``mem_total`` and each declared slab cache's bytes (under its key) on the DUT now (one
+    command); a slab only when /proc/slabinfo is readable and lists its cache. DutError (or ParseError, a
+    ValueError) when MemAvailable cannot be read."""
+    res = executor.run(sample_command(slabs))
     if not res.ok:
         raise DutError(f"cannot read memory: {res.stderr.strip()}")
-    s = _parse_sample(res.stdout)
+    s = _parse_sample(res.stdout, slabs)
     if s["mem_available"] is None:
         raise DutError("cannot read memory: no MemAvailable in /proc/meminfo")
-    return {k: int(s[k]) for k in MEMORY_KEYS if s.get(k) is not None}
-
-
-def memory_per_connection(before: dict[str, int], after: dict[str, int], connections: int) -> dict[str, float]:
-    """Bytes per connection: MemAvailable decrease / N and nf_conntrack slab growth / N."""
-    if connections <= 0:
-        raise ValueError("connections must be positive")
-    out = {"mem_available": (before["mem_available"] - after["mem_available"]) / connections}
-    if "conntrack_slab" in before and "conntrack_slab" in after:
-        out["conntrack_slab"] = (after["conntrack_slab"] - before["conntrack_slab"]) / connections
-    return out
+    keys = ("mem_available", "mem_total", *(slab.key for slab in slabs))
+    return {k: int(s[k]) for k in keys if s.get(k) is not None}
 
 
 class Monitor:
@@ -156,6 +138,7 @@ class Monitor:
         name: str = "",
         mode: str = "thread",
         max_duration: float = 3600.0,
+        slabs: Sequence[SlabCache] = (),
     ) -> None:
         if interval <= 0:
             raise ValueError("interval must be positive")
@@ -167,9 +150,13 @@ class Monitor:
         self.mode = mode
         self.max_duration = max_duration
         """Remote mode: the sampler ends by itself after this many seconds."""
+        self.slabs = tuple(slabs)
+        """The slab caches of the DUT's connection table (its recipe's), sampled beside MemAvailable."""
+        self.command = sample_command(self.slabs)
+        """The sampling command."""
         self.samples: list[dict[str, Any]] = []
         """One dict per interval: t (s since the first reading, DUT clock), idle per core (%),
-        mem_available and conntrack_slab (bytes)."""
+        mem_available and each slab cache's bytes under its key."""
         self.errors: list[str] = []
         """Sampling failures (time and message)."""
         self._stop = threading.Event()
@@ -188,17 +175,17 @@ class Monitor:
                     "t": round(s["uptime"] - self._first["uptime"], 3),
                     "idle": idle_percent(self._last["stat"], s["stat"]),
                     "mem_available": s["mem_available"],
-                    "conntrack_slab": s["conntrack_slab"],
+                    **{slab.key: s[slab.key] for slab in self.slabs},
                 }
             )
         self._last = s
 
     def _sample(self) -> None:
         try:
-            res = self.executor.run(SAMPLE_COMMAND, timeout=max(5.0, 4 * self.interval))
+            res = self.executor.run(self.command, timeout=max(5.0, 4 * self.interval))
             if not res.ok:
                 raise DutError(res.stderr.strip() or f"exit status {res.returncode}")
-            s = _parse_sample(res.stdout)
+            s = _parse_sample(res.stdout, self.slabs)
         except Exception as exc:
             self.errors.append(f"{time.time():.3f} {exc}")
             return
@@ -223,8 +210,8 @@ class Monitor:
         rounds = max(1, int(self.max_duration / self.interval))
         return (
             f'rm -f {f}; n=0; while [ ! -e {f} ] && [ "$n" -lt {rounds} ]; do '
-            f"{SAMPLE_COMMAND}; echo {_END}; n=$((n + 1)); sleep {self.interval:g}; done; "
-            f"rm -f {f}; {SAMPLE_COMMAND}; echo {_END}"
+            f"{self.command}; echo {_END}; n=$((n + 1)); sleep {self.interval:g}; done; "
+            f"rm -f {f}; {self.command}; echo {_END}"
         )
 
     def _remote(self) -> None:
@@ -257,7 +244,7 @@ class Monitor:
             self._thread.join(timeout=max(30.0, 5 * self.interval))
             for chunk in (self._remote_out or "").split(_END)[:-1]:
                 try:
-                    self._add(_parse_sample(chunk))
+                    self._add(_parse_sample(chunk, self.slabs))
                 except ParseError as exc:
                     self.errors.append(str(exc))
         else:

@@ -26,6 +26,7 @@ from natbench.duts.recipes import Command, Recipe, RenderedCommand
 from natbench.errors import DutError, RecipeError
 from natbench.plugins import (
     CommandResult,
+    DutDeclarations,
     Executor,
     Mapping,
     MappingTable,
@@ -135,10 +136,10 @@ class StepResult:
 class RecipeDut:
     """One DUT: a recipe applied through an executor (implements :class:`~natbench.plugins.Dut`).
 
-    It has the optional :class:`~natbench.plugins.MonitorsCpu` and :class:`~natbench.plugins.MeasuresMemory`
-    hooks, not
-    :class:`~natbench.plugins.ReportsSupport`: a step the recipe lacks or marks ``unsupported`` raises
-    DutError when asked for, so a table check on a recipe that cannot count fails rather than being skipped.
+    It has the optional :class:`~natbench.plugins.MonitorsCpu`, :class:`~natbench.plugins.MeasuresMemory` and
+    :class:`~natbench.plugins.DeclaresRows` hooks, not :class:`~natbench.plugins.ReportsSupport`: a step the recipe
+    lacks or marks ``unsupported`` raises DutError when asked for, so a table check on a recipe that cannot count
+    fails rather than being skipped.
     """
 
     def __init__(
@@ -639,29 +640,24 @@ class RecipeDut:
     # -- memory -------------------------------------------------------------
 
     def memory_snapshot(self) -> dict[str, int]:
-        """The :class:`~natbench.plugins.MeasuresMemory` hook: MemAvailable, MemTotal, the nf_conntrack slab and
-        Jool's session/BIB slabs where shown (bytes, one command; :func:`natbench.duts.monitor.read_memory`)."""
+        """The :class:`~natbench.plugins.MeasuresMemory` hook: MemAvailable, MemTotal and the slab caches the
+        recipe declares (``memory: slabs:``) where shown (bytes, one command;
+        :func:`natbench.duts.monitor.read_memory`)."""
         from natbench.duts.monitor import read_memory
 
-        return read_memory(self.executor)
+        return read_memory(self.executor, self.recipe.declarations().slabs)
 
-    def record_memory_per_connection(
-        self, before: dict[str, int], after: dict[str, int], connections: int
-    ) -> dict[str, float]:
-        """Store memory per connection (delta / N) as DUT facts and return it."""
-        from natbench.duts.monitor import memory_per_connection
-
-        per = memory_per_connection(before, after, connections)
-        self._facts = self.facts()
-        self._facts.update({f"memory_per_connection_{k}": v for k, v in per.items()})
-        self._facts["memory_per_connection_n"] = connections
-        return per
+    def declarations(self) -> dict[str, DutDeclarations]:
+        """The :class:`~natbench.plugins.DeclaresRows` hook: what the recipe declares for reports (table and hash
+        size parameters, slab caches)."""
+        return {self.name: self.recipe.declarations()}
 
     def monitor(self, interval: float = 1.0, mode: str = "thread") -> Any:
         """A :class:`~natbench.duts.monitor.Monitor` sampling this DUT (use as a context manager)."""
         from natbench.duts.monitor import Monitor
 
-        return Monitor(self.executor, interval=interval, name=self.name, mode=mode)
+        slabs = self.recipe.declarations().slabs
+        return Monitor(self.executor, interval=interval, name=self.name, mode=mode, slabs=slabs)
 
     def start_monitor(self, interval: float = 1.0, mode: str | None = None) -> None:
         """Start sampling per-core idle time and memory (e.g. when a trial starts); ``mode``
@@ -761,6 +757,13 @@ class DutGroup:
     def swept(self, point: WorkingPoint) -> list[str]:
         """Names of the members whose cores ``point.cores`` sets (the others keep their fixed cores)."""
         return [d.name for d in self.duts if d.swept_by(point)]
+
+    def declarations(self) -> dict[str, DutDeclarations]:
+        """The :class:`~natbench.plugins.DeclaresRows` hook of the group: each member's recipe's declarations."""
+        out: dict[str, DutDeclarations] = {}
+        for d in self.duts:
+            out.update(d.declarations())
+        return out
 
     def memory_snapshot(self) -> dict[str, int]:
         """The :class:`~natbench.plugins.MeasuresMemory` hook of the group: each key summed over the members that

@@ -8,8 +8,8 @@ A procedure's every trial (each search step, each fill, each timed delete) becom
 :class:`~natbench.results.TrialRecord` handed to ``ctx.emit`` *before* the next trial starts; the runner
 stores it (fsync) and tells the observers.
 
-Adding a metric: a module here defining its settings model, its procedure and a :class:`Metric`, and one
-line below that registers it.
+Adding a metric: a module here defining its settings model, its procedure and a :class:`Metric` (with what reports
+show of it: :mod:`~natbench.metrics.declare`), and one line below that registers it.
 """
 
 from natbench.metrics.capacity import CAPACITY
@@ -21,10 +21,12 @@ from natbench.metrics.latency import LATENCY, PDV
 from natbench.metrics.registry import (
     Metric,
     all_metrics,
+    baseline_metric,
     find_metric,
     metric,
     metric_names,
     register,
+    reported_metric,
     run_repetition,
 )
 from natbench.metrics.settings import MetricSettings, SearchSettings
@@ -39,12 +41,14 @@ __all__ = [
     "RunOptions",
     "SearchSettings",
     "all_metrics",
+    "baseline_metric",
     "find_metric",
     "is_tester_limited",
     "judge_phase",
     "metric",
     "metric_names",
     "register",
+    "reported_metric",
     "run_repetition",
 ]
 

@@ -27,8 +27,9 @@ from pydantic import Field, model_validator
 
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.cps import CpsSettings, establishment_search
+from natbench.metrics.cps import UNVALIDATED, CpsSettings, establishment_search, search_lifetime
 from natbench.metrics.cps import estimate as probe_estimate
+from natbench.metrics.declare import Column, CountRow, Lifetime, Mark
 from natbench.metrics.duration import repeated, search_steps
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import Count, MetricSettings
@@ -161,6 +162,16 @@ def estimate(s: CapacitySettings, _connections: int, _selected: Mapping[str, Met
     return repeated(s, probes * trials, probes * seconds)
 
 
+def lifetime(s: CapacitySettings, _connections: int, selected: Mapping[str, MetricSettings]) -> tuple[Lifetime, ...]:
+    """A probe's slowest step: the cps search's (:func:`~natbench.metrics.cps.search_lifetime`) with the most
+    connections the capacity search probes (``max_connections``)."""
+    return search_lifetime(s, s.max_connections, selected)
+
+
+NOT_REACHED = Column("not_reached", "bool", lambda r: r.value is not None and bool(r.extra.get("not_reached")))
+"""A capacity search that reached ``max_connections`` (or the source port space) without the rate collapsing: the
+table never filled, the value is a lower bound."""
+
 CAPACITY = Metric(
     name="capacity",
     description="Connection tracking table capacity.",
@@ -173,5 +184,39 @@ CAPACITY = Metric(
     title="connection tracking table capacity",
     axis="connections",
     estimate=estimate,
+    scaled=True,
+    unit_words="connections",
+    columns=(NOT_REACHED, UNVALIDATED),
+    count_rows=(
+        CountRow(
+            "not_reached",
+            "not reached reps.",
+            "'not reached reps.' counts repetitions whose search probed up to max_connections (or every source port) "
+            "without the rate collapsing: the table never filled, so their capacity is not reached, at least the "
+            "value shown (>= N), and they have no error",
+            "{title}: not reached in {n} of {total} repetitions: the search probed up to max_connections (or every "
+            "source port) and the table never filled, so the capacity is at least the value shown (>= N), not that "
+            "value; raise max_connections.",
+        ),
+    ),
+    marks=(
+        Mark(
+            "not_reached",
+            "[>=]",
+            "[>=]: not reached: the capacity is at least this many connections (some repetitions never filled the "
+            "table)",
+            "",
+        ),
+        Mark(
+            "unvalidated",
+            "[u]",
+            "[u]: some repetitions' probes were neither validated with reverse frames nor checked against the DUT's "
+            "count (validation: off and no table check): a table that evicts old entries to make room for new ones "
+            "would have looked as large as max_connections",
+            "{n} capacity repetitions were neither validated with reverse frames nor checked against the DUT's count: "
+            "marked [u] in the tables (an evicting table would look as large as max_connections).",
+        ),
+    ),
+    lifetime=lifetime,
 )
 """The connection tracking table capacity."""

@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from natbench.metrics.context import ProcedureContext
+from natbench.metrics.declare import Column, Lifetime, Mark
 from natbench.metrics.duration import STEP_OVERHEAD, fast_trials, repeated, search_midpoint, search_steps
 from natbench.metrics.fast import fast_extra, fast_rates, tagged
+from natbench.metrics.lifetime import establishment_lifetime
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.metrics.trial import search_extra, search_rates, search_value
@@ -25,7 +27,15 @@ from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.search import SearchOutcome, SearchStep
 from natbench.search.fast import FastOutcome, FastStep
 
-__all__ = ["CPS", "CpsSettings", "EstablishmentOutcome", "cps", "establishment_search"]
+__all__ = [
+    "CPS",
+    "UNVALIDATED",
+    "CpsSettings",
+    "EstablishmentOutcome",
+    "cps",
+    "establishment_search",
+    "search_lifetime",
+]
 
 
 class CpsSettings(SearchSettings, EstablishmentSettings):
@@ -161,6 +171,22 @@ def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSet
     return repeated(s, steps, steps * phase1)
 
 
+def search_lifetime(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[Lifetime, ...]:
+    """The lifetime model of a connection-establishment search: its slowest step, at the lowest rate a search tries
+    (``lower + error``: it only tries rates of its grid ``lower + k x error`` above ``lower``), phase 1 and (unless
+    ``validation: off``) the reverse frames at alpha x rate (:func:`~natbench.metrics.lifetime.establishment_lifetime`);
+    a step that needs its connections longer than the DUT keeps them is refused as invalid."""
+    rate = s.lower + s.error
+    validates = s.validation != "off"
+    need = establishment_lifetime(connections, rate, s.timeout, rate * s.alpha if validates else None)
+    what = "phase 1 and its validation" if validates else "phase 1"
+    step = f"{what} of {connections:,} connections at {rate:g}/s, the lowest rate its search could try"
+    return (Lifetime(need, step, refused=True),)
+
+
+UNVALIDATED = Column("unvalidated", "bool", lambda r: r.value is not None and r.extra.get("validated") is False)
+"""A value no validation with reverse frames confirmed (``extra.validated: false``)."""
+
 CPS = Metric(
     name="cps",
     description="Maximum connection establishment rate (connections per second).",
@@ -173,5 +199,19 @@ CPS = Metric(
     title="maximum connection establishment rate",
     axis="connections per second",
     estimate=estimate,
+    scaled=True,
+    unit_words="connections per second",
+    columns=(UNVALIDATED,),
+    marks=(
+        Mark(
+            "unvalidated",
+            "[u]",
+            "[u]: some repetitions' rate was not validated with reverse frames (validation: off, or a DUT that could "
+            "not be validated; RFC 9693 4.6): the DUT may have forwarded frames without keeping their connections",
+            "{n} cps repetitions have a rate no validation with reverse frames confirmed (validation: off, or a DUT "
+            "that could not be validated): marked [u] in the tables.",
+        ),
+    ),
+    lifetime=search_lifetime,
 )
 """The maximum connection establishment rate."""

@@ -20,6 +20,7 @@ from pydantic import Field, model_validator
 
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
+from natbench.metrics.lifetime import filled_table_lifetime
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Rate
@@ -113,5 +114,8 @@ FRAME_LOSS = Metric(
     axis="ratio",
     estimate=estimate,
     lower_is_better=True,
+    unit_words="ratio",
+    memory_trials=("fill",),
+    lifetime=filled_table_lifetime,
 )
 """The frame loss rate."""

@@ -24,7 +24,9 @@ from pydantic import Field, model_validator
 
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
+from natbench.metrics.declare import Column, Mark, StatRows
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
+from natbench.metrics.lifetime import filled_table_lifetime
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Rate
@@ -148,6 +150,21 @@ def estimate(s: DelaySettings, connections: int, _selected: Mapping[str, MetricS
     return repeated(s, 1, connections / s.fill_rate + s.timeout + s.gap + s.duration + s.timeout + STEP_OVERHEAD)
 
 
+def tagged_only(r: RepetitionResult) -> bool:
+    """A delay result asked for every frame's delay (it stores ``frames`` per direction) whose tester timed only its
+    tagged latency frames in some direction (TRex: PDV from the tagged frames, not every frame)."""
+    frames = r.extra.get("frames")
+    return isinstance(frames, Mapping) and any(str(v) == "tagged" for v in frames.values())
+
+
+WORST_CASE = Column("worst_case", "float64", lambda r: _num(r.extra.get("worst_case")), "stats")
+"""Latency's worst case (the 99.9th percentile of the tagged frames, RFC 8219 7.2), stored beside the typical."""
+
+
+def _num(x: object) -> float:
+    return float("nan") if not isinstance(x, int | float) or isinstance(x, bool) else float(x)
+
+
 LATENCY = Metric(
     name="latency",
     description="Latency of tagged frames.",
@@ -163,6 +180,18 @@ LATENCY = Metric(
     lower_is_better=True,
     rate_from=RATE_FROM,
     in_milliseconds=True,
+    unit_words="milliseconds",
+    columns=(WORST_CASE,),
+    stat_rows=(
+        StatRows(
+            "worst_case",
+            "worst case",
+            "{prefix}: typical latency (median of the tagged frames), '{prefix} worst case': worst-case latency "
+            "(their 99.9th percentile), both per RFC 8219 7.2, the worse direction, over the repetitions",
+        ),
+    ),
+    memory_trials=("fill",),
+    lifetime=filled_table_lifetime,
 )
 """Latency."""
 
@@ -181,5 +210,19 @@ PDV = Metric(
     lower_is_better=True,
     rate_from=RATE_FROM,
     in_milliseconds=True,
+    unit_words="milliseconds",
+    columns=(Column("tagged_only", "bool", tagged_only),),
+    marks=(
+        Mark(
+            "tagged_only",
+            "[t]",
+            "[t]: PDV of the tagged latency frames only (the TRex tester times no other frames), not of every frame "
+            "as RFC 8219 7.3.1 and the software tester measure it: not comparable with unmarked PDV",
+            "{n} PDV repetitions were timed from the tagged latency frames only (TRex), not from every frame: "
+            "marked [t] in the tables, not comparable with every-frame PDV.",
+        ),
+    ),
+    memory_trials=("fill",),
+    lifetime=filled_table_lifetime,
 )
 """Packet delay variation."""

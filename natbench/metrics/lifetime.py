@@ -18,7 +18,8 @@ from typing import Any
 
 from natbench.errors import DutError, SearchError
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.settings import MetricSettings
+from natbench.metrics.declare import Lifetime
+from natbench.metrics.settings import FilledTableSettings, MetricSettings
 from natbench.plugins import Dut
 from natbench.results import PhaseResult, Verdict
 
@@ -27,6 +28,7 @@ __all__ = [
     "connection_limit",
     "connection_timeout",
     "establishment_lifetime",
+    "filled_table_lifetime",
     "guard_establishment",
 ]
 
@@ -93,6 +95,15 @@ def establishment_lifetime(
     if reverse is not None:
         need += gap + connections / reverse + timeout
     return need
+
+
+def filled_table_lifetime(
+    s: FilledTableSettings, connections: int, _selected: Mapping[str, MetricSettings]
+) -> tuple[Lifetime, ...]:
+    """The lifetime model of a metric that fills the table, then runs a phase-2 trial on it: ``N / fill_rate +
+    timeout + gap + duration + timeout`` (RFC 9693: nothing may expire before the trial ends)."""
+    need = connections / s.fill_rate + s.timeout + s.gap + s.duration + s.timeout
+    return (Lifetime(need, "phase 1 + gap + phase 2", refused=False),)
 
 
 def guard_establishment(

@@ -80,7 +80,7 @@ class Filler:
             self.needed = True
         if not (self.needed or s.refill == "always"):
             return
-        fill = fill_table(ctx, self.rate, learn=True, memory=FillMemory(ctx.dut))
+        fill = fill_table(ctx, self.rate, learn=True, memory=FillMemory(ctx.dut, ctx.sleep))
         rec = fill.record
         self.filled = rec.extra.get("dut_connections")
         read = ctx.clock()

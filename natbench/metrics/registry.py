@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from natbench.errors import ConfigError, SearchError
+from natbench.metrics.declare import Column, CountRow, Lifetime, Mark, OwnTable, StatRows
 from natbench.metrics.settings import MetricSettings
 from natbench.plugins import METRIC_GROUP, Registry
 from natbench.results import RepetitionResult
@@ -20,13 +21,28 @@ from natbench.results import RepetitionResult
 if TYPE_CHECKING:  # the context reads the registry (a result's unit); the registry only names the context
     from natbench.metrics.context import ProcedureContext
 
-__all__ = ["METRICS", "Metric", "all_metrics", "find_metric", "metric", "metric_names", "register", "run_repetition"]
+__all__ = [
+    "METRICS",
+    "Metric",
+    "all_metrics",
+    "baseline_metric",
+    "find_metric",
+    "metric",
+    "metric_names",
+    "register",
+    "reported_metric",
+    "run_repetition",
+]
 
 M = TypeVar("M", bound=MetricSettings)
 
 Estimator = Callable[[M, int, Mapping[str, MetricSettings]], tuple[int, float]]
 """Duration model: (settings at a point, its connections, every selected metric's settings there) ->
 (trials, seconds) of all the metric's repetitions at that point."""
+
+LifetimeModel = Callable[[M, int, Mapping[str, MetricSettings]], tuple[Lifetime, ...]]
+"""Connection-lifetime model: (settings at a point, its connections, every selected metric's settings there) -> how
+long the metric's steps need their connections there (the DUT's connection timeout must be longer)."""
 
 
 @dataclass(frozen=True)
@@ -67,12 +83,41 @@ class Metric(Generic[M]):
     baseline_for: str | None = None
     """This metric is the plain-forwarding baseline of that one (forwarding of throughput): tables show the
     ratio of their medians."""
-    own_table: bool = False
-    """Reported in a table and plot of its own (tear-down: delete times), not in the performance table."""
     in_milliseconds: bool = False
     """Tables show its seconds as milliseconds (latency, PDV)."""
     estimate_note: str | None = None
     """What its duration model cannot know in advance (``natbench plan`` prints it)."""
+    scaled: bool = False
+    """Its values follow a report's display scale (``--scale k``: 1,000s): rates and connection counts."""
+    unit_words: str = ""
+    """Its unit in a table caption's words, as tables show the value (``connections per second``, ``milliseconds``;
+    "": the stored unit). Frame rates of several directions, reported as all frames, say so after it."""
+    columns: tuple[Column, ...] = ()
+    """What its results store beyond the value, as columns of the results frame (every search result's columns,
+    :data:`~natbench.metrics.declare.SEARCH_COLUMNS`, come with every metric)."""
+    marks: tuple[Mark, ...] = ()
+    """Marks after its median / min / max cells (``[u]``), each with its caption note and summary warning."""
+    count_rows: tuple[CountRow, ...] = ()
+    """Rows counting flagged repetitions under its block (after the search rows), with notes and warnings."""
+    stat_rows: tuple[StatRows, ...] = ()
+    """Median / min / max rows of further statistics under its block (latency's worst case)."""
+    table: OwnTable | None = None
+    """Reported in a table and plot of its own (tear-down: delete times), not in the performance table."""
+    memory_trials: tuple[str, ...] = ()
+    """Kinds of its trials that store the DUT's memory (``fill``: :mod:`natbench.metrics.memory`): the memory rows of
+    the tables that show it."""
+    lifetime: LifetimeModel[M] | None = None
+    """How long its steps need their connections (None: it keeps no connection, e.g. the forwarding baseline)."""
+
+    @property
+    def own_table(self) -> bool:
+        """Reported in a table of its own (:attr:`table`), not in the performance table."""
+        return self.table is not None
+
+    @property
+    def sort_key(self) -> tuple[int, str]:
+        """Its place in reports: measurement order, then name."""
+        return (self.order, self.name)
 
 
 METRICS: Registry[Metric[Any]] = Registry("metric", METRIC_GROUP, lambda o: isinstance(o, Metric))
@@ -109,6 +154,42 @@ def metric(name: str) -> Metric[Any]:
     if m is None:
         raise ConfigError(f"unknown metric {name!r}; known: {', '.join(metric_names())}", field="metric")
     return m
+
+
+def baseline_metric() -> Metric[Any] | None:
+    """The registered plain-forwarding baseline (forwarding: its ``baseline_for`` is throughput)."""
+    return next((m for m in all_metrics() if m.baseline_for is not None), None)
+
+
+UNKNOWN_ORDER = 1 << 30
+"""The order of a metric this natbench does not know: after every registered one."""
+
+
+def reported_metric(name: str) -> Metric[Any]:
+    """The metric registered as ``name``, or, for one a run directory holds but this natbench does not know (stored
+    by another version), a stand-in: named by itself, ordered after the known ones, reported as stored, declaring
+    nothing. What reports resolve a stored metric name to, once."""
+    found = METRICS.find(name)
+    return found if found is not None else _stand_in(name)
+
+
+def _stand_in(name: str) -> Metric[Any]:
+    def run(ctx: ProcedureContext[Any]) -> RepetitionResult:
+        raise SearchError(f"metric {name!r} is not registered in this natbench")
+
+    return Metric(
+        name=name,
+        description="A metric this natbench does not know (stored by another version).",
+        settings=MetricSettings,
+        run=run,
+        unit="",
+        order=UNKNOWN_ORDER,
+        label=name,
+        scale_label=f"{name} rel. scale up",
+        title=name,
+        axis="",
+        estimate=lambda _s, _n, _selected: (0, 0.0),
+    )
 
 
 def run_repetition(ctx: ProcedureContext[MetricSettings]) -> RepetitionResult:

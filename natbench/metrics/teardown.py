@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import Field
 
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
+from natbench.metrics.declare import Column, Lifetime, Mark, OwnTable, TableRow, finite, number, stats
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
 from natbench.metrics.fill import fill_table
 from natbench.metrics.memory import FillMemory
@@ -30,7 +31,7 @@ from natbench.metrics.trial import count_connections, dut_supports
 from natbench.results import RepetitionResult, Verdict
 from natbench.values import MAX_REPETITIONS
 
-__all__ = ["TEARDOWN", "TeardownSettings", "teardown"]
+__all__ = ["TEARDOWN", "TeardownSettings", "teardown", "teardown_figures"]
 
 MAX_EMPTY_SAMPLES = 100
 """Most empty-table delete timings one repetition takes."""
@@ -54,7 +55,7 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
     rate = float(ctx.settings.fill_rate)
     # no reverse frames follow; a DUT that cannot count is checked by a validation sample over learned tuples
     counts = ctx.settings.check_table and dut_supports(ctx.dut, "count_connections")
-    kept = fill_table(ctx, rate, learn=not counts, memory=FillMemory(ctx.dut))
+    kept = fill_table(ctx, rate, learn=not counts, memory=FillMemory(ctx.dut, ctx.sleep))
     fill = kept.record
     n = kept.connections  # N verified in the table; unverified: the tester's valid phase-1 frames
     dut_count = fill.extra.get("dut_connections")  # the DUT's own count: recorded beside N, never N
@@ -159,6 +160,78 @@ def estimate(s: TeardownSettings, connections: int, _selected: Mapping[str, Metr
     return trials + empty, seconds + empty * STEP_OVERHEAD
 
 
+def lifetime(s: TeardownSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[Lifetime, ...]:
+    """The fill's connections must live through phase 1, its receive wait, the gap and the timed delete-all (timed
+    from the start, with a second receive wait as margin): ``N / fill_rate + timeout + gap + timeout``."""
+    need = connections / s.fill_rate + s.timeout + s.gap + s.timeout
+    return (Lifetime(need, "phase 1 + gap before the timed delete", refused=False),)
+
+
+def teardown_figures(cols: Mapping[str, Sequence[float]], connections: float) -> dict[str, float]:
+    """A working point's tear-down figures from its repetitions (seed 000 Figure 5): T_N and T_0 median / min / max,
+    ``deletion_time`` = median T_N - median T_0 and ``rate`` = N / deletion_time, N the connections the fills created
+    (else the point's); ``rep_rate_*``: the per-repetition rates the engine stored, for reference."""
+    filled, empty, created = cols["filled_delete_s"], cols["empty_delete_s"], finite(cols["created_connections"])
+    n = max(created) if created else connections
+    out: dict[str, float] = {"experiments": float(len(finite(filled))), "connections": n}
+    for name, values in (("filled", filled), ("empty", empty), ("rep_rate", cols["reported"])):
+        out[f"{name}_median"], out[f"{name}_min"], out[f"{name}_max"] = stats(values)
+    deletion = out["filled_median"] - out["empty_median"]
+    out["deletion_time"] = deletion
+    out["rate"] = n / deletion if deletion > 0 else float("nan")
+    return out
+
+
+FIGURES = (
+    "experiments",
+    "connections",
+    "filled_median",
+    "filled_min",
+    "filled_max",
+    "empty_median",
+    "empty_min",
+    "empty_max",
+    "deletion_time",
+    "rate",
+    "rep_rate_median",
+    "rep_rate_min",
+    "rep_rate_max",
+)
+"""What :func:`teardown_figures` returns, in the order of the per-point summary."""
+
+TABLE = OwnTable(
+    title="Connection tear-down rate against the number of connections",
+    caption="Delete times in seconds (the DUT's own delete-all command on the filled and on the empty connection "
+    "tracking table); conn. deletion time = median filled - median empty; conn. tear d. rate = num. conn. / conn. "
+    "deletion time, in {scale}connections per second.",
+    figures=teardown_figures,
+    names=FIGURES,
+    rows=(
+        TableRow("full contr. del med", "filled_median", "seconds"),
+        TableRow("full contr. del min", "filled_min", "seconds"),
+        TableRow("full contr. del max", "filled_max", "seconds"),
+        TableRow("empty contr. del med", "empty_median", "seconds"),
+        TableRow("empty contr. del min", "empty_min", "seconds"),
+        TableRow("empty contr. del max", "empty_max", "seconds"),
+        TableRow("conn. deletion time", "deletion_time", "seconds"),
+        TableRow("conn. tear d. rate", "rate", "rate", marked=True),
+    ),
+    value="rate",
+    value_legend="N / (median T_N - median T_0)",
+    series=(("filled", "filled table T_N"), ("empty", "empty table T_0")),
+    series_axis="delete time (s)",
+    series_title="delete-all time (median, min..max)",
+    plot_caption="Connection tear-down: deletion time of a full and of an empty table (s) and the tear-down rate "
+    "(connections per second) against the number of connections.",
+)
+"""The tear-down table (seed 000 Figure 5, Figure 9; seed 001's PF table) and plot."""
+
+
+def _stored(r: RepetitionResult, name: str, methodology: str) -> float:
+    """A delete time under the report's name, else under the methodology's (``T_N``, ``T_0``)."""
+    return number(r.extra.get(name, r.extra.get(methodology)))
+
+
 TEARDOWN = Metric(
     name="teardown",
     description="Connection tear-down rate.",
@@ -171,7 +244,30 @@ TEARDOWN = Metric(
     title="connection tear-down rate",
     axis="connections per second",
     estimate=estimate,
-    own_table=True,
     estimate_note="the connection delete time is not known in advance and is not included",
+    scaled=True,
+    unit_words="connections per second",
+    columns=(
+        # T_N / T_0 (the methodology's names) or the report's names; N the connections the fill created
+        Column("filled_delete_s", "float64", lambda r: _stored(r, "filled_delete_s", "T_N"), "none"),
+        Column("empty_delete_s", "float64", lambda r: _stored(r, "empty_delete_s", "T_0"), "none"),
+        Column("created_connections", "float64", lambda r: number(r.extra.get("connections")), "none"),
+        Column("unverified", "bool", lambda r: r.value is not None and r.extra.get("connections_verified") is False),
+    ),
+    marks=(
+        Mark(
+            "unverified",
+            "[u]",
+            "[u]: N, the connections deleted, was not verified (the DUT cannot count them and no validation sample "
+            "checked the fill): the tester's valid phase-1 frames were taken for N, so against a DUT that keeps "
+            "fewer connections than it forwards the rate is too high",
+            "{n} tear-down repetitions divide by an N nothing verified (the DUT cannot count and no validation sample "
+            "checked the fill): marked [u] in the tables; against a DUT that keeps fewer connections than it "
+            "forwards their rate is too high.",
+        ),
+    ),
+    table=TABLE,
+    memory_trials=("fill",),
+    lifetime=lifetime,
 )
 """The connection tear-down rate."""

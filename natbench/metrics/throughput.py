@@ -27,6 +27,7 @@ from natbench.errors import DutError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD, fast_trials, repeated, search_steps
 from natbench.metrics.fast import ShortTrialSettings, fast_extra, phase2_fast, short_trials, tagged
+from natbench.metrics.lifetime import filled_table_lifetime
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Phase2Settings, SchemaModel, SearchSettings
@@ -304,6 +305,10 @@ THROUGHPUT = Metric(
     title="throughput",
     axis="frames per second (all directions)",
     estimate=estimate_throughput,
+    scaled=True,
+    unit_words="frames per second",
+    memory_trials=("fill",),
+    lifetime=filled_table_lifetime,
 )
 """Throughput on a filled connection table."""
 
@@ -321,5 +326,7 @@ FORWARDING = Metric(
     estimate=estimate_forwarding,
     stateful=False,
     baseline_for="throughput",
+    scaled=True,
+    unit_words="frames per second",
 )
 """The plain forwarding baseline."""

@@ -16,9 +16,10 @@ from pydantic import Field
 
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext
+from natbench.metrics.declare import Lifetime
 from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint
 from natbench.metrics.judging import judge_phase
-from natbench.metrics.lifetime import guard_establishment
+from natbench.metrics.lifetime import establishment_lifetime, guard_establishment
 from natbench.metrics.registry import Metric
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import GapSettings, MetricSettings, Rate, SearchSettings
@@ -177,6 +178,19 @@ def estimate(s: ValidationSettings, connections: int, selected: Mapping[str, Met
     return repeated(s, 1, connections / rate + s.timeout + s.gap + connections / reverse + s.timeout + STEP_OVERHEAD)
 
 
+def lifetime(s: ValidationSettings, connections: int, selected: Mapping[str, MetricSettings]) -> tuple[Lifetime, ...]:
+    """Phase 1 at ``rate`` (else at the lowest rate the search of :data:`RATE_FROM` could report, when the campaign
+    measures it), gap and the reverse frames (:func:`~natbench.metrics.lifetime.establishment_lifetime`); nothing
+    when no rate is known beforehand."""
+    prior = selected.get(RATE_FROM)
+    given = s.rate or (prior.lower + prior.error if isinstance(prior, SearchSettings) else None)
+    if not given:
+        return ()
+    reverse = s.reverse_rate or given * s.alpha
+    need = establishment_lifetime(connections, given, s.timeout, reverse, s.gap)
+    return (Lifetime(need, f"phase 1, gap and reverse frames at {given:g}/s", refused=True),)
+
+
 VALIDATION = Metric(
     name="validation",
     description="Validation of connection establishment.",
@@ -190,5 +204,7 @@ VALIDATION = Metric(
     axis="connections per second",
     estimate=estimate,
     rate_from=RATE_FROM,
+    unit_words="pass",
+    lifetime=lifetime,
 )
 """Validation of connection establishment."""

@@ -6,9 +6,10 @@ metrics, the campaign schema and the testbed all import it downwards:
 
 * the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
   :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`) and :class:`Dut` (hooks
-  :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`), with the small types they exchange
-  (:class:`Directions`, :class:`Phase2Options`, :class:`Mapping`, :class:`Port`, :class:`LabPorts`) and the
-  DUT's tuples in columns (:class:`MappingTable`);
+  :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`, :class:`DeclaresRows` with what a DUT
+  kind declares for reports: :class:`DutDeclarations`, :class:`TableParam`, :class:`SlabCache`), with the small
+  types they exchange (:class:`Directions`, :class:`Phase2Options`, :class:`Mapping`, :class:`Port`,
+  :class:`LabPorts`) and the DUT's tuples in columns (:class:`MappingTable`);
 * the backend seams: :class:`TesterBackend` (a tester kind), :class:`AccessBackend` (a DUT access kind) with
   their settings bases :class:`TesterSettings` and :class:`AccessSettings`, :class:`LabResource` (a local lab),
   what they exchange (:class:`LabRequest`, :class:`TesterContext`, :class:`DutPlacement`, :class:`Executor`,
@@ -37,13 +38,17 @@ from natbench.plugins.backends import (
 )
 from natbench.plugins.dut import (
     CommandResult,
+    DeclaresRows,
     Dut,
+    DutDeclarations,
     DutPlacement,
     Executor,
     MeasuresMemory,
     MonitorsCpu,
     ReportsSupport,
+    SlabCache,
     StreamsOutput,
+    TableParam,
 )
 from natbench.plugins.mappings import MappingTable, MappingTableBuilder
 from natbench.plugins.parsers import ParseError, Parser, ParseSink, StreamingParser
@@ -83,8 +88,10 @@ __all__ = [
     "AccessSettings",
     "BeginsRepetition",
     "CommandResult",
+    "DeclaresRows",
     "Directions",
     "Dut",
+    "DutDeclarations",
     "DutPlacement",
     "Endpoint",
     "Executor",
@@ -107,8 +114,10 @@ __all__ = [
     "ReportsSupport",
     "SamplesValidation",
     "SetsReceiveTimeout",
+    "SlabCache",
     "StreamingParser",
     "StreamsOutput",
+    "TableParam",
     "Tester",
     "TesterBackend",
     "TesterContext",

@@ -16,13 +16,17 @@ from natbench.workingpoint import WorkingPoint
 
 __all__ = [
     "CommandResult",
+    "DeclaresRows",
     "Dut",
+    "DutDeclarations",
     "DutPlacement",
     "Executor",
     "MeasuresMemory",
     "MonitorsCpu",
     "ReportsSupport",
+    "SlabCache",
     "StreamsOutput",
+    "TableParam",
 ]
 
 
@@ -101,10 +105,61 @@ class MeasuresMemory(Protocol):
     connections, so that every fill stores the memory the N connections took (:mod:`natbench.metrics.memory`)."""
 
     def memory_snapshot(self) -> dict[str, int]:
-        """Memory figures in bytes, one DUT round trip: ``mem_available`` and ``mem_total`` (/proc/meminfo),
-        ``conntrack_slab`` (the nf_conntrack slab cache) and ``jool_session_slab`` / ``jool_bib_slab`` (Jool's
-        session and BIB caches) where the DUT shows them. Raise (DutError, OSError, ...) when they cannot be
-        read; the fill then goes on without them."""
+        """Memory figures in bytes, one DUT round trip: ``mem_available`` and ``mem_total`` (/proc/meminfo) and,
+        under their declared keys, the slab caches of its connection table its recipe declares
+        (:class:`SlabCache`: e.g. ``conntrack_slab``, the nf_conntrack cache) where the DUT shows them; every key
+        but those two is such a cache. Raise (DutError, OSError, ...) when they cannot be read; the fill then goes
+        on without them."""
+        ...
+
+
+@dataclass(frozen=True)
+class TableParam:
+    """A parameter of a DUT kind (its recipe) that sets the size of its connection table or of its hash table, and
+    the rows report tables show for it."""
+
+    param: str
+    """The recipe parameter (``conntrack_max``, ``hashsize``, ``state_limit``); a working point's value of it is
+    the size."""
+    label: str
+    """The size's row (``conntrack t. s.``)."""
+    ratio_label: str
+    """The row of its ratio to the number of connections (``c.t.s/num.conn.``: size / connections for a table,
+    ``n.c./h.t.s.``: connections / size for a hash table)."""
+
+
+@dataclass(frozen=True)
+class SlabCache:
+    """A slab cache of a DUT kind's connection table (Linux ``/proc/slabinfo``): its growth during a fill is the
+    memory the connections took."""
+
+    key: str
+    """The key of the memory snapshots and of the stored memory records (``conntrack_slab``)."""
+    cache: str
+    """The cache's name in /proc/slabinfo (``nf_conntrack``)."""
+    label: str
+    """Its row in report tables (``conntrack slab / conn. (B)``)."""
+
+
+@dataclass(frozen=True)
+class DutDeclarations:
+    """What a DUT kind declares for reports (its recipe's ``table:`` and ``memory:``); a run stores them, so its
+    reports read them without the recipe files."""
+
+    table_size: TableParam | None = None
+    """The parameter sizing its connection table (None: none)."""
+    hash_size: TableParam | None = None
+    """The parameter sizing its hash table (None: none)."""
+    slabs: tuple[SlabCache, ...] = ()
+    """The slab caches its connection table lives in."""
+
+
+@runtime_checkable
+class DeclaresRows(Protocol):
+    """Optional Dut hook: what its DUT kinds declare for reports, stored with the run."""
+
+    def declarations(self) -> dict[str, DutDeclarations]:
+        """The declarations by DUT name (one per member of a DUT group)."""
         ...
 
 

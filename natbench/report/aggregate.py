@@ -11,10 +11,10 @@ with the engine, see GUIDE.md):
   show all frames per second like the seeds. The search error is NOT scaled: it is the binary
   search's final width (upper - lower) as the search ran, per direction, which is what the seeds'
   "error" row prints (the stop error as set, the same number for cps and throughput).
-* Tear-down results carry ``extra = {"T_N": .., "T_0": .., "connections": N}`` (issue-4's
-  engine; ``filled_delete_s`` / ``empty_delete_s`` are accepted too). The reported tear-down
-  rate is ``N / (median T_N - median T_0)``, as seed 000 Figure 5 computes it (not the median
-  of per-repetition rates, which is kept beside it).
+* What a metric's results store beyond the value comes as the columns its :class:`~natbench.metrics.Metric`
+  declares (and every search result's, :data:`~natbench.metrics.declare.SEARCH_COLUMNS`): :func:`summarize`
+  sums each up as the column says; a metric with a table of its own (tear-down) is summed up per point by its
+  own figures (:func:`own_summary`).
 """
 
 from __future__ import annotations
@@ -26,17 +26,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from natbench.metrics.teardown import TEARDOWN
-from natbench.report.labels import baseline_metric
+from natbench.metrics import Metric, baseline_metric, reported_metric
+from natbench.metrics.memory import fill_figures
+from natbench.run.frames import result_columns
 
 __all__ = [
+    "MEMORY_FIGURES",
     "baseline_ratio",
+    "data_path_cores",
     "fill_memory_frame",
     "memory_summary",
+    "own_summary",
     "scale_connections",
     "scale_up_cores",
     "summarize",
-    "teardown_summary",
+    "summary_columns",
     "trial_cpu_busy",
     "trial_summary",
     "with_dut_cpu_busy",
@@ -65,11 +69,9 @@ def trial_cpu_busy(extra: Mapping[str, Any]) -> float:
     busiest = float("nan")
     for col in (extra.get("monitor") or {}).values():
         idle: Mapping[str, Sequence[Any]] = col.get("idle") or {}
-        cpus: Sequence[Any] = col.get("data_path_cpus") or []
         per_sample = []
         for i in range(len(col.get("t") or [])):
-            wanted = cpus[i] if i < len(cpus) and cpus[i] else None
-            cores = [f"cpu{c}" for c in wanted] if wanted else list(idle)
+            cores = data_path_cores(col, i)
             vals = [float(idle[c][i]) for c in cores if c in idle and i < len(idle[c]) and idle[c][i] is not None]
             if vals:
                 per_sample.append(100.0 - sum(vals) / len(vals))
@@ -77,6 +79,24 @@ def trial_cpu_busy(extra: Mapping[str, Any]) -> float:
             busy = float(np.median(per_sample))
             busiest = busy if math.isnan(busiest) else max(busiest, busy)
     return busiest
+
+
+def data_path_cores(col: Mapping[str, Any], sample: int | None = None) -> list[str]:
+    """The cores (``cpu0`` ...) of one DUT's stored monitor samples ``col`` that carry its data path: those the
+    sample names in ``data_path_cpus`` (a DUT sharing its machine with the tester, the local lab, names them), all
+    sampled cores where it names none. ``sample``: of that sample; None: of any sample (the union, in core order)."""
+    idle: Mapping[str, Any] = col.get("idle") or {}
+    cpus: Sequence[Any] = col.get("data_path_cpus") or []
+    indices = range(len(col.get("t") or [])) if sample is None else [sample]
+    named: list[str] = []
+    for i in indices:
+        wanted = cpus[i] if i < len(cpus) and cpus[i] else None
+        if not wanted:
+            return list(idle)  # a sample that names none: every sampled core is the DUT's
+        named += [f"cpu{c}" for c in wanted if f"cpu{c}" not in named]
+    if not named:
+        return list(idle)
+    return [c for c in idle if c in named] + [c for c in named if c not in idle]
 
 
 def with_dut_cpu_busy(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
@@ -104,43 +124,37 @@ def with_dut_cpu_busy(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFra
     return out
 
 
+BASE_SUMMARY = ["unit", "directions", "experiments", "failed", "median", "min", "max", "error", "dut_cpu_busy"]
+"""The first columns of :func:`summarize`."""
+
+
+def summary_columns() -> list[str]:
+    """Columns of :func:`summarize`: :data:`BASE_SUMMARY`, then each declared result column's summary
+    (:meth:`~natbench.metrics.declare.Column.summary_columns`)."""
+    return [*BASE_SUMMARY, *(name for c in result_columns() for name in c.summary_columns())]
+
+
 def summarize(results: pd.DataFrame) -> pd.DataFrame:
     """Per (point_id, metric): median / min / max of the reported values and the search error.
 
-    Columns: ``unit``, ``directions``, ``experiments`` (repetitions with a value), ``failed``
-    (repetitions without one), ``tester_bound`` (repetitions whose search ended at the tester's
-    ceiling: their value is a lower bound of the DUT), ``median``, ``min``, ``max``, ``error``
-    (largest final search width of the repetitions as the search stored it: per direction for
-    frame rates, not multiplied by the number of directions; NaN when the metric is not a search)
-    and ``dut_cpu_busy`` (median over the repetitions of the DUT's CPU busy % at the reported rate,
-    see :func:`with_dut_cpu_busy`; NaN without monitor samples), the worst-case latency columns and ``seeded``
-    (repetitions of ``algorithm: fast`` that started from the earlier repetitions' results: not independent
-    searches, docs/engine.md), ``tagged_only`` (PDV repetitions timed from the tagged frames only: TRex),
-    ``unvalidated`` (cps repetitions whose rate no validation confirmed: ``validated: false``) and ``no_pass``
-    (repetitions in which no rate passed: no value, not counted in ``failed`` nor in median / min / max).
+    Columns: ``unit``, ``directions``, ``experiments`` (repetitions with a value), ``failed`` (repetitions without
+    one, but those in which no rate passed), ``median``, ``min``, ``max``, ``error`` (largest final search width of
+    the repetitions as the search stored it: per direction for frame rates, not multiplied by the number of
+    directions; NaN when the metric is not a search or no repetition stored one), ``dut_cpu_busy`` (median over the
+    repetitions of the DUT's CPU busy % at the reported rate, see :func:`with_dut_cpu_busy`; NaN without monitor
+    samples); then each column the metrics declare (:func:`~natbench.run.frames.result_columns`), summed up as it
+    says: a flag as the number of repetitions it is true for (``tester_bound``, ``no_pass``: no value, not counted
+    in ``failed`` nor in median / min / max, ``seeded``, ``unvalidated``, ...), a statistic as its
+    ``_median`` / ``_min`` / ``_max`` (latency's ``worst_case``), a property of the point as its first value
+    (``algorithm``).
     """
-    columns = [
-        "unit",
-        "directions",
-        "experiments",
-        "failed",
-        "tester_bound",
-        "median",
-        "min",
-        "max",
-        "error",
-        "dut_cpu_busy",
-        *WORST_CASE_COLUMNS,
-        "seeded",
-        "tagged_only",
-        "unvalidated",
-        "no_pass",
-    ]
+    columns = summary_columns()
     if results.empty:
         return pd.DataFrame(
             columns=columns,
             index=pd.MultiIndex.from_arrays([[], []], names=["point_id", "metric"]),
         )
+    keys = [results["point_id"], results["metric"]]
     g = results.groupby(["point_id", "metric"], observed=True, sort=False)
     out = g["reported"].agg(["median", "min", "max", "count", "size"])
     out["error"] = g["error"].max()
@@ -148,33 +162,25 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     out["directions"] = g["directions"].max()
     out = out.rename(columns={"count": "experiments"})
     out["failed"] = out["size"] - out["experiments"]
-    out["tester_bound"] = g["tester_bound"].sum().astype("int64")
     busy = results["dut_cpu_busy"] if "dut_cpu_busy" in results else pd.Series(np.nan, index=results.index)
-    out["dut_cpu_busy"] = busy.groupby([results["point_id"], results["metric"]], observed=True, sort=False).median()
-    out = out.join(worst_case_summary(results))
-    seeded = results["seeded"] if "seeded" in results else pd.Series(False, index=results.index)
-    out["seeded"] = seeded.groupby([results["point_id"], results["metric"]], observed=True, sort=False).sum()
-    out["seeded"] = out["seeded"].astype("int64")
-    for c in ("tagged_only", "unvalidated", "no_pass"):
-        flag = results[c] if c in results else pd.Series(False, index=results.index)
-        out[c] = flag.groupby([results["point_id"], results["metric"]], observed=True, sort=False).sum().astype("int64")
+    out["dut_cpu_busy"] = busy.groupby(keys, observed=True, sort=False).median()
+    for c in result_columns():
+        if c.summary == "none":
+            continue
+        col = results[c.name] if c.name in results else pd.Series(c.default, index=results.index, dtype=c.dtype)
+        grouped = col.groupby(keys, observed=True, sort=False)
+        if c.summary == "count":
+            out[c.name] = grouped.sum().astype("int64")
+        elif c.summary == "median":
+            out[c.name] = grouped.median()
+        elif c.summary == "first":
+            out[c.name] = grouped.first()
+        else:
+            st = grouped.agg(["median", "min", "max"])
+            for stat in ("median", "min", "max"):
+                out[f"{c.name}_{stat}"] = st[stat]
     out["failed"] = out["failed"] - out["no_pass"]
     return out[columns]
-
-
-WORST_CASE_COLUMNS = ["worst_case_median", "worst_case_min", "worst_case_max"]
-"""Columns of :func:`summarize` with the repetitions' worst-case latency (RFC 8219 7.2; NaN for other metrics)."""
-
-
-def worst_case_summary(results: pd.DataFrame) -> pd.DataFrame:
-    """Per (point_id, metric): median / min / max over the repetitions of the worst-case latency (the 99.9th
-    percentile of the tagged frames' latency, RFC 8219 7.2), which latency results store beside their typical
-    latency; NaN where none is stored."""
-    wc = results["worst_case"] if "worst_case" in results else pd.Series(np.nan, index=results.index)
-    g = wc.groupby([results["point_id"], results["metric"]], observed=True, sort=False)
-    out = g.agg(["median", "min", "max"])
-    out.columns = WORST_CASE_COLUMNS
-    return out
 
 
 def _joined(summary: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
@@ -269,54 +275,27 @@ def baseline_ratio(
     return same[cols].reset_index(drop=True)
 
 
-def teardown_summary(results: pd.DataFrame, points: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Tear-down rate per point from the filled-table and empty-table delete times.
-
-    Columns: ``experiments``, ``connections`` (N: the connections the fill created, else the point's),
-    ``filled_median/min/max`` (T_N), ``empty_median/min/max`` (T_0), ``deletion_time`` =
-    median T_N - median T_0 and ``rate`` = N / deletion_time (seed 000 Figure 5), plus
-    ``rep_rate_median/min/max``: the per-repetition rates the engine stored, for reference.
-    """
-    t = results[(results["metric"] == TEARDOWN.name).to_numpy(bool)]
-    cols = [
-        "experiments",
-        "connections",
-        "filled_median",
-        "filled_min",
-        "filled_max",
-        "empty_median",
-        "empty_min",
-        "empty_max",
-        "deletion_time",
-        "rate",
-        "rep_rate_median",
-        "rep_rate_min",
-        "rep_rate_max",
-    ]
+def own_summary(results: pd.DataFrame, metric: Metric[Any], points: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per point id: the figures of a metric with a table of its own (:attr:`~natbench.metrics.Metric.table`, e.g.
+    tear-down's T_N / T_0 medians and the rate N / (median T_N - median T_0) of seed 000 Figure 5), computed by the
+    metric from its declared columns over the point's repetitions and the point's connections (from ``points``,
+    else unknown). Columns: the table's ``names``."""
+    table = metric.table
+    if table is None:
+        raise ValueError(f"metric {metric.name!r} has no table of its own")
+    t = results[(results["metric"].astype(str) == metric.name).to_numpy(bool)] if not results.empty else results
     if t.empty:
-        return pd.DataFrame(columns=cols).rename_axis("point_id")
-    g = t.groupby(t["point_id"].astype(str), sort=False)
-    out = pd.DataFrame(
-        {
-            "experiments": g["filled_delete_s"].count(),
-            "connections": g["created_connections"].max(),
-            "filled_median": g["filled_delete_s"].median(),
-            "filled_min": g["filled_delete_s"].min(),
-            "filled_max": g["filled_delete_s"].max(),
-            "empty_median": g["empty_delete_s"].median(),
-            "empty_min": g["empty_delete_s"].min(),
-            "empty_max": g["empty_delete_s"].max(),
-            "rep_rate_median": g["reported"].median(),
-            "rep_rate_min": g["reported"].min(),
-            "rep_rate_max": g["reported"].max(),
-        }
-    )
-    if points is not None and not points.empty:
-        known = points["connections"].reindex(out.index).astype("float64")
-        out["connections"] = out["connections"].fillna(known)
-    out["deletion_time"] = out["filled_median"] - out["empty_median"]
-    out["rate"] = out["connections"] / out["deletion_time"].where(out["deletion_time"] > 0)
-    return out[cols]
+        return pd.DataFrame(columns=list(table.names)).rename_axis("point_id")
+    own = [c.name for c in metric.columns if c.dtype == "float64"]
+    connections = points["connections"] if points is not None and not points.empty else pd.Series(dtype="float64")
+    rows: dict[str, Mapping[str, float]] = {}
+    for pid, g in t.groupby(t["point_id"].astype(str), sort=False):
+        cols = {c: g[c].astype("float64").tolist() for c in own if c in g}
+        cols["reported"] = g["reported"].astype("float64").tolist()
+        n = float(connections.get(pid, float("nan"))) if pid in connections.index else float("nan")
+        rows[str(pid)] = table.figures(cols, n)
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(table.names)).astype("float64")
+    return out.rename_axis("point_id")
 
 
 def trial_summary(trials: pd.DataFrame) -> pd.DataFrame:
@@ -357,39 +336,62 @@ def with_invalid_trials(summary: pd.DataFrame, trials: pd.DataFrame) -> pd.DataF
     return out
 
 
-MEMORY_KEYS = ("mem_available", "conntrack_slab", "jool_session_slab", "jool_bib_slab")
-"""Per-connection memory figures a fill trial may store (``extra["memory"]["per_connection"]``, bytes per connection;
-:mod:`natbench.metrics.memory`): MemAvailable's fall, the nf_conntrack slab's and Jool's session/BIB slabs' growth."""
+MEMORY_FIGURES = ["per_connection", "used", "mem_available"]
+"""The memory figures of :func:`fill_memory_frame` before the slab caches' (bytes per connection, but ``used``)."""
 
 
 def fill_memory_frame(trials: pd.DataFrame) -> pd.DataFrame:
-    """One row per passing fill trial that stored the DUT's memory: ``point_id``, ``metric``, ``connections`` (N, the
-    connections the tester created), ``used`` (bytes MemAvailable fell by) and each of :data:`MEMORY_KEYS` in bytes
-    per connection (NaN where the DUT did not show it)."""
-    cols = ["point_id", "metric", "created_connections", "used", *MEMORY_KEYS]
+    """One row per kept fill that stored the DUT's memory, of a trial kind its metric declares
+    (:attr:`~natbench.metrics.Metric.memory_trials`; a fill a validation sample checked counts only when its
+    ``fill_check`` trial passed): ``point_id``, ``metric``, ``created_connections`` (N, the connections the fill
+    left), ``per_connection`` (bytes per connection: the growth of the DUT's slab caches where it shows them, else
+    MemAvailable's fall where that stands out of its noise, else NaN: :func:`natbench.metrics.memory.fill_figures`),
+    ``used`` (that per connection x N), ``mem_available`` (MemAvailable's fall per connection where it stands out of
+    its noise) and one column per slab cache the fills stored (its growth per connection, NaN where it did not
+    grow)."""
     rows: list[dict[str, Any]] = []
+    slabs: list[str] = []
     if not trials.empty:
-        fills = trials[(trials["kind"].astype(str) == "fill") & (trials["verdict"].astype(str) == "pass")]
-        for pid, met, extra in zip(fills["point_id"], fills["metric"], fills["extra"], strict=True):
-            mem = extra.get("memory") if isinstance(extra, Mapping) else None
-            if not isinstance(mem, Mapping) or not mem.get("per_connection"):
-                continue
-            per = mem["per_connection"]
-            row = {"point_id": str(pid), "metric": str(met), "created_connections": _num(mem.get("connections"))}
-            row["used"] = _num((mem.get("used") or {}).get("mem_available"))
-            row.update({k: _num(per.get(k)) for k in MEMORY_KEYS})
-            rows.append(row)
+        kinds = {m: reported_metric(m).memory_trials for m in {str(x) for x in trials["metric"].unique()}}
+        for (pid, met, _rep), g in trials.groupby(["point_id", "metric", "repetition"], observed=True, sort=False):
+            records = list(zip(g["kind"].astype(str), g["verdict"].astype(str), g["extra"], strict=True))
+            for i, (kind, verdict, extra) in enumerate(records):
+                if kind not in kinds.get(str(met), ()) or verdict != "pass" or not isinstance(extra, Mapping):
+                    continue
+                if extra.get("fill_verified") == "sample":  # kept only if its validation sample passed
+                    after = records[i + 1] if i + 1 < len(records) else None
+                    if after is None or after[0] != "fill_check" or after[1] != "pass":
+                        continue
+                mem = extra.get("memory")
+                figures = fill_figures(mem) if isinstance(mem, Mapping) else None
+                if figures is None:
+                    continue
+                row: dict[str, Any] = {"point_id": str(pid), "metric": str(met)}
+                row["created_connections"] = float(figures.connections)
+                row["per_connection"] = _num(figures.per_connection)
+                row["used"] = _num(figures.used)
+                row["mem_available"] = _num(figures.mem_available)
+                for key, value in figures.slabs.items():
+                    row[key] = value
+                    if key not in slabs:
+                        slabs.append(key)
+                rows.append(row)
+    cols = ["point_id", "metric", "created_connections", *MEMORY_FIGURES, *slabs]
     return pd.DataFrame(rows, columns=cols).astype({c: "float64" for c in cols[2:]})
 
 
 def memory_summary(fills: pd.DataFrame, metrics: Iterable[str] | None = None) -> pd.DataFrame:
-    """Per point id: ``fills`` (how many fills stored memory) and the median over those fills of ``used`` and of each
-    of :data:`MEMORY_KEYS` (bytes per connection); ``metrics``: only the fills of these metrics (None: all)."""
-    cols = ["fills", "used", *MEMORY_KEYS]
+    """Per point id: ``fills`` (how many kept fills stored memory), ``unknown`` (how many of them gave no memory per
+    connection: no slab growth and a MemAvailable fall within its noise) and the median over those fills of each
+    figure of :func:`fill_memory_frame` (:data:`MEMORY_FIGURES` and the slab caches'); ``metrics``: only the fills
+    of these metrics (None: all)."""
+    figures = [c for c in fills.columns if c not in ("point_id", "metric", "created_connections")]
+    cols = ["fills", "unknown", *figures]
     f = fills if metrics is None else fills[fills["metric"].isin(list(metrics))]
     if f.empty:
         return pd.DataFrame(columns=cols).rename_axis("point_id")
     g = f.groupby("point_id", sort=False)
-    out = g[["used", *MEMORY_KEYS]].median()
+    out = g[figures].median()
+    out.insert(0, "unknown", g["per_connection"].agg(lambda v: float(v.isna().sum())))
     out.insert(0, "fills", g.size().astype("float64"))
     return out[cols]

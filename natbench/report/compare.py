@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from natbench.errors import ConfigError
-from natbench.report.labels import lower_is_better
+from natbench.metrics import reported_metric
 
 __all__ = ["Threshold", "compare_summaries", "exceeded", "parse_threshold"]
 
@@ -58,7 +58,8 @@ def compare_summaries(
     j["presence"] = j["_merge"].map({"both": "both", "left_only": "only A", "right_only": "only B"}).astype(str)
     j = j.drop(columns="_merge")
     j["label"] = [labels_a.get(p) or labels_b.get(p) or p for p in j["point_id"]]
-    sign = j["metric"].map(lambda m: -1.0 if lower_is_better(m) else 1.0)  # a higher value is worse
+    worse_up = {name: reported_metric(name).lower_is_better for name in j["metric"].unique()}  # resolved once
+    sign = j["metric"].map(lambda m: -1.0 if worse_up[m] else 1.0)  # a higher value is worse
     for stat in ("median", "min", "max"):
         change = j[f"{stat}_b"] - j[f"{stat}_a"]
         j[f"{stat}_change"] = change

@@ -1,9 +1,11 @@
 """DUT CPU headroom: how busy each DUT core was at the rate a metric reports, per working point.
 
 For each (point, metric) the monitored trial :func:`~natbench.report.plots.monitored_trials` picks (the
-highest-rate passing trial with samples, i.e. the reported rate) gives, per DUT and core, 100 - the median
-idle % over its samples. A trial with fewer than :data:`~natbench.report.aggregate.MIN_CPU_SAMPLES` samples
-gives nothing: one or two samples of a short step are mostly time before or after its traffic.
+highest-rate passing trial with samples, i.e. the reported rate) gives, per DUT and data-path core (those the
+samples name in ``data_path_cpus``: a DUT sharing its machine with the tester, the local lab, never shows the
+tester's cores), 100 - the median idle % over its samples. A trial with fewer than
+:data:`~natbench.report.aggregate.MIN_CPU_SAMPLES` samples gives nothing: one or two samples of a short step are
+mostly time before or after its traffic.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import statistics
 
 import pandas as pd
 
-from natbench.report.aggregate import MIN_CPU_SAMPLES
+from natbench.report.aggregate import MIN_CPU_SAMPLES, data_path_cores
 from natbench.report.plots import monitored_trials
 
 __all__ = ["HEADROOM_COLUMNS", "cpu_headroom"]
@@ -35,7 +37,8 @@ def cpu_headroom(trials: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
     for mt in monitored_trials(trials):
         mon = mt.extra["monitor"][mt.dut]
         idle = mon.get("idle") or {}
-        for core in sorted(idle, key=_core_key):
+        data_path = set(data_path_cores(mon))  # the lab's DUT shares its machine: its own cores only
+        for core in sorted((c for c in idle if c in data_path), key=_core_key):
             vals = [float(v) for v in idle[core] if v is not None]
             if len(vals) < MIN_CPU_SAMPLES:
                 continue

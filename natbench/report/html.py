@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from matplotlib.figure import Figure
 
-from natbench.metrics.teardown import TEARDOWN
+from natbench.metrics import Metric, reported_metric
 from natbench.report import plots
 from natbench.report.aggregate import MIN_CPU_SAMPLES, trial_summary
 from natbench.report.headroom import cpu_headroom
-from natbench.report.labels import in_performance_table, plot_labels
 from natbench.report.summary import RunSummary, summarize_run
 
 if TYPE_CHECKING:
@@ -68,8 +67,8 @@ class ReportFigure(NamedTuple):
     """The matplotlib figure."""
 
 
-def _metric_caption(run: Run, metric: str) -> str:
-    title, axis = plot_labels(metric)
+def _metric_caption(run: Run, metric: Metric[Any]) -> str:
+    title, axis = metric.title, metric.axis
     against = "DUT cores" if bool((run.points.groupby("cores_group")["cores"].nunique() > 1).any()) else "connections"
     unit = f" ({axis})" if axis else ""
     return f"{title[:1].upper()}{title[1:]}{unit} against the number of {against}: median, bars from min to max."
@@ -80,23 +79,22 @@ def run_figures(run: Run) -> list[ReportFigure]:
     heatmaps (per core at the reported rate) and, for trials long enough to have several samples, per-core CPU
     idle time over the trial (at most :data:`MAX_CPU_PLOTS`)."""
     figs: list[ReportFigure] = []
-    for metric in run.metrics:
-        if in_performance_table(metric):  # a metric with a table of its own (tear-down) has its own plot
-            figs.append(ReportFigure(metric, _metric_caption(run, metric), "results", run.plot(metric)))
-    if not run.teardown.empty:
-        caption = (
-            "Connection tear-down: deletion time of a full and of an empty table (s) and the tear-down rate "
-            "(connections per second) against the number of connections."
-        )
-        figs.append(ReportFigure(TEARDOWN.name, caption, "results", run.plot(TEARDOWN.name)))
+    metrics = {name: reported_metric(name) for name in run.metrics}
+    for name, m in metrics.items():
+        if m.table is None:
+            figs.append(ReportFigure(name, _metric_caption(run, m), "results", run.plot(name)))
+    for name, m in metrics.items():  # a metric with a table of its own (tear-down) has a plot of its own
+        if m.table is not None and not run.figures(name).empty:
+            figs.append(ReportFigure(name, m.table.plot_caption, "results", run.plot(name)))
     head = cpu_headroom(run.trials, run.points)
     for key, g in head.groupby(["metric", "dut"], sort=False):
         metric, dut = (str(k) for k in key)
-        if not in_performance_table(metric):
+        m = reported_metric(metric)
+        if m.own_table:
             continue  # tear-down reports times, not a rate: its CPU samples are in the time plots below
         title = f"{dut}, {metric}: CPU busy (%) per core"
         caption = (
-            f"DUT {dut}, {plot_labels(metric)[0]}: how busy each core was (%, median of "
+            f"DUT {dut}, {m.title}: how busy each data-path core was (%, median of "
             f"{int(g['samples'].min())} or more samples) in the trial at the reported rate, per working point. "
             "100 % on some core: the DUT is the bottleneck; low everywhere: the DUT had headroom."
         )

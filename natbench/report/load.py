@@ -19,19 +19,18 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from natbench.errors import StoreError
-from natbench.metrics.teardown import TEARDOWN
+from natbench.metrics import baseline_metric, reported_metric
 from natbench.report import aggregate
 from natbench.report.baseline import check_like_traffic, combined, match_baseline, refile
-from natbench.report.labels import baseline_metric
-from natbench.report.tables import SeedTable, performance_table, report_tables, teardown_invalid, teardown_table
+from natbench.report.tables import SeedTable, own_table, performance_table, report_tables
 from natbench.run import frames
-from natbench.run.format import PointRecord, RunMeta, StoredCampaign
+from natbench.run.format import PointRecord, RunMeta, StoredCampaign, slab_label
 from natbench.run.reader import read_run
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["DamagedRunWarning", "Run", "load"]
+__all__ = ["DamagedRunWarning", "Run", "load", "measured_per_connection"]
 
 
 class DamagedRunWarning(UserWarning):
@@ -74,8 +73,12 @@ class Run:
         self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(frames.results_frame(stored.results), self.trials)
         """One row per repetition result (the final value of each repetition; ``dut_cpu_busy`` from the
         monitored trials)."""
-        self.points: pd.DataFrame = _with_testbeds(frames.points_frame(stored.points), stored.meta)
-        """Working points, indexed by id, in campaign order (a distributed run: with the testbed of each)."""
+        self.points: pd.DataFrame = _with_testbeds(
+            frames.points_frame(stored.points, stored.meta.dut_declarations), stored.meta
+        )
+        """Working points, indexed by id, in campaign order, with the table sizes the DUT kinds declared (a
+        distributed run: with the testbed of each)."""
+        self._figures: dict[str, pd.DataFrame] = {}
         self.baseline: Run | None = None
         """The run the forwarding baseline came from (None: this run's own, if any)."""
         self.baseline_points: dict[str, str] = {}
@@ -145,6 +148,10 @@ class Run:
         point = next((p for p in self.point_records if p.id == point_id), None)
         return self.campaign.acceptance(metric, None if point is None else point.settings_of(metric))
 
+    def slab_label(self, key: str) -> str:
+        """The row of the slab cache stored under ``key``, as the run's DUT kinds declared it."""
+        return slab_label(self.meta.dut_declarations, key)
+
     @property
     def metrics(self) -> list[str]:
         """Metrics with at least one result."""
@@ -155,25 +162,33 @@ class Run:
         """median / min / max / experiments / error / invalid trials per (point_id, metric)."""
         return aggregate.with_invalid_trials(aggregate.summarize(self.results), self.trials)
 
-    @cached_property
-    def teardown(self) -> pd.DataFrame:
-        """Tear-down summary per point (T_N, T_0, deletion time, rate)."""
-        return aggregate.teardown_summary(self.results, self.points)
+    def figures(self, metric: str) -> pd.DataFrame:
+        """The per-point figures of a metric with a table of its own (tear-down: T_N, T_0, deletion time, rate;
+        :attr:`~natbench.metrics.Metric.table`); ValueError for a metric reported in the performance table."""
+        if metric not in self._figures:
+            self._figures[metric] = aggregate.own_summary(self.results, reported_metric(metric), self.points)
+        return self._figures[metric]
 
     @cached_property
     def memory(self) -> pd.DataFrame:
-        """The DUT's memory per connection of every passing fill that stored it (one row per fill)."""
+        """The DUT's memory per connection of every kept fill that stored it (one row per fill)."""
         return aggregate.fill_memory_frame(self.trials)
 
     def seed_table(self, metric: str | None = None, scale: str = "1") -> SeedTable:
-        """The seed-style table of one metric (``teardown`` gives the tear-down table), or of all
-        performance metrics when ``metric`` is None."""
-        if metric == TEARDOWN.name:
-            return teardown_table(
-                self.teardown, self.points, scale=scale, invalid=teardown_invalid(self.summary), memory=self.memory
-            )
+        """The seed-style table of one metric (a metric with a table of its own, such as ``teardown``, gives that
+        table), or of all performance metrics when ``metric`` is None."""
         if metric is not None and metric not in self.metrics:
             raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
+        if metric is not None and reported_metric(metric).own_table:
+            return own_table(
+                reported_metric(metric),
+                self.figures(metric),
+                self.points,
+                scale=scale,
+                summary=self.summary,
+                memory=self.memory,
+                slab_labels=self.slab_label,
+            )
         return performance_table(
             self.summary,
             self.points,
@@ -182,18 +197,21 @@ class Run:
             family=self.family,
             baseline_source=self.baseline_source,
             memory=self.memory,
+            slab_labels=self.slab_label,
         )
 
     def tables(self, scale: str = "1") -> list[SeedTable]:
-        """Every table of the run (performance, tear-down)."""
+        """Every table of the run (performance, then each metric's with a table of its own, e.g. tear-down)."""
+        own = {m: self.figures(m) for m in self.metrics if reported_metric(m).own_table}
         return report_tables(
             self.summary,
-            self.teardown,
             self.points,
+            own=own,
             scale=scale,
             family=self.family,
             baseline_source=self.baseline_source,
             memory=self.memory,
+            slab_labels=self.slab_label,
         )
 
     def table(self, metric: str | None = None, scale: str = "1") -> pd.DataFrame:
@@ -205,16 +223,18 @@ class Run:
         return df
 
     def plot(self, metric: str, kind: str = "auto") -> Figure:
-        """A matplotlib Figure of one metric: ``kind`` = auto | cores | connections | teardown (auto: against
-        cores when some series' cores vary, else against connections)."""
+        """A matplotlib Figure of one metric: ``kind`` = auto | cores | connections | own (auto: a metric with a
+        table of its own, such as tear-down, its own plot; else against cores when some series' cores vary, else
+        against connections)."""
         from natbench.report import plots  # matplotlib only when a plot is asked for
 
-        if metric == TEARDOWN.name or kind == "teardown":
-            if self.teardown.empty:
-                raise KeyError(f"no tear-down results in {self.path}")
-            return plots.plot_teardown(self.teardown, self.points)
         if metric not in self.metrics:
             raise KeyError(f"no results for metric {metric!r} in {self.path}; have {', '.join(self.metrics)}")
+        m = reported_metric(metric)
+        if m.table is not None and kind in ("auto", "own"):
+            return plots.plot_own(m, self.figures(metric), self.points)
+        if kind == "own":
+            raise ValueError(f"metric {metric!r} has no plot of its own; choose auto, cores or connections")
         if kind == "auto":
             cores_vary = bool((self.points.groupby("cores_group")["cores"].nunique() > 1).any())
             kind = "cores" if cores_vary else "connections"
@@ -222,7 +242,7 @@ class Run:
             return plots.plot_cores(self.summary, self.points, metric)
         if kind == "connections":
             return plots.plot_connections(self.summary, self.points, metric)
-        raise ValueError(f"unknown plot kind {kind!r}; choose auto, cores, connections or teardown")
+        raise ValueError(f"unknown plot kind {kind!r}; choose auto, cores, connections or own")
 
 
 def load(run_dir: str | Path, baseline: str | Path | Run | None = None) -> Run:
@@ -252,3 +272,20 @@ def _with_testbeds(points: pd.DataFrame, meta: RunMeta) -> pd.DataFrame:
         return points
     names = pd.Series([", ".join(by_point.get(str(pid), [])) for pid in points.index], index=points.index, dtype=object)
     return points.assign(testbed=names.where(names != "", None))
+
+
+def measured_per_connection(run: Run | str | Path) -> tuple[float | None, str]:
+    """(bytes per connection, where it came from) that an earlier run measured, for ``natbench plan --from``: the
+    median ``memory / conn. (B)`` (:func:`~natbench.report.aggregate.fill_memory_frame`) over the kept fills at the
+    run's largest number of connections (where the fixed costs of a fill weigh least); None when the run stored none.
+    ``run``: a loaded :class:`Run` (its damage already judged by the caller) or a run directory, read through the
+    run-directory format (a directory that is no run: StoreError)."""
+    loaded = run if isinstance(run, Run) else Run(run)
+    fills = aggregate.fill_memory_frame(loaded.trials).dropna(subset=["per_connection"])
+    if fills.empty:
+        return None, f"run {loaded.path} stored no memory per connection"
+    largest = fills[fills["created_connections"] == fills["created_connections"].max()]
+    n = int(largest["created_connections"].iloc[0])
+    name = loaded.meta.campaign_name or loaded.path.name
+    where = f"median of {len(largest)} fills of {n:,} connections in run {name} ({loaded.path})"
+    return float(largest["per_connection"].median()), where

@@ -6,10 +6,10 @@ needs a display and a notebook's backend is left alone; they render through Agg 
 * :func:`plot_cores`: median with min..max bars against CPU cores, and the ideal linear scale-up
   n * P(n0) / n0 for reference (dashed).
 * :func:`plot_connections`: median with min..max bars against the number of connections (log x).
-* :func:`plot_teardown`: tear-down rate against connections (log x) and the filled / empty
-  delete times.
+* :func:`plot_own`: a metric with a table of its own (tear-down: its rate against connections, log x, and the
+  filled / empty delete times), as the metric declares it.
 * :func:`plot_cpu_idle`: per-core CPU idle time of one DUT over one trial (seed 004 Figures 12-22),
-  every core its own line, never averaged.
+  every data-path core its own line, never averaged.
 
 CPU samples (produced by the DUT monitor, stored in a trial record's ``extra``)::
 
@@ -35,7 +35,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, NullFormatter
 
-from natbench.report.labels import plot_labels
+from natbench.metrics import Metric, reported_metric
+from natbench.report.aggregate import data_path_cores
 from natbench.workingpoint import si_count
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
     "plot_connections",
     "plot_cores",
     "plot_cpu_idle",
-    "plot_teardown",
+    "plot_own",
     "save_figure",
 ]
 
@@ -107,7 +108,8 @@ def plot_cores(summary: pd.DataFrame, points: pd.DataFrame, metric: str, ax: Any
     """Performance against CPU cores, one line per series, with the ideal linear scale-up dashed."""
     fig, ax = _new_axes(ax)
     j = _joined(summary, points, metric).dropna(subset=["cores"])
-    title, unit = plot_labels(metric)
+    m = reported_metric(metric)
+    title, unit = m.title, m.axis
     ideal_tops: list[float] = []
     for key, d in j.groupby("cores_group", sort=False):
         d = d.sort_values("cores")
@@ -135,7 +137,8 @@ def plot_connections(summary: pd.DataFrame, points: pd.DataFrame, metric: str, a
     """Performance against the number of connections (log x), one line per series."""
     fig, ax = _new_axes(ax)
     j = _joined(summary, points, metric)
-    title, unit = plot_labels(metric)
+    m = reported_metric(metric)
+    title, unit = m.title, m.axis
     for _, d in j.groupby("conn_group", sort=False):
         d = d.sort_values("connections")
         name = str(d["name"].iloc[0]) or metric
@@ -152,37 +155,44 @@ def plot_connections(summary: pd.DataFrame, points: pd.DataFrame, metric: str, a
     return fig
 
 
-def plot_teardown(teardown: pd.DataFrame, points: pd.DataFrame) -> Figure:
-    """Tear-down rate (left) and filled / empty delete times (right) against connections."""
+def plot_own(metric: Metric[Any], figures: pd.DataFrame, points: pd.DataFrame) -> Figure:
+    """A metric with a table of its own (its :class:`~natbench.metrics.declare.OwnTable`): its value (left, e.g. the
+    tear-down rate) and its series with median and min..max (right, e.g. the filled / empty delete times) against
+    connections, rows of :func:`~natbench.report.aggregate.own_summary`."""
+    table = metric.table
+    if table is None:
+        raise ValueError(f"metric {metric.name!r} has no plot of its own")
     fig = Figure(figsize=(10, 4.2))
     fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.91, wspace=0.28)
-    ax_rate, ax_time = fig.subplots(1, 2)
-    d = teardown.drop(columns="connections").join(points[["connections", "label"]]).sort_values("connections")
+    ax_value, ax_series = fig.subplots(1, 2)
+    d = figures.drop(columns="connections", errors="ignore").join(points[["connections", "label"]])
+    d = d.sort_values("connections")
     n = d["connections"].to_numpy(float)
-    ax_rate.plot(n, d["rate"].to_numpy(float), marker="o", label="N / (median T_N - median T_0)")
-    _connection_ticks(ax_rate, n)
-    _y_axis(ax_rate, "cps", float(np.nanmax(d["rate"].to_numpy(float))) if len(d) else float("nan"))
-    ax_rate.set_xlabel("number of connections")
-    ax_rate.set_ylabel("connections per second")
-    ax_rate.set_title("connection tear-down rate")
-    ax_rate.grid(True, which="both", alpha=0.3)
-    ax_rate.legend(fontsize="small")
-    for prefix, label in (("filled", "filled table T_N"), ("empty", "empty table T_0")):
-        med = d[f"{prefix}_median"].to_numpy(float)
-        yerr = [med - d[f"{prefix}_min"].to_numpy(float), d[f"{prefix}_max"].to_numpy(float) - med]
-        ax_time.errorbar(n, med, yerr=yerr, marker="o", capsize=3, label=label)
-    _connection_ticks(ax_time, n)
-    times = d[["filled_min", "filled_max", "empty_min", "empty_max"]].to_numpy(float)
-    positive = times[np.isfinite(times) & (times > 0)]
+    values = d[table.value].to_numpy(float)
+    ax_value.plot(n, values, marker="o", label=table.value_legend)
+    _connection_ticks(ax_value, n)
+    _y_axis(ax_value, "", float(np.nanmax(values)) if len(d) and np.isfinite(values).any() else float("nan"))
+    ax_value.set_xlabel("number of connections")
+    ax_value.set_ylabel(metric.axis)
+    ax_value.set_title(metric.title)
+    ax_value.grid(True, which="both", alpha=0.3)
+    ax_value.legend(fontsize="small")
+    for stem, label in table.series:
+        med = d[f"{stem}_median"].to_numpy(float)
+        yerr = [med - d[f"{stem}_min"].to_numpy(float), d[f"{stem}_max"].to_numpy(float) - med]
+        ax_series.errorbar(n, med, yerr=yerr, marker="o", capsize=3, label=label)
+    _connection_ticks(ax_series, n)
+    spans = d[[f"{stem}_{stat}" for stem, _ in table.series for stat in ("min", "max")]].to_numpy(float)
+    positive = spans[np.isfinite(spans) & (spans > 0)]
     if positive.size and positive.max() / positive.min() > 20:
-        ax_time.set_yscale("log")  # seed 000 Figure 5 spans 0.55 s .. 2,275 s
+        ax_series.set_yscale("log")  # seed 000 Figure 5 spans 0.55 s .. 2,275 s
     else:
-        _y_axis(ax_time, "s", float(positive.max()) if positive.size else float("nan"))
-    ax_time.set_xlabel("number of connections")
-    ax_time.set_ylabel("delete time (s)")
-    ax_time.set_title("delete-all time (median, min..max)")
-    ax_time.grid(True, which="both", alpha=0.3)
-    ax_time.legend(fontsize="small")
+        _y_axis(ax_series, "s", float(positive.max()) if positive.size else float("nan"))
+    ax_series.set_xlabel("number of connections")
+    ax_series.set_ylabel(table.series_axis)
+    ax_series.set_title(table.series_title)
+    ax_series.grid(True, which="both", alpha=0.3)
+    ax_series.legend(fontsize="small")
     return fig
 
 
@@ -194,7 +204,8 @@ def cpu_idle_series(extra: Mapping[str, Any], dut: str) -> pd.DataFrame:
         idle = mon["idle"]
     except (KeyError, TypeError):
         raise KeyError(f"no CPU monitor samples for DUT {dut!r} in this trial") from None
-    cores = sorted(idle, key=lambda c: (len(c), c))
+    data_path = set(data_path_cores(mon))  # a DUT sharing its machine with the tester names its own cores
+    cores = sorted((c for c in idle if c in data_path), key=lambda c: (len(c), c))
     return pd.DataFrame({c: list(idle[c]) for c in cores}, index=pd.Index(t, name="t"))
 
 

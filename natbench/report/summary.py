@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from natbench.metrics import Metric, reported_metric
+from natbench.metrics.declare import SEARCH_ROWS, search_summary
 from natbench.report.formatting import fmt_value
-from natbench.report.labels import in_performance_table, order_key, plot_labels
 from natbench.run.format import reported_unit
 
 if TYPE_CHECKING:
@@ -94,11 +95,16 @@ def _range(values: pd.Series, unit: str = "") -> str | None:
     return f"{text}{unit}"
 
 
+def _metrics(run: Run) -> list[Metric[Any]]:
+    """The run's metrics, resolved once, in measurement order."""
+    return sorted((reported_metric(name) for name in run.metrics), key=lambda m: m.sort_key)
+
+
 def _measured(run: Run) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
-    metrics = sorted(run.metrics, key=order_key)
+    metrics = _metrics(run)
     if metrics:
-        rows.append(("measured", "; ".join(plot_labels(m)[0] for m in metrics)))
+        rows.append(("measured", "; ".join(m.title for m in metrics)))
     p = run.points
     if not p.empty:
         ranges = [
@@ -110,17 +116,30 @@ def _measured(run: Run) -> list[tuple[str, str]]:
     return rows
 
 
+def _search(s: pd.DataFrame) -> str:
+    """Which search produced a metric's values and what its error is, in a few words (nothing for a metric that is
+    no search)."""
+    with_error = s[s["error"].notna()] if "error" in s else s.iloc[0:0]
+    algorithms = [str(a) for a in with_error.get("algorithm", pd.Series(dtype=object)).dropna().unique()]
+    if not algorithms:
+        return ""
+    goal = next((str(g) for g in with_error.get("search_goal", pd.Series(dtype=object)).dropna()), None)
+    return f" ({'; '.join(search_summary(a, goal) for a in algorithms)})"
+
+
 def _key_results(run: Run) -> list[tuple[str, str]]:
-    """Per performance metric: the range of the per-point medians, as the tables report them."""
+    """Per performance metric: the range of the per-point medians, as the tables report them, and the search that
+    produced them."""
     out: list[tuple[str, str]] = []
     summary = run.summary
     if summary.empty:
         return out
     labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
     flat = summary.reset_index()
-    for metric in sorted(run.metrics, key=order_key):
-        if not in_performance_table(metric):
+    for m in _metrics(run):
+        if m.own_table:
             continue
+        metric = m.name
         s = flat[(flat["metric"].astype(str) == metric) & flat["median"].notna()]
         if s.empty:
             continue
@@ -134,7 +153,7 @@ def _key_results(run: Run) -> list[tuple[str, str]]:
                 f"medians from {fmt_value(float(lo['median']))} {unit} ({labels.get(str(lo['point_id']), '?')}) "
                 f"to {fmt_value(float(hi['median']))} {unit} ({labels.get(str(hi['point_id']), '?')})"
             )
-        out.append((plot_labels(metric)[0], text))
+        out.append((m.title, text + _search(s)))
     return out
 
 
@@ -153,13 +172,13 @@ def _warnings(run: Run) -> list[str]:
         )
     r = run.results
     if not r.empty:
-        bound = r[r["tester_bound"].fillna(False).astype(bool)] if "tester_bound" in r else r.iloc[0:0]
-        for metric, g in bound.groupby(bound["metric"].astype(str), sort=False):
-            total = int((r["metric"].astype(str) == metric).sum())
-            out.append(
-                f"{plot_labels(str(metric))[0]}: {len(g)} of {total} repetitions were limited by the tester, not "
-                "the DUT; the DUT can do more than these results say (a faster tester would measure it)."
-            )
+        names = r["metric"].astype(str)
+        for m in _metrics(run):
+            mine = r[(names == m.name).to_numpy(bool)]
+            for row in (*SEARCH_ROWS, *m.count_rows):
+                n = int(mine[row.column].fillna(False).astype(bool).sum()) if row.column in mine else 0
+                if n and row.warning:
+                    out.append(row.warning.format(n=n, total=len(mine), title=m.title))
         no_pass = r["no_pass"].fillna(False).astype(bool) if "no_pass" in r else pd.Series(False, index=r.index)
         failed = r[r["value"].isna() & ~no_pass]
         if not failed.empty:
@@ -172,21 +191,12 @@ def _warnings(run: Run) -> list[str]:
                 f"{int(no_pass.sum())} of {len(r)} repetitions found no passing rate (every rate tried failed down to"
                 " the search's lower bound): no value, counted in the tables' 'no passing rate' rows, not as 0."
             )
-        for col, what in (
-            (
-                "tagged_only",
-                "PDV repetitions were timed from the tagged latency frames only (TRex), not from every"
-                " frame: marked [t] in the tables, not comparable with every-frame PDV.",
-            ),
-            (
-                "unvalidated",
-                "cps repetitions have a rate no validation with reverse frames confirmed (validation:"
-                " off, or a DUT that could not be validated): marked [u] in the tables.",
-            ),
-        ):
-            flagged = int(r[col].fillna(False).astype(bool).sum()) if col in r else 0
-            if flagged:
-                out.append(f"{flagged} {what}")
+        for m in _metrics(run):
+            mine = r[(names == m.name).to_numpy(bool)]
+            for mark in m.marks:
+                n = int(mine[mark.column].fillna(False).astype(bool).sum()) if mark.column in mine else 0
+                if n and mark.warning:
+                    out.append(mark.warning.format(n=n, total=len(mine), title=m.title))
     t = run.trials
     if not t.empty:
         paced = sum(1 for e in t["extra"] if isinstance(e, dict) and (e.get("tester") or {}).get("pacing_warnings"))

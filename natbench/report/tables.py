@@ -1,11 +1,12 @@
 """Result tables shaped like the seeds' figures, rendered as text, Markdown, LaTeX, CSV and HTML.
 
 Columns are working points (campaign order); rows are the parameters (num. CPU cores, src ports,
-dst ports, num. conn., conntrack table and hash sizes and their ratios to num. conn., num.
-experiments, error), then each metric's median / min / max and its scale-up row: the relative
-scale-up S(n) = P(n) / (n * P(1)) where the cores vary, "median / previous median" where the
-connections vary. A forwarding baseline adds its own block and the throughput ratio (%) row,
-as in seed 000 Figure 2. Tear-down has its own table (seed 000 Figure 5, seed 001 PF table).
+dst ports, num. conn., the DUT's table and hash sizes as its recipe declares them and their ratios to
+num. conn., num. experiments, memory, error), then each metric's median / min / max, the rows and marks
+it declares (:mod:`natbench.metrics.declare`) and its scale-up row: the relative scale-up
+S(n) = P(n) / (n * P(1)) where the cores vary, "median / previous median" where the connections vary.
+A forwarding baseline adds its own block and the throughput ratio (%) row, as in seed 000 Figure 2. A
+metric with a table of its own (tear-down: seed 000 Figure 5, seed 001 PF table) gets that table.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ import html
 import io
 import math
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
-from natbench.metrics.teardown import TEARDOWN
-from natbench.report.aggregate import baseline_ratio, memory_summary, scale_connections, scale_up_cores
+from natbench.metrics import Metric, baseline_metric, reported_metric
+from natbench.metrics.declare import SEARCH_ROWS, CountRow, SearchBlock, error_caption
+from natbench.report.aggregate import MEMORY_FIGURES, baseline_ratio, memory_summary, scale_connections, scale_up_cores
 from natbench.report.formatting import (
     fmt_count,
     fmt_number,
@@ -31,24 +34,17 @@ from natbench.report.formatting import (
     fmt_size,
     fmt_value,
 )
-from natbench.report.labels import (
-    baseline_metric,
-    in_milliseconds,
-    in_performance_table,
-    order_key,
-    table_labels,
-)
+from natbench.run.format import LEGACY, UNIT_ALIASES, reported_unit, slab_label
 
 __all__ = [
     "INVALID_NOTE",
     "MEMORY_NOTE",
-    "MEMORY_ROWS",
+    "MEMORY_UNKNOWN_NOTE",
     "SCALES",
     "SeedTable",
+    "own_table",
     "performance_table",
     "report_tables",
-    "teardown_invalid",
-    "teardown_table",
 ]
 
 IPV6_FAMILY = "ipv6"
@@ -66,34 +62,20 @@ INVALID_NOTE = (
 )
 """Caption note of the "invalid trials" rows."""
 
-MEMORY_ROWS = (
-    ("mem_available", "memory / conn. (B)"),
-    ("conntrack_slab", "conntrack slab / conn. (B)"),
-    ("jool_session_slab", "Jool session slab / conn. (B)"),
-    ("jool_bib_slab", "Jool BIB slab / conn. (B)"),
-)
-"""Rows of the DUT's memory per connection: the key in :func:`~natbench.report.aggregate.memory_summary`, the row."""
-
 MEMORY_NOTE = (
-    "'memory / conn. (B)': how far the DUT's MemAvailable fell from the emptied to the filled table, divided by the "
-    "connections the tester created in the fill (its valid phase-1 frames); 'memory used (MB)': that fall in all "
-    "(1 MB = 10^6 bytes); the slab rows: growth of the connection tracking table's own slab cache (objects x object "
-    "size) per connection; each the median over the point's fills of the metrics in this table"
+    "'memory / conn. (B)': the memory one connection took in the DUT: the growth of its connection table's slab "
+    "caches (the slab rows) where it shows them, else how far its MemAvailable fell from the emptied to the filled "
+    "table where that fall is at least 10 times the spread of repeated readings of the emptied table, divided by "
+    "the connections the fill left; 'memory used (MB)': that for all of them (1 MB = 10^6 bytes); each the median "
+    "over the point's kept fills of the metrics in this table"
 )
 """Caption note of the memory rows."""
-
-TAGGED_MARK = "[t]"
-"""Marks a PDV cell timed from the tagged latency frames only (TRex), not from every frame."""
-TAGGED_NOTE = (
-    "[t]: PDV of the tagged latency frames only (the TRex tester times no other frames), not of every frame as "
-    "RFC 8219 7.3.1 and the software tester measure it: not comparable with unmarked PDV"
+MEMORY_UNKNOWN_NOTE = (
+    "'-' in 'memory / conn. (B)': the DUT shows no slab cache of its table and its MemAvailable fell by less than 10 "
+    "times the spread of repeated readings of the emptied table (or rose): the connections' memory cannot be told "
+    "from the noise there (use more connections)"
 )
-UNVALIDATED_MARK = "[u]"
-"""Marks a cps cell with repetitions whose rate no validation with reverse frames confirmed."""
-UNVALIDATED_NOTE = (
-    "[u]: some repetitions' rate was not validated with reverse frames (validation: off, or a DUT that could not be "
-    "validated; RFC 9693 4.6): the DUT may have forwarded frames without keeping their connections"
-)
+"""Caption note of a memory cell with fills but no figure."""
 NO_PASS_CELL = "no pass"
 """The median / min / max cell of a point where no repetition found a passing rate."""
 NO_PASS_NOTE = (
@@ -101,25 +83,21 @@ NO_PASS_NOTE = (
     "passing rate within [lower, upper], both stored with the result): they have no value and are left out of "
     "median / min / max ('no pass' where no repetition found one)"
 )
+CPU_NOTE = (
+    "'DUT CPU busy (%)': load of the DUT's data-path CPUs in the last passing trial at the reported "
+    "rate (monitor samples; median over samples, then over repetitions; the busiest DUT of a group; "
+    "none for trials shorter than 3 monitor intervals)"
+)
+"""Caption note of the "DUT CPU busy (%)" rows."""
 
-#: Metrics whose values are rates and follow the chosen display scale.
-_RATE_UNITS = {"cps", "fps", "conn"}
 
-
-def _unit_words(metric: str, unit: str, directions: int) -> str:
-    if unit == "cps":
-        return "connections per second"
-    if unit == "fps":
-        if directions >= 2:
-            return "frames per second, all frames of bidirectional traffic (per-direction rate x2)"
-        return "frames per second"
-    if unit == "s" and in_milliseconds(metric):
-        return "milliseconds"
-    if unit == "s":
-        return "seconds"
-    if unit == "conn":
-        return "connections"
-    return unit or "as stored"
+def _unit_words(m: Metric[Any], unit: str, directions: int) -> str:
+    """The unit in a caption's words, as the table shows the value (frame rates of several directions: all
+    frames)."""
+    words = m.unit_words or unit or "as stored"
+    if directions >= 2 and reported_unit(unit, float(directions)) != UNIT_ALIASES.get(unit, unit):
+        return f"{words}, all frames of bidirectional traffic (per-direction rate x{directions})"
+    return words
 
 
 @dataclass
@@ -305,6 +283,27 @@ def _frame_caption(pts: pd.DataFrame, family: str | None) -> str:
     return f" Frame size: {int(sizes[0])} bytes."
 
 
+_OLD_TABLE, _OLD_HASH = LEGACY[0].table_size, LEGACY[0].hash_size
+assert _OLD_TABLE is not None and _OLD_HASH is not None
+_LEGACY_LABELS = {
+    "table_label": _OLD_TABLE.label,
+    "table_ratio_label": _OLD_TABLE.ratio_label,
+    "hash_label": _OLD_HASH.label,
+    "hash_ratio_label": _OLD_HASH.ratio_label,
+}
+"""The table-size rows of a points frame that names none (built without the DUT kinds' declarations): as a run
+stored before declarations reads."""
+
+
+def _size_label(pts: pd.DataFrame, column: str) -> str:
+    """The row of a table size as the DUT kind of the table's first point with one declared it."""
+    if column in pts:
+        named = [str(v) for v in pts[column] if isinstance(v, str)]
+        if named:
+            return named[0]
+    return _LEGACY_LABELS[column]
+
+
 def _param_rows(b: _Builder, pts: pd.DataFrame, family: str | None = None) -> None:
     if pts["cores"].notna().any():
         b.add("num. CPU cores", pts["cores"], fmt_count)
@@ -315,33 +314,48 @@ def _param_rows(b: _Builder, pts: pd.DataFrame, family: str | None = None) -> No
         b.add_cells("testbed", [math.nan] * len(pts), [str(t) if isinstance(t, str) else "-" for t in pts["testbed"]])
     if pts["frame_size"].nunique(dropna=True) > 1:
         b.add("frame size", _wire_sizes(pts, family), fmt_count)
+    # the DUT kinds declare which parameter sizes their tables and what the rows are called (conntrack_max: the
+    # seeds' "conntrack t. s.")
     has_table = pts["table_size"].notna().any()
     has_hash = pts["hash_size"].notna().any()
     if has_table:
-        b.add("conntrack t. s.", pts["table_size"], fmt_size)
+        b.add(_size_label(pts, "table_label"), pts["table_size"], fmt_size)
     if has_hash:
-        b.add("hash table size", pts["hash_size"], fmt_size)
+        b.add(_size_label(pts, "hash_label"), pts["hash_size"], fmt_size)
     if has_table:
-        b.add("c.t.s/num.conn.", pts["table_size"] / pts["connections"], lambda v: fmt_ratio(v, 3))
+        ratio = pts["table_size"] / pts["connections"]
+        b.add(_size_label(pts, "table_ratio_label"), ratio, lambda v: fmt_ratio(v, 3))
     if has_hash:
-        b.add("n.c./h.t.s.", pts["connections"] / pts["hash_size"], lambda v: fmt_ratio(v, 3))
+        ratio = pts["connections"] / pts["hash_size"]
+        b.add(_size_label(pts, "hash_ratio_label"), ratio, lambda v: fmt_ratio(v, 3))
 
 
-def _memory_rows(b: _Builder, fills: pd.DataFrame | None, ids: list[str], metrics: Iterable[str]) -> bool:
-    """The DUT memory rows (median over the points' fills of ``metrics`` that stored memory, see
-    :func:`~natbench.report.aggregate.fill_memory_frame`); False when no such fill exists."""
+def _memory_rows(
+    b: _Builder,
+    fills: pd.DataFrame | None,
+    ids: list[str],
+    metrics: Iterable[str],
+    slab_labels: Callable[[str], str],
+) -> list[str]:
+    """The DUT memory rows (median over the points' kept fills of ``metrics`` that stored memory, see
+    :func:`~natbench.report.aggregate.fill_memory_frame`) and their caption notes; none when no such fill exists."""
     if fills is None:
-        return False
+        return []
     mem = memory_summary(fills, metrics).reindex(ids)
-    if not mem["mem_available"].notna().any():
-        return False
-    for key, name in MEMORY_ROWS:
+    stored = mem["fills"].fillna(0) > 0
+    if not stored.any():
+        return []
+    per = mem["per_connection"].astype("float64")
+    b.add("memory / conn. (B)", per, fmt_value)
+    used = mem["used"].astype("float64")
+    b.add_cells("memory used (MB)", used, [fmt_value(v / 1e6) for v in used])
+    for key in [c for c in mem.columns if c not in ("fills", "unknown", *MEMORY_FIGURES)]:
         if mem[key].notna().any():
-            b.add(name, mem[key], fmt_value)
-        if key == "mem_available":
-            used = mem["used"].astype("float64")
-            b.add_cells("memory used (MB)", used, [fmt_value(v / 1e6) for v in used])
-    return True
+            b.add(slab_labels(key), mem[key], fmt_value)
+    notes = [MEMORY_NOTE]
+    if (stored & per.isna()).any():
+        notes.append(MEMORY_UNKNOWN_NOTE)
+    return notes
 
 
 def _series_vary(pts: pd.DataFrame, group: str, col: str) -> bool:
@@ -349,14 +363,18 @@ def _series_vary(pts: pd.DataFrame, group: str, col: str) -> bool:
     return bool((pts.groupby(group)[col].nunique() > 1).any())
 
 
-def _display(metric: str, unit: str, scale: str) -> tuple[float, str]:
+def _display(m: Metric[Any], unit: str, scale: str) -> tuple[float, str]:
     """(multiplier from base unit to display, unit words prefix)."""
-    if unit in _RATE_UNITS:
+    if m.scaled:
         div, word = SCALES[scale]
         return 1.0 / div, word
-    if unit == "s" and in_milliseconds(metric):
+    if unit == "s" and m.in_milliseconds:
         return 1e3, ""
     return 1.0, ""
+
+
+def _marked(cells: list[str], flagged: Sequence[bool], symbol: str) -> list[str]:
+    return [c + (f" {symbol}" if f else "") for c, f in zip(cells, flagged, strict=True)]
 
 
 def performance_table(
@@ -370,43 +388,53 @@ def performance_table(
     family: str | None = None,
     baseline_source: str | None = None,
     memory: pd.DataFrame | None = None,
+    slab_labels: Callable[[str], str] | None = None,
 ) -> SeedTable:
     """A seed 000 Figure 2 / Figure 4 / seed 004 Table 4-9 / seed 001 PF style table.
 
     ``summary`` comes from :func:`~natbench.report.aggregate.summarize`, ``points`` from
-    :func:`~natbench.report.aggregate.points_frame`. ``metrics``: the metric blocks to show
-    (default: every metric in the summary that has no table of its own (tear-down), in measurement order).
-    ``scale``: '1', 'k' or 'M' for rates (errors stay in plain units, as in the seeds).
-    ``baseline``: the plain-forwarding baseline metric (default: the registered one, forwarding), shown
-    after the others with the ratio of the metric it is the baseline for (throughput).
-    ``family``: the campaign's traffic family; ``ipv6`` states the IPv6 frame sizes (64 -> 84 bytes).
-    ``baseline_source``: where the baseline was measured when another run holds it (stated in the caption).
-    With an ``invalid_trials`` column in ``summary``
+    :func:`~natbench.run.frames.points_frame`. ``metrics``: the metric blocks to show (default: every metric in
+    the summary that has no table of its own (tear-down), in measurement order). ``scale``: '1', 'k' or 'M' for
+    the metrics that follow it (errors stay in plain units, as in the seeds). ``baseline``: the plain-forwarding
+    baseline metric (default: the registered one, forwarding), shown after the others with the ratio of the metric
+    it is the baseline for (throughput). ``family``: the campaign's traffic family; ``ipv6`` states the IPv6 frame
+    sizes (64 -> 84 bytes). ``baseline_source``: where the baseline was measured when another run holds it (stated
+    in the caption). With an ``invalid_trials`` column in ``summary``
     (:func:`~natbench.report.aggregate.with_invalid_trials`) each metric block gets an "invalid trials" row.
-    ``memory``: the run's fills that stored the DUT's memory (:func:`~natbench.report.aggregate.fill_memory_frame`);
-    the memory rows (:data:`MEMORY_ROWS`) follow the parameters where a fill of a metric in the table stored one.
+    ``memory``: the run's kept fills that stored the DUT's memory
+    (:func:`~natbench.report.aggregate.fill_memory_frame`); the memory rows follow the parameters where a fill of a
+    metric in the table stored one, each slab cache's row named by ``slab_labels`` (default: as the run stored no
+    declarations).
+
+    Each metric block shows what its :class:`~natbench.metrics.Metric` declares: its marks, count rows (after
+    every search's, :data:`~natbench.metrics.declare.SEARCH_ROWS`) and statistic rows.
     """
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
+    labels_of = slab_labels or (lambda key: slab_label({}, key))
     metrics_arg = None if metrics is None else list(metrics)
     s = summary.reset_index()
     s["point_id"] = s["point_id"].astype(str)
     s["metric"] = s["metric"].astype(str)
-    present = [m for m in s["metric"].unique() if in_performance_table(m)]
-    metrics = sorted(present, key=order_key) if metrics is None else [m for m in metrics if m in present]
+    known = {name: reported_metric(name) for name in s["metric"].unique()}
+    present = [name for name, m in known.items() if not m.own_table]
+    if metrics is None:
+        metrics = sorted(present, key=lambda name: known[name].sort_key)
+    else:
+        metrics = [name for name in metrics if name in present]
     default = baseline_metric()
     compared = default.baseline_for if default is not None else None  # what the baseline is compared with
     if baseline is None:
         baseline = default.name if default is not None else ""
     show_baseline = compared is not None and baseline in metrics and compared in metrics
-    main = [m for m in metrics if not (show_baseline and m == baseline)]
+    main = [name for name in metrics if not (show_baseline and name == baseline)]
     ids = [pid for pid in points.index if pid in set(s.loc[s["metric"].isin(metrics), "point_id"])]
     pts = points.loc[ids]
     b = _Builder(ids)
     _param_rows(b, pts, family)
 
-    by = {m: s[s["metric"] == m].set_index("point_id").reindex(ids) for m in metrics}
-    exps = pd.DataFrame({m: by[m]["experiments"] for m in main})
+    by = {name: s[s["metric"] == name].set_index("point_id").reindex(ids) for name in metrics}
+    exps = pd.DataFrame({name: by[name]["experiments"] for name in main})
     if not exps.empty and bool((exps.nunique(axis=1, dropna=True) <= 1).all()):
         b.add("num. experiments", exps.max(axis=1), fmt_count)
         per_metric_exp = False
@@ -414,15 +442,23 @@ def performance_table(
         per_metric_exp = True
     units: list[str] = []
     notes: list[str] = []
-    if _memory_rows(b, memory, ids, metrics):
-        notes.append(MEMORY_NOTE)
+    notes += _memory_rows(b, memory, ids, metrics, labels_of)
     cores_vary = _series_vary(pts, "cores_group", "cores")
     conn_vary = _series_vary(pts, "conn_group", "connections")
     sc = scale_up_cores(summary, points) if cores_vary else None
     sn = scale_connections(summary, points) if conn_vary else None
+    searches: list[SearchBlock] = []
 
-    def block(m: str, prefix: str, scale_name: str, exp_row: bool) -> None:
-        d = by[m]
+    def count_rows(d: pd.DataFrame, prefix: str, rows: Iterable[CountRow]) -> None:
+        for row in rows:
+            counted = _count(d, row.column)
+            if row.label is not None and (counted > 0).any():
+                b.add(f"{prefix} {row.label}", counted, fmt_count)
+                notes.append(row.note)
+
+    def block(m: Metric[Any], exp_row: bool) -> None:
+        prefix = m.label
+        d = by[m.name]
         unit = str(d["unit"].dropna().iloc[0]) if d["unit"].notna().any() else ""
         directions = int(d["directions"].max()) if d["directions"].notna().any() else 1
         mult, word = _display(m, unit, scale)
@@ -436,30 +472,18 @@ def performance_table(
             b.add(f"{prefix} no passing rate", no_pass, fmt_count)
             notes.append(NO_PASS_NOTE)
         marks = [""] * len(ids)
-        for col, mark, note in (
-            ("tagged_only", TAGGED_MARK, TAGGED_NOTE),
-            ("unvalidated", UNVALIDATED_MARK, UNVALIDATED_NOTE),
-        ):
-            flagged = _count(d, col) > 0
+        for mark in m.marks:
+            flagged = _count(d, mark.column) > 0
             if flagged.any():
-                marks = [m + (f" {mark}" if f else "") for m, f in zip(marks, flagged.tolist(), strict=True)]
-                notes.append(note)
-        if (d["tester_bound"].fillna(0) > 0).any():  # the DUT passed all the tester could send
-            b.add(f"{prefix} tester-bound reps.", d["tester_bound"], fmt_count)
-            notes.append(
-                "'tester-bound reps.' counts repetitions whose search ended at the tester's ceiling: "
-                "their value is a lower bound of the DUT's performance"
-            )
+                marks = _marked(marks, flagged.tolist(), mark.symbol)
+                notes.append(mark.note)
+        count_rows(d, prefix, (*SEARCH_ROWS, *m.count_rows))
         if "invalid_trials" in d and d["invalid_trials"].notna().any():  # trials stored: how many proved nothing
             b.add(f"{prefix} invalid trials", d["invalid_trials"], fmt_count)
             notes.append(INVALID_NOTE)
         if "dut_cpu_busy" in d and d["dut_cpu_busy"].notna().any():  # monitored: the DUT's load at the result
             b.add(f"{prefix} DUT CPU busy (%)", d["dut_cpu_busy"] / 100.0, fmt_percent)
-            notes.append(
-                "'DUT CPU busy (%)': load of the DUT's data-path CPUs in the last passing trial at the reported "
-                "rate (monitor samples; median over samples, then over repetitions; the busiest DUT of a group; "
-                "none for trials shorter than 3 monitor intervals)"
-            )
+            notes.append(CPU_NOTE)
         if "seeded" in d and (d["seeded"].fillna(0) > 0).any():  # algorithm: fast
             notes.append(
                 f"{prefix}: fast search; repetitions after the first started from the earlier ones' results"
@@ -470,6 +494,15 @@ def performance_table(
             )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
+            searches.append(
+                SearchBlock(
+                    prefix,
+                    next((str(a) for a in d.get("algorithm", pd.Series(dtype=object)) if a), None),
+                    next((str(g) for g in d.get("search_goal", pd.Series(dtype=object)) if g), None),
+                    int(_count(d, "short_bound").sum()),
+                    int(d["experiments"].fillna(0).sum()),
+                )
+            )
         nothing = ((d["experiments"].fillna(0) == 0) & (no_pass > 0)).tolist()
         for stat in ("median", "min", "max"):
             vals = d[stat].astype("float64")
@@ -478,53 +511,52 @@ def performance_table(
                 for v, none, mk in zip(vals, nothing, marks, strict=True)
             ]
             b.add_cells(f"{prefix} {stat}", vals, cells)
-        if _worst_case_rows(b, d, prefix, mult):
-            notes.append(
-                f"{prefix}: typical latency (median of the tagged frames), '{prefix} worst case': worst-case latency "
-                "(their 99.9th percentile), both per RFC 8219 7.2, the worse direction, over the repetitions"
-            )
+        for rows in m.stat_rows:
+            if f"{rows.column}_median" in d and d[f"{rows.column}_median"].notna().any():
+                factor = mult if rows.in_metric_unit else 1.0
+                for stat in ("median", "min", "max"):
+                    vals = d[f"{rows.column}_{stat}"].astype("float64")
+                    b.add_cells(f"{prefix} {rows.label} {stat}", vals, [fmt_value(v * factor) for v in vals])
+                notes.append(rows.note.format(prefix=prefix))
         if sc is not None:
-            su = sc[sc["metric"] == m].set_index("point_id")["scale_up"].reindex(ids)
-            b.add(scale_name, su, fmt_scale_up)
+            su = sc[sc["metric"] == m.name].set_index("point_id")["scale_up"].reindex(ids)
+            b.add(m.scale_label, su, fmt_scale_up)
         if sn is not None:
-            rp = sn[sn["metric"] == m].set_index("point_id")["ratio_prev"].reindex(ids)
+            rp = sn[sn["metric"] == m.name].set_index("point_id")["ratio_prev"].reindex(ids)
             b.add(f"{prefix} median / previous median", rp, fmt_ratio)
 
-    for m in main:
-        prefix, scale_name = table_labels(m)
-        block(m, prefix, scale_name, per_metric_exp)
-    if show_baseline and compared is not None:
-        prefix, scale_name = table_labels(baseline)
+    for name in main:
+        block(known[name], per_metric_exp)
+    base = known.get(baseline)
+    if show_baseline and compared is not None and base is not None:
         base_exp = by[baseline]["experiments"]
         same_exp = not per_metric_exp and bool((base_exp.fillna(-1) == exps.max(axis=1).fillna(-1)).all())
-        block(baseline, prefix, scale_name, not same_exp)
+        block(base, not same_exp)
         r = baseline_ratio(summary, points, baseline, [compared]).set_index("point_id")["ratio"].reindex(ids)
         b.add(f"{compared} ratio (%)", r, fmt_percent)
 
     cells, values = b.frames(_labels(pts))
     if title is None:
-        what = ", ".join(table_labels(m)[0] for m in main)
+        what = ", ".join(known[name].label for name in main)
         if cores_vary and not conn_vary:
             title = f"Performance ({what}) against the number of CPU cores"
         elif conn_vary and not cores_vary:
             title = f"Performance ({what}) against the number of connections"
         else:
             title = f"Performance ({what})"
-    caption = (
-        "Units: "
-        + "; ".join(units)
-        + ". Error: final width (upper - lower) of the binary search in plain units, as the search ran:"
-        " per direction for frame rates (not multiplied by the number of directions)."
-    )
-    if show_baseline:
+    caption = "Units: " + "; ".join(units) + "."
+    error = error_caption(searches)
+    if error:
+        caption += f" {error}"
+    if show_baseline and base is not None:
         caption += (
-            f" {table_labels(baseline)[0]}: plain packet forwarding baseline with the"
+            f" {base.label}: plain packet forwarding baseline with the"
             f" same port number ranges; {compared} ratio (%) = {compared} median / baseline median"
             " (both in all frames per second)."
         )
         if baseline_source:
             caption += (
-                f" The {table_labels(baseline)[0]} rows come from {baseline_source}, matched to these columns by"
+                f" The {base.label} rows come from {baseline_source}, matched to these columns by"
                 " cores, port ranges and frame size."
             )
     if sc is not None:
@@ -534,17 +566,6 @@ def performance_table(
         caption += " " + "; ".join(dict.fromkeys(notes)) + "."
     key = "performance" if metrics_arg is None else "-".join(metrics_arg)
     return SeedTable(title, caption, cells, values, ids, key)
-
-
-def _worst_case_rows(b: _Builder, d: pd.DataFrame, prefix: str, mult: float) -> bool:
-    """Rows of the worst-case latency (median, min, max over the repetitions) under a latency block; False when
-    the metric stores none."""
-    if "worst_case_median" not in d or not d["worst_case_median"].notna().any():
-        return False
-    for stat in ("median", "min", "max"):
-        vals = d[f"worst_case_{stat}"].astype("float64")
-        b.add_cells(f"{prefix} worst case {stat}", vals, [fmt_value(v * mult) for v in vals])
-    return True
 
 
 def _time_decimals(col: pd.Series) -> int:
@@ -560,95 +581,111 @@ def _time_decimals(col: pd.Series) -> int:
     return 2
 
 
-def teardown_table(
-    teardown: pd.DataFrame,
+def own_table(
+    metric: Metric[Any],
+    figures: pd.DataFrame,
     points: pd.DataFrame,
     *,
     scale: str = "1",
     title: str | None = None,
-    invalid: pd.Series | None = None,
+    summary: pd.DataFrame | None = None,
     memory: pd.DataFrame | None = None,
+    slab_labels: Callable[[str], str] | None = None,
 ) -> SeedTable:
-    """A seed 000 Figure 5 / Figure 9 / seed 001 PF tear-down table.
+    """The table of a metric reported on its own (:attr:`~natbench.metrics.Metric.table`: tear-down, seed 000
+    Figure 5 / Figure 9, seed 001's PF table): the working point's rows, ``num. experiments``, its invalid trials
+    and memory rows, then the rows it declares.
 
-    ``teardown`` comes from :func:`~natbench.report.aggregate.teardown_summary`. Delete times are
-    printed with 2 decimals, 1 in a column whose largest time reaches 1,000 s (as Figure 5 does).
-    ``invalid``: invalid trials per point id (:func:`teardown_invalid`), shown as a row when any is known.
-    ``memory``: the run's fills that stored the DUT's memory (:func:`~natbench.report.aggregate.fill_memory_frame`);
-    the tear-down fills' memory rows follow the experiments.
+    ``figures`` comes from :func:`~natbench.report.aggregate.own_summary`. ``summary``: the run's summary
+    (:func:`~natbench.report.aggregate.summarize`, with ``invalid_trials`` from
+    :func:`~natbench.report.aggregate.with_invalid_trials`): the metric's invalid trials and marks. Seconds rows
+    have 2 decimals, 1 in a column whose largest time reaches 1,000 s (as Figure 5 does), more below 0.1 s.
+    ``memory``: the run's kept fills that stored the DUT's memory; the metric's own fills' rows follow the
+    experiments.
     """
+    table = metric.table
+    if table is None:
+        raise ValueError(f"metric {metric.name!r} has no table of its own")
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
-    ids = [pid for pid in points.index if pid in set(teardown.index)]
+    ids = [pid for pid in points.index if pid in set(figures.index)]
     pts = points.loc[ids]
-    td = teardown.reindex(ids)
+    fig = figures.reindex(ids)
+    flags = pd.DataFrame(index=ids)
+    if summary is not None and not summary.empty:
+        s = summary.reset_index()
+        s = s[s["metric"].astype(str) == metric.name]
+        flags = s.set_index(s["point_id"].astype(str)).reindex(ids)
     b = _Builder(ids)
     _param_rows(b, pts)
-    b.add("num. experiments", td["experiments"], fmt_count)
-    notes = ""
-    if invalid is not None and invalid.reindex(ids).notna().any():
-        b.add("invalid trials", invalid.reindex(ids).astype("float64"), fmt_count)
-        notes = f" {INVALID_NOTE[0].upper()}{INVALID_NOTE[1:]}."
-    if _memory_rows(b, memory, ids, [TEARDOWN.name]):
-        notes += f" {MEMORY_NOTE[0].upper()}{MEMORY_NOTE[1:]}."
-    time_rows = [
-        ("full contr. del med", "filled_median"),
-        ("full contr. del min", "filled_min"),
-        ("full contr. del max", "filled_max"),
-        ("empty contr. del med", "empty_median"),
-        ("empty contr. del min", "empty_min"),
-        ("empty contr. del max", "empty_max"),
-        ("conn. deletion time", "deletion_time"),
-    ]
-    times = td[[c for _, c in time_rows]]
-    decimals = [_time_decimals(times.iloc[i]) for i in range(len(ids))]
-    for name, col in time_rows:
-        vals = td[col].astype("float64").tolist()
-        b.add_cells(name, vals, [fmt_seconds(v, d) for v, d in zip(vals, decimals, strict=True)])
+    b.add("num. experiments", fig["experiments"], fmt_count)
+    notes: list[str] = []
+    if "invalid_trials" in flags and flags["invalid_trials"].notna().any():
+        b.add("invalid trials", flags["invalid_trials"].astype("float64"), fmt_count)
+        notes.append(INVALID_NOTE)
+    notes += _memory_rows(b, memory, ids, [metric.name], slab_labels or (lambda key: slab_label({}, key)))
+    marks = [""] * len(ids)
+    for mark in metric.marks:
+        flagged = _count(flags, mark.column) > 0
+        if flagged.any():
+            marks = _marked(marks, flagged.tolist(), mark.symbol)
+            notes.append(mark.note)
+    seconds = [row.figure for row in table.rows if row.kind == "seconds"]
+    decimals = [_time_decimals(fig[seconds].iloc[i]) if seconds else 2 for i in range(len(ids))]
     div, word = SCALES[scale]
-    rates = td["rate"].astype("float64")
-    b.add_cells("conn. tear d. rate", rates, [fmt_value(v / div) for v in rates])
-    cells, values = b.frames(_labels(pts))
-    caption = (
-        "Delete times in seconds (the DUT's own delete-all command on the filled and on the empty connection "
-        "tracking table); conn. deletion time = median filled - median empty; "
-        f"conn. tear d. rate = num. conn. / conn. deletion time, in {word}connections per second."
-    ) + notes
-    title = title or "Connection tear-down rate against the number of connections"
-    return SeedTable(title, caption, cells, values, ids, TEARDOWN.name)
+    for row in table.rows:
+        vals = fig[row.figure].astype("float64").tolist()
+        if row.kind == "seconds":
+            cells = [fmt_seconds(v, d) for v, d in zip(vals, decimals, strict=True)]
+        elif row.kind == "rate":
+            cells = [fmt_value(v / div) for v in vals]
+        else:
+            cells = [fmt_count(v) for v in vals]
+        if row.marked:
+            cells = [c + (mk if math.isfinite(v) else "") for c, v, mk in zip(cells, vals, marks, strict=True)]
+        b.add_cells(row.label, vals, cells)
+    cells_frame, values = b.frames(_labels(pts))
+    caption = table.caption.format(scale=word)
+    if notes:
+        caption += " " + " ".join(f"{n[0].upper()}{n[1:]}." for n in dict.fromkeys(notes))
+    return SeedTable(title or table.title, caption, cells_frame, values, ids, metric.name)
 
 
 def report_tables(
     summary: pd.DataFrame,
-    teardown: pd.DataFrame,
     points: pd.DataFrame,
     *,
+    own: Mapping[str, pd.DataFrame] | None = None,
     scale: str = "1",
     family: str | None = None,
     baseline_source: str | None = None,
     memory: pd.DataFrame | None = None,
+    slab_labels: Callable[[str], str] | None = None,
 ) -> list[SeedTable]:
-    """Every table of a run: the performance table (if any metric other than tear-down) and the
-    tear-down table (if tear-down was measured). ``family``: the campaign's traffic family;
-    ``baseline_source``: where a baseline from another run was measured; ``memory``: the fills that stored the DUT's
-    memory (their rows in each table)."""
+    """Every table of a run: the performance table (if any metric without a table of its own was measured), then the
+    table of each metric with its own (``own``: metric name -> its figures,
+    :func:`~natbench.report.aggregate.own_summary`), in measurement order. ``family``: the campaign's traffic family;
+    ``baseline_source``: where a baseline from another run was measured; ``memory``: the kept fills that stored the
+    DUT's memory (their rows in each table); ``slab_labels``: the slab caches' rows."""
     tables = []
-    metrics = {str(m) for m in summary.index.get_level_values("metric")} if not summary.empty else set()
-    if any(in_performance_table(m) for m in metrics):
+    names = {str(m) for m in summary.index.get_level_values("metric")} if not summary.empty else set()
+    metrics = sorted((reported_metric(name) for name in names), key=lambda m: m.sort_key)
+    if any(not m.own_table for m in metrics):
         tables.append(
             performance_table(
-                summary, points, scale=scale, family=family, baseline_source=baseline_source, memory=memory
+                summary,
+                points,
+                scale=scale,
+                family=family,
+                baseline_source=baseline_source,
+                memory=memory,
+                slab_labels=slab_labels,
             )
         )
-    if not teardown.empty:
-        tables.append(teardown_table(teardown, points, scale=scale, invalid=teardown_invalid(summary), memory=memory))
+    for m in metrics:
+        figures = (own or {}).get(m.name)
+        if m.own_table and figures is not None and not figures.empty:
+            tables.append(
+                own_table(m, figures, points, scale=scale, summary=summary, memory=memory, slab_labels=slab_labels)
+            )
     return tables
-
-
-def teardown_invalid(summary: pd.DataFrame) -> pd.Series | None:
-    """Invalid tear-down trials per point id from a summary with an ``invalid_trials`` column (else None)."""
-    if summary.empty or "invalid_trials" not in summary.columns:
-        return None
-    s = summary.reset_index()
-    s = s[s["metric"].astype(str) == TEARDOWN.name]
-    return pd.Series(s["invalid_trials"].to_numpy("float64"), index=s["point_id"].astype(str).to_numpy())

@@ -41,7 +41,8 @@ from distributed import Client, Future, Queue
 
 from natbench.errors import ConfigError, NatbenchError
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.run.format import RepKey, TesterFacts, decode_record, json_safe
+from natbench.run.format import FieldError, RepKey, TesterFacts, decode_record, json_safe, plain_json
+from natbench.run.format.declarations import decode_declarations
 from natbench.run.observers import Fanout, Observer
 from natbench.run.reader import RunDirectory
 from natbench.run.remote import class_resource, measure_point, reply_queue
@@ -312,6 +313,13 @@ class DistributedRun:
                 self._obs.on_result(result)
         elif op == "dut_facts":
             self.store.record_dut_facts(point.id, msg["facts"])
+        elif op == "declarations":
+            try:
+                declared = decode_declarations(plain_json(msg["declared"]))  # the transport turns lists to tuples
+            except FieldError as exc:
+                self._reply(attempt, {"ok": False, "why": f"declarations: {exc}"})
+                return
+            self.store.record_declarations(declared)
         elif op == "meta":
             self._testbed_meta(current.testbed, dict(msg["fields"]))
         elif op == "repetition":

@@ -5,9 +5,11 @@
   use); ``extra`` the record's dict.
 * :func:`results_frame`: one row per repetition result; ``reported`` is the value as reports show it (frame
   rates of several directions as all frames per second, :func:`~natbench.run.format.reported_factor`), ``unit``
-  the reported spelling (``conn/s`` reads as ``cps``), then the columns :data:`RESULT_FIELDS` derives from
-  ``extra``; with the points, the point's ``label``, ``connections`` and ``cores``.
-* :func:`points_frame`: the working points indexed by id, with port counts, table sizes and grouping keys.
+  the reported spelling (``conn/s`` reads as ``cps``), then the columns the metrics declare
+  (:func:`result_columns`: what every search result stores, and each metric's own); with the points, the point's
+  ``label``, ``connections`` and ``cores``.
+* :func:`points_frame`: the working points indexed by id, with port counts, table sizes (the parameters the DUT
+  kinds declared, as the run stored them) and grouping keys.
 
 One meaning per column name: ``connections`` is always a working point's number of connections (|S| x |D|);
 the connections a tear-down's fill created are ``created_connections``. For Parquet (:func:`to_parquet`)
@@ -18,28 +20,27 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from natbench.metrics import all_metrics
+from natbench.metrics.declare import SEARCH_COLUMNS, Column
+from natbench.plugins import DutDeclarations, TableParam
 from natbench.results import Direction, RepetitionResult, TrialRecord
-from natbench.run.format import UNIT_ALIASES, PointRecord, directions_of, reported_factor
+from natbench.run.format import UNIT_ALIASES, PointRecord, declarations_for, directions_of, reported_factor
 
 __all__ = [
+    "BASE_COLUMNS",
     "DIRECTION_COLUMNS",
-    "HASH_SIZE_KEYS",
     "POINT_COLUMNS",
-    "RESULT_COLUMNS",
-    "RESULT_FIELDS",
-    "TABLE_SIZE_KEYS",
     "TRIAL_COLUMNS",
-    "ResultField",
     "points_frame",
+    "result_column_names",
+    "result_columns",
     "results_frame",
-    "tagged_only",
     "to_parquet",
     "trials_frame",
 ]
@@ -110,54 +111,37 @@ def trials_frame(records: Iterable[TrialRecord | RepetitionResult]) -> pd.DataFr
 
 
 # ------------------------------------------------------------------------------------------------------ results
-def tagged_only(extra: Mapping[str, Any]) -> bool:
-    """True for a delay result asked for every frame's delay (it stores ``frames`` per direction) whose tester timed
-    only its tagged latency frames in some direction (TRex: PDV from the tagged frames, not every frame)."""
-    frames = extra.get("frames")
-    return isinstance(frames, Mapping) and any(str(v) == "tagged" for v in frames.values())
+def result_columns() -> tuple[Column, ...]:
+    """The derived columns of :func:`results_frame`, in order: every search result's
+    (:data:`~natbench.metrics.declare.SEARCH_COLUMNS`), then what each registered metric declares
+    (:attr:`~natbench.metrics.Metric.columns`, in measurement order; a column two metrics declare comes once)."""
+    out: dict[str, Column] = {c.name: c for c in SEARCH_COLUMNS}
+    for m in all_metrics():
+        for c in m.columns:
+            out.setdefault(c.name, c)
+    return tuple(out.values())
 
 
-@dataclass(frozen=True)
-class ResultField:
-    """A column of :func:`results_frame` derived from a result (its ``extra`` mostly)."""
+def _declaring(columns: Iterable[Column]) -> dict[str, frozenset[str]]:
+    """Column name -> the metrics whose results it is computed for (an empty set: every result's)."""
+    every = {c.name for c in SEARCH_COLUMNS}
+    by: dict[str, set[str]] = {c.name: set() for c in columns}
+    for m in all_metrics():
+        for c in m.columns:
+            if c.name not in every:
+                by[c.name].add(m.name)
+    return {k: frozenset(v) for k, v in by.items()}
 
-    name: str
-    """The column."""
-    dtype: str
-    """Its pandas dtype (``float64`` or ``bool``)."""
-    value: Callable[[RepetitionResult], Any]
-    """The cell of one result."""
+
+BASE_COLUMNS = ["point_id", "metric", "repetition", "value", "unit", "error", "directions", "reported", "dut_cpu_busy"]
+"""The first columns of :func:`results_frame`; ``dut_cpu_busy`` is NaN here (the report fills it from the monitored
+trials: :func:`natbench.report.aggregate.with_dut_cpu_busy`)."""
 
 
-RESULT_FIELDS: tuple[ResultField, ...] = (
-    # tear-down: T_N / T_0 (the methodology's names) or the report's names, N the fill created
-    ResultField("filled_delete_s", "float64", lambda r: _num(r.extra.get("filled_delete_s", r.extra.get("T_N")))),
-    ResultField("empty_delete_s", "float64", lambda r: _num(r.extra.get("empty_delete_s", r.extra.get("T_0")))),
-    ResultField("created_connections", "float64", lambda r: _num(r.extra.get("connections"))),
-    # searches: the value is a lower bound of the DUT (the tester's ceiling)
-    ResultField("tester_bound", "bool", lambda r: bool(r.extra.get("tester_bound", False))),
-    ResultField("dut_cpu_busy", "float64", lambda r: float("nan")),  # from the trials: report.aggregate
-    ResultField("worst_case", "float64", lambda r: _num(r.extra.get("worst_case"))),  # latency (RFC 8219 7.2)
-    ResultField("seeded", "bool", lambda r: bool(r.extra.get("seeded", False))),  # algorithm fast, seeded
-    ResultField("tagged_only", "bool", lambda r: tagged_only(r.extra)),  # PDV from tagged frames only
-    ResultField("unvalidated", "bool", lambda r: r.value is not None and r.extra.get("validated") is False),
-    ResultField("no_pass", "bool", lambda r: r.value is None and bool(r.extra.get("no_passing_rate"))),
-)
-"""The derived columns of :func:`results_frame`, in order (what a metric stores and reports read)."""
+def result_column_names() -> list[str]:
+    """Columns of :func:`results_frame` (without points): :data:`BASE_COLUMNS`, :func:`result_columns`, ``extra``."""
+    return [*BASE_COLUMNS, *(c.name for c in result_columns()), "extra"]
 
-RESULT_COLUMNS = [
-    "point_id",
-    "metric",
-    "repetition",
-    "value",
-    "unit",
-    "error",
-    "directions",
-    "reported",
-    *(f.name for f in RESULT_FIELDS),
-    "extra",
-]
-"""Columns of :func:`results_frame` (without points)."""
 
 POINT_COLUMNS = ["label", "connections", "cores"]
 """Columns :func:`results_frame` adds from the working points."""
@@ -166,14 +150,18 @@ POINT_COLUMNS = ["label", "connections", "cores"]
 def results_frame(
     records: Iterable[TrialRecord | RepetitionResult], points: Iterable[PointRecord] | None = None
 ) -> pd.DataFrame:
-    """One row per repetition result: :data:`RESULT_COLUMNS`, and :data:`POINT_COLUMNS` when ``points`` are given.
-    Trials among ``records`` are left out, so a run's records can be passed in file order.
+    """One row per repetition result: :func:`result_column_names`, and :data:`POINT_COLUMNS` when ``points`` are
+    given. Trials among ``records`` are left out, so a run's records can be passed in file order.
 
     Frame rates: ``reported`` = ``extra["all_frames_per_second"]`` when the engine stored it, else value x number
     of directions (``extra["directions"]``: 2 or "bidirectional" -> x2). ``error`` stays as stored (the search's
-    final width in the stored, per-direction unit).
+    final width in the stored, per-direction unit). A declared column's cell is computed for the results of the
+    metrics that declare it (every result's for the search columns), else it is its default (NaN, False, None).
     """
-    cols: dict[str, list[Any]] = {c: [] for c in RESULT_COLUMNS}
+    derived = result_columns()
+    declaring = _declaring(derived)
+    names = result_column_names()
+    cols: dict[str, list[Any]] = {c: [] for c in names}
     for r in records:
         if not isinstance(r, RepetitionResult):
             continue
@@ -187,17 +175,19 @@ def results_frame(
         cols["error"].append(_num(r.error))
         cols["directions"].append(directions_of(r.extra.get("directions")))
         cols["reported"].append(value * reported_factor(unit, value, r.extra))
-        for f in RESULT_FIELDS:
-            cols[f.name].append(f.value(r))
+        cols["dut_cpu_busy"].append(float("nan"))
+        for c in derived:
+            whose = declaring[c.name]
+            cols[c.name].append(c.value(r) if not whose or r.metric in whose else c.default)
         cols["extra"].append(r.extra)
-    df = pd.DataFrame(cols, columns=RESULT_COLUMNS)
-    for c in ("point_id", "metric", "unit"):
-        df[c] = df[c].astype("category")
-    for c in ("value", "error", "reported"):
-        df[c] = df[c].astype("float64")
-    for c in ("repetition", "directions"):
-        df[c] = df[c].astype("int64")
-    df = df.astype({f.name: f.dtype for f in RESULT_FIELDS})
+    df = pd.DataFrame(cols, columns=names)
+    for name in ("point_id", "metric", "unit"):
+        df[name] = df[name].astype("category")
+    for name in ("value", "error", "reported", "dut_cpu_busy"):
+        df[name] = df[name].astype("float64")
+    for name in ("repetition", "directions"):
+        df[name] = df[name].astype("int64")
+    df = df.astype({c.name: c.dtype for c in derived})
     if points is not None:
         by_id = {p.id: p for p in points}
         ids = df["point_id"].astype(str)
@@ -208,27 +198,30 @@ def results_frame(
 
 
 # ------------------------------------------------------------------------------------------------------- points
-TABLE_SIZE_KEYS = ("conntrack_max", "state_limit", "table_size")
-"""Keys of a working point's DUT parameters that give the connection tracking table size."""
-HASH_SIZE_KEYS = ("hashsize", "hash_size")
-"""Keys that give the hash table size."""
+def _sizes(
+    params: Mapping[str, Any], declared: Iterable[DutDeclarations], attr: str
+) -> tuple[float, TableParam | None]:
+    """(size, its declaration) from the first of ``declared`` whose ``attr`` parameter the point sets."""
+    for d in declared:
+        param: TableParam | None = getattr(d, attr)
+        if param is not None and params.get(param.param) is not None:
+            return float(params[param.param]), param
+    return float("nan"), None
 
 
-def _first_key(params: Mapping[str, Any], keys: Iterable[str]) -> float:
-    for k in keys:
-        if params.get(k) is not None:
-            return float(params[k])
-    return float("nan")
-
-
-def points_frame(points: Iterable[PointRecord]) -> pd.DataFrame:
+def points_frame(
+    points: Iterable[PointRecord], declarations: Mapping[str, DutDeclarations] | None = None
+) -> pd.DataFrame:
     """Working points as a frame indexed by point id, in campaign order.
 
-    Adds ``src_count``, ``dst_count`` (port range sizes), ``table_size`` and ``hash_size`` (from
-    the DUT parameters of the swept DUT, else of the first DUT that has them: :data:`TABLE_SIZE_KEYS`,
-    :data:`HASH_SIZE_KEYS`), and two grouping keys: ``cores_group`` (everything but the cores) and
-    ``conn_group`` (everything but ports, connections and table sizes).
+    Adds ``src_count``, ``dst_count`` (port range sizes), ``table_size`` and ``hash_size`` (from the DUT parameters
+    of the swept DUT, else of the first DUT that has them: the parameters its DUT kind declares,
+    :func:`~natbench.run.format.declarations_for` with ``declarations`` as the run stored them; None: the run stored
+    none) with the rows that name them (``table_label``, ``table_ratio_label``, ``hash_label``,
+    ``hash_ratio_label``), and two grouping keys: ``cores_group`` (everything but the cores) and ``conn_group``
+    (everything but ports, connections and table sizes).
     """
+    stored = dict(declarations or {})
     rows: list[dict[str, Any]] = []
     for p in points:
         src = [p.src_ports.first, p.src_ports.last]
@@ -236,12 +229,15 @@ def points_frame(points: Iterable[PointRecord]) -> pd.DataFrame:
         swept = p.swept_dut
         order = ([swept] if swept in p.dut_params else []) + [n for n in p.dut_params if n != swept]
         table = hashs = float("nan")
+        table_by: TableParam | None = None
+        hash_by: TableParam | None = None
         for name in order:
             prm = p.dut_params[name]
+            declared = declarations_for(stored, name)
             if math.isnan(table):
-                table = _first_key(prm, TABLE_SIZE_KEYS)
+                table, table_by = _sizes(prm, declared, "table_size")
             if math.isnan(hashs):
-                hashs = _first_key(prm, HASH_SIZE_KEYS)
+                hashs, hash_by = _sizes(prm, declared, "hash_size")
         src_count, dst_count = len(p.src_ports), len(p.dst_ports)
         rows.append(
             {
@@ -260,6 +256,10 @@ def points_frame(points: Iterable[PointRecord]) -> pd.DataFrame:
                 "frame_size": p.frame_size,
                 "table_size": table,
                 "hash_size": hashs,
+                "table_label": table_by.label if table_by else None,
+                "table_ratio_label": table_by.ratio_label if table_by else None,
+                "hash_label": hash_by.label if hash_by else None,
+                "hash_ratio_label": hash_by.ratio_label if hash_by else None,
                 "swept_dut": swept,
                 "cores_group": json.dumps(
                     [p.name, src, dst, p.frame_size, p.dut_params, swept], sort_keys=True, default=str

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, run_repetition
-from natbench.plugins import BeginsRepetition, Dut, Tester
+from natbench.plugins import BeginsRepetition, DeclaresRows, Dut, DutDeclarations, Tester
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
 from natbench.traffic.plan import TrafficPlan
@@ -62,6 +62,10 @@ class RecordStore(Protocol):
         """Store the tester's facts (what it learnt on connecting)."""
         ...
 
+    def record_declarations(self, declared: Mapping[str, DutDeclarations]) -> None:
+        """Store what the DUT kinds declared for reports (table and hash sizes, slab caches), by DUT name."""
+        ...
+
     def reader(self) -> _StoredResults:
         """What is stored so far (the results of earlier repetitions)."""
         ...
@@ -81,6 +85,7 @@ class Orchestrator:
     """Gap between the phases."""
     _set_up: tuple[Dut, str] | None = field(default=None, init=False)
     _prepared: tuple[Tester, TrafficPlan] | None = field(default=None, init=False)
+    _declared: dict[str, DutDeclarations] | None = field(default=None, init=False)
     _history: dict[str, dict[str, list[RepetitionResult]]] = field(default_factory=dict, init=False)
     _warned: set[str] = field(default_factory=set, init=False)
 
@@ -140,6 +145,11 @@ class Orchestrator:
             self._set_up = (dut, point.id)  # before setup: a setup that fails half-way is torn down too
             dut.setup(point)
             self.store.record_dut_facts(point.id, dut.facts())
+            if isinstance(dut, DeclaresRows):  # the rows its recipe declares; stored once while they stay the same
+                declared = dut.declarations()
+                if declared != self._declared:
+                    self.store.record_declarations(declared)
+                    self._declared = declared
         if self._prepared is None or self._prepared[0] is not tester or self._prepared[1] != plan:
             self._prepared = None
             tester.prepare(plan)

@@ -28,8 +28,10 @@ import yaml
 from distributed import Queue, WorkerPlugin, get_worker
 
 from natbench.errors import NatbenchError
+from natbench.plugins import DutDeclarations
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.format import plain_json
+from natbench.run.format.declarations import encode_declarations
 from natbench.run.observers import Observer
 from natbench.run.orchestrator import Orchestrator
 
@@ -234,6 +236,10 @@ class StreamingStore:
     def record_tester_facts(self, facts: Mapping[str, Any]) -> None:
         """Send the tester's facts: the client files them under this testbed."""
         self.channel.call("meta", fields={"tester": plain_json(facts)})
+
+    def record_declarations(self, declared: Mapping[str, DutDeclarations]) -> None:
+        """Send what the DUT kinds declared for reports."""
+        self.channel.call("declarations", declared=encode_declarations(declared))
 
     def reader(self) -> StreamingStore:
         """Itself: :meth:`results` are what earlier repetitions at the point left."""

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from natbench.errors import StoreError
+from natbench.plugins import DutDeclarations
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.format import (
     ABANDONED,
@@ -355,6 +356,11 @@ class RunStore:
         keyed = isinstance(plain, dict) and plain and all(isinstance(v, dict) for v in plain.values())
         duts: dict[str, Any] = plain if keyed else {"dut": plain}
         self.update(duts=duts, point_facts={**self._meta.point_facts, point_id: duts})
+
+    def record_declarations(self, declared: Mapping[str, DutDeclarations]) -> None:
+        """Store what the DUT kinds declared for reports (run.json ``dut_declarations``, by DUT name; a DUT's
+        latest declaration replaces its earlier one)."""
+        self.update(dut_declarations={**self._meta.dut_declarations, **declared})
 
     def add_other(self, fields: Mapping[str, Any]) -> None:
         """Store keys of run.json natbench does not interpret (an experiment's own fields: the pytest plugin's

@@ -186,7 +186,7 @@ class FakeDut:
 class MemoryFakeDut(FakeDut):
     """A :class:`FakeDut` with the optional :class:`~natbench.plugins.MeasuresMemory` hook: its MemAvailable falls
     by ``bytes_per_connection`` and its nf_conntrack slab grows by ``slab_per_connection`` for every connection in
-    the table."""
+    the table; ``mem_noise`` makes MemAvailable jitter from one reading to the next (the kernel's other users)."""
 
     mem_total: int = 16 * 2**30
     """MemTotal in bytes."""
@@ -200,6 +200,8 @@ class MemoryFakeDut(FakeDut):
     """nf_conntrack slab bytes with an empty table."""
     fail_snapshot: int | None = None
     """Raise DutError from this snapshot on (0: the first; None: never)."""
+    mem_noise: tuple[int, ...] = ()
+    """Bytes added to MemAvailable in turn, one per snapshot (a busy machine's background); (): none."""
     snapshots: int = 0
     """Snapshots taken."""
 
@@ -208,9 +210,10 @@ class MemoryFakeDut(FakeDut):
         self.snapshots += 1
         if self.fail_snapshot is not None and self.snapshots > self.fail_snapshot:
             raise DutError("cannot read memory: /proc/meminfo: permission denied")
+        jitter = self.mem_noise[(self.snapshots - 1) % len(self.mem_noise)] if self.mem_noise else 0
         out = {
             "mem_total": self.mem_total,
-            "mem_available": self.mem_idle - self.bytes_per_connection * self.connections,
+            "mem_available": self.mem_idle - self.bytes_per_connection * self.connections + jitter,
         }
         if self.slab_per_connection is not None:
             out["conntrack_slab"] = self.slab_idle + self.slab_per_connection * self.connections

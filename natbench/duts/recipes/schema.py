@@ -29,6 +29,8 @@ from natbench.duts.recipes.conditions import Condition, parse_condition
 from natbench.duts.recipes.fields import Declared, Flag, Named, OptionalText, RecipeModel, Text, must
 from natbench.duts.recipes.params import ParamSpec, param_name, resolve_params
 from natbench.duts.recipes.render import RenderedCommand
+from natbench.duts.recipes.reports import MemorySpec, TableSpec, declarations
+from natbench.plugins import DutDeclarations
 from natbench.values import MAX_DURATION_SECONDS
 
 __all__ = ["DEFAULT_CLOCK", "KNOWN_STEPS", "Check", "Command", "Recipe", "RecipeSource", "Step"]
@@ -278,6 +280,10 @@ class Recipe(RecipeModel):
     """Steps by name."""
     checks: Annotated[tuple[Check, ...], _CHECKS] = ()
     """Cross-parameter rules checked by :meth:`resolve`."""
+    table: TableSpec | None = None
+    """The parameters sizing the DUT kind's connection and hash tables, with their report rows."""
+    memory: MemorySpec | None = None
+    """The slab caches its connection table lives in (read around every fill, shown as rows)."""
 
     _path: str = PrivateAttr(default="")
     _params_line: int = PrivateAttr(default=0)
@@ -306,6 +312,10 @@ class Recipe(RecipeModel):
                 cmd._line = line("steps", name, "commands", i, "run")
         for i, check in enumerate(self.checks):
             check._line = line("checks", i, "when")
+        for key in ("size", "hash"):
+            size = getattr(self.table, key) if self.table is not None else None
+            if size is not None:
+                size._line = line("table", key, "param")
         self._path = where.file if where is not None else ""
         self._params_line = line("params") if "params" in self.model_fields_set else 0
         return self
@@ -372,6 +382,10 @@ class Recipe(RecipeModel):
         """Options of a builtin step with their templates rendered (unquoted: natbench consumes them)."""
         return render.step_options(self, step, params, context)
 
+    def declarations(self) -> DutDeclarations:
+        """What this DUT kind declares for reports (``table:``, ``memory:``), as a run stores it."""
+        return declarations(self.table, self.memory)
+
     def describe(self) -> dict[str, Any]:
         """A plain summary for ``natbench recipes show``."""
         return {
@@ -387,4 +401,6 @@ class Recipe(RecipeModel):
                 for n, p in self.params.items()
             },
             "steps": sorted(self.steps),
+            "table": self.table.model_dump(exclude_none=True) if self.table is not None else None,
+            "memory": self.memory.model_dump() if self.memory is not None else None,
         }

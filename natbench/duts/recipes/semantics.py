@@ -31,6 +31,7 @@ def check_recipe(recipe: Recipe, source: SourceMap) -> None:
     _check_commands(recipe)
     _check_shell(recipe)
     _check_steps(recipe)
+    _check_table(recipe)
 
 
 def _error(recipe: Recipe, message: str, line: int | None, field: str) -> RecipeError:
@@ -45,6 +46,21 @@ def _check_checks(recipe: Recipe, source: SourceMap) -> None:
         if check.field is not None and check.field not in recipe.params:
             line = source.locate(("checks", i, "field")).line
             raise _error(recipe, f"unknown parameter {check.field!r}", line, f"checks[{i}].field")
+
+
+def _check_table(recipe: Recipe) -> None:
+    """A declared table size names a declared integer parameter."""
+    for key in ("size", "hash"):
+        size = getattr(recipe.table, key) if recipe.table is not None else None
+        if size is None:
+            continue
+        spec = recipe.params.get(size.param)
+        if spec is None:
+            raise _error(recipe, f"unknown parameter {size.param!r}", size.line, f"table.{key}.param")
+        if spec.type != "int":
+            raise _error(
+                recipe, f"parameter {size.param!r} is a {spec.type}, not an int", size.line, f"table.{key}.param"
+            )
 
 
 def _check_commands(recipe: Recipe) -> None:

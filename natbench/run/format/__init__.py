@@ -23,6 +23,7 @@ from natbench.run.format.codec import (
     encode_points,
     load_json,
 )
+from natbench.run.format.declarations import LEGACY, declarations_for, slab_label
 from natbench.run.format.fields import FieldError, json_safe, plain_json
 from natbench.run.format.files import (
     ABANDONED,
@@ -74,6 +75,7 @@ __all__ = [
     "DAMAGED",
     "EXPERIMENT_KIND",
     "KINDS",
+    "LEGACY",
     "MAX_SEQ",
     "PENDING",
     "POINTS",
@@ -100,6 +102,7 @@ __all__ = [
     "TesterFacts",
     "checksum",
     "counts_problem",
+    "declarations_for",
     "decode_campaign",
     "decode_meta",
     "decode_points",
@@ -117,4 +120,5 @@ __all__ = [
     "record_data",
     "reported_factor",
     "reported_unit",
+    "slab_label",
 ]

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast
 
+from natbench.plugins import DutDeclarations
+from natbench.run.format.declarations import decode_declarations, encode_declarations
 from natbench.run.format.fields import (
     FieldError,
     as_float,
@@ -286,6 +288,7 @@ _KNOWN = (
     "testbed_class",
     "point_testbeds",
     "testbeds",
+    "dut_declarations",
 )
 
 
@@ -333,6 +336,9 @@ class RunMeta:
     """A distributed run: point id -> the testbeds that measured it, in order."""
     testbeds: dict[str, dict[str, Any]] = field(default_factory=dict)
     """A distributed run: testbed name -> what its worker said of it (class, tester facts, ...)."""
+    dut_declarations: dict[str, DutDeclarations] = field(default_factory=dict)
+    """DUT name -> what its DUT kind (recipe) declared for reports: table and hash size parameters, slab caches
+    (:mod:`~natbench.run.format.declarations`; empty in a run stored before them, or with DUTs that declare none)."""
     other: dict[str, Any] = field(default_factory=dict)
     """Keys natbench does not know (an experiment's own fields, e.g. ``pytest``), kept as stored."""
 
@@ -367,6 +373,7 @@ class RunMeta:
             "testbed_class": self.testbed_class,
             "point_testbeds": {k: list(v) for k, v in self.point_testbeds.items()} or None,
             "testbeds": self.testbeds or None,
+            "dut_declarations": encode_declarations(self.dut_declarations) or None,
         }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
@@ -405,6 +412,7 @@ class RunMeta:
                 for pid, names in by_point.items()
             },
             testbeds={str(n): as_object(tb, f"testbeds.{n}") for n, tb in testbeds.items()},
+            dut_declarations=decode_declarations(d.get("dut_declarations", {})),
             other={k: v for k, v in d.items() if k not in _KNOWN},
         )
 

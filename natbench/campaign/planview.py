@@ -1,0 +1,269 @@
+"""The plan of a campaign as ``natbench plan`` shows it: a core object the command line only renders.
+
+:meth:`PlanView.build` works out what ``natbench plan`` says about a campaign: its facts (tester, traffic, DUTs,
+metric settings), the working points with the parameters that vary between them and each point's trials and
+estimated duration (:mod:`natbench.campaign.estimate`), what the fast search saves against the binary one, the
+memory check (:mod:`natbench.campaign.feasibility`) and the recipe check's warnings. The command line renders it as
+a rich table, plain text or JSON (:meth:`PlanView.to_dict`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from natbench.campaign.estimate import Estimate, estimate, format_duration, has_algorithm
+from natbench.campaign.feasibility import MemoryCheck, memory_check
+from natbench.campaign.recipes import check_recipes
+from natbench.search.fast import SEEDED_FULL, SEEDED_PROBES, SEEDED_TRIALS
+from natbench.traffic.plan import wire_frame_sizes
+from natbench.values import format_count
+
+if TYPE_CHECKING:
+    from natbench.campaign.model import Campaign
+
+__all__ = ["COMPARED", "AlgorithmComparison", "PlanView", "varying"]
+
+COMPARED = ("binary", "fast")
+"""The search algorithms the plan compares: the seeds' binary search (the reference) and natbench's fast one, for
+the metrics that offer both."""
+
+SMALL_SAVING = 1.1
+"""Below this ratio of tester time the plan says the saving in percent (``only 4 % less``), never ``1.0x``."""
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return format_count(v) if v >= 10_000 or (v >= 1024 and v & (v - 1) == 0) else str(v)
+    if isinstance(v, float):
+        return f"{v:,.0f}" if v.is_integer() else f"{v:g}"
+    return str(v)
+
+
+def varying(campaign: Campaign) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(dut, param) and (metric, setting) pairs whose value differs between the campaign's working points (the
+    repetitions of a metric aside: they have a column of their own)."""
+    points = campaign.points()
+    duts = sorted({(d, k) for p in points for d, ps in p.dut_params.items() for k in ps})
+    dut_vary = [(d, k) for d, k in duts if len({repr(p.dut_params.get(d, {}).get(k)) for p in points}) > 1]
+    mets = sorted({(m, k) for p in points for m, s in p.metric_settings.items() for k in s if k != "repetitions"})
+    met_vary = [(m, k) for m, k in mets if len({repr(p.metric_settings.get(m, {}).get(k)) for p in points}) > 1]
+    return dut_vary, met_vary
+
+
+@dataclass(frozen=True)
+class AlgorithmComparison:
+    """The campaign estimated with every search metric on each of :data:`COMPARED` (the rest as the campaign says)."""
+
+    estimates: dict[str, Estimate]
+    """Algorithm -> the campaign's estimate with it."""
+
+    @property
+    def saving(self) -> float:
+        """Seconds of tester time the fast search saves against the binary one (negative: it costs more)."""
+        return self.estimates["binary"].seconds - self.estimates["fast"].seconds
+
+    def line(self) -> str:
+        """What ``algorithm: fast`` saves against ``binary``, in one line; never a negative saving."""
+        old, new = self.estimates["binary"], self.estimates["fast"]
+        head = (
+            f"search algorithms: binary {old.trials:,} trials, {format_duration(old.seconds)}; "
+            f"fast {new.trials:,} trials, {format_duration(new.seconds)}"
+        )
+        model = (
+            f"fast counted with {SEEDED_FULL} full trials and {SEEDED_PROBES} short ones per seeded repetition, "
+            f"{SEEDED_TRIALS} full ones for cps, typical of bench/campaign_time.py's simulation; a DUT with queues "
+            "needs more"
+        )
+        if self.saving <= 0:
+            return f"{head}: fast saves no tester time here ({model})"
+        ratio = old.seconds / new.seconds if new.seconds else float("inf")
+        if ratio < SMALL_SAVING:
+            what = f"only {100 * self.saving / old.seconds:.0f} % less tester time"
+        else:
+            what = f"{ratio:.1f}x less tester time"
+        return f"{head}: {what} (saves {format_duration(self.saving)}; {model})"
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """Per algorithm its trials and seconds."""
+        return {a: {"trials": e.trials, "seconds": e.seconds} for a, e in self.estimates.items()}
+
+
+def compare_algorithms(campaign: Campaign) -> AlgorithmComparison | None:
+    """The comparison of :data:`COMPARED`, or None when no metric of the campaign offers both."""
+    offered = any(
+        all(has_algorithm(campaign.settings_for(p, m), a) for a in COMPARED)
+        for p in campaign.points()
+        for m in campaign.metrics
+    )
+    return AlgorithmComparison({a: estimate(campaign, a) for a in COMPARED}) if offered else None
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """What ``natbench plan`` shows of one campaign (build it with :meth:`build`)."""
+
+    campaign: Campaign
+    """The campaign."""
+    estimate: Estimate
+    """Its trials and duration per working point and metric."""
+    facts: tuple[str, ...]
+    """The lines before the table: campaign, tester and traffic, each DUT, each metric's settings, the output."""
+    header: tuple[str, ...]
+    """The working-point table's columns (the parameters that vary between points among them)."""
+    rows: tuple[tuple[str, ...], ...]
+    """One row of cells per working point."""
+    algorithms: AlgorithmComparison | None
+    """What the fast search saves (None: no metric offers it)."""
+    memory: MemoryCheck
+    """Whether the points' connections fit in the DUTs' memory."""
+    recipe_warnings: tuple[str, ...] = field(default=())
+    """The recipe check's warnings (a DUT timeout shorter than a trial, ...); empty when recipes were not checked."""
+
+    @classmethod
+    def build(
+        cls,
+        campaign: Campaign,
+        *,
+        recipes: bool = True,
+        measured: float | None = None,
+        measured_source: str | None = None,
+    ) -> PlanView:
+        """The plan of ``campaign``; ``recipes``: check the DUT recipes and their parameters first (a ConfigError
+        for a campaign ``natbench validate`` rejects); ``measured``: bytes per connection an earlier run measured
+        (``measured_source`` says where), for the memory check."""
+        warnings = check_recipes(campaign).warnings if recipes else ()
+        est = estimate(campaign)
+        mem = memory_check(campaign, measured, measured_source)
+        if measured is None and measured_source is not None:  # an earlier run was asked, but it stored no figure
+            mem = MemoryCheck(mem.warnings, (measured_source, *mem.notes))
+        header, rows = _table(campaign, est)
+        return cls(campaign, est, tuple(_facts(campaign)), header, rows, compare_algorithms(campaign), mem, warnings)
+
+    @property
+    def total(self) -> str:
+        """The line under the table: points, trials, estimated duration."""
+        e = self.estimate
+        return f"{len(e.points)} working points, {e.trials:,} trials, estimated duration {format_duration(e.seconds)}"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Everything that may spoil the run: the recipe check's warnings, then the memory check's."""
+        return (*self.recipe_warnings, *self.memory.warnings)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the estimate leaves out and what the memory check could not check."""
+        return (*self.estimate.notes, *self.memory.notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as plain JSON data (``natbench plan --format json``)."""
+        c, e = self.campaign, self.estimate
+        return {
+            "campaign": c.name,
+            "file": str(c.file),
+            "points": [
+                {
+                    "index": pe.point.index,
+                    "label": pe.point.label,
+                    "id": pe.point.id,
+                    "cores": pe.point.cores,
+                    "src_ports": [pe.point.src_ports.first, pe.point.src_ports.last],
+                    "dst_ports": [pe.point.dst_ports.first, pe.point.dst_ports.last],
+                    "connections": pe.point.connections,
+                    "frame_size": pe.point.frame_size,
+                    "wire_frame_sizes": list(wire_frame_sizes(c.traffic.family, pe.point.frame_size)),
+                    "dut_params": pe.point.dut_params,
+                    "swept_dut": pe.point.swept_dut,
+                    "metric_settings": pe.point.metric_settings,
+                    "metrics": {
+                        m.metric: {"repetitions": m.repetitions, "trials": m.trials, "seconds": m.seconds}
+                        for m in pe.metrics
+                    },
+                    "trials": pe.trials,
+                    "seconds": pe.seconds,
+                }
+                for pe in e.points
+            ],
+            "trials": e.trials,
+            "seconds": e.seconds,
+            "algorithms": self.algorithms.to_dict() if self.algorithms is not None else {},
+            "notes": list(e.notes),
+            "memory": {"warnings": list(self.memory.warnings), "notes": list(self.memory.notes)},
+        }
+
+
+def _frame(campaign: Campaign, frame_size: int) -> str:
+    """The frame size column: the IPv4 size, or the IPv6 frames' when both sides carry IPv6 (RFC 8219: +20)."""
+    family = campaign.traffic.family
+    if family.private_ipv6 and family.public_ipv6:
+        return f"{wire_frame_sizes(family, frame_size)[0]} (IPv6)"
+    return str(frame_size)
+
+
+def _repetitions(pe: Any) -> str:
+    reps = {m.metric: m.repetitions for m in pe.metrics}
+    if len(set(reps.values())) == 1:
+        return str(next(iter(reps.values())))
+    return " ".join(f"{k}:{v}" for k, v in reps.items())
+
+
+def _table(campaign: Campaign, est: Estimate) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """Header and rows of the working-point table."""
+    dut_vary, met_vary = varying(campaign)
+    multi = len(campaign.testbed.duts) > 1
+    cores_head = "cores"
+    swept = {d for p in campaign.points() if p.swept_dut for d in (p.swept_dut, *p.co_swept_duts)}
+    if multi and swept:
+        cores_head = f"cores ({', '.join(sorted(swept))})"
+    header = ["#", "label", "id", cores_head, "src ports", "dst ports", "connections", "frame"]
+    header += [f"{d}.{k}" if multi else k for d, k in dut_vary]
+    header += [f"{m}.{k}" for m, k in met_vary]
+    header += ["reps", "trials", "est."]
+    rows = []
+    for pe in est.points:
+        p = pe.point
+        row = [
+            str(p.index),
+            p.label,
+            p.id,
+            "-" if p.cores is None else str(p.cores),
+            f"{p.src_ports} ({len(p.src_ports):,})",
+            f"{p.dst_ports} ({len(p.dst_ports):,})",
+            f"{p.connections:,}",
+            _frame(campaign, p.frame_size),
+        ]
+        row += [_value(p.dut_params.get(d, {}).get(k)) for d, k in dut_vary]
+        row += [_value(campaign.settings_for(p, m).model_dump()[k]) for m, k in met_vary]
+        row += [_repetitions(pe), f"{pe.trials:,}", format_duration(pe.seconds)]
+        rows.append(tuple(row))
+    return tuple(header), tuple(rows)
+
+
+def _facts(campaign: Campaign) -> list[str]:
+    dut_vary, _ = varying(campaign)
+    vary = set(dut_vary)
+    lines = [f"campaign {campaign.name} ({campaign.file}), schema_version {campaign.spec.schema_version}"]
+    t = campaign.traffic
+    lines.append(
+        f"tester: {campaign.testbed.tester.kind}; traffic: {t.family.value}, {t.directions.value}, "
+        f"acceptance {t.acceptance:g} loss, seed {t.seed}, responder {campaign.responder_mode.value}"
+    )
+    for d in campaign.testbed.duts:
+        fixed = {k: v for k, v in d.params.items() if (d.name, k) not in vary}
+        parts = [f"recipe {d.recipe}", f"access {d.access.kind}"]
+        if d.role is not None:
+            parts.append(f"role {d.role.value}")
+        if d.cores is not None:
+            parts.append(f"{d.cores} cores")
+        if fixed:
+            parts.append(", ".join(f"{k}={_value(v)}" for k, v in fixed.items()))
+        lines.append(f"DUT {d.name}: " + "; ".join(parts))
+    for name, s in campaign.metrics.items():
+        shown = {k: v for k, v in s.model_dump(exclude_none=True).items() if k != "repetitions"}
+        settings = ", ".join(f"{k}={_value(v)}" for k, v in shown.items())
+        lines.append(f"metric {name}: {s.repetitions} repetitions; {settings}")
+    lines.append(f"output: {campaign.output}")
+    return lines

@@ -1,0 +1,393 @@
+"""What a metric declares for reports and checks, beside its procedure: the columns its results add, the rows and
+cell marks tables show for it, a table of its own, and the connection lifetimes its steps need.
+
+A report never names a metric: it iterates these declarations (:attr:`~natbench.metrics.registry.Metric.columns`,
+``marks``, ``count_rows``, ``stat_rows``, ``table``), so a metric that stores a new statistic declares its column
+and row in its own module and nothing in ``natbench.report`` changes. What every search result stores (the
+tester's ceiling and its cause, no passing rate, the fast search's seeding, the algorithm) is declared once here
+(:data:`SEARCH_COLUMNS`, :data:`SEARCH_ROWS`) and applies to every result; so do the words a caption uses for
+each search algorithm's error (:func:`search_error`).
+
+Pure data and small functions (no pandas): the campaign schema imports the metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from natbench.results import RepetitionResult
+
+__all__ = [
+    "SEARCH_COLUMNS",
+    "SEARCH_ROWS",
+    "SEEDS_ERROR",
+    "Column",
+    "CountRow",
+    "Lifetime",
+    "Mark",
+    "OwnTable",
+    "SearchBlock",
+    "StatRows",
+    "TableRow",
+    "error_caption",
+    "finite",
+    "median_or_nan",
+    "number",
+    "search_error",
+    "search_summary",
+    "search_words",
+    "stats",
+]
+
+Summary = Literal["count", "stats", "median", "first", "none"]
+"""How a column is summed up per working point and metric over the repetitions: ``count`` (how many repetitions
+it is true for), ``stats`` (``<name>_median``, ``<name>_min``, ``<name>_max``), ``median``, ``first`` (the first
+repetition's value: a property of the point, such as the search algorithm), ``none`` (not summed up: a column a
+metric's own table reads)."""
+
+
+def _num(x: Any) -> float:
+    return float("nan") if x is None else float(x)
+
+
+def finite(values: Iterable[float]) -> list[float]:
+    """The finite numbers of ``values`` (NaN and None left out)."""
+    return [float(v) for v in values if v is not None and math.isfinite(float(v))]
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the results frame (:func:`natbench.run.frames.results_frame`), one cell per repetition result,
+    derived from what the result stores (its ``extra`` mostly)."""
+
+    name: str
+    """The column (a frame column, and the stem of its summary columns)."""
+    dtype: Literal["float64", "bool", "object"]
+    """Its pandas dtype."""
+    value: Callable[[RepetitionResult], Any]
+    """The cell of one result."""
+    summary: Summary = "count"
+    """How :func:`natbench.report.aggregate.summarize` sums it up per point (see :data:`Summary`)."""
+
+    @property
+    def default(self) -> Any:
+        """The cell of a result whose metric does not declare this column."""
+        return {"float64": float("nan"), "bool": False, "object": None}[self.dtype]
+
+    def summary_columns(self) -> tuple[str, ...]:
+        """The columns its summary adds."""
+        if self.summary == "stats":
+            return (f"{self.name}_median", f"{self.name}_min", f"{self.name}_max")
+        return () if self.summary == "none" else (self.name,)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A symbol after the median / min / max cells of a point where some repetition is flagged, explained in the
+    caption and warned about in the summary (``[t]`` PDV of tagged frames only, ``[u]`` an unvalidated rate)."""
+
+    column: str
+    """The flag: a ``count`` column."""
+    symbol: str
+    """What the cells show (``[u]``)."""
+    note: str
+    """The caption's explanation."""
+    warning: str
+    """The summary's warning; ``{n}`` (flagged repetitions), ``{total}`` (the metric's repetitions) and
+    ``{title}`` (the metric's title) are filled in."""
+
+
+@dataclass(frozen=True)
+class CountRow:
+    """A row ``<label prefix> <label>`` counting a point's flagged repetitions (shown where any is flagged), its
+    caption note and its summary warning."""
+
+    column: str
+    """The flag: a ``count`` column."""
+    label: str | None
+    """The row after the metric's label prefix (``tester-bound reps.``); None: no row, only the warning."""
+    note: str
+    """The caption's explanation of the row."""
+    warning: str
+    """The summary's warning (placeholders as :attr:`Mark.warning`)."""
+
+
+@dataclass(frozen=True)
+class StatRows:
+    """Median / min / max rows of a further statistic under a metric's block (latency's worst case)."""
+
+    column: str
+    """A ``stats`` column."""
+    label: str
+    """The rows after the metric's label prefix: ``<prefix> <label> median`` ..."""
+    note: str
+    """The caption's explanation; ``{prefix}`` is the metric's label prefix."""
+    in_metric_unit: bool = True
+    """The statistic is in the metric's own unit and shown as its value is (scaled, seconds as milliseconds);
+    False: shown as stored (a count)."""
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """A row of a metric's own table: one figure per working point."""
+
+    label: str
+    """The row's name."""
+    figure: str
+    """The figure it shows (a key of :attr:`OwnTable.figures`' result)."""
+    kind: Literal["seconds", "rate", "count"]
+    """How it is printed: ``seconds`` (the time decimals of seed 000 Figure 5, alike for every seconds row of a
+    column), ``rate`` (at the report's scale), ``count``."""
+    marked: bool = False
+    """The metric's marks follow its cells."""
+
+
+@dataclass(frozen=True)
+class OwnTable:
+    """A metric reported in a table and plot of its own, not in the performance table (tear-down: delete times
+    and the rate computed from their medians, seed 000 Figure 5)."""
+
+    title: str
+    """The table's title."""
+    caption: str
+    """The table's caption; ``{scale}`` is the rate scale's words (``1,000 ``)."""
+    figures: Callable[[Mapping[str, Sequence[float]], float], Mapping[str, float]]
+    """Per working point: the figures (by name) from the metric's columns over the point's repetitions (each
+    column's cells, and ``reported``: the reported values) and the point's connections."""
+    names: tuple[str, ...]
+    """The names :attr:`figures` returns, in order (the columns of the per-point summary)."""
+    rows: tuple[TableRow, ...]
+    """The table's rows after the working point's and the memory rows."""
+    value: str
+    """The figure that is the metric's result (its plot's left panel)."""
+    value_legend: str
+    """The legend of that line."""
+    series: tuple[tuple[str, str], ...]
+    """The plot's right panel: (figure stem with ``_median``/``_min``/``_max``, legend)."""
+    series_axis: str
+    """The right panel's y-axis label."""
+    series_title: str
+    """The right panel's title."""
+    plot_caption: str
+    """What the plot shows, in words."""
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """How long one kind of step of a metric needs its connections (RFC 9693: none may expire while a test relies
+    on it), for the check of the DUT's connection timeout before a run."""
+
+    seconds: float
+    """The longest such need at the working point."""
+    step: str
+    """What needs them that long (``phase 1 + gap + phase 2``)."""
+    refused: bool
+    """True: a step that needs longer is refused as invalid and ends the repetition (the timeout guard of a
+    connection-establishment step); False: connections would expire during the trial."""
+
+
+# --------------------------------------------------------------------------------------------- search results
+def _tester_bound(r: RepetitionResult) -> bool:
+    return bool(r.extra.get("tester_bound", False))
+
+
+def _bound_by_rate(r: RepetitionResult) -> bool:
+    """Tester-bound for want of rate (or a result stored before the cause was)."""
+    return _tester_bound(r) and r.extra.get("tester_bound_cause") != "clumps"
+
+
+def _bound_by_clumps(r: RepetitionResult) -> bool:
+    return _tester_bound(r) and r.extra.get("tester_bound_cause") == "clumps"
+
+
+def _at_upper_limit(r: RepetitionResult) -> bool:
+    """No rate failed (and the tester did not stop the search): the search's upper bound limits the value."""
+    return bool(r.extra.get("at_upper_limit", False)) and not _tester_bound(r)
+
+
+def _algorithm(r: RepetitionResult) -> str | None:
+    """The search that produced the value: stored by every search since the fast one; a search result stored before
+    (an error, no algorithm) was a binary search."""
+    stored = r.extra.get("algorithm")
+    if isinstance(stored, str):
+        return stored
+    return "binary" if r.error is not None else None
+
+
+def _search_goal(r: RepetitionResult) -> str | None:
+    """MLRsearch's goal in words (``preset rfc2544: loss ratio 0, exceed ratio 0, final trials 60 s, ...``)."""
+    if r.extra.get("algorithm") != "mlr":
+        return None
+    goal = r.extra.get("mlr_goal")
+    words = [f"preset {r.extra.get('mlr_preset', '?')}"]
+    if isinstance(goal, Mapping):
+        words.append(
+            f"loss ratio {goal.get('loss_ratio', '?'):g}, exceed ratio {goal.get('exceed_ratio', '?'):g}, final trials "
+            f"{goal.get('final_trial_duration', '?'):g} s, duration sum {goal.get('duration_sum', '?'):g} s"
+            if all(isinstance(goal.get(k), int | float) for k in _GOAL_KEYS)
+            else "goal as stored"
+        )
+    return ": ".join(words)
+
+
+_GOAL_KEYS = ("loss_ratio", "exceed_ratio", "final_trial_duration", "duration_sum")
+
+SEARCH_COLUMNS: tuple[Column, ...] = (
+    Column("tester_bound", "bool", _tester_bound),
+    Column("bound_by_rate", "bool", _bound_by_rate),
+    Column("bound_by_clumps", "bool", _bound_by_clumps),
+    Column("at_upper_limit", "bool", lambda r: r.value is not None and _at_upper_limit(r)),
+    Column("seeded", "bool", lambda r: bool(r.extra.get("seeded", False))),
+    Column("short_bound", "bool", lambda r: bool(r.extra.get("short_bound", False))),
+    Column("no_pass", "bool", lambda r: r.value is None and bool(r.extra.get("no_passing_rate"))),
+    Column("algorithm", "object", _algorithm, "first"),
+    Column("search_goal", "object", _search_goal, "first"),
+)
+"""What every search result stores, as columns of every result (False / None for a result that is no search's):
+``tester_bound`` (the search ended at the tester's ceiling: a lower bound of the DUT), by cause ``bound_by_rate``
+(the tester could not send faster) and ``bound_by_clumps`` (it sent the rate, but its clumps after stalls could
+explain the DUT's loss), ``at_upper_limit`` (no rate failed: the search's upper bound limits the value),
+``seeded`` (``algorithm: fast``: started from the earlier repetitions' results), ``short_bound`` (its final upper
+bound rests on a short trial), ``no_pass`` (no rate passed: no value), ``algorithm`` and MLRsearch's
+``search_goal``."""
+
+SEARCH_ROWS: tuple[CountRow, ...] = (
+    CountRow(
+        "bound_by_rate",
+        "tester-bound reps.",
+        "'tester-bound reps.' counts repetitions whose search ended at the tester's ceiling (it could not send "
+        "faster): their value is a lower bound of the DUT's performance",
+        "{title}: {n} of {total} repetitions were limited by the tester's ceiling, not the DUT; the DUT can do more "
+        "than these results say (a faster tester would measure it).",
+    ),
+    CountRow(
+        "bound_by_clumps",
+        "tester-clumps reps.",
+        "'tester-clumps reps.' counts repetitions whose search ended where the tester's sending pattern (clumps of "
+        "frames after its stalls) caused the DUT's loss: their value is a lower bound of what the DUT passes from "
+        "an evenly paced sender",
+        "{title}: {n} of {total} repetitions ended where the tester's sending pattern (clumps after its stalls) "
+        "caused the DUT's loss, not the DUT's rate; the DUT may pass more from an evenly paced tester.",
+    ),
+    CountRow(
+        "at_upper_limit",
+        None,
+        "",
+        "{title}: in {n} of {total} repetitions no rate failed: the search's upper bound, not the DUT, limits the "
+        "value (raise upper).",
+    ),
+)
+"""The rows and warnings of every search metric, in this order before the metric's own."""
+
+
+def search_words(algorithm: str, goal: str | None = None) -> str:
+    """Which search produced a value, in a few words (``binary search``, ``MLRsearch, preset rfc2544: ...``)."""
+    if algorithm == "fast":
+        return "fast search"
+    if algorithm == "mlr":
+        return f"MLRsearch ({goal})" if goal else "MLRsearch"
+    if algorithm == "binary":
+        return "binary search"
+    return f"{algorithm} search"
+
+
+def search_error(algorithm: str, *, goal: str | None = None, short_bounds: tuple[int, int] | None = None) -> str:
+    """What a value and its error mean for the search ``algorithm`` that produced them (a caption's words).
+
+    ``goal``: MLRsearch's goal in words; ``short_bounds``: (repetitions whose upper bound a short trial proved,
+    repetitions) of a fast search."""
+    if algorithm == "fast":
+        proof = ""
+        if short_bounds is not None and short_bounds[0]:
+            proof = f", {short_bounds[0]} of {short_bounds[1]} repetitions' upper bound from a short trial"
+        return (
+            "fast search: each value passed a full trial; its error is the distance to the lowest rate shown to fail, "
+            "by a full trial or by a short trial that lost more frames than a full trial may lose in all "
+            f"(the short-fail rule{proof})"
+        )
+    if algorithm == "mlr":
+        return (
+            f"{search_words('mlr', goal)}: each value is MLRsearch's relevant lower bound; its error is the distance "
+            "to the relevant upper bound (an RFC 2544 result only with exceed ratio 0 and final trials of the "
+            "metric's duration)"
+        )
+    return f"final width (upper - lower) of the {search_words(algorithm)}"
+
+
+SEEDS_ERROR = (
+    "Error: final width (upper - lower) of the binary search in plain units, as the search ran: per direction for "
+    "frame rates (not multiplied by the number of directions)."
+)
+"""A caption's error sentence when every search of a table is a binary one (the seeds' own)."""
+
+
+@dataclass(frozen=True)
+class SearchBlock:
+    """A table block with an error row, as :func:`error_caption` needs it."""
+
+    prefix: str
+    """The block's label prefix (``cps``)."""
+    algorithm: str | None
+    """The search that produced its values (None: stored without one, a binary search's)."""
+    goal: str | None = None
+    """MLRsearch's goal in words."""
+    short_bounds: int = 0
+    """Repetitions whose upper bound a short trial proved (the fast search)."""
+    repetitions: int = 0
+    """Its repetitions with a value."""
+
+
+def error_caption(blocks: Sequence[SearchBlock]) -> str:
+    """A table caption's error sentence: what each search's values and errors mean, by algorithm ("" without a
+    block; the seeds' sentence, :data:`SEEDS_ERROR`, when every search is a binary one)."""
+    by: dict[str, list[SearchBlock]] = {}
+    for b in blocks:
+        by.setdefault(b.algorithm or "binary", []).append(b)
+    if not by:
+        return ""
+    if set(by) == {"binary"}:
+        return SEEDS_ERROR
+    parts = []
+    for algorithm, group in by.items():
+        prefixes = ", ".join(b.prefix for b in group)
+        goal = next((b.goal for b in group if b.goal), None)
+        shorts = (sum(b.short_bounds for b in group), sum(b.repetitions for b in group))
+        parts.append(f"{prefixes}: {search_error(algorithm, goal=goal, short_bounds=shorts)}")
+    return (
+        "Error, in plain units as the search ran (per direction for frame rates, not multiplied by the number of "
+        f"directions): {'; '.join(parts)}."
+    )
+
+
+def search_summary(algorithm: str, goal: str | None = None) -> str:
+    """Which search produced a value and what its error is, in the few words of a run summary."""
+    meaning = {
+        "binary": "error: its final width",
+        "fast": "error: the distance to a rate shown to fail",
+        "mlr": "value: its relevant lower bound, error: the distance to its relevant upper bound",
+    }.get(algorithm, "error: as the search stored it")
+    return f"{search_words(algorithm, goal)}; {meaning}"
+
+
+# ---------------------------------------------------------------------------------------------- small helpers
+def median_or_nan(values: Sequence[float]) -> float:
+    """The median of the finite ``values``; NaN when there is none."""
+    known = finite(values)
+    return float(statistics.median(known)) if known else float("nan")
+
+
+def stats(values: Sequence[float]) -> tuple[float, float, float]:
+    """(median, min, max) of the finite ``values``; NaN each when there is none."""
+    known = finite(values)
+    if not known:
+        return float("nan"), float("nan"), float("nan")
+    return float(statistics.median(known)), min(known), max(known)
+
+
+def number(x: Any) -> float:
+    """A stored number as a float (None: NaN)."""
+    return _num(x)
