@@ -73,14 +73,20 @@ def test_notebook_runs_in_a_kernel_and_shows_every_plot(fig2_dir: Path, tmp_path
     plot_cells = [c for c in code if PLOT_CALL.search(_source(c))]
     assert len(plot_cells) >= 2, "the notebook draws a metric and the DUT's CPU idle time"
 
+    km = _kernel_manager(tmp_path, fig2_dir)
     client = nbclient.NotebookClient(
         nb,
-        km=_kernel_manager(tmp_path, fig2_dir),
+        km=km,
         timeout=300,  # a busy 2-CPU machine: importing pandas and matplotlib in the kernel takes seconds
         startup_timeout=120,
         resources={"metadata": {"path": str(tmp_path)}},
     )
-    client.execute()  # raises CellExecutionError naming the cell when one raised
+    try:
+        client.execute(cleanup_kc=True)  # raises CellExecutionError naming the cell when one raised
+    finally:
+        if km.has_kernel:  # stopped already unless execution failed on the way
+            km.shutdown_kernel(now=True)
+    assert not km.is_alive(), "the kernel is shut down again"
 
     for cell in code:
         errors = [o for o in cell.outputs if o.output_type == "error"]
