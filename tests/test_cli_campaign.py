@@ -85,7 +85,7 @@ def test_plan_json() -> None:
     r = natbench("plan", "--format", "json", "campaigns/quickstart.yaml")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert [p["connections"] for p in data["points"]] == [4000, 16000, 64000]
+    assert [p["connections"] for p in data["points"]] == [16000, 32000, 64000]
     assert data["trials"] == sum(p["trials"] for p in data["points"])
     assert 0 < data["seconds"] < 600
     assert set(data["algorithms"]) == {"binary", "fast"}
