@@ -101,7 +101,7 @@ def teardown_check(campaign: Campaign, measured: DeletionProfile | None = None) 
     notes.insert(
         0,
         f"tear-down resolution: {profile.rate:,.0f} connections/s deleted, empty-table delete noise "
-        f"{profile.noise:g} s ({profile.source}): at least {first.advised:,} connections time it well",
+        f"{profile.noise:.3g} s ({profile.source}): at least {first.advised:,} connections time it well",
     )
     warnings: list[str] = []
     for p in campaign.points():
