@@ -66,6 +66,9 @@ MAX_CORES = 4096
 """Most CPU cores of a DUT (Linux's default NR_CPUS on x86-64 is 8192; 4096 on most distributions)."""
 MAX_WAIT_SECONDS = 86_400.0
 """Longest wait, gap, in-flight timeout, connection timeout or sampling interval: one day."""
+MIN_MONITOR_INTERVAL = 0.05
+"""Shortest interval of the DUT CPU monitor in seconds (``testbed.monitor_interval`` and ``natbench run
+--monitor`` alike): sampling /proc/stat over SSH more often than 20 times a second measures the sampling."""
 MAX_DURATION_SECONDS = 604_800.0
 """Longest trial duration, command timeout, boot timeout or refill interval: seven days
 (deleting 800 million connections took about 40 minutes in seed 000)."""

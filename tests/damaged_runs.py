@@ -13,6 +13,7 @@ new base needs every case checked again).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -63,7 +64,16 @@ def make_spec(points: list[WorkingPoint] | None = None) -> RunSpec:
             Family.NAT44, AddressPlan.default(Family.NAT44), point.src_ports, point.dst_ports, point.frame_size, seed=3
         )
 
-    return RunSpec("damaged-runs-base", points or make_points(), plan_for, resolved, "name: damaged-runs-base\n")
+    return RunSpec("damaged-runs-base", points or make_points(), plan_for, resolved, CAMPAIGN_TEXT)
+
+
+CAMPAIGN_TEXT = """\
+name: damaged-runs-base
+metrics:
+  cps: {repetitions: 2, upper: 400000, error: 100000, validation: final}
+  teardown: {repetitions: 2, fill_rate: 50000, gap: 0}
+"""
+"""The base's campaign.yaml: as a resolved campaign states it, the metrics and their planned repetitions."""
 
 
 def make_testbed() -> tuple[FakeTester, FakeDut]:
@@ -177,6 +187,40 @@ def apply(run: Path, op: Mapping[str, Any]) -> None:
         _set_meta(run, meta)
     elif name == "delete_file":
         (run / arg).unlink()
+    elif name == "symlink_file":  # the file replaced by a symlink to ``target`` (a device, a FIFO, a directory)
+        (run / arg["file"]).unlink()
+        target = arg["target"]
+        if target == "fifo":
+            fifo = run.parent / "fifo"
+            os.mkfifo(fifo)
+            target = str(fifo)
+        elif target == "directory":
+            (run.parent / "dir").mkdir()
+            target = str(run.parent / "dir")
+        (run / arg["file"]).symlink_to(target)
+    elif name == "write_file":  # a file's whole text
+        (run / arg["file"]).write_text(arg["text"], encoding="utf-8")
+    elif name == "nest":  # a file's text nested ``depth`` levels: JSON arrays (or YAML flow lists)
+        (run / arg["file"]).write_text("[" * arg["depth"] + "]" * arg["depth"] + "\n", encoding="utf-8")
+    elif name == "grow_file":  # a file made larger than any natbench writes (its text repeated as whitespace)
+        with open(run / arg["file"], "ab") as f:
+            f.write(b" " * arg["bytes"])
+    elif name == "nest_record":  # line N's record with its extra nested ``depth`` levels, checksum computed
+        obj = json.loads(lines[arg["line"] - 1])
+        del obj["crc32"]
+        value: Any = 0
+        for _ in range(arg["depth"]):
+            value = [value]
+        obj["extra"] = {"deep": value}
+        kind, seq = obj.pop("type"), obj.pop("seq")
+        lines[arg["line"] - 1] = encode(kind, obj, seq).encode()
+        _write(run, lines)
+    elif name == "points_json":  # set fields of points.json entries (``0.src_ports``: entry 0's src_ports)
+        points = json.loads((run / "points.json").read_text(encoding="utf-8"))
+        for key, value in arg.items():
+            index, _, dotted = key.partition(".")
+            _set_path(points[int(index)], dotted, value)
+        (run / "points.json").write_text(json.dumps(points, indent=2) + "\n", encoding="utf-8")
     else:
         raise ValueError(f"unknown damage operation {name!r}")
 

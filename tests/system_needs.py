@@ -5,8 +5,10 @@ so that a machine without them skips cleanly instead of erroring."""
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
-from natbench.host import check_packages
+from natbench.host import check_packages, find_command
 
 __all__ = ["MARKER_NEEDS", "unmet"]
 
@@ -27,9 +29,15 @@ def unmet(marker: str) -> str | None:
         return None
     if os.geteuid() != 0:
         return _ROOT[marker]
-    missing = [c for c in check_packages(MARKER_NEEDS[marker]) if not c.present]
-    if not missing:
-        return None
-    programs = ", ".join(m for c in missing for m in c.missing)
-    packages = " ".join(sorted({c.package.package for c in missing}))
-    return f"needs {programs} (Debian packages: {packages}; ./dev setup installs them)"
+    checks = check_packages(MARKER_NEEDS[marker])
+    missing = [c for c in checks if not c.present]
+    if missing:
+        programs = ", ".join(m for c in missing for m in c.missing)
+        packages = " ".join(sorted({c.package.package for c in missing}))
+        return f"needs {programs} (Debian packages: {packages}; ./dev setup installs them)"
+    # installed, but the tests (and natbench's lab) run them by name: they must be on PATH, not only in /usr/sbin
+    off_path = [cmd for c in checks for cmd in c.package.commands if shutil.which(cmd) is None]
+    if off_path:
+        where = sorted({str(Path(find_command(cmd) or "").parent) for cmd in off_path})
+        return f"needs {', '.join(off_path)} on PATH (installed in {', '.join(where)}: add it to PATH)"
+    return None

@@ -47,7 +47,7 @@ def _records(run: Path) -> list[dict[str, Any]]:
     """The parseable records of trials.jsonl (damaged lines skipped)."""
     out = []
     path = run / "trials.jsonl"
-    for raw in path.read_bytes().splitlines() if path.exists() else []:
+    for raw in path.read_bytes().splitlines() if path.is_file() else []:  # not a symlink's device or FIFO
         try:
             obj = json.loads(raw)
         except ValueError:
@@ -98,6 +98,15 @@ def test_readers_name_exactly_the_damage_of_the_case(
         pytest.xfail(case["pending"])
     run = damaged_runs.damaged_copy(case, tmp_path)
     expect = case["expect"]
+    if "error" in expect:  # the run directory cannot be read at all: one error naming the file
+        error = damaged_runs.expand([expect["error"]], run)[0]
+        for read in (read_run, lambda path: RunDirectory.open(path).scan()):  # open alone reads lazily
+            with pytest.raises(StoreError) as err:
+                read(run)
+            assert str(err.value) == error
+        rc, out, err_text = _report(run, capsys, monkeypatch)
+        assert (rc, out, err_text.splitlines()) == (2, "", [f"natbench: error: {error}"])
+        return
     damage = damaged_runs.expand(expect.get("damage", []), run)
     notes = damaged_runs.expand(expect.get("notes", []), run)
     plain = read_run(run)
@@ -122,6 +131,12 @@ def test_the_resume_measures_again_exactly_what_the_case_says(case: dict[str, An
     expect = case["expect"]
     before = _snapshot(run)
     stored = _records(run)
+    if "error" in expect:  # nothing to resume from: refused, with or without --repair, and nothing changed
+        for repair in (False, True):
+            with pytest.raises(StoreError):
+                _resume(run, repair=repair)
+            assert _snapshot(run) == before
+        return
     if "resume_error" in expect:
         other = damaged_runs.make_points(**case.get("resume_with", {}))
         for repair in (False, True):

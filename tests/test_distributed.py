@@ -36,6 +36,7 @@ from natbench.run.observers import Observer
 from natbench.run.reader import RunDirectory
 from natbench.run.runner import run_campaign, spec_from_campaign
 from natbench.run.writer import RunStore
+from natbench.testing.rundir import make_point
 
 ROOT = Path(__file__).resolve().parent.parent
 HELPERS = Path(__file__).resolve().parent / "distributed_helpers.py"
@@ -58,21 +59,25 @@ def _values(run: RunDirectory) -> dict[tuple[str, str, int], float | None]:
 
 
 # ---------------------------------------------------------------------------- the store's part
+POINT = make_point(0, (1000, 1099), (80, 89))
+"""The working point of the store tests (records naming no point of points.json are damage)."""
+
+
 def _trial(rep: int, step: int) -> TrialRecord:
-    return TrialRecord("p0", "cps", rep, step, "phase1", 1000.0, 1000.0, {}, Verdict.PASS, "ok", 1.0, 2.0)
+    return TrialRecord(POINT.id, "cps", rep, step, "phase1", 1000.0, 1000.0, {}, Verdict.PASS, "ok", 1.0, 2.0)
 
 
 def test_abandon_moves_only_unfinished_repetitions_trials_aside_and_keeps_the_file_intact(tmp_path: Path) -> None:
-    store = RunStore.create(tmp_path / "run", campaign_text="x: 1\n", points=[])
+    store = RunStore.create(tmp_path / "run", campaign_text="x: 1\n", points=[POINT])
     for step in range(3):
         store.append_trial(_trial(0, step))
-    store.append_result(RepetitionResult("p0", "cps", 0, 1000.0, "cps"))
+    store.append_result(RepetitionResult(POINT.id, "cps", 0, 1000.0, "cps"))
     store.append_trial(_trial(1, 0))
     store.append_trial(_trial(1, 1))
     # rep 0 has its result: kept; rep 1 is unfinished: its 2 trials (seq 5 and 6) go aside
-    assert store.abandon([("p0", "cps", 0), ("p0", "cps", 1)]) == 2
+    assert store.abandon([(POINT.id, "cps", 0), (POINT.id, "cps", 1)]) == 2
     store.append_trial(_trial(1, 0))  # measured again: seq 7
-    store.append_result(RepetitionResult("p0", "cps", 1, 900.0, "cps"))
+    store.append_result(RepetitionResult(POINT.id, "cps", 1, 900.0, "cps"))
     store.close()
     run = RunDirectory.open(tmp_path / "run")
     assert run.scan().damage == []

@@ -449,10 +449,11 @@ def test_ssh_command_wrapping_with_sudo() -> None:
 
 
 def test_a_value_saved_and_used_in_the_same_step_works_in_batch_mode(tmp_path: Path) -> None:
+    # the saved value is assigned first: a placeholder inside $(( )) is refused (bash evaluates a[$(cmd)] there)
     text = (
         "recipe: s\nstateful: false\nsteps:\n  facts:\n"
         "    - {run: echo 41, save: base}\n"
-        "    - {run: 'echo $(( {{ base }} + 1 ))', parse: int, as: answer}\n"
+        "    - {run: 'v={{ base }}; echo $((v + 1))', parse: int, as: answer}\n"
         "    - {run: echo 'a b', parse: text, as: words}\n"
     )
     dut = RecipeDut("s", parse_recipe(text, "s.yaml"), LocalExecutor(), batch=True)

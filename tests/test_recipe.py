@@ -165,7 +165,7 @@ def test_nasty_values_arrive_literally_through_a_real_shell() -> None:
     args = res.stdout.split("\0")[:-1]
     assert args == [
         "-t", "nat", "-A", "POSTROUTING", "-o", "out$(id)", "-m", "comment", "--comment", NASTY,
-        "-j", "SNAT", "--to-source", "198.19.0.1:1024-65535",
+        "-p", "udp", "-j", "SNAT", "--to-source", "198.19.0.1:1024-65535",
     ]  # fmt: skip
     # and the same through shlex (what a golden reader sees)
     assert shlex.split(rule)[10] == NASTY

@@ -197,8 +197,10 @@ def test_a_missing_trials_file_is_named_by_what_run_json_says_was_written(tmp_pa
 
 def test_a_trials_file_that_cannot_be_read_is_damage_naming_why(tmp_path: Path) -> None:
     path = tmp_path / "trials.jsonl"
-    path.mkdir()  # a directory where the file should be: reading it fails with EISDIR
-    assert scan(path, {"written": 0}).damage == [f"{path}: cannot be read: Is a directory"]
+    path.mkdir()  # a directory where the file should be: refused before anything is read
+    assert scan(path, {"written": 0}).damage == [
+        f"{path}: a directory, not a file: a run directory holds regular files"
+    ]
 
 
 def test_a_writer_may_add_one_record_beyond_the_count_read_after_the_file(tmp_path: Path) -> None:

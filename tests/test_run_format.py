@@ -271,17 +271,18 @@ def test_the_writer_refuses_a_record_that_would_not_read_back(tmp_path: Path) ->
 # ----------------------------------------------------------------------------- the synthetic writer
 def test_synthetic_run_directories_are_written_as_a_run_writes_them(tmp_path: Path) -> None:
     p = make_point(0, (1, 10), (1, 10))
-    numbered = write_run_dir(tmp_path / "new", [p], [TRIAL, RESULT])
+    trial, result = dataclasses.replace(TRIAL, point_id=p.id), dataclasses.replace(RESULT, point_id=p.id)
+    numbered = write_run_dir(tmp_path / "new", [p], [trial, result])
     lines = [json.loads(ln) for ln in (numbered / "trials.jsonl").read_text().splitlines()]
     assert [ln["seq"] for ln in lines] == [1, 2] and all("crc32" in ln for ln in lines)
     meta = read_run(numbered).meta
     assert meta.records == RecordCounts(written=2, trial=1, result=1) and meta.status == "complete"
-    old = write_run_dir(tmp_path / "old", [p], [TRIAL, RESULT], legacy=True)
+    old = write_run_dir(tmp_path / "old", [p], [trial, result], legacy=True)
     assert all("seq" not in json.loads(ln) for ln in (old / "trials.jsonl").read_text().splitlines())
     assert read_run(old).meta.records is None
     for run in (numbered, old):
         data = read_run(run)
-        assert (data.trials, data.results, data.damage, data.warnings) == ([TRIAL], [RESULT], [], [])
+        assert (data.trials, data.results, data.damage, data.warnings) == ([trial], [result], [], [])
 
 
 # ----------------------------------------------------------------------------- one frame builder

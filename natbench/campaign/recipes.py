@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from natbench.campaign.schema import resolve_param_value
-from natbench.duts.recipes import load_recipe, recipe_reference
+from natbench.duts.recipes import load_recipe, recipe_reference, shadowed_recipes
 from natbench.errors import ConfigError
 from natbench.metrics.lifetime import establishment_lifetime
 from natbench.metrics.settings import SearchSettings
@@ -47,7 +47,13 @@ def check_recipes(campaign: Campaign) -> RecipeCheck:
     points = campaign.points()
     resolved = 0
     warnings: list[str] = []
+    shadowed = shadowed_recipes()
     for i, dut in enumerate(campaign.testbed.duts):
+        if dut.recipe in shadowed:
+            warnings.append(
+                f"DUT {dut.name}: recipe {dut.recipe} is the shipped one; {shadowed[dut.recipe]} of the working "
+                f"directory is ignored (name that file in recipe:, or list its directory in NATBENCH_RECIPES)"
+            )
         try:
             base_dir = campaign.file.parent if campaign.file is not None else None
             recipe = load_recipe(recipe_reference(dut.recipe, base_dir))

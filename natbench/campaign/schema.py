@@ -45,6 +45,7 @@ from natbench.values import (
     MAX_CORES,
     MAX_VALUE,
     MAX_WAIT_SECONDS,
+    MIN_MONITOR_INTERVAL,
     parse_bytes,
     parse_port_range,
     parse_power,
@@ -244,7 +245,7 @@ class TestbedSpec(SchemaModel):
     """The traffic generator: its kind (the built-in software tester, TRex, a plugin's) and that kind's settings."""
     duts: list[DutSpec] = Field(min_length=1)
     """One DUT, or several in path order (464XLAT: CLAT then PLAT; MAP-T: CE then BR)."""
-    monitor_interval: float | None = Field(default=None, gt=0, le=MAX_WAIT_SECONDS)
+    monitor_interval: float | None = Field(default=None, ge=MIN_MONITOR_INTERVAL, le=MAX_WAIT_SECONDS)
     """Sample every DUT's per-core CPU idle time every this many seconds during each traffic trial
     (seed 004, 5.3 and 6.6: which device is the bottleneck; at most one day); None: off. ``natbench run
     --monitor`` overrides it."""

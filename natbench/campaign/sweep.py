@@ -12,7 +12,12 @@ place (``sweep.zip.src_ports[2]``).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +31,25 @@ from natbench.traffic.ports import PortRange
 from natbench.values import MAX_CORES, format_count, parse_count, parse_port_range
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["AXES_HELP", "Axis", "expand"]
+__all__ = ["AXES_HELP", "MAX_POINTS", "Axis", "count_points", "expand", "points_limit"]
+
+MAX_POINTS = 10_000
+"""Most working points a campaign may expand to unless a command is told otherwise (``--max-points``): the
+number is computed from the axes before anything is expanded, so a sweep of 10 axes x 4 values (1,048,576
+points) is refused at once instead of filling memory. The seed campaigns have at most a few dozen points."""
+
+_POINTS_LIMIT: ContextVar[int] = ContextVar("natbench_points_limit", default=MAX_POINTS)
+
+
+@contextmanager
+def points_limit(limit: int) -> Iterator[None]:
+    """Allow campaigns of up to ``limit`` working points inside the ``with`` block (``--max-points``)."""
+    token = _POINTS_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _POINTS_LIMIT.reset(token)
+
 
 AXES_HELP = "cores, src_ports, dst_ports, frame_size, duts.<dut>.<param>, metrics.<metric>.<setting>"
 """The sweep axes a campaign may name."""
@@ -162,9 +185,35 @@ def cores_duts(spec: CampaignSpec, cores_swept: bool) -> list[DutSpec]:
     return []
 
 
+def count_points(spec: CampaignSpec, product: list[Axis], zipped: list[Axis]) -> int:
+    """The number of working points the axes expand to, computed without expanding them."""
+    swept_frames = any(a.kind == "frame_size" for a in product + zipped)
+    n = 1 if swept_frames else len(spec.traffic.frame_sizes)
+    for ax in product:
+        n *= len(ax.values)
+    return n * (len(zipped[0].values) if zipped else 1)
+
+
 def expand(spec: CampaignSpec, label_name: str) -> list[WorkingPoint]:
-    """Expand a campaign into its working points (ids stable, labels unique); raise LocatedError."""
+    """Expand a campaign into its working points (ids stable, labels unique); raise LocatedError.
+
+    A campaign of more than :data:`MAX_POINTS` points (or the limit :func:`points_limit` sets) is refused
+    before it is expanded.
+    """
     product, zipped = axes(spec)
+    limit = _POINTS_LIMIT.get()
+    n = count_points(spec, product, zipped)
+    if n > limit:
+        shown = f"{n:,}" if n < 10**15 else f"about 10^{len(str(n)) - 1}"
+        factors = [len(a.values) for a in product] + ([len(zipped[0].values)] if zipped else [])
+        if not any(a.kind == "frame_size" for a in product + zipped):
+            factors.insert(0, len(spec.traffic.frame_sizes))
+        sizes = " x ".join(str(f) for f in factors)
+        raise LocatedError(
+            ("sweep",),
+            f"expands to {shown} working points ({sizes}), "
+            f"more than the limit of {limit:,}: sweep fewer values, or give --max-points N for a deliberate giant",
+        )
     all_axes = product + zipped
     cores_swept = any(a.kind == "cores" for a in all_axes)
     cduts = cores_duts(spec, cores_swept)
@@ -305,6 +354,11 @@ def _with(label: str, tags: list[str]) -> str:
     return "-".join([label, *tags])
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x20\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+LABEL_VALUE_CHARS = 32
+"""Longest part of a label taken from a value (labels name working points in tables and file names)."""
+
+
 def _short(v: Any) -> str:
     if isinstance(v, bool) or v is None:
         return str(v).lower()
@@ -312,4 +366,8 @@ def _short(v: Any) -> str:
         return format_count(v).replace(",", "") if v >= 1024 and v & (v - 1) == 0 else str(v)
     if isinstance(v, float):
         return f"{v:g}"
-    return str(v)
+    text = _UNPRINTABLE.sub("_", str(v))  # blanks, escape sequences and other controls never reach a label
+    if len(text) <= LABEL_VALUE_CHARS:
+        return text
+    digest = hashlib.sha256(str(v).encode("utf-8", "replace")).hexdigest()[:7]  # long values stay distinct
+    return f"{text[: LABEL_VALUE_CHARS - 8]}~{digest}"

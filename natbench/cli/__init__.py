@@ -8,7 +8,7 @@ import click
 
 # each subcommand module registers itself on the group when imported
 from natbench.cli import compare, doctor, lab, plan, recipes, report, run, validate, worker
-from natbench.cli.group import cli, one_line
+from natbench.cli.group import cli, printable, printable_lines
 from natbench.errors import ConfigError, NatbenchError
 
 __all__ = ["cli", "main"]
@@ -26,12 +26,12 @@ def main() -> None:
         click.echo("Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        click.echo(f"natbench: error: {one_line(_click_message(exc))}", err=True)
+        click.echo(f"natbench: error: {printable(_click_message(exc))}", err=True)
         sys.exit(2 if exc.exit_code in (1, 2) else exc.exit_code)
     except NatbenchError as exc:
-        # a user's input error is one line (a newline or NUL in it escaped); other errors keep their own layout
-        # (a damaged run directory lists one damaged record per line)
-        text = one_line(str(exc)) if isinstance(exc, ConfigError) else str(exc)
+        # a user's input error is one line (a newline or NUL in it escaped, cut at MAX_LINE_CHARS); other errors
+        # keep their own layout (a damaged run directory lists one damaged record per line), each line so treated
+        text = printable(str(exc)) if isinstance(exc, ConfigError) else printable_lines(str(exc))
         click.echo(f"natbench: error: {text}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:

@@ -106,9 +106,18 @@ _cache = click.option(
 @click.argument("name", default="jool")
 @_cache
 @click.option("--force", is_flag=True, help="Rebuild even when the cache holds the image.")
-def image_build(name: str, cache: str | None, force: bool) -> None:
-    """Build image NAME (default: jool) unless the cache holds it; every step is timed and shown."""
+@click.option(
+    "--jool-source",
+    default=None,
+    metavar="PATH|URL",
+    help="jool-mapt: the Jool 4.2 source to compile (a source tree, a release tarball or an http(s) URL;"
+    " default: the public v4.2.0-rc3 archive, pinned by its sha256).",
+)
+def image_build(name: str, cache: str | None, force: bool, jool_source: str | None) -> None:
+    """Build image NAME (default: jool; jool-mapt: Jool 4.2 from source) unless the cache holds it; every step
+    is timed and shown."""
     from natbench.testbed.lab import LabError
+    from natbench.testbed.lab.jool_source import JoolSourceError
     from natbench.testbed.lab.vm_image import build_image, missing_tools
 
     problems = missing_tools(("debootstrap", "qemu-system-x86_64", "qemu-img"))
@@ -116,7 +125,12 @@ def image_build(name: str, cache: str | None, force: bool) -> None:
         click.echo(f"Error: {problems[0]}", err=True)
         raise SystemExit(2)
     try:
-        built = build_image(name, cache=cache, force=force, progress=lambda msg: click.echo(msg, err=True))
+        built = build_image(
+            name, cache=cache, force=force, progress=lambda msg: click.echo(msg, err=True), jool_source=jool_source
+        )
+    except JoolSourceError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        raise SystemExit(2) from None
     except LabError as exc:
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(1) from None

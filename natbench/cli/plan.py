@@ -11,7 +11,7 @@ import click
 from natbench.campaign import Campaign, Estimate, check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration, has_algorithm
 from natbench.campaign.feasibility import MemoryCheck, memory_check
-from natbench.cli.group import cli
+from natbench.cli.group import cli, max_points_option, printable
 from natbench.errors import ConfigError, StoreError
 from natbench.search.fast import SEEDED_FULL, SEEDED_PROBES, SEEDED_TRIALS
 from natbench.traffic.plan import wire_frame_sizes
@@ -23,6 +23,10 @@ ALGORITHMS = ("binary", "fast")
 """The search algorithms ``natbench plan`` compares: the seeds' binary search and the fast one."""
 
 
+VALUE_CHARS = 80
+"""Longest parameter or setting value shown in the plan (the rest is cut and counted)."""
+
+
 def _value(v: Any) -> str:
     if isinstance(v, bool):
         return str(v).lower()
@@ -30,7 +34,21 @@ def _value(v: Any) -> str:
         return format_count(v) if v >= 10_000 or (v >= 1024 and v & (v - 1) == 0) else str(v)
     if isinstance(v, float):
         return f"{v:,.0f}" if v.is_integer() else f"{v:g}"
-    return str(v)
+    # a user's text: escape sequences and other control characters escaped, secrets from ${NATBENCH_*} named
+    return printable(str(v), VALUE_CHARS)
+
+
+def _redacted(data: Any) -> Any:
+    """JSON data with every string made printable (see :func:`_value`); JSON escapes control characters itself."""
+    if isinstance(data, str):
+        from natbench.config.source import redact_substituted
+
+        return redact_substituted(data)
+    if isinstance(data, dict):
+        return {k: _redacted(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_redacted(v) for v in data]
+    return data
 
 
 def _varying(campaign: Campaign) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -76,7 +94,7 @@ def plan_rows(campaign: Campaign, est: Estimate) -> tuple[list[str], list[list[s
         p = pe.point
         row = [
             str(p.index),
-            p.label,
+            printable(p.label),
             p.id,
             "-" if p.cores is None else str(p.cores),
             f"{p.src_ports} ({len(p.src_ports):,})",
@@ -115,7 +133,7 @@ def _preamble(campaign: Campaign) -> list[str]:
         settings = ", ".join(f"{k}={_value(v)}" for k, v in shown.items())
         lines.append(f"metric {name}: {s.repetitions} repetitions; {settings}")
     lines.append(f"output: {campaign.output}")
-    return lines
+    return [printable(line) for line in lines]
 
 
 def _compared(campaign: Campaign) -> dict[str, Estimate] | None:
@@ -149,16 +167,19 @@ def _plain_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def measured_per_connection(run_dir: str) -> tuple[float | None, str]:
+def measured_per_connection(run_dir: str, allow_damaged: bool = False) -> tuple[float | None, str]:
     """(bytes per connection, where it came from) measured in an earlier run: the median ``memory / conn. (B)``
     (MemAvailable based) over the passing fills at the run's largest number of connections (where the fixed costs
-    of a fill weigh least); None when the run stored none. A directory that is no run is a ConfigError."""
+    of a fill weigh least); None when the run stored none. A directory that is no run is a ConfigError; a damaged
+    one is refused as ``natbench report`` refuses it (its damage on stderr, exit 2) unless ``allow_damaged``."""
+    from natbench.cli.damage import check_damage
     from natbench.report.load import Run  # pandas only when --from is given
 
     try:
         run = Run(run_dir)
     except StoreError as exc:
         raise ConfigError(str(exc), field="--from") from None
+    check_damage([("run", run)], allow_damaged, "nothing was planned from it")
     fills = run.memory.dropna(subset=["mem_available"])
     if fills.empty:
         return None, f"run {run_dir} stored no memory per connection"
@@ -168,10 +189,10 @@ def measured_per_connection(run_dir: str) -> tuple[float | None, str]:
     return float(largest["mem_available"].median()), where
 
 
-def _memory(campaign: Campaign, from_run: str | None) -> MemoryCheck:
+def _memory(campaign: Campaign, from_run: str | None, allow_damaged: bool) -> MemoryCheck:
     if from_run is None:
         return memory_check(campaign)
-    measured, where = measured_per_connection(from_run)
+    measured, where = measured_per_connection(from_run, allow_damaged)
     check = memory_check(campaign, measured, where)
     if measured is None:
         return MemoryCheck(check.warnings, (where, *check.notes))
@@ -196,7 +217,9 @@ def _memory(campaign: Campaign, from_run: str | None) -> MemoryCheck:
     default=None,
     help="An earlier run directory whose measured memory per connection checks that the connections fit.",
 )
-def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
+@click.option("--allow-damaged", is_flag=True, help="With --from: use the intact records of a damaged run directory.")
+@max_points_option
+def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None, allow_damaged: bool) -> None:
     """Show the working points of campaign FILE, the number of trials and an estimated duration.
 
     The estimate counts binary-search steps, ceil(log2((upper - lower) / error)), and
@@ -207,11 +230,11 @@ def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
     campaign = load_campaign(file)
     if not no_recipes:  # what natbench validate checks: a campaign validate rejects is never planned
         for warning in check_recipes(campaign).warnings:
-            click.echo(f"natbench: warning: {file}: {warning}", err=True)
+            click.echo(printable(f"natbench: warning: {file}: {warning}"), err=True)
     est = estimate(campaign)
-    mem = _memory(campaign, from_run)
+    mem = _memory(campaign, from_run, allow_damaged)
     for warning in mem.warnings:
-        click.echo(f"natbench: warning: {file}: {warning}", err=True)
+        click.echo(printable(f"natbench: warning: {file}: {warning}"), err=True)
     header, rows = plan_rows(campaign, est)
     total = (
         f"{len(est.points)} working points, {est.trials:,} trials, estimated duration {format_duration(est.seconds)}"
@@ -233,7 +256,7 @@ def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
                     "connections": pe.point.connections,
                     "frame_size": pe.point.frame_size,
                     "wire_frame_sizes": list(wire_frame_sizes(campaign.traffic.family, pe.point.frame_size)),
-                    "dut_params": pe.point.dut_params,
+                    "dut_params": _redacted(pe.point.dut_params),
                     "swept_dut": pe.point.swept_dut,
                     "metric_settings": pe.point.metric_settings,
                     "metrics": {
@@ -261,8 +284,10 @@ def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None) -> None:
         for line in _preamble(campaign):
             console.print(line, highlight=False, markup=False)
         table = Table(*header, title=f"working points of {campaign.name}")
+        from rich.text import Text
+
         for r in rows:
-            table.add_row(*r)
+            table.add_row(*(Text(cell) for cell in r))  # Text: a value's [brackets] are no rich markup
         console.print(table)
         console.print(total, highlight=False, markup=False)
         if saving:

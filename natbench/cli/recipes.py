@@ -6,13 +6,16 @@ from typing import Any
 
 import click
 
-from natbench.cli.group import cli
+from natbench.cli.group import cli, printable
 from natbench.config.source import parse_yaml
-from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe
+from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe, shadowed_recipes
 from natbench.errors import ConfigError
 from natbench.values import MAX_CORES
 
 __all__ = ["recipes"]
+
+RENDERED_CHARS = 100_000
+"""Longest rendered command line printed whole (a recipe's commands are far shorter)."""
 
 
 def _parse_params(items: tuple[str, ...]) -> dict[str, Any]:
@@ -48,9 +51,36 @@ def list_cmd() -> None:
     for name, path in found.items():
         try:
             r = load_recipe(path)
-            click.echo(f"{name:20} {r.family:12} {r.implementation:12} {r.description}")
+            click.echo(printable(f"{name:20} {r.family:12} {r.implementation:12} {r.description}"))
         except ConfigError as exc:
-            click.echo(f"{name:20} BROKEN: {exc}")
+            click.echo(f"{name:20} BROKEN: {printable(str(exc))}")
+    for name, path in shadowed_recipes().items():
+        click.echo(
+            f"natbench: note: {printable(str(path))} is not used: natbench ships a recipe {name} (name the file, or"
+            " list its directory in NATBENCH_RECIPES)",
+            err=True,
+        )
+
+
+@recipes.command("validate")
+@click.argument("names", nargs=-1, required=True)
+def validate_cmd(names: tuple[str, ...]) -> None:
+    """Check recipes NAMES (names or files): schema, templates and where each placeholder stands.
+
+    One OK line per good recipe, one error line (file:line: field: message) per bad one; exits 2 if any is bad.
+    """
+    bad = 0
+    for name in names:
+        try:
+            r = load_recipe(name)
+        except ConfigError as exc:
+            bad += 1
+            click.echo(f"natbench: error: {printable(str(exc))}", err=True)
+            continue
+        commands = sum(len(s.commands) for s in r.steps.values())
+        click.echo(f"OK {printable(name)}: recipe {r.name}, {len(r.params)} parameter(s), {commands} command(s)")
+    if bad:
+        raise SystemExit(2)
 
 
 @recipes.command("show")
@@ -58,15 +88,15 @@ def list_cmd() -> None:
 def show(name: str) -> None:
     """Show recipe NAME (a name or a file): parameters with types and defaults, and its steps."""
     r = load_recipe(name)
-    click.echo(f"recipe {r.name} ({r.path})")
-    click.echo(f"  {r.description}")
+    click.echo(printable(f"recipe {r.name} ({r.path})"))
+    click.echo(printable(f"  {r.description}"))
     click.echo(f"  implementation {r.implementation}, family {r.family}, os {r.os}, stateful {str(r.stateful).lower()}")
     click.echo("parameters:")
     for p in r.params.values():
         extra = " required" if p.required else (f" default {p.default}" if p.default is not None else " optional")
         if p.choices:
             extra += f" ({'|'.join(p.choices)})"
-        click.echo(f"  {p.name:20} {p.type:11}{extra}  {p.doc}")
+        click.echo(printable(f"  {p.name:20} {p.type:11}{extra}  {p.doc}"))
     click.echo("steps:")
     for s in _steps_in_order(r):
         step = r.steps[s]
@@ -75,7 +105,7 @@ def show(name: str) -> None:
             what = f"builtin {step.builtin}" + (f" + {what}" if step.commands else "")
         if step.unsupported:
             what = f"unsupported: {step.unsupported}"
-        click.echo(f"  {s:20} {what}")
+        click.echo(printable(f"  {s:20} {what}"))
 
 
 @recipes.command("render")
@@ -104,4 +134,4 @@ def render(name: str, params: tuple[str, ...], steps: tuple[str, ...], cores: in
             opts = r.step_options(s, values, context)
             click.echo(f"#   builtin {step.builtin} {opts}")
         for line in r.render(s, values, context):
-            click.echo(line)
+            click.echo(printable(line, RENDERED_CHARS))  # control characters of a value escaped, not sent raw

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from natbench.cli.group import cli
+from natbench.cli.group import cli, writable_directory
+from natbench.errors import ConfigError
 
 __all__ = ["report"]
 
@@ -74,9 +75,14 @@ def report(
                 click.echo(t.render(f))
         return
     target = out if out is not None else run.path / "report"
+    writable_directory(target, "--out", "the report")  # before any table is printed
     if "text" in fmts:
         for t in run.tables(scale):
             click.echo(t.to_text())
     status_notes((("run", run), ("baseline run", run.baseline)))
-    for path in write_report(run, target, fmts, scale=scale):
+    try:
+        written = write_report(run, target, fmts, scale=scale)
+    except OSError as exc:  # the disk filled up, or the directory changed since it was checked
+        raise ConfigError(f"cannot write the report into {target}: {exc.strerror or exc}", field="--out") from None
+    for path in written:
         click.echo(f"wrote {path}", err=True)

@@ -11,13 +11,14 @@ from pathlib import Path
 import click
 
 from natbench.campaign import load_campaign
-from natbench.cli.group import FiniteFloatRange, cli
+from natbench.cli.group import FiniteFloatRange, cli, max_points_option, printable, writable_directory
 from natbench.errors import ConfigError, NatbenchError, StoreError
 from natbench.run.format import TRIALS, reported_factor, reported_unit
 from natbench.run.observers import LoggingObserver, Observer, PlainProgress, RichProgress
 from natbench.run.reader import RunDirectory
 from natbench.run.records import Scan
 from natbench.run.runner import RunInterrupted, default_run_dir, resume_campaign, run_campaign
+from natbench.values import MAX_WAIT_SECONDS, MIN_MONITOR_INTERVAL
 
 __all__ = ["run_command", "summary_lines"]
 
@@ -103,7 +104,7 @@ def summary_lines(run: RunDirectory) -> list[str]:
 @click.option(
     "--monitor",
     "monitor_interval",
-    type=FiniteFloatRange(min=0.05, max=86_400),
+    type=FiniteFloatRange(min=MIN_MONITOR_INTERVAL, max=MAX_WAIT_SECONDS),
     default=None,
     help="Sample every DUT's per-core CPU idle time every SECONDS during each traffic trial (stored with it).",
 )
@@ -122,6 +123,7 @@ def summary_lines(run: RunDirectory) -> list[str]:
     show_default=True,
     help="With --scheduler: give up reaching the scheduler after SECONDS.",
 )
+@max_points_option
 def run_command(
     campaign_file: Path | None,
     resume_dir: Path | None,
@@ -167,7 +169,8 @@ def run_command(
         if found.damage:
             _announce_repair(existing, found)
         where = existing.path
-    click.echo(f"natbench: run directory {where}", err=True)
+    writable_directory(where, "--output", "the run")  # before a testbed is built or anything measured
+    click.echo(f"natbench: run directory {printable(str(where))}", err=True)
     if scheduler is not None and monitor_interval:
         raise click.UsageError("with --scheduler, --monitor goes in the workers' testbed files (monitor_interval)")
     try:

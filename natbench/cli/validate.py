@@ -8,7 +8,7 @@ from natbench.campaign import check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
 from natbench.campaign.feasibility import memory_check
 from natbench.campaign.teardown_check import teardown_check
-from natbench.cli.group import cli, one_line
+from natbench.cli.group import cli, max_points_option, printable
 from natbench.errors import ConfigError
 
 __all__ = ["validate"]
@@ -23,6 +23,7 @@ __all__ = ["validate"]
     is_flag=True,
     help="FILES are testbed files (a campaign's testbed section on its own, as pytest --nb-testbed reads).",
 )
+@max_points_option
 def validate(files: tuple[str, ...], no_recipes: bool, testbeds: bool) -> None:
     """Validate campaign FILES: schema, sweep, recipes (with --testbed: testbed files).
 
@@ -45,15 +46,15 @@ def validate(files: tuple[str, ...], no_recipes: bool, testbeds: bool) -> None:
                 recipes, warnings = check.detail, check.warnings
         except ConfigError as exc:
             bad += 1
-            click.echo(f"natbench: error: {one_line(str(exc))}", err=True)
+            click.echo(f"natbench: error: {printable(str(exc))}", err=True)
             continue
         est = estimate(campaign)
         click.echo(
-            f"OK {path}: {len(est.points)} working points, {est.trials} trials, "
+            f"OK {printable(path)}: {len(est.points)} working points, {est.trials} trials, "
             f"~{format_duration(est.seconds)}; {recipes}"
         )
         for warning in (*warnings, *memory_check(campaign).warnings, *teardown_check(campaign).warnings):
-            click.echo(f"natbench: warning: {path}: {warning}", err=True)
+            click.echo(printable(f"natbench: warning: {path}: {warning}"), err=True)
     if bad:
         # SystemExit, not click's Exit: natbench.cli.main runs click with standalone_mode=False,
         # where click turns Exit into a return value that main does not pass on.
@@ -67,10 +68,12 @@ def _validate_testbed(path: str) -> int:
     try:
         testbed = load_testbed(path)
     except ConfigError as exc:
-        click.echo(f"natbench: error: {one_line(str(exc))}", err=True)
+        click.echo(f"natbench: error: {printable(str(exc))}", err=True)
         return 1
     if testbed.missing_env:
-        click.echo(f"OK {path}: needs environment variable(s) {', '.join(testbed.missing_env)} to be checked")
+        click.echo(
+            f"OK {printable(path)}: needs environment variable(s) {', '.join(testbed.missing_env)} to be checked"
+        )
     else:
-        click.echo(f"OK {path}: tester {testbed.tester_kind}, {len(testbed.testbed.get('duts', []))} DUT(s)")
+        click.echo(f"OK {printable(path)}: tester {testbed.tester_kind}, {len(testbed.testbed.get('duts', []))} DUT(s)")
     return 0

@@ -16,10 +16,22 @@ from typing import Any
 
 import click
 
-from natbench.cli.group import cli
+from natbench.cli.group import FiniteFloatRange, cli
 from natbench.errors import ConfigError, NatbenchError
+from natbench.values import MAX_WAIT_SECONDS
 
-__all__ = ["scheduler_command", "security_from", "serve_worker", "worker_command", "worker_testbed"]
+__all__ = ["need_distributed", "scheduler_command", "security_from", "serve_worker", "worker_command", "worker_testbed"]
+
+
+def need_distributed(command: str) -> None:
+    """Raise one ConfigError line when Dask distributed (the ``distributed`` extra) is not installed."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            f"natbench {command} needs Dask distributed ({exc.name or 'distributed'} is not installed): "
+            "pip install 'natbench[distributed]'"
+        ) from None
 
 
 class WorkerFailed(NatbenchError):
@@ -122,7 +134,13 @@ def _tls(f: Any) -> Any:
     help="The testbed this worker owns (a testbed section with name and class, or a whole campaign).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address the worker listens on.")
-@click.option("--death-timeout", type=float, default=10.0, show_default=True, help="Give up joining after SECONDS.")
+@click.option(
+    "--death-timeout",
+    type=FiniteFloatRange(min=0.1, max=MAX_WAIT_SECONDS),
+    default=10.0,
+    show_default=True,
+    help="Give up joining after SECONDS.",
+)
 @_tls
 def worker_command(
     scheduler: str,
@@ -134,6 +152,7 @@ def worker_command(
     tls_key: Path | None,
 ) -> None:
     """Serve one testbed to the Dask scheduler at SCHEDULER (tcp://HOST:PORT or tls://HOST:PORT)."""
+    need_distributed("worker")
     owned = worker_testbed(testbed_file)
     security = security_from(tls_ca_file, tls_cert, tls_key, "worker")
     click.echo(
@@ -145,12 +164,13 @@ def worker_command(
 
 @cli.command("scheduler")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback unless told).")
-@click.option("--port", type=int, default=8786, show_default=True, help="Port to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8786, show_default=True, help="Port to bind (0: any).")
 @_tls
 def scheduler_command(
     host: str, port: int, tls_ca_file: Path | None, tls_cert: Path | None, tls_key: Path | None
 ) -> None:
     """Run a Dask scheduler for distributed runs (no dashboard), until Ctrl-C."""
+    need_distributed("scheduler")
     from distributed import Scheduler
 
     security = security_from(tls_ca_file, tls_cert, tls_key, "scheduler")

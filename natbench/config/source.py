@@ -39,6 +39,7 @@ __all__ = [
     "format_path",
     "parse_yaml",
     "read_user_file",
+    "redact_substituted",
     "require_document",
     "unset_variables",
 ]
@@ -381,6 +382,7 @@ def parse_yaml(
         if root is None:
             raise ConfigError("the file is empty", file=file, line=1)
         _check_duplicates(root, file, [], set())
+        _check_yaml11_numbers(root, file, [], set())
         if substitute_env:
             _substitute(root, file, loader, set())
         try:
@@ -426,6 +428,69 @@ def _check_duplicates(node: yaml.Node, file: str | None, path: list[str | int], 
             _check_duplicates(item, file, [*path, i], seen)
 
 
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+"""YAML 1.1's octal integers (``0100`` is 64); YAML 1.2 and every other reader take them as decimal."""
+_BASE_60 = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
+"""YAML 1.1's base-60 numbers (``1:30`` is 90, ``1:30:00`` is 5400)."""
+
+
+def _yaml11_number(node: yaml.Node) -> str | None:
+    """What a plain scalar read as a YAML 1.1 octal or base-60 number means, or None for any other scalar."""
+    if not isinstance(node, yaml.ScalarNode) or node.tag not in _NUMBER_TAGS or node.style:
+        return None
+    text = node.value
+    if _OCTAL.fullmatch(text):
+        return f"a YAML 1.1 octal number (read as {int(text.replace('_', ''), 8):d})"
+    if _BASE_60.fullmatch(text):
+        sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text.lstrip("+"))
+        value = 0.0
+        for part in digits.replace("_", "").split(":"):
+            value = value * 60 + float(part)
+        return f"a YAML 1.1 base-60 number (read as {sign * value:g})"
+    return None
+
+
+def _check_yaml11_numbers(node: yaml.Node, file: str | None, path: list[str | int], seen: set[int]) -> None:
+    """Refuse plain scalars that YAML 1.1 reads as octal (``0100`` -> 64) or base 60 (``1:30`` -> 90): nobody
+    who writes them means that, and the value would change silently."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        for key, value in _mapping_items(node):
+            part = key.value if isinstance(key, yaml.ScalarNode) else "?"
+            _check_yaml11_numbers(value, file, [*path, part], seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _check_yaml11_numbers(item, file, [*path, i], seen)
+    else:
+        meaning = _yaml11_number(node)
+        if meaning is not None:
+            raise ConfigError(
+                f"{node.value} is {meaning}: write the number in decimal without leading zeros or colons, "
+                f'or quote it ("{node.value}") if it is text',
+                file=file,
+                line=node.start_mark.line + 1,
+                field=format_path(path) or None,
+            )
+
+
+_SUBSTITUTED: dict[str, str] = {}
+"""Values substituted from ``${NATBENCH_*}`` variables in this process -> the variable's name: what
+:func:`redact_substituted` replaces in printed text (such variables hold secrets)."""
+
+
+def redact_substituted(text: str) -> str:
+    """``text`` with every value that came from a ``${NATBENCH_*}`` variable replaced by ``${NAME}``."""
+    if not _SUBSTITUTED or not text:
+        return text
+    for value in sorted(_SUBSTITUTED, key=len, reverse=True):
+        if value in text:
+            pattern = rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])"
+            text = re.sub(pattern, f"${{{_SUBSTITUTED[value]}}}".replace("\\", "\\\\"), text)
+    return text
+
+
 def _substitute(node: yaml.Node, file: str | None, loader: Resolver, seen: set[int]) -> None:
     """Replace ``${NATBENCH_X}`` / ``${NATBENCH_X:-default}`` in scalar values; ``$$`` is a literal ``$``."""
     if id(node) in seen:
@@ -435,11 +500,16 @@ def _substitute(node: yaml.Node, file: str | None, loader: Resolver, seen: set[i
         if "$" not in node.value or node.tag not in ("tag:yaml.org,2002:str",):
             return
         line = node.start_mark.line + 1
+        names = [m.group(1).partition(":-")[0] for m in _VAR.finditer(node.value) if m.group(1)]
         new = _VAR.sub(lambda m: _expand(m, file, line), node.value)
         if new != node.value:
             node.value = new
             if not node.style:  # plain (libyaml: "", PyYAML: None): let YAML type the substituted text (22 -> int)
                 node.tag = loader.resolve(yaml.ScalarNode, new, (True, False))
+                meaning = _yaml11_number(node)
+                if meaning is not None:
+                    shown = ", ".join(f"${{{n}}}" for n in names)
+                    raise ConfigError(f"the value substituted for {shown} is {meaning}", file=file, line=line)
     elif isinstance(node, yaml.MappingNode):
         for _key, value in node.value:
             _substitute(value, file, loader, seen)
@@ -507,4 +577,6 @@ def _expand(match: re.Match[str], file: str | None, line: int) -> str:
             file=file,
             line=line,
         )
+    if value:
+        _SUBSTITUTED[value] = name
     return value

@@ -29,6 +29,7 @@ from natbench.run.format import (
     TRIALS_PARQUET,
     PointRecord,
     RecordCounts,
+    RecordPlan,
     RepKey,
     RunMeta,
     StoredCampaign,
@@ -36,6 +37,7 @@ from natbench.run.format import (
     decode_meta,
     decode_points,
 )
+from natbench.run.format.safefile import FILE_CAPS, read_capped
 from natbench.run.records import Scan, damage_message, scan
 
 if TYPE_CHECKING:
@@ -60,9 +62,11 @@ DAMAGE_HINT = (
 
 
 def read_bytes(path: Path) -> bytes:
-    """The bytes of one file of a run directory (StoreError naming it when it is missing or cannot be read)."""
+    """The bytes of one metadata file of a run directory: a regular file no larger than its cap
+    (:mod:`natbench.run.format.safefile`); StoreError naming it when it is missing, no regular file, too large
+    or cannot be read."""
     try:
-        return path.read_bytes()
+        return read_capped(path, FILE_CAPS.get(path.name, FILE_CAPS["run.json"]))
     except FileNotFoundError:
         raise StoreError(f"{path}: missing; is this a natbench run directory?") from None
     except OSError as exc:
@@ -114,14 +118,31 @@ def pending_file(path: Path, meta: RunMeta) -> Path | None:
     return None
 
 
-def scan_run(path: Path, meta: RunMeta) -> Scan:
-    """Scan ``path``/trials.jsonl against ``meta`` (run.json read before it) and run.json read again after it."""
+def record_plan(points: list[PointRecord], campaign: StoredCampaign) -> RecordPlan:
+    """What the records of a run may refer to: its points, the metrics this natbench knows, and the repetitions
+    its campaign plans per point and metric (a point's own ``metric_settings`` first; an experiment session plans
+    none: its measurements add repetitions)."""
+    from natbench.metrics.registry import metric_names
+
+    repetitions: dict[tuple[str, str], int] = {}
+    if not campaign.experiment_session:
+        for p in points:
+            for metric, count in campaign.metric_repetitions.items():
+                own = p.metric_settings.get(metric, {}).get("repetitions")
+                planned = own if isinstance(own, int) and not isinstance(own, bool) else count
+                repetitions[(p.id, metric)] = planned
+    return RecordPlan(frozenset(p.id for p in points), frozenset(metric_names()), repetitions)
+
+
+def scan_run(path: Path, meta: RunMeta, plan: RecordPlan | None = None) -> Scan:
+    """Scan ``path``/trials.jsonl against ``meta`` (run.json read before it) and run.json read again after it;
+    with ``plan`` every record must refer to what the run holds (:func:`record_plan`)."""
     counts = meta.counts
     status = str(meta.status)
     after: int | None = None
     pending = pending_file(path, meta)
     trials = pending or path / TRIALS
-    found = scan(trials, counts, status=status)
+    found = scan(trials, counts, status=status, plan=plan)
     known = meta.records if isinstance(meta.records, RecordCounts) else None  # malformed counts are not trusted
     beyond = None if known is None else known.written + (status != "complete")
     if beyond is not None and found.highest > beyond:
@@ -133,7 +154,7 @@ def scan_run(path: Path, meta: RunMeta) -> Scan:
                 after = again.records.written
                 status = str(again.status)
         if after is not None:
-            found = scan(trials, counts, status=status, counted_after=after)
+            found = scan(trials, counts, status=status, counted_after=after, plan=plan)
     if pending is not None:
         found.notes.append(
             f"{path / TRIALS}: a repair stopped before renaming {pending.name} over it; read from {pending.name}"
@@ -161,7 +182,7 @@ class RunDirectory:
         if half_created(p):
             raise half_created_error(p)
         for name in (RUN, POINTS, CAMPAIGN):
-            if not (p / name).is_file():
+            if not (p / name).exists() and not (p / name).is_symlink():  # a file that is no file: named when read
                 raise StoreError(f"{p}: not a natbench run directory (missing {name})")
         meta = decode_meta(read_bytes(p / RUN), p / RUN)
         points = decode_points(read_bytes(p / POINTS), p / POINTS)
@@ -198,8 +219,9 @@ class RunDirectory:
             )
 
     def scan(self) -> Scan:
-        """Check trials.jsonl against run.json's record counts (see :mod:`natbench.run.records`)."""
-        return scan_run(self.path, self.meta)
+        """Check trials.jsonl against run.json's record counts and what the run holds (see
+        :mod:`natbench.run.records`)."""
+        return scan_run(self.path, self.meta, record_plan(self.points, self.campaign))
 
     def check_resume(self, repair: bool = False) -> Scan:
         """The scan of trials.jsonl a resume starts from; StoreError listing the damage unless ``repair``."""
@@ -311,7 +333,7 @@ def read_run(path: str | os.PathLike[str]) -> RunData:
     raw = read_bytes(campaign_file) if campaign_file.exists() else b""
     campaign = decode_campaign(raw, campaign_file)
     points = decode_points(read_bytes(p / POINTS), p / POINTS)
-    found = scan_run(p, meta)
+    found = scan_run(p, meta, record_plan(points, campaign))
     trials = [r.record for r in found.records if isinstance(r.record, TrialRecord)]
     results = [r.record for r in found.records if isinstance(r.record, RepetitionResult)]
     return RunData(p, meta, campaign, points, trials, results, found.notes, found.damage, sorted(found.tainted))

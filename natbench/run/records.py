@@ -46,11 +46,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord
-from natbench.run.format.fields import FieldError
+from natbench.run.format.fields import MAX_DEPTH, FieldError, depth, shown
 from natbench.run.format.files import RUN
-from natbench.run.format.lines import KINDS, NonFinite, checksum, decode_record, parse_line
+from natbench.run.format.lines import KINDS, NonFinite, RecordPlan, checksum, decode_record, parse_line
 from natbench.run.format.meta import COUNTS, MAX_SEQ, counts_problem
+from natbench.run.format.safefile import MAX_LINE, open_regular
 
 __all__ = [
     "COUNTS",
@@ -173,8 +175,11 @@ class _Scanner:
         status: str,
         sequence: bool,
         malformed_counts: bool = False,
+        plan: RecordPlan | None = None,
     ) -> None:
         self.out = Scan(path)
+        self.plan = plan
+        """What the records may refer to (None: not checked)."""
         self.malformed_counts = malformed_counts
         """run.json had counts, but malformed ones (reported): the file is checked as far as its lines allow."""
         self.sequence = sequence
@@ -202,7 +207,7 @@ class _Scanner:
         self.out.damage.append(f"{self.where(line)}: {what}")
         self.bad_lines.append(line)
         key = rep_key(own) if own is not None else None
-        if key is not None:
+        if key is not None and (self.plan is None or self.plan.holds(key)):  # no repetition of no point or metric
             self.out.tainted.add(key)
 
     def line(self, number: int, raw: bytes) -> None:
@@ -218,12 +223,21 @@ class _Scanner:
         except NonFinite:
             self.bad(number, "not a natbench record: non-finite number")
             return
+        except RecursionError:
+            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
+            return
         except ValueError as exc:
             self.bad(number, f"not a natbench record: {exc}")
             return
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(obj) > MAX_DEPTH:
+            seq = obj.get("seq") if isinstance(obj, dict) else None
+            if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1:
+                self.accounted.add(seq)  # its number is there: the line is damaged, no record is missing
+            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
+            return
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind not in KINDS:
-            self.bad(number, f"type: expected 'trial' or 'result', got {kind!r}")
+            self.bad(number, f"type: expected 'trial' or 'result', got {shown(kind)}")
             return
         assert isinstance(obj, dict)
         seq = obj.get("seq")
@@ -297,12 +311,18 @@ class _Scanner:
 
     def decoded(self, number: int, data: dict[str, Any]) -> TrialRecord | RepetitionResult | None:
         """The typed record of a line; None (and the line is damage, like a checksum mismatch) when a field is
-        missing, unknown or of the wrong type."""
+        missing, unknown, of the wrong type or out of range, or refers to what the run does not hold (a working
+        point, a metric, a repetition beyond the plan: :class:`~natbench.run.format.lines.RecordPlan`)."""
         try:
-            return decode_record(data)
+            record = decode_record(data)
         except FieldError as exc:
             self.bad(number, str(exc), data)
             return None
+        problem = self.plan.problem(record) if self.plan is not None else None
+        if problem is not None:
+            self.bad(number, problem, data)
+            return None
+        return record
 
     def legacy_line(self, number: int, text: str, data: dict[str, Any]) -> None:
         if not self.sequence:
@@ -441,6 +461,7 @@ def scan(
     status: str = "running",
     counted_after: int | None = None,
     sequence: bool = True,
+    plan: RecordPlan | None = None,
 ) -> Scan:
     """Read ``trials.jsonl`` at ``path`` once and sort its lines into records, notes and damage.
 
@@ -448,7 +469,9 @@ def scan(
     record counts); ``counted_after`` the ``written`` count read again AFTER it (a writer may have added
     records in between: those up to one beyond it are no damage); ``status`` run.json's status. With
     ``sequence`` False only each line is checked (UTF-8, JSON, type, checksum), not their numbers: for
-    ``trials.abandoned.jsonl``.
+    ``trials.abandoned.jsonl``. With ``plan`` every record must refer to its working points, known metrics and
+    planned repetitions. The file is read line by line (a regular file only; a line longer than
+    :data:`~natbench.run.format.safefile.MAX_LINE` is damage, read no further).
     """
     problem = counts_problem(counts) if counts is not None else None
     scanner = _Scanner(
@@ -458,12 +481,15 @@ def scan(
         status,
         sequence,
         malformed_counts=problem is not None,
+        plan=plan,
     )
     if problem:
         scanner.out.damage.append(f"{path.with_name(RUN)}: {COUNTS}: {problem}")
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        f = open_regular(path)
+    except StoreError as exc:
+        scanner.out.damage.append(str(exc))
+        return scanner.out
     except FileNotFoundError:
         out = scanner.out
         out.exists = False
@@ -481,10 +507,17 @@ def scan(
     except OSError as exc:
         scanner.out.damage.append(f"{path}: cannot be read: {exc.strerror or exc}")
         return scanner.out
-    lines = data.split(b"\n")
-    torn_line = None
-    if lines[-1] != b"":
-        torn_line = len(lines)
-    for number, raw in enumerate(lines[:-1], 1):
-        scanner.line(number, raw)
-    return scanner.finish(torn_line, len(lines) - 1)
+    number = 0
+    torn_line: int | None = None
+    with f:
+        while raw := f.readline(MAX_LINE + 1):
+            number += 1
+            if raw.endswith(b"\n"):
+                scanner.line(number, raw[:-1])
+            elif len(raw) <= MAX_LINE:  # the last line, unterminated
+                torn_line = number
+            else:
+                scanner.bad(number, f"longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)")
+                while (rest := f.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                    pass
+    return scanner.finish(torn_line, number - (torn_line is not None))

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
+import stat
 import time
 from pathlib import Path
 
 from natbench.results import RepetitionResult
 from natbench.run.format import DAMAGED, REPAIRED, TRIALS, RecordCounts, Repair, RepKey, RunMeta, encode
+from natbench.run.format.safefile import open_regular
 from natbench.run.reader import RunDirectory, half_created, half_created_error, pending_file, resume_damage_error
 from natbench.run.records import Record, Scan, rep_key, with_range
 from natbench.run.writer import RunStore, atomic_write, fsync_dir, lock_dir, save_abandoned, write_meta_file
@@ -99,10 +102,7 @@ def _repair(p: Path, meta: RunMeta, found: Scan) -> RunMeta:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     backup = p / DAMAGED.format(stamp=stamp)
     if found.exists:
-        with open(p / TRIALS, "rb") as src, open(backup, "wb") as dst:
-            dst.write(src.read())
-            dst.flush()
-            os.fsync(dst.fileno())
+        _keep_damaged(p / TRIALS, backup)
         fsync_dir(p)
     done = {rep_key(r.data) for r in found.records if r.data["type"] == "result"} - found.tainted
     keep = [r for r in found.records if rep_key(r.data) not in found.tainted]
@@ -154,3 +154,15 @@ def _set_kinds(counts: RecordCounts, kept: list[Record]) -> RecordCounts:
     trials = len([r for r in kept if r.data["type"] == "trial" and r.seq is not None]) + counts.moved_count
     results = len([r for r in kept if r.data["type"] == "result" and r.seq is not None])
     return dataclasses.replace(counts, trial=trials, result=results)
+
+
+def _keep_damaged(trials: Path, backup: Path) -> None:
+    """Keep the damaged ``trials`` as ``backup``: a regular file copied (in chunks, fsync-ed); anything else in its
+    place (a symlink to a device or a FIFO, a directory) moved aside by name, never read."""
+    if not stat.S_ISREG(os.stat(trials).st_mode):
+        os.replace(trials, backup)  # the entry itself: a symlink is renamed, not followed
+        return
+    with open_regular(trials) as src, open(backup, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+        dst.flush()
+        os.fsync(dst.fileno())

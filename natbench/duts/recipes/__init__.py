@@ -62,6 +62,7 @@ from natbench.duts.recipes.loader import (
     parse_recipe,
     recipe_reference,
     recipe_search_path,
+    shadowed_recipes,
 )
 from natbench.duts.recipes.params import BUILTIN_VARIABLES, PARAM_TYPES, ParamSpec
 from natbench.duts.recipes.render import RenderedCommand
@@ -83,4 +84,5 @@ __all__ = [
     "parse_recipe",
     "recipe_reference",
     "recipe_search_path",
+    "shadowed_recipes",
 ]

@@ -13,25 +13,43 @@ from natbench.duts.recipes.schema import Recipe, RecipeSource
 from natbench.duts.recipes.semantics import check_recipe
 from natbench.errors import ConfigError, RecipeError
 
-__all__ = ["is_recipe_path", "list_recipes", "load_recipe", "parse_recipe", "recipe_reference", "recipe_search_path"]
+__all__ = [
+    "SHIPPED",
+    "is_recipe_path",
+    "list_recipes",
+    "load_recipe",
+    "parse_recipe",
+    "recipe_reference",
+    "recipe_search_path",
+    "shadowed_recipes",
+]
 
 _SOURCE_TREE = Path(__file__).resolve().parents[3]
 """The checkout natbench runs from (``natbench/duts/recipes/`` is three levels below it)."""
 
 
+SHIPPED = _SOURCE_TREE / "dut_recipes"
+"""The recipes natbench ships."""
+
+
 def recipe_search_path() -> list[Path]:
-    """Directories searched for ``<name>.yaml``: $NATBENCH_RECIPES (':'-separated),
-    ./dut_recipes, and the dut_recipes directory of the source tree natbench runs from."""
+    """Directories searched for ``<name>.yaml``, first one wins: $NATBENCH_RECIPES (':'-separated; naming a
+    directory there is how its recipes replace shipped ones), the shipped recipes (:data:`SHIPPED`), then
+    ./dut_recipes of the working directory (for names natbench does not ship: a file there cannot silently
+    replace a shipped recipe of the same name, see :func:`shadowed_recipes`)."""
     dirs: list[Path] = []
     env = os.environ.get("NATBENCH_RECIPES")
     if env:
         dirs += [Path(p) for p in env.split(os.pathsep) if p]
+    dirs.append(SHIPPED)
     dirs.append(Path.cwd() / "dut_recipes")
-    dirs.append(_SOURCE_TREE / "dut_recipes")
     seen: list[Path] = []
+    resolved: list[Path] = []
     for d in dirs:
-        if d not in seen:
+        key = d.resolve() if d.is_dir() else d
+        if key not in resolved:
             seen.append(d)
+            resolved.append(key)
     return seen
 
 
@@ -43,6 +61,17 @@ def list_recipes() -> dict[str, Path]:
             for f in sorted(d.glob("*.yaml")):
                 found.setdefault(f.stem, f)
     return dict(sorted(found.items()))
+
+
+def shadowed_recipes() -> dict[str, Path]:
+    """Recipe name -> file in ./dut_recipes that is *not* used because an earlier directory of the search path
+    (a shipped recipe, or $NATBENCH_RECIPES) has a recipe of that name. Name the file in the campaign
+    (``recipe: ./dut_recipes/NAME.yaml``) or list its directory in $NATBENCH_RECIPES to use it."""
+    local = Path.cwd() / "dut_recipes"
+    used = list_recipes()
+    if not local.is_dir():
+        return {}
+    return {f.stem: f for f in sorted(local.glob("*.yaml")) if f.stem in used and used[f.stem].resolve() != f.resolve()}
 
 
 def is_recipe_path(reference: str) -> bool:

@@ -18,7 +18,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 from natbench.config.source import SourceMap
 from natbench.duts.recipes.conditions import as_word
 from natbench.duts.recipes.fields import Flag, Named, must
-from natbench.duts.recipes.regex import MAX_VALUE_CHARS, check_pattern
+from natbench.duts.recipes.regex import MAX_VALUE_CHARS, check_pattern, pattern_matches
 from natbench.errors import RecipeError
 from natbench.values import MAX_VALUE, parse_count, parse_number, parse_port_range
 
@@ -31,7 +31,7 @@ BUILTIN_VARIABLES = ("cores", "cpus", "dut")
 """Template variables natbench supplies at run time: active core count of the working point
 (None: unchanged), the list of CPU numbers in use, the DUT's name."""
 
-_IFNAME = re.compile(r"^[^\s/:'\"\\]{1,15}$")
+_IFNAME = re.compile(r"^[^\x00-\x20\x7f/:'\"\\-][^\x00-\x20\x7f/:'\"\\]{0,14}$")
 _MAC = re.compile(r"^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$")
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _N = TypeVar("_N", int, float)
@@ -44,6 +44,12 @@ def param_name(name: Any) -> str:
     if name in BUILTIN_VARIABLES:
         raise ValueError(f"{name!r} is supplied by natbench at run time, not a recipe parameter")
     return name
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """A value as a message shows it: its ``repr`` (control characters escaped), cut to ``limit`` characters."""
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 # ---------------------------------------------------------------------------
@@ -59,8 +65,8 @@ def _str(spec: ParamSpec, value: Any) -> str:
     if spec.pattern:
         if len(text) > MAX_VALUE_CHARS:
             raise ValueError(f"is longer than {MAX_VALUE_CHARS} characters (a value checked against a pattern)")
-        if not re.fullmatch(spec.pattern, text):
-            raise ValueError(f"{text!r} does not match {spec.pattern!r}")
+        if not pattern_matches(spec.pattern, text):
+            raise ValueError(f"{_shown(text)} does not match {_shown(spec.pattern, 80)}")
     return text
 
 
@@ -70,8 +76,7 @@ def _int(spec: ParamSpec, value: Any) -> int:
     except ValueError as exc:
         if "too large" in str(exc):  # a power or number beyond 2^64: say so rather than "expected an integer"
             raise ValueError(str(exc)) from None
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {shown}") from None
+        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {_shown(value)}") from None
     return _bounded(spec, number)
 
 
@@ -89,13 +94,13 @@ def _bounded(spec: ParamSpec, value: _N) -> _N:
 
 def _bool(spec: ParamSpec, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
+        raise ValueError(f"expected true or false, got {_shown(value)}")
     return value
 
 
 def _choice(spec: ParamSpec, value: Any) -> str:
     if as_word(value) not in spec.choices:
-        raise ValueError(f"{value!r} is not one of {', '.join(spec.choices)}")
+        raise ValueError(f"{_shown(value)} is not one of {', '.join(spec.choices)}")
     return as_word(value)
 
 
@@ -106,26 +111,31 @@ _ADDRESSES = {"ip": None, "ipv4": 4, "ipv6": 6, "net": None, "ipv4_net": 4, "ipv
 def _address(spec: ParamSpec, value: Any) -> str:
     """An address (``ip``, ``ipv4``, ``ipv6``) or an address with its prefix length (``*net``), normalized."""
     text, version, with_prefix = str(value), _ADDRESSES[spec.type], spec.type.endswith("net")
+    if "%" in text:
+        raise ValueError(f"{_shown(value)}: an address with a scope (%zone) is not taken (name the interface instead)")
     try:
         addr = ipaddress.ip_interface(text) if with_prefix else ipaddress.ip_address(text)
     except ValueError:
-        raise ValueError(f"{value!r} is not {'an address/prefix' if with_prefix else 'an IP address'}") from None
+        raise ValueError(f"{_shown(value)} is not {'an address/prefix' if with_prefix else 'an IP address'}") from None
     if with_prefix and "/" not in text:
-        raise ValueError(f"{value!r} needs a prefix length (e.g. 198.18.0.1/24)")
+        raise ValueError(f"{_shown(value)} needs a prefix length (e.g. 198.18.0.1/24)")
     if version is not None and addr.version != version:
-        raise ValueError(f"{value!r} is not an IPv{version} {'prefix' if with_prefix else 'address'}")
+        raise ValueError(f"{_shown(value)} is not an IPv{version} {'prefix' if with_prefix else 'address'}")
     return str(addr)
 
 
 def _interface(spec: ParamSpec, value: Any) -> str:
     if not isinstance(value, str) or not _IFNAME.match(value):
-        raise ValueError(f"{value!r} is not a valid interface name (1-15 characters, no blanks, '/' or ':')")
+        raise ValueError(
+            f"{_shown(value)} is not a valid interface name (1-15 characters, no blanks, control characters, "
+            "'/' or ':', not starting with '-')"
+        )
     return value
 
 
 def _mac(spec: ParamSpec, value: Any) -> str:
     if not isinstance(value, str) or not _MAC.match(value):
-        raise ValueError(f"{value!r} is not a MAC address (aa:bb:cc:dd:ee:ff)")
+        raise ValueError(f"{_shown(value)} is not a MAC address (aa:bb:cc:dd:ee:ff)")
     return value.lower()
 
 
@@ -204,8 +214,8 @@ class ParamSpec(Named):
     items: Annotated[str, _ITEM_TYPE] = "str"
     """Item type of a ``list``."""
     pattern: Annotated[str | None, BeforeValidator(_pattern)] = None
-    """Regular expression a ``str`` must match fully: no nested repeat, no alternation inside a repeat, no
-    back-reference, at most 3 repeats (:mod:`natbench.duts.recipes.regex`); values of at most 256 characters."""
+    """Regular expression a ``str`` must match fully, in RE2 syntax (matched in linear time: no back-references
+    or look-arounds; :mod:`natbench.duts.recipes.regex`); at most 512 characters, values of at most 256."""
     doc: Annotated[str, BeforeValidator(str)] = ""
     """What the parameter means."""
     default: Any = None
@@ -291,6 +301,13 @@ def resolve_params(
             )
         else:
             out[name] = spec.default
+    for name, problem, line in _place_problems(recipe, out):
+        raise RecipeError(
+            f"{problem} (recipe {recipe.name}, line {line})",
+            file=src_file,
+            line=where(name),
+            field=field_prefix + name,
+        )
     for check in recipe.checks:
         if check.condition.holds(out):
             raise RecipeError(
@@ -299,4 +316,37 @@ def resolve_params(
                 line=where(check.field) if check.field else (check.line if file is None else None),
                 field=field_prefix + (check.field or "params"),
             )
+    return out
+
+
+def _place_problems(recipe: Recipe, values: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """(parameter, problem, recipe line) for every value that does not fit a place its placeholders stand in:
+    a leading ``-`` where a program would read an option, more than a plain token where it is written into a
+    file or assigned (:func:`~natbench.duts.recipes.shell.word_problem`). The same check runs again on every
+    rendered command; here it names the campaign's field before anything runs."""
+    from natbench.duts.recipes.shell import ShellStructureError, analyze, word_problem
+    from natbench.duts.recipes.template import rendered_words
+
+    out: list[tuple[str, str, int]] = []
+    for step in recipe.steps.values():
+        for cmd in step.commands:
+            texts = [cmd.run] if cmd.netns is None else [cmd.run, f"ip netns exec {cmd.netns} true"]
+            for text in texts:
+                try:
+                    slots = analyze(text)
+                except ShellStructureError:  # reported when the recipe is loaded
+                    continue
+                for slot in slots:
+                    value = values.get(slot.name)
+                    if value is None or slot.name not in recipe.params:
+                        continue
+                    try:
+                        words, _ = rendered_words(value, slot.filters)
+                    except (ValueError, TypeError, IndexError):  # a filter that does not apply: rendering says so
+                        continue
+                    for i, word in enumerate(words):
+                        problem = word_problem(slot, word, i == 0)
+                        if problem is not None:
+                            out.append((slot.name, f"{_shown(word)} {problem}", cmd.line))
+                            return out
     return out

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from natbench.duts.recipes.conditions import parse_condition
 from natbench.duts.recipes.params import BUILTIN_VARIABLES
+from natbench.duts.recipes.shell import Slot, analyze
 from natbench.duts.recipes.template import render_template
 from natbench.errors import RecipeError
 
@@ -60,9 +61,10 @@ def render_command(recipe: Recipe, step: str, cmd: Command, values: dict[str, An
     """Render one command of ``step`` with ``values``; None when its condition is false."""
     if cmd.when is not None and not parse_condition(cmd.when).holds(values):
         return None
-    text = _render_text(recipe, cmd.run, values, cmd.line, f"steps.{step}.run")
+    text = _render_text(recipe, cmd.run, values, cmd.line, f"steps.{step}.run", analyze(cmd.run))
     if cmd.netns is not None:
-        ns = _render_text(recipe, cmd.netns, values, cmd.line, f"steps.{step}.netns")
+        slots = analyze(f"ip netns exec {cmd.netns} true")
+        ns = _render_text(recipe, cmd.netns, values, cmd.line, f"steps.{step}.netns", slots)
         text = f"ip netns exec {ns} {text}"
     return RenderedCommand(text=text, command=cmd, step=step)
 
@@ -89,9 +91,11 @@ def _need_step(recipe: Recipe, step: str) -> None:
         raise RecipeError(f"recipe {recipe.name} has no step {step!r}", file=recipe.path, field=f"steps.{step}")
 
 
-def _render_text(recipe: Recipe, text: str, values: dict[str, Any], line: int, field: str) -> str:
+def _render_text(
+    recipe: Recipe, text: str, values: dict[str, Any], line: int, field: str, slots: tuple[Slot, ...]
+) -> str:
     try:
-        return render_template(text, values)
+        return render_template(text, values, slots=slots)
     except KeyError as exc:
         raise RecipeError(
             f"unknown template variable {exc.args[0]!r}", file=recipe.path, line=line, field=field

@@ -72,10 +72,24 @@ class RecipeSource:
 # field types
 
 
+MAX_COMMAND_CHARS = 16_384
+"""Longest command template (the longest shipped command has about 200 characters)."""
+
+
 def _command_text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("required: the command template")
+    if len(value) > MAX_COMMAND_CHARS:
+        raise ValueError(f"a command template is at most {MAX_COMMAND_CHARS:,} characters ({len(value):,} here)")
     return value.strip()
+
+
+def _netns_text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("expected a string")
+    if len(value) > 256:
+        raise ValueError("a namespace template is at most 256 characters")
+    return value
 
 
 def _condition(value: Any) -> str:
@@ -134,7 +148,7 @@ class Command(Declared):
     """Command template (shell text with ``{{ placeholders }}``)."""
     when: Annotated[str | None, BeforeValidator(_condition)] = None
     """Condition; the command is skipped when false."""
-    netns: OptionalText = None
+    netns: Annotated[str | None, BeforeValidator(_netns_text)] = None
     """Template of a network namespace to run the command in (``ip netns exec``)."""
     parse: OptionalText = None
     """Parser name for the command's output."""

@@ -8,22 +8,28 @@ count, ``timed_flush`` times a command, a stateful recipe has ``setup`` and ``te
 
 from __future__ import annotations
 
+import re
+
 from natbench.config.source import SourceMap
 from natbench.duts.parsers import parser_names
 from natbench.duts.recipes.conditions import parse_condition
 from natbench.duts.recipes.params import BUILTIN_VARIABLES
 from natbench.duts.recipes.render import saved_names
 from natbench.duts.recipes.schema import Recipe
+from natbench.duts.recipes.shell import ASSIGNMENT, CONFIG, REDIRECT, ShellStructureError, analyze, runs_script_file
 from natbench.duts.recipes.template import TemplateSyntaxError, parse_template, quoted_placeholder
 from natbench.errors import RecipeError
 
-__all__ = ["check_recipe"]
+__all__ = ["check_recipe", "netns_template"]
+
+_NETNS = re.compile(r"(?:[A-Za-z0-9_.+-]|\{\{[^{}]*\}\})+")
 
 
 def check_recipe(recipe: Recipe, source: SourceMap) -> None:
     """Raise :class:`RecipeError` (file, line, field) for the first rule ``recipe`` breaks."""
     _check_checks(recipe, source)
     _check_commands(recipe)
+    _check_shell(recipe)
     _check_steps(recipe)
 
 
@@ -80,6 +86,54 @@ def _check_commands(recipe: Recipe) -> None:
                 if ph.name not in names:
                     message = f"unknown template variable {ph.name!r}"
                     raise _error(recipe, message, step.line, f"steps.{step.name}.interfaces")
+
+
+def netns_template(netns: str) -> str:
+    """The command a ``netns:`` template stands in (natbench prefixes ``ip netns exec NS``), for :func:`analyze`."""
+    return f"ip netns exec {netns} true"
+
+
+def _check_shell(recipe: Recipe) -> None:
+    """Every placeholder stands where a quoted word is data (:mod:`natbench.duts.recipes.shell`); a list value
+    is never assigned or a redirection's file (it renders as several words); a recipe that runs a shell script
+    from a file writes no value into a file."""
+    lists = {n for n, p in recipe.params.items() if p.type == "list"} | {"cpus"}
+    script: tuple[int, str] | None = None
+    written: tuple[int, str] | None = None
+    for step in recipe.steps.values():
+        for i, cmd in enumerate(step.commands):
+            field = f"steps.{step.name}[{i}]"
+            if cmd.netns is not None and not _NETNS.fullmatch(cmd.netns):
+                message = "a namespace is one word: letters, digits, '_', '.', '-' and placeholders, no shell syntax"
+                raise _error(recipe, message, cmd.line, f"{field}.netns")
+            for key, text in (("run", cmd.run), ("netns", None if cmd.netns is None else netns_template(cmd.netns))):
+                if text is None:
+                    continue
+                try:
+                    slots = analyze(text)
+                except ShellStructureError as exc:
+                    raise _error(recipe, str(exc), cmd.line, f"{field}.{key}") from None
+                for slot in slots:
+                    listed = slot.name in lists and not any(
+                        f in ("csv", "len", "first", "last", "hexmask") for f in slot.filters
+                    )
+                    if listed and slot.kind in (ASSIGNMENT, REDIRECT):
+                        what = "assigned to a variable" if slot.kind == ASSIGNMENT else "a redirection's file"
+                        message = (
+                            f"placeholder {{{{ {slot.name} }}}} is a list (several words) and is {what}: "
+                            "the second word would be a command or an argument (use | csv)"
+                        )
+                        raise _error(recipe, message, cmd.line, f"{field}.{key}")
+                    if slot.kind == CONFIG and written is None:
+                        written = (cmd.line, f"{field}.{key}")
+                if key == "run" and script is None and runs_script_file(text):
+                    script = (cmd.line, f"{field}.{key}")
+    if script is not None and written is not None:
+        message = (
+            f"runs a shell script from a file while the command on line {written[0]} ({written[1]}) writes values "
+            "into a file: a value could become a command of the script; generate the script without values"
+        )
+        raise _error(recipe, message, script[0], script[1])
 
 
 def _check_steps(recipe: Recipe) -> None:

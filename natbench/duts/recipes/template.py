@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from natbench.duts.recipes.shell import Slot, word_problem
 from natbench.traffic.ports import PortRange
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "parse_template",
     "quoted_placeholder",
     "render_template",
+    "rendered_words",
+    "shown_value",
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.S)
@@ -139,25 +142,38 @@ FILTERS: dict[str, Callable[[Any], Any]] = {
 
 
 def parse_template(text: str) -> list[Placeholder]:
-    """All placeholders of ``text``; raises :class:`TemplateSyntaxError` on bad syntax."""
+    """All placeholders of ``text``; raises :class:`TemplateSyntaxError` on bad syntax (in time linear in ``text``)."""
     found: list[Placeholder] = []
-    for match in _PLACEHOLDER.finditer(text):
-        parts = [p.strip() for p in match.group(1).split("|")]
+    rest: list[str] = []
+    i = 0
+    while (start := text.find("{{", i)) >= 0:
+        end = text.find("}}", start + 2)
+        if end < 0:
+            break
+        whole = text[start : end + 2]
+        parts = [p.strip() for p in whole[2:-2].split("|")]
         name, filters = parts[0], tuple(parts[1:])
         if not _NAME.match(name):
             raise TemplateSyntaxError(
-                f"bad placeholder {match.group(0)!r}: expected {{{{ name }}}} or {{{{ name | filter }}}}"
+                f"bad placeholder {_cut(whole)!r}: expected {{{{ name }}}} or {{{{ name | filter }}}}"
             )
         for f in filters:
             if f not in FILTERS:
                 raise TemplateSyntaxError(
-                    f"unknown filter {f!r} in {match.group(0)!r} (known: {', '.join(sorted(FILTERS))})"
+                    f"unknown filter {_cut(f)!r} in {_cut(whole)!r} (known: {', '.join(sorted(FILTERS))})"
                 )
         found.append(Placeholder(name, filters))
-    rest = _PLACEHOLDER.sub("", text)
-    if "{{" in rest or "}}" in rest:
+        rest.append(text[i:start])
+        i = end + 2
+    rest.append(text[i:])
+    left = "".join(rest)
+    if "{{" in left or "}}" in left:
         raise TemplateSyntaxError("unbalanced '{{' or '}}'")
     return found
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def quoted_placeholder(text: str) -> str | None:
@@ -196,15 +212,37 @@ def _to_word(value: Any) -> str:
     return str(value)
 
 
-def render_template(text: str, variables: Mapping[str, Any], *, quote: bool = True) -> str:
+def rendered_words(value: Any, filters: Sequence[str]) -> tuple[list[str], bool]:
+    """The shell words (before quoting) ``value`` renders as after ``filters``, and whether it is a list (one
+    word per item) rather than one word."""
+    for f in filters:
+        value = FILTERS[f](value)
+    if isinstance(value, list | tuple):
+        return [_to_word(v) for v in value], True
+    return [_to_word(value)], False
+
+
+def shown_value(text: str, limit: int = 40) -> str:
+    """A value as an error message shows it: ``repr`` (control characters escaped), cut to ``limit`` characters."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+
+
+def render_template(
+    text: str, variables: Mapping[str, Any], *, quote: bool = True, slots: Sequence[Slot] | None = None
+) -> str:
     """Substitute every placeholder; each value is shell-quoted unless ``quote`` is False.
 
     ``quote=False`` is for values consumed by natbench itself (e.g. interface names handed
-    to a builtin step), never for command text. Raises ``KeyError`` for an unknown name,
-    ``ValueError`` when a value is None or a filter does not apply.
+    to a builtin step), never for command text. ``slots`` (:func:`~natbench.duts.recipes.shell.analyze` of
+    ``text``) check every value against the place it stands in (a leading ``-`` where it would be an option,
+    a plain token where it is written into a file). Raises ``KeyError`` for an unknown name,
+    ``ValueError`` when a value is None, a filter does not apply or a value does not fit its place.
     """
+    count = 0
 
     def substitute(match: re.Match[str]) -> str:
+        nonlocal count
         parts = [p.strip() for p in match.group(1).split("|")]
         name = parts[0]
         if name not in variables:
@@ -212,12 +250,16 @@ def render_template(text: str, variables: Mapping[str, Any], *, quote: bool = Tr
         value = variables[name]
         if value is None:
             raise ValueError(f"{name} has no value (guard the command with 'when: {name}')")
-        for f in parts[1:]:
-            value = FILTERS[f](value)
-        if isinstance(value, list | tuple):
-            words = [_to_word(v) for v in value]
+        words, is_list = rendered_words(value, parts[1:])
+        if slots is not None:
+            slot = slots[count]
+            for i, word in enumerate(words):
+                problem = word_problem(slot, word, i == 0)
+                if problem is not None:
+                    raise ValueError(f"{name}: {shown_value(word)} {problem}")
+        count += 1
+        if is_list:
             return " ".join(shlex.quote(w) for w in words) if quote else " ".join(words)
-        word = _to_word(value)
-        return shlex.quote(word) if quote else word
+        return shlex.quote(words[0]) if quote else words[0]
 
     return _PLACEHOLDER.sub(substitute, text)

@@ -13,9 +13,14 @@ from typing import Any
 
 import yaml
 
+from natbench.run.format.fields import MAX_DEPTH, depth
 from natbench.run.format.files import EXPERIMENT_KIND
 
-__all__ = ["StoredCampaign"]
+__all__ = ["NestingError", "StoredCampaign"]
+
+
+class NestingError(ValueError):
+    """campaign.yaml nests deeper than any campaign does."""
 
 
 @dataclass(frozen=True)
@@ -34,24 +39,37 @@ class StoredCampaign:
     """``traffic.acceptance`` (None: not stated, the schema's 0)."""
     metric_acceptance: dict[str, float] = field(default_factory=dict)
     """``metrics.<name>.acceptance`` where stated."""
+    metric_repetitions: dict[str, int] = field(default_factory=dict)
+    """``metrics.<name>.repetitions`` where stated (a campaign's plan; an experiment session states none)."""
 
     @classmethod
     def parse(cls, text: str) -> StoredCampaign:
-        """Read ``text`` leniently: what cannot be read is None."""
+        """Read ``text`` leniently: what cannot be read is None; :class:`NestingError` when it nests deeper than
+        :data:`~natbench.run.format.fields.MAX_DEPTH` (no campaign does: such a file is damage)."""
         try:
             data = yaml.safe_load(text) if text else None
-        except yaml.YAMLError:
+        except RecursionError:
+            raise NestingError("nested too deep") from None
+        except yaml.YAMLError as exc:
+            if "nesting depth" in str(exc):  # libyaml's own limit (PyYAML 6.0.4 wheels)
+                raise NestingError("nested too deep") from None
             return cls(text)
+        if depth(data) > MAX_DEPTH:
+            raise NestingError("nested too deep")
         if not isinstance(data, dict):
             return cls(text)
         traffic = data.get("traffic")
         traffic = traffic if isinstance(traffic, dict) else {}
         metrics = data.get("metrics")
         accepted: dict[str, float] = {}
+        repetitions: dict[str, int] = {}
         for name, section in (metrics if isinstance(metrics, dict) else {}).items():
             value = _number(section.get("acceptance")) if isinstance(section, dict) else None
             if value is not None:
                 accepted[str(name)] = value
+            count = section.get("repetitions") if isinstance(section, dict) else None
+            if isinstance(count, int) and not isinstance(count, bool):
+                repetitions[str(name)] = count
         family = traffic.get("family")
         kind = data.get("kind")
         return cls(
@@ -61,6 +79,7 @@ class StoredCampaign:
             family=None if family is None else str(family),
             traffic_acceptance=_number(traffic.get("acceptance")),
             metric_acceptance=accepted,
+            metric_repetitions=repetitions,
         )
 
     @property

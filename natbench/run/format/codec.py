@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from natbench.errors import StoreError
-from natbench.run.format.campaign import StoredCampaign
-from natbench.run.format.fields import FieldError
+from natbench.run.format.campaign import NestingError, StoredCampaign
+from natbench.run.format.fields import MAX_DEPTH, FieldError, depth
 from natbench.run.format.meta import RunMeta
 from natbench.run.format.points import PointRecord, points_from_json, points_to_json
 
@@ -36,9 +36,16 @@ def load_json(raw: bytes, path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path}: not UTF-8 text (byte at offset {exc.start})") from None
     try:
-        return json.loads(text)
+        value = json.loads(text)
+    except RecursionError:
+        raise StoreError(
+            f"{path}: nested more than {MAX_DEPTH} levels deep (natbench writes a dozen at most)"
+        ) from None
     except ValueError as exc:
         raise StoreError(f"{path}: not valid JSON: {exc}") from None
+    if depth(value) > MAX_DEPTH:
+        raise StoreError(f"{path}: nested more than {MAX_DEPTH} levels deep (natbench writes a dozen at most)")
+    return value
 
 
 def decode_meta(raw: bytes, path: Path) -> RunMeta:
@@ -74,9 +81,13 @@ def encode_points(points: Iterable[PointRecord]) -> str:
 
 
 def decode_campaign(raw: bytes, path: Path) -> StoredCampaign:
-    """campaign.yaml's bytes as :class:`StoredCampaign` (StoreError when they are no UTF-8 text)."""
+    """campaign.yaml's bytes as :class:`StoredCampaign` (StoreError when they are no UTF-8 text, or nest deeper than
+    any campaign: a YAML file that does not parse otherwise reads leniently, as one that says nothing)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise StoreError(f"{path}: cannot be read as UTF-8 text: {exc}") from None
-    return StoredCampaign.parse(text)
+        raise StoreError(f"{path}: cannot be read as UTF-8 text (byte at offset {exc.start})") from None
+    try:
+        return StoredCampaign.parse(text)
+    except NestingError:
+        raise StoreError(f"{path}: nested more than {MAX_DEPTH} levels deep (a campaign nests a few)") from None

@@ -12,17 +12,26 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from natbench.values import MAX_RATE
+
 __all__ = [
+    "MAX_DEPTH",
     "FieldError",
     "as_bool",
+    "as_count",
     "as_float",
     "as_int",
     "as_list",
     "as_object",
     "as_optional_float",
     "as_optional_int",
+    "as_optional_measure",
+    "as_optional_rate",
     "as_optional_str",
+    "as_rate",
     "as_str",
+    "as_time",
+    "depth",
     "json_safe",
     "plain_json",
     "shown",
@@ -30,6 +39,13 @@ __all__ = [
 
 SHOWN_CHARS = 60
 """A value named in an error is cut to this many characters (an error line never echoes a file's content)."""
+
+MAX_DEPTH = 64
+"""Deepest nesting of objects and lists a run-directory file may hold (natbench writes at most a dozen levels);
+deeper is damage, never a RecursionError later."""
+
+MAX_MEASURE = MAX_RATE
+"""Largest number a rate, a count or a result may hold (a frame rate of 10^12 per second is far beyond any test)."""
 
 
 class FieldError(ValueError):
@@ -91,6 +107,64 @@ def as_float(value: Any, field: str) -> float:
 def as_optional_float(value: Any, field: str) -> float | None:
     """A finite number or null."""
     return None if value is None else as_float(value, field)
+
+
+def as_count(value: Any, field: str) -> int:
+    """A whole number from 0 to 2^63 - 1 (a repetition, a step, a frame count)."""
+    number = as_int(value, field)
+    if not 0 <= number < 2**63:
+        raise FieldError(field, f"expected a whole number >= 0, got {shown(value)}")
+    return number
+
+
+def as_measure(value: Any, field: str) -> float:
+    """A finite number from 0 to :data:`MAX_MEASURE` (a rate, a time, a result): never negative, never absurd."""
+    number = as_float(value, field)
+    if number < 0:
+        raise FieldError(field, f"expected a finite number >= 0, got {shown(value)}")
+    if number > MAX_MEASURE:
+        raise FieldError(field, f"expected at most {MAX_MEASURE:g}, got {shown(value)}")
+    return number
+
+
+def as_rate(value: Any, field: str) -> float:
+    """A rate in frames (or connections) per second: :func:`as_measure`."""
+    return as_measure(value, field)
+
+
+def as_optional_rate(value: Any, field: str) -> float | None:
+    """A rate or null."""
+    return None if value is None else as_measure(value, field)
+
+
+def as_optional_measure(value: Any, field: str) -> float | None:
+    """A measured value (seconds, a loss ratio, a result) or null: :func:`as_measure`."""
+    return None if value is None else as_measure(value, field)
+
+
+def as_time(value: Any, field: str) -> float:
+    """A time stamp or a duration in seconds: :func:`as_measure`."""
+    return as_measure(value, field)
+
+
+def depth(value: Any) -> int:
+    """How deep objects and lists nest in ``value`` (a scalar: 0), counted without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        level += 1
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level) for child in children)
+    return deepest
 
 
 def as_bool(value: Any, field: str) -> bool:

@@ -18,16 +18,19 @@ import json
 import math
 import zlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run.format.fields import (
     FieldError,
-    as_float,
-    as_int,
+    as_count,
     as_object,
-    as_optional_float,
+    as_optional_measure,
+    as_optional_rate,
+    as_rate,
     as_str,
+    as_time,
     json_safe,
     shown,
 )
@@ -36,6 +39,7 @@ __all__ = [
     "KINDS",
     "NonFinite",
     "RecordKind",
+    "RecordPlan",
     "checksum",
     "decode_record",
     "encode",
@@ -114,7 +118,7 @@ def _counts(value: Any, field: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for direction, counts in as_object(value, field).items():
         inner = as_object(counts, f"{field}.{direction}")
-        out[direction] = {k: as_int(v, f"{field}.{direction}.{k}") for k, v in inner.items()}
+        out[direction] = {k: as_count(v, f"{field}.{direction}.{k}") for k, v in inner.items()}
     return out
 
 
@@ -130,30 +134,31 @@ _Check = Callable[[Any, str], Any]
 TRIAL_FIELDS: dict[str, tuple[_Check, bool]] = {
     "point_id": (as_str, True),
     "metric": (as_str, True),
-    "repetition": (as_int, True),
-    "step": (as_int, True),
+    "repetition": (as_count, True),
+    "step": (as_count, True),
     "kind": (as_str, True),
-    "intended_rate": (as_float, True),
-    "achieved_rate": (as_float, True),
+    "intended_rate": (as_rate, True),
+    "achieved_rate": (as_rate, True),
     "counts": (_counts, True),
     "verdict": (_verdict, True),
     "reason": (as_str, True),
-    "started_at": (as_float, True),
-    "ended_at": (as_float, True),
-    "lower": (as_optional_float, False),
-    "upper": (as_optional_float, False),
-    "value": (as_optional_float, False),
+    "started_at": (as_time, True),
+    "ended_at": (as_time, True),
+    "lower": (as_optional_rate, False),
+    "upper": (as_optional_rate, False),
+    "value": (as_optional_measure, False),
     "extra": (as_object, False),
 }
-"""Field of a trial line -> (its check, required)."""
+"""Field of a trial line -> (its check, required). Rates, counts and times are never negative nor absurd
+(:func:`~natbench.run.format.fields.as_measure`)."""
 
 RESULT_FIELDS: dict[str, tuple[_Check, bool]] = {
     "point_id": (as_str, True),
     "metric": (as_str, True),
-    "repetition": (as_int, True),
-    "value": (as_optional_float, True),
+    "repetition": (as_count, True),
+    "value": (as_optional_measure, True),
     "unit": (as_str, True),
-    "error": (as_optional_float, False),
+    "error": (as_optional_measure, False),
     "extra": (as_object, False),
 }
 """Field of a result line -> (its check, required)."""
@@ -184,3 +189,42 @@ def decode_record(data: Mapping[str, Any]) -> TrialRecord | RepetitionResult:
     if kind == "result":
         return RepetitionResult(**_fields(data, RESULT_FIELDS, "result"))
     raise FieldError("type", f"expected 'trial' or 'result', got {shown(kind)}")
+
+
+@dataclass(frozen=True)
+class RecordPlan:
+    """What the records of one run directory may refer to: the working points of its points.json, the metrics
+    natbench knows, and the repetitions its campaign planned. A record with an intact checksum that refers to
+    anything else cannot be placed in any table: it is damage of its line, like a checksum mismatch."""
+
+    points: frozenset[str]
+    """The ids of points.json's working points."""
+    metrics: frozenset[str] | None = None
+    """The metrics a record may be of (None: any)."""
+    repetitions: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    """(point id, metric) -> repetitions the campaign planned there (absent: not known, e.g. an experiment session
+    whose measurements add repetitions)."""
+
+    def holds(self, key: tuple[str, str, int]) -> bool:
+        """Whether (point id, metric, repetition) ``key`` is a repetition this run could have measured."""
+        point, metric, repetition = key
+        planned = self.repetitions.get((point, metric))
+        return (
+            point in self.points
+            and (self.metrics is None or metric in self.metrics)
+            and (planned is None or 0 <= repetition < planned)
+        )
+
+    def problem(self, record: TrialRecord | RepetitionResult) -> str | None:
+        """Why ``record`` does not belong to this run (``field: ...``), or None."""
+        if record.point_id not in self.points:
+            return f"point_id: {shown(record.point_id)} is no working point of points.json"
+        if self.metrics is not None and record.metric not in self.metrics:
+            return f"metric: {shown(record.metric)} is no metric this natbench knows"
+        planned = self.repetitions.get((record.point_id, record.metric))
+        if planned is not None and record.repetition >= planned:
+            return (
+                f"repetition: {record.repetition} beyond the {planned} repetitions the campaign plans for"
+                f" {record.metric} (repetitions count from 0)"
+            )
+        return None

@@ -33,6 +33,7 @@ import ctypes
 import ipaddress
 import logging
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -88,6 +89,10 @@ DEFAULT_BOOT_TIMEOUT = 600.0
 """Seconds a VM DUT may take from start to SSH unless its ``access.boot_timeout`` says otherwise."""
 SSH_PORT = 2222
 """The port on the DUT namespace's loopback QEMU forwards to the guest's sshd."""
+VM_MGMT_IF = "eth0"
+"""The VM's management NIC (QEMU user network, SSH)."""
+_NOTRACK = (("PREROUTING", "-i"), ("OUTPUT", "-o"))
+"""Raw-table chains (and their interface option) where the management NIC's packets skip conntrack."""
 TAP_PRIVATE_IF = "nbv-priv"
 """The tap of the VM's private NIC (in the DUT namespace)."""
 TAP_PUBLIC_IF = "nbv-pub"
@@ -128,6 +133,18 @@ def netns_connect(netns: str, host: str, port: int, timeout: float) -> socket.so
         raise result["error"]
     sock: socket.socket = result["sock"]
     return sock
+
+
+def _neigh_command(addr: str, mac: str, vif: str) -> str:
+    """Shell command installing a permanent neighbour entry on the VM's NIC ``vif`` wherever it is: the VM's own
+    network namespace, else the namespace inside the VM a recipe moved it into (the MAP-T CE's ``napt``)."""
+    entry = f"neigh replace {shlex.quote(addr)} lladdr {shlex.quote(mac)} nud permanent dev {shlex.quote(vif)}"
+    dev = shlex.quote(vif)
+    return (
+        f"if ip link show dev {dev} >/dev/null 2>&1; then ip {entry}; else"
+        f' for ns in $(ip netns list | cut -d" " -f1); do'
+        f' if ip -n "$ns" link show dev {dev} >/dev/null 2>&1; then ip -n "$ns" {entry}; fi; done; fi'
+    )
 
 
 def choose_accel(requested: str = "auto") -> tuple[list[str], str]:
@@ -351,7 +368,7 @@ class VmLab(NetnsLab):
         )
         cmds: dict[int, list[str]] = {}
         for vm, addr, tif, vif in ends:
-            cmds.setdefault(vm, []).append(f"ip neigh replace {addr} lladdr {self.macs[tif]} nud permanent dev {vif}")
+            cmds.setdefault(vm, []).append(_neigh_command(str(addr), self.macs[tif], vif))
         for vm, lines in cmds.items():
             self.vm_exec(" && ".join(lines), vm=vm)
 
@@ -647,10 +664,12 @@ class VmLab(NetnsLab):
             return False
 
     def _configure_guest(self, v: _Vm) -> None:
-        """The lab's part inside VM ``v``: forwarding, no DAD, links up; the path's ends get the campaign's DUT
-        addresses (the first VM's private side, the last VM's public side)."""
+        """The lab's part inside VM ``v``: forwarding, no DAD, links up, the management NIC left out of connection
+        tracking (a DUT's conntrack table holds the test's connections only, not natbench's SSH session); the
+        path's ends get the campaign's DUT addresses (the first VM's private side, the last VM's public side)."""
         a = self.addresses
         cmds = [
+            *(f"iptables -t raw -I {chain} {way} {shlex.quote(VM_MGMT_IF)} -j CT --notrack" for chain, way in _NOTRACK),
             "sysctl -q -w net.ipv4.ip_forward=1",
             "sysctl -q -w net.ipv6.conf.all.forwarding=1",
             *(f"sysctl -q -w net.ipv6.conf.{vif}.accept_dad=0" for vif in (VM_PRIVATE_IF, VM_PUBLIC_IF)),

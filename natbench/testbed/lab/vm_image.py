@@ -7,6 +7,13 @@ configuration (serial console, management NIC, sshd with a host key and a client
 time), and ``mkfs.ext4 -d`` into a raw disk. The kernel and initrd are copied out beside the disk for
 QEMU's ``-kernel``/``-initrd``.
 
+The ``jool-mapt`` image holds Jool built from source (MAP-T exists only in Jool's 4.2 release
+candidates, which Debian does not ship): the chroot gets the kernel headers, DKMS and the build
+tools, and one more step compiles the given source (``--jool-source PATH|URL``, default the pinned
+public v4.2.0-rc3 archive; :mod:`~natbench.testbed.lab.jool_source`,
+:mod:`~natbench.testbed.lab.jool_build`). The source's digest is part of its cache key, and its
+manifest records the source and ``jool_mapt --version``.
+
 Images are cached and content-addressed in :func:`cache_dir` (``NATBENCH_IMAGE_CACHE``, default
 ``/var/cache/natbench/images``): the key is the hash of the package list and natbench's image recipe
 (:func:`recipe_key`). An image is built in a scratch directory and renamed into place only when every
@@ -21,12 +28,15 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from natbench.testbed.lab.host import LabError
+from natbench.testbed.lab.jool_build import JOOL_MODULES, build_script, install_source
+from natbench.testbed.lab.jool_source import DEFAULT_SOURCE, Fetcher, JoolSource, resolve_source
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
@@ -80,6 +90,9 @@ class ImageRecipe:
     """Files written into the root file system (path -> content)."""
     commands: tuple[str, ...] = ()
     """Shell commands run in the chroot after the files are written."""
+    source: str | None = None
+    """What the image compiles from source after the package install: ``"jool"`` (Jool, given at build
+    time; its digest joins the cache key), or None (packages only)."""
 
 
 _MGMT_UNIT = """[Unit]
@@ -146,6 +159,38 @@ IMAGES: dict[str, ImageRecipe] = {
         files=_COMMON_FILES,
         commands=_COMMON_COMMANDS,
     ),
+    "jool-mapt": ImageRecipe(
+        name="jool-mapt",
+        suite="bookworm",
+        packages=(
+            "linux-image-amd64",
+            "linux-headers-amd64",
+            "dkms",
+            "gcc",
+            "make",
+            "libc6-dev",
+            "autoconf",
+            "automake",
+            "libtool",
+            "pkg-config",
+            "libnl-genl-3-dev",
+            "libxtables-dev",
+            "openssh-server",
+            "iproute2",
+            "iptables",
+            "conntrack",
+            "procps",
+            "ethtool",
+            "kmod",
+            "udev",
+            "systemd-sysv",
+        ),
+        modules=JOOL_MODULES,
+        # conntrack loaded at boot: recipes read its sysctls before any rule loads it (iptables-nat44)
+        files={**_COMMON_FILES, "/etc/modules-load.d/natbench.conf": "virtio_net\nnf_conntrack\n"},
+        commands=_COMMON_COMMANDS,
+        source="jool",
+    ),
 }
 """The images natbench knows how to build, by name."""
 
@@ -158,9 +203,10 @@ def cache_dir(given: Path | str | None = None) -> Path:
     return Path(env) if env else DEFAULT_CACHE_DIR
 
 
-def recipe_key(recipe: ImageRecipe) -> str:
-    """Content address of an image: hash of its suite, mirror, packages, modules, files and commands."""
-    body = {
+def recipe_key(recipe: ImageRecipe, source_digest: str | None = None) -> str:
+    """Content address of an image: hash of its suite, mirror, packages, modules, files and commands, and for
+    an image built from source, of that source (``source_digest``; default: the pinned release's)."""
+    body: dict[str, object] = {
         "format": 1,
         "suite": recipe.suite,
         "mirror": recipe.mirror,
@@ -171,6 +217,8 @@ def recipe_key(recipe: ImageRecipe) -> str:
         "commands": list(recipe.commands),
         "build": _BUILD_REVISION,
     }
+    if recipe.source:
+        body["source"] = {"kind": recipe.source, "digest": source_digest or DEFAULT_SOURCE.tree}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -238,11 +286,35 @@ def _check(path: Path) -> dict[str, object] | None:
     return dict(manifest)
 
 
-def find_image(name: str, *, cache: Path | str | None = None) -> Image | None:
-    """The complete cached image ``name`` for natbench's current recipe, or None (a broken entry is removed)."""
+def find_image(name: str, *, cache: Path | str | None = None, source_digest: str | None = None) -> Image | None:
+    """The complete cached image ``name`` for natbench's current recipe, or None (a broken entry is removed).
+
+    For an image built from source, ``source_digest`` names the source; without it the pinned default
+    release's image is looked up first, then the newest complete image of this recipe built from any source
+    (so an image built with ``--jool-source`` serves campaigns that only name the image).
+    """
     recipe = _recipe(name)
-    key = recipe_key(recipe)
-    path = cache_dir(cache) / f"{name}-{key}"
+    key = recipe_key(recipe, source_digest)
+    found = _complete(name, key, cache_dir(cache) / f"{name}-{key}")
+    if found is not None or not recipe.source or source_digest is not None:
+        return found
+    newest: Image | None = None
+    for path in sorted(cache_dir(cache).glob(f"{name}-*")):
+        manifest = _check(path)
+        source = manifest.get("source") if manifest else None
+        if (
+            not manifest
+            or not isinstance(source, dict)
+            or recipe_key(recipe, source.get("tree_sha256")) != path.name[len(name) + 1 :]
+        ):
+            continue
+        if newest is None or str(manifest.get("built", "")) > str(newest.manifest.get("built", "")):
+            newest = Image(name, path.name[len(name) + 1 :], path, manifest)
+    return newest
+
+
+def _complete(name: str, key: str, path: Path) -> Image | None:
+    """The image at ``path`` if it is complete; a broken entry is removed."""
     if not path.exists():
         return None
     manifest = _check(path)
@@ -293,6 +365,8 @@ class _Builder:
         self.total = 7
         self.kernel_version = ""
         self.module_versions: dict[str, str] = {}
+        self.jool_version = ""
+        """``jool_mapt --version`` of an image built from Jool's source."""
         self.typical = last_build_steps(recipe.name, work.parent)
         """Seconds each step took in the newest earlier build of this image found in the cache (ETA)."""
 
@@ -360,31 +434,66 @@ def _mounted(root: Path) -> list[Path]:
 
 
 def build_image(
-    name: str = "jool", *, cache: Path | str | None = None, force: bool = False, progress: Progress | None = None
+    name: str = "jool",
+    *,
+    cache: Path | str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    jool_source: str | os.PathLike[str] | None = None,
+    fetch: Fetcher | None = None,
 ) -> Image:
     """Build image ``name`` into the cache (or return the cached one unless ``force``); needs root.
 
+    An image built from source (``jool-mapt``) compiles ``jool_source`` (a source tree, a release tarball
+    or a URL; None: the pinned public release, downloaded with ``fetch``); a source that cannot be had
+    raises :class:`~natbench.testbed.lab.jool_source.JoolSourceError` naming ``--jool-source``.
     Every step is timed and reported through ``progress``; a failed step raises :class:`LabError`
     naming the step and the kept log.
     """
     recipe = _recipe(name)
     say = progress or (lambda _msg: None)
-    if not force and (found := find_image(name, cache=cache)) is not None:
+    if jool_source is not None and not recipe.source:
+        raise LabError(f"image {name} is built from Debian's packages only: --jool-source applies to jool-mapt")
+    if not force and jool_source is None and (found := find_image(name, cache=cache)) is not None:
         say(f"image {name}: cached at {found.path}")
         return found
+    with tempfile.TemporaryDirectory(prefix=f"natbench-{name}-source-") as scratch:
+        source = _source(recipe, jool_source, Path(scratch), fetch, say)
+        key = recipe_key(recipe, source.digest if source else None)
+        final = cache_dir(cache) / f"{name}-{key}"
+        if not force and (found := _complete(name, key, final)) is not None:
+            say(f"image {name}: cached at {found.path}")
+            return found
+        return _build(recipe, key, final, source, say)
+
+
+def _source(
+    recipe: ImageRecipe, given: str | os.PathLike[str] | None, scratch: Path, fetch: Fetcher | None, say: Progress
+) -> JoolSource | None:
+    """The checked source an image compiles, unpacked in ``scratch`` (None for a packages-only image)."""
+    if not recipe.source:
+        return None
+    say(f"image {recipe.name}: Jool source {given or DEFAULT_SOURCE.url}")
+    source = resolve_source(given, scratch, fetch=fetch)
+    say(f"image {recipe.name}: Jool {source.release}, source tree sha256 {source.digest}")
+    return source
+
+
+def _build(recipe: ImageRecipe, key: str, final: Path, source: JoolSource | None, say: Progress) -> Image:
+    name = recipe.name
+    cache = final.parent
     problems = missing_tools(("debootstrap", "mkfs.ext4", "ssh-keygen"))
     if problems:
         raise LabError(problems[0])
     if os.geteuid() != 0:
         raise LabError("building a VM image needs root (debootstrap, chroot)")
-    key = recipe_key(recipe)
-    base = cache_dir(cache)
-    base.mkdir(parents=True, exist_ok=True)
-    final = base / f"{name}-{key}"
-    work = base / f".build-{name}-{key}-{os.getpid()}"
+    cache.mkdir(parents=True, exist_ok=True)
+    work = cache / f".build-{name}-{key}-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     b = _Builder(recipe, work, say)
+    if source is not None:
+        b.total += 1
     root = b.root
     started = time.monotonic()
     say(f"image {name}: building {final.name} in {work}")
@@ -396,6 +505,8 @@ def build_image(
         _mount(root)
         try:
             b.step("install packages", lambda log: _install(b, log))
+            if source is not None:
+                b.step("build jool from source", lambda log: _build_jool(b, source, log))
             b.step("check kernel modules", lambda log: _check_modules(b, log))
             b.step("configure", lambda log: _configure(b, log))
         finally:
@@ -420,6 +531,9 @@ def build_image(
             "steps": {s.name: round(s.seconds, 1) for s in b.steps},
             "sizes": {f: (work / f).stat().st_size for f in _IMAGE_FILES},
         }
+        if source is not None:
+            manifest["source"] = source.as_dict()
+            manifest["jool_version"] = b.jool_version
         shutil.rmtree(root)
         (work / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         shutil.rmtree(final, ignore_errors=True)
@@ -429,7 +543,7 @@ def build_image(
         shutil.rmtree(work, ignore_errors=True)
         raise
     say(f"image {name}: built in {time.monotonic() - started:.0f} s at {final}")
-    image = find_image(name, cache=cache)
+    image = _complete(name, key, final)
     if image is None:  # pragma: no cover - just written
         raise LabError(f"image {name}: the build at {final} does not check out")
     return image
@@ -461,6 +575,17 @@ def _install(b: _Builder, log: Path) -> None:
     pkgs = " ".join(b.recipe.packages)
     b.chroot(f"apt-get update -q\napt-get install -y -q --no-install-recommends {pkgs}", log)
     policy.unlink()
+
+
+def _build_jool(b: _Builder, source: JoolSource, log: Path) -> None:
+    """Compile and install Jool from ``source`` in the chroot (modules by DKMS for the image's kernel)."""
+    b.kernel_version = _kernel_version(b.root)
+    version = install_source(source, b.root)
+    b.chroot(build_script(version, b.kernel_version, jobs=os.cpu_count() or 1), log)
+    out = subprocess.run(["chroot", str(b.root), "jool_mapt", "--version"], capture_output=True, text=True)
+    b.jool_version = out.stdout.strip()
+    if out.returncode != 0 or not b.jool_version:
+        raise LabError(f"jool_mapt --version failed after the build: {out.stderr.strip() or out.stdout.strip()}")
 
 
 def _kernel_version(root: Path) -> str:
