@@ -214,9 +214,10 @@ def test_a_dut_timeout_shorter_than_a_trial_is_warned() -> None:
     result = check_recipes(parse_campaign(text, "r.yaml"))
     assert result.checked
     assert result.warnings == (
-        # cps [0, 100k] error 1k tries rates down to 500/s: 1000/500 + 2 (phase 1) + 1000/500 + 2 (validation) = 8 s
-        "DUT nat: udp_timeout 5 s is shorter than cps's phase 1 and its validation of 1,000 connections at 500/s, "
-        "the lowest rate its search could try at nat-1k-udp_timeout5 (~8 s): a step that slow is refused as invalid "
+        # cps [0, 100k] error 1k tries rates of its grid down to 1000/s: 1000/1000 + 2 (phase 1) + 1000/1000 + 2
+        # (validation) = 6 s
+        "DUT nat: udp_timeout 5 s is shorter than cps's phase 1 and its validation of 1,000 connections at 1000/s, "
+        "the lowest rate its search could try at nat-1k-udp_timeout5 (~6 s): a step that slow is refused as invalid "
         "(dut_timeout) and ends the repetition",
         "DUT nat: udp_timeout 5 s is shorter than throughput's phase 1 + gap + phase 2 at nat-1k-udp_timeout5 "
         "(~26 s): connections would expire during the trial",  # 1000/100 + 2 + 2 + 10 + 2
@@ -225,10 +226,10 @@ def test_a_dut_timeout_shorter_than_a_trial_is_warned() -> None:
 
 
 def test_capacity_and_validation_steps_longer_than_the_dut_timeout_are_warned_at_plan_time() -> None:
-    """udp_timeout 20 s. capacity probes up to 8,000 connections, its search [0, 100k] error 1k down to 500/s:
-    8000/500 + 2 + 8000/500 + 2 = 36 s. validation at 100/s, gap 2: 1000/100 + 2 + 2 + 1000/100 + 2 = 26 s.
-    cps without validation at 500/s: 1000/500 + 2 = 4 s fits. The 300 s point fits everything."""
-    text = _recipe_campaign(timeout="20").replace(
+    """udp_timeout 15 s. capacity probes up to 8,000 connections, its search [0, 100k] error 1k on its grid down to
+    1000/s: 8000/1000 + 2 + 8000/1000 + 2 = 20 s. validation at 100/s, gap 2: 1000/100 + 2 + 2 + 1000/100 + 2 = 26 s.
+    cps without validation at 1000/s: 1000/1000 + 2 = 3 s fits. The 300 s point fits everything."""
+    text = _recipe_campaign(timeout="15").replace(
         "cps: {upper: 100k, error: 1k}", "cps: {upper: 100k, error: 1k, validation: 'off'}"
     ) + (
         "  capacity: {upper: 100k, error: 1k, min_connections: 1000, max_connections: 8000, connection_error: 100}\n"
@@ -236,5 +237,5 @@ def test_capacity_and_validation_steps_longer_than_the_dut_timeout_are_warned_at
     )
     warnings = check_recipes(parse_campaign(text, "r.yaml")).warnings
     assert [w.split(" is shorter than ")[1].split("'s")[0] for w in warnings] == ["capacity", "validation"]
-    assert "(~36 s)" in warnings[0] and "8,000 connections at 500/s" in warnings[0]
+    assert "(~20 s)" in warnings[0] and "8,000 connections at 1000/s" in warnings[0]
     assert "(~26 s)" in warnings[1] and "at 100/s" in warnings[1]

@@ -85,7 +85,7 @@ def test_plan_json() -> None:
     r = natbench("plan", "--format", "json", "campaigns/quickstart.yaml")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert [p["connections"] for p in data["points"]] == [4000, 16000, 64000]
+    assert [p["connections"] for p in data["points"]] == [16000, 32000, 64000]
     assert data["trials"] == sum(p["trials"] for p in data["points"])
     assert 0 < data["seconds"] < 600
     assert set(data["algorithms"]) == {"binary", "fast"}
@@ -141,7 +141,7 @@ def test_the_plan_view_is_the_core_object_the_cli_renders() -> None:
 
     view = PlanView.build(load_campaign("campaigns/quickstart.yaml"))
     assert view.header[:8] == ("#", "label", "id", "cores", "src ports", "dst ports", "connections", "frame")
-    assert [row[6] for row in view.rows] == ["4,000", "16,000", "64,000"]
+    assert [row[6] for row in view.rows] == ["16,000", "32,000", "64,000"]
     assert view.facts[0].startswith("campaign quickstart (campaigns/quickstart.yaml)")
     assert view.to_dict()["trials"] == view.estimate.trials
     r = natbench("plan", "--format", "plain", "campaigns/quickstart.yaml")

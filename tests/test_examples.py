@@ -66,7 +66,9 @@ def test_lab_experiment_runs_and_its_results_load(tmp_path: Path) -> None:
     assert set(run.points["label"]) == {"iptables-1k", "iptables-4k", "iptables-64k"}
     by_metric = run.results.groupby("metric")["value"].count()
     assert by_metric["cps"] == 4  # 2 points x 2 repetitions, every one finished
-    assert by_metric["throughput"] == 1 and by_metric["teardown"] == 1
+    assert by_metric["throughput"] == 1
+    teardown = run.results[run.results["metric"] == "teardown"]
+    assert len(teardown) == 3 and by_metric["teardown"] >= 1  # a rare empty-table delete spike fails one (too few)
     cps = run.results[run.results["metric"] == "cps"]["value"]
     assert (cps > 0).all() and (cps <= 40_000).all()
     # every trial was stored with a verdict, and phase 1 of the passing cps steps delivered every frame

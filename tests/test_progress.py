@@ -64,7 +64,7 @@ def test_plain_progress_prints_points_long_activities_and_results() -> None:
     obs.on_activity("flushing the table", None)  # unknown duration: printed
     obs.on_result(RepetitionResult(spec.points[0].id, "cps", 0, 250_000.0, "cps", 10_000.0, {}))
     assert lines[0].startswith("natbench: 3 working points, 27 repetitions to measure, about ")
-    assert lines[1].startswith("natbench: point 1/3 iptables-4k (4,000 connections): 9 repetitions, about ")
+    assert lines[1].startswith("natbench: point 1/3 iptables-16k (16,000 connections): 9 repetitions, about ")
     assert "; the run about " in lines[1]
     assert lines[2:] == [
         "natbench:   filling the table: 4,000,000 connections at 20,000/s (about 3 min)",

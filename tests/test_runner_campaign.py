@@ -42,7 +42,7 @@ def test_spec_from_campaign_takes_traffic_defaults(campaign_file: Path) -> None:
     campaign = load_campaign(campaign_file)
     spec = spec_from_campaign(campaign, campaign.to_yaml(), str(campaign_file))
     assert list(spec.metrics) == ["cps", "throughput", "teardown"]
-    assert [p.connections for p in spec.points] == [4000, 16000, 64000]
+    assert [p.connections for p in spec.points] == [16000, 32000, 64000]
     s = spec.settings(spec.points[0], "throughput")
     assert (s.repetitions, s.upper, s.error, s.fill_rate, s.duration, s.gap) == (3, 200_000, 10_000, 20_000, 2, 0.5)
     assert s.acceptance == 0.001  # from traffic.acceptance
@@ -135,7 +135,7 @@ def test_run_directory_reader_on_the_campaign_run(campaign_file: Path) -> None:
     reader = RunDirectory.open(run.path)
     df = reader.results_frame()
     assert set(df["metric"]) == {"cps", "throughput", "teardown"}
-    assert sorted(set(df["connections"])) == [4000, 16000, 64000]
+    assert sorted(set(df["connections"])) == [16000, 32000, 64000]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "campaigns").glob("*.yaml")), ids=lambda p: p.name)
@@ -174,8 +174,8 @@ def test_run_command_end_to_end_with_a_substituted_testbed(
     lines = res.output.strip().splitlines()
     assert lines[-1].startswith(f"run directory: {out} (complete)")
     # the seed-style tables are printed: one column per working point, the cps median row filled
-    header = next(ln for ln in lines if ln.split()[:1] == ["iptables-4k"] or "iptables-4k" in ln.split()[:3])
-    assert header.split() == ["iptables-4k", "iptables-16k", "iptables-64k"]
+    header = next(ln for ln in lines if ln.split()[:1] == ["iptables-16k"] or "iptables-16k" in ln.split()[:3])
+    assert header.split() == ["iptables-16k", "iptables-32k", "iptables-64k"]
     median = next(ln for ln in lines if ln.startswith("cps median"))
     assert len(median.split()) == 2 + 3
     assert not any("upper bound limits" in ln for ln in lines)  # the fake's ceilings are inside the ranges

@@ -117,8 +117,9 @@ def test_ce_and_br_in_path_order_read_and_learn(pair: Testbed) -> None:
 
 
 def test_lab_mapt_campaign_end_to_end(tmp_path: Path) -> None:
-    """``natbench run campaigns/lab-mapt.yaml --monitor 1``: complete, a cps, throughput and tear-down value
-    for every point, and per-core CPU samples of both the CE and the BR stored with the traffic trials."""
+    """``natbench run campaigns/lab-mapt.yaml --monitor 1``: complete, a cps and a throughput value for every point
+    (no tear-down: a few thousand entries are deleted within the emulated VM's timing noise, docs/lab.md), and
+    per-core CPU samples of both the CE and the BR stored with the traffic trials."""
     need_mapt_image()
     run_dir = tmp_path / "run"
     proc = subprocess.run(
@@ -134,19 +135,13 @@ def test_lab_mapt_campaign_end_to_end(tmp_path: Path) -> None:
     values: dict[tuple[str, str], list[float | None]] = {}
     for res in run.results():
         values.setdefault((res.point_id, res.metric), []).append(res.value)
-        if res.metric == "teardown" and res.value is None:
-            # deleting a few thousand entries takes milliseconds in the VM, timed over SSH at ~0.1 s: a
-            # repetition may be too few connections to time, and on a loaded machine the fill may lose frames;
-            # any other failure (entries left after the delete-all) is a real one
-            failed = str(res.extra.get("failed"))
-            assert "too few connections to time" in failed or "lower fill_rate" in failed, res.extra
     points = {p for p, _ in values}
     assert len(points) == 2
     for point in points:
         for metric in ("cps", "throughput"):
             got = values.get((point, metric))
             assert got and all(v is not None and v > 0 for v in got), (point, metric, values)
-        assert len(values[(point, "teardown")]) == 3
+    assert {m for _, m in values} == {"cps", "throughput"}
     monitored = [t for t in run.trials() if t.metric == "throughput" and t.kind == "phase2" and "monitor" in t.extra]
     assert monitored
     for trial in monitored:

@@ -50,10 +50,14 @@ def test_throughput_after_phase1(nb_measure, dut):
 
 
 def test_teardown_rate(nb_measure):
-    """Connection tear-down rate N / (T_N - T_0) with conntrack's own delete-all.
+    """Connection tear-down rate N / (T_N - T_0) with conntrack's own delete-all, 3 repetitions.
 
-    64,000 connections: conntrack deletes them in about 0.2 s here, far above the few milliseconds an empty-table
-    delete varies by on a busy machine (4,000 took 5-20 ms, within that noise: too few to time)."""
-    m = nb_measure("teardown", connections="64k", repetitions=1, fill_rate="20k", timeout=0.5, gap=0.2)
+    64,000 connections: conntrack deletes them in 0.1-0.2 s on an idle machine and seconds on a busy one, far above
+    the milliseconds an empty-table delete usually varies by (4,000 took 5-20 ms, within that noise: too few to
+    time; `natbench validate` warns below 16,000). On a shared machine one empty-table delete in many can still
+    take seconds (once in 20 runs with two CPU-bound jobs beside it: 11.7 s): that repetition fails "too few
+    connections to time", the others measure."""
+    m = nb_measure("teardown", connections="64k", repetitions=3, fill_rate="20k", timeout=0.5, gap=0.2)
     assert m.values, f"no repetition finished: {m.failed}"
+    assert all("too few connections to time" in str(r.extra.get("failed")) for r in m.failed), m.failed
     assert m.median > 0

@@ -3,7 +3,8 @@
 :meth:`PlanView.build` works out what ``natbench plan`` says about a campaign: its facts (tester, traffic, DUTs,
 metric settings), the working points with the parameters that vary between them and each point's trials and
 estimated duration (:mod:`natbench.campaign.estimate`), what the fast search saves against the binary one, the
-memory check (:mod:`natbench.campaign.feasibility`) and the recipe check's warnings. The command line renders it as
+memory check (:mod:`natbench.campaign.feasibility`), whether the tear-down points have connections enough to time
+(:mod:`natbench.campaign.teardown_check`) and the recipe check's warnings. The command line renders it as
 a rich table, plain text or JSON (:meth:`PlanView.to_dict`).
 """
 
@@ -15,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 from natbench.campaign.estimate import Estimate, estimate, format_duration, has_algorithm
 from natbench.campaign.feasibility import MemoryCheck, memory_check
 from natbench.campaign.recipes import check_recipes
+from natbench.campaign.teardown_check import TeardownCheck, teardown_check
 from natbench.search.fast import SEEDED_FULL, SEEDED_PROBES, SEEDED_TRIALS
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
+    from natbench.metrics.teardown_resolution import DeletionProfile
 
 __all__ = ["COMPARED", "AlgorithmComparison", "PlanView", "varying"]
 
@@ -121,6 +124,8 @@ class PlanView:
     """Whether the points' connections fit in the DUTs' memory."""
     recipe_warnings: tuple[str, ...] = field(default=())
     """The recipe check's warnings (a DUT timeout shorter than a trial, ...); empty when recipes were not checked."""
+    teardown: TeardownCheck = field(default_factory=TeardownCheck)
+    """Whether each tear-down point's delete-all lasts long enough to time (the seeds' or a run's figures)."""
 
     @classmethod
     def build(
@@ -130,17 +135,21 @@ class PlanView:
         recipes: bool = True,
         measured: float | None = None,
         measured_source: str | None = None,
+        deletion: DeletionProfile | None = None,
     ) -> PlanView:
         """The plan of ``campaign``; ``recipes``: check the DUT recipes and their parameters first (a ConfigError
         for a campaign ``natbench validate`` rejects); ``measured``: bytes per connection an earlier run measured
-        (``measured_source`` says where), for the memory check."""
+        (``measured_source`` says where), for the memory check; ``deletion``: the delete-all rate and empty-table
+        noise an earlier run measured, for the tear-down check (else the seeds' figures per recipe)."""
         warnings = check_recipes(campaign).warnings if recipes else ()
         est = estimate(campaign)
         mem = memory_check(campaign, measured, measured_source)
         if measured is None and measured_source is not None:  # an earlier run was asked, but it stored no figure
             mem = MemoryCheck(mem.warnings, (measured_source, *mem.notes))
         header, rows = _table(campaign, est)
-        return cls(campaign, est, tuple(_facts(campaign)), header, rows, compare_algorithms(campaign), mem, warnings)
+        facts = tuple(_facts(campaign))
+        algorithms = compare_algorithms(campaign)
+        return cls(campaign, est, facts, header, rows, algorithms, mem, warnings, teardown_check(campaign, deletion))
 
     @property
     def total(self) -> str:
@@ -150,13 +159,13 @@ class PlanView:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Everything that may spoil the run: the recipe check's warnings, then the memory check's."""
-        return (*self.recipe_warnings, *self.memory.warnings)
+        """Everything that may spoil the run: the recipe check's warnings, then the memory and tear-down checks'."""
+        return (*self.recipe_warnings, *self.memory.warnings, *self.teardown.warnings)
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What the estimate leaves out and what the memory check could not check."""
-        return (*self.estimate.notes, *self.memory.notes)
+        """What the estimate leaves out, what the memory check could not check and the tear-down check's figures."""
+        return (*self.estimate.notes, *self.memory.notes, *self.teardown.notes)
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as plain JSON data (``natbench plan --format json``)."""
@@ -192,6 +201,7 @@ class PlanView:
             "algorithms": self.algorithms.to_dict() if self.algorithms is not None else {},
             "notes": list(e.notes),
             "memory": {"warnings": list(self.memory.warnings), "notes": list(self.memory.notes)},
+            "teardown": {"warnings": list(self.teardown.warnings), "notes": list(self.teardown.notes)},
         }
 
 

@@ -45,13 +45,14 @@ def _redacted(data: Any) -> Any:
     return data
 
 
-def _measured(from_run: str | None, allow_damaged: bool) -> tuple[float | None, str | None]:
-    """The memory per connection an earlier run measured (``--from``); a directory that is no run is a ConfigError;
-    a damaged one is refused as ``natbench report`` refuses it (its damage on stderr, exit 2) unless
-    ``allow_damaged``."""
+def _measured(from_run: str | None, allow_damaged: bool) -> dict[str, Any]:
+    """What an earlier run measured (``--from``), as :meth:`PlanView.build` takes it: the memory per connection and
+    the delete-all's rate and noise. A directory that is no run is a ConfigError; a damaged one is refused as
+    ``natbench report`` refuses it (its damage on stderr, exit 2) unless ``allow_damaged``."""
     if from_run is None:
-        return None, None
+        return {}
     from natbench.cli.damage import check_damage  # pandas only when --from is given
+    from natbench.report.deletion import measured_deletion
     from natbench.report.load import Run, measured_per_connection
 
     try:
@@ -59,7 +60,9 @@ def _measured(from_run: str | None, allow_damaged: bool) -> tuple[float | None, 
     except StoreError as exc:
         raise ConfigError(str(exc), field="--from") from None
     check_damage([("run", run)], allow_damaged, "nothing was planned from it")
-    return measured_per_connection(run)
+    measured, source = measured_per_connection(run)
+    deletion, _ = measured_deletion(run)  # None: the seeds' figures per recipe
+    return {"measured": measured, "measured_source": source, "deletion": deletion}
 
 
 @cli.command("plan")
@@ -88,11 +91,12 @@ def plan(file: str, fmt: str, no_recipes: bool, from_run: str | None, allow_dama
     The estimate counts binary-search steps, ceil(log2((upper - lower) / error)), and
     per step the phase-1 time N / rate plus timeouts, gap and phase-2 duration
     (see natbench.campaign.estimate for the model). Each point's connections are checked against the DUTs'
-    memory (duts[].memory, duts[].bytes_per_connection or --from RUN): a warning per point that may not fit.
+    memory (duts[].memory, duts[].bytes_per_connection or --from RUN): a warning per point that may not fit; and
+    each tear-down point's connections against what the DUT's delete-all can time (the seeds' figures per recipe, or
+    what RUN measured): a warning per point likely too few to time.
     """
     campaign = load_campaign(file)
-    measured, source = _measured(from_run, allow_damaged)
-    view = PlanView.build(campaign, recipes=not no_recipes, measured=measured, measured_source=source)
+    view = PlanView.build(campaign, recipes=not no_recipes, **_measured(from_run, allow_damaged))
     for warning in view.warnings:
         click.echo(printable(f"natbench: warning: {file}: {warning}"), err=True)
     saving = view.algorithms.line() if view.algorithms is not None else None

@@ -7,6 +7,7 @@ import click
 from natbench.campaign import check_recipes, estimate, load_campaign
 from natbench.campaign.estimate import format_duration
 from natbench.campaign.feasibility import memory_check
+from natbench.campaign.teardown_check import teardown_check
 from natbench.cli.group import cli, max_points_option, printable
 from natbench.errors import ConfigError
 
@@ -27,7 +28,8 @@ def validate(files: tuple[str, ...], no_recipes: bool, testbeds: bool) -> None:
     """Validate campaign FILES: schema, sweep, recipes (with --testbed: testbed files).
 
     Prints one OK line per good file and one error line (file:line: field: message)
-    per bad file; exits 2 if any file is bad.
+    per bad file; exits 2 if any file is bad. Warns (stderr) where a point's connections may not fit the DUT's
+    memory or its tear-down is likely too few connections to time (the seeds' deletion figures for its recipe).
     """
     bad = 0
     for path in files:
@@ -51,7 +53,7 @@ def validate(files: tuple[str, ...], no_recipes: bool, testbeds: bool) -> None:
             f"OK {printable(path)}: {len(est.points)} working points, {est.trials} trials, "
             f"~{format_duration(est.seconds)}; {recipes}"
         )
-        for warning in (*warnings, *memory_check(campaign).warnings):
+        for warning in (*warnings, *memory_check(campaign).warnings, *teardown_check(campaign).warnings):
             click.echo(printable(f"natbench: warning: {path}: {warning}"), err=True)
     if bad:
         # SystemExit, not click's Exit: natbench.cli.main runs click with standalone_mode=False,

@@ -13,7 +13,6 @@ median reused later (seed 000, 3.4).
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 
@@ -27,6 +26,7 @@ from natbench.metrics.fill import fill_table
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import FillSettings, MetricSettings
+from natbench.metrics.teardown_resolution import advised_connections
 from natbench.metrics.trial import count_connections, dut_supports
 from natbench.results import RepetitionResult, Verdict
 from natbench.values import MAX_REPETITIONS
@@ -110,21 +110,17 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
     )
 
 
-RESOLUTION = 4.0
-"""A deletion time is timed well when it is this many times the empty-table delete's spread (the noise then moves
-it by at most a quarter): the connection count :func:`_too_few` advises aims at it."""
-
-
 def _too_few(
     ctx: ProcedureContext[TeardownSettings], n: int, t_n: float, t_0: float, spread: float, t_0_low: float
 ) -> str:
     """Why a deletion time within the empty-table delete's noise is no measurement, and how many connections
     would be: ``RESOLUTION`` x the spread at the deletion rate seen (this repetition's, as far as it shows one,
-    else the earlier repetitions' at this point)."""
+    else the earlier repetitions' at this point; :mod:`natbench.metrics.teardown_resolution` applies the same rule
+    before a campaign runs)."""
     rates = [float(r.value) for r in ctx.earlier if r.value]
     rate = n / (t_n - t_0_low) if t_n > t_0_low else (statistics.median(rates) if rates else None)
     advice = (
-        f"use at least {max(math.ceil(RESOLUTION * max(spread, 1e-6) * rate), n + 1):,} connections"
+        f"use at least {max(advised_connections(spread, rate), n + 1):,} connections"
         if rate
         else f"use many more connections (at least {10 * n:,})"
     )

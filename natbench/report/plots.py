@@ -1,7 +1,8 @@
 """Plots of a run (matplotlib), saved as PNG and SVG.
 
-Figures are built with the object API (``matplotlib.figure.Figure``, never pyplot), so nothing
-needs a display and a notebook's backend is left alone; they render through Agg when saved.
+Figures are built with the object API (never pyplot), so nothing needs a display and a notebook's backend is
+left alone; they render through Agg when saved. Every figure returned here is a
+:class:`~natbench.report.figure.NatbenchFigure`, which shows itself in a notebook (PNG, SVG when asked).
 
 * :func:`plot_cores`: median with min..max bars against CPU cores, and the ideal linear scale-up
   n * P(n0) / n0 for reference (dashed).
@@ -25,7 +26,6 @@ CPU samples (produced by the DUT monitor, stored in a trial record's ``extra``):
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -37,6 +37,7 @@ from matplotlib.ticker import EngFormatter, NullFormatter
 
 from natbench.metrics import Metric, reported_metric
 from natbench.report.aggregate import data_path_cores
+from natbench.report.figure import NatbenchFigure, figure_bytes
 from natbench.workingpoint import si_count
 
 __all__ = [
@@ -62,7 +63,7 @@ def _joined(summary: pd.DataFrame, points: pd.DataFrame, metric: str) -> pd.Data
 def _new_axes(ax: Any) -> tuple[Figure, Any]:
     if ax is not None:
         return ax.figure, ax
-    fig = Figure(figsize=(7, 4.2))
+    fig = NatbenchFigure(figsize=(7, 4.2))
     fig.subplots_adjust(left=0.12, right=0.97, bottom=0.12, top=0.91)  # fixed margins: layout engines are slow
     return fig, fig.add_subplot()
 
@@ -162,7 +163,7 @@ def plot_own(metric: Metric[Any], figures: pd.DataFrame, points: pd.DataFrame) -
     table = metric.table
     if table is None:
         raise ValueError(f"metric {metric.name!r} has no plot of its own")
-    fig = Figure(figsize=(10, 4.2))
+    fig = NatbenchFigure(figsize=(10, 4.2))
     fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.91, wspace=0.28)
     ax_value, ax_series = fig.subplots(1, 2)
     d = figures.drop(columns="connections", errors="ignore").join(points[["connections", "label"]])
@@ -224,13 +225,6 @@ def plot_cpu_idle(extra: Mapping[str, Any], dut: str, title: str | None = None, 
     if len(df.columns) <= 16:
         ax.legend(fontsize="x-small", ncol=4)
     return fig
-
-
-def figure_bytes(fig: Figure, fmt: str = "png", dpi: int = 110) -> bytes:
-    """The figure rendered to PNG or SVG bytes."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi)
-    return buf.getvalue()
 
 
 def save_figure(fig: Figure, stem: str | Path, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
