@@ -175,7 +175,7 @@ def test_the_dut_timeout_check_asks_each_metrics_lifetime_model() -> None:
         METRICS.register("throughput", slow)
         (warning,) = check_recipes(campaign).warnings
         assert warning == (
-            "DUT iptables: udp_timeout 300 s is shorter than throughput's slow step of its own at iptables-4k "
+            "DUT iptables: udp_timeout 300 s is shorter than throughput's slow step of its own at iptables-16k "
             "(~1000 s): a step that slow is refused as invalid (dut_timeout) and ends the repetition"
         )
     finally:

@@ -84,10 +84,10 @@ class Bench:
 
 
 P, F = Verdict.PASS, Verdict.FAIL
-# [0, 400,000], error 1,000, integer midpoints: 200,000 fails (a DUT keeping 150,000/s), 100,000 and 150,000 pass,
-# then 175,000, 162,500, 156,250, 153,125, 151,562 (151,562.5 rounded down) and 150,781 fail: [150,000, 150,781]
-# is 781 wide <= 1,000. Nine steps, result 150,000.
-RATES = [200_000, 100_000, 150_000, 175_000, 162_500, 156_250, 153_125, 151_562, 150_781]
+# [0, 400,000], error 1,000: midpoints on the grid 0 + k x 1,000 (natbench.search.RateGrid). 200,000 fails (a DUT
+# keeping 150,000/s), 100,000 and 150,000 pass, then 175,000, 162,000 (cell 162.5 rounded down), 156,000, 153,000 and
+# 151,000 fail: [150,000, 151,000] is one cell, the error wide. Eight steps, result 150,000, error 1,000.
+RATES = [200_000, 100_000, 150_000, 175_000, 162_000, 156_000, 153_000, 151_000]
 KEPT = {100_000, 150_000}
 
 
@@ -95,11 +95,11 @@ KEPT = {100_000, 150_000}
 def test_cps_with_default_settings_finds_the_rate_the_dut_keeps_connections_at() -> None:
     """Default: table check on, validation every_step. Above 150,000 the table is short (200,000: 4,000 frames
     arrive, 4,000 x 150,000 / 200,000 = 3,000 kept): the phase 1 fails, no validation follows. 100,000 and 150,000
-    keep all 4,000 and are validated: 9 steps, 2 + 2 x 2 + 6 = 11 trials."""
+    keep all 4,000 and are validated: 8 steps, 2 x 2 + 6 = 10 trials."""
     b = Bench(**FORWARDS_MORE)
     res = b.run("cps", upper=400_000, error=1000)
-    assert (res.value, res.error) == (150_000, 781)
-    assert (res.extra["steps"], res.extra["invalid"], res.extra["validated"]) == (9, 0, True)
+    assert (res.value, res.error) == (150_000, 1000)
+    assert (res.extra["steps"], res.extra["invalid"], res.extra["validated"]) == (8, 0, True)
     expected: list[tuple[str, float, Verdict]] = []
     for rate in RATES:
         expected += [("phase1", rate, P), ("validation", rate, P)] if rate in KEPT else [("phase1", rate, F)]
@@ -112,7 +112,7 @@ def test_cps_with_default_settings_finds_the_rate_the_dut_keeps_connections_at()
 
 def test_validation_alone_finds_it_when_the_dut_cannot_count() -> None:
     """check_table off: every phase 1 up to 200,000 passes; the validation of the tuples above 150,000 fails (at
-    200,000: 3,000 of 4,000 reverse frames arrive). Same 9 steps, each now phase 1 + validation: 18 trials."""
+    200,000: 3,000 of 4,000 reverse frames arrive). Same 8 steps, each now phase 1 + validation: 16 trials."""
     b = Bench(**FORWARDS_MORE)
     res = b.run("cps", upper=400_000, error=1000, check_table=False)
     assert res.value == 150_000
@@ -134,34 +134,34 @@ def test_the_table_check_alone_finds_it_without_validation() -> None:
 
 def test_with_validation_and_the_table_check_off_cps_reports_the_forwarding_ceiling() -> None:
     """Nothing checks that connections were kept: cps is then the rate the DUT forwards phase-1 frames at.
-    200,000 passes; 300,000, 250,000, 225,000, 212,500, 206,250, 203,125, 201,562 and 200,781 lose frames."""
+    200,000 passes; 300,000, 250,000, 225,000, 212,000, 206,000, 203,000 and 201,000 lose frames."""
     b = Bench(**FORWARDS_MORE)
     res = b.run("cps", upper=400_000, error=1000, validation="off", check_table=False)
     assert res.value == 200_000
-    assert len(b.records) == 9 and all(r.kind == "phase1" for r in b.records)
+    assert len(b.records) == 8 and all(r.kind == "phase1" for r in b.records)
 
 
 def test_final_validation_rejects_an_unkept_rate_and_the_search_goes_on_validated_below_it() -> None:
-    """validation final, no table check. The phase-1 search ends at 200,000 (9 trials: 200,000 passes, the eight
+    """validation final, no table check. The phase-1 search ends at 200,000 (8 trials: 200,000 passes, the seven
     rates above it fail). Its validation (phase 1 + reverse frames, 2 trials) fails: 200,000 is rejected and the
-    search goes on in [0, 200,000] validating every step: 100,000 and 150,000 pass, 175,000 ... 150,781 fail
-    their validation (8 steps, 16 trials). 9 + 2 + 16 = 27 trials; 9 + 1 + 8 = 18 steps; result 150,000."""
+    search goes on in [0, 200,000] validating every step: 100,000 and 150,000 pass, 175,000 ... 151,000 fail
+    their validation (7 steps, 14 trials). 8 + 2 + 14 = 24 trials; 8 + 1 + 7 = 16 steps; result 150,000."""
     b = Bench(**FORWARDS_MORE)
     res = b.run("cps", upper=400_000, error=1000, validation="final", check_table=False)
     assert res.value == 150_000
-    assert (res.extra["rejected"], res.extra["validated"], res.extra["steps"]) == ([200_000], True, 18)
-    assert len(b.records) == 27
-    assert [r.intended_rate for r in b.records[:9] if r.verdict is P] == [200_000]
-    check = b.records[9:11]
+    assert (res.extra["rejected"], res.extra["validated"], res.extra["steps"]) == ([200_000], True, 16)
+    assert len(b.records) == 24
+    assert [r.intended_rate for r in b.records[:8] if r.verdict is P] == [200_000]
+    check = b.records[8:10]
     assert [(r.kind, r.intended_rate, r.verdict) for r in check] == [("phase1", 200_000, P), ("validation", 200_000, F)]
     assert all(r.extra["final"] is True for r in check)
-    assert b.steps()[11:] == [
+    assert b.steps()[10:] == [
         t for rate in RATES[1:] for t in (("phase1", rate, P), ("validation", rate, P if rate in KEPT else F))
     ]
 
 
 def test_final_validation_of_a_kept_rate_is_one_more_phase1_and_its_reverse_frames() -> None:
-    """Table check on: the phase-1 search finds 150,000 as the default does (9 trials), then one validation."""
+    """Table check on: the phase-1 search finds 150,000 as the default does (8 trials), then one validation."""
     b = Bench(**FORWARDS_MORE)
     res = b.run("cps", upper=400_000, error=1000, validation="final")
     assert (res.value, res.extra["rejected"], res.extra["validated"]) == (150_000, [], True)
@@ -169,8 +169,8 @@ def test_final_validation_of_a_kept_rate_is_one_more_phase1_and_its_reverse_fram
         ("phase1", 150_000, P),
         ("validation", 150_000, P),
     ]
-    # both trials of the final validation carry the bracket the search ended in: [150,000, 150,781]
-    assert [(r.lower, r.upper) for r in b.records[-2:]] == [(150_000, 150_781)] * 2
+    # both trials of the final validation carry the bracket the search ended in: [150,000, 151,000]
+    assert [(r.lower, r.upper) for r in b.records[-2:]] == [(150_000, 151_000)] * 2
 
 
 def test_a_step_whose_validation_is_invalid_is_retried_as_a_whole() -> None:
@@ -412,7 +412,7 @@ def test_the_guard_counts_the_reverse_frames_at_alpha_times_the_rate() -> None:
 def test_a_step_without_validation_is_guarded_for_its_phase1_alone() -> None:
     """Keeps 1,000/s, timeout 10 s, validation off, search [0, 4,000] error 100: a phase 1 alone needs at most
     4,000 / 1,000 + 2 = 6 s <= 10 s, so no step is refused (with reverse frames 1,000/s would need 12 s). 2,000
-    fails (table shortfall), 1,000 passes, 1,500 ... 1,062 fail: 1,000."""
+    fails (table shortfall), 1,000 passes, 1,500 ... 1,100 fail: 1,000."""
     b = Bench(keep_rate=1000, udp_timeout=10)
     clock = RateClock(b.tester)
     b.dut.clock = clock
@@ -423,8 +423,8 @@ def test_a_step_without_validation_is_guarded_for_its_phase1_alone() -> None:
 
 def test_cps_steps_within_the_dut_timeout_run_as_before() -> None:
     """Keeps 1,000/s, timeout 30 s, search [0, 4,000] error 100: the slowest step, 1,000/s, needs 4 + 2 + 4 + 2 =
-    12 s <= 30 s. 2,000 fails (2,000 kept of 4,000), 1,000 passes, 1,500, 1,250, 1,125 and 1,062 (1,062.5 rounded
-    down) fail: [1,000, 1,062] is 62 wide."""
+    12 s <= 30 s. 2,000 fails (2,000 kept of 4,000), 1,000 passes, 1,500, 1,200 (cell 12.5 rounded down) and 1,100
+    fail: [1,000, 1,100] is one cell of the grid, the error wide."""
     b = Bench(keep_rate=1000, udp_timeout=30)
     clock = RateClock(b.tester)
     b.dut.clock = clock
@@ -435,7 +435,7 @@ def test_cps_steps_within_the_dut_timeout_run_as_before() -> None:
 
 def test_a_final_validation_that_would_outlive_the_dut_timeout_is_refused_with_the_searchs_bracket() -> None:
     """Keeps 1,000/s, timeout 10 s, search [0, 4,000] error 100, validation final: the phase-1 steps need at most
-    4,000 / 1,000 + 2 = 6 s (2,000 and 1,062 ... 1,500 fail on the table, 1,000 passes; bracket [1,000, 1,062]).
+    4,000 / 1,000 + 2 = 6 s (2,000 and 1,500 ... 1,100 fail on the table, 1,000 passes; bracket [1,000, 1,100]).
     The final validation of 1,000 (alpha 1, no gap) needs 4 + 2 + 4 + 2 = 12 s > 10 s: refused, stored with the
     bracket the search ended in and the final mark like the validation it replaces."""
     b = Bench(keep_rate=1000, udp_timeout=10)
@@ -449,7 +449,7 @@ def test_a_final_validation_that_would_outlive_the_dut_timeout_is_refused_with_t
         1000,
         Verdict.INVALID,
         1000,
-        1062,
+        1100,
     )
     assert (rec.extra["final"], rec.extra["invalid_cause"], rec.extra["lifetime"]) == (True, "dut_timeout", 12.0)
 

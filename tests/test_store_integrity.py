@@ -1,6 +1,6 @@
 """Damaged run directories: `natbench report` and `--resume` name every gap, duplicate, torn or altered record.
 
-Each case starts from a copy of one complete fake run (tests/engine_fakes.py: 386 records, numbered 1..386),
+Each case starts from a copy of one complete fake run (tests/engine_fakes.py: 385 records, numbered 1..385),
 damages it the way the reliability review did (issue 18), and checks both readers:
 
 * ``natbench report RUN --out -`` (a child process, as a user runs it): exit 2 and the ``file:line`` on stderr,
@@ -30,7 +30,7 @@ from natbench.run.repair import resume_store
 from natbench.run.runner import default_run_dir, resume_run, start_run
 from natbench.run.writer import RunStore
 
-RECORDS = 386  # records of the complete engine_fakes run: 362 trials (each cps step validated) and 24 results
+RECORDS = 385  # records of the complete engine_fakes run: 361 trials (each cps step validated) and 24 results
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +40,7 @@ def complete(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("complete") / "run"
     run = start_run(engine_fakes.make_spec(), path, tester, dut, clock=engine_fakes.FakeClock(), sleep=lambda s: None)
     assert run.status == "complete"
+    assert len(lines_of(path)) == RECORDS, "the fake run's record count changed: every expected line below moves"
     return path
 
 
