@@ -125,3 +125,26 @@ def test_cps_not_validated_is_marked_in_the_table_and_caption(tmp_path: Path) ->
     assert "[u]: some repetitions' rate was not validated with reverse frames" in table.caption
     checked_only = natbench.load(write_run_dir(tmp_path / "checked", [b], recs[3:])).seed_table()
     assert "[u]" not in checked_only.caption
+
+
+def test_latency_from_fewer_tagged_frames_than_asked_is_marked(tmp_path: Path) -> None:
+    """A latency result stores the tagged frames asked for (``tags_asked``) and those timed per direction
+    (``samples``). TRex's latency stream holds at most half the trial's rate: 500 tags after a 60 s warm-up of a
+    120 s trial at 10 frames/s fit only 301 times (tests/test_trex_scale.py). Such cells carry [f], the caption says
+    why and the summary warns; a result that timed every tag asked (or asked none: ``tagged_rate``) does not."""
+    a, b = make_point(0, (1, 100), (1, 10), cores=1), make_point(1, (1, 100), (1, 10), cores=2)
+    capped = {"tags_asked": 500, "samples": {"forward": 301, "reverse": 500}}
+    full = {"tags_asked": 500, "samples": {"forward": 500, "reverse": 500}}
+    recs = [result_record(a.id, "latency", 0, 40e-6, "s", extra=capped)]
+    recs += [result_record(a.id, "latency", r, 40e-6, "s", extra=full) for r in (1, 2)]
+    recs += [result_record(b.id, "latency", r, 40e-6, "s", extra={**full, "tags_asked": None}) for r in range(3)]
+    run = natbench.load(write_run_dir(tmp_path / "run", [a, b], recs))
+    table = run.seed_table()
+    assert table.cells.loc["latency median"].tolist() == ["0.04000 [f]", "0.04000"]
+    assert "[f]: fewer tagged frames timed than tagged_frames asked for" in table.caption
+    from natbench.report.summary import summarize_run
+
+    warnings = summarize_run(run).warnings
+    assert any("1 of 6 latency repetitions timed fewer tagged frames than asked" in w for w in warnings), warnings
+    every = natbench.load(write_run_dir(tmp_path / "every", [a], recs[1:3])).seed_table()
+    assert "[f]" not in every.caption and "[f]" not in " ".join(every.cells.loc["latency median"])

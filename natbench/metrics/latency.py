@@ -124,6 +124,7 @@ def latency(ctx: ProcedureContext[LatencySettings]) -> RepetitionResult:
         **info,
         worst_case=max(v["p99_9"] for v in lat.values()),
         tag_delay=ctx.settings.tag_delay,
+        tags_asked=ctx.settings.tagged_frames if ctx.settings.tagged_rate is None else None,
         per_direction={d: {"median": v["median"], "p99_9": v["p99_9"]} for d, v in lat.items()},
         samples={d: v["samples"] for d, v in lat.items()},
     )
@@ -157,6 +158,16 @@ def tagged_only(r: RepetitionResult) -> bool:
     return isinstance(frames, Mapping) and any(str(v) == "tagged" for v in frames.values())
 
 
+def fewer_tags(r: RepetitionResult) -> bool:
+    """A latency result with fewer timed tagged frames in some direction than ``tagged_frames`` asked for (the
+    tester could not send them all within the trial, as TRex's latency stream held to half the trial's rate, or
+    some were lost): its percentiles rest on fewer frames than the campaign planned."""
+    asked, samples = r.extra.get("tags_asked"), r.extra.get("samples")
+    if r.value is None or not isinstance(asked, int) or not isinstance(samples, Mapping):
+        return False
+    return any(isinstance(n, int) and n < asked for n in samples.values())
+
+
 WORST_CASE = Column("worst_case", "float64", lambda r: _num(r.extra.get("worst_case")), "stats")
 """Latency's worst case (the 99.9th percentile of the tagged frames, RFC 8219 7.2), stored beside the typical."""
 
@@ -181,7 +192,16 @@ LATENCY = Metric(
     rate_from=RATE_FROM,
     in_milliseconds=True,
     unit_words="milliseconds",
-    columns=(WORST_CASE,),
+    columns=(WORST_CASE, Column("fewer_tags", "bool", fewer_tags)),
+    marks=(
+        Mark(
+            "fewer_tags",
+            "[f]",
+            "[f]: fewer tagged frames timed than tagged_frames asked for in some direction (the tester could not "
+            "send them all within the trial, or some were lost): the percentiles rest on fewer frames",
+            "{n} of {total} latency repetitions timed fewer tagged frames than asked: marked [f] in the tables.",
+        ),
+    ),
     stat_rows=(
         StatRows(
             "worst_case",
