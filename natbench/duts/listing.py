@@ -14,11 +14,14 @@ A listing's parser supplies one function, ``batch(text, first_line, builder)``: 
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
+
+import numpy as np
 
 from natbench.plugins import MappingTable, MappingTableBuilder, ParseError
 
-__all__ = ["BATCH_BYTES", "MAX_LINE", "BatchReader", "MappingListing", "line_excerpt"]
+__all__ = ["BATCH_BYTES", "MAX_LINE", "BatchReader", "MappingListing", "add_numeric_rows", "line_excerpt"]
 
 BATCH_BYTES = 1 << 20
 """Bytes of whole lines parsed at once."""
@@ -27,6 +30,19 @@ MAX_LINE = 1 << 16
 
 BatchReader = Callable[[bytes, int, MappingTableBuilder], None]
 """Parses the whole lines of one batch into a builder: ``(text, number of its first line, builder)``."""
+
+
+def add_numeric_rows(builder: MappingTableBuilder, octets: np.ndarray, ports: np.ndarray) -> bool:
+    """Add the rows a fast parser read as numbers: ``octets`` (n x 4, the public IPv4 address) and ``ports`` (n x 3:
+    public, remote, private). False, adding nothing, when a value is out of range (the caller then reads the
+    batch line by line, which names the line at fault)."""
+    if not (ports.min() > 0 and ports.max() < 65536 and octets.max() < 256):
+        return False
+    ipv4 = (octets[:, 0] << 24) | (octets[:, 1] << 16) | (octets[:, 2] << 8) | octets[:, 3]
+    distinct, inverse = np.unique(ipv4, return_inverse=True)
+    index = np.asarray([builder.address_index(str(ipaddress.IPv4Address(int(a)))) for a in distinct])
+    builder.add_columns(index[inverse], ports[:, 0], ports[:, 1], ports[:, 2])
+    return True
 
 
 def line_excerpt(line: bytes | str) -> str:

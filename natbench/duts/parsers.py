@@ -14,7 +14,6 @@ first look-up. Another package adds parsers through an entry point of the group
 
 from __future__ import annotations
 
-import ipaddress
 import itertools
 import json
 import re
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from natbench.duts.listing import MappingListing
+from natbench.duts.listing import MappingListing, add_numeric_rows
 from natbench.plugins import PARSERS, Mapping, MappingTableBuilder, ParseError, Parser
 
 __all__ = [
@@ -216,13 +215,8 @@ def _conntrack_batch(text: bytes, first_line: int, builder: MappingTableBuilder)
     if found and len(found) == text.count(b"\n"):
         v = np.fromstring(b" ".join(itertools.chain.from_iterable(found)), dtype=np.int64, sep=" ")
         v = v.reshape(len(found), 7)
-        ports = v[:, [6, 1, 0]]  # public (reply dport), remote (original dport), private (original sport)
-        octets = v[:, 2:6]
-        if ports.min() > 0 and ports.max() < 65536 and octets.max() < 256:
-            ipv4 = (octets[:, 0] << 24) | (octets[:, 1] << 16) | (octets[:, 2] << 8) | octets[:, 3]
-            distinct, inverse = np.unique(ipv4, return_inverse=True)
-            index = np.asarray([builder.address_index(str(ipaddress.IPv4Address(int(a)))) for a in distinct])
-            builder.add_columns(index[inverse], ports[:, 0], ports[:, 1], ports[:, 2])
+        # ports: public (reply dport), remote (original dport), private (original sport)
+        if add_numeric_rows(builder, v[:, 2:6], v[:, [6, 1, 0]]):
             return
     for line in text.decode("utf-8", errors="replace").splitlines():
         _conntrack_line(line, builder)

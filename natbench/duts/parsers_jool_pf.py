@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import csv
 import io
-import ipaddress
 import itertools
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from natbench.duts.listing import MappingListing
+from natbench.duts.listing import MappingListing, add_numeric_rows
 from natbench.duts.parsers import register_parser
 from natbench.plugins import Mapping, MappingTableBuilder, ParseError
 
@@ -174,13 +173,8 @@ def _jool_sessions_batch(text: bytes, first_line: int, builder: MappingTableBuil
     found = _JOOL_FAST.findall(text)
     if found and len(found) == lines - header:
         v = np.fromstring(b" ".join(itertools.chain.from_iterable(found)), dtype=np.int64, sep=" ").reshape(-1, 7)
-        ports = v[:, [5, 6, 0]]  # public (IPv4 local), remote (IPv4 remote), private (IPv6 remote)
-        octets = v[:, 1:5]
-        if ports.min() > 0 and ports.max() < 65536 and octets.max() < 256:
-            ipv4 = (octets[:, 0] << 24) | (octets[:, 1] << 16) | (octets[:, 2] << 8) | octets[:, 3]
-            distinct, inverse = np.unique(ipv4, return_inverse=True)
-            index = np.asarray([builder.address_index(str(ipaddress.IPv4Address(int(a)))) for a in distinct])
-            builder.add_columns(index[inverse], ports[:, 0], ports[:, 1], ports[:, 2])
+        # ports: public (IPv4 local), remote (IPv4 remote), private (IPv6 remote)
+        if add_numeric_rows(builder, v[:, 1:5], v[:, [5, 6, 0]]):
             return
     rows = csv.reader(io.StringIO(text.decode("utf-8", errors="replace")))
     for no, row in enumerate(rows, first_line):
