@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from natbench.metrics import Metric, baseline_metric, reported_metric
-from natbench.metrics.declare import SEARCH_ROWS, CountRow, SearchBlock, error_caption
+from natbench.metrics.declare import SEARCH_ROWS, CountRow, Mark, SearchBlock, error_caption
 from natbench.report.aggregate import MEMORY_FIGURES, baseline_ratio, memory_summary, scale_connections, scale_up_cores
 from natbench.report.formatting import (
     fmt_count,
@@ -373,6 +373,18 @@ def _display(m: Metric[Any], unit: str, scale: str) -> tuple[float, str]:
     return 1.0, ""
 
 
+def _cell_marks(frame: pd.DataFrame, declared: Sequence[Mark], n: int) -> tuple[list[str], list[str]]:
+    """The symbols after each of ``n`` points' cells (every declared mark whose flag is set at the point) and the
+    caption notes of the marks shown."""
+    marks, notes = [""] * n, []
+    for mark in declared:
+        flagged = _count(frame, mark.column) > 0
+        if flagged.any():
+            marks = _marked(marks, flagged.tolist(), mark.symbol)
+            notes.append(mark.note)
+    return marks, notes
+
+
 def _marked(cells: list[str], flagged: Sequence[bool], symbol: str) -> list[str]:
     return [c + (f" {symbol}" if f else "") for c, f in zip(cells, flagged, strict=True)]
 
@@ -471,12 +483,8 @@ def performance_table(
         if (no_pass > 0).any():  # repetitions whose search found no passing rate: no value, not a failure
             b.add(f"{prefix} no passing rate", no_pass, fmt_count)
             notes.append(NO_PASS_NOTE)
-        marks = [""] * len(ids)
-        for mark in m.marks:
-            flagged = _count(d, mark.column) > 0
-            if flagged.any():
-                marks = _marked(marks, flagged.tolist(), mark.symbol)
-                notes.append(mark.note)
+        marks, mark_notes = _cell_marks(d, m.marks, len(ids))
+        notes.extend(mark_notes)
         count_rows(d, prefix, (*SEARCH_ROWS, *m.count_rows))
         if "invalid_trials" in d and d["invalid_trials"].notna().any():  # trials stored: how many proved nothing
             b.add(f"{prefix} invalid trials", d["invalid_trials"], fmt_count)
@@ -624,12 +632,8 @@ def own_table(
         b.add("invalid trials", flags["invalid_trials"].astype("float64"), fmt_count)
         notes.append(INVALID_NOTE)
     notes += _memory_rows(b, memory, ids, [metric.name], slab_labels or (lambda key: slab_label({}, key)))
-    marks = [""] * len(ids)
-    for mark in metric.marks:
-        flagged = _count(flags, mark.column) > 0
-        if flagged.any():
-            marks = _marked(marks, flagged.tolist(), mark.symbol)
-            notes.append(mark.note)
+    marks, mark_notes = _cell_marks(flags, metric.marks, len(ids))
+    notes.extend(mark_notes)
     seconds = [row.figure for row in table.rows if row.kind == "seconds"]
     decimals = [_time_decimals(fig[seconds].iloc[i]) if seconds else 2 for i in range(len(ids))]
     div, word = SCALES[scale]
