@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from system_needs import MARKER_NEEDS, unmet
 
 from natbench.campaign import load_campaign
@@ -29,6 +30,11 @@ from natbench.run.writer import RunStore
 from natbench.search import SearchOutcome
 from natbench.testing.rundir import make_point, monitor_extra, result_record, spread, trial_record, write_run_dir
 from natbench.workingpoint import WorkingPoint
+
+# No property test has a time limit: on a loaded machine (or under the mutation run's instrumented code) an example
+# may take longer than hypothesis's default 200 ms; speed is shown by bench/ scripts, never by timed unit tests.
+settings.register_profile("natbench", deadline=None)
+settings.load_profile("natbench")
 
 _UNMET: dict[str, str | None] = {}
 
