@@ -136,25 +136,16 @@ _COMMON_COMMANDS = (
     "apt-get clean",
 )
 
+_KERNEL = ("linux-image-amd64", "linux-headers-amd64")
+"""The guest kernel and its headers (DKMS builds against them)."""
+_RUNTIME = ("openssh-server", "iproute2", "iptables", "conntrack", "procps", "ethtool", "kmod", "udev", "systemd-sysv")
+"""What every lab image runs with: SSH, the network tools the recipes call, module loading, an init."""
+
 IMAGES: dict[str, ImageRecipe] = {
     "jool": ImageRecipe(
         name="jool",
         suite="bookworm",
-        packages=(
-            "linux-image-amd64",
-            "linux-headers-amd64",
-            "jool-dkms",
-            "jool-tools",
-            "openssh-server",
-            "iproute2",
-            "iptables",
-            "conntrack",
-            "procps",
-            "ethtool",
-            "kmod",
-            "udev",
-            "systemd-sysv",
-        ),
+        packages=(*_KERNEL, "jool-dkms", "jool-tools", *_RUNTIME),
         modules=("jool", "jool_siit"),
         files=_COMMON_FILES,
         commands=_COMMON_COMMANDS,
@@ -163,8 +154,7 @@ IMAGES: dict[str, ImageRecipe] = {
         name="jool-mapt",
         suite="bookworm",
         packages=(
-            "linux-image-amd64",
-            "linux-headers-amd64",
+            *_KERNEL,
             "dkms",
             "gcc",
             "make",
@@ -175,15 +165,7 @@ IMAGES: dict[str, ImageRecipe] = {
             "pkg-config",
             "libnl-genl-3-dev",
             "libxtables-dev",
-            "openssh-server",
-            "iproute2",
-            "iptables",
-            "conntrack",
-            "procps",
-            "ethtool",
-            "kmod",
-            "udev",
-            "systemd-sysv",
+            *_RUNTIME,
         ),
         modules=JOOL_MODULES,
         # conntrack loaded at boot: recipes read its sysctls before any rule loads it (iptables-nat44)
