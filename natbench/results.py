@@ -145,6 +145,10 @@ class PhaseResult:
     """How public -> private tuples were obtained (learn / read / compute)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Backend-specific facts worth storing (plain JSON values only)."""
+    stopped: bool = False
+    """True when the tester ended the trial before its duration because it had failed (``Phase2Options.stop``):
+    ``duration`` and ``counts`` are those of the shorter trial it ran, and the verdict weighs its loss against the
+    full trial's allowance."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (directions as strings)."""

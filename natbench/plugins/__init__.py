@@ -5,11 +5,12 @@ It sits at the bottom of the package (it imports only :mod:`natbench.errors`, :m
 metrics, the campaign schema and the testbed all import it downwards:
 
 * the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
-  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`) and :class:`Dut` (hooks
-  :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`, :class:`DeclaresRows` with what a DUT
-  kind declares for reports: :class:`DutDeclarations`, :class:`TableParam`, :class:`SlabCache`), with the small
-  types they exchange (:class:`Directions`, :class:`Phase2Options`, :class:`Mapping`, :class:`Port`,
-  :class:`LabPorts`) and the DUT's tuples in columns (:class:`MappingTable`);
+  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`, :class:`StopsFailedTrials`)
+  and :class:`Dut` (hooks :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`,
+  :class:`DeclaresRows` with what a DUT kind declares for reports: :class:`DutDeclarations`, :class:`TableParam`,
+  :class:`SlabCache`), with the small types they exchange (:class:`Directions`, :class:`Phase2Options` with its
+  :class:`LossStop`, :class:`Mapping`, :class:`Port`, :class:`LabPorts`) and the DUT's tuples in columns
+  (:class:`MappingTable`);
 * the backend seams: :class:`TesterBackend` (a tester kind), :class:`AccessBackend` (a DUT access kind) with
   their settings bases :class:`TesterSettings` and :class:`AccessSettings`, :class:`LabResource` (a local lab),
   what they exchange (:class:`LabRequest`, :class:`TesterContext`, :class:`DutPlacement`, :class:`Executor`,
@@ -68,11 +69,13 @@ from natbench.plugins.tester import (
     Directions,
     LabPorts,
     LoadsMappings,
+    LossStop,
     Mapping,
     Phase2Options,
     Port,
     SamplesValidation,
     SetsReceiveTimeout,
+    StopsFailedTrials,
     Tester,
 )
 
@@ -100,6 +103,7 @@ __all__ = [
     "LabResource",
     "LoadsMappings",
     "Locate",
+    "LossStop",
     "Mapping",
     "MappingTable",
     "MappingTableBuilder",
@@ -115,6 +119,7 @@ __all__ = [
     "SamplesValidation",
     "SetsReceiveTimeout",
     "SlabCache",
+    "StopsFailedTrials",
     "StreamingParser",
     "StreamsOutput",
     "TableParam",

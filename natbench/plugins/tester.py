@@ -20,11 +20,13 @@ __all__ = [
     "Directions",
     "LabPorts",
     "LoadsMappings",
+    "LossStop",
     "Mapping",
     "Phase2Options",
     "Port",
     "SamplesValidation",
     "SetsReceiveTimeout",
+    "StopsFailedTrials",
     "Tester",
 ]
 
@@ -97,6 +99,28 @@ class LabPorts:
 
 
 @dataclass(frozen=True)
+class LossStop:
+    """When a phase-2 trial has failed already and may end before its duration (the fast search's full trials;
+    docs/engine.md, "Stopping a failed full trial").
+
+    While the trial runs, the tester follows each direction's *gap*: the frames it sent so far less the valid frames
+    it received so far (frames in flight, frames queued in the DUT, frames lost). It stops sending when, in some
+    direction, the gap stayed more than ``allowance + margin`` above its smallest value in the trial (the frames in
+    flight) for ``window`` seconds: lost frames never come back, while frames in flight come and go. Each stream
+    still sends the frames due by then, so the trial is the full trial's first part. The receive wait follows as
+    after any trial, and the trial is judged on what arrived by its end: a gap the wait closed (a queue, not a loss)
+    proves nothing."""
+
+    allowance: float
+    """Frames one direction may lose in the whole full trial (acceptance x its frames; 0 with acceptance 0)."""
+    margin: float
+    """Frames beyond the allowance the gap must stay above, so that the frames in flight, which vary from sample to
+    sample, are never taken for a loss."""
+    window: float = 0.25
+    """Seconds the gap must stay that high."""
+
+
+@dataclass(frozen=True)
 class Phase2Options:
     """How phase 2 is measured."""
 
@@ -116,6 +140,9 @@ class Phase2Options:
     at least 500); None: ``latency_rate`` per second from ``latency_delay`` on."""
     all_delays: bool = False
     """Time every frame of the trial (RFC 8219 7.3.1 PDV) and report those delays in ``latency`` (frames=all)."""
+    stop: LossStop | None = None
+    """End the trial early once it has failed (:class:`LossStop`); only asked of a tester with the
+    :class:`StopsFailedTrials` hook. None: the trial runs its whole duration."""
 
 
 @runtime_checkable
@@ -177,6 +204,17 @@ class SetsReceiveTimeout(Protocol):
     def set_receive_timeout(self, seconds: float) -> None:
         """Wait ``seconds`` after the last frame is sent before counting, in every later phase 1, phase 2
         and validation, until called again. The engine calls it before every trial with the metric's value."""
+        ...
+
+
+@runtime_checkable
+class StopsFailedTrials(Protocol):
+    """Optional Tester hook: the tester watches its counts while a phase-2 trial runs and ends the trial once it has
+    failed (:attr:`Phase2Options.stop`). A tester without it runs every trial to its end."""
+
+    def stops_failed_trials(self) -> bool:
+        """True when this tester, as configured, honours :attr:`Phase2Options.stop` (its
+        :class:`~natbench.results.PhaseResult` then says ``stopped`` when it ended a trial early)."""
         ...
 
 
