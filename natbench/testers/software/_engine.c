@@ -5,7 +5,10 @@
  * drives up to two transmit streams and up to two receive ports over
  * AF_PACKET sockets. Several calls may run at once on other threads (the
  * caller splits a trial into lanes, one per CPU): they then share a small
- * "sync" block that tells receive-only lanes when the last sender finished:
+ * "sync" block that tells receive-only lanes when the last sender finished.
+ * An optional "watch" block publishes each stream's sent and each port's
+ * valid count as the trial runs, and its first word, set by a monitor on
+ * another thread, ends every stream at once (a trial that has failed):
  *   - transmit: frames are built on the fly into a fixed set of batch buffers
  *     (only ports, payload fields and the UDP checksum change per frame; the
  *     checksum is updated from a precomputed partial sum) and sent with
@@ -302,6 +305,8 @@ typedef struct {
     uint64_t cu_ns;    /* when the bucket was last refilled (0: not yet) */
     uint64_t behind_ns, step_ns; /* time spent more than a batch behind schedule; the previous step's clock */
     int done;
+    int stopped;         /* ended by the watch's stop flag before all its frames were sent */
+    long long watch_slot; /* index in the watch block where the frames sent so far are published (-1: none) */
 } tx_t;
 
 typedef struct {
@@ -323,7 +328,8 @@ typedef struct {
     int64_t d_min, d_max;                    /* exact extremes of those delays */
     uint64_t expect;
     uint64_t received, valid, bad, dup, learned_new, lat_n, lat_over, foreign;
-    uint32_t want_src4; /* IPv4 source the learned tuples must come from (0: any) */
+    uint32_t want_src4;   /* IPv4 source the learned tuples must come from (0: any) */
+    long long watch_slot; /* index in the watch block where the valid frames so far are published (-1: none) */
     uint8_t bufs[BATCH][SNAP];
     uint8_t ctl[BATCH][CMSG_SPACE(sizeof(struct timespec))];
     struct mmsghdr msgs[BATCH];
@@ -356,6 +362,7 @@ static int tx_init(tx_t *t, PyObject *d, uint16_t tag) {
     }
     if (get_ll(d, "fd", -1, &v) < 0) return -1;
     t->fd = (int)v;
+    if (get_ll(d, "watch_slot", -1, &t->watch_slot) < 0) return -1;
     if (get_ll(d, "mode", TX_ENUM, &v) < 0) return -1;
     t->mode = (int)v;
     if (get_buf(d, "template", &t->tpl, 0, 1) < 0 || !t->tpl.held) {
@@ -463,6 +470,7 @@ static int rx_init(rx_t *r, PyObject *d) {
     }
     if (get_ll(d, "fd", -1, &v) < 0) return -1;
     r->fd = (int)v;
+    if (get_ll(d, "watch_slot", -1, &r->watch_slot) < 0) return -1;
     if (get_ll(d, "mode", RX_ANY, &v) < 0) return -1;
     r->mode = (int)v;
     if (get_ll(d, "reverse", 0, &v) < 0) return -1;
@@ -743,13 +751,28 @@ static int rx_step(rx_t *r, uint16_t tag) {
 }
 
 static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"tx", "rx", "timeout", "tag", "quantum", "sync", NULL};
-    PyObject *txl, *rxl, *synco = NULL;
+    static char *kwlist[] = {"tx", "rx", "timeout", "tag", "quantum", "sync", "watch", NULL};
+    PyObject *txl, *rxl, *synco = NULL, *watcho = NULL;
     double timeout, quantum = 50e-6;
     int tag;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!di|dO", kwlist, &PyList_Type, &txl, &PyList_Type, &rxl, &timeout,
-                                     &tag, &quantum, &synco))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!di|dOO", kwlist, &PyList_Type, &txl, &PyList_Type, &rxl, &timeout,
+                                     &tag, &quantum, &synco, &watcho))
         return NULL;
+    /* watch[0]: set (by a monitor on another thread) to end every stream of the trial now; the other slots: the
+     * frames each tx stream sent and each rx port counted valid so far, published as the trial runs */
+    Py_buffer watchv;
+    uint64_t *watch = NULL;
+    Py_ssize_t nwatch = 0;
+    if (watcho && watcho != Py_None) {
+        if (PyObject_GetBuffer(watcho, &watchv, PyBUF_WRITABLE) < 0) return NULL;
+        if (watchv.len < 8 || ((uintptr_t)watchv.buf % 8) != 0) {
+            PyBuffer_Release(&watchv);
+            PyErr_SetString(PyExc_ValueError, "watch must be a writable, aligned buffer of uint64");
+            return NULL;
+        }
+        watch = (uint64_t *)watchv.buf;
+        nwatch = watchv.len / 8;
+    }
     /* sync[0]: lanes with senders still sending; sync[1]: CLOCK_MONOTONIC ns when the last one finished */
     Py_buffer syncv;
     uint64_t *sync = NULL;
@@ -766,6 +789,7 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
     Py_ssize_t ntx = PyList_GET_SIZE(txl), nrx = PyList_GET_SIZE(rxl);
     if (ntx > MAX_TX || nrx > MAX_RX) {
         if (sync) PyBuffer_Release(&syncv);
+        if (watch) PyBuffer_Release(&watchv);
         PyErr_SetString(PyExc_ValueError, "at most 2 tx streams and 2 rx ports");
         return NULL;
     }
@@ -788,6 +812,16 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
             ri++;
             goto out;
         }
+    for (i = 0; i < ntx; i++)
+        if (tx[i].watch_slot >= nwatch || (tx[i].watch_slot == 0) || (!watch && tx[i].watch_slot >= 0)) {
+            PyErr_SetString(PyExc_ValueError, "tx watch_slot outside the watch block (slot 0 is the stop flag)");
+            goto out;
+        }
+    for (i = 0; i < nrx; i++)
+        if (rx[i].watch_slot >= nwatch || (rx[i].watch_slot == 0) || (!watch && rx[i].watch_slot >= 0)) {
+            PyErr_SetString(PyExc_ValueError, "rx watch_slot outside the watch block (slot 0 is the stop flag)");
+            goto out;
+        }
 
     uint64_t t0, tend = 0, tstop;
     uint64_t timeout_ns = (uint64_t)(timeout * 1e9);
@@ -799,19 +833,40 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
         pfd[i].events = POLLIN;
     }
     t0 = now_ns(CLOCK_MONOTONIC);
+    int stop_seen = 0;
     for (;;) {
         uint64_t now = now_ns(CLOCK_MONOTONIC);
         int rx_work = 0, all_done = 1;
+        if (watch && !stop_seen && __atomic_load_n(&watch[0], __ATOMIC_ACQUIRE)) {
+            /* the trial has failed already (the monitor's judgement): each stream ends with the frames due by now
+             * (a backlog still goes out, paced as ever), so the trial is exactly the full one's first part; the
+             * receive wait follows */
+            stop_seen = 1;
+            for (i = 0; i < ntx; i++) {
+                tx_t *t = &tx[i];
+                if (t->done || t->rate <= 0.0) continue;
+                double d = (double)(now - t0) * 1e-9 * t->rate + 1.0;
+                uint64_t due = d >= (double)t->count ? t->count : (uint64_t)d;
+                if (due < t->count) {
+                    t->count = due > t->sent ? due : t->sent;
+                    t->stopped = 1;
+                    if (t->sent >= t->count) t->done = 1;
+                }
+            }
+        }
         for (i = 0; i < ntx; i++) {
             tx_step(&tx[i], now, t0);
             if (!tx[i].done) all_done = 0;
+            if (tx[i].watch_slot > 0) __atomic_store_n(&watch[tx[i].watch_slot], tx[i].sent, __ATOMIC_RELAXED);
         }
-        for (i = 0; i < nrx; i++)
+        for (i = 0; i < nrx; i++) {
             for (int k = 0; k < 16; k++) { /* drain, bounded so sending is not starved */
                 int n = rx_step(&rx[i], (uint16_t)tag);
                 rx_work += n;
                 if (n < BATCH) break;
             }
+            if (rx[i].watch_slot > 0) __atomic_store_n(&watch[rx[i].watch_slot], rx[i].valid, __ATOMIC_RELAXED);
+        }
         now = now_ns(CLOCK_MONOTONIC);
         if (all_done) {
             if (!tend) tend = now;
@@ -885,13 +940,13 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
         for (i = 0; i < ntx; i++) {
             tx_t *t = &tx[i];
             PyList_SET_ITEM(txo, i,
-                            Py_BuildValue("{s:K,s:K,s:d,s:d,s:K,s:K,s:K,s:d}", "sent", (unsigned long long)t->sent,
+                            Py_BuildValue("{s:K,s:K,s:d,s:d,s:K,s:K,s:K,s:d,s:i}", "sent", (unsigned long long)t->sent,
                                           "count", (unsigned long long)t->count, "first",
                                           (double)(t->first_ns - t0) * 1e-9, "last",
                                           t->last_ns ? (double)(t->last_ns - t0) * 1e-9 : 0.0, "errors",
                                           (unsigned long long)t->errors, "calls", (unsigned long long)t->calls,
                                           "max_lag", (unsigned long long)t->max_lag, "behind",
-                                          (double)t->behind_ns * 1e-9));
+                                          (double)t->behind_ns * 1e-9, "stopped", t->stopped));
         }
         for (i = 0; i < nrx; i++) {
             rx_t *r = &rx[i];
@@ -918,6 +973,7 @@ out:
         if (!reported && ntx) __atomic_fetch_sub(&sync[0], 1, __ATOMIC_ACQ_REL); /* failed: do not hold the others */
         PyBuffer_Release(&syncv);
     }
+    if (watch) PyBuffer_Release(&watchv);
     for (i = 0; i < ti; i++) tx_free(&tx[i]);
     for (i = 0; i < ri; i++) rx_free(&rx[i]);
     PyMem_RawFree(tx);
@@ -1096,7 +1152,7 @@ static PyObject *engine_permute(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))engine_run, METH_VARARGS | METH_KEYWORDS,
-     "run(tx, rx, timeout, tag, quantum=50e-6, sync=None) -> dict: send the tx streams paced, count the rx ports; sync: two uint64 shared by the lanes of one trial."},
+     "run(tx, rx, timeout, tag, quantum=50e-6, sync=None, watch=None) -> dict: send the tx streams paced, count the rx ports; sync: two uint64 shared by the lanes of one trial; watch: uint64 block, [0] a stop flag, the streams' and ports' watch_slot their counts so far."},
     {"open_port", engine_open_port, METH_VARARGS,
      "open_port(ifname, netns_path=None, rcvbuf=64MiB, sndbuf=4MiB) -> fd of a bound AF_PACKET socket."},
     {"drain", engine_drain, METH_VARARGS, "drain(fd) -> frames discarded; also resets drop statistics."},

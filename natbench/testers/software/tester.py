@@ -15,7 +15,8 @@ import os
 import platform
 import random
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,14 +25,19 @@ import numpy as np
 from natbench.errors import TesterError
 from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options, Port
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
+from natbench.plugins.tester import LossStop
 from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.delaystats import exact_stats, histogram_stats
+from natbench.testers.losswatch import LossWatch
 from natbench.traffic.enumeration import EnumerationOrder, PortEnumeration, SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.version import __version__
 
-__all__ = ["SoftwareTester", "pair_indices", "read_mac", "responder_arrays"]
+__all__ = ["WATCH_POLL", "SoftwareTester", "pair_indices", "read_mac", "responder_arrays"]
+
+WATCH_POLL = 0.02
+"""Seconds between two samples of a watched trial's counts (:class:`~natbench.plugins.tester.LossStop`)."""
 
 try:
     import natbench.testers.software._engine as _engine
@@ -326,7 +332,10 @@ class SoftwareTester:
                         "delay_hist": hist,
                     }
                 )
-        raw = self._run(txs, rxs, timestamps=bool(tag_every) or measure.all_delays)
+        watch = self._watch_slots(txs, rxs) if measure.stop is not None and not unlimited else None
+        raw = self._run(txs, rxs, timestamps=bool(tag_every) or measure.all_delays, watch=watch, stop=measure.stop)
+        for t, asked in zip(raw["tx"], txs, strict=True):
+            t["planned"] = int(asked["count"])  # a stopped stream's count is the frames due at the stop
         counts: dict[Direction, DirectionCounts] = {}
         latency: dict[Direction, LatencyStats] = {}
         for d, t, r in zip(directions.active, raw["tx"], raw["rx"], strict=True):
@@ -348,6 +357,9 @@ class SoftwareTester:
                 for d, r in zip(directions.active, raw["rx"], strict=True)
                 if d in hists
             }
+        stopped = any(int(t.get("stopped", 0)) for t in raw["tx"])
+        if "stop_decided_s" in raw:  # what the watch saw when it asked for the stop
+            extra["stop"] = {"decided_s": raw["stop_decided_s"], "missing": raw["stop_missing"]}
         return PhaseResult(
             intended_rate=float(rate),
             achieved_rate=achieved,
@@ -359,6 +371,7 @@ class SoftwareTester:
             responder_mode=mode_used,
             extra=extra,
             deviations=deviations,
+            stopped=stopped,
         )
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
@@ -505,7 +518,27 @@ class SoftwareTester:
         s, d, e = self._tuples
         return s, d, e, str(mode)
 
-    def _run(self, tx: list[dict[str, Any]], rx: list[dict[str, Any]], timestamps: bool = False) -> dict[str, Any]:
+    def stops_failed_trials(self) -> bool:
+        """The software tester honours ``Phase2Options.stop``: a thread samples the trial's counts every
+        :data:`WATCH_POLL` seconds (:class:`~natbench.testers.losswatch.LossWatch`) and ends its streams."""
+        return True
+
+    @staticmethod
+    def _watch_slots(tx: list[dict[str, Any]], rx: list[dict[str, Any]]) -> np.ndarray:
+        """The watch block of a trial (``_engine.run``'s ``watch``): slot 0 the stop flag, then per direction the
+        frames its stream sent and the valid frames its port received so far (``tx[i]`` pairs with ``rx[i]``)."""
+        for i, (t, r) in enumerate(zip(tx, rx, strict=True)):
+            t["watch_slot"], r["watch_slot"] = 1 + 2 * i, 2 + 2 * i
+        return np.zeros(1 + 2 * len(tx), dtype=np.uint64)
+
+    def _run(
+        self,
+        tx: list[dict[str, Any]],
+        rx: list[dict[str, Any]],
+        timestamps: bool = False,
+        watch: np.ndarray | None = None,
+        stop: LossStop | None = None,
+    ) -> dict[str, Any]:
         self._tag = self._tag % 0xFFFF + 1
         for t in tx:
             t.setdefault("catchup", self.catchup)
@@ -514,11 +547,13 @@ class SoftwareTester:
             _engine.drain(fd)
         softnet_before = _softnet_drops(self.cpus)
         lanes = self._lanes(tx, rx)
-        if len(lanes) == 1:
-            raw = self._run_lane(lanes[0].cpu, tx, rx, None)
-            raw["lanes"] = [{"cpu": lanes[0].cpu, "tx": len(tx), "rx": len(rx)}]
-        else:
-            raw = self._run_lanes(lanes, tx, rx)
+        with _watching(watch, stop, len(tx)) as outcome:
+            if len(lanes) == 1:
+                raw = self._run_lane(lanes[0].cpu, tx, rx, None, watch)
+                raw["lanes"] = [{"cpu": lanes[0].cpu, "tx": len(tx), "rx": len(rx)}]
+            else:
+                raw = self._run_lanes(lanes, tx, rx, watch)
+        raw.update(outcome)
         raw["softnet_drops"] = _softnet_drops(self.cpus) - softnet_before
         return raw
 
@@ -540,7 +575,12 @@ class SoftwareTester:
         return lanes
 
     def _run_lane(
-        self, cpu: int | None, tx: list[dict[str, Any]], rx: list[dict[str, Any]], sync: np.ndarray | None
+        self,
+        cpu: int | None,
+        tx: list[dict[str, Any]],
+        rx: list[dict[str, Any]],
+        sync: np.ndarray | None,
+        watch: np.ndarray | None = None,
     ) -> dict[str, Any]:
         """One data-path call on the calling thread, pinned to ``cpu`` (all tester CPUs if None) and SCHED_FIFO."""
         old = os.sched_getaffinity(0)
@@ -557,7 +597,7 @@ class SoftwareTester:
             except OSError:
                 realtime = False
         try:
-            raw: dict[str, Any] = _engine.run(tx, rx, self.receive_timeout, self._tag, sync=sync)
+            raw: dict[str, Any] = _engine.run(tx, rx, self.receive_timeout, self._tag, sync=sync, watch=watch)
         finally:
             if realtime:
                 os.sched_setscheduler(0, old_policy, old_param)
@@ -566,7 +606,9 @@ class SoftwareTester:
         raw["realtime"] = realtime
         return raw
 
-    def _run_lanes(self, lanes: list[_Lane], tx: list[dict[str, Any]], rx: list[dict[str, Any]]) -> dict[str, Any]:
+    def _run_lanes(
+        self, lanes: list[_Lane], tx: list[dict[str, Any]], rx: list[dict[str, Any]], watch: np.ndarray | None = None
+    ) -> dict[str, Any]:
         """Run the lanes of one trial at once, one thread per tester CPU, and merge their counts in order."""
         sync = np.zeros(2, dtype=np.uint64)
         sync[0] = sum(1 for lane in lanes if lane.tx)  # lanes still sending
@@ -575,7 +617,7 @@ class SoftwareTester:
 
         def work(k: int, lane: _Lane) -> None:
             try:
-                results[k] = self._run_lane(lane.cpu, [tx[i] for i in lane.tx], [rx[i] for i in lane.rx], sync)
+                results[k] = self._run_lane(lane.cpu, [tx[i] for i in lane.tx], [rx[i] for i in lane.rx], sync, watch)
             except BaseException as exc:  # re-raised on the caller's thread below
                 errors.append(exc)
                 sync[0] = 0  # release the other lanes
@@ -613,7 +655,8 @@ class SoftwareTester:
         notes: list[str] = []
         achieved_all: list[float] = []
         for t in txs:
-            sent, count = int(t["sent"]), int(t["count"])
+            sent, count = int(t["sent"]), int(t["count"])  # a stopped stream: the frames due when it stopped
+            planned = int(t.get("planned", count))  # the full trial's frames: its tolerances are the full trial's
             span = self._span(t)
             if rate > 0 and math.isfinite(rate):
                 span += 1.0 / rate  # the first frame is due at 0, the n-th at (n-1)/rate
@@ -625,7 +668,7 @@ class SoftwareTester:
             elif rate > 0 and math.isfinite(rate):
                 # the n-th frame is due (n-1)/rate after the start; how late was the last one?
                 lateness = float(t["last"]) - (count - 1) / rate
-                allowed = max(self.rate_tolerance * count / rate, self.lateness_slack)
+                allowed = max(self.rate_tolerance * planned / rate, self.lateness_slack)
                 if lateness > allowed:
                     ok = False
                     notes.append(
@@ -652,7 +695,8 @@ class SoftwareTester:
             if rate > 0 and math.isfinite(rate):
                 # a stall that was caught up later sent a burst the DUT never should have seen
                 lag = int(t["max_lag"])
-                lag_allowed = max(self.max_stall * rate, self.rate_tolerance * int(t["count"]), _engine.BATCH)
+                planned = int(t.get("planned", t["count"]))  # a stopped trial keeps the full trial's allowance
+                lag_allowed = max(self.max_stall * rate, self.rate_tolerance * planned, _engine.BATCH)
                 if lag > lag_allowed:
                     clump = lag
                     notes.append(
@@ -684,6 +728,39 @@ class SoftwareTester:
                 "lanes": raw["lanes"],
             }
         }
+
+
+@contextlib.contextmanager
+def _watching(watch: np.ndarray | None, stop: LossStop | None, directions: int) -> Iterator[dict[str, Any]]:
+    """While the block runs a trial with the ``watch`` block, a thread samples its counts every :data:`WATCH_POLL`
+    seconds and sets the stop flag when :class:`~natbench.testers.losswatch.LossWatch` says the trial has failed.
+    Yields a dict that then holds ``stop_decided_s`` (seconds into the trial) and ``stop_missing`` (the frames
+    missing per direction at that sample) if it did."""
+    outcome: dict[str, Any] = {}
+    if watch is None or stop is None:
+        yield outcome
+        return
+    judge = LossWatch(stop, directions)
+    done = threading.Event()
+
+    def sample() -> None:
+        start = time.monotonic()
+        while not done.wait(WATCH_POLL):
+            counts = watch.copy()  # aligned 64-bit words: each read whole
+            t = time.monotonic() - start
+            if judge.observe(t, [int(x) for x in counts[1::2]], [int(x) for x in counts[2::2]]):
+                watch[0] = 1
+                outcome["stop_decided_s"] = round(t, 6)
+                outcome["stop_missing"] = list(judge.missing)
+                return
+
+    th = threading.Thread(target=sample, name="natbench-loss-watch", daemon=True)
+    th.start()
+    try:
+        yield outcome
+    finally:
+        done.set()
+        th.join()
 
 
 def _expected_source4(plan: TrafficPlan) -> int:
