@@ -151,6 +151,8 @@ class ProcedureContext(Generic[S]):
                     for d, v in phase.deviations.items()
                 }
             ext.setdefault("duration", phase.duration)
+            if phase.stopped:  # ended before its duration because it had failed (judged as such)
+                ext["stopped"] = True
         rec = TrialRecord(
             point_id=self.point.id,
             metric=self.metric,

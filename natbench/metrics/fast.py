@@ -17,12 +17,17 @@ where the seed comes from, the short-fail rule's figures, and the fields a fast 
   rate at or below it, the previous value, and is made of full-trial verdicts: it is verified, never trusted.
 * **Probes learnt at the point**: the probes and proofs of this metric's earlier repetitions at the working point
   (their results' ``probes`` and ``probe_proofs``) tell the search whether probes pay here.
+* **A failed full trial stops** (``stop_failed``, with the short-fail rule): its tester, if it has the
+  :class:`~natbench.plugins.tester.StopsFailedTrials` hook, ends it once more frames than the full trial may lose
+  stay missing (:func:`loss_stop`); it is judged against the full trial's allowance
+  (:func:`~natbench.metrics.judging.judge_stopped`), and a stop that proved nothing is measured again in full.
 
 Every trial of a fast search stores ``extra["search_trial"]`` (``short`` or ``full``; a probe also
-``extra["probe"]: true``); its result stores ``algorithm: fast``, the counts of short and full trials, whether it was
-seeded, the rates whose full-duration confirmation disagreed with the short trials (``rejected``), and the
-short-fail rule's counts (``probes``, ``probe_proofs``, ``guard_trials``, ``disproved``) and whether the final upper
-bound rests on a short trial (``short_bound``).
+``extra["probe"]: true``; a stopped trial ``extra["stopped"]: true``); its result stores ``algorithm: fast``, the
+counts of short and full trials, whether it was seeded, the rates whose full-duration confirmation disagreed with the
+short trials (``rejected``), the short-fail rule's counts (``probes``, ``probe_proofs``, ``guard_trials``,
+``disproved``), whether the final upper bound rests on a short trial (``short_bound``) and the failed full trials
+that stopped early (``stopped``).
 """
 
 from __future__ import annotations
@@ -36,16 +41,20 @@ from pydantic import Field
 from natbench.config.model import SchemaModel
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD
-from natbench.metrics.judging import is_tester_limited
+from natbench.metrics.judging import STOP_UNDECIDED, is_tester_limited
 from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.settings import Phase2Settings, SearchSettings
-from natbench.results import TrialRecord
+from natbench.plugins.tester import LossStop, StopsFailedTrials
+from natbench.results import TrialRecord, Verdict
 from natbench.search.fast import FastOutcome, FastStep, ShortFailRule, TrialVerdict, run_fast_search
 
 __all__ = [
+    "STOP_MIN_MARGIN",
+    "STOP_WINDOW",
     "ShortTrialSettings",
     "fast_extra",
     "fast_rates",
+    "loss_stop",
     "phase2_fast",
     "prior_seed",
     "probe_history",
@@ -68,6 +77,45 @@ class ShortTrialSettings(SchemaModel):
     """``algorithm: fast``: a short trial that lost more frames in a direction than a full trial at its rate may lose
     proves that rate an upper bound, and short trials are tried before full ones while that pays (docs/engine.md,
     "The short-fail rule"); false: short trials only narrow, every upper bound is a failed full trial."""
+    stop_failed: bool = True
+    """``algorithm: fast`` with ``short_fail``: a full trial ends as soon as it has failed, when the tester can tell
+    (a direction steadily losing more frames than the full trial may lose; docs/engine.md, "Stopping a failed full
+    trial"); false: every full trial runs its whole duration."""
+
+
+STOP_WINDOW = 0.25
+"""Seconds the frames missing in a direction must stay above the threshold before the tester ends a full trial of the
+fast search (:attr:`~natbench.plugins.tester.LossStop.window`)."""
+STOP_MIN_MARGIN = 64.0
+"""The least margin (frames) of a stop: frames a tester may have counted as sent before it counts them received (a
+send batch of the software tester), however small the error."""
+
+
+def loss_stop(
+    ctx: ProcedureContext[Any], step: FastStep, rule: ShortFailRule | None, undecided: set[float]
+) -> LossStop | None:
+    """The stop a full trial of the fast search asks of its tester (None: it runs its whole duration): only with the
+    short-fail rule and ``stop_failed`` on, a tester with the :class:`~natbench.plugins.tester.StopsFailedTrials`
+    hook, and never again at a rate in ``undecided`` (a stop there proved nothing: the receive wait brought its loss
+    back within the allowance, so the trial is measured again in full). The tester stops once a direction's gap
+    (frames sent less frames received) stayed more than the full trial's allowance (the rule's) plus a margin above
+    the frames in flight for :data:`STOP_WINDOW`. The margin is what a DUT short of capacity by half an ``error``
+    loses in that window, at least :data:`STOP_MIN_MARGIN`: frames in flight vary by less, and a DUT closer to the
+    rate still stops, only later, as its loss grows."""
+    s = ctx.settings
+    tester = ctx.tester
+    if (
+        rule is None
+        or not step.full
+        or step.probe
+        or step.rate in undecided
+        or not s.stop_failed
+        or not isinstance(tester, StopsFailedTrials)
+        or not tester.stops_failed_trials()
+    ):
+        return None
+    margin = max(float(s.error) / 2 * STOP_WINDOW, STOP_MIN_MARGIN)
+    return LossStop(allowance=rule.allowance(step.rate), margin=margin, window=STOP_WINDOW)
 
 
 def trial_kind(step: FastStep) -> dict[str, Any]:
@@ -148,7 +196,8 @@ def fast_rates(
 
     def verdict(step: FastStep) -> TrialVerdict:
         rec = trial(step)
-        return TrialVerdict(rec.verdict, rec.reason, is_tester_limited(rec), worst_lost(rec, active))
+        stopped = bool(rec.extra.get("stopped"))
+        return TrialVerdict(rec.verdict, rec.reason, is_tester_limited(rec), worst_lost(rec, active), stopped)
 
     return run_fast_search(
         verdict,
@@ -175,6 +224,7 @@ def fast_extra(out: FastOutcome) -> dict[str, Any]:
         "short_bound": out.short_bound,
         "guard_trials": out.guard_trials,
         "disproved": list(out.disproved),
+        "stopped": out.stopped,
     }
 
 
@@ -214,13 +264,20 @@ def phase2_fast(ctx: ProcedureContext[Any], filler: Filler | None) -> FastOutcom
     ``short_duration`` narrow and probe (the short-fail rule), full trials of ``duration`` confirm."""
     s = ctx.settings
 
+    narrow_full = s.short_duration >= s.duration
+    rule = short_fail_rule(ctx) if s.short_fail and not narrow_full else None
+
+    undecided: set[float] = set()
+
     def step(st: FastStep) -> TrialRecord:
         with tagged(ctx, st):
             if st.full:
-                return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
+                stop = loss_stop(ctx, st, rule, undecided)
+                rec = phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper, stop=stop)
+                if rec.verdict is Verdict.INVALID and rec.reason.startswith(STOP_UNDECIDED):
+                    undecided.add(st.rate)
+                return rec
             with short_trials(ctx, s.short_duration):
                 return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
 
-    narrow_full = s.short_duration >= s.duration
-    rule = short_fail_rule(ctx) if s.short_fail and not narrow_full else None
     return fast_rates(ctx, s.lower, s.upper, step, narrow_full=narrow_full, rule=rule)

@@ -5,13 +5,16 @@ its receive side missed) are weighed against the loss, direction by direction: a
 the acceptance PASSES whatever the tester did; one whose loss, net of what the deviations can explain, still
 exceeds the acceptance FAILS (the DUT lost frames no deviation explains); only a loss the deviations alone could
 explain makes it INVALID (retried, as a tester that could not keep the rate is).
+
+A trial the tester ended early because it had failed (:attr:`~natbench.results.PhaseResult.stopped`) is judged by
+:func:`judge_stopped`: against what the *full* trial may lose, since it ran only the full trial's first part.
 """
 
 from __future__ import annotations
 
 from natbench.results import Deviation, PhaseResult, TrialRecord, Verdict
 
-__all__ = ["CLUMPS", "RATE", "is_tester_limited", "judge_phase", "limit_cause"]
+__all__ = ["CLUMPS", "RATE", "STOP_UNDECIDED", "is_tester_limited", "judge_phase", "judge_stopped", "limit_cause"]
 
 RATE = "rate"
 """The tester could not send at the intended rate (its ceiling)."""
@@ -24,6 +27,10 @@ _REASONS = {
     "tester fell behind": RATE,
     "tester's own deviation could explain the loss": CLUMPS,
 }
+
+
+STOP_UNDECIDED = "stopped early, but"
+"""How the reason of a stopped trial that proved nothing begins (:func:`judge_stopped`)."""
 
 
 def limit_cause(record: TrialRecord) -> str | None:
@@ -80,4 +87,37 @@ def judge_phase(phase: PhaseResult, acceptance: float, rate_tolerance: float) ->
         Verdict.INVALID,
         f"tester's own deviation could explain the loss: {d} lost {c.lost}/{c.sent}, the tester's deviation explains"
         f" up to {dev.explains} frames ({what})",
+    )
+
+
+def judge_stopped(phase: PhaseResult, verdict: Verdict, reason: str, allowance: float | None) -> tuple[Verdict, str]:
+    """The verdict of a trial the tester ended early (``phase.stopped``), from :func:`judge_phase`'s: FAIL when a
+    direction lost, net of what the tester's deviations explain, more frames than the full trial may lose in all
+    (``allowance``; the full trial runs this one's traffic and more, so it could only lose more); INVALID when the
+    tester failed it (as any trial) or the receive wait brought the loss back within the allowance (the stop proved
+    nothing: the trial is measured again in full), or when nobody asked for a stop (``allowance`` None: the tester's
+    fault). A stopped trial never passes."""
+    if not phase.stopped or verdict is Verdict.INVALID:
+        return verdict, reason
+    if allowance is None:
+        return Verdict.INVALID, "the tester ended the trial early, though no stop was asked for"
+    none = Deviation()
+    worst = max(
+        ((max(c.lost - phase.deviations.get(d, none).explains, 0), d, c) for d, c in phase.counts.items()),
+        key=lambda x: x[0],
+        default=None,
+    )
+    if worst is not None and worst[0] > allowance:
+        net, d, c = worst
+        beyond = f" ({net} net of the tester's own deviation)" if net != c.lost else ""
+        return (
+            Verdict.FAIL,
+            f"{d} loss {c.lost}/{c.sent} in the first {phase.duration:.3g} s{beyond}: more than the full trial may"
+            f" lose ({allowance:g}), stopped early",
+        )
+    lost = worst[0] if worst is not None else 0
+    return (
+        Verdict.INVALID,
+        f"{STOP_UNDECIDED} its loss after the receive wait ({lost} frames) is within the full trial's allowance"
+        f" ({allowance:g}): no verdict, measured again in full",
     )

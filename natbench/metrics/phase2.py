@@ -28,13 +28,14 @@ from typing import Any
 from natbench.errors import SearchError
 from natbench.metrics.context import ProcedureContext, RunOptions
 from natbench.metrics.fill import fill_table
-from natbench.metrics.judging import judge_phase
+from natbench.metrics.judging import judge_phase, judge_stopped
 from natbench.metrics.lifetime import TIMEOUT_FACTS, connection_limit, connection_timeout
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import FilledTableSettings, Phase2Settings
 from natbench.metrics.trial import count_connections, direction_extra, run_traffic
 from natbench.plugins import MappingTable, Phase2Options
+from natbench.plugins.tester import LossStop
 from natbench.results import TrialRecord, Verdict
 
 __all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_step"]
@@ -135,20 +136,27 @@ def phase2_step(
     lower: float | None = None,
     upper: float | None = None,
     kind: str = "phase2",
+    stop: LossStop | None = None,
 ) -> TrialRecord:
     """(Re)fill if needed, run phase 2 at ``rate`` (with latency when ``tagged_rate`` is given, or measured as
-    ``measure`` says: tagged-frame schedule, every frame's delay), judge and store it."""
+    ``measure`` says: tagged-frame schedule, every frame's delay), judge and store it. ``stop``: the tester may end
+    the trial once it has failed (:class:`~natbench.plugins.tester.LossStop`; it is then judged by
+    :func:`~natbench.metrics.judging.judge_stopped`)."""
     if filler is not None:
         filler.ensure()
     options = phase2_options(ctx.options, tagged_rate, filler.mappings if filler is not None else None)
     if measure is not None:  # the delay measurement of ``measure`` with the run's selection and the DUT's tuples
         options = dataclasses.replace(measure, selection=options.selection, mappings=options.mappings)
+    if stop is not None:
+        options = dataclasses.replace(options, stop=stop)
     duration = ctx.settings.duration
     directions = ctx.directions
     ctx.announce(f"{kind}: {rate:,.0f} frames/s per direction for {duration:g} s", duration + ctx.settings.timeout)
     started = ctx.clock()
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase2(rate, duration, directions, options))
     verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
+    if phase.stopped:
+        verdict, reason = judge_stopped(phase, verdict, reason, stop.allowance if stop is not None else None)
     missing = [str(d) for d in directions.active if d not in phase.counts]
     if missing:
         verdict, reason = Verdict.INVALID, f"the tester reported no counts for {', '.join(missing)}"

@@ -38,6 +38,11 @@ trial is then not taken for the DUT's ceiling. If it passes, the search walks up
 Invalid trials are retried at the same rate (``max_invalid``); a rate the tester repeatedly could not send counts
 as failed and becomes the tester ceiling, as in the binary search. An invalid probe proves nothing and is not
 retried (the full trial follows).
+
+A full trial the tester ended early because it had already lost more than a full trial may
+(:attr:`TrialVerdict.stopped`; natbench.metrics.fast) is a failed full trial here: it was the beginning of the full
+trial at that rate, so no guard trial follows it. Its verdict, and the retry of a stop that proved nothing, are
+decided before the search sees it.
 """
 
 from __future__ import annotations
@@ -162,6 +167,8 @@ class TrialVerdict:
     lost: int | None = None
     """Frames the trial lost in its worst active direction (None: not known; such a trial proves no upper bound by
     the short-fail rule)."""
+    stopped: bool = False
+    """A full trial the tester ended early because it had failed (judged against the full trial's allowance)."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,8 @@ class FastOutcome(SearchOutcome):
     """Full trials the guard ran at an upper bound a short trial with a small loss had set."""
     disproved: tuple[float, ...] = ()
     """Upper bounds set by a short trial that a full trial of the guard then passed."""
+    stopped: int = 0
+    """Failed full trials the tester ended early (a failed full trial all the same)."""
 
 
 class _Run:
@@ -208,7 +217,7 @@ class _Run:
         self.max_invalid, self.tester_retries = max_invalid, tester_retries
         self.rule = rule
         self.short = self.full = self.invalid = 0
-        self.probes = self.probe_proofs = self.guards = 0
+        self.probes = self.probe_proofs = self.guards = self.stopped = 0
         self.tester_limited: list[float] = []
         """Rates the tester repeatedly could not send (each counted as a failed trial)."""
         self.proofs: dict[float, int] = {}
@@ -238,6 +247,7 @@ class _Run:
                 passed = tv.verdict is Verdict.PASS
                 if full:
                     self.full += 1
+                    self.stopped += int(tv.stopped and not passed)
                     if passed:
                         self.full_fails.discard(rate)
                     else:
@@ -429,4 +439,5 @@ def run_fast_search(
         short_bound=bound in run.proofs and bound != tester_ceiling,
         guard_trials=run.guards,
         disproved=tuple(run.disproved),
+        stopped=run.stopped,
     )
