@@ -6,7 +6,8 @@ fast search (0.25 s short trials, 2 s full ones) run on one fill; both must find
 fast one must report a rate whose 2 s trial passed with a failed 2 s trial at most one error above it, in fewer
 seconds of traffic. (A 100-packet token bucket lets a trial of n frames pass up to limit x n / (n - 100): +7 % for
 the 1,500 frames of a 0.25 s trial, +0.8 % for a 2 s one: the short trials are optimistic, the full ones decide.)
-A second test runs the fast search with the short-fail rule, seeded, and checks the result's meaning.
+A second test runs the fast search with the short-fail rule, seeded, and checks the result's meaning; a third, the
+tester's stop of a failing trial.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
-from natbench.plugins import Directions, Phase2Options
+from natbench.plugins import Directions, LossStop, Phase2Options, StopsFailedTrials
 from natbench.results import Verdict
 from natbench.search import BinarySearch, SearchStep, run_binary_search
 from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
@@ -137,3 +138,26 @@ def test_the_short_fail_rule_on_a_real_limit_keeps_the_results_meaning(rig: tupl
     elif fast.upper < UPPER:
         assert full_verdicts[fast.upper] is Verdict.FAIL
     assert fast.upper - fast.value <= ERROR and fast.probes >= 1
+
+
+def test_a_failing_trial_on_a_real_limit_stops_early_and_a_passing_one_runs_in_full(
+    rig: tuple[RecipeDut, SoftwareTester],
+) -> None:
+    """The software tester's watch (``Phase2Options.stop``) on the 6,000 pps limit: 10 s at 9,000 per direction loses
+    3,000 frames a second once the 100-packet bucket is empty, so the tester stops it once 64 frames stayed missing
+    for 0.25 s, well before its end, having sent exactly the frames due by then; 10 s at 5,000 loses nothing and runs
+    to its end, the watch notwithstanding."""
+    _dut, tester = rig
+    assert isinstance(tester, StopsFailedTrials) and tester.stops_failed_trials()
+    stop = LossStop(allowance=0, margin=64, window=0.25)
+    over = tester.phase2(9000, 10.0, Directions.BIDIRECTIONAL, Phase2Options(stop=stop))
+    assert over.stopped and over.tester_ok, over.tester_note
+    assert 0.2 < over.duration < 2.0, over.duration
+    for d, c in over.counts.items():
+        assert abs(c.sent - (9000 * over.duration + 1)) <= 64 + 1, (d, c, over.duration)  # the frames due, a batch
+        assert c.lost > 64, (d, c)
+    assert over.extra["stop"]["decided_s"] < 2.0 and max(over.extra["stop"]["missing"]) > 64
+    under = tester.phase2(5000, 10.0, Directions.BIDIRECTIONAL, Phase2Options(stop=stop))
+    assert not under.stopped and under.tester_ok, under.tester_note
+    assert under.duration > 9.9 and "stop" not in under.extra
+    assert all(c.sent == 50_000 and c.lost == 0 for c in under.counts.values()), under.counts

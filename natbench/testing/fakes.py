@@ -20,11 +20,15 @@ from typing import Any, Literal
 from natbench.errors import DutError, TesterError
 from natbench.plugins import Directions, Mapping, Phase2Options
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
+from natbench.testers.losswatch import LossWatch
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["FakeDut", "FakeModel", "FakeTester", "MemoryFakeDut", "fake_pair", "with_model"]
+__all__ = ["STOP_POLL", "FakeDut", "FakeModel", "FakeTester", "MemoryFakeDut", "fake_pair", "with_model"]
+
+STOP_POLL = 0.02
+"""Seconds between two samples of a watched fake trial (the software tester's ``WATCH_POLL``)."""
 
 
 @dataclass(frozen=True)
@@ -239,6 +243,9 @@ class FakeTester:
     """Last receive wait the engine passed through the optional ``set_receive_timeout`` hook."""
     loaded: tuple[Mapping, ...] | None = None
     """Tuples the engine passed through the optional ``load_mappings`` hook (ResponderMode.READ)."""
+    stops: bool = False
+    """Whether it honours ``Phase2Options.stop`` (the optional ``stops_failed_trials`` hook): the modelled loss is
+    sampled every :data:`STOP_POLL` seconds of the trial by the real :class:`~natbench.testers.losswatch.LossWatch`."""
 
     # -- protocol ---------------------------------------------------------------
     def prepare(self, traffic: TrafficPlan) -> None:
@@ -295,6 +302,7 @@ class FakeTester:
         counts: dict[Direction, DirectionCounts] = {}
         latency: dict[Direction, LatencyStats] = {}
         expected = plan.connections
+        fractions: dict[Direction, float] = {}
         for d in directions.active:
             if model.nat:
                 # Forward frames to missing connections would create new ones (an RFC 9693 violation the
@@ -310,7 +318,12 @@ class FakeTester:
                     reach = 1.0
             else:
                 reach = 1.0
-            valid = math.floor(sent * share * reach)
+            fractions[d] = share * reach
+        stopped_at = self._stop_at(rate, duration, list(fractions.values()), measure)
+        if stopped_at is not None:  # the frames due when the watch said stop; the modelled DUT loses from the start
+            sent, duration = round(rate * stopped_at), stopped_at
+        for d, fraction in fractions.items():
+            valid = math.floor(sent * fraction)
             counts[d] = DirectionCounts(sent, valid, valid)
             if measure.latency or measure.all_delays:
                 load = min(achieved / ceiling, 1.0) if ceiling else 1.0
@@ -333,7 +346,25 @@ class FakeTester:
             tester_note=note,
             responder_mode=str(plan.responder_mode),
             extra=self._extra(),
+            stopped=stopped_at is not None,
         )
+
+    def stops_failed_trials(self) -> bool:
+        """Whether this fake honours ``Phase2Options.stop`` (:attr:`stops`)."""
+        return self.stops
+
+    def _stop_at(self, rate: float, duration: float, fractions: list[float], measure: Phase2Options) -> float | None:
+        """When the watch would stop a trial whose directions deliver ``fractions`` of the frames from its start (None:
+        it runs to the end): the counts sampled every :data:`STOP_POLL` seconds, as the software tester does."""
+        if not self.stops or measure.stop is None or not fractions or not math.isfinite(rate):
+            return None
+        watch = LossWatch(measure.stop, len(fractions))
+        for k in range(1, math.ceil(duration / STOP_POLL)):
+            t = k * STOP_POLL
+            sent = math.floor(rate * t)
+            if watch.observe(t, [sent] * len(fractions), [math.floor(sent * f) for f in fractions]):
+                return t
+        return None
 
     def validate(self, rate: float) -> PhaseResult:
         """One reverse frame per learned (READ: loaded) tuple; each arrives only if the DUT holds the connection."""
