@@ -30,6 +30,10 @@ The modelled DUT (fixed here, the same for both algorithms; nothing is fitted to
   ``COMMAND_SECONDS`` each: the SSH step time bench/dut_step_roundtrips.py measured (412 ms per step sent as one
   script, commit 1ef6364); emptying the table adds ``FLUSH_PER_CONNECTION`` (natbench.testing's FakeModel default).
   ``gap`` is waited on the simulated clock.
+* **Stops** (the fast search's ``stop_failed``): a full trial asked to stop ends the window after the frames it
+  lost in a direction (loss curve, spikes struck by then, less the queue) first exceeded the full trial's allowance
+  plus the margin, rounded up to the software tester's 20 ms samples; it then counts the frames due by then. Lost
+  frames never come back in this model, so no stop here proves nothing.
 
 The true ceiling of a metric at a point is the highest rate whose full-duration trial passes on the DUT without
 jitter or spikes. The DUTs can count their connections, keep every connection they forwarded (validation
@@ -40,7 +44,8 @@ simulation; the DUT does not report mappings, so port preservation is "unverifie
     python bench/campaign_time.py --quick    # one pass of each campaign
     python bench/campaign_time.py --spikes-per-hour 0    # a DUT without loss spikes
     python bench/campaign_time.py --buffer-frames 2048   # a DUT with a 2,048-frame queue per direction
-    python bench/campaign_time.py --algorithms binary,fast-norule,fast,mlr   # and fast without the short-fail rule
+    python bench/campaign_time.py --algorithms binary,fast-norule,fast-nostop,fast,mlr   # and fast without the
+                                             # short-fail rule, and without stopping failed full trials
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from natbench.metrics.throughput import MlrSettings  # noqa: E402
 from natbench.plugins import Directions, Phase2Options  # noqa: E402
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord  # noqa: E402
 from natbench.testing import FakeDut, FakeModel, FakeTester  # noqa: E402
+from natbench.testing.fakes import STOP_POLL  # noqa: E402
 from natbench.traffic.plan import ResponderMode  # noqa: E402
 
 KNEE = 0.02
@@ -266,15 +272,59 @@ class SimTester(FakeTester):
         )
 
     def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
-        """``duration`` seconds at ``rate`` per direction against one jittered forwarding ceiling."""
-        res = super().phase2(rate, duration, directions, measure)
+        """``duration`` seconds at ``rate`` per direction against one jittered forwarding ceiling; with a stop asked
+        for (``measure.stop``), it ends when the watch would end it (:meth:`_stopped_at`)."""
+        res = super().phase2(rate, duration, directions, dataclasses.replace(measure, stop=None))
         ceiling = self._ceiling(self.forwarding, self.forwarding_jitter)
         counts = {}
-        for d, c in res.counts.items():
-            valid = c.valid - self._lost(c.sent, rate, ceiling, duration)
-            counts[d] = DirectionCounts(c.sent, max(valid, 0), max(valid, 0))
-        self.sim.advance(duration + (self.receive_timeout or 0.0))
-        return dataclasses.replace(res, counts=counts)
+        if measure.stop is None or not self.stops:
+            for d, c in res.counts.items():
+                valid = c.valid - self._lost(c.sent, rate, ceiling, duration)
+                counts[d] = DirectionCounts(c.sent, max(valid, 0), max(valid, 0))
+            self.sim.advance(duration + (self.receive_timeout or 0.0))
+            return dataclasses.replace(res, counts=counts)
+        paths = {d: self._spikes(duration) for d in res.counts}
+        stop = measure.stop
+        threshold = stop.allowance + stop.margin
+        ends = [self._stopped_at(rate, ceiling, duration, spikes, threshold) for spikes in paths.values()]
+        crossed = [t + stop.window for t in ends if t is not None and t + stop.window < duration]
+        seconds = math.ceil(min(crossed) / STOP_POLL) * STOP_POLL if crossed else duration
+        seconds = min(seconds, duration)
+        for d, spikes in paths.items():
+            sent = round(rate * seconds)
+            valid = sent - self._lost_by(rate, ceiling, seconds, spikes)
+            counts[d] = DirectionCounts(sent, max(valid, 0), max(valid, 0))
+        self.sim.advance(seconds + (self.receive_timeout or 0.0))
+        return dataclasses.replace(res, counts=counts, duration=seconds, stopped=seconds < duration)
+
+    def _spikes(self, duration: float) -> list[float]:
+        """When the loss spikes of a trial of ``duration`` seconds strike (sorted)."""
+        return sorted(self.rng.random() * duration for _ in range(_poisson(self.rng, SPIKES_PER_SECOND * duration)))
+
+    @staticmethod
+    def _lost_by(rate: float, ceiling: float, t: float, spikes: list[float]) -> int:
+        """Frames lost in the first ``t`` seconds of a trial (the loss curve, the spikes struck by then, less the
+        queue)."""
+        frames = round(rate * t)
+        struck = sum(1 for x in spikes if x <= t)
+        lost = lost_frames(frames, loss_ratio(rate, ceiling)) + struck * round(SPIKE_SECONDS * rate)
+        return max(0, min(frames, lost) - BUFFER_FRAMES)
+
+    def _stopped_at(
+        self, rate: float, ceiling: float, duration: float, spikes: list[float], threshold: float
+    ) -> float | None:
+        """When the frames lost in a direction first exceed ``threshold`` (to :data:`STOP_POLL`; None: not within
+        ``duration``). Lost frames never come back in this model, so the watch's gap stays above it from then on."""
+        if self._lost_by(rate, ceiling, duration, spikes) <= threshold:
+            return None
+        lo, hi = 0.0, duration
+        while hi - lo > STOP_POLL / 2:
+            mid = (lo + hi) / 2
+            if self._lost_by(rate, ceiling, mid, spikes) > threshold:
+                hi = mid
+            else:
+                lo = mid
+        return hi
 
     def validate(self, rate: float) -> PhaseResult:
         """One reverse frame per learned tuple (all arrive: the DUT kept every connection it forwarded)."""
@@ -384,8 +434,8 @@ def simulate(sc: SimCampaign, algorithm: str, passes: int, seed: int) -> Tally:
 
 def searched_with(settings: Any, algorithm: str) -> str:
     """The algorithm a metric runs in the ``algorithm`` column: that one when the metric offers it, else binary
-    (``fast-norule``: ``fast`` with ``short_fail: false``)."""
-    base = "fast" if algorithm == "fast-norule" else algorithm
+    (``fast-norule``: ``fast`` with ``short_fail: false``; ``fast-nostop``: with ``stop_failed: false``)."""
+    base = "fast" if algorithm in ("fast-norule", "fast-nostop") else algorithm
     return algorithm if has_algorithm(settings, base) else "binary"
 
 
@@ -409,7 +459,7 @@ def _point(sc: SimCampaign, campaign: Any, p: Any, algorithm: str, tally: Tally,
     plan = dataclasses.replace(campaign.traffic_plan(p), responder_mode=ResponderMode.COMPUTE)
     tester = SimTester(
         dut, sim=clock, rng=rng, cps=cps_fig.median[i], cps_jitter=cps_fig.jitter(i),
-        forwarding=fwd_fig.median[i], forwarding_jitter=fwd_fig.jitter(i),
+        forwarding=fwd_fig.median[i], forwarding_jitter=fwd_fig.jitter(i), stops=True,
     )  # fmt: skip
     tester.prepare(plan)
     scale = (SEED_TABLE / plan.connections) ** TABLE_SLOWDOWN
@@ -427,6 +477,8 @@ def _point(sc: SimCampaign, campaign: Any, p: Any, algorithm: str, tally: Tally,
             update: dict[str, Any] = {"algorithm": alg}
             if alg == "fast-norule":
                 update = {"algorithm": "fast", "short_fail": False}
+            if alg == "fast-nostop":
+                update = {"algorithm": "fast", "stop_failed": False}
             if alg == "mlr":  # the rfc2544 preset at the other searches' precision at the result
                 update["mlr"] = MlrSettings(relative_width=s.error / (truth + s.error))
             s = s.model_copy(update=update)
@@ -460,7 +512,8 @@ def main() -> None:
     ap.add_argument(
         "--algorithms",
         default=",".join(ALGORITHMS),
-        help="comma-separated, binary first (fast-norule: fast without the short-fail rule)",
+        help="comma-separated, binary first (fast-norule: fast without the short-fail rule; fast-nostop: fast that"
+        " runs every failed full trial to its end)",
     )
     args = ap.parse_args()
     global SPIKES_PER_SECOND, BUFFER_FRAMES

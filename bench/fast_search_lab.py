@@ -128,6 +128,8 @@ class MetricCost:
     """Sum of the stored trials' durations (traffic time)."""
     short: int = 0
     """Short trials (fast: narrowing and probes; mlr: shorter than the final trial duration)."""
+    stopped: int = 0
+    """Full trials the tester ended early because they had failed (fast: ``stop_failed``)."""
     values: dict[str, list[float]] = field(default_factory=dict)
     """Point id -> the repetitions' values (per direction)."""
     error: dict[str, Any] = field(default_factory=dict)
@@ -144,6 +146,7 @@ def costs(r: Run) -> dict[str, MetricCost]:
         c.trials = len(rows)
         c.trial_seconds = float(sum(float(e.get("duration") or 0.0) for e in rows["extra"]))
         c.short = sum(1 for e in rows["extra"] if e.get("search_trial") == "short")
+        c.stopped = sum(1 for e in rows["extra"] if e.get("stopped"))
     for row in r.results.to_dict("records"):
         c = out.setdefault(str(row["metric"]), MetricCost())
         pid = str(row["point_id"])
@@ -220,6 +223,7 @@ def table(source: Path, cost: dict[str, dict[str, MetricCost]], wall: dict[str, 
             row("  metric time (s)", [f"{s.seconds:,.1f}" for s in present], ratio([s.seconds for s in present]))
             row("  trials", [f"{s.trials:,}" for s in present], ratio([float(s.trials) for s in present]))
             row("    of them short", [f"{s.short:,}" for s in present])
+            row("    of them stopped early", [f"{s.stopped:,}" for s in present])
             tsec = [s.trial_seconds for s in present]
             row("  trial seconds", [f"{v:,.1f}" for v in tsec], ratio(tsec))
         else:
