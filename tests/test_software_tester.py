@@ -26,7 +26,7 @@ from lab_helpers import kept_rate, stalled
 from natbench import plugins
 from natbench.errors import ConfigError
 from natbench.metrics import judge_phase
-from natbench.plugins import Directions, Mapping, Phase2Options, Port
+from natbench.plugins import Directions, LossStop, Mapping, Phase2Options, Port
 from natbench.results import Direction, Verdict
 from natbench.testers.software.backend import create
 from natbench.testers.software.tester import SoftwareTester
@@ -320,8 +320,40 @@ def test_sync_must_be_two_aligned_words() -> None:
     _engine = pytest.importorskip(
         "natbench.testers.software._engine", reason="C data path not built (pip install -e .)"
     )
-    with pytest.raises(ValueError, match="two uint64"):
+    with pytest.raises(ValueError, match="sync must be a writable, aligned buffer of at least 2 uint64"):
         _engine.run([], [], 0.0, 1, sync=bytearray(8))
+
+
+def test_the_watch_block_and_its_slots_are_checked() -> None:
+    _engine = pytest.importorskip(
+        "natbench.testers.software._engine", reason="C data path not built (pip install -e .)"
+    )
+    with pytest.raises(ValueError, match="watch must be a writable, aligned buffer of at least 1 uint64"):
+        _engine.run([], [], 0.0, 1, watch=bytearray(4))
+    port = {"fd": -1, "mode": _engine.RX_ANY, "expect": 0}
+    watch = np.zeros(3, dtype=np.uint64)
+    for slot, block in ((3, watch), (0, watch), (1, None)):  # beyond the block, the stop flag, no block at all
+        with pytest.raises(ValueError, match="rx watch_slot outside the watch block"):
+            _engine.run([], [{**port, "watch_slot": slot}], 0.0, 1, watch=block)
+    out = _engine.run([], [{**port, "watch_slot": 2}], 0.0, 1, watch=watch)
+    assert out["rx"][0]["valid"] == 0 and int(watch[2]) == 0
+
+
+@pytest.mark.lab
+def test_a_watched_trial_stops_at_the_frames_due_in_every_lane(wire: SoftwareTester) -> None:
+    """The stop path of the C data path, with one lane and with two: a watch that takes any gap for a loss (an
+    allowance far below zero) stops a 10 s trial after its 0.25 s window; every stream then ends with the frames due
+    by that moment, paced as ever (on time, nothing lost on the wire), and the trial says so."""
+    wire.prepare(plan())
+    wire.phase1(20000, learn=True)
+    stop = LossStop(allowance=-1e9, margin=0, window=0.25)
+    r = wire.phase2(20000, 10.0, Directions.BIDIRECTIONAL, Phase2Options(stop=stop))
+    assert r.stopped and r.tester_ok, r.tester_note
+    assert 0.25 <= r.extra["stop"]["decided_s"] < 1.0 and 0.2 <= r.duration < 1.5
+    for d, c in r.counts.items():
+        assert c.lost == 0, (d, c)  # a perfect wire
+        assert abs(c.sent - (20000 * r.duration + 1)) <= 64 + 1, (d, c, r.duration)  # the frames due, a batch
+    assert r.achieved_rate >= 20000 * 0.99
 
 
 @pytest.mark.parametrize(

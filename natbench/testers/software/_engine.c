@@ -7,8 +7,9 @@
  * caller splits a trial into lanes, one per CPU): they then share a small
  * "sync" block that tells receive-only lanes when the last sender finished.
  * An optional "watch" block publishes each stream's sent and each port's
- * valid count as the trial runs, and its first word, set by a monitor on
- * another thread, ends every stream at once (a trial that has failed):
+ * valid count as the trial runs; its first word, set by a monitor on
+ * another thread, ends every stream with the frames due by that moment
+ * (a trial that has failed):
  *   - transmit: frames are built on the fly into a fixed set of batch buffers
  *     (only ports, payload fields and the UDP checksum change per frame; the
  *     checksum is updated from a precomputed partial sum) and sent with
@@ -750,6 +751,21 @@ static int rx_step(rx_t *r, uint16_t tag) {
     return n;
 }
 
+/* A writable, 8-byte aligned block of at least min_words uint64 shared with other threads (*out NULL when o is
+ * None); -1 with an exception set when o is no such buffer. */
+static int get_u64_block(PyObject *o, Py_buffer *v, Py_ssize_t min_words, const char *what, uint64_t **out) {
+    *out = NULL;
+    if (o == NULL || o == Py_None) return 0;
+    if (PyObject_GetBuffer(o, v, PyBUF_WRITABLE) < 0) return -1;
+    if (v->len < 8 * min_words || ((uintptr_t)v->buf % 8) != 0) {
+        PyBuffer_Release(v);
+        PyErr_Format(PyExc_ValueError, "%s must be a writable, aligned buffer of at least %zd uint64", what, min_words);
+        return -1;
+    }
+    *out = (uint64_t *)v->buf;
+    return 0;
+}
+
 static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"tx", "rx", "timeout", "tag", "quantum", "sync", "watch", NULL};
     PyObject *txl, *rxl, *synco = NULL, *watcho = NULL;
@@ -759,31 +775,15 @@ static PyObject *engine_run(PyObject *self, PyObject *args, PyObject *kw) {
                                      &tag, &quantum, &synco, &watcho))
         return NULL;
     /* watch[0]: set (by a monitor on another thread) to end every stream of the trial now; the other slots: the
-     * frames each tx stream sent and each rx port counted valid so far, published as the trial runs */
-    Py_buffer watchv;
-    uint64_t *watch = NULL;
-    Py_ssize_t nwatch = 0;
-    if (watcho && watcho != Py_None) {
-        if (PyObject_GetBuffer(watcho, &watchv, PyBUF_WRITABLE) < 0) return NULL;
-        if (watchv.len < 8 || ((uintptr_t)watchv.buf % 8) != 0) {
-            PyBuffer_Release(&watchv);
-            PyErr_SetString(PyExc_ValueError, "watch must be a writable, aligned buffer of uint64");
-            return NULL;
-        }
-        watch = (uint64_t *)watchv.buf;
-        nwatch = watchv.len / 8;
-    }
-    /* sync[0]: lanes with senders still sending; sync[1]: CLOCK_MONOTONIC ns when the last one finished */
-    Py_buffer syncv;
-    uint64_t *sync = NULL;
-    if (synco && synco != Py_None) {
-        if (PyObject_GetBuffer(synco, &syncv, PyBUF_WRITABLE) < 0) return NULL;
-        if (syncv.len < 16 || ((uintptr_t)syncv.buf % 8) != 0) {
-            PyBuffer_Release(&syncv);
-            PyErr_SetString(PyExc_ValueError, "sync must be a writable, aligned buffer of two uint64");
-            return NULL;
-        }
-        sync = (uint64_t *)syncv.buf;
+     * frames each tx stream sent and each rx port counted valid so far, published as the trial runs.
+     * sync[0]: lanes with senders still sending; sync[1]: CLOCK_MONOTONIC ns when the last one finished */
+    Py_buffer watchv, syncv;
+    uint64_t *watch = NULL, *sync = NULL;
+    if (get_u64_block(watcho, &watchv, 1, "watch", &watch) < 0) return NULL;
+    Py_ssize_t nwatch = watch ? watchv.len / 8 : 0;
+    if (get_u64_block(synco, &syncv, 2, "sync", &sync) < 0) {
+        if (watch) PyBuffer_Release(&watchv);
+        return NULL;
     }
     uint64_t quantum_ns = quantum > 0 ? (uint64_t)(quantum * 1e9) : 0;
     Py_ssize_t ntx = PyList_GET_SIZE(txl), nrx = PyList_GET_SIZE(rxl);
