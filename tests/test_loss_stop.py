@@ -14,7 +14,7 @@ from test_procedures import Harness
 
 from natbench.metrics.judging import STOP_UNDECIDED, judge_phase, judge_stopped
 from natbench.plugins import LossStop, StopsFailedTrials
-from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, Verdict
+from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, Verdict
 from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
 from natbench.testers.losswatch import LossWatch
 from natbench.testing import FakeTester
@@ -116,6 +116,17 @@ def test_the_watch_stops_only_after_more_than_the_margin_stayed_missing_for_a_wi
         assert loss_rate * (10.0 - window - start) <= margin + loss_rate * 2 * POLL + 1
 
 
+def test_samples_before_every_direction_began_set_no_baseline() -> None:
+    # the watch starts before the data path: a first sample with nothing sent would make every frame in flight
+    # (here a standing 500, a DUT with 25 ms of latency at 20,000 frames/s) look missing
+    watch = _watch(directions=2)
+    assert not watch.observe(0.01, [0, 0], [0, 0]) and not watch.observe(0.02, [400, 0], [0, 0])
+    for k in range(2, 500):
+        sent = math.floor(RATE * k * POLL)
+        assert not watch.observe(k * POLL + 0.02, [sent, sent], [sent - 500, sent - 500])
+    assert watch.missing == (0, 0)
+
+
 def test_a_sample_with_the_wrong_number_of_directions_is_refused() -> None:
     with pytest.raises(ValueError, match="2 direction"):
         _watch(directions=2).observe(0.1, [1], [1])
@@ -194,8 +205,16 @@ def test_the_search_counts_a_stopped_failure_as_a_failed_full_trial_without_a_gu
     assert [(s.rate, s.full) for s in seen] == [(200_000, True), (300_000, True)]
 
 
+RESULTS: list[RepetitionResult] = []
+
+
 def _fast_throughput(h: Harness, **settings: object) -> list[tuple[str, float, str, float, bool]]:
-    h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0, **settings)
+    """(short/full, rate, verdict, duration, stopped) of the phase-2 trials of one fast throughput repetition (its
+    result is the last in RESULTS)."""
+    res = h.run(
+        "throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0, **settings
+    )
+    RESULTS.append(res)
     return [
         (
             str(r.extra.get("search_trial", "-")),
@@ -250,17 +269,65 @@ def test_a_stop_that_proved_nothing_is_measured_again_in_full() -> None:
                 return PhaseResult(rate, rate, 0.5, part, stopped=True)
             return result
 
-    h = Harness(forwarding=320_000)
-    h.tester = QueueingTester(h.dut, stops=True)
-    h.tester.asked = []
-    h.tester.prepare(h.plan)
-    rows = _fast_throughput(h)
-    assert [(r[0], r[1], r[2], r[4]) for r in rows] == [
-        ("short", 200_000, "pass", False),
-        ("short", 300_000, "pass", False),
-        ("full", 300_000, "invalid", True),
-        ("full", 300_000, "pass", False),
-    ]
-    full_300k = [stop for rate, seconds, stop in h.tester.asked if rate == 300_000 and seconds == 10.0]
-    assert full_300k[0] is not None and full_300k[1] is None
-    assert next(r.reason for r in h.records if r.verdict is Verdict.INVALID).startswith(STOP_UNDECIDED)
+    for max_invalid in (3, 0):  # the full trial follows at once: no invalid trial of the search, none spent
+        h = Harness(forwarding=320_000)
+        h.tester = QueueingTester(h.dut, stops=True)
+        h.tester.asked = []
+        h.tester.prepare(h.plan)
+        rows = _fast_throughput(h, max_invalid=max_invalid)
+        assert [(r[0], r[1], r[2], r[4]) for r in rows] == [
+            ("short", 200_000, "pass", False),
+            ("short", 300_000, "pass", False),
+            ("full", 300_000, "invalid", True),
+            ("full", 300_000, "pass", False),
+        ]
+        full_300k = [stop for rate, seconds, stop in h.tester.asked if rate == 300_000 and seconds == 10.0]
+        assert full_300k[0] is not None and full_300k[1] is None
+        assert next(r.reason for r in h.records if r.verdict is Verdict.INVALID).startswith(STOP_UNDECIDED)
+        assert (RESULTS[-1].value, RESULTS[-1].extra["stopped"], RESULTS[-1].extra["invalid"]) == (300_000, 0, 0)
+
+
+def test_the_software_testers_watch_thread_sets_the_stop_flag_and_says_what_it_saw() -> None:
+    """natbench.testers.software.tester's sampling thread, on a watch block this test fills as the C data path
+    would: a direction whose gap grows by 2,000 frames a second is stopped about a window after 10 frames went
+    missing; the thread then says when it decided and what it saw."""
+    import time
+
+    import numpy as np
+
+    from natbench.testers.software.tester import _watching
+
+    watch = np.zeros(3, dtype=np.uint64)
+    with _watching(watch, LossStop(allowance=0, margin=10, window=0.1), 1) as outcome:
+        start = time.monotonic()
+        while not watch[0] and time.monotonic() - start < 5.0:
+            t = time.monotonic() - start
+            sent = int(20_000 * t) + 1
+            watch[1], watch[2] = sent, max(sent - 3 - int(2_000 * t), 0)
+            time.sleep(0.002)
+    assert watch[0] == 1
+    assert 0.1 <= outcome["stop_decided_s"] < 2.0 and outcome["stop_missing"][0] > 10
+    with _watching(np.zeros(3, dtype=np.uint64), None, 1) as outcome:
+        pass
+    assert outcome == {}
+
+
+def test_a_stopped_streams_pacing_is_held_to_the_full_trials_allowances() -> None:
+    """Stopped after 0.3 s of a 10 s trial at 20,000 frames/s, a stream whose last frame left 8 ms late and that fell
+    150 frames behind once is on time for the full trial (1 ms per second of it: 10 ms; stalls up to 200 frames) and
+    would not be for a 0.3 s trial of its own."""
+    from types import SimpleNamespace
+
+    from natbench.testers.software.tester import SoftwareTester
+
+    tester = SimpleNamespace(
+        rate_tolerance=0.001, lateness_slack=0.0005, max_stall=0.002, catchup=2.0, _span=SoftwareTester._span
+    )
+    stream = {"sent": 6000, "count": 6000, "first": 0.0, "last": 5999 / 20_000 + 0.008, "max_lag": 150}
+    port = {"socket_drops": 0}
+    for planned, on_time in ((200_000, True), (6000, False)):
+        t = {**stream, "planned": planned}
+        ok, notes, _ = SoftwareTester._rate_check(tester, [t], 20_000.0)  # type: ignore[arg-type]
+        devs = SoftwareTester._deviations(tester, [Direction.FORWARD], [t], [port], 20_000.0, 0)  # type: ignore[arg-type]
+        assert ok is on_time, notes
+        assert (Direction.FORWARD not in devs) is on_time, devs

@@ -49,6 +49,7 @@ from natbench.results import TrialRecord, Verdict
 from natbench.search.fast import FastOutcome, FastStep, ShortFailRule, TrialVerdict, run_fast_search
 
 __all__ = [
+    "STOP_IN_FLIGHT",
     "STOP_MIN_MARGIN",
     "STOP_WINDOW",
     "ShortTrialSettings",
@@ -89,6 +90,9 @@ fast search (:attr:`~natbench.plugins.tester.LossStop.window`)."""
 STOP_MIN_MARGIN = 64.0
 """The least margin (frames) of a stop: frames a tester may have counted as sent before it counts them received (a
 send batch of the software tester), however small the error."""
+STOP_IN_FLIGHT = 0.001
+"""Seconds of frames at the trial's rate the margin of a stop covers at least: frames in flight or briefly queued
+(1 ms, far above a forwarding path's latency) never count as lost."""
 
 
 def loss_stop(
@@ -100,8 +104,8 @@ def loss_stop(
     back within the allowance, so the trial is measured again in full). The tester stops once a direction's gap
     (frames sent less frames received) stayed more than the full trial's allowance (the rule's) plus a margin above
     the frames in flight for :data:`STOP_WINDOW`. The margin is what a DUT short of capacity by half an ``error``
-    loses in that window, at least :data:`STOP_MIN_MARGIN`: frames in flight vary by less, and a DUT closer to the
-    rate still stops, only later, as its loss grows."""
+    loses in that window, at least :data:`STOP_MIN_MARGIN` and :data:`STOP_IN_FLIGHT` of the rate's frames: frames
+    in flight vary by less, and a DUT closer to the rate still stops, only later, as its loss grows."""
     s = ctx.settings
     tester = ctx.tester
     if (
@@ -114,7 +118,7 @@ def loss_stop(
         or not tester.stops_failed_trials()
     ):
         return None
-    margin = max(float(s.error) / 2 * STOP_WINDOW, STOP_MIN_MARGIN)
+    margin = max(float(s.error) / 2 * STOP_WINDOW, STOP_MIN_MARGIN, step.rate * STOP_IN_FLIGHT)
     return LossStop(allowance=rule.allowance(step.rate), margin=margin, window=STOP_WINDOW)
 
 
@@ -274,8 +278,11 @@ def phase2_fast(ctx: ProcedureContext[Any], filler: Filler | None) -> FastOutcom
             if st.full:
                 stop = loss_stop(ctx, st, rule, undecided)
                 rec = phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper, stop=stop)
-                if rec.verdict is Verdict.INVALID and rec.reason.startswith(STOP_UNDECIDED):
+                if stop is not None and rec.verdict is Verdict.INVALID and rec.reason.startswith(STOP_UNDECIDED):
+                    # the stop proved nothing (stored as such): the full trial decides, at once and never stopped;
+                    # the search sees only its verdict (no invalid trial of the search, no max_invalid spent)
                     undecided.add(st.rate)
+                    rec = phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
                 return rec
             with short_trials(ctx, s.short_duration):
                 return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)

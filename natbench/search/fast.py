@@ -41,8 +41,8 @@ retried (the full trial follows).
 
 A full trial the tester ended early because it had already lost more than a full trial may
 (:attr:`TrialVerdict.stopped`; natbench.metrics.fast) is a failed full trial here: it was the beginning of the full
-trial at that rate, so no guard trial follows it. Its verdict, and the retry of a stop that proved nothing, are
-decided before the search sees it.
+trial at that rate, so no guard trial follows it. Its verdict is decided before the search sees it, and a stop that
+proved nothing is followed there and then by the full trial, whose verdict is the one the search gets.
 """
 
 from __future__ import annotations

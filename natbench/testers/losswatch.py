@@ -6,7 +6,9 @@ and hands them to :meth:`LossWatch.observe`. The difference, the *gap*, holds th
 DUT holds in its queues and the frames it lost. On a DUT that keeps up, the gap moves about its smallest value
 (frames in flight come and go); a lost frame never comes back. The watch says stop when in some direction the gap
 stayed more than the full trial's ``allowance`` plus a ``margin`` above its smallest value for a whole ``window``:
-that many frames are missing and stay missing.
+that many frames are missing and stay missing. Samples taken before every direction has sent a frame set no
+baseline. A DUT that holds more than the margin in its queues for a whole window is stopped too: the receive wait
+then delivers the frames, the stop proves nothing, and the trial is measured again in full.
 
 The decision is a forecast, not the verdict: a queue drains in the receive wait that follows the stop, and the
 trial is judged on its final counts (:func:`natbench.metrics.judging.judge_stopped`). A loss early in the trial
@@ -45,6 +47,8 @@ class LossWatch:
             return True
         if len(sent) != self.directions or len(valid) != self.directions:
             raise ValueError(f"a sample needs counts for {self.directions} direction(s)")
+        if min(int(s) for s in sent) <= 0:
+            return False  # a direction has not begun: its frames in flight are not known yet (no baseline)
         gap = [int(s) - int(v) for s, v in zip(sent, valid, strict=True)]
         least = gap if self._least is None else [min(a, b) for a, b in zip(self._least, gap, strict=True)]
         self._least = least

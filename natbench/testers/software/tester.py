@@ -358,7 +358,7 @@ class SoftwareTester:
                 if d in hists
             }
         stopped = any(int(t.get("stopped", 0)) for t in raw["tx"])
-        if "stop_decided_s" in raw:  # what the watch saw when it asked for the stop
+        if stopped and "stop_decided_s" in raw:  # what the watch saw when it asked for the stop
             extra["stop"] = {"decided_s": raw["stop_decided_s"], "missing": raw["stop_missing"]}
         return PhaseResult(
             intended_rate=float(rate),
