@@ -32,8 +32,10 @@ The modelled DUT (fixed here, the same for both algorithms; nothing is fitted to
   ``gap`` is waited on the simulated clock.
 * **Stops** (the fast search's ``stop_failed``): a full trial asked to stop ends the window after the frames it
   lost in a direction (loss curve, spikes struck by then, less the queue) first exceeded the full trial's allowance
-  plus the margin, rounded up to the software tester's 20 ms samples; it then counts the frames due by then. Lost
-  frames never come back in this model, so no stop here proves nothing.
+  plus the margin, rounded up to the software tester's 20 ms samples; it then counts the frames due by then. The
+  model's queue passes the frames it absorbs on (a token bucket), so they never sit in the watch's gap, and lost
+  frames never come back: no stop here proves nothing (a DUT that holds frames back in a queue could be stopped on
+  frames the receive wait delivers; the model has none).
 
 The true ceiling of a metric at a point is the highest rate whose full-duration trial passes on the DUT without
 jitter or spikes. The DUTs can count their connections, keep every connection they forwarded (validation
