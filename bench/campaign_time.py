@@ -72,8 +72,8 @@ from natbench.metrics import ProcedureContext, run_repetition  # noqa: E402
 from natbench.metrics.throughput import MlrSettings  # noqa: E402
 from natbench.plugins import Directions, Phase2Options  # noqa: E402
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord  # noqa: E402
+from natbench.testers.losswatch import SAMPLE_PERIOD  # noqa: E402
 from natbench.testing import FakeDut, FakeModel, FakeTester  # noqa: E402
-from natbench.testing.fakes import STOP_POLL  # noqa: E402
 from natbench.traffic.plan import ResponderMode  # noqa: E402
 
 KNEE = 0.02
@@ -290,7 +290,7 @@ class SimTester(FakeTester):
         threshold = stop.allowance + stop.margin
         ends = [self._stopped_at(rate, ceiling, duration, spikes, threshold) for spikes in paths.values()]
         crossed = [t + stop.window for t in ends if t is not None and t + stop.window < duration]
-        seconds = math.ceil(min(crossed) / STOP_POLL) * STOP_POLL if crossed else duration
+        seconds = math.ceil(min(crossed) / SAMPLE_PERIOD) * SAMPLE_PERIOD if crossed else duration
         seconds = min(seconds, duration)
         for d, spikes in paths.items():
             sent = round(rate * seconds)
@@ -315,12 +315,12 @@ class SimTester(FakeTester):
     def _stopped_at(
         self, rate: float, ceiling: float, duration: float, spikes: list[float], threshold: float
     ) -> float | None:
-        """When the frames lost in a direction first exceed ``threshold`` (to :data:`STOP_POLL`; None: not within
+        """When the frames lost in a direction first exceed ``threshold`` (to :data:`SAMPLE_PERIOD`; None: not within
         ``duration``). Lost frames never come back in this model, so the watch's gap stays above it from then on."""
         if self._lost_by(rate, ceiling, duration, spikes) <= threshold:
             return None
         lo, hi = 0.0, duration
-        while hi - lo > STOP_POLL / 2:
+        while hi - lo > SAMPLE_PERIOD / 2:
             mid = (lo + hi) / 2
             if self._lost_by(rate, ceiling, mid, spikes) > threshold:
                 hi = mid

@@ -20,15 +20,12 @@ from typing import Any, Literal
 from natbench.errors import DutError, TesterError
 from natbench.plugins import Directions, Mapping, Phase2Options
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
-from natbench.testers.losswatch import LossWatch
+from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
 from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["STOP_POLL", "FakeDut", "FakeModel", "FakeTester", "MemoryFakeDut", "fake_pair", "with_model"]
-
-STOP_POLL = 0.02
-"""Seconds between two samples of a watched fake trial (the software tester's ``WATCH_POLL``)."""
+__all__ = ["FakeDut", "FakeModel", "FakeTester", "MemoryFakeDut", "fake_pair", "with_model"]
 
 
 @dataclass(frozen=True)
@@ -245,7 +242,7 @@ class FakeTester:
     """Tuples the engine passed through the optional ``load_mappings`` hook (ResponderMode.READ)."""
     stops: bool = False
     """Whether it honours ``Phase2Options.stop`` (the optional ``stops_failed_trials`` hook): the modelled loss is
-    sampled every :data:`STOP_POLL` seconds of the trial by the real :class:`~natbench.testers.losswatch.LossWatch`."""
+    sampled every ``SAMPLE_PERIOD`` seconds of the trial by the real :class:`~natbench.testers.losswatch.LossWatch`."""
 
     # -- protocol ---------------------------------------------------------------
     def prepare(self, traffic: TrafficPlan) -> None:
@@ -355,12 +352,12 @@ class FakeTester:
 
     def _stop_at(self, rate: float, duration: float, fractions: list[float], measure: Phase2Options) -> float | None:
         """When the watch would stop a trial whose directions deliver ``fractions`` of the frames from its start (None:
-        it runs to the end): the counts sampled every :data:`STOP_POLL` seconds, as the software tester does."""
+        it runs to the end): the counts sampled every :data:`SAMPLE_PERIOD` seconds, as the software tester does."""
         if not self.stops or measure.stop is None or not fractions or not math.isfinite(rate):
             return None
         watch = LossWatch(measure.stop, len(fractions))
-        for k in range(1, math.ceil(duration / STOP_POLL)):
-            t = k * STOP_POLL
+        for k in range(1, math.ceil(duration / SAMPLE_PERIOD)):
+            t = k * SAMPLE_PERIOD
             sent = math.floor(rate * t)
             if watch.observe(t, [sent] * len(fractions), [math.floor(sent * f) for f in fractions]):
                 return t

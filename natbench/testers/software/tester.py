@@ -28,16 +28,13 @@ from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.plugins.tester import LossStop
 from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.delaystats import exact_stats, histogram_stats
-from natbench.testers.losswatch import LossWatch
+from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
 from natbench.traffic.enumeration import EnumerationOrder, PortEnumeration, SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.version import __version__
 
-__all__ = ["WATCH_POLL", "SoftwareTester", "pair_indices", "read_mac", "responder_arrays"]
-
-WATCH_POLL = 0.02
-"""Seconds between two samples of a watched trial's counts (:class:`~natbench.plugins.tester.LossStop`)."""
+__all__ = ["SoftwareTester", "pair_indices", "read_mac", "responder_arrays"]
 
 try:
     import natbench.testers.software._engine as _engine
@@ -520,7 +517,7 @@ class SoftwareTester:
 
     def stops_failed_trials(self) -> bool:
         """The software tester honours ``Phase2Options.stop``: a thread samples the trial's counts every
-        :data:`WATCH_POLL` seconds (:class:`~natbench.testers.losswatch.LossWatch`) and ends its streams."""
+        :data:`SAMPLE_PERIOD` seconds (:class:`~natbench.testers.losswatch.LossWatch`) and ends its streams."""
         return True
 
     @staticmethod
@@ -732,7 +729,7 @@ class SoftwareTester:
 
 @contextlib.contextmanager
 def _watching(watch: np.ndarray | None, stop: LossStop | None, directions: int) -> Iterator[dict[str, Any]]:
-    """While the block runs a trial with the ``watch`` block, a thread samples its counts every :data:`WATCH_POLL`
+    """While the block runs a trial with the ``watch`` block, a thread samples its counts every :data:`SAMPLE_PERIOD`
     seconds and sets the stop flag when :class:`~natbench.testers.losswatch.LossWatch` says the trial has failed.
     Yields a dict that then holds ``stop_decided_s`` (seconds into the trial) and ``stop_missing`` (the frames
     missing per direction at that sample) if it did."""
@@ -745,7 +742,7 @@ def _watching(watch: np.ndarray | None, stop: LossStop | None, directions: int) 
 
     def sample() -> None:
         start = time.monotonic()
-        while not done.wait(WATCH_POLL):
+        while not done.wait(SAMPLE_PERIOD):
             counts = watch.copy()  # aligned 64-bit words: each read whole
             t = time.monotonic() - start
             if judge.observe(t, [int(x) for x in counts[1::2]], [int(x) for x in counts[2::2]]):
