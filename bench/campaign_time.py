@@ -72,6 +72,7 @@ from natbench.metrics import ProcedureContext, run_repetition  # noqa: E402
 from natbench.metrics.throughput import MlrSettings  # noqa: E402
 from natbench.plugins import Directions, Phase2Options  # noqa: E402
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord  # noqa: E402
+from natbench.search import fast as fast_search  # noqa: E402
 from natbench.testers.losswatch import SAMPLE_PERIOD  # noqa: E402
 from natbench.testing import FakeDut, FakeModel, FakeTester  # noqa: E402
 from natbench.traffic.plan import ResponderMode  # noqa: E402
@@ -279,6 +280,9 @@ class SimTester(FakeTester):
         res = super().phase2(rate, duration, directions, dataclasses.replace(measure, stop=None))
         ceiling = self._ceiling(self.forwarding, self.forwarding_jitter)
         counts = {}
+        # the second half's forwarding rate (a sampling tester's tail_rates): the loss curve's, the queue full by then
+        tails = {d: rate * (1 - loss_ratio(rate, ceiling)) for d in res.counts} if self.tails else {}
+        res = dataclasses.replace(res, tail_rates=tails)
         if measure.stop is None or not self.stops:
             for d, c in res.counts.items():
                 valid = c.valid - self._lost(c.sent, rate, ceiling, duration)
@@ -425,19 +429,25 @@ def simulate(sc: SimCampaign, algorithm: str, passes: int, seed: int) -> Tally:
     """Run ``passes`` whole passes of ``sc``'s campaign files with ``algorithm`` for every search metric that offers
     it (``binary`` for the others)."""
     tally = Tally(algorithm=algorithm)
-    for pass_no in range(passes):
-        for file in sc.files:
-            campaign = load_campaign(str(ROOT / "campaigns" / file))
-            for p in campaign.points():
-                _point(sc, campaign, p, algorithm, tally, random.Random(f"{seed}/{file}/{p.index}/{pass_no}"))
+    jumps = fast_search.JUMPS
+    fast_search.JUMPS = 0 if algorithm == "fast-nojump" else jumps
+    try:
+        for pass_no in range(passes):
+            for file in sc.files:
+                campaign = load_campaign(str(ROOT / "campaigns" / file))
+                for p in campaign.points():
+                    _point(sc, campaign, p, algorithm, tally, random.Random(f"{seed}/{file}/{p.index}/{pass_no}"))
+    finally:
+        fast_search.JUMPS = jumps
     tally.per_pass(passes)
     return tally
 
 
 def searched_with(settings: Any, algorithm: str) -> str:
     """The algorithm a metric runs in the ``algorithm`` column: that one when the metric offers it, else binary
-    (``fast-norule``: ``fast`` with ``short_fail: false``; ``fast-nostop``: with ``stop_failed: false``)."""
-    base = "fast" if algorithm in ("fast-norule", "fast-nostop") else algorithm
+    (``fast-norule``: ``fast`` with ``short_fail: false``; ``fast-nostop``: with ``stop_failed: false``;
+    ``fast-nojump``: ``fast`` that never goes to a failed trial's forwarding rate)."""
+    base = "fast" if algorithm in ("fast-norule", "fast-nostop", "fast-nojump") else algorithm
     return algorithm if has_algorithm(settings, base) else "binary"
 
 
@@ -481,6 +491,8 @@ def _point(sc: SimCampaign, campaign: Any, p: Any, algorithm: str, tally: Tally,
                 update = {"algorithm": "fast", "short_fail": False}
             if alg == "fast-nostop":
                 update = {"algorithm": "fast", "stop_failed": False}
+            if alg == "fast-nojump":
+                update = {"algorithm": "fast"}
             if alg == "mlr":  # the rfc2544 preset at the other searches' precision at the result
                 update["mlr"] = MlrSettings(relative_width=s.error / (truth + s.error))
             s = s.model_copy(update=update)
@@ -515,7 +527,8 @@ def main() -> None:
         "--algorithms",
         default=",".join(ALGORITHMS),
         help="comma-separated, binary first (fast-norule: fast without the short-fail rule; fast-nostop: fast that"
-        " runs every failed full trial to its end)",
+        " runs every failed full trial to its end; fast-nojump: fast that never goes to a failed trial's forwarding"
+        " rate)",
     )
     args = ap.parse_args()
     global SPIKES_PER_SECOND, BUFFER_FRAMES

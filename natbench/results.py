@@ -149,11 +149,17 @@ class PhaseResult:
     """True when the tester ended the trial before its duration because it had failed (``Phase2Options.stop``):
     ``duration`` and ``counts`` are those of the shorter trial it ran, and the verdict weighs its loss against the
     full trial's allowance."""
+    tail_rates: dict[Direction, float] = field(default_factory=dict)
+    """Per direction, the valid frames per second received over the second half of the sending (a least-squares
+    slope of the counts sampled as the trial ran): the DUT's forwarding rate at this load once its queues and token
+    buckets have filled. Empty when the tester does not sample its counts (then only a full trial's whole count tells
+    what the DUT forwards). Where a search looks next, never a verdict (docs/engine.md, "Where to look next")."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (directions as strings)."""
         d = asdict(self)
         d["counts"] = {str(k): asdict(v) for k, v in self.counts.items()}
+        d["tail_rates"] = {str(k): v for k, v in self.tail_rates.items()}
         d["latency"] = {str(k): asdict(v) for k, v in self.latency.items()}
         d["deviations"] = {str(k): {**asdict(v), "notes": list(v.notes)} for k, v in self.deviations.items()}
         return d
@@ -168,6 +174,7 @@ class PhaseResult:
             Direction(k): Deviation(v.get("clump", 0), v.get("missed", 0), tuple(v.get("notes", ())))
             for k, v in d.get("deviations", {}).items()
         }
+        d["tail_rates"] = {Direction(k): float(v) for k, v in d.get("tail_rates", {}).items()}
         return cls(**d)
 
 

@@ -153,6 +153,8 @@ class ProcedureContext(Generic[S]):
             ext.setdefault("duration", phase.duration)
             if phase.stopped:  # ended before its duration because it had failed (judged as such)
                 ext["stopped"] = True
+            if phase.tail_rates:  # the forwarding rate of the trial's second half: where a fast search looks next
+                ext["tail_rates"] = {str(d): v for d, v in phase.tail_rates.items()}
         rec = TrialRecord(
             point_id=self.point.id,
             metric=self.metric,

@@ -49,16 +49,21 @@ from natbench.results import TrialRecord, Verdict
 from natbench.search.fast import FastOutcome, FastStep, ShortFailRule, TrialVerdict, run_fast_search
 
 __all__ = [
+    "FULL_SPAN",
     "STOP_IN_FLIGHT",
     "STOP_MIN_MARGIN",
     "STOP_WINDOW",
     "ShortTrialSettings",
+    "burst_rate",
+    "delivered_rate",
     "fast_extra",
     "fast_rates",
+    "forwarded_rate",
     "loss_stop",
     "phase2_fast",
     "prior_seed",
     "probe_history",
+    "short_delivered",
     "short_fail_rule",
     "short_trials",
     "tagged",
@@ -83,6 +88,10 @@ class ShortTrialSettings(SchemaModel):
     (a direction steadily losing more frames than the full trial may lose; docs/engine.md, "Stopping a failed full
     trial"); false: every full trial runs its whole duration."""
 
+
+FULL_SPAN = 0.99
+"""Share of a full trial's duration a trial must have sent over for its count alone to tell what a full trial forwards
+(the span from the first to the last frame is one frame interval short of the duration)."""
 
 STOP_WINDOW = 0.25
 """Seconds the frames missing in a direction must stay above the threshold before the tester ends a full trial of the
@@ -144,6 +153,65 @@ def worst_lost(rec: TrialRecord, directions: Iterable[str]) -> int | None:
     return max(lost) if lost else None
 
 
+def forwarded_rate(rec: TrialRecord, directions: Iterable[str], full_seconds: float | None) -> float | None:
+    """What the DUT would forward per second, in its worst direction among ``directions`` that ``rec`` sent, over a
+    full trial at the rate of the failed trial ``rec``: where the search looks next (docs/engine.md, "Where to look
+    next"), never a verdict. None when ``rec`` did not fail for the DUT's sake, or says too little.
+
+    ``full_seconds``: a full trial's duration (None: ``rec``'s own, a cps phase 1 of N frames). A trial that ran the
+    full duration tells it by its count: valid frames / seconds. A shorter one (a short or a stopped trial) only with
+    the tester's forwarding rate of its second half (``tail_rates``, the DUT's capacity once its queues and buckets
+    have filled), which the rest of the full trial would add: ``valid / full + tail x (1 - seconds / full)``. A queue
+    or bucket of B frames then counts B / full, as it does in the full trial."""
+    if rec.verdict is not Verdict.FAIL or is_tester_limited(rec) or rec.kind not in ("phase1", "phase2"):
+        return None
+    seconds = float(rec.extra.get("duration") or 0.0)
+    if seconds <= 0:
+        return None
+    full = seconds if full_seconds is None else float(full_seconds)
+    tails = rec.extra.get("tail_rates") or {}
+    rates = []
+    for d in directions:
+        c = rec.counts.get(d)
+        if c is None:
+            continue  # a direction the trial did not send (a phase 1 sends forward only)
+        valid = int(c["valid"])
+        if seconds >= full * FULL_SPAN:
+            rates.append(valid / seconds)
+        elif d in tails:
+            rates.append(valid / full + float(tails[d]) * (1 - seconds / full))
+        else:
+            return None
+    return min(rates) if rates else None
+
+
+def burst_rate(rec: TrialRecord, directions: Iterable[str]) -> float | None:
+    """Frames per second the trial ``rec`` delivered above its steady forwarding rate (the tester's ``tail_rates``)
+    in its worst direction among ``directions``: what the DUT's queues and token buckets let through before they
+    filled, spread over the trial (``valid / seconds - tail``, at least 0). None without the tester's tail rates."""
+    seconds = float(rec.extra.get("duration") or 0.0)
+    tails = rec.extra.get("tail_rates") or {}
+    if seconds <= 0 or not all(d in tails and d in rec.counts for d in directions):
+        return None
+    bursts = [max(int(rec.counts[d]["valid"]) / seconds - float(tails[d]), 0.0) for d in directions]
+    return max(bursts) if bursts else None
+
+
+def short_delivered(ctx: ProcedureContext[SearchSettings]) -> float | None:
+    """The most a failed short trial of this metric's earlier repetitions at this point delivered per second in its
+    worst direction (their results' ``short_delivered``; None: none)."""
+    seen = [float(r.extra["short_delivered"]) for r in ctx.earlier if r.extra.get("short_delivered") is not None]
+    return max(seen) if seen else None
+
+
+def delivered_rate(rec: TrialRecord, directions: Iterable[str]) -> float | None:
+    """Valid frames per second the trial ``rec`` delivered in its worst direction among ``directions`` (None: no
+    counts or no duration)."""
+    seconds = float(rec.extra.get("duration") or 0.0)
+    rates = [int(rec.counts[d]["valid"]) / seconds for d in directions if d in rec.counts] if seconds > 0 else []
+    return min(rates) if rates else None
+
+
 def probe_history(ctx: ProcedureContext[SearchSettings]) -> tuple[int, int]:
     """(probes, proofs) of this metric's earlier repetitions at this point: what they learnt about probes."""
     probes = sum(int(r.extra.get("probes") or 0) for r in ctx.earlier)
@@ -165,6 +233,7 @@ def short_fail_rule(ctx: ProcedureContext[Any]) -> ShortFailRule:
         short_cost=float(s.short_duration) + float(s.timeout) + STEP_OVERHEAD,
         probes=probes,
         proofs=proofs,
+        delivered=short_delivered(ctx),
     )
 
 
@@ -193,17 +262,30 @@ def fast_rates(
     *,
     narrow_full: bool = False,
     rule: ShortFailRule | None = None,
+    full_seconds: float | None = None,
 ) -> FastOutcome:
     """A fast search of ``[lower, upper]`` with the metric's ``error`` and ``max_invalid``, seeded from the earlier
     repetitions; ``trial`` runs and stores the (short or full) trial of one step; ``rule``: the short-fail rule
-    (None: short trials prove nothing, no probes)."""
+    (None: short trials prove nothing, no probes); ``full_seconds``: a full trial's duration (None: each trial's
+    own, a cps phase 1), for the forwarding rate a failed trial tells the search (:func:`forwarded_rate`)."""
     s = ctx.settings
     active = [str(d) for d in ctx.directions.active]
 
     def verdict(step: FastStep) -> TrialVerdict:
         rec = trial(step)
         stopped = bool(rec.extra.get("stopped"))
-        return TrialVerdict(rec.verdict, rec.reason, is_tester_limited(rec), worst_lost(rec, active), stopped)
+        forwarded = forwarded_rate(rec, active, full_seconds)
+        short = not step.full and rec.kind == "phase2"
+        return TrialVerdict(
+            rec.verdict,
+            rec.reason,
+            is_tester_limited(rec),
+            worst_lost(rec, active),
+            stopped,
+            forwarded,
+            delivered_rate(rec, active) if short else None,
+            burst_rate(rec, active) if short else None,
+        )
 
     return run_fast_search(
         verdict,
@@ -231,6 +313,8 @@ def fast_extra(out: FastOutcome) -> dict[str, Any]:
         "guard_trials": out.guard_trials,
         "disproved": list(out.disproved),
         "stopped": out.stopped,
+        "jumps": out.jumps,
+        "short_delivered": out.short_delivered,
     }
 
 
@@ -289,4 +373,4 @@ def phase2_fast(ctx: ProcedureContext[Any], filler: Filler | None) -> FastOutcom
             with short_trials(ctx, s.short_duration):
                 return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
 
-    return fast_rates(ctx, s.lower, s.upper, step, narrow_full=narrow_full, rule=rule)
+    return fast_rates(ctx, s.lower, s.upper, step, narrow_full=narrow_full, rule=rule, full_seconds=float(s.duration))

@@ -73,6 +73,14 @@ its ceiling (trial-to-trial jitter of a few errors) ends a walk from a good seed
 doubling after three keeps a seed that is far off (a changed DUT) within about ``2 log2(distance / error) + 4``
 full trials."""
 
+JUMPS = 3
+"""Times an unseeded search goes to the rate a failed trial forwarded (:attr:`TrialVerdict.forwarded`) instead of its
+usual next step: a DUT out of capacity forwards about its ceiling, so the next trial there is close (a bucket or a
+queue makes the forwarded rate fall towards the ceiling from above, trial after trial). A DUT whose loss is no matter
+of capacity (random loss) forwards a fixed share of any rate: its jumps would descend by that share, step after step,
+so after three the search goes on as it would have. A seeded search does not jump: its seed, the previous result, is
+closer than one trial's forwarding tells on a DUT whose ceiling varies from trial to trial."""
+
 SEEDED_TRIALS = 3
 """Full trials a seeded search without probes is expected to need near a good seed (a pass and a fail one error
 apart, plus one when the first step lands on the wrong side): the planning figure of ``natbench plan`` for cps."""
@@ -107,6 +115,10 @@ class ShortFailRule:
     """Probes earlier repetitions at this working point ran."""
     proofs: int = 0
     """Of them, the probes that proved their rate an upper bound."""
+    delivered: float | None = None
+    """The most frames per second a failed short trial of an earlier repetition at this working point delivered in
+    its worst direction (:attr:`TrialVerdict.delivered`; None: none known). A short trial at or below it would pass:
+    no probe there."""
 
     def allowance(self, rate: float) -> float:
         """Frames a full trial at ``rate`` may lose in one direction: acceptance x its frames (rate x duration)."""
@@ -169,6 +181,16 @@ class TrialVerdict:
     the short-fail rule)."""
     stopped: bool = False
     """A full trial the tester ended early because it had failed (judged against the full trial's allowance)."""
+    forwarded: float | None = None
+    """A failed trial: the rate per direction a full trial there would forward, as the caller estimates it from the
+    DUT's forwarding during this one (None: not known). Where the search looks next (:data:`JUMPS`), never a bound."""
+    delivered: float | None = None
+    """A trial shorter than a full one: the valid frames per second it delivered in its worst direction (None: not
+    known). The DUT, loaded harder, forwarded that much in a short trial: a short trial at a lower rate would pass."""
+    burst: float | None = None
+    """A trial shorter than a full one: frames per second it delivered above the DUT's steady forwarding rate, in its
+    worst direction (what queues and token buckets let through before they filled; None: not known). A short trial
+    passes up to that much above what a full trial passes."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +217,11 @@ class FastOutcome(SearchOutcome):
     """Upper bounds set by a short trial that a full trial of the guard then passed."""
     stopped: int = 0
     """Failed full trials the tester ended early (a failed full trial all the same)."""
+    jumps: int = 0
+    """Times the search went to the rate a failed trial forwarded instead of its usual next step (:data:`JUMPS`)."""
+    short_delivered: float | None = None
+    """The most a failed short trial of this search delivered per second (:attr:`TrialVerdict.delivered`): the next
+    repetitions' :attr:`ShortFailRule.delivered`."""
 
 
 class _Run:
@@ -227,6 +254,15 @@ class _Run:
         self.short_passes: list[float] = []
         """Rates a short trial passed."""
         self.disproved: list[float] = []
+        self.forwarded: dict[float, float] = {}
+        """Rates whose latest trial failed -> what a full trial there would forward (:attr:`TrialVerdict.forwarded`)."""
+        self.bursts: dict[float, float] = {}
+        """Rates whose latest short trial failed -> its :attr:`TrialVerdict.burst`."""
+        self.delivered: float | None = None
+        """The most a failed short trial of this search delivered per second (:attr:`TrialVerdict.delivered`)."""
+        self.jumps = 0
+        self.may_jump = JUMPS
+        """Jumps left to this search (none for a seeded one: its seed is closer than one trial's forwarding tells)."""
 
     def proves(self, rate: float, tv: TrialVerdict) -> bool:
         """Whether the short trial ``tv`` at ``rate`` proves ``rate`` an upper bound (the short-fail rule)."""
@@ -245,6 +281,7 @@ class _Run:
             tv = self.trial(FastStep(rate, lower, upper, attempt, full))
             if tv.verdict is not Verdict.INVALID:
                 passed = tv.verdict is Verdict.PASS
+                self.note_forwarded(rate, tv)
                 if full:
                     self.full += 1
                     self.stopped += int(tv.stopped and not passed)
@@ -271,12 +308,43 @@ class _Run:
                     + (f"; last: {tv.reason}" if tv.reason else "")
                 )
 
+    def note_forwarded(self, rate: float, tv: TrialVerdict) -> None:
+        """Remember what the failed trial ``tv`` at ``rate`` forwarded (forget it when the trial passed)."""
+        if tv.verdict is Verdict.FAIL and tv.forwarded is not None and not tv.tester_limited:
+            self.forwarded[rate] = tv.forwarded
+        else:
+            self.forwarded.pop(rate, None)
+        if tv.verdict is Verdict.FAIL and tv.burst is not None:
+            self.bursts[rate] = tv.burst
+        else:
+            self.bursts.pop(rate, None)
+        if tv.verdict is Verdict.FAIL and tv.delivered is not None and not tv.tester_limited:
+            self.delivered = max(self.delivered or 0.0, tv.delivered)
+
+    def jump(self, k: int, lo: int, below: int) -> int | None:
+        """Where to go from the failed grid index ``k`` instead of ``below``, the search's usual next step: the grid
+        rate at or below what a full trial at ``k`` would forward, when that lies below ``below`` and above ``lo``,
+        and more than one ``error`` below ``k``'s rate (a loss that small says nothing of a ceiling: a start-up
+        transient, a few frames); None: no jump (none known, no room, or :data:`JUMPS` used up)."""
+        fwd = self.forwarded.get(self.grid.rate(k))
+        if fwd is None or self.jumps >= self.may_jump or fwd >= self.grid.rate(k) - self.error:
+            return None
+        j = self.grid.index(fwd)
+        if not lo < j < below:
+            return None
+        self.jumps += 1
+        return j
+
     def should_probe(self, rate: float) -> bool:
         """Whether to try a short trial before the full one at ``rate``: the rule is given, no short trial passed at
-        or above ``rate`` in this search (it would pass again), and probes have paid here so far."""
+        or above ``rate`` in this search and no failed short trial (of this search or an earlier repetition here)
+        delivered ``rate`` or more per second (it would pass), and probes have paid here so far."""
         r = self.rule
         if r is None or any(p >= rate for p in self.short_passes):
             return False
+        delivered = max(self.delivered or 0.0, r.delivered or 0.0)
+        if rate <= delivered:
+            return False  # a short trial loaded harder delivered more: one here would pass, and prove nothing
         return r.worth_probing(r.probes + self.probes, r.proofs + self.probe_proofs)
 
     def full_verdict(self, rate: float, lower: float, upper: float) -> bool:
@@ -291,6 +359,7 @@ class _Run:
                 self.invalid += 1  # proves nothing, and is not retried: the full trial decides
             else:
                 self.short += 1
+                self.note_forwarded(rate, tv)
                 if tv.verdict is Verdict.PASS:
                     self.short_passes.append(rate)
                 elif self.proves(rate, tv):
@@ -317,6 +386,36 @@ class _Run:
                 hi = mid
         return lo, hi
 
+    def narrow(self, lo: int, hi: int, full: bool) -> tuple[int, int, int | None]:
+        """The binary search of ``[lo, hi]`` that narrows an unseeded search (as :meth:`bisect`), left as soon as a
+        failed trial tells where a full trial is close (:meth:`jump`): then ``(lo, hi, start)`` with the index to
+        walk from in full trials; else ``(lo, hi, None)``. A failed short trial tells it only when short trials cannot
+        find the full trials' ceiling to within an ``error``: when it delivered more than one ``error`` per second
+        above the DUT's steady forwarding rate (:attr:`TrialVerdict.burst`: a queue or token bucket, which lets short
+        trials pass that much above the full ceiling); otherwise short trials narrow on, as they locate it well."""
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.passes(mid, full, lo, hi):
+                lo = mid
+                continue
+            hi = mid
+            burst = self.bursts.get(self.grid.rate(mid))
+            if full or (burst is not None and burst > self.error):
+                start = self.jump(mid, lo if full else 0, mid)  # a short pass bounds nothing for full trials
+                if start is not None:
+                    return lo, hi, start
+        return lo, hi, None
+
+    def walk(self, start: int, lo: int, hi: int) -> tuple[int, int]:
+        """The walk of full-trial verdicts from the grid index ``start`` between a lower bound ``lo`` (it passed a full
+        trial, or is the search's) and an upper bound ``hi``: up while rates pass, down while they fail (:meth:`up`,
+        :meth:`down`), then :meth:`bisect` of the last step."""
+        if self.passes(start, True, lo, hi):
+            lo, hi = self.up(start, hi, True)
+        else:
+            lo, hi = self.down(lo, start, True)
+        return self.bisect(lo, hi, True)
+
     def widths(self) -> Iterator[int]:
         """The walk's steps in grid cells: :data:`WALK_STEPS` of one, then doubling."""
         width, n = 1, 0
@@ -327,13 +426,18 @@ class _Run:
                 width *= 2
 
     def down(self, lo: int, hi: int, full: bool) -> tuple[int, int]:
-        """From a failed ``hi`` down (:meth:`widths`) until a rate passes or ``lo`` is reached."""
+        """From a failed ``hi`` down (:meth:`widths`) until a rate passes or ``lo`` is reached. With full trials, a
+        failed trial's forwarding may send the next step further down (:meth:`jump`); when the rate there passes, the
+        walk goes up from it (:meth:`up`): the ceiling is then likely just above."""
         for width in self.widths():
             k = hi - width
+            jumped = self.jump(hi, lo, k) if full else None
+            k = k if jumped is None else jumped
             if k <= lo:
                 return lo, hi
             if self.passes(k, full, lo, hi):
-                return k, hi
+                # after a jump, up from there: the failed trial's forwarding put the ceiling just above
+                return (k, hi) if jumped is None else self.up(k, hi, full)
             hi = k
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -396,14 +500,15 @@ def run_fast_search(
     rejected: list[float] = []
     if seeded and seed is not None:
         start = min(max(g.index(seed), 1), top - 1)  # the grid rate at or below the seed, strictly inside
-        if run.passes(start, True, lo, hi):
-            lo, hi = run.up(start, hi, True)
-        else:
-            lo, hi = run.down(lo, start, True)
-        lo, hi = run.bisect(lo, hi, True)
+        run.may_jump = 0
+        lo, hi = run.walk(start, lo, hi)
     else:
-        lo, hi = run.bisect(lo, hi, narrow_full)
-        if not narrow_full:
+        lo, hi, jumped = run.narrow(lo, hi, narrow_full)
+        if jumped is not None:
+            # a failed trial told where a full one is close: walk from there in full trials, below the rate it proved
+            # an upper bound (else below the search's upper bound: the rates short trials passed prove nothing)
+            lo, hi = run.walk(jumped, lo if narrow_full else 0, hi if narrow_full or g.rate(hi) in run.proofs else top)
+        elif not narrow_full:
             # confirm with full-duration trials: a pass at lo (unless it is the lower bound) ...
             if lo > 0 and not run.run_trial(g.rate(lo), True, g.rate(lo), g.rate(hi)):
                 rejected.append(g.rate(lo))
@@ -440,4 +545,6 @@ def run_fast_search(
         guard_trials=run.guards,
         disproved=tuple(run.disproved),
         stopped=run.stopped,
+        jumps=run.jumps,
+        short_delivered=run.delivered,
     )

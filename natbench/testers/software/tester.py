@@ -29,6 +29,7 @@ from natbench.plugins.tester import LossStop
 from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.delaystats import exact_stats, histogram_stats
 from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
+from natbench.testers.tailrate import TailRate
 from natbench.traffic.enumeration import EnumerationOrder, PortEnumeration, SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
@@ -329,7 +330,7 @@ class SoftwareTester:
                         "delay_hist": hist,
                     }
                 )
-        watch = self._watch_slots(txs, rxs) if measure.stop is not None and not unlimited else None
+        watch = self._watch_slots(txs, rxs) if not unlimited else None
         raw = self._run(txs, rxs, timestamps=bool(tag_every) or measure.all_delays, watch=watch, stop=measure.stop)
         for t, asked in zip(raw["tx"], txs, strict=True):
             t["planned"] = int(asked["count"])  # a stopped stream's count is the frames due at the stop
@@ -357,6 +358,7 @@ class SoftwareTester:
         stopped = any(int(t.get("stopped", 0)) for t in raw["tx"])
         if stopped and "stop_decided_s" in raw:  # what the watch saw when it asked for the stop
             extra["stop"] = {"decided_s": raw["stop_decided_s"], "missing": raw["stop_missing"]}
+        tail = raw.get("tail_rates")
         return PhaseResult(
             intended_rate=float(rate),
             achieved_rate=achieved,
@@ -369,6 +371,7 @@ class SoftwareTester:
             extra=extra,
             deviations=deviations,
             stopped=stopped,
+            tail_rates={d: round(float(v), 1) for d, v in zip(directions.active, tail, strict=True)} if tail else {},
         )
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
@@ -727,37 +730,51 @@ class SoftwareTester:
         }
 
 
+TIMED_COPY = 0.0005
+"""Seconds a sample of the watch block may take (clock read, copy, clock read) for the forwarding rate's fit to use
+it: a sampling thread preempted between its clock and its copy would put the counts at the wrong time, and such
+errors in time flatten a fitted slope."""
+
+
 @contextlib.contextmanager
 def _watching(watch: np.ndarray | None, stop: LossStop | None, directions: int) -> Iterator[dict[str, Any]]:
     """While the block runs a trial with the ``watch`` block, a thread samples its counts every :data:`SAMPLE_PERIOD`
-    seconds and sets the stop flag when :class:`~natbench.testers.losswatch.LossWatch` says the trial has failed.
-    Yields a dict that then holds ``stop_decided_s`` (seconds into the trial) and ``stop_missing`` (the frames
-    missing per direction at that sample) if it did."""
+    seconds: for the forwarding rate of the trial's second half (:class:`~natbench.testers.tailrate.TailRate`) and,
+    with ``stop``, to set the stop flag when :class:`~natbench.testers.losswatch.LossWatch` says the trial has failed.
+    Yields a dict that then holds ``tail_rates`` (per direction, None when the trial was too short to tell) and, if
+    it stopped the trial, ``stop_decided_s`` (seconds into the trial) and ``stop_missing`` (the frames missing per
+    direction at that sample)."""
     outcome: dict[str, Any] = {}
-    if watch is None or stop is None:
+    if watch is None:
         yield outcome
         return
-    judge = LossWatch(stop, directions)
+    judge = LossWatch(stop, directions) if stop is not None else None
+    tail = TailRate(directions)
     done = threading.Event()
 
     def sample() -> None:
         start = time.monotonic()
         while not done.wait(SAMPLE_PERIOD):
+            before = time.monotonic()
             counts = watch.copy()  # aligned 64-bit words: each read whole
-            t = time.monotonic() - start
-            if judge.observe(t, [int(x) for x in counts[1::2]], [int(x) for x in counts[2::2]]):
+            after = time.monotonic()
+            t = (before + after) / 2 - start
+            sent, valid = [int(x) for x in counts[1::2]], [int(x) for x in counts[2::2]]
+            if after - before <= TIMED_COPY:  # else the thread was preempted mid-sample: its time is not the counts'
+                tail.observe(t, sent, valid)
+            if judge is not None and "stop_decided_s" not in outcome and judge.observe(t, sent, valid):
                 watch[0] = 1
                 outcome["stop_decided_s"] = round(t, 6)
                 outcome["stop_missing"] = list(judge.missing)
-                return
 
-    th = threading.Thread(target=sample, name="natbench-loss-watch", daemon=True)
+    th = threading.Thread(target=sample, name="natbench-count-watch", daemon=True)
     th.start()
     try:
         yield outcome
     finally:
         done.set()
         th.join()
+        outcome["tail_rates"] = tail.rates()
 
 
 def _expected_source4(plan: TrafficPlan) -> int:
