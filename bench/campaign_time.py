@@ -36,6 +36,9 @@ The modelled DUT (fixed here, the same for both algorithms; nothing is fitted to
   model's queue passes the frames it absorbs on (a token bucket), so they never sit in the watch's gap, and lost
   frames never come back: no stop here proves nothing (a DUT that holds frames back in a queue could be stopped on
   frames the receive wait delivers; the model has none).
+* **Tail rates** (``PhaseResult.tail_rates``, where the fast search looks next): a phase-2 trial's second half
+  forwards ``rate x (1 - loss ratio)`` per direction (the loss curve's; the queue has filled by then, spikes are
+  transients). A phase 1 reports none (the fast search uses its count).
 
 The true ceiling of a metric at a point is the highest rate whose full-duration trial passes on the DUT without
 jitter or spikes. The DUTs can count their connections, keep every connection they forwarded (validation
@@ -46,8 +49,8 @@ simulation; the DUT does not report mappings, so port preservation is "unverifie
     python bench/campaign_time.py --quick    # one pass of each campaign
     python bench/campaign_time.py --spikes-per-hour 0    # a DUT without loss spikes
     python bench/campaign_time.py --buffer-frames 2048   # a DUT with a 2,048-frame queue per direction
-    python bench/campaign_time.py --algorithms binary,fast-norule,fast-nostop,fast,mlr   # and fast without the
-                                             # short-fail rule, and without stopping failed full trials
+    python bench/campaign_time.py --algorithms binary,fast-norule,fast-nostop,fast-nojump,fast,mlr   # and fast
+        # without the short-fail rule, without stopping failed full trials, without jumps to a forwarded rate
 """
 
 from __future__ import annotations
@@ -281,7 +284,8 @@ class SimTester(FakeTester):
         ceiling = self._ceiling(self.forwarding, self.forwarding_jitter)
         counts = {}
         # the second half's forwarding rate (a sampling tester's tail_rates): the loss curve's, the queue full by then
-        tails = {d: rate * (1 - loss_ratio(rate, ceiling)) for d in res.counts} if self.tails else {}
+        asked = self.tails and measure.tail_rates
+        tails = {d: rate * (1 - loss_ratio(rate, ceiling)) for d in res.counts} if asked else {}
         res = dataclasses.replace(res, tail_rates=tails)
         if measure.stop is None or not self.stops:
             for d, c in res.counts.items():

@@ -7,7 +7,7 @@ fast one must report a rate whose 2 s trial passed with a failed 2 s trial at mo
 seconds of traffic. (A 100-packet token bucket lets a trial of n frames pass up to limit x n / (n - 100): +7 % for
 the 1,500 frames of a 0.25 s trial, +0.8 % for a 2 s one: the short trials are optimistic, the full ones decide.)
 A second test runs the fast search with the short-fail rule, seeded, and checks the result's meaning; a third, the
-tester's stop of a failing trial.
+tester's stop of a failing trial; a fourth, the forwarding rate the tester reads off a trial's second half.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import pytest
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
+from natbench.metrics.fast import forwarded_rate
 from natbench.plugins import Directions, LossStop, Phase2Options, StopsFailedTrials
-from natbench.results import Verdict
+from natbench.results import TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchStep, run_binary_search
 from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
 from natbench.testbed.lab import NetnsLab
@@ -161,3 +162,27 @@ def test_a_failing_trial_on_a_real_limit_stops_early_and_a_passing_one_runs_in_f
     assert not under.stopped and under.tester_ok, under.tester_note
     assert under.duration > 9.9 and "stop" not in under.extra
     assert all(c.sent == 50_000 and c.lost == 0 for c in under.counts.values()), under.counts
+
+
+def test_the_tester_reads_a_real_limits_forwarding_rate_off_a_short_trials_second_half(
+    rig: tuple[RecipeDut, SoftwareTester],
+) -> None:
+    """The forwarding rate of a trial's second half (``PhaseResult.tail_rates``) on the 6,000 pps limit: 1 s at 9,000
+    per direction empties the 100-packet bucket in 33 ms, then forwards 6,000/s; the whole second delivered about
+    6,100. The fast search's estimate for a 10 s trial there (its count plus nine seconds at the tail rate) is the
+    limit's 10 s ceiling, 6,010, to within its error; below the limit the tail rate is the offered rate."""
+    _dut, tester = rig
+    assert not tester.phase2(9000, 1.0, Directions.BIDIRECTIONAL, Phase2Options()).tail_rates  # not asked for
+    over = tester.phase2(9000, 1.0, Directions.BIDIRECTIONAL, Phase2Options(tail_rates=True))
+    assert set(over.tail_rates) == set(over.counts)
+    for d, c in over.counts.items():
+        assert abs(over.tail_rates[d] - LIMIT) < 0.02 * LIMIT, (d, over.tail_rates)
+        rec = TrialRecord(
+            "p", "throughput", 0, 0, "phase2", 9000.0, 9000.0, {str(d): {"sent": c.sent, "received": c.received,
+            "valid": c.valid}}, Verdict.FAIL, "loss", 0.0, 1.0,
+            extra={"duration": over.duration, "tail_rates": {str(d): over.tail_rates[d]}},
+        )  # fmt: skip
+        estimate = forwarded_rate(rec, [str(d)], 10.0)
+        assert estimate is not None and abs(estimate - (LIMIT + BURST / 10)) < ERROR / 2, (d, estimate)
+    under = tester.phase2(4000, 1.0, Directions.BIDIRECTIONAL, Phase2Options(tail_rates=True))
+    assert all(abs(r - 4000) < 0.02 * 4000 for r in under.tail_rates.values()), under.tail_rates

@@ -309,7 +309,10 @@ def test_the_software_testers_watch_thread_sets_the_stop_flag_and_says_what_it_s
     assert 0.1 <= outcome["stop_decided_s"] < 2.0 and outcome["stop_missing"][0] > 10
     with _watching(np.zeros(3, dtype=np.uint64), None, 1) as outcome:
         pass
-    assert "stop_decided_s" not in outcome and outcome["tail_rates"] is None  # nothing sent: no stop, no rate
+    assert outcome == {}  # neither a stop nor tail rates asked: nothing sampled
+    with _watching(np.zeros(3, dtype=np.uint64), None, 1, tails=True) as outcome:
+        pass
+    assert outcome == {"tail_rates": None}  # nothing sent: no rate
 
 
 def test_a_stopped_streams_pacing_is_held_to_the_full_trials_allowances() -> None:

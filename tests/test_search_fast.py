@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
 from natbench.search.binary import SearchOutcome
-from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
+from natbench.search.fast import JUMPS, FastStep, ShortFailRule, TrialVerdict, run_fast_search
 
 
 def on_grid(rate: float, lower: float, error: float) -> bool:
@@ -227,7 +228,9 @@ def test_the_result_keeps_its_meaning_on_any_range_error_seed_and_tester(case: i
         ceiling = full_ceiling if step.full else short_ceiling
         v = Verdict.PASS if step.rate <= ceiling * (1 + 0.01 * rng.uniform(-1, 1)) else Verdict.FAIL
         verdicts.append((step.rate, step.full, v))
-        return TrialVerdict(v)
+        # what a failed trial says it forwarded, delivered and burst: anything, misleading or not
+        hint = lower + width * rng.uniform(-0.2, 1.2) if rng.random() < 0.7 else None
+        return TrialVerdict(v, forwarded=hint, delivered=rng.choice([None, hint]), burst=rng.choice([None, error * 2]))
 
     out = run_fast_search(trial, lower=lower, upper=upper, error=error, seed=seed, narrow_full=narrow_full)
     full = [(r, v) for r, f, v in verdicts if f]
@@ -241,7 +244,7 @@ def test_the_result_keeps_its_meaning_on_any_range_error_seed_and_tester(case: i
     if out.tester_ceiling is not None:
         assert out.tester_ceiling > out.value
     bisection = math.ceil(math.log2(width / error)) + 1
-    assert out.steps <= 3 * bisection + 2 * 3 + 2, f"{out.steps} trials"
+    assert out.steps <= 3 * bisection + 2 * 3 + 2 + JUMPS, f"{out.steps} trials"
 
 
 def test_a_search_in_which_no_full_trial_passed_says_so() -> None:
@@ -255,7 +258,7 @@ def test_a_search_in_which_no_full_trial_passed_says_so() -> None:
 # --- the short-fail rule -------------------------------------------------------------------------------------------
 
 
-def _rule(acceptance: float = 0.0, *, full: float = 10.0, short: float = 1.0, **kw: int) -> ShortFailRule:
+def _rule(acceptance: float = 0.0, *, full: float = 10.0, short: float = 1.0, **kw: Any) -> ShortFailRule:
     """Trials of 10 s and 1 s costing their duration plus 1.5 s: a probe pays while it proves in over a fifth."""
     return ShortFailRule(acceptance, full, short, full_cost=full + 1.5, short_cost=short + 1.5, **kw)
 
@@ -433,7 +436,13 @@ def test_with_the_rule_a_reported_rate_passed_a_full_trial_and_its_bound_is_a_fu
             full_log.append((step.rate, v))
         else:
             short_log.append((step.rate, lost))
-        return TrialVerdict(v, lost=lost)
+        # the forwarding a sampling tester would report (or none, or a misleading one)
+        valid = step.rate * seconds - lost
+        forwarded = valid / full_s + min(step.rate, c) * (1 - seconds / full_s)
+        forwarded = rng.choice([forwarded, forwarded, None, lower + (upper - lower) * rng.random()])
+        delivered = None if step.full else valid / seconds
+        burst = None if step.full else max(valid / seconds - min(step.rate, c), 0.0)
+        return TrialVerdict(v, lost=lost, forwarded=forwarded, delivered=delivered, burst=burst)
 
     seed = rng.choice([None, None, lower + (upper - lower) * rng.random(), ceiling])
     out = run_fast_search(trial, lower=lower, upper=upper, error=error, seed=seed, rule=rule)
@@ -452,3 +461,117 @@ def test_with_the_rule_a_reported_rate_passed_a_full_trial_and_its_bound_is_a_fu
             assert not fulls or fulls[-1] is Verdict.FAIL
         else:
             assert fulls[-1] is Verdict.FAIL
+
+
+# --- where to look next: the forwarding rate of a failed trial -----------------------------------------------------
+
+
+class Bucket:
+    """A DUT with a capacity of ``ceiling`` frames/s behind a queue (or token bucket) of ``buffer`` frames, as the
+    fast search's caller sees it: a trial of T seconds at r loses ``max(0, (r - ceiling) T - buffer)`` frames and
+    tells, when it failed, what a full trial there would forward (``forwarded``: ``valid / full + ceiling (1 - T /
+    full)``, a tester's second-half rate being the capacity), what it delivered per second and its burst above the
+    capacity (short trials). ``hints=False``: a tester that tells none of it. Records F full, s short, p probe."""
+
+    def __init__(self, ceiling: float, buffer: float, *, full: float = 10.0, short: float = 1.0, hints: bool = True):
+        self.ceiling, self.buffer, self.full, self.short, self.hints = ceiling, buffer, full, short, hints
+        self.trials: list[str] = []
+
+    def __call__(self, step: FastStep) -> TrialVerdict:
+        self.trials.append(f"{'F' if step.full else 'p' if step.probe else 's'}{step.rate:g}")
+        seconds = self.full if step.full else self.short
+        lost = max(0, math.floor((step.rate - self.ceiling) * seconds - self.buffer))
+        if not lost:
+            return TrialVerdict(Verdict.PASS, lost=0)
+        if not self.hints:
+            return TrialVerdict(Verdict.FAIL, lost=lost)
+        valid = step.rate * seconds - lost
+        forwarded = valid / self.full + self.ceiling * (1 - seconds / self.full)
+        short = None if step.full else (valid / seconds, valid / seconds - self.ceiling)
+        return TrialVerdict(
+            Verdict.FAIL, lost=lost, forwarded=forwarded, delivered=short and short[0], burst=short and short[1]
+        )
+
+
+def test_a_short_failure_with_a_burst_beyond_one_error_sends_the_search_to_its_forwarding_rate() -> None:
+    # capacity 1,000 behind 300 frames: 1 s trials pass up to 1,300, 10 s ones up to 1,030. [0, 2000], error 100.
+    # s1000 passes; s1500 loses 200 (a proof), delivered 1,300/s, 300 above the capacity: short trials cannot find
+    # the full ceiling within an error. It forwarded 130 + 900 = 1,030 over a full trial: walk from 1000 in full
+    # trials, no probe below 1,300 (a short trial there would pass): F1000 passes, F1100 fails.
+    dut = Bucket(1000, 300)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, rule=_rule())
+    assert dut.trials == ["s1000", "s1500", "F1000", "F1100"]
+    assert (out.value, out.upper, out.jumps, out.probes, out.short_delivered) == (1000, 1100, 1, 0, 1300)
+    # the same DUT through a tester that tells no forwarding: the short trials narrow to 1,300 - 1,400, and the
+    # full trials walk down from there
+    blind = Bucket(1000, 300, hints=False)
+    out = run_fast_search(blind, lower=0, upper=2000, error=100, rule=_rule())
+    assert blind.trials[:5] == ["s1000", "s1500", "s1200", "s1300", "s1400"]
+    assert (out.value, out.upper, out.jumps) == (1000, 1100, 0) and len(blind.trials) > 2 * len(dut.trials)
+
+
+def test_a_burst_within_one_error_leaves_the_narrowing_to_the_short_trials() -> None:
+    # 50 frames behind a capacity of 1,000: short trials are optimistic by 50/s, less than the error: they narrow
+    # as they would without any hint, and the confirmation follows
+    dut, blind = Bucket(1000, 50), Bucket(1000, 50, hints=False)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, rule=_rule())
+    ref = run_fast_search(blind, lower=0, upper=2000, error=100, rule=_rule())
+    assert dut.trials == blind.trials and (out.value, out.upper, out.jumps) == (ref.value, ref.upper, 0)
+
+
+def test_a_full_narrowing_follows_the_forwarded_rate_down_to_a_buckets_ceiling() -> None:
+    # cps-like: a phase 1 of N = 10,000 frames at r lasts N / r; 8,000 new connections/s behind a bucket of 1,000
+    # pass all N up to 8,000 N / (N - 1,000) = 8,889. A failed one at r forwarded 8,000 + 1,000 r / N per second:
+    # F12800 fails (9,280: jump to 9200); F9200 fails (8,920: jump to 8900); F8900 fails (8,890, within an error
+    # of 8900: the next step, 8800, is the walk's own); F8800 passes.
+    n, cap, bucket = 10_000, 8_000.0, 1_000.0
+    trials: list[str] = []
+
+    def phase1(step: FastStep) -> TrialVerdict:
+        trials.append(f"F{step.rate:g}")
+        seconds = n / step.rate
+        valid = min(n, cap * seconds + bucket)
+        verdict = Verdict.PASS if valid >= n else Verdict.FAIL
+        return TrialVerdict(verdict, lost=int(n - valid), forwarded=valid / seconds if valid < n else None)
+
+    out = run_fast_search(phase1, lower=0, upper=25_600, error=100, narrow_full=True)
+    assert trials == ["F12800", "F9200", "F8900", "F8800"]
+    assert (out.value, out.upper, out.jumps, out.full_steps) == (8800, 8900, 2, 4)
+
+
+def test_jumps_are_few_on_a_dut_whose_loss_is_no_matter_of_capacity() -> None:
+    # every failed trial says it forwarded 95 % of its rate (a DUT dropping a share of everything above 3,000):
+    # after three jumps the search walks and bisects as it would have, to the same result
+    trials: list[float] = []
+
+    def lossy(step: FastStep) -> TrialVerdict:
+        trials.append(step.rate)
+        if step.rate <= 3000:
+            return TrialVerdict(Verdict.PASS)
+        return TrialVerdict(Verdict.FAIL, lost=int(step.rate), forwarded=0.95 * step.rate)
+
+    out = run_fast_search(lossy, lower=0, upper=25_600, error=100, narrow_full=True)
+    plain = run_fast_search(Dut(short=3000, full=3000), lower=0, upper=25_600, error=100, narrow_full=True)
+    assert (out.value, out.upper, out.jumps) == (plain.value, plain.upper, 3) == (3000, 3100, 3)
+    # the cost of being misled: the three jumps and the walk down from the last (its steps double)
+    assert out.steps <= 2 * plain.steps, trials
+
+
+def test_a_seeded_search_does_not_jump() -> None:
+    # the seed is closer than one trial's forwarding: the walk is the one a tester without hints gets
+    dut, blind = Bucket(1000, 300), Bucket(1000, 300, hints=False)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1450, rule=_rule())
+    ref = run_fast_search(blind, lower=0, upper=2000, error=100, seed=1450, rule=_rule())
+    assert [t for t in dut.trials if not t.startswith("p")] == [t for t in blind.trials if not t.startswith("p")]
+    assert (out.value, out.upper, out.jumps) == (ref.value, ref.upper, 0) == (1000, 1100, 0)
+
+
+def test_no_probe_at_or_below_what_a_failed_short_trial_delivered() -> None:
+    # an earlier repetition's short trial delivered 1,300/s: the walk from the seed 1000 probes neither 1000 nor
+    # 1100 (short trials there would pass), and without that knowledge it probes both
+    dut = Bucket(1000, 300)
+    run_fast_search(dut, lower=0, upper=2000, error=100, seed=1050, rule=_rule(delivered=1300))
+    assert dut.trials == ["F1000", "F1100"]
+    dut = Bucket(1000, 300)
+    run_fast_search(dut, lower=0, upper=2000, error=100, seed=1050, rule=_rule())
+    assert dut.trials == ["p1000", "F1000", "p1100", "F1100"]

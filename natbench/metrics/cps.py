@@ -111,7 +111,9 @@ def establishment_search(
 
 def establishment_fast(ctx: ProcedureContext[CpsSettings], lower: float, upper: float) -> EstablishmentOutcome:
     """The fast search of the connection establishment rate in ``[lower, upper]``: every step is a full one (phase 1
-    + validation; ``validation: off``: phase 1 alone), the gain is the seeded walk of the later repetitions. A phase 1
+    + validation; ``validation: off``: phase 1 alone), the gain is the seeded walk of the later repetitions and the
+    first repetition's jumps to the rate a failed phase 1 set connections up at (docs/engine.md, "Where to look
+    next"). A phase 1
     offers all N connections (a smaller N measures a smaller, faster table), and a phase 1 without its validation
     costs more than half a validated step: short cps steps would not pay for the confirmations they need
     (bench/campaign_time.py)."""

@@ -11,7 +11,11 @@ where the seed comes from, the short-fail rule's figures, and the fields a fast 
 * **cps**: no short trial. A phase 1 always offers all N connections (its length is N / rate; fewer connections
   would measure a smaller, faster table), and a phase 1 without the reverse frames of its validation still costs
   more than half a validated step, too little to pay for the confirmations.
-  Every cps step of the fast search is a full (validated) one; it gains from the seeded walk alone.
+  Every cps step of the fast search is a full (validated) one; it gains from the seeded walk and, in its first
+  repetition, from the jumps to a failed phase 1's rate (valid connections / its length).
+* **Where to look next** (phase-2 trials ask the tester for ``tail_rates``): a failed trial's
+  :func:`forwarded_rate`, a short trial's :func:`delivered_rate` and :func:`burst_rate` go to the search in its
+  :class:`~natbench.search.fast.TrialVerdict`; they choose the next rate, never a bound.
 * **Seed**: the middle of the final interval of this metric's previous repetition at this working point
   (``value + error / 2``; none for the first repetition, which narrows the whole range). The walk starts at the grid
   rate at or below it, the previous value, and is made of full-trial verdicts: it is verified, never trusted.
@@ -26,8 +30,9 @@ Every trial of a fast search stores ``extra["search_trial"]`` (``short`` or ``fu
 ``extra["probe"]: true``; a stopped trial ``extra["stopped"]: true``); its result stores ``algorithm: fast``, the
 counts of short and full trials, whether it was seeded, the rates whose full-duration confirmation disagreed with the
 short trials (``rejected``), the short-fail rule's counts (``probes``, ``probe_proofs``, ``guard_trials``,
-``disproved``), whether the final upper bound rests on a short trial (``short_bound``) and the failed full trials
-that stopped early (``stopped``).
+``disproved``), whether the final upper bound rests on a short trial (``short_bound``), the failed full trials
+that stopped early (``stopped``), the jumps to a forwarded rate (``jumps``) and the most a failed short trial
+delivered per second (``short_delivered``: no probe at or below it in the later repetitions).
 """
 
 from __future__ import annotations
@@ -162,7 +167,8 @@ def forwarded_rate(rec: TrialRecord, directions: Iterable[str], full_seconds: fl
     full duration tells it by its count: valid frames / seconds. A shorter one (a short or a stopped trial) only with
     the tester's forwarding rate of its second half (``tail_rates``, the DUT's capacity once its queues and buckets
     have filled), which the rest of the full trial would add: ``valid / full + tail x (1 - seconds / full)``. A queue
-    or bucket of B frames then counts B / full, as it does in the full trial."""
+    or bucket of B frames then counts B / full, as it does in the full trial. Never below the tail rate, where the
+    tester gave one: a loss confined to the first half (an outage, a start-up transient) says nothing of capacity."""
     if rec.verdict is not Verdict.FAIL or is_tester_limited(rec) or rec.kind not in ("phase1", "phase2"):
         return None
     seconds = float(rec.extra.get("duration") or 0.0)
@@ -176,12 +182,16 @@ def forwarded_rate(rec: TrialRecord, directions: Iterable[str], full_seconds: fl
         if c is None:
             continue  # a direction the trial did not send (a phase 1 sends forward only)
         valid = int(c["valid"])
+        tail = float(tails[d]) if d in tails else None
         if seconds >= full * FULL_SPAN:
-            rates.append(valid / seconds)
-        elif d in tails:
-            rates.append(valid / full + float(tails[d]) * (1 - seconds / full))
+            rate = valid / seconds
+        elif tail is not None:
+            rate = valid / full + tail * (1 - seconds / full)
         else:
             return None
+        # a loss confined to the trial's first half (an outage, a start-up transient) is no capacity: never below
+        # what the second half forwarded
+        rates.append(rate if tail is None else max(rate, tail))
     return min(rates) if rates else None
 
 
@@ -363,14 +373,14 @@ def phase2_fast(ctx: ProcedureContext[Any], filler: Filler | None) -> FastOutcom
         with tagged(ctx, st):
             if st.full:
                 stop = loss_stop(ctx, st, rule, undecided)
-                rec = phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper, stop=stop)
+                rec = phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper, stop=stop, tail_rates=True)
                 if stop is not None and rec.verdict is Verdict.INVALID and rec.reason.startswith(STOP_UNDECIDED):
                     # the stop proved nothing (stored as such): the full trial decides, at once and never stopped;
                     # the search sees only its verdict (no invalid trial of the search, no max_invalid spent)
                     undecided.add(st.rate)
-                    rec = phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
+                    rec = phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper, tail_rates=True)
                 return rec
             with short_trials(ctx, s.short_duration):
-                return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper)
+                return phase2_step(ctx, filler, st.rate, lower=st.lower, upper=st.upper, tail_rates=True)
 
     return fast_rates(ctx, s.lower, s.upper, step, narrow_full=narrow_full, rule=rule, full_seconds=float(s.duration))

@@ -137,18 +137,20 @@ def phase2_step(
     upper: float | None = None,
     kind: str = "phase2",
     stop: LossStop | None = None,
+    tail_rates: bool = False,
 ) -> TrialRecord:
     """(Re)fill if needed, run phase 2 at ``rate`` (with latency when ``tagged_rate`` is given, or measured as
     ``measure`` says: tagged-frame schedule, every frame's delay), judge and store it. ``stop``: the tester may end
     the trial once it has failed (:class:`~natbench.plugins.tester.LossStop`; it is then judged by
-    :func:`~natbench.metrics.judging.judge_stopped`)."""
+    :func:`~natbench.metrics.judging.judge_stopped`). ``tail_rates``: ask the tester for the forwarding rate of the
+    trial's second half (``Phase2Options.tail_rates``)."""
     if filler is not None:
         filler.ensure()
     options = phase2_options(ctx.options, tagged_rate, filler.mappings if filler is not None else None)
     if measure is not None:  # the delay measurement of ``measure`` with the run's selection and the DUT's tuples
         options = dataclasses.replace(measure, selection=options.selection, mappings=options.mappings)
-    if stop is not None:
-        options = dataclasses.replace(options, stop=stop)
+    if stop is not None or tail_rates:
+        options = dataclasses.replace(options, stop=stop, tail_rates=tail_rates)
     duration = ctx.settings.duration
     directions = ctx.directions
     ctx.announce(f"{kind}: {rate:,.0f} frames/s per direction for {duration:g} s", duration + ctx.settings.timeout)

@@ -143,6 +143,10 @@ class Phase2Options:
     stop: LossStop | None = None
     """End the trial early once it has failed (:class:`LossStop`); only asked of a tester with the
     :class:`StopsFailedTrials` hook. None: the trial runs its whole duration."""
+    tail_rates: bool = False
+    """Report the forwarding rate of the trial's second half (``PhaseResult.tail_rates``), if the tester can sample
+    its counts as the trial runs (the fast search asks for it: where to look next). False: the tester need not
+    sample."""
 
 
 @runtime_checkable

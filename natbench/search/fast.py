@@ -14,7 +14,11 @@ How the search gets there:
    upper bound are adjacent, and bisects the last step. Near a good seed this ends after two or three verdicts; a
    seed far off costs about twice the log2 of the distance in errors (the seed is verified, never trusted).
 2. **Unseeded, narrow**: a binary search with short trials until ``upper - lower <= error``. A short pass proves
-   nothing for the result; a short failure proves its rate an upper bound only by the short-fail rule.
+   nothing for the result; a short failure proves its rate an upper bound only by the short-fail rule. The
+   narrowing is left for a walk of full trials (as in 1) from where a failed trial says a full one is close
+   (**jumps**, below), when short trials cannot find the full ceiling: a failed short trial delivered more than one
+   ``error`` per second above the DUT's steady rate (a queue or token bucket). A full-trial narrowing (cps) is left
+   the same way, on any failed trial's word.
 
 Every rate it tests lies on the binary search's grid ``lower + k x error``
 (:class:`~natbench.search.binary.RateGrid`): walks step and bisections halve in grid cells, so the final interval
@@ -34,6 +38,14 @@ queue of B frames up to about r + B / T) probes prove nothing near the ceiling a
 **The guard.** When the final upper bound comes from a short trial whose loss was small
 (:meth:`ShortFailRule.small`), a full trial there decides: a start-up transient or a one-off loss in that short
 trial is then not taken for the DUT's ceiling. If it passes, the search walks up from there.
+
+**Jumps.** A failed trial tells the caller's estimate of what a full trial at its rate would forward
+(:attr:`TrialVerdict.forwarded`). When that lies more than one ``error`` below the rate, an unseeded search goes to the
+grid rate at or below it instead of its usual next step (:data:`JUMPS` times at most): the narrowing's exits above,
+and a walk down that jumps past its next step (and walks up from the target if it passes). Seeded searches never
+jump. No probe runs at or below the rate a failed short trial delivered per second (:attr:`TrialVerdict.delivered`,
+this search's or an earlier repetition's, :attr:`ShortFailRule.delivered`): a short trial there would pass. Jumps
+and deliveries choose where to look; every bound still rests on a trial's verdict.
 
 Invalid trials are retried at the same rate (``max_invalid``); a rate the tester repeatedly could not send counts
 as failed and becomes the tester ceiling, as in the binary search. An invalid probe proves nothing and is not
@@ -314,7 +326,7 @@ class _Run:
             self.forwarded[rate] = tv.forwarded
         else:
             self.forwarded.pop(rate, None)
-        if tv.verdict is Verdict.FAIL and tv.burst is not None:
+        if tv.verdict is Verdict.FAIL and tv.burst is not None and not tv.tester_limited:
             self.bursts[rate] = tv.burst
         else:
             self.bursts.pop(rate, None)
@@ -505,9 +517,10 @@ def run_fast_search(
     else:
         lo, hi, jumped = run.narrow(lo, hi, narrow_full)
         if jumped is not None:
-            # a failed trial told where a full one is close: walk from there in full trials, below the rate it proved
-            # an upper bound (else below the search's upper bound: the rates short trials passed prove nothing)
-            lo, hi = run.walk(jumped, lo if narrow_full else 0, hi if narrow_full or g.rate(hi) in run.proofs else top)
+            # a failed trial told where a full one is close: walk from there in full trials, below the lowest rate
+            # proved an upper bound (a full failure, a short trial's proof; the rates short trials passed prove nothing)
+            proven = hi if narrow_full else min((g.index(r) for r in run.proofs if r >= g.rate(hi)), default=top)
+            lo, hi = run.walk(jumped, lo if narrow_full else 0, proven)
         elif not narrow_full:
             # confirm with full-duration trials: a pass at lo (unless it is the lower bound) ...
             if lo > 0 and not run.run_trial(g.rate(lo), True, g.rate(lo), g.rate(hi)):

@@ -330,8 +330,12 @@ class SoftwareTester:
                         "delay_hist": hist,
                     }
                 )
-        watch = self._watch_slots(txs, rxs) if not unlimited else None
-        raw = self._run(txs, rxs, timestamps=bool(tag_every) or measure.all_delays, watch=watch, stop=measure.stop)
+        sampled = (measure.stop is not None or measure.tail_rates) and not unlimited
+        watch = self._watch_slots(txs, rxs) if sampled else None
+        raw = self._run(
+            txs, rxs, timestamps=bool(tag_every) or measure.all_delays, watch=watch, stop=measure.stop,
+            tails=measure.tail_rates,
+        )  # fmt: skip
         for t, asked in zip(raw["tx"], txs, strict=True):
             t["planned"] = int(asked["count"])  # a stopped stream's count is the frames due at the stop
         counts: dict[Direction, DirectionCounts] = {}
@@ -538,6 +542,7 @@ class SoftwareTester:
         timestamps: bool = False,
         watch: np.ndarray | None = None,
         stop: LossStop | None = None,
+        tails: bool = False,
     ) -> dict[str, Any]:
         self._tag = self._tag % 0xFFFF + 1
         for t in tx:
@@ -547,7 +552,7 @@ class SoftwareTester:
             _engine.drain(fd)
         softnet_before = _softnet_drops(self.cpus)
         lanes = self._lanes(tx, rx)
-        with _watching(watch, stop, len(tx)) as outcome:
+        with _watching(watch, stop, len(tx), tails) as outcome:
             if len(lanes) == 1:
                 raw = self._run_lane(lanes[0].cpu, tx, rx, None, watch)
                 raw["lanes"] = [{"cpu": lanes[0].cpu, "tx": len(tx), "rx": len(rx)}]
@@ -737,19 +742,22 @@ errors in time flatten a fitted slope."""
 
 
 @contextlib.contextmanager
-def _watching(watch: np.ndarray | None, stop: LossStop | None, directions: int) -> Iterator[dict[str, Any]]:
+def _watching(
+    watch: np.ndarray | None, stop: LossStop | None, directions: int, tails: bool = False
+) -> Iterator[dict[str, Any]]:
     """While the block runs a trial with the ``watch`` block, a thread samples its counts every :data:`SAMPLE_PERIOD`
-    seconds: for the forwarding rate of the trial's second half (:class:`~natbench.testers.tailrate.TailRate`) and,
-    with ``stop``, to set the stop flag when :class:`~natbench.testers.losswatch.LossWatch` says the trial has failed.
-    Yields a dict that then holds ``tail_rates`` (per direction, None when the trial was too short to tell) and, if
-    it stopped the trial, ``stop_decided_s`` (seconds into the trial) and ``stop_missing`` (the frames missing per
-    direction at that sample)."""
+    seconds: with ``tails``, for the forwarding rate of the trial's second half
+    (:class:`~natbench.testers.tailrate.TailRate`), and with ``stop``, to set the stop flag when
+    :class:`~natbench.testers.losswatch.LossWatch` says the trial has failed. Yields a dict that then holds, with
+    ``tails``, ``tail_rates`` (a rate per direction; None when the trial was too short to tell) and, if it stopped the
+    trial, ``stop_decided_s`` (seconds into the trial) and ``stop_missing`` (the frames missing per direction at that
+    sample)."""
     outcome: dict[str, Any] = {}
-    if watch is None:
+    if watch is None or (stop is None and not tails):
         yield outcome
         return
     judge = LossWatch(stop, directions) if stop is not None else None
-    tail = TailRate(directions)
+    tail = TailRate(directions) if tails else None
     done = threading.Event()
 
     def sample() -> None:
@@ -760,7 +768,7 @@ def _watching(watch: np.ndarray | None, stop: LossStop | None, directions: int) 
             after = time.monotonic()
             t = (before + after) / 2 - start
             sent, valid = [int(x) for x in counts[1::2]], [int(x) for x in counts[2::2]]
-            if after - before <= TIMED_COPY:  # else the thread was preempted mid-sample: its time is not the counts'
+            if tail is not None and after - before <= TIMED_COPY:  # else preempted mid-sample: a wrong time
                 tail.observe(t, sent, valid)
             if judge is not None and "stop_decided_s" not in outcome and judge.observe(t, sent, valid):
                 watch[0] = 1
@@ -774,7 +782,8 @@ def _watching(watch: np.ndarray | None, stop: LossStop | None, directions: int) 
     finally:
         done.set()
         th.join()
-        outcome["tail_rates"] = tail.rates()
+        if tail is not None:
+            outcome["tail_rates"] = tail.rates()
 
 
 def _expected_source4(plan: TrafficPlan) -> int:

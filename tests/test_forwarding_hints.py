@@ -1,0 +1,150 @@
+"""What a trial tells the fast search about where to look next: the tester's forwarding rate of a trial's second half
+(natbench.testers.tailrate) and the metric's estimates built on it (natbench.metrics.fast: forwarded_rate,
+burst_rate, delivered_rate). The lab half (a real token bucket) is in tests/test_fast_search_lab.py."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from natbench.metrics.fast import burst_rate, delivered_rate, forwarded_rate
+from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
+from natbench.testers.losswatch import SAMPLE_PERIOD
+from natbench.testers.tailrate import MAX_SAMPLES, MIN_TAIL_SAMPLES, TailRate
+
+
+def bucket_trial(rate: float, seconds: float, capacity: float, bucket: float, *, after: int = 10) -> TailRate:
+    """A :class:`TailRate` fed the samples of a trial at ``rate`` through a DUT forwarding ``capacity`` behind a
+    token bucket of ``bucket`` frames (valid = min(sent, capacity t + bucket)), ``after`` samples into the receive
+    wait, 1 ms of frames in flight."""
+    tr = TailRate(2)
+    k = 1
+    while True:
+        t = k * SAMPLE_PERIOD
+        if t > seconds + after * SAMPLE_PERIOD:
+            return tr
+        sent = math.floor(rate * min(t, seconds))
+        arrived = math.floor(rate * max(min(t, seconds) - 0.001, 0))
+        valid = min(arrived, math.floor(capacity * t + bucket))
+        tr.observe(t, [sent, sent], [valid, valid])
+        k += 1
+
+
+def test_the_second_halfs_rate_is_the_capacity_behind_a_bucket() -> None:
+    # 25,600/s into 20,000/s behind 1,000 frames: the bucket is spent after 0.18 s; over the second half the DUT
+    # forwards its capacity, although the whole second delivered 21,000
+    rates = bucket_trial(25_600, 1.0, 20_000, 1_000).rates()
+    assert rates is not None and all(abs(r - 20_000) < 50 for r in rates)
+    # below the capacity the second half's rate is the offered one
+    rates = bucket_trial(15_000, 1.0, 20_000, 1_000).rates()
+    assert rates is not None and all(abs(r - 15_000) < 50 for r in rates)
+
+
+def test_samples_after_the_sending_are_left_out() -> None:
+    # the receive wait (counts that no longer grow) and the last sample, taken when the sending ended somewhere
+    # before it, would flatten the slope: a long receive wait changes nothing
+    short_wait = bucket_trial(25_600, 1.0, 20_000, 1_000, after=1).rates()
+    long_wait = bucket_trial(25_600, 1.0, 20_000, 1_000, after=200).rates()
+    assert short_wait is not None and long_wait is not None
+    assert all(abs(a - b) < 1 for a, b in zip(short_wait, long_wait, strict=True))
+
+
+def test_a_trial_too_short_to_tell_gives_no_rate() -> None:
+    tr = bucket_trial(10_000, SAMPLE_PERIOD * (MIN_TAIL_SAMPLES + 1), 20_000, 0)
+    assert tr.rates() is None
+    assert TailRate(1).rates() is None  # nothing sampled
+    tr = TailRate(1)
+    for k in range(1, 50):  # nothing sent yet: no sample counts
+        tr.observe(k * SAMPLE_PERIOD, [0], [0])
+    assert tr.rates() is None
+
+
+def test_memory_stays_bounded_on_a_long_trial() -> None:
+    # an hour of samples: at most MAX_SAMPLES kept, and the rate still right
+    tr = bucket_trial(5_000, 3600.0, 4_000, 1_000, after=2)
+    assert len(tr._samples) <= MAX_SAMPLES
+    rates = tr.rates()
+    assert rates is not None and all(abs(r - 4_000) < 1 for r in rates)
+
+
+def test_a_sample_needs_every_direction() -> None:
+    with pytest.raises(ValueError, match="2 direction"):
+        TailRate(2).observe(0.1, [1], [1])
+    with pytest.raises(ValueError):
+        TailRate(0)
+
+
+def record(
+    verdict: Verdict, counts: dict[str, tuple[int, int]], seconds: float, kind: str = "phase2", **extra: Any
+) -> TrialRecord:
+    c = {d: {"sent": s, "received": v, "valid": v} for d, (s, v) in counts.items()}
+    return TrialRecord(
+        "p", "throughput", 0, 0, kind, 0.0, 0.0, c, verdict, "", 0.0, 1.0, extra={"duration": seconds, **extra}
+    )
+
+
+BOTH = ["forward", "reverse"]
+
+
+def test_a_full_trial_tells_what_it_forwarded_by_its_count() -> None:
+    # 10 s at 20,500 through 20,000 + 1,000 frames: 201,000 valid, 20,100 per second in the worse direction
+    rec = record(Verdict.FAIL, {"forward": (205_000, 201_000), "reverse": (205_000, 203_000)}, 10.0)
+    assert forwarded_rate(rec, BOTH, 10.0) == pytest.approx(20_100)
+    assert burst_rate(rec, BOTH) is None and delivered_rate(rec, BOTH) == pytest.approx(20_100)
+
+
+def test_a_short_trial_tells_it_with_the_second_halfs_rate_only() -> None:
+    # 1 s at 25,600: 20,995 valid, second half 20,000/s. Over 10 s: 20,995 + 9 x 20,000 = 200,995 -> 20,099.5/s
+    counts = {"forward": (25_600, 20_995), "reverse": (25_600, 20_995)}
+    tails = {"forward": 20_000.0, "reverse": 20_000.0}
+    rec = record(Verdict.FAIL, counts, 1.0, tail_rates=tails)
+    assert forwarded_rate(rec, BOTH, 10.0) == pytest.approx(20_099.5)
+    assert burst_rate(rec, BOTH) == pytest.approx(995) and delivered_rate(rec, BOTH) == pytest.approx(20_995)
+    # without the tester's rate a short trial's count over-states a full trial's forwarding: no estimate
+    assert forwarded_rate(record(Verdict.FAIL, counts, 1.0), BOTH, 10.0) is None
+    assert burst_rate(record(Verdict.FAIL, counts, 1.0), BOTH) is None
+    # a stopped full trial (5.5 s of 10) is a shorter one too
+    # (20,200/s into 20,000 + 1,000 frames: 111,000 of 111,100 valid, then 4.5 s at 20,000: 201,000 in 10 s)
+    stopped = record(Verdict.FAIL, {"forward": (111_100, 111_000)}, 5.5, stopped=True, tail_rates={"forward": 20_000})
+    assert forwarded_rate(stopped, ["forward"], 10.0) == pytest.approx(20_100)
+
+
+def test_a_loss_confined_to_the_first_half_tells_no_capacity() -> None:
+    # 10 s at 20,000 with a 1 s outage early on: 180,000 valid, but the second half forwarded all 20,000/s: the
+    # estimate is the tail's, not 18,000 (which would send the search ten errors down)
+    counts = {"forward": (200_000, 180_000)}
+    rec = record(Verdict.FAIL, counts, 10.0, tail_rates={"forward": 20_000.0})
+    assert forwarded_rate(rec, ["forward"], 10.0) == pytest.approx(20_000)
+    assert forwarded_rate(record(Verdict.FAIL, counts, 10.0), ["forward"], 10.0) == pytest.approx(18_000)  # no tail
+
+
+def test_only_a_failure_for_the_dut_sake_tells_anything() -> None:
+    counts = {"forward": (100_000, 90_000)}
+    assert forwarded_rate(record(Verdict.PASS, counts, 10.0), ["forward"], 10.0) is None
+    assert forwarded_rate(record(Verdict.INVALID, counts, 10.0), ["forward"], 10.0) is None
+    assert forwarded_rate(record(Verdict.FAIL, counts, 10.0, kind="validation"), ["forward"], 10.0) is None
+    assert forwarded_rate(record(Verdict.FAIL, counts, 0.0), ["forward"], 10.0) is None
+
+
+def test_a_phase_1_tells_its_own_rate_over_its_own_length() -> None:
+    # cps: 10,000 connections at 12,800/s (0.78 s), 7,247 set up: 9,277 per second; the reverse direction of the
+    # metric's directions was not sent in a phase 1
+    rec = record(Verdict.FAIL, {"forward": (10_000, 7_247)}, 10_000 / 12_800, kind="phase1")
+    assert forwarded_rate(rec, BOTH, None) == pytest.approx(7_247 * 12_800 / 10_000)
+
+
+def test_tail_rates_survive_the_json_round_trip() -> None:
+    res = PhaseResult(
+        intended_rate=1.0,
+        achieved_rate=1.0,
+        duration=1.0,
+        counts={Direction.FORWARD: DirectionCounts(1, 1, 1)},
+        tail_rates={Direction.FORWARD: 19_998.5},
+    )
+    back = PhaseResult.from_dict(res.to_dict())
+    assert back == res and back.to_dict()["tail_rates"] == {"forward": 19_998.5}
+    legacy = res.to_dict()
+    del legacy["tail_rates"]  # a result stored before the field existed
+    assert PhaseResult.from_dict(legacy).tail_rates == {}
