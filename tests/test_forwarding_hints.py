@@ -17,8 +17,8 @@ from natbench.testers.tailrate import MAX_SAMPLES, MIN_TAIL_SAMPLES, TailRate
 
 def bucket_trial(rate: float, seconds: float, capacity: float, bucket: float, *, after: int = 10) -> TailRate:
     """A :class:`TailRate` fed the samples of a trial at ``rate`` through a DUT forwarding ``capacity`` behind a
-    token bucket of ``bucket`` frames (valid = min(sent, capacity t + bucket)), ``after`` samples into the receive
-    wait, 1 ms of frames in flight."""
+    token bucket of ``bucket`` frames that drops the excess (by t, min(rate t, capacity t + bucket) frames passed),
+    ``after`` samples into the receive wait, 1 ms in flight."""
     tr = TailRate(2)
     k = 1
     while True:
@@ -26,8 +26,8 @@ def bucket_trial(rate: float, seconds: float, capacity: float, bucket: float, *,
         if t > seconds + after * SAMPLE_PERIOD:
             return tr
         sent = math.floor(rate * min(t, seconds))
-        arrived = math.floor(rate * max(min(t, seconds) - 0.001, 0))
-        valid = min(arrived, math.floor(capacity * t + bucket))
+        passed = max(min(t, seconds) - 0.001, 0.0)  # the frames sent by then have arrived
+        valid = min(math.floor(rate * passed), math.floor(capacity * passed + bucket))
         tr.observe(t, [sent, sent], [valid, valid])
         k += 1
 
@@ -49,6 +49,13 @@ def test_samples_after_the_sending_are_left_out() -> None:
     long_wait = bucket_trial(25_600, 1.0, 20_000, 1_000, after=200).rates()
     assert short_wait is not None and long_wait is not None
     assert all(abs(a - b) < 1 for a, b in zip(short_wait, long_wait, strict=True))
+
+
+def test_a_sending_that_ends_between_two_samples_is_read_up_to_the_last_sample_within_it() -> None:
+    # sent and received counts stop 10 ms into a sampling period: the sample after it saw only half a period's
+    # frames arrive, and taken into the fit it would read the capacity about 100/s low
+    rates = bucket_trial(25_600, 1.01, 20_000, 1_000).rates()
+    assert rates is not None and all(abs(r - 20_000) < 30 for r in rates)
 
 
 def test_a_trial_too_short_to_tell_gives_no_rate() -> None:
