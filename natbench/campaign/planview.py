@@ -77,8 +77,8 @@ class AlgorithmComparison:
         )
         model = (
             f"fast counted with {SEEDED_FULL} full trials and {SEEDED_PROBES} short ones per seeded repetition, "
-            f"{SEEDED_TRIALS} full ones for cps, typical of bench/campaign_time.py's simulation; a DUT with queues "
-            "needs more"
+            f"{SEEDED_TRIALS} full ones for cps, typical of bench/campaign_time.py's simulation; a DUT whose ceiling "
+            "moves from trial to trial needs more"
         )
         if self.saving <= 0:
             return f"{head}: fast saves no tester time here ({model})"
