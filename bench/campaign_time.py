@@ -284,8 +284,7 @@ class SimTester(FakeTester):
         ceiling = self._ceiling(self.forwarding, self.forwarding_jitter)
         counts = {}
         # the second half's forwarding rate (a sampling tester's tail_rates): the loss curve's, the queue full by then
-        asked = self.tails and measure.tail_rates
-        tails = {d: rate * (1 - loss_ratio(rate, ceiling)) for d in res.counts} if asked else {}
+        tails = {d: rate * (1 - loss_ratio(rate, ceiling)) for d in res.counts} if measure.tail_rates else {}
         res = dataclasses.replace(res, tail_rates=tails)
         if measure.stop is None or not self.stops:
             for d, c in res.counts.items():

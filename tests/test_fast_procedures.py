@@ -252,3 +252,32 @@ def test_the_short_fail_rule_compares_each_direction_with_a_full_trials_allowanc
     assert worst_lost(rec(2, 20), both) == 20 and rule.proves(1500, 20)
     assert worst_lost(rec(2, 20), ["forward"]) == 2  # only the active directions count
     assert worst_lost(rec(2, 20), ["forward", "reverse", "other"]) is None  # a direction without counts: no proof
+
+
+def test_a_fast_search_asks_for_tail_rates_and_stores_what_a_failed_short_trial_delivered() -> None:
+    # the first test's search: short 300k fails, delivering 240,000 per second in each direction. Every phase-2 trial
+    # of the fast search asked the tester for its second half's rate (the fake forwards its share from the start:
+    # 240,000 at 300k, the offered rate below the ceiling); the result keeps the delivery for the next repetitions'
+    # probes. A binary search asks for none.
+    h = Harness(forwarding=240_000)
+    res = h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0)
+    tails = [(r.intended_rate, r.extra.get("tail_rates")) for r in h.records if r.kind == "phase2"]
+    assert tails == [
+        (200_000, {"forward": 200_000, "reverse": 200_000}),
+        (300_000, {"forward": 240_000, "reverse": 240_000}),
+        (200_000, {"forward": 200_000, "reverse": 200_000}),
+    ]
+    assert res.extra["short_delivered"] == 240_000 and res.extra["jumps"] == 0  # no burst: short trials narrow on
+    h.run("throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="binary", duration=10.0)
+    assert all("tail_rates" not in r.extra for r in h.records)
+
+
+def test_the_first_cps_repetition_goes_to_the_rate_a_failed_phase_1_set_connections_up_at() -> None:
+    # cps ceiling 245,000, [0, 400,000], error 10,000. Phase 1 at 200k passes; 300k fails having set up 245/300 of
+    # its connections in N / 300k seconds: 245,000 per second, so the search walks from the grid rate 240,000 (it
+    # passes), up to 250,000 (fails), instead of bisecting 250k, 220k, 230k, 240k
+    h = Harness(cps=245_000)
+    res = h.run("cps", upper=400_000, error=10_000, algorithm="fast")
+    phase1 = [r.intended_rate for r in h.records if r.kind == "phase1"]
+    assert phase1 == [200_000, 300_000, 240_000, 250_000]
+    assert (res.value, res.error, res.extra["jumps"]) == (240_000, 10_000, 1)

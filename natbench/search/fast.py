@@ -275,7 +275,7 @@ class _Run:
         """The most a failed short trial of this search delivered per second (:attr:`TrialVerdict.delivered`)."""
         self.jumps = 0
         self.may_jump = JUMPS
-        """Jumps left to this search (none for a seeded one: its seed is closer than one trial's forwarding tells)."""
+        """Jumps this search may take (none for a seeded one: its seed is closer than one trial's forwarding tells)."""
 
     def proves(self, rate: float, tv: TrialVerdict) -> bool:
         """Whether the short trial ``tv`` at ``rate`` proves ``rate`` an upper bound (the short-fail rule)."""
@@ -323,15 +323,13 @@ class _Run:
 
     def note_forwarded(self, rate: float, tv: TrialVerdict) -> None:
         """Remember what the failed trial ``tv`` at ``rate`` forwarded (forget it when the trial passed)."""
-        if tv.verdict is Verdict.FAIL and tv.forwarded is not None and not tv.tester_limited:
-            self.forwarded[rate] = tv.forwarded
-        else:
-            self.forwarded.pop(rate, None)
-        if tv.verdict is Verdict.FAIL and tv.burst is not None and not tv.tester_limited:
-            self.bursts[rate] = tv.burst
-        else:
-            self.bursts.pop(rate, None)
-        if tv.verdict is Verdict.FAIL and tv.delivered is not None and not tv.tester_limited:
+        failed = tv.verdict is Verdict.FAIL and not tv.tester_limited
+        for latest, value in ((self.forwarded, tv.forwarded), (self.bursts, tv.burst)):
+            if failed and value is not None:
+                latest[rate] = value
+            else:
+                latest.pop(rate, None)
+        if failed and tv.delivered is not None:
             self.delivered = max(self.delivered or 0.0, tv.delivered)
 
     def jump(self, k: int, lo: int, below: int) -> int | None:
@@ -391,21 +389,17 @@ class _Run:
     def bisect(self, lo: int, hi: int, full: bool) -> tuple[int, int]:
         """Binary search of the grid indices ``[lo, hi]`` (lo passed or is the lower bound, hi failed or is the upper
         bound) down to one cell."""
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.passes(mid, full, lo, hi):
-                lo = mid
-            else:
-                hi = mid
+        lo, hi, _ = self.narrow(lo, hi, full, leave=False)
         return lo, hi
 
-    def narrow(self, lo: int, hi: int, full: bool) -> tuple[int, int, int | None]:
-        """The binary search of ``[lo, hi]`` that narrows an unseeded search (as :meth:`bisect`), left as soon as a
-        failed trial tells where a full trial is close (:meth:`jump`): then ``(lo, hi, start)`` with the index to
-        walk from in full trials; else ``(lo, hi, None)``. A failed short trial tells it only when short trials cannot
-        find the full trials' ceiling to within an ``error``: when it delivered more than one ``error`` per second
-        above the DUT's steady forwarding rate (:attr:`TrialVerdict.burst`: a queue or token bucket, which lets short
-        trials pass that much above the full ceiling); otherwise short trials narrow on, as they locate it well."""
+    def narrow(self, lo: int, hi: int, full: bool, *, leave: bool = True) -> tuple[int, int, int | None]:
+        """The binary search of ``[lo, hi]`` (as :meth:`bisect`) that narrows an unseeded search, left (with
+        ``leave``) as soon as a failed trial tells where a full trial is close (:meth:`jump`): then ``(lo, hi,
+        start)`` with the index to walk from in full trials; else ``(lo, hi, None)``. A failed short trial tells it
+        only when short trials cannot find the full trials' ceiling to within an ``error``: when it delivered more
+        than one ``error`` per second above the DUT's steady forwarding rate (:attr:`TrialVerdict.burst`: a queue or
+        token bucket, which lets short trials pass that much above the full ceiling); otherwise short trials narrow
+        on, as they locate it well."""
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self.passes(mid, full, lo, hi):
@@ -413,7 +407,7 @@ class _Run:
                 continue
             hi = mid
             burst = self.bursts.get(self.grid.rate(mid))
-            if full or (burst is not None and burst > self.error):
+            if leave and (full or (burst is not None and burst > self.error)):
                 start = self.jump(mid, lo if full else 0, mid)  # a short pass bounds nothing for full trials
                 if start is not None:
                     return lo, hi, start

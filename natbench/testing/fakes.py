@@ -240,10 +240,6 @@ class FakeTester:
     """Last receive wait the engine passed through the optional ``set_receive_timeout`` hook."""
     loaded: tuple[Mapping, ...] | None = None
     """Tuples the engine passed through the optional ``load_mappings`` hook (ResponderMode.READ)."""
-    tails: bool = True
-    """Whether its phase-2 trials report ``tail_rates`` when asked (``Phase2Options.tail_rates``; the modelled DUT
-    forwards its share from the start, so the second half's rate is the trial's: rate x delivered share), as a tester
-    sampling its counts does."""
     stops: bool = False
     """Whether it honours ``Phase2Options.stop`` (the optional ``stops_failed_trials`` hook): the modelled loss is
     sampled every ``SAMPLE_PERIOD`` seconds of the trial by the real :class:`~natbench.testers.losswatch.LossWatch`."""
@@ -348,7 +344,8 @@ class FakeTester:
             responder_mode=str(plan.responder_mode),
             extra=self._extra(),
             stopped=stopped_at is not None,
-            tail_rates={d: rate * f for d, f in fractions.items()} if self.tails and measure.tail_rates else {},
+            # asked for, the second half's rate: the modelled DUT forwards its share from the start
+            tail_rates={d: rate * f for d, f in fractions.items()} if measure.tail_rates else {},
         )
 
     def stops_failed_trials(self) -> bool:
