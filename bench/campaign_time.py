@@ -72,10 +72,10 @@ sys.path.insert(0, str(ROOT))
 from natbench.campaign import load_campaign  # noqa: E402
 from natbench.campaign.estimate import has_algorithm  # noqa: E402
 from natbench.metrics import ProcedureContext, run_repetition  # noqa: E402
-from natbench.metrics.throughput import MlrSettings  # noqa: E402
 from natbench.plugins import Directions, Phase2Options  # noqa: E402
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord  # noqa: E402
-from natbench.search import fast as fast_search  # noqa: E402
+from natbench.search.fast import jump as fast_search  # noqa: E402
+from natbench.search.mlr import MlrSettings  # noqa: E402
 from natbench.testers.losswatch import SAMPLE_PERIOD  # noqa: E402
 from natbench.testing import FakeDut, FakeModel, FakeTester  # noqa: E402
 from natbench.traffic.plan import ResponderMode  # noqa: E402

@@ -95,7 +95,7 @@ class Deviation:
     """Where the tester itself departed from the plan in one direction of one trial, in frames: how many of the
     frames the trial lost in that direction the tester's own behaviour can explain.
 
-    A deviation does not decide a verdict by itself (:func:`~natbench.metrics.judging.judge_phase`): a trial whose
+    A deviation does not decide a verdict by itself (:func:`~natbench.judging.judge_phase`): a trial whose
     loss, net of what its deviations can explain, still exceeds the acceptance FAILS; a trial that lost nothing
     PASSES whatever the tester did; only a loss the deviations alone could explain makes it INVALID."""
 

@@ -21,13 +21,12 @@ from system_needs import MARKER_NEEDS, unmet
 
 from natbench.campaign import load_campaign
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.duration import search_steps
 from natbench.metrics.throughput import _throughput_result
 from natbench.metrics.trial import search_extra
 from natbench.results import RepetitionResult
 from natbench.run.spec import spec_from_campaign
 from natbench.run.writer import RunStore
-from natbench.search import SearchOutcome
+from natbench.search import SearchOutcome, search_steps
 from natbench.testing.rundir import make_point, monitor_extra, result_record, spread, trial_record, write_run_dir
 from natbench.workingpoint import WorkingPoint
 

@@ -30,16 +30,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     # 0: the foundations: small modules that know nothing of testers, DUTs or metrics (imports among them are fine)
-    ("version", "errors", "values", "results", "host", "traffic", "workingpoint", "config", "search"),
+    ("version", "errors", "values", "results", "judging", "host", "traffic", "workingpoint", "config"),
     ("plugins",),  # 1: the plugin seam: protocols, shared types, the Registry
-    ("testers", "duts"),  # 2: the backends of the seam
-    ("metrics",),  # 3: the procedures, written against the seam's protocols
-    ("campaign",),  # 4: the campaign schema, built from the registries
-    ("testbed",),  # 5: builds tester + DUTs (and the local lab) from a campaign
-    ("run",),  # 6: the orchestrator and the run directory
-    ("report", "testing", "pytest_plugin"),  # 7: what reads runs, fakes for tests, the pytest plugin
-    ("cli",),  # 8: the command line
-    ("__main__", "natbench"),  # 9: ``python -m natbench``; the root package, a façade (__version__, natbench.load)
+    ("search",),  # 2: the rate searches and their declarations (they read the testers' declared evidence)
+    ("testers", "duts"),  # 3: the backends of the seam
+    ("metrics",),  # 4: the procedures, written against the seam's protocols
+    ("campaign",),  # 5: the campaign schema, built from the registries
+    ("testbed",),  # 6: builds tester + DUTs (and the local lab) from a campaign
+    ("run",),  # 7: the orchestrator and the run directory
+    ("report", "testing", "pytest_plugin"),  # 8: what reads runs, fakes for tests, the pytest plugin
+    ("cli",),  # 9: the command line
+    ("__main__", "natbench"),  # 10: ``python -m natbench``; the root package, a façade (__version__, natbench.load)
 )
 """Floors of the package, bottom first: each top-level package (or module) of ``natbench`` on exactly one floor.
 ``natbench`` is the root package's ``__init__``."""

@@ -120,6 +120,7 @@ def test_the_plan_never_states_a_negative_or_a_one_times_saving() -> None:
     """The audit saw "1.0x less tester time (saves -15 s)": a fast search that costs more, or as much, says so."""
     from natbench.campaign.estimate import Estimate, MetricEstimate, PointEstimate
     from natbench.campaign.planview import AlgorithmComparison
+    from natbench.search import algorithm
     from natbench.traffic import PortRange
     from natbench.workingpoint import WorkingPoint
 
@@ -128,11 +129,15 @@ def test_the_plan_never_states_a_negative_or_a_one_times_saving() -> None:
     def est(seconds: float) -> Estimate:
         return Estimate((PointEstimate(point, (MetricEstimate("cps", 3, 10, seconds),)),))
 
-    assert "fast saves no tester time here" in AlgorithmComparison({"binary": est(100.0), "fast": est(115.0)}).line()
-    assert "fast saves no tester time here" in AlgorithmComparison({"binary": est(100.0), "fast": est(100.0)}).line()
-    near = AlgorithmComparison({"binary": est(100.0), "fast": est(96.0)}).line()
+    def line(binary: float, fast: float) -> str:
+        ref, other = algorithm("binary"), algorithm("fast")
+        return AlgorithmComparison(ref, (other,), {"binary": est(binary), "fast": est(fast)}).line()
+
+    assert "fast saves no tester time here" in line(100.0, 115.0)
+    assert "fast saves no tester time here" in line(100.0, 100.0)
+    near = line(100.0, 96.0)
     assert "only 4 % less tester time (saves 4 s;" in near and "1.0x" not in near
-    assert "2.0x less tester time (saves 50 s;" in AlgorithmComparison({"binary": est(100.0), "fast": est(50.0)}).line()
+    assert "2.0x less tester time (saves 50 s;" in line(100.0, 50.0)
 
 
 def test_the_plan_view_is_the_core_object_the_cli_renders() -> None:

@@ -15,7 +15,7 @@ from natbench.metrics.capacity import CapacitySettings
 from natbench.metrics.capacity import estimate as capacity_estimate
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.cps import estimate as cps_estimate
-from natbench.metrics.duration import fast_trials
+from natbench.metrics.duration import plan_query
 from natbench.metrics.frame_loss import FrameLossSettings
 from natbench.metrics.frame_loss import estimate as frame_loss_estimate
 from natbench.metrics.latency import LatencySettings, PdvSettings
@@ -24,14 +24,14 @@ from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.teardown import estimate as teardown_estimate
 from natbench.metrics.throughput import (
     ForwardingSettings,
-    MlrSettings,
     ThroughputSettings,
     estimate_forwarding,
     estimate_throughput,
-    mlr_trials,
 )
 from natbench.metrics.validation import ValidationSettings
 from natbench.metrics.validation import estimate as validation_estimate
+from natbench.search.fast.planning import fast_trials
+from natbench.search.mlr import MlrSettings, mlr_trials
 
 
 def test_a_cps_step_costs_the_connections_at_the_middle_rate_plus_timeout() -> None:
@@ -204,7 +204,8 @@ def test_fast_counts_never_exceed_a_binary_search_per_seeded_repetition_and_one_
     # short trials is counted with: each of the 3 later repetitions counts 2. First repetition: 2 short + 2 full
     # (short trials) or 2 full. With short trials a seeded walk counts 3 full (here 2) and no probe.
     s = ThroughputSettings(lower=0, upper=300, error=100, repetitions=4, fill_rate=500, algorithm="fast")
-    assert fast_trials(s, short=True) == (2, 2 + 3 * 2)
-    assert fast_trials(s, short=False) == (0, 2 + 3 * 2)
+    assert fast_trials(plan_query(s, 10.0), short=True) == (2, 2 + 3 * 2)
+    assert fast_trials(plan_query(s, 10.0), short=False) == (0, 2 + 3 * 2)
     one = ThroughputSettings(lower=0, upper=1000, error=100, repetitions=1, fill_rate=500, algorithm="fast")
-    assert fast_trials(one, short=True) == (4, 2)  # ceil(log2(10)) = 4 short, 2 full confirmations, no seeded walk
+    # ceil(log2(10)) = 4 short, 2 full confirmations, no seeded walk
+    assert fast_trials(plan_query(one, 10.0), short=True) == (4, 2)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from test_procedures import Harness
 
-from natbench.metrics.fast import worst_lost
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.search.fast import ShortFailRule
+from natbench.search.fast.evidence import worst_lost
 
 
 def _trials(h: Harness) -> list[tuple[str, str, float, float]]:

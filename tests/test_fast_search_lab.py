@@ -22,11 +22,11 @@ import pytest
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
-from natbench.metrics.fast import forwarded_rate
-from natbench.plugins import Directions, LossStop, Phase2Options, StopsFailedTrials
+from natbench.plugins import Directions, LossStop, Phase2Options, evidence_of
 from natbench.results import TrialRecord, Verdict
 from natbench.search import BinarySearch, SearchStep, run_binary_search
 from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
+from natbench.search.fast.evidence import forwarded_rate
 from natbench.testbed.lab import NetnsLab
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import Family, PortRange, TrafficPlan
@@ -149,7 +149,7 @@ def test_a_failing_trial_on_a_real_limit_stops_early_and_a_passing_one_runs_in_f
     for 0.25 s, well before its end, having sent exactly the frames due by then; 10 s at 5,000 loses nothing and runs
     to its end, the watch notwithstanding."""
     _dut, tester = rig
-    assert isinstance(tester, StopsFailedTrials) and tester.stops_failed_trials()
+    assert evidence_of(tester).stops_failed_trials
     stop = LossStop(allowance=0, margin=64, window=0.25)
     over = tester.phase2(9000, 10.0, Directions.BIDIRECTIONAL, Phase2Options(stop=stop))
     assert over.stopped and over.tester_ok, over.tester_note

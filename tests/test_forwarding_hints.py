@@ -1,5 +1,5 @@
 """What a trial tells the fast search about where to look next: the tester's forwarding rate of a trial's second half
-(natbench.testers.tailrate) and the metric's estimates built on it (natbench.metrics.fast: forwarded_rate,
+(natbench.testers.tailrate) and the metric's estimates built on it (natbench.search.fast.evidence: forwarded_rate,
 burst_rate, delivered_rate). The lab half (a real token bucket) is in tests/test_fast_search_lab.py."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from natbench.metrics.fast import burst_rate, delivered_rate, forwarded_rate
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
+from natbench.search.fast.evidence import burst_rate, delivered_rate, forwarded_rate
 from natbench.testers.losswatch import SAMPLE_PERIOD
 from natbench.testers.tailrate import MAX_SAMPLES, MIN_TAIL_SAMPLES, TailRate
 

@@ -1,6 +1,6 @@
 """Stopping a failed full trial (``stop_failed``): when the watch says a running trial has failed
 (:class:`~natbench.testers.losswatch.LossWatch`), how a stopped trial is judged
-(:func:`~natbench.metrics.judging.judge_stopped`), and what the fast search does with it against the fake tester.
+(:func:`~natbench.judging.judge_stopped`), and what the fast search does with it against the fake tester.
 The real tester's side runs in tests/test_fast_search_lab.py."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_procedures import Harness
 
-from natbench.metrics.judging import STOP_UNDECIDED, judge_phase, judge_stopped
-from natbench.plugins import LossStop, StopsFailedTrials
+from natbench.judging import STOP_UNDECIDED, judge_phase, judge_stopped
+from natbench.plugins import LossStop, evidence_of
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, Verdict
 from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
 from natbench.testers.losswatch import LossWatch
@@ -249,7 +249,7 @@ def test_the_fast_search_stops_its_failed_full_trials_and_reports_the_same_rate(
 def test_no_stop_without_the_testers_hook_or_with_stop_failed_off() -> None:
     h = Harness(forwarding=290_000)
     h.tester.stops = True
-    assert isinstance(h.tester, StopsFailedTrials)
+    assert evidence_of(h.tester).stops_failed_trials
     assert not any(r[4] for r in _fast_throughput(h, stop_failed=False))
     h = Harness(forwarding=290_000)  # the fake's hook answers False unless told otherwise
     assert not any(r[4] for r in _fast_throughput(h))

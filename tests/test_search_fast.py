@@ -11,7 +11,7 @@ import pytest
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
-from natbench.search.binary import SearchOutcome
+from natbench.search import SearchOutcome
 from natbench.search.fast import JUMPS, FastStep, ShortFailRule, TrialVerdict, run_fast_search
 
 

@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 from test_procedures import Harness
 
-from natbench.metrics.throughput import ThroughputSettings, mlr_goal
+from natbench.metrics.throughput import ThroughputSettings
 from natbench.results import Verdict
-from natbench.search.mlr import PRESETS, MlrGoal, resolve_goal
+from natbench.search.mlr import PRESETS, MlrGoal, mlr_goal, resolve_goal
 
 METRIC = {"duration": 60.0, "short_duration": 1.0, "error": 1000.0, "upper": 4_000_000.0}
 

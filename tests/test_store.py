@@ -863,10 +863,11 @@ def test_parquet_files_hold_the_record_columns_and_no_index(tmp_path: Path) -> N
             [
                 *("point_id", "metric", "repetition", "value", "unit", "error", "directions", "reported"),
                 "dut_cpu_busy",
-                # what every search result stores, then what each metric declares (natbench.metrics.declare), in
-                # measurement order: cps, latency, PDV, tear-down, capacity
-                *("tester_bound", "bound_by_rate", "bound_by_clumps", "at_upper_limit", "seeded", "short_bound"),
-                *("no_pass", "algorithm", "search_goal", "unvalidated", "worst_case", "fewer_tags", "tagged_only"),
+                # what every search result stores (natbench.metrics.declare), what each search algorithm declares
+                # (natbench.search: fast, mlr), then what each metric declares, in measurement order: cps, latency,
+                # PDV, tear-down, capacity
+                *("tester_bound", "bound_by_rate", "bound_by_clumps", "at_upper_limit", "no_pass", "algorithm"),
+                *("seeded", "short_bound", "search_goal", "unvalidated", "worst_case", "fewer_tags", "tagged_only"),
                 *("filled_delete_s", "empty_delete_s", "created_connections", "unverified", "not_reached", "extra"),
                 *("label", "connections", "cores"),
             ],

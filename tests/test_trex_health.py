@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from trex_fakes import DPDK_XSTATS, LibrarySession, raw_global, raw_port
 
-from natbench.metrics.judging import is_tester_limited, judge_phase
+from natbench.judging import is_tester_limited, judge_phase
 from natbench.plugins import Directions, Phase2Options
 from natbench.results import Deviation, Direction, PhaseResult, TrialRecord, Verdict
 from natbench.search.binary import BinarySearch

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from trex_fakes import LibrarySession, raw_port
 
-from natbench.metrics.judging import judge_phase
+from natbench.judging import judge_phase
 from natbench.plugins import Directions, MappingTable, Phase2Options
 from natbench.results import Direction, Verdict
 from natbench.testers.trex.backend import check_settings

@@ -14,9 +14,10 @@ are not counted: the figure is a lower-bound estimate for planning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING
 
-from natbench.metrics import MetricSettings, metric
+from natbench.metrics import MetricSettings, SearchSettings, metric
+from natbench.search import offered
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:
@@ -88,9 +89,9 @@ class Estimate:
 
 
 def has_algorithm(s: MetricSettings, algorithm: str) -> bool:
-    """Whether the metric of settings ``s`` offers search ``algorithm`` (its ``algorithm`` field allows it)."""
-    f = type(s).model_fields.get("algorithm")
-    return f is not None and algorithm in get_args(f.annotation)
+    """Whether the metric of settings ``s`` is a search that offers the search ``algorithm``
+    (:func:`natbench.search.offered`)."""
+    return isinstance(s, SearchSettings) and offered(type(s), algorithm)
 
 
 def with_algorithm(s: MetricSettings, algorithm: str | None) -> MetricSettings:

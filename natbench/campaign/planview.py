@@ -17,7 +17,7 @@ from natbench.campaign.estimate import Estimate, estimate, format_duration, has_
 from natbench.campaign.feasibility import MemoryCheck, memory_check
 from natbench.campaign.recipes import check_recipes
 from natbench.campaign.teardown_check import TeardownCheck, teardown_check
-from natbench.search.fast import SEEDED_FULL, SEEDED_PROBES, SEEDED_TRIALS
+from natbench.search import SearchAlgorithm, algorithm, algorithm_names
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 
@@ -25,11 +25,7 @@ if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
     from natbench.metrics.teardown_resolution import DeletionProfile
 
-__all__ = ["COMPARED", "AlgorithmComparison", "PlanView", "varying"]
-
-COMPARED = ("binary", "fast")
-"""The search algorithms the plan compares: the seeds' binary search (the reference) and natbench's fast one, for
-the metrics that offer both."""
+__all__ = ["AlgorithmComparison", "PlanView", "varying"]
 
 SMALL_SAVING = 1.1
 """Below this ratio of tester time the plan says the saving in percent (``only 4 % less``), never ``1.0x``."""
@@ -58,36 +54,40 @@ def varying(campaign: Campaign) -> tuple[list[tuple[str, str]], list[tuple[str, 
 
 @dataclass(frozen=True)
 class AlgorithmComparison:
-    """The campaign estimated with every search metric on each of :data:`COMPARED` (the rest as the campaign says)."""
+    """The campaign estimated with every search metric on the reference search algorithm and on each algorithm that
+    declares how ``natbench plan`` counts it (the rest of the campaign as it says)."""
 
+    reference: SearchAlgorithm
+    """The algorithm the others are compared with (the seeds' binary search)."""
+    compared: tuple[SearchAlgorithm, ...]
+    """The algorithms compared with it (each with its :attr:`~natbench.search.SearchAlgorithm.plan_note`)."""
     estimates: dict[str, Estimate]
-    """Algorithm -> the campaign's estimate with it."""
+    """Algorithm name -> the campaign's estimate with it."""
 
-    @property
-    def saving(self) -> float:
-        """Seconds of tester time the fast search saves against the binary one (negative: it costs more)."""
-        return self.estimates["binary"].seconds - self.estimates["fast"].seconds
+    def saving(self, other: SearchAlgorithm) -> float:
+        """Seconds of tester time ``other`` saves against the reference (negative: it costs more)."""
+        return self.estimates[self.reference.name].seconds - self.estimates[other.name].seconds
 
     def line(self) -> str:
-        """What ``algorithm: fast`` saves against ``binary``, in one line; never a negative saving."""
-        old, new = self.estimates["binary"], self.estimates["fast"]
+        """What each compared algorithm saves against the reference, in one line; never a negative saving."""
+        return "; ".join(self._line(other) for other in self.compared)
+
+    def _line(self, other: SearchAlgorithm) -> str:
+        ref = self.reference.name
+        old, new = self.estimates[ref], self.estimates[other.name]
         head = (
-            f"search algorithms: binary {old.trials:,} trials, {format_duration(old.seconds)}; "
-            f"fast {new.trials:,} trials, {format_duration(new.seconds)}"
+            f"search algorithms: {ref} {old.trials:,} trials, {format_duration(old.seconds)}; "
+            f"{other.name} {new.trials:,} trials, {format_duration(new.seconds)}"
         )
-        model = (
-            f"fast counted with {SEEDED_FULL} full trials and {SEEDED_PROBES} short ones per seeded repetition, "
-            f"{SEEDED_TRIALS} full ones for cps, typical of bench/campaign_time.py's simulation; a DUT whose ceiling "
-            "moves from trial to trial needs more"
-        )
-        if self.saving <= 0:
-            return f"{head}: fast saves no tester time here ({model})"
+        saving = self.saving(other)
+        if saving <= 0:
+            return f"{head}: {other.name} saves no tester time here ({other.plan_note})"
         ratio = old.seconds / new.seconds if new.seconds else float("inf")
         if ratio < SMALL_SAVING:
-            what = f"only {100 * self.saving / old.seconds:.0f} % less tester time"
+            what = f"only {100 * saving / old.seconds:.0f} % less tester time"
         else:
             what = f"{ratio:.1f}x less tester time"
-        return f"{head}: {what} (saves {format_duration(self.saving)}; {model})"
+        return f"{head}: {what} (saves {format_duration(saving)}; {other.plan_note})"
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """Per algorithm its trials and seconds."""
@@ -95,13 +95,23 @@ class AlgorithmComparison:
 
 
 def compare_algorithms(campaign: Campaign) -> AlgorithmComparison | None:
-    """The comparison of :data:`COMPARED`, or None when no metric of the campaign offers both."""
-    offered = any(
-        all(has_algorithm(campaign.settings_for(p, m), a) for a in COMPARED)
-        for p in campaign.points()
-        for m in campaign.metrics
+    """The reference search algorithm against each that declares a plan note, for the metrics that offer both;
+    None when no metric of the campaign offers any such pair."""
+    algorithms = [algorithm(n) for n in algorithm_names()]
+    reference = next((a for a in algorithms if a.reference), None)
+    if reference is None:
+        return None
+    settings = [campaign.settings_for(p, m) for p in campaign.points() for m in campaign.metrics]
+    compared = tuple(
+        a
+        for a in algorithms
+        if a.plan_note is not None
+        and any(has_algorithm(s, reference.name) and has_algorithm(s, a.name) for s in settings)
     )
-    return AlgorithmComparison({a: estimate(campaign, a) for a in COMPARED}) if offered else None
+    if not compared:
+        return None
+    estimates = {a.name: estimate(campaign, a.name) for a in (reference, *compared)}
+    return AlgorithmComparison(reference, compared, estimates)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from natbench.campaign.schema import SCHEMA_VERSION, CampaignSpec
+from natbench.metrics import SearchSettings
 from natbench.plugins import ACCESS, TESTERS, AccessSettings, TesterSettings
+from natbench.search import algorithm, offered_names
 
 __all__ = ["markdown"]
 
@@ -122,6 +124,10 @@ def markdown() -> str:
         for name, field in model.model_fields.items():
             desc = (field.description or "").replace("|", "\\|").replace("\n", " ")
             kind, default = _type_name(field.annotation), _default(field)
+            if name == "algorithm" and issubclass(model, SearchSettings):  # the choices come from the declarations
+                names = offered_names(model)
+                kind = " \\| ".join(names)
+                desc += " " + "; ".join(f"``{n}``: {algorithm(n).description}" for n in names) + "."
             lines.append(f"| `{name}` | {kind} | {default} | {_range(field)} | {desc} |")
             for sub, sub_kind in _models(field.annotation):
                 path = name if where == "(top level)" else f"{where}.{name}"

@@ -3,7 +3,7 @@ and the one command that installs the rest.
 
 The host packages come from natbench's package list (:mod:`natbench.host`); natbench's own parts are asked
 themselves: every registered tester kind and DUT access kind (its backend's ``problems(None)``, which names what
-to install) and the search algorithm that needs a library of its own (MLRsearch).
+to install) and every registered search algorithm (MLRsearch needs a library of its own).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import click
 from natbench.cli.group import cli
 from natbench.host import NEEDS, PackageCheck, check_packages, install_command
 from natbench.plugins import ACCESS, TESTERS
-from natbench.search import mlr
+from natbench.search import ALGORITHMS
 
 __all__ = ["doctor"]
 
@@ -38,7 +38,8 @@ def _part_checks() -> list[tuple[str, str | None]]:
         out += [(what, p) for p in problems] or [(what, None)]
         if backend.needs_root:
             root.append(what)
-    out += [("search algorithm mlr", p) for p in mlr.problems()] or [("search algorithm mlr", None)]
+    for name, algo in ALGORITHMS.entries():
+        out += [(f"search algorithm {name}", p) for p in algo.problems()] or [(f"search algorithm {name}", None)]
     out.append(("root", None if os.geteuid() == 0 else f"not root: needed by {', '.join(root)}"))
     return out
 

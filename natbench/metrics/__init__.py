@@ -2,7 +2,7 @@
 (one repetition at one working point, written only against the Tester and Dut protocols) and its
 :class:`Metric` entry; the registry that the campaign schema, the runner, ``natbench plan`` and the
 reports read; and the trial plumbing the procedures share (:mod:`~natbench.metrics.trial`,
-:mod:`~natbench.metrics.phase2`, :mod:`~natbench.metrics.responder`, :mod:`~natbench.metrics.judging`).
+:mod:`~natbench.metrics.phase2`, :mod:`~natbench.metrics.responder`, :mod:`~natbench.judging`).
 
 A procedure's every trial (each search step, each fill, each timed delete) becomes a
 :class:`~natbench.results.TrialRecord` handed to ``ctx.emit`` *before* the next trial starts; the runner
@@ -12,11 +12,11 @@ Adding a metric: a module here defining its settings model, its procedure and a 
 show of it: :mod:`~natbench.metrics.declare`), and one line below that registers it.
 """
 
+from natbench.judging import is_tester_limited, judge_phase
 from natbench.metrics.capacity import CAPACITY
 from natbench.metrics.context import ProcedureContext, RunOptions
 from natbench.metrics.cps import CPS
 from natbench.metrics.frame_loss import FRAME_LOSS
-from natbench.metrics.judging import is_tester_limited, judge_phase
 from natbench.metrics.latency import LATENCY, PDV
 from natbench.metrics.registry import (
     Metric,

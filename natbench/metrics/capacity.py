@@ -30,14 +30,19 @@ from natbench.metrics.context import ProcedureContext
 from natbench.metrics.cps import UNVALIDATED, CpsSettings, establishment_search, search_lifetime
 from natbench.metrics.cps import estimate as probe_estimate
 from natbench.metrics.declare import Column, CountRow, Lifetime, Mark
-from natbench.metrics.duration import repeated, search_steps
+from natbench.metrics.duration import repeated
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import Count, MetricSettings
 from natbench.metrics.trial import dut_supports
 from natbench.results import RepetitionResult
+from natbench.search import DEFAULT_ALGORITHM, algorithm, search_steps
 from natbench.traffic.ports import PortRange
 
 __all__ = ["CAPACITY", "CapacitySettings", "capacity"]
+
+PROBE_SEARCH = algorithm(DEFAULT_ALGORITHM)
+"""The search of every probe: the seeds' binary search, whatever ``algorithm`` says (siitperf's method; a search that
+starts from the earlier repetitions' results would start from connection counts here)."""
 
 
 class CapacitySettings(CpsSettings):
@@ -93,7 +98,7 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
             probes.append([n_src * n_dst, 0.0])
             return 0.0
 
-        out = establishment_search(ctx, 0.0, upper, stop_below=stop_below, extra=tag).outcome
+        out = establishment_search(ctx, 0.0, upper, using=PROBE_SEARCH, stop_below=stop_below, extra=tag).outcome
         probes.append([n_src * n_dst, out.value])
         return out.value
 
@@ -158,7 +163,8 @@ def estimate(s: CapacitySettings, _connections: int, _selected: Mapping[str, Met
     probes = math.ceil(math.log2(s.max_connections / s.min_connections)) + search_steps(
         s.min_connections, s.max_connections, s.connection_error
     )
-    trials, seconds = probe_estimate(s.model_copy(update={"repetitions": 1}), s.max_connections // 2, {})
+    probe = s.model_copy(update={"repetitions": 1, "algorithm": DEFAULT_ALGORITHM})
+    trials, seconds = probe_estimate(probe, s.max_connections // 2, {})
     return repeated(s, probes * trials, probes * seconds)
 
 

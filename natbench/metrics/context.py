@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, get_args
 
 from natbench.errors import ConfigError
-from natbench.metrics import judging, registry
+from natbench.judging import limit_cause
+from natbench.metrics import registry
 from natbench.metrics.settings import MetricSettings
 from natbench.plugins import Directions, Dut, Tester
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
@@ -98,7 +99,7 @@ class ProcedureContext(Generic[S]):
     is off); the runner passes each distinct message on once per run."""
     tester_limits: dict[float, str] = field(default_factory=dict)
     """Rates of this repetition whose trials were invalid because of the tester, with why
-    (:func:`~natbench.metrics.judging.limit_cause`: its rate, or its clumps): a search that ends at the tester's
+    (:func:`~natbench.judging.limit_cause`: its rate, or its clumps): a search that ends at the tester's
     ceiling says which (:func:`~natbench.metrics.trial.search_extra`)."""
 
     @property
@@ -174,7 +175,7 @@ class ProcedureContext(Generic[S]):
             extra=ext,
         )
         self.step += 1
-        cause = judging.limit_cause(rec)
+        cause = limit_cause(rec)
         if cause is not None and rec.intended_rate > 0:
             self.tester_limits[rec.intended_rate] = cause
         self.emit(rec)

@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.declare import Column, Lifetime, Mark
-from natbench.metrics.duration import STEP_OVERHEAD, fast_trials, repeated, search_midpoint, search_steps
-from natbench.metrics.fast import fast_extra, fast_rates, tagged
+from natbench.metrics.duration import STEP_OVERHEAD, plan_query, search_midpoint
 from natbench.metrics.lifetime import establishment_lifetime
 from natbench.metrics.registry import Metric
+from natbench.metrics.searching import run_search
 from natbench.metrics.settings import MetricSettings, SearchSettings
-from natbench.metrics.trial import search_extra, search_rates, search_value
+from natbench.metrics.trial import search_extra, search_value
 from natbench.metrics.validation import EstablishmentSettings, establishment_step, validated_step
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.search import SearchOutcome, SearchStep
-from natbench.search.fast import FastOutcome, FastStep
+from natbench.search import SearchAlgorithm, SearchOutcome, TrialRequest, algorithm
 
 __all__ = [
     "CPS",
@@ -39,29 +38,27 @@ __all__ = [
 
 
 class CpsSettings(SearchSettings, EstablishmentSettings):
-    """Maximum connection establishment rate: binary search of phase-1 trials, table emptied before each step.
+    """Maximum connection establishment rate: a search of phase-1 trials, table emptied before each step.
 
-    Each step is validated with reverse frames as ``validation`` says (RFC 9693, Sections 4.5 and 4.6).
+    Each step is validated with reverse frames as ``validation`` says (RFC 9693, Sections 4.5 and 4.6); a search
+    algorithm whose steps depend on earlier ones (``fast``) validates every step under ``final`` too.
     """
-
-    algorithm: Literal["binary", "fast"] = "binary"
-    """Search algorithm: ``binary`` (RFC 2544 binary search, the seeds' procedure) or ``fast``: the same steps (phase
-    1, validated as ``validation`` says: ``final`` validates every step here); later repetitions walk from the
-    previous repetition's result, verified by their own steps (see docs/engine.md)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class EstablishmentOutcome:
-    """A finished connection-establishment search: the search's outcome and the rates the final validation
-    rejected (``validation: final``; empty otherwise)."""
+    """A finished connection-establishment search: the search's outcome, what its algorithm's result stores, and the
+    rates the final validation rejected (``validation: final``; empty otherwise)."""
 
     outcome: SearchOutcome
-    """Where the (last) binary search stopped; ``value`` is the reported rate; steps (a final validation counts as
-    one) and invalid trials summed over both searches."""
+    """Where the (last) search stopped; ``value`` is the reported rate; steps (a final validation counts as one) and
+    invalid trials summed over both searches."""
     rejected: tuple[float, ...] = ()
     """``validation: final``: the phase-1 result whose validation failed (it became the upper bound); else empty."""
     validated: bool = False
     """True when the reported rate passed a validation (every step's, or the final one)."""
+    stored: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The fields the algorithm's result stores (:attr:`~natbench.search.SearchAlgorithm.stored`)."""
 
 
 def establishment_search(
@@ -69,108 +66,83 @@ def establishment_search(
     lower: float,
     upper: float,
     *,
+    using: SearchAlgorithm | None = None,
     stop_below: float | None = None,
     extra: dict[str, Any] | None = None,
 ) -> EstablishmentOutcome:
-    """Binary search of the connection establishment rate in ``[lower, upper]`` with the settings' ``validation``.
+    """Search of the connection establishment rate in ``[lower, upper]`` by the settings' algorithm (or ``using``)
+    with the settings' ``validation``.
 
-    ``every_step``: each step is phase 1 + validation; ``off``: phase 1 only. ``final``: phase 1 only, then the
+    ``every_step``: each step is phase 1 + validation; ``off``: phase 1 only. ``final`` with an algorithm that may
+    validate its result once (:attr:`~natbench.search.SearchAlgorithm.validates_once`): phase 1 only, then the
     result r is validated once (phase 1 at r with learning + reverse frames, stored with ``extra.final``). When
     that fails, r counts as a failed step and the search goes on in ``[lower, r]`` with every step validated:
     the DUT has shown that it forwards phase-1 frames it keeps no state for, so the phase-1 passes below r prove
-    nothing. The reported rate is always a validated one (or ``lower`` when no rate passed).
+    nothing. ``final`` with any other algorithm validates every step. The reported rate is always a validated one
+    (or ``lower`` when no rate passed).
     """
     s = ctx.settings
-    mode = s.validation
+    algo = using if using is not None else algorithm(s.algorithm)
+    once = s.validation == "final" and algo.validates_once
     passes: list[float] = []
-    every = [mode == "every_step"]
+    every = [s.validation == "every_step" or (s.validation == "final" and not once)]
 
-    def step(st: SearchStep) -> TrialRecord:
-        rec = establishment_step(ctx, st.rate, validate=every[0], lower=st.lower, upper=st.upper, extra=extra)
+    def run(req: TrialRequest) -> TrialRecord:
+        tags = {**(extra or {}), **req.tags} if req.tags else extra
+        rec = establishment_step(ctx, req.rate, validate=every[0], lower=req.lower, upper=req.upper, extra=tags)
         if rec.verdict is Verdict.PASS and every[0]:
-            passes.append(st.rate)
+            passes.append(req.rate)
         return rec
 
-    out = search_rates(ctx, lower, upper, step, stop_below=stop_below)
-    if mode != "final" or out.value <= lower:  # "final" with no passing rate: nothing to validate
-        return EstablishmentOutcome(out, validated=out.value in passes)
+    out, stored = run_search(ctx, run, using=algo, lower=lower, upper=upper, stop_below=stop_below)
+    if not once or out.value <= lower:  # "final" with no passing rate: nothing to validate
+        return EstablishmentOutcome(out, validated=out.value in passes, stored=stored)
     ok, _rec = validated_step(
         ctx, out.value, out.value * s.alpha, lower=out.lower, upper=out.upper, extra={**(extra or {}), "final": True}
     )
     if ok:
-        return EstablishmentOutcome(out, validated=True)
+        return EstablishmentOutcome(out, validated=True, stored=stored)
     # the DUT forwarded phase 1 at this rate without keeping its connections: phase 1 alone cannot tell, so the
     # search goes on below the rejected rate with every step validated
     every[0] = True
-    more = search_rates(ctx, lower, out.value, step, stop_below=stop_below)
+    more, stored = run_search(ctx, run, using=algo, lower=lower, upper=out.value, stop_below=stop_below)
     merged = dataclasses.replace(
         more, steps=out.steps + 1 + more.steps, invalid=out.invalid + more.invalid, at_upper_limit=False
     )
-    return EstablishmentOutcome(merged, (out.value,), validated=more.value in passes)
-
-
-def establishment_fast(ctx: ProcedureContext[CpsSettings], lower: float, upper: float) -> EstablishmentOutcome:
-    """The fast search of the connection establishment rate in ``[lower, upper]``: every step is a full one (phase 1
-    + validation; ``validation: off``: phase 1 alone), the gain is the seeded walk of the later repetitions and the
-    first repetition's jumps to the rate a failed phase 1 set connections up at (docs/engine.md, "Where to look
-    next"). A phase 1
-    offers all N connections (a smaller N measures a smaller, faster table), and a phase 1 without its validation
-    costs more than half a validated step: short cps steps would not pay for the confirmations they need
-    (bench/campaign_time.py)."""
-    validate = ctx.settings.validation != "off"
-    passes: list[float] = []
-
-    def step(st: FastStep) -> TrialRecord:
-        with tagged(ctx, st):
-            rec = establishment_step(ctx, st.rate, validate=validate, lower=st.lower, upper=st.upper)
-        if rec.verdict is Verdict.PASS and validate:
-            passes.append(st.rate)
-        return rec
-
-    out = fast_rates(ctx, lower, upper, step, narrow_full=True)
-    return EstablishmentOutcome(out, out.rejected, validated=out.value in passes)
+    return EstablishmentOutcome(merged, (out.value,), validated=more.value in passes, stored=stored)
 
 
 def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
-    """Maximum connection establishment rate: binary (or fast) search with phase 1 (and validation), table emptied
-    every step."""
+    """Maximum connection establishment rate: a search (the settings' algorithm) with phase 1 (and validation),
+    table emptied every step."""
     s = ctx.settings
-    if s.algorithm == "fast":
-        found = establishment_fast(ctx, s.lower, s.upper)
-        extra = fast_extra(found.outcome) if isinstance(found.outcome, FastOutcome) else {}
-    else:
-        found = establishment_search(ctx, s.lower, s.upper)
-        extra = {"algorithm": "binary"}
+    found = establishment_search(ctx, s.lower, s.upper)
     out = found.outcome
     fields: dict[str, Any] = {
         **search_extra(out, ctx.tester_limits),
         "validation": s.validation,
         "validated": found.validated,
-        **extra,
-        "rejected": list(found.rejected),
+        **found.stored,
     }
+    fields["rejected"] = list(found.rejected) if found.rejected else list(fields.get("rejected", ()))
     return ctx.result(search_value(out), error=out.error, **fields)
 
 
 def estimate(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
     """Every step is a phase 1 of N connections at the middle of the search range: ``N / r + timeout``; validated
     steps add the reverse frames, ``N / (alpha r) + timeout`` (``every_step``: every step, counted as a second
-    trial; ``final``: one more phase 1 and validation at the end). ``algorithm: fast``: the full trials of
-    :func:`~natbench.metrics.duration.fast_trials`, every step validated unless validation is off."""
-    steps = search_steps(s.lower, s.upper, s.error)
+    trial; ``final``: one more phase 1 and validation at the end, with an algorithm that validates its result once,
+    else every step). The steps are the algorithm's planning figures (:attr:`~natbench.search.SearchAlgorithm.plan`)."""
+    algo = algorithm(s.algorithm)
+    steps = sum(n for n, _ in algo.plan(plan_query(s)))
     mid = search_midpoint(s)
     phase1 = connections / mid + s.timeout + STEP_OVERHEAD
     check = connections / (mid * s.alpha) + s.timeout
-    if s.algorithm == "fast":
-        _, n = fast_trials(s, short=False)
-        if s.validation == "off":
-            return n, n * phase1
-        return 2 * n, n * (phase1 + check)
-    if s.validation == "every_step":
-        return repeated(s, 2 * steps, steps * (phase1 + check))
-    if s.validation == "final":
-        return repeated(s, steps + 2, (steps + 1) * phase1 + check)
-    return repeated(s, steps, steps * phase1)
+    if s.validation == "off":
+        return steps, steps * phase1
+    if s.validation == "final" and algo.validates_once:
+        return steps + 2 * s.repetitions, steps * phase1 + s.repetitions * (phase1 + check)
+    return 2 * steps, steps * (phase1 + check)
 
 
 def search_lifetime(s: CpsSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[Lifetime, ...]:

@@ -4,9 +4,9 @@ cell marks tables show for it, a table of its own, and the connection lifetimes 
 A report never names a metric: it iterates these declarations (:attr:`~natbench.metrics.registry.Metric.columns`,
 ``marks``, ``count_rows``, ``stat_rows``, ``table``), so a metric that stores a new statistic declares its column
 and row in its own module and nothing in ``natbench.report`` changes. What every search result stores (the
-tester's ceiling and its cause, no passing rate, the fast search's seeding, the algorithm) is declared once here
-(:data:`SEARCH_COLUMNS`, :data:`SEARCH_ROWS`) and applies to every result; so do the words a caption uses for
-each search algorithm's error (:func:`search_error`).
+tester's ceiling and its cause, no passing rate, the algorithm) is declared once here
+(:data:`SEARCH_COLUMNS`, :data:`SEARCH_ROWS`) and applies to every result; the words a caption uses for each search's
+values and error come from the search algorithm's declaration (:func:`error_caption`, :mod:`natbench.search`).
 
 Pure data and small functions (no pandas): the campaign schema imports the metrics.
 """
@@ -19,35 +19,28 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from natbench.plugins.columns import Column
 from natbench.results import RepetitionResult
+from natbench.search import BlockFacts, reported_algorithm, stored_algorithm
 
 __all__ = [
     "SEARCH_COLUMNS",
     "SEARCH_ROWS",
-    "SEEDS_ERROR",
     "Column",
     "CountRow",
     "Lifetime",
     "Mark",
     "OwnTable",
-    "SearchBlock",
     "StatRows",
     "TableRow",
     "error_caption",
     "finite",
     "median_or_nan",
+    "merge_facts",
     "number",
-    "search_error",
     "search_summary",
-    "search_words",
     "stats",
 ]
-
-Summary = Literal["count", "stats", "median", "first", "none"]
-"""How a column is summed up per working point and metric over the repetitions: ``count`` (how many repetitions
-it is true for), ``stats`` (``<name>_median``, ``<name>_min``, ``<name>_max``), ``median``, ``first`` (the first
-repetition's value: a property of the point, such as the search algorithm), ``none`` (not summed up: a column a
-metric's own table reads)."""
 
 
 def _num(x: Any) -> float:
@@ -57,32 +50,6 @@ def _num(x: Any) -> float:
 def finite(values: Iterable[float]) -> list[float]:
     """The finite numbers of ``values`` (NaN and None left out)."""
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of the results frame (:func:`natbench.run.frames.results_frame`), one cell per repetition result,
-    derived from what the result stores (its ``extra`` mostly)."""
-
-    name: str
-    """The column (a frame column, and the stem of its summary columns)."""
-    dtype: Literal["float64", "bool", "object"]
-    """Its pandas dtype."""
-    value: Callable[[RepetitionResult], Any]
-    """The cell of one result."""
-    summary: Summary = "count"
-    """How :func:`natbench.report.aggregate.summarize` sums it up per point (see :data:`Summary`)."""
-
-    @property
-    def default(self) -> Any:
-        """The cell of a result whose metric does not declare this column."""
-        return {"float64": float("nan"), "bool": False, "object": None}[self.dtype]
-
-    def summary_columns(self) -> tuple[str, ...]:
-        """The columns its summary adds."""
-        if self.summary == "stats":
-            return (f"{self.name}_median", f"{self.name}_min", f"{self.name}_max")
-        return () if self.summary == "none" else (self.name,)
 
 
 @dataclass(frozen=True)
@@ -209,51 +176,20 @@ def _at_upper_limit(r: RepetitionResult) -> bool:
     return bool(r.extra.get("at_upper_limit", False)) and not _tester_bound(r)
 
 
-def _algorithm(r: RepetitionResult) -> str | None:
-    """The search that produced the value: stored by every search since the fast one; a search result stored before
-    (an error, no algorithm) was a binary search."""
-    stored = r.extra.get("algorithm")
-    if isinstance(stored, str):
-        return stored
-    return "binary" if r.error is not None else None
-
-
-def _search_goal(r: RepetitionResult) -> str | None:
-    """MLRsearch's goal in words (``preset rfc2544: loss ratio 0, exceed ratio 0, final trials 60 s, ...``)."""
-    if r.extra.get("algorithm") != "mlr":
-        return None
-    goal = r.extra.get("mlr_goal")
-    words = [f"preset {r.extra.get('mlr_preset', '?')}"]
-    if isinstance(goal, Mapping):
-        words.append(
-            f"loss ratio {goal.get('loss_ratio', '?'):g}, exceed ratio {goal.get('exceed_ratio', '?'):g}, final trials "
-            f"{goal.get('final_trial_duration', '?'):g} s, duration sum {goal.get('duration_sum', '?'):g} s"
-            if all(isinstance(goal.get(k), int | float) for k in _GOAL_KEYS)
-            else "goal as stored"
-        )
-    return ": ".join(words)
-
-
-_GOAL_KEYS = ("loss_ratio", "exceed_ratio", "final_trial_duration", "duration_sum")
-
 SEARCH_COLUMNS: tuple[Column, ...] = (
     Column("tester_bound", "bool", _tester_bound),
     Column("bound_by_rate", "bool", _bound_by_rate),
     Column("bound_by_clumps", "bool", _bound_by_clumps),
     Column("at_upper_limit", "bool", lambda r: r.value is not None and _at_upper_limit(r)),
-    Column("seeded", "bool", lambda r: bool(r.extra.get("seeded", False))),
-    Column("short_bound", "bool", lambda r: bool(r.extra.get("short_bound", False))),
     Column("no_pass", "bool", lambda r: r.value is None and bool(r.extra.get("no_passing_rate"))),
-    Column("algorithm", "object", _algorithm, "first"),
-    Column("search_goal", "object", _search_goal, "first"),
+    Column("algorithm", "object", stored_algorithm, "first"),
 )
 """What every search result stores, as columns of every result (False / None for a result that is no search's):
 ``tester_bound`` (the search ended at the tester's ceiling: a lower bound of the DUT), by cause ``bound_by_rate``
 (the tester could not send faster) and ``bound_by_clumps`` (it sent the rate, but its clumps after stalls could
 explain the DUT's loss), ``at_upper_limit`` (no rate failed: the search's upper bound limits the value),
-``seeded`` (``algorithm: fast``: started from the earlier repetitions' results), ``short_bound`` (its final upper
-bound rests on a short trial), ``no_pass`` (no rate passed: no value), ``algorithm`` and MLRsearch's
-``search_goal``."""
+``no_pass`` (no rate passed: no value) and ``algorithm`` (the search that produced it). What an algorithm's results
+store beyond these, it declares itself (:attr:`natbench.search.SearchAlgorithm.columns`)."""
 
 SEARCH_ROWS: tuple[CountRow, ...] = (
     CountRow(
@@ -284,93 +220,47 @@ SEARCH_ROWS: tuple[CountRow, ...] = (
 """The rows and warnings of every search metric, in this order before the metric's own."""
 
 
-def search_words(algorithm: str, goal: str | None = None) -> str:
-    """Which search produced a value, in a few words (``binary search``, ``MLRsearch, preset rfc2544: ...``)."""
-    if algorithm == "fast":
-        return "fast search"
-    if algorithm == "mlr":
-        return f"MLRsearch ({goal})" if goal else "MLRsearch"
-    if algorithm == "binary":
-        return "binary search"
-    return f"{algorithm} search"
-
-
-def search_error(algorithm: str, *, goal: str | None = None, short_bounds: tuple[int, int] | None = None) -> str:
-    """What a value and its error mean for the search ``algorithm`` that produced them (a caption's words).
-
-    ``goal``: MLRsearch's goal in words; ``short_bounds``: (repetitions whose upper bound a short trial proved,
-    repetitions) of a fast search."""
-    if algorithm == "fast":
-        proof = ""
-        if short_bounds is not None and short_bounds[0]:
-            proof = f", {short_bounds[0]} of {short_bounds[1]} repetitions' upper bound from a short trial"
-        return (
-            "fast search: each value passed a full trial; its error is the distance to the lowest rate shown to fail, "
-            "by a full trial or by a short trial that lost more frames than a full trial may lose in all "
-            f"(the short-fail rule{proof})"
-        )
-    if algorithm == "mlr":
-        return (
-            f"{search_words('mlr', goal)}: each value is MLRsearch's relevant lower bound; its error is the distance "
-            "to the relevant upper bound (an RFC 2544 result only with exceed ratio 0 and final trials of the "
-            "metric's duration)"
-        )
-    return f"final width (upper - lower) of the {search_words(algorithm)}"
-
-
-SEEDS_ERROR = (
-    "Error: final width (upper - lower) of the binary search in plain units, as the search ran: per direction for "
-    "frame rates (not multiplied by the number of directions)."
-)
-"""A caption's error sentence when every search of a table is a binary one (the seeds' own)."""
-
-
-@dataclass(frozen=True)
-class SearchBlock:
-    """A table block with an error row, as :func:`error_caption` needs it."""
-
-    prefix: str
-    """The block's label prefix (``cps``)."""
-    algorithm: str | None
-    """The search that produced its values (None: stored without one, a binary search's)."""
-    goal: str | None = None
-    """MLRsearch's goal in words."""
-    short_bounds: int = 0
-    """Repetitions whose upper bound a short trial proved (the fast search)."""
-    repetitions: int = 0
-    """Its repetitions with a value."""
-
-
-def error_caption(blocks: Sequence[SearchBlock]) -> str:
-    """A table caption's error sentence: what each search's values and errors mean, by algorithm ("" without a
-    block; the seeds' sentence, :data:`SEEDS_ERROR`, when every search is a binary one)."""
-    by: dict[str, list[SearchBlock]] = {}
-    for b in blocks:
-        by.setdefault(b.algorithm or "binary", []).append(b)
+def error_caption(blocks: Sequence[BlockFacts], algorithms: Sequence[str | None]) -> str:
+    """A table caption's error sentence: what each search's values and errors mean, by the algorithm of each block
+    (``algorithms[i]`` of ``blocks[i]``; None: stored without one, the default's); "" without a block. When every
+    block's algorithm is one that declares a table's whole sentence (the seeds' binary search), that sentence."""
+    by: dict[str, list[BlockFacts]] = {}
+    for facts, name in zip(blocks, algorithms, strict=True):
+        by.setdefault(reported_algorithm(name).name, []).append(facts)
     if not by:
         return ""
-    if set(by) == {"binary"}:
-        return SEEDS_ERROR
+    if len(by) == 1:
+        alone = reported_algorithm(next(iter(by))).table_error
+        if alone is not None:
+            return alone
     parts = []
-    for algorithm, group in by.items():
-        prefixes = ", ".join(b.prefix for b in group)
-        goal = next((b.goal for b in group if b.goal), None)
-        shorts = (sum(b.short_bounds for b in group), sum(b.repetitions for b in group))
-        parts.append(f"{prefixes}: {search_error(algorithm, goal=goal, short_bounds=shorts)}")
+    for name, group in by.items():
+        merged = merge_facts(group)
+        parts.append(f"{merged.prefix}: {reported_algorithm(name).meaning(merged)}")
     return (
         "Error, in plain units as the search ran (per direction for frame rates, not multiplied by the number of "
         f"directions): {'; '.join(parts)}."
     )
 
 
-def search_summary(algorithm: str, goal: str | None = None) -> str:
-    """Which search produced a value and what its error is, in the few words of a run summary."""
-    meaning = {
-        "binary": "error: its final width",
-        "fast": "error: the distance to a rate shown to fail",
-        "mlr": "value: its relevant lower bound, error: the distance to its relevant upper bound",
-    }.get(algorithm, "error: as the search stored it")
-    return f"{search_words(algorithm, goal)}; {meaning}"
+def merge_facts(group: Sequence[BlockFacts]) -> BlockFacts:
+    """The facts of several table blocks searched by one algorithm, as one: their prefixes listed, repetitions and
+    counts summed, each first value the first block's that has one."""
+    counts: dict[str, int] = {}
+    firsts: dict[str, str] = {}
+    for f in group:
+        for name, n in f.counts.items():
+            counts[name] = counts.get(name, 0) + n
+        for name, value in f.firsts.items():
+            if value and name not in firsts:
+                firsts[name] = value
+    return BlockFacts(", ".join(f.prefix for f in group), sum(f.repetitions for f in group), counts, firsts)
+
+
+def search_summary(name: str | None, facts: BlockFacts) -> str:
+    """Which search produced a value and what its error is, in the few words of a run summary (the algorithm ``name``
+    a result stored; None: the default's)."""
+    return reported_algorithm(name).summary(facts)
 
 
 # ---------------------------------------------------------------------------------------------- small helpers

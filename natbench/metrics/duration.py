@@ -1,4 +1,5 @@
-"""Building blocks of the metrics' duration models (``natbench plan``): search steps and per-trial overhead.
+"""Building blocks of the metrics' duration models (``natbench plan``): the per-trial overhead, what a search
+algorithm is asked for its planning figures (:func:`plan_query`) and what its trials cost (:func:`search_seconds`).
 
 Each metric's module holds its own model (:attr:`~natbench.metrics.registry.Metric.estimate`); the
 campaign's estimate adds them up per working point. The figures are lower bounds for planning: retries of
@@ -7,29 +8,14 @@ invalid steps, DUT setup per working point and tester start-up are not counted.
 
 from __future__ import annotations
 
-import math
-
 from natbench.metrics.settings import MetricSettings, SearchSettings
-from natbench.search.fast import SEEDED_FULL, SEEDED_PROBES, SEEDED_TRIALS
+from natbench.search import PlanQuery, algorithm
+from natbench.search.shorttrials import ShortTrialSettings
 
-__all__ = ["CONFIRMATIONS", "STEP_OVERHEAD", "fast_trials", "repeated", "search_midpoint", "search_steps"]
-
-CONFIRMATIONS = 2
-"""Full-duration trials the unseeded (first) repetition of a fast search with short trials is assumed to need after
-its short ones: the pass at the result and the fail one error above it or a guard's trial there (more when a full
-trial disagrees with the short ones; none above the result when its short failure proves the bound:
-bench/campaign_time.py)."""
+__all__ = ["STEP_OVERHEAD", "plan_query", "repeated", "search_midpoint", "search_seconds"]
 
 STEP_OVERHEAD = 1.0
 """Seconds added to every trial for DUT commands (empty / count the connection table)."""
-
-
-def search_steps(lower: float, upper: float, error: float) -> int:
-    """Trials of one binary search: ``max(1, ceil(log2((upper - lower) / error)))``."""
-    width = upper - lower
-    if width <= error:
-        return 1
-    return max(1, math.ceil(math.log2(width / error)))
 
 
 def search_midpoint(s: SearchSettings) -> float:
@@ -42,14 +28,18 @@ def repeated(s: MetricSettings, trials: int, seconds: float) -> tuple[int, float
     return s.repetitions * trials, s.repetitions * seconds
 
 
-def fast_trials(s: SearchSettings, short: bool) -> tuple[int, int]:
-    """(short, full) trials of a fast search over all repetitions. The first repetition searches the whole range
-    (:func:`search_steps` trials, short ones followed by :data:`CONFIRMATIONS` full ones when ``short``); each
-    later one walks from its seed: with short trials (the short-fail rule's probes)
-    :data:`~natbench.search.fast.SEEDED_FULL` full trials and :data:`~natbench.search.fast.SEEDED_PROBES` probes,
-    without them :data:`~natbench.search.fast.SEEDED_TRIALS` full trials (never more than the whole range's)."""
-    whole = search_steps(s.lower, s.upper, s.error)
-    later = s.repetitions - 1
-    if short:
-        return whole + later * SEEDED_PROBES, CONFIRMATIONS + later * min(whole, SEEDED_FULL)
-    return 0, whole + later * min(whole, SEEDED_TRIALS)
+def plan_query(s: SearchSettings, full_seconds: float | None = None) -> PlanQuery:
+    """What a search algorithm's planning figures read of the settings ``s``: the range, the repetitions and the
+    trials' durations (``full_seconds``: a full trial's, None for a phase 1; short trials where the metric has them)."""
+    short = float(s.short_duration) if isinstance(s, ShortTrialSettings) and full_seconds is not None else None
+    return PlanQuery(s.lower, s.upper, s.error, s.repetitions, s, short, full_seconds)
+
+
+def search_seconds(s: SearchSettings, full_seconds: float) -> tuple[int, float]:
+    """(trials, seconds) of a phase-2 search's trials over all repetitions at a point, fills not included: the
+    algorithm's planned trials (:attr:`~natbench.search.SearchAlgorithm.plan`), each its traffic plus the receive
+    wait (``timeout``) and :data:`STEP_OVERHEAD`."""
+    groups = algorithm(s.algorithm).plan(plan_query(s, full_seconds))
+    trials = sum(n for n, _ in groups)
+    seconds = sum(n * ((full_seconds if d is None else d) + s.timeout + STEP_OVERHEAD) for n, d in groups)
+    return trials, seconds

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from natbench.errors import SearchError
+from natbench.judging import judge_phase
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.judging import judge_phase
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings
 from natbench.metrics.trial import count_connections, dut_supports, run_traffic

@@ -23,12 +23,13 @@ DUT's timeout).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from natbench.errors import SearchError
+from natbench.judging import judge_phase, judge_stopped
 from natbench.metrics.context import ProcedureContext, RunOptions
 from natbench.metrics.fill import fill_table
-from natbench.metrics.judging import judge_phase, judge_stopped
 from natbench.metrics.lifetime import TIMEOUT_FACTS, connection_limit, connection_timeout
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
@@ -37,8 +38,9 @@ from natbench.metrics.trial import count_connections, direction_extra, run_traff
 from natbench.plugins import MappingTable, Phase2Options
 from natbench.plugins.tester import LossStop
 from natbench.results import TrialRecord, Verdict
+from natbench.search import TrialRequest, TrialRunner
 
-__all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_step"]
+__all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_runner", "phase2_step"]
 
 
 class Filler:
@@ -68,16 +70,17 @@ class Filler:
         """Seconds of real time (``ctx.clock``) since the current fill began."""
         return self.ctx.clock() - self.filled_at
 
-    def step_time(self) -> float:
-        """Seconds one phase-2 step relies on the connections: its ``duration`` plus the receive wait
-        (``timeout``) for the frames still in flight."""
-        return float(self.ctx.settings.duration) + float(self.ctx.settings.timeout)
+    def step_time(self, duration: float) -> float:
+        """Seconds a phase-2 step of ``duration`` seconds relies on the connections: its duration plus the receive
+        wait (``timeout``) for the frames still in flight."""
+        return float(duration) + float(self.ctx.settings.timeout)
 
-    def ensure(self) -> None:
-        """Fill (empty + phase 1 with learning + gap) if needed, or if the next step could outlive the limit."""
+    def ensure(self, duration: float) -> None:
+        """Fill (empty + phase 1 with learning + gap) if needed, or if the next step, of ``duration`` seconds, could
+        outlive the limit."""
         ctx = self.ctx
         s = ctx.settings
-        if self.limit is not None and self.since_fill() + self.step_time() > self.limit:
+        if self.limit is not None and self.since_fill() + self.step_time(duration) > self.limit:
             self.needed = True
         if not (self.needed or s.refill == "always"):
             return
@@ -93,10 +96,10 @@ class Filler:
         self.filled_at = rec.started_at  # connections exist from the start of phase 1 on
         if ctx.settings.gap > 0:
             ctx.sleep(ctx.settings.gap)
-        if self.limit is not None and self.since_fill() + self.step_time() > self.limit:
+        if self.limit is not None and self.since_fill() + self.step_time(duration) > self.limit:
             raise SearchError(
-                f"a phase-2 step of {s.duration:g} s + {s.timeout:g} s receive wait would end "
-                f"{self.since_fill() + self.step_time():.0f} s after the fill "
+                f"a phase-2 step of {duration:g} s + {s.timeout:g} s receive wait would end "
+                f"{self.since_fill() + self.step_time(duration):.0f} s after the fill "
                 f"began, past the {self.limit_source} limit of {self.limit:g} s: connections would expire during "
                 "the step; fill faster, shorten gap or duration, or raise the DUT's timeout"
             )
@@ -138,31 +141,33 @@ def phase2_step(
     kind: str = "phase2",
     stop: LossStop | None = None,
     tail_rates: bool = False,
+    duration: float | None = None,
+    tags: Mapping[str, Any] | None = None,
 ) -> TrialRecord:
-    """(Re)fill if needed, run phase 2 at ``rate`` (with latency when ``tagged_rate`` is given, or measured as
-    ``measure`` says: tagged-frame schedule, every frame's delay), judge and store it. ``stop``: the tester may end
-    the trial once it has failed (:class:`~natbench.plugins.tester.LossStop`; it is then judged by
-    :func:`~natbench.metrics.judging.judge_stopped`). ``tail_rates``: ask the tester for the forwarding rate of the
-    trial's second half (``Phase2Options.tail_rates``)."""
+    """(Re)fill if needed, run phase 2 at ``rate`` for ``duration`` seconds (None: the metric's ``duration``; with
+    latency when ``tagged_rate`` is given, or measured as ``measure`` says: tagged-frame schedule, every frame's delay),
+    judge and store it with ``tags`` in its ``extra``. ``stop``: the tester may end the trial once it has failed
+    (:class:`~natbench.plugins.tester.LossStop`; it is then judged by :func:`~natbench.judging.judge_stopped`).
+    ``tail_rates``: ask the tester for the forwarding rate of the trial's second half (``Phase2Options.tail_rates``)."""
+    seconds = float(ctx.settings.duration if duration is None else duration)
     if filler is not None:
-        filler.ensure()
+        filler.ensure(seconds)
     options = phase2_options(ctx.options, tagged_rate, filler.mappings if filler is not None else None)
     if measure is not None:  # the delay measurement of ``measure`` with the run's selection and the DUT's tuples
         options = dataclasses.replace(measure, selection=options.selection, mappings=options.mappings)
     if stop is not None or tail_rates:
         options = dataclasses.replace(options, stop=stop, tail_rates=tail_rates)
-    duration = ctx.settings.duration
     directions = ctx.directions
-    ctx.announce(f"{kind}: {rate:,.0f} frames/s per direction for {duration:g} s", duration + ctx.settings.timeout)
+    ctx.announce(f"{kind}: {rate:,.0f} frames/s per direction for {seconds:g} s", seconds + ctx.settings.timeout)
     started = ctx.clock()
-    phase, mon = run_traffic(ctx, lambda: ctx.tester.phase2(rate, duration, directions, options))
+    phase, mon = run_traffic(ctx, lambda: ctx.tester.phase2(rate, seconds, directions, options))
     verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
     if phase.stopped:
         verdict, reason = judge_stopped(phase, verdict, reason, stop.allowance if stop is not None else None)
     missing = [str(d) for d in directions.active if d not in phase.counts]
     if missing:
         verdict, reason = Verdict.INVALID, f"the tester reported no counts for {', '.join(missing)}"
-    extra: dict[str, Any] = {**direction_extra(directions), **mon}
+    extra: dict[str, Any] = {**direction_extra(directions), **mon, **(tags or {})}
     if filler is not None:
         extra["since_fill"] = started - filler.filled_at  # the timeout guard's view: real time since the fill began
         if filler.read_s is not None:  # the first step after a fill whose table was read: how long the read took
@@ -172,3 +177,23 @@ def phase2_step(
         verdict, reason = filler.after(verdict, reason, extra)
     value = max((c.loss_ratio for c in phase.counts.values()), default=None) if phase.counts else None
     return ctx.record(kind, phase, verdict, reason, started, lower=lower, upper=upper, value=value, extra=extra)
+
+
+def phase2_runner(ctx: ProcedureContext[Phase2Settings], filler: Filler | None) -> TrialRunner:
+    """The trials a search of a phase-2 metric asks for, run by :func:`phase2_step` (on the ``filler``'s table, or
+    without one): its rate, bounds, duration, stop, tail rates and tags as the search's request gives them."""
+
+    def run(request: TrialRequest) -> TrialRecord:
+        return phase2_step(
+            ctx,
+            filler,
+            request.rate,
+            lower=request.lower,
+            upper=request.upper,
+            stop=request.stop,
+            tail_rates=request.tail_rates,
+            duration=request.duration,
+            tags=request.tags,
+        )
+
+    return run

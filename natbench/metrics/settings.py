@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from natbench.config.model import SchemaModel
 from natbench.plugins import Directions
+from natbench.search import DEFAULT_ALGORITHM, offered_names
 from natbench.values import (
     MAX_COUNT,
     MAX_DURATION_SECONDS,
@@ -109,7 +110,12 @@ class MetricSettings(_CommonSettings):
 
 
 class SearchSettings(MetricSettings, _SearchRange):
-    """A binary search on the rate (frames per second per direction)."""
+    """A search on the rate (frames or connections per second per direction) by one of the registered search
+    algorithms (:mod:`natbench.search`)."""
+
+    algorithm: str = DEFAULT_ALGORITHM
+    """Search algorithm: one of the registered search algorithms (:mod:`natbench.search`) this metric offers, each
+    listed below with what it does; the default is the seeds' RFC 2544 binary search."""
 
     @model_validator(mode="after")
     def _bounds(self) -> Self:
@@ -118,6 +124,15 @@ class SearchSettings(MetricSettings, _SearchRange):
         if self.error >= self.upper - self.lower:
             raise ValueError(f"error ({self.error:g}) must be smaller than upper - lower ({self.upper - self.lower:g})")
         return self
+
+    @field_validator("algorithm")
+    @classmethod
+    def _offered(cls, name: str) -> str:
+        """The algorithm must be registered and offered by this metric (its settings include what it reads)."""
+        known = offered_names(cls)
+        if name not in known:
+            raise ValueError(f"search algorithm {name!r} is not offered here; choose one of: {', '.join(known)}")
+        return name
 
 
 class GapSettings(MetricSettings):

@@ -3,7 +3,7 @@ phase-1 steps, retries of invalid trials, binary searches of stored trials, and 
 
 Decisions a network test engineer should know (docs/engine.md has the long form):
 
-* **Verdicts** (:func:`~natbench.metrics.judging.judge_phase`). A trial is INVALID when the tester reports it
+* **Verdicts** (:func:`~natbench.judging.judge_phase`). A trial is INVALID when the tester reports it
   could not keep the rate, the achieved rate is below the intended one by more than ``rate_tolerance``, the
   counts are inconsistent, or the DUT table holds more connections than the frames sent could create (a count
   that cannot be trusted); FAIL when the loss ratio of any active direction exceeds ``acceptance`` or the DUT
@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from natbench.errors import SearchError
+from natbench.judging import RATE, is_tester_limited, judge_phase
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.judging import RATE, is_tester_limited, judge_phase
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.plugins import Directions, Dut, MonitorsCpu, ReportsSupport, SetsReceiveTimeout

@@ -15,10 +15,10 @@ from typing import Any, Literal
 from pydantic import Field
 
 from natbench.errors import SearchError
+from natbench.judging import judge_phase
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.declare import Lifetime
 from natbench.metrics.duration import STEP_OVERHEAD, repeated, search_midpoint
-from natbench.metrics.judging import judge_phase
 from natbench.metrics.lifetime import establishment_lifetime, guard_establishment
 from natbench.metrics.registry import Metric
 from natbench.metrics.responder import responder_tuples

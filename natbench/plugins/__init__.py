@@ -5,7 +5,8 @@ It sits at the bottom of the package (it imports only :mod:`natbench.errors`, :m
 metrics, the campaign schema and the testbed all import it downwards:
 
 * the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
-  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`, :class:`StopsFailedTrials`)
+  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`, :class:`DeclaresEvidence` with its
+  :class:`TrialEvidence`)
   and :class:`Dut` (hooks :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`,
   :class:`DeclaresRows` with what a DUT kind declares for reports: :class:`DutDeclarations`, :class:`TableParam`,
   :class:`SlabCache`), with the small types they exchange (:class:`Directions`, :class:`Phase2Options` with its
@@ -65,7 +66,9 @@ from natbench.plugins.registry import (
 )
 from natbench.plugins.settings import AccessSettings, TesterSettings
 from natbench.plugins.tester import (
+    NO_EVIDENCE,
     BeginsRepetition,
+    DeclaresEvidence,
     Directions,
     LabPorts,
     LoadsMappings,
@@ -75,14 +78,16 @@ from natbench.plugins.tester import (
     Port,
     SamplesValidation,
     SetsReceiveTimeout,
-    StopsFailedTrials,
     Tester,
+    TrialEvidence,
+    evidence_of,
 )
 
 __all__ = [
     "ACCESS",
     "ACCESS_GROUP",
     "METRIC_GROUP",
+    "NO_EVIDENCE",
     "PARSERS",
     "PARSER_GROUP",
     "TESTERS",
@@ -91,6 +96,7 @@ __all__ = [
     "AccessSettings",
     "BeginsRepetition",
     "CommandResult",
+    "DeclaresEvidence",
     "DeclaresRows",
     "Directions",
     "Dut",
@@ -119,7 +125,6 @@ __all__ = [
     "SamplesValidation",
     "SetsReceiveTimeout",
     "SlabCache",
-    "StopsFailedTrials",
     "StreamingParser",
     "StreamsOutput",
     "TableParam",
@@ -127,4 +132,6 @@ __all__ = [
     "TesterBackend",
     "TesterContext",
     "TesterSettings",
+    "TrialEvidence",
+    "evidence_of",
 ]

@@ -16,7 +16,9 @@ from natbench.results import Direction, PhaseResult
 from natbench.traffic.plan import TrafficPlan
 
 __all__ = [
+    "NO_EVIDENCE",
     "BeginsRepetition",
+    "DeclaresEvidence",
     "Directions",
     "LabPorts",
     "LoadsMappings",
@@ -26,8 +28,9 @@ __all__ = [
     "Port",
     "SamplesValidation",
     "SetsReceiveTimeout",
-    "StopsFailedTrials",
     "Tester",
+    "TrialEvidence",
+    "evidence_of",
 ]
 
 
@@ -141,8 +144,8 @@ class Phase2Options:
     all_delays: bool = False
     """Time every frame of the trial (RFC 8219 7.3.1 PDV) and report those delays in ``latency`` (frames=all)."""
     stop: LossStop | None = None
-    """End the trial early once it has failed (:class:`LossStop`); only asked of a tester with the
-    :class:`StopsFailedTrials` hook. None: the trial runs its whole duration."""
+    """End the trial early once it has failed (:class:`LossStop`); only asked of a tester that declares it can
+    (:attr:`TrialEvidence.stops_failed_trials`). None: the trial runs its whole duration."""
     tail_rates: bool = False
     """Report the forwarding rate of the trial's second half (``PhaseResult.tail_rates``), if the tester can sample
     its counts as the trial runs (the fast search asks for it: where to look next). False: the tester need not
@@ -211,15 +214,39 @@ class SetsReceiveTimeout(Protocol):
         ...
 
 
-@runtime_checkable
-class StopsFailedTrials(Protocol):
-    """Optional Tester hook: the tester watches its counts while a phase-2 trial runs and ends the trial once it has
-    failed (:attr:`Phase2Options.stop`). A tester without it runs every trial to its end."""
+@dataclass(frozen=True)
+class TrialEvidence:
+    """What a tester can tell of a phase-2 trial beyond its final counts: the evidence a search may ask for
+    (:meth:`DeclaresEvidence.evidence`). A search asks this declaration, never the tester's kind."""
 
-    def stops_failed_trials(self) -> bool:
-        """True when this tester, as configured, honours :attr:`Phase2Options.stop` (its
-        :class:`~natbench.results.PhaseResult` then says ``stopped`` when it ended a trial early)."""
+    stops_failed_trials: bool = False
+    """It follows its counts while a trial runs and ends the trial once it has failed (it honours
+    :attr:`Phase2Options.stop`; its :class:`~natbench.results.PhaseResult` then says ``stopped``)."""
+    tail_rates: bool = False
+    """It reports the forwarding rate of a trial's second half when asked (:attr:`Phase2Options.tail_rates`,
+    :attr:`~natbench.results.PhaseResult.tail_rates`)."""
+    receive_misses: bool = False
+    """It reports the frames its own receive side missed (:attr:`~natbench.results.PhaseResult.deviations`), which
+    the verdicts net out of the DUT's loss."""
+
+
+NO_EVIDENCE = TrialEvidence()
+"""What a tester that declares nothing gives: its final counts alone."""
+
+
+@runtime_checkable
+class DeclaresEvidence(Protocol):
+    """Optional Tester hook: what the tester can tell of a phase-2 trial beyond its final counts. A tester without it
+    gives its final counts alone (:data:`NO_EVIDENCE`)."""
+
+    def evidence(self) -> TrialEvidence:
+        """The evidence this tester, as configured, gives of a phase-2 trial."""
         ...
+
+
+def evidence_of(tester: object) -> TrialEvidence:
+    """The evidence ``tester`` declares (:data:`NO_EVIDENCE` without the :class:`DeclaresEvidence` hook)."""
+    return tester.evidence() if isinstance(tester, DeclaresEvidence) else NO_EVIDENCE
 
 
 @runtime_checkable

@@ -15,6 +15,7 @@ import pandas as pd
 from natbench.metrics import Metric, reported_metric
 from natbench.metrics.declare import SEARCH_ROWS, search_summary
 from natbench.report.formatting import fmt_value
+from natbench.report.searchfacts import search_facts
 from natbench.run.format import reported_unit
 
 if TYPE_CHECKING:
@@ -120,11 +121,11 @@ def _search(s: pd.DataFrame) -> str:
     """Which search produced a metric's values and what its error is, in a few words (nothing for a metric that is
     no search)."""
     with_error = s[s["error"].notna()] if "error" in s else s.iloc[0:0]
-    algorithms = [str(a) for a in with_error.get("algorithm", pd.Series(dtype=object)).dropna().unique()]
-    if not algorithms:
+    names = [str(a) for a in with_error.get("algorithm", pd.Series(dtype=object)).dropna().unique()]
+    if not names:
         return ""
-    goal = next((str(g) for g in with_error.get("search_goal", pd.Series(dtype=object)).dropna()), None)
-    return f" ({'; '.join(search_summary(a, goal) for a in algorithms)})"
+    words = [search_summary(n, search_facts(with_error[with_error["algorithm"] == n], "")[1]) for n in names]
+    return f" ({'; '.join(words)})"
 
 
 def _key_results(run: Run) -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from natbench.metrics import Metric, baseline_metric, reported_metric
-from natbench.metrics.declare import SEARCH_ROWS, CountRow, Mark, SearchBlock, error_caption
+from natbench.metrics.declare import SEARCH_ROWS, CountRow, Mark, error_caption
 from natbench.report.aggregate import MEMORY_FIGURES, baseline_ratio, memory_summary, scale_connections, scale_up_cores
 from natbench.report.formatting import (
     fmt_count,
@@ -34,7 +34,9 @@ from natbench.report.formatting import (
     fmt_size,
     fmt_value,
 )
+from natbench.report.searchfacts import search_facts
 from natbench.run.format import LEGACY, UNIT_ALIASES, reported_unit, slab_label
+from natbench.search import BlockFacts, reported_algorithm
 
 __all__ = [
     "INVALID_NOTE",
@@ -459,7 +461,7 @@ def performance_table(
     conn_vary = _series_vary(pts, "conn_group", "connections")
     sc = scale_up_cores(summary, points) if cores_vary else None
     sn = scale_connections(summary, points) if conn_vary else None
-    searches: list[SearchBlock] = []
+    searches: list[tuple[str | None, BlockFacts]] = []
 
     def count_rows(d: pd.DataFrame, prefix: str, rows: Iterable[CountRow]) -> None:
         for row in rows:
@@ -492,25 +494,11 @@ def performance_table(
         if "dut_cpu_busy" in d and d["dut_cpu_busy"].notna().any():  # monitored: the DUT's load at the result
             b.add(f"{prefix} DUT CPU busy (%)", d["dut_cpu_busy"] / 100.0, fmt_percent)
             notes.append(CPU_NOTE)
-        if "seeded" in d and (d["seeded"].fillna(0) > 0).any():  # algorithm: fast
-            notes.append(
-                f"{prefix}: fast search; repetitions after the first started from the earlier ones' results"
-                " (each value still passed a full trial, with an upper bound one error above), so min / max are"
-                " narrower than independent binary searches'; on a DUT whose ceiling varies from trial to trial by"
-                " +-J the median sits below a binary search's: by about J / 3 with the short-fail rule, at most J / 10"
-                " without (cps) (bench/search_bias.py, docs/engine.md)"
-            )
+        algo_name, facts = search_facts(d, prefix)
+        notes.extend(reported_algorithm(algo_name).notes(facts))
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
-            searches.append(
-                SearchBlock(
-                    prefix,
-                    next((str(a) for a in d.get("algorithm", pd.Series(dtype=object)) if a), None),
-                    next((str(g) for g in d.get("search_goal", pd.Series(dtype=object)) if g), None),
-                    int(_count(d, "short_bound").sum()),
-                    int(d["experiments"].fillna(0).sum()),
-                )
-            )
+            searches.append((algo_name, facts))
         nothing = ((d["experiments"].fillna(0) == 0) & (no_pass > 0)).tolist()
         for stat in ("median", "min", "max"):
             vals = d[stat].astype("float64")
@@ -553,7 +541,7 @@ def performance_table(
         else:
             title = f"Performance ({what})"
     caption = "Units: " + "; ".join(units) + "."
-    error = error_caption(searches)
+    error = error_caption([f for _, f in searches], [n for n, _ in searches])
     if error:
         caption += f" {error}"
     if show_baseline and base is not None:

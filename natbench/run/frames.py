@@ -31,6 +31,7 @@ from natbench.metrics.declare import SEARCH_COLUMNS, Column
 from natbench.plugins import DutDeclarations, TableParam
 from natbench.results import Direction, RepetitionResult, TrialRecord
 from natbench.run.format import UNIT_ALIASES, PointRecord, declarations_for, directions_of, reported_factor
+from natbench.search import ALGORITHMS
 
 __all__ = [
     "BASE_COLUMNS",
@@ -111,11 +112,22 @@ def trials_frame(records: Iterable[TrialRecord | RepetitionResult]) -> pd.DataFr
 
 
 # ------------------------------------------------------------------------------------------------------ results
-def result_columns() -> tuple[Column, ...]:
-    """The derived columns of :func:`results_frame`, in order: every search result's
-    (:data:`~natbench.metrics.declare.SEARCH_COLUMNS`), then what each registered metric declares
-    (:attr:`~natbench.metrics.Metric.columns`, in measurement order; a column two metrics declare comes once)."""
+def every_result_columns() -> tuple[Column, ...]:
+    """The derived columns computed for every result: every search result's
+    (:data:`~natbench.metrics.declare.SEARCH_COLUMNS`), then what each registered search algorithm declares
+    (:attr:`~natbench.search.SearchAlgorithm.columns`; a result of another algorithm reads its default)."""
     out: dict[str, Column] = {c.name: c for c in SEARCH_COLUMNS}
+    for _, algo in ALGORITHMS.entries():
+        for c in algo.columns:
+            out.setdefault(c.name, c)
+    return tuple(out.values())
+
+
+def result_columns() -> tuple[Column, ...]:
+    """The derived columns of :func:`results_frame`, in order: :func:`every_result_columns`, then what each
+    registered metric declares (:attr:`~natbench.metrics.Metric.columns`, in measurement order; a column two metrics
+    declare comes once)."""
+    out: dict[str, Column] = {c.name: c for c in every_result_columns()}
     for m in all_metrics():
         for c in m.columns:
             out.setdefault(c.name, c)
@@ -124,7 +136,7 @@ def result_columns() -> tuple[Column, ...]:
 
 def _declaring(columns: Iterable[Column]) -> dict[str, frozenset[str]]:
     """Column name -> the metrics whose results it is computed for (an empty set: every result's)."""
-    every = {c.name for c in SEARCH_COLUMNS}
+    every = {c.name for c in every_result_columns()}
     by: dict[str, set[str]] = {c.name: set() for c in columns}
     for m in all_metrics():
         for c in m.columns:

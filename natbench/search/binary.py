@@ -41,49 +41,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from natbench.errors import SearchError
+from natbench.judging import is_tester_limited
 from natbench.results import Verdict
+from natbench.search.declare import PlanQuery, SearchAlgorithm, TrialGroups
+from natbench.search.grid import RateGrid
+from natbench.search.outcome import SearchOutcome
+from natbench.search.task import SearchTask, TrialRequest
 
-__all__ = [
-    "BinarySearch",
-    "RateGrid",
-    "SearchOutcome",
-    "SearchStep",
-    "run_binary_search",
-]
-
-
-@dataclass(frozen=True)
-class RateGrid:
-    """The rates a search may test: ``lower + k x error`` for ``k = 0 .. top``, the top one being ``upper``."""
-
-    lower: float
-    """Rate of index 0 (the search's lower bound, never tested)."""
-    upper: float
-    """Rate of index :attr:`top` (the search's upper bound, never tested)."""
-    error: float
-    """Distance of neighbouring rates (the search's error)."""
-
-    @property
-    def top(self) -> int:
-        """Index of ``upper``: ``ceil((upper - lower) / error)``, a quotient within 1e-9 of a whole number taken
-        as that number (0.3 / 0.1 in floating point)."""
-        q = (self.upper - self.lower) / self.error
-        whole = round(q)
-        if abs(q - whole) <= 1e-9 * max(1.0, q):
-            return max(1, int(whole))
-        return max(1, math.ceil(q))
-
-    def rate(self, k: int) -> float:
-        """The rate of index ``k`` (``upper`` for ``k >= top``)."""
-        if k >= self.top:
-            return float(self.upper)
-        return float(min(self.lower + k * self.error, self.upper))
-
-    def index(self, rate: float) -> int:
-        """Index of the highest grid rate at or below ``rate`` (within 1e-9 of an error), in ``[0, top]``."""
-        if rate >= self.upper:
-            return self.top
-        return max(0, min(self.top, math.floor((rate - self.lower) / self.error + 1e-9)))
+__all__ = ["BINARY", "SEEDS_ERROR", "BinarySearch", "SearchStep", "run_binary_search", "search_steps"]
 
 
 @dataclass(frozen=True)
@@ -98,41 +63,6 @@ class SearchStep:
     """The upper bound before this step."""
     attempt: int
     """0 for the first trial at this rate, n for the n-th retry after invalid trials."""
-
-
-@dataclass(frozen=True)
-class SearchOutcome:
-    """Where a finished search stopped."""
-
-    value: float
-    """The result: the highest rate that passed (the initial lower bound when none did)."""
-    lower: float
-    """Final lower bound (== ``value``)."""
-    upper: float
-    """Final upper bound."""
-    steps: int
-    """Trials counted as pass or fail."""
-    invalid: int
-    """Invalid trials (retried, not counted)."""
-    at_upper_limit: bool
-    """True when no step failed: the DUT may be faster than the search range allows."""
-    stopped_early: bool = False
-    """True when the search ended before reaching the error bound (``stop_below``)."""
-    tester_ceiling: float | None = None
-    """Lowest rate the tester repeatedly could not send (None when it always kept the rate)."""
-    passed: bool = True
-    """False when no rate the search tried passed: ``value`` is then only the initial lower bound, not a
-    measurement (every trial failed down to it); a result stores no value for it (``no_passing_rate``)."""
-
-    @property
-    def tester_bound(self) -> bool:
-        """True when the final upper bound is the tester's ceiling: the value is a lower bound of the DUT."""
-        return self.tester_ceiling is not None and self.upper >= self.tester_ceiling
-
-    @property
-    def error(self) -> float:
-        """upper - lower when the search stopped (what the seed tables call "error")."""
-        return self.upper - self.lower
 
 
 @dataclass
@@ -265,3 +195,49 @@ def run_binary_search(search: BinarySearch, trial: Callable[[SearchStep], Verdic
         step = search.next_step()
         search.report(trial(step))
     return search.outcome()
+
+
+def search_steps(lower: float, upper: float, error: float) -> int:
+    """Trials of one binary search: ``max(1, ceil(log2((upper - lower) / error)))``."""
+    width = upper - lower
+    if width <= error:
+        return 1
+    return max(1, math.ceil(math.log2(width / error)))
+
+
+def _run(task: SearchTask) -> SearchOutcome:
+    """A binary search of the task's range with its error and ``max_invalid``; every step one trial the task runs (a
+    tester-limited invalid trial may lower the upper bound to the tester's ceiling; ``stop_below`` honoured)."""
+    search = BinarySearch(task.lower, task.upper, task.error, max_invalid=task.max_invalid, stop_below=task.stop_below)
+    while not search.done:
+        step = search.next_step()
+        rec = task.run(TrialRequest(step.rate, step.lower, step.upper))
+        search.report(rec.verdict, reason=rec.reason, tester_limited=is_tester_limited(rec))
+    return search.outcome()
+
+
+def _plan(query: PlanQuery) -> TrialGroups:
+    """Every repetition one binary search: :func:`search_steps` full trials."""
+    return ((query.repetitions * search_steps(query.lower, query.upper, query.error), None),)
+
+
+SEEDS_ERROR = (
+    "Error: final width (upper - lower) of the binary search in plain units, as the search ran: per direction for "
+    "frame rates (not multiplied by the number of directions)."
+)
+"""A caption's error sentence when every search of a table is a binary one (the seeds' own)."""
+
+BINARY = SearchAlgorithm(
+    name="binary",
+    description="RFC 2544 binary search with ``error``, the seeds' procedure",
+    words="binary search",
+    run=_run,
+    stored=lambda _task, _out: {"algorithm": "binary"},
+    plan=_plan,
+    meaning=lambda _facts: "final width (upper - lower) of the binary search",
+    summary=lambda _facts: "binary search; error: its final width",
+    table_error=SEEDS_ERROR,
+    validates_once=True,
+    reference=True,
+)
+"""The RFC 2544 binary search (:class:`BinarySearch`): what the seeds ran, and every search metric's default."""

@@ -30,14 +30,40 @@ MLRsearch compares the short trial's own loss ratio, which is looser than that r
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import Field, ValidationInfo, field_validator
+
+from natbench.config.model import SchemaModel
 from natbench.errors import SearchError
-from natbench.search.binary import SearchOutcome
+from natbench.plugins.columns import Column
+from natbench.results import RepetitionResult, Verdict
+from natbench.search.binary import search_steps
+from natbench.search.declare import BlockFacts, PlanQuery, SearchAlgorithm, TrialGroups
+from natbench.search.outcome import SearchOutcome
+from natbench.search.shorttrials import ShortTrialSettings
+from natbench.search.task import SearchTask, TrialRequest, settings_of
+from natbench.values import MAX_DURATION_SECONDS
 
-__all__ = ["MLR_MIN_LOAD", "PRESETS", "MlrGoal", "MlrOutcome", "mlr_search", "problems", "resolve_goal"]
+__all__ = [
+    "MLR",
+    "MLR_MIN_LOAD",
+    "MLR_NAME",
+    "PRESETS",
+    "MlrGoal",
+    "MlrOutcome",
+    "MlrSection",
+    "MlrSettings",
+    "goal_words",
+    "mlr_goal",
+    "mlr_search",
+    "mlr_trials",
+    "problems",
+    "resolve_goal",
+]
 
 MLR_MIN_LOAD = 1.0
 """MLRsearch's smallest load when the search's lower bound is 0 (MLRsearch needs a positive one)."""
@@ -252,3 +278,201 @@ def mlr_search(
         full_steps=counts["full"],
         goal=goal,
     )
+
+
+class MlrSettings(SchemaModel):
+    """``algorithm: mlr``: MLRsearch's search goal, a preset and the values that override it (docs/engine.md)."""
+
+    preset: Literal["rfc2544", "csit"] = "rfc2544"
+    """``rfc2544``: an RFC 2544 section 24 result (draft-ietf-bmwg-mlrsearch): every lower bound a passing trial of
+    ``duration``, exceed ratio 0, initial trials of ``short_duration``, relative width ``error / upper``; ``csit``:
+    the goal FD.io CSIT's NDR/PDR tests search (trials of 1 s, duration sum 21 s, exceed ratio 0.5, relative width
+    0.005). Both: 2 preceding targets, expansion coefficient 2; loss ratio: the metric's ``acceptance``."""
+    initial_trial_duration: float | None = Field(default=None, gt=0, le=MAX_DURATION_SECONDS)
+    """Seconds of MLRsearch's first, shortest trials (None: the preset's)."""
+    final_trial_duration: float | None = Field(default=None, gt=0, le=MAX_DURATION_SECONDS)
+    """Seconds of the trials that decide the result (None: the preset's; ``rfc2544``: ``duration``)."""
+    duration_sum: float | None = Field(default=None, gt=0, le=MAX_DURATION_SECONDS)
+    """Seconds of final trials at a load that classify it (None: the preset's; ``rfc2544``: the final trial
+    duration)."""
+    exceed_ratio: float | None = Field(default=None, ge=0, lt=1)
+    """Share of the duration sum that may be bad trials at a lower bound (None: the preset's)."""
+    relative_width: float | None = Field(default=None, gt=0, lt=1)
+    """The search ends when the lower bound is within this share of the upper bound (None: the preset's;
+    ``rfc2544``: ``error / upper``, so the final width is at most ``error``)."""
+    expansion_coefficient: int | None = Field(default=None, ge=2, le=1000)
+    """MLRsearch's external search multiplies its width by this (None: the preset's)."""
+    preceding_targets: int | None = Field(default=None, ge=0, le=100)
+    """Coarser targets (shorter trials, wider width) searched before the final one (None: the preset's)."""
+
+    def overrides(self) -> dict[str, float | int | None]:
+        """The goal values this section sets (None: the preset's)."""
+        return self.model_dump(exclude={"preset"})
+
+
+def _check_mlr(mlr: MlrSettings, info: ValidationInfo) -> MlrSettings:
+    """The ``mlr`` section resolved against the metric's duration, short_duration, error and upper must be a goal
+    MLRsearch 1.2.1 accepts (checked when the campaign is read, also when another algorithm is chosen)."""
+    d = info.data
+    if not all(k in d for k in ("duration", "short_duration", "error", "upper")):
+        return mlr  # a problem with one of them is reported on its own
+    goal = resolve_goal(
+        mlr.preset,
+        mlr.overrides(),
+        loss_ratio=0.0,
+        duration=d["duration"],
+        short_duration=d["short_duration"],
+        error=d["error"],
+        upper=d["upper"],
+    )
+    problems = goal.problems()
+    if problems:
+        raise ValueError(f"{problems[0]} (preset {mlr.preset} with the metric's duration {d['duration']:g} s)")
+    return mlr
+
+
+class MlrSection(SchemaModel):
+    """The ``mlr`` section of a phase-2 search metric: MLRsearch's goal, read by ``algorithm: mlr``."""
+
+    mlr: MlrSettings = Field(default_factory=MlrSettings)
+    """``algorithm: mlr``: MLRsearch's goal (preset and overrides)."""
+
+    _mlr = field_validator("mlr")(_check_mlr)
+
+
+class _MlrMetric(MlrSection, ShortTrialSettings):
+    """What MLRsearch reads of a metric's settings (for typing only: a metric that offers ``mlr`` has all of it)."""
+
+    duration: float
+    error: float
+    lower: float
+    upper: float
+
+
+def mlr_goal(settings: Any, loss_ratio: float) -> MlrGoal:
+    """The MLRsearch goal of a metric's ``settings`` (its ``mlr`` section, durations, error and upper) with
+    ``loss_ratio`` (the metric's acceptance)."""
+    s: _MlrMetric = settings
+    return resolve_goal(
+        s.mlr.preset,
+        s.mlr.overrides(),
+        loss_ratio=loss_ratio,
+        duration=s.duration,
+        short_duration=s.short_duration,
+        error=s.error,
+        upper=s.upper,
+    )
+
+
+def mlr_trials(settings: Any) -> list[tuple[int, float]]:
+    """(trials, seconds each) of one MLRsearch repetition by trial duration, a rough planning figure (its order of
+    magnitude checked against bench/campaign_time.py): half a binary search's steps plus 2 trials of the initial
+    duration, 2 trials for each preceding target but the last (whose trials last the initial duration), and at the
+    final duration the good trials a lower bound needs (``duration_sum x (1 - exceed_ratio)``) plus the bad ones an
+    upper bound needs (one with exceed ratio 0)."""
+    s: _MlrMetric = settings
+    goal = mlr_goal(s, 0.0)
+    groups = [(math.ceil(search_steps(s.lower, s.upper, s.error) / 2) + 2, goal.initial_trial_duration)]
+    if goal.preceding_targets:
+        m = (goal.initial_trial_duration / goal.duration_sum) ** (1 / goal.preceding_targets)
+        for k in range(1, goal.preceding_targets):
+            groups.append((2, min(goal.final_trial_duration, goal.duration_sum * m**k)))
+    good = math.ceil(goal.duration_sum * (1 - goal.exceed_ratio) / goal.final_trial_duration)
+    bad = math.ceil(goal.duration_sum * goal.exceed_ratio / goal.final_trial_duration) + 1 if goal.exceed_ratio else 1
+    groups.append((good + bad, goal.final_trial_duration))
+    return groups
+
+
+def _plan(query: PlanQuery) -> TrialGroups:
+    """MLRsearch's trials at a point: :func:`mlr_trials` of every repetition."""
+    return tuple((query.repetitions * n, d) for n, d in mlr_trials(query.settings))
+
+
+def _run(task: SearchTask) -> MlrOutcome:
+    """MLRsearch of the task's range for the goal of the metric's ``mlr`` settings: every measurement a stored trial of
+    the duration MLRsearch asks for (tagged ``short`` or ``full`` by the goal's final duration), invalid ones retried
+    (``max_invalid``; they never reach MLRsearch), the worst direction's counts handed to it."""
+    goal = mlr_goal(settings_of(task, MlrSection), task.acceptance)
+    invalid = 0
+
+    def measure(duration: float, load: float) -> tuple[int, int]:
+        nonlocal invalid
+        kind = "full" if duration >= goal.final_trial_duration else "short"
+        request = TrialRequest(load, duration=duration, tags={"search_trial": kind})
+        for _ in range(task.max_invalid + 1):
+            rec = task.run(request)
+            if rec.verdict is not Verdict.INVALID:
+                break
+            invalid += 1
+        else:
+            raise SearchError(
+                f"MLRsearch trial at {load:g}: {task.max_invalid + 1} invalid trials in a row; last: {rec.reason}"
+            )
+        worst = max(rec.counts.values(), key=lambda c: (c["sent"] - c["valid"]) / c["sent"] if c["sent"] else 0.0)
+        return int(worst["sent"]), int(worst["valid"])
+
+    found = mlr_search(measure, lower=task.lower, upper=task.upper, goal=goal)
+    return dataclasses.replace(found, invalid=invalid)
+
+
+def _stored(task: SearchTask, out: SearchOutcome) -> dict[str, Any]:
+    """The fields an MLRsearch result stores beside the ones every search stores."""
+    assert isinstance(out, MlrOutcome)
+    return {
+        "algorithm": MLR_NAME,
+        "mlr_preset": settings_of(task, MlrSection).mlr.preset,
+        "mlr_goal": out.goal.as_dict() if out.goal is not None else None,
+        "conditional_throughput": out.conditional_throughput,
+        "short_steps": out.short_steps,
+        "full_steps": out.full_steps,
+    }
+
+
+MLR_NAME = "mlr"
+"""MLRsearch's name in campaigns and results."""
+_GOAL_KEYS = ("loss_ratio", "exceed_ratio", "final_trial_duration", "duration_sum")
+
+
+def goal_words(r: RepetitionResult) -> str | None:
+    """MLRsearch's goal in words (``preset rfc2544: loss ratio 0, exceed ratio 0, final trials 60 s, ...``); None for a
+    result of another search."""
+    if r.extra.get("algorithm") != MLR_NAME:
+        return None
+    goal = r.extra.get("mlr_goal")
+    words = [f"preset {r.extra.get('mlr_preset', '?')}"]
+    if isinstance(goal, Mapping):
+        words.append(
+            f"loss ratio {goal.get('loss_ratio', '?'):g}, exceed ratio {goal.get('exceed_ratio', '?'):g}, final trials "
+            f"{goal.get('final_trial_duration', '?'):g} s, duration sum {goal.get('duration_sum', '?'):g} s"
+            if all(isinstance(goal.get(k), int | float) for k in _GOAL_KEYS)
+            else "goal as stored"
+        )
+    return ": ".join(words)
+
+
+def _words(facts: BlockFacts) -> str:
+    goal = facts.firsts.get("search_goal")
+    return f"MLRsearch ({goal})" if goal else "MLRsearch"
+
+
+MLR = SearchAlgorithm(
+    name=MLR_NAME,
+    description=(
+        "MLRsearch 1.2.1 with the goal ``mlr`` sets; needs ``pip install 'natbench[mlr]'``; phase-2 metrics only"
+    ),
+    words="MLRsearch",
+    run=_run,
+    stored=_stored,
+    plan=_plan,
+    meaning=lambda facts: (
+        f"{_words(facts)}: each value is MLRsearch's relevant lower bound; its error is the distance to the relevant "
+        "upper bound (an RFC 2544 result only with exceed ratio 0 and final trials of the metric's duration)"
+    ),
+    summary=lambda facts: (
+        f"{_words(facts)}; value: its relevant lower bound, error: the distance to its relevant upper bound"
+    ),
+    requires=(ShortTrialSettings, MlrSection),
+    columns=(Column("search_goal", "object", goal_words, "first"),),
+    problems=problems,
+)
+"""MLRsearch (FD.io CSIT's multiple loss ratio search) behind natbench's trials."""

@@ -11,7 +11,7 @@ baseline. A DUT that holds more than the margin in its queues for a whole window
 then delivers the frames, the stop proves nothing, and the trial is measured again in full.
 
 The decision is a forecast, not the verdict: a queue drains in the receive wait that follows the stop, and the
-trial is judged on its final counts (:func:`natbench.metrics.judging.judge_stopped`). A loss early in the trial
+trial is judged on its final counts (:func:`natbench.judging.judge_stopped`). A loss early in the trial
 that stays above the threshold stops it as well as a steady one: the full trial would have begun with the same
 loss. The memory is a few numbers per direction.
 """

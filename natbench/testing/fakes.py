@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from natbench.errors import DutError, TesterError
-from natbench.plugins import Directions, Mapping, Phase2Options
+from natbench.plugins import Directions, Mapping, Phase2Options, TrialEvidence
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
 from natbench.traffic.enumeration import SplitMix64
@@ -241,8 +241,9 @@ class FakeTester:
     loaded: tuple[Mapping, ...] | None = None
     """Tuples the engine passed through the optional ``load_mappings`` hook (ResponderMode.READ)."""
     stops: bool = False
-    """Whether it honours ``Phase2Options.stop`` (the optional ``stops_failed_trials`` hook): the modelled loss is
-    sampled every ``SAMPLE_PERIOD`` seconds of the trial by the real :class:`~natbench.testers.losswatch.LossWatch`."""
+    """Whether it honours ``Phase2Options.stop`` (it declares so, :class:`~natbench.plugins.TrialEvidence`): the
+    modelled loss is sampled every ``SAMPLE_PERIOD`` seconds of the trial by the real
+    :class:`~natbench.testers.losswatch.LossWatch`."""
 
     # -- protocol ---------------------------------------------------------------
     def prepare(self, traffic: TrafficPlan) -> None:
@@ -348,9 +349,10 @@ class FakeTester:
             tail_rates={d: rate * f for d, f in fractions.items()} if measure.tail_rates else {},
         )
 
-    def stops_failed_trials(self) -> bool:
-        """Whether this fake honours ``Phase2Options.stop`` (:attr:`stops`)."""
-        return self.stops
+    def evidence(self) -> TrialEvidence:
+        """What this fake tells of a phase-2 trial: it stops failed trials when :attr:`stops` says so, and reports
+        the second half's forwarding rate when asked."""
+        return TrialEvidence(stops_failed_trials=self.stops, tail_rates=True)
 
     def _stop_at(self, rate: float, duration: float, fractions: list[float], measure: Phase2Options) -> float | None:
         """When the watch would stop a trial whose directions deliver ``fractions`` of the frames from its start (None:

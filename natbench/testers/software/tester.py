@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from natbench.errors import TesterError
-from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options, Port
+from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options, Port, TrialEvidence
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.plugins.tester import LossStop
 from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
@@ -522,10 +522,12 @@ class SoftwareTester:
         s, d, e = self._tuples
         return s, d, e, str(mode)
 
-    def stops_failed_trials(self) -> bool:
-        """The software tester honours ``Phase2Options.stop``: a thread samples the trial's counts every
-        :data:`SAMPLE_PERIOD` seconds (:class:`~natbench.testers.losswatch.LossWatch`) and ends its streams."""
-        return True
+    def evidence(self) -> TrialEvidence:
+        """What the software tester tells of a phase-2 trial: a thread samples its counts every
+        :data:`SAMPLE_PERIOD` seconds, so it stops a failed trial (:class:`~natbench.testers.losswatch.LossWatch`)
+        and gives the second half's forwarding rate (:class:`~natbench.testers.tailrate.TailRate`); its receive side
+        reports the frames it missed (``Deviation.missed``)."""
+        return TrialEvidence(stops_failed_trials=True, tail_rates=True, receive_misses=True)
 
     @staticmethod
     def _watch_slots(tx: list[dict[str, Any]], rx: list[dict[str, Any]]) -> np.ndarray:

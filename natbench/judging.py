@@ -14,7 +14,16 @@ from __future__ import annotations
 
 from natbench.results import Deviation, PhaseResult, TrialRecord, Verdict
 
-__all__ = ["CLUMPS", "RATE", "STOP_UNDECIDED", "is_tester_limited", "judge_phase", "judge_stopped", "limit_cause"]
+__all__ = [
+    "CLUMPS",
+    "RATE",
+    "STOP_UNDECIDED",
+    "is_tester_limited",
+    "judge_phase",
+    "judge_stopped",
+    "limit_cause",
+    "stop_proved_nothing",
+]
 
 RATE = "rate"
 """The tester could not send at the intended rate (its ceiling)."""
@@ -38,6 +47,12 @@ def limit_cause(record: TrialRecord) -> str | None:
     if record.verdict is not Verdict.INVALID:
         return None
     return next((cause for prefix, cause in _REASONS.items() if record.reason.startswith(prefix)), None)
+
+
+def stop_proved_nothing(record: TrialRecord) -> bool:
+    """True when ``record`` is a trial the tester ended early whose loss the receive wait brought back within the full
+    trial's allowance (:func:`judge_stopped`): it proved nothing, and is measured again in full."""
+    return record.verdict is Verdict.INVALID and record.reason.startswith(STOP_UNDECIDED)
 
 
 def is_tester_limited(record: TrialRecord) -> bool:
