@@ -1,15 +1,17 @@
 """Sphinx extension of natbench's documentation site: the API faces, their references, and the navigation.
 
-* A face's module documents exactly its ``__all__``: names it re-exports (a registry, a type alias) are kept
-  even without a docstring of their own in the face, and get the docstring written under them where they are
-  defined (``TESTERS = Registry(...)`` followed by a string in ``natbench/plugins/registry.py``).
+* ``.. natbench-face:: MODULE`` documents exactly the module's ``__all__``: autodoc's ``automodule`` for its
+  classes and functions, plus the data it re-exports (a registry, a type alias), which autodoc leaves out, with
+  the docstring written under them where they are defined (``TESTERS = Registry(...)`` and the string below it
+  in ``natbench/plugins/registry.py``).
 * A cross-reference (``:class:`X```, a type in a signature) is resolved as Python would resolve the name where the
   docstring is written: to a link when that object is documented (under any name: ``natbench.plugins.Tester``
   for ``natbench.plugins.tester.Tester``), to code text when it exists but is not documented (an internal
   module, ``pathlib.Path``, a ``TypeVar``), and when it names nothing that exists it stays Sphinx's
   ``reference target not found`` warning, which the build's ``-W`` makes an error.
 * A dataclass field with a ``default_factory`` shows its factory (``= dict()``) instead of ``<factory>``; a
-  protocol shows no constructor signature; a pytest fixture says that it is one and its scope.
+  protocol or a pydantic model shows no constructor signature; a pytest fixture says that it is one and its
+  scope; ``Bases: object`` is left out.
 * The site's navigation is the pages table of docs/index.md: its links, in order, become the root's hidden
   toctree, so index.md stays plain Markdown on GitHub and a page missing from the table fails the build.
 """
@@ -268,6 +270,12 @@ def _signature(
     return signature, annotation
 
 
+def _bases(app: Sphinx, name: str, obj: object, options: Any, bases: list[type]) -> None:
+    """``Bases: object`` says nothing."""
+    if object in bases:
+        bases.remove(object)
+
+
 # --- navigation --------------------------------------------------------------------------------------------------
 
 _PAGE_ROW = re.compile(r"^\|\s*\[[^\]]*\]\(([\w./-]+)\.md\)\s*\|", re.M)
@@ -290,5 +298,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("missing-reference", _resolve)
     app.connect("autodoc-process-docstring", _docstring)
     app.connect("autodoc-process-signature", _signature)
+    app.connect("autodoc-process-bases", _bases)
     app.connect("source-read", _navigation)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
