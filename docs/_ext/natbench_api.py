@@ -217,7 +217,8 @@ class Face(SphinxDirective):
             value = getattr(module, name)
             if isinstance(value, type) or inspect.isroutine(value) or ("", name) in _attr_docs(modname):
                 continue  # automodule documents it
-            lines += [f".. autodata:: {modname}.{name}", "   :no-value:", ""]
+            shown = isinstance(value, _CONSTANT)  # an entry-point group's name, not a registry's <object at 0x...>
+            lines += [f".. autodata:: {modname}.{name}", *([] if shown else ["   :no-value:"]), ""]
         return nested_parse_to_nodes(self.state, StringList(lines, source=f"<natbench-face {modname}>"))
 
 
@@ -237,11 +238,11 @@ def source_docstring(modname: str, name: str) -> list[str]:
 
 
 def _docstring(app: Sphinx, what: str, name: str, obj: object, options: Any, lines: list[str]) -> None:
-    """Re-exported data get the docstring written where they are defined; a pytest fixture says it is one."""
-    if what in ("data", "attribute") and not any(line.strip() for line in lines):
-        modname, _, attr = name.rpartition(".")
-        if modname in sys.modules:
-            lines[:] = source_docstring(modname, attr)
+    """Data get the docstring written under them where they are defined; a pytest fixture says it is one."""
+    modname, _, attr = name.rpartition(".")
+    if what == "data" and modname in sys.modules:
+        # a re-exported registry's own docstring, not its class's (which autodoc shows when the face has none)
+        lines[:] = source_docstring(modname, attr) or lines
     marker = getattr(obj, "_fixture_function_marker", None)
     if what == "function" and marker is not None:
         lines[:0] = [f"*pytest fixture* (scope ``{marker.scope}``).", ""]
