@@ -6,22 +6,28 @@ in any test run. Importing it imports only pytest and the standard library.
 
 Options:
 
-``--nb-testbed FILE``  the testbed: a campaign's ``testbed`` section on its own, or a whole
-                       campaign (then its ``traffic`` and ``metrics`` sections are the defaults).
-``--nb-results DIR``   where the session's run directory is created (default ``results``).
+--nb-testbed FILE  the testbed: a campaign's ``testbed`` section on its own, or a whole
+                   campaign (then its ``traffic`` and ``metrics`` sections are the defaults).
+--nb-results DIR   where the session's run directory is created (default ``results``).
 
 Fixtures:
 
-``testbed``     (session) the :class:`~natbench.testbed.file.TestbedFile`; skips the test when no
-                ``--nb-testbed`` was given or this machine cannot drive it (not root, no TRex
-                reachable, no lab tools, ...), naming the reason.
-``tester``      (session) the built tester (the local lab is brought up for ``kind: lab`` DUTs).
-``dut``         (session) the built DUT(s).
-``nb_session``  (session) the :class:`~natbench.run.experiment.Experiment` collecting the session's run.
-``nb_point``    the :class:`~natbench.run.experiment.SweepPoint` of a ``natbench_sweep`` test.
-``nb_measure``  ``nb_measure(metric, **settings) -> Measurement``: runs every repetition of one
-                procedure at one working point (the test's sweep point unless given) and stores
-                each trial in the session's run directory.
+``testbed``
+    (session) the :class:`~natbench.testbed.file.TestbedFile`; skips the test when no
+    ``--nb-testbed`` was given or this machine cannot drive it (not root, no TRex
+    reachable, no lab tools, ...), naming the reason.
+``tester``
+    (session) the built tester (the local lab is brought up for ``kind: lab`` DUTs).
+``dut``
+    (session) the built DUT(s).
+``nb_session``
+    (session) the :class:`~natbench.run.experiment.Experiment` collecting the session's run.
+``nb_point``
+    the :class:`~natbench.run.experiment.SweepPoint` of a ``natbench_sweep`` test.
+``nb_measure``
+    ``nb_measure(metric, **settings) -> Measurement``: runs every repetition of one
+    procedure at one working point (the test's sweep point unless given) and stores
+    each trial in the session's run directory.
 
 Marker: ``@pytest.mark.natbench_sweep(cores=[1, 2, 4], connections=["1k", "4M"])`` parametrises
 a test over the product, with ids like ``4c-4M``; also ``ports=[(src, dst), ...]``,

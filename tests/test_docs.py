@@ -287,3 +287,72 @@ def test_notebook_runs_on_a_real_lab_run(workdir: Path) -> None:
         [sys.executable, "-c", code], cwd=workdir, env=env, capture_output=True, text=True, timeout=300, check=False
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# --- the documentation site (./dev docs: Sphinx, docs/conf.py, docs/_ext/natbench_api.py) -------------------------
+
+
+def _build_site(src: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """The build ``./dev docs`` runs (warnings as errors), of the pages in ``src`` with docs/conf.py."""
+    pytest.importorskip("sphinx", reason="the docs extra is not installed (./dev setup installs it)")
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-E", "-a", "-n", "-W", "--keep-going", "-q"]
+    cmd += ["-c", str(ROOT / "docs"), str(src), str(out)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+
+
+_SITE_INDEX = """# index
+
+| page | what |
+|---|---|
+| [api.md](api.md) | the API |
+"""
+
+_SITE_API = """# api
+
+```{eval-rst}
+.. currentmodule:: natbench.plugins
+
+.. autoclass:: Tester
+   :members: phase1
+
+A link: :class:`Tester`; written as defined: :class:`~natbench.plugins.tester.Tester`,
+:meth:`~natbench.plugins.tester.Tester.phase1`; real but not documented
+here: :class:`~natbench.results.PhaseResult`, :data:`TESTERS`; a builtin: :class:`str`. %s
+```
+"""
+
+
+def test_site_links_documented_objects_and_shows_real_undocumented_ones_as_code(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "index.md").write_text(_SITE_INDEX, encoding="utf-8")
+    (src / "api.md").write_text(_SITE_API % "", encoding="utf-8")
+    proc = _build_site(src, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "out" / "api.html").read_text(encoding="utf-8")
+    html = page[page.index("A link:") :].split("</p>")[0]
+    links = re.findall(r'<a class="reference internal" href="#([\w.]+)"[^>]*><code[^>]*><span class="pre">(\w+)', html)
+    assert links.count(("natbench.plugins.Tester", "Tester")) == 2, links  # both spellings link to the one entry
+    assert ("natbench.plugins.Tester.phase1", "phase1") in links, links
+    for name in ("PhaseResult", "TESTERS", "str"):
+        assert f'<span class="pre">{name}</span>' in html
+        assert name not in {text for _, text in links}, f"{name} is not documented here, yet linked"
+
+
+def test_site_build_fails_on_a_broken_reference_link_anchor_or_unlisted_page(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    broken = ":class:`Testr`, :func:`natbench.plugins.no_such_function`"
+    (src / "index.md").write_text(_SITE_INDEX + "\n[gone](gone.md), [no anchor](api.md#no-such-heading)\n")
+    (src / "api.md").write_text(_SITE_API % broken, encoding="utf-8")
+    (src / "orphan.md").write_text("# orphan\n\nIn no table.\n", encoding="utf-8")
+    proc = _build_site(src, tmp_path / "out")
+    assert proc.returncode != 0
+    for problem in (
+        "reference target not found: Testr",
+        "reference target not found: natbench.plugins.no_such_function",
+        "cross-reference target not found: 'gone.md'",
+        "no-such-heading",
+        "orphan.md: WARNING: document isn't included in any toctree",
+    ):
+        assert problem in proc.stderr, f"{problem!r} not reported:\n{proc.stderr}"

@@ -180,7 +180,7 @@ class MappingTable(Sequence[Mapping]):
 
     @property
     def nbytes(self) -> int:
-        """Bytes the columns take (what natbench holds per table: :attr:`bytes_per_mapping` x rows)."""
+        """Bytes the columns take (what natbench holds per table: 7 bytes a row, 8 with over 256 addresses, x rows)."""
         return int(self.address.nbytes + self.public_port.nbytes + self.remote_port.nbytes + self.private_port.nbytes)
 
     @property

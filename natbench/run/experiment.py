@@ -77,7 +77,7 @@ class SweepPoint:
 
     @property
     def connections(self) -> int | None:
-        """|S| x |D| when both ranges are set."""
+        """``|S| x |D|`` when both ranges are set."""
         if self.src_ports is None or self.dst_ports is None:
             return None
         return len(self.src_ports) * len(self.dst_ports)
@@ -96,11 +96,11 @@ class SweepPoint:
 
 
 def split_connections(connections: int, dst_ports: int | None = None) -> tuple[PortRange, PortRange]:
-    """Port ranges giving ``connections`` = |S| x |D|, more source than destination ports as in the seeds.
+    """Port ranges giving ``connections`` = ``|S| x |D|``, more source than destination ports as in the seeds.
 
-    ``dst_ports`` fixes |D|; otherwise |D| is the largest of 1000, 100, 10, 1 that divides
-    the count and is not larger than |S| (4M -> 4000 x 1000, 16k -> 160 x 100, 1k -> 100 x 10),
-    with |S| <= 64511. Source ports start at 1024, destination ports at 1.
+    ``dst_ports`` fixes ``|D|``; otherwise ``|D|`` is the largest of 1000, 100, 10, 1 that divides
+    the count and is not larger than ``|S|`` (4M -> 4000 x 1000, 16k -> 160 x 100, 1k -> 100 x 10),
+    with ``|S| <= 64511``. Source ports start at 1024, destination ports at 1.
     """
     if connections < 1:
         raise ConfigError(f"connections must be at least 1, got {connections}", field="connections")
