@@ -75,7 +75,8 @@ def test_the_port_space_is_used_up_to_its_last_port() -> None:
     # 1, 2, 4, then 6 ports (the space's end), where the table still has not filled: not reached, port space used up
     res, prepared = capacity_at((65530, 65530), min_connections=20, max_connections=1_000_000, connection_error=20)
     assert probed(res) == [20, 40, 80, 120]
-    assert (res.value, res.error, res.extra["not_reached"], res.extra["port_space_exhausted"]) == (120, None, True, True)
+    assert (res.value, res.error) == (120, None)
+    assert (res.extra["not_reached"], res.extra["port_space_exhausted"]) == (True, True)
     assert max(r.last for r in prepared) == 65535
 
 

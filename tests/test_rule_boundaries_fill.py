@@ -115,7 +115,8 @@ def test_a_fill_the_tester_sent_one_frame_short_is_repeated(can_count: bool) -> 
     sending(h, N - 1)
     res = h.run("teardown", fill_rate=50_000, max_invalid=1)
     fills = fill_records(h)
-    assert [(r.verdict, r.reason) for r in fills] == [(Verdict.INVALID, f"the tester sent {N - 1} of the {N} phase-1 frames")] * 2
+    short = (Verdict.INVALID, f"the tester sent {N - 1} of the {N} phase-1 frames")
+    assert [(r.verdict, r.reason) for r in fills] == [short, short]
     assert res.value is None and "2 fills in a row did not leave the 4,000 connections" in res.extra["failed"]
 
 

@@ -1,5 +1,5 @@
-"""Where a recipe value may start with '-', at its boundaries (natbench.duts.recipes.shell.word_problem, the resolve-time
-check of natbench.duts.recipes.params; docs/recipes.md):
+"""Where a recipe value may start with '-', at its boundaries (natbench.duts.recipes.shell.word_problem, the
+resolve-time check of natbench.duts.recipes.params; docs/recipes.md):
 
 * a placeholder glued to literal text (``--comment={{ x }}``) may take a value starting with '-' as its first word,
   never as a later word of a list value: each later item is a word of its own, which a program reads as an option;

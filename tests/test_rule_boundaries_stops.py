@@ -158,8 +158,8 @@ class ScriptedTester(FakeTester):
 
 def fast_throughput(h: Harness, **settings: Any) -> RepetitionResult:
     """One fast throughput repetition on a DUT forwarding 320,000/s: short 200k and 300k pass, full 300k confirms."""
-    settings = {"upper": 400_000, "error": 100_000, "fill_rate": 50_000, "algorithm": "fast", "duration": 10.0, **settings}
-    return h.run("throughput", **settings)
+    given = {"upper": 400_000, "error": 100_000, "fill_rate": 50_000, "algorithm": "fast", "duration": 10.0}
+    return h.run("throughput", **{**given, **settings})
 
 
 def test_a_rate_whose_stop_proved_nothing_is_never_stopped_again() -> None:
