@@ -1,0 +1,207 @@
+"""Table fills and tear-down at their boundaries (natbench.metrics.fill, natbench.metrics.teardown,
+natbench.metrics.teardown_resolution; docs/engine.md "Table fills"):
+
+* what every fill records as ``fill_verified`` (``true``, ``"sample"`` or ``false``), and that the memory rows leave
+  out a sampled fill whose sample failed;
+* a fill the tester sent short of N is repeated, also on a DUT that cannot count (N - 1 frames against N);
+* tear-down divides by the connections a fill nothing verified created, in the repetition and in the table;
+* a failed tear-down repetition advises more connections than it used, and a noise of 0 never advises 0.
+
+Against the fakes (natbench.testing), through the procedures as a run calls them."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_procedures import Harness, noisy_empty
+
+import natbench
+from natbench.metrics.teardown import teardown_figures
+from natbench.metrics.teardown_resolution import MIN_NOISE, DeletionProfile, advised_connections, resolution
+from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, Verdict
+from natbench.testing import MemoryFakeDut
+from natbench.testing.rundir import make_point, write_run_dir
+
+N = 4000  # the harness's point: 200 source x 20 destination ports
+
+
+def memory_harness(**model: Any) -> Harness:
+    """A harness whose DUT has the memory hook (a slab of 256 B per connection)."""
+    h = Harness(**model)
+    h.dut = MemoryFakeDut(h.dut.model)
+    h.tester.dut = h.dut
+    return h
+
+
+def fill_records(h: Harness) -> list[Any]:
+    return [r for r in h.records if r.kind == "fill"]
+
+
+# --- what a fill records as verified ------------------------------------------------------------------------------
+
+
+def test_a_fill_the_dut_counted_is_verified() -> None:
+    h = Harness(flush_per_connection=1e-5)
+    h.run("teardown", fill_rate=50_000, empty_samples=1)
+    assert [r.extra["fill_verified"] for r in fill_records(h)] == [True]
+
+
+def test_a_fill_a_validation_sample_checked_records_sample() -> None:
+    h = Harness(flush_per_connection=1e-5, can_count=False)
+    res = h.run("teardown", fill_rate=50_000, empty_samples=1)
+    assert [r.extra["fill_verified"] for r in fill_records(h)] == ["sample"]
+    assert res.extra["connections_verified"] is True
+
+
+def test_a_fill_nothing_could_verify_records_false() -> None:
+    h = Harness(flush_per_connection=1e-5, can_count=False)
+
+    def learn_nothing(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        return dataclasses.replace(_orig(rate, learn), learned=0)
+
+    h.tester.phase1 = learn_nothing  # type: ignore[method-assign]
+    h.run("teardown", fill_rate=50_000, empty_samples=1)
+    assert [r.extra["fill_verified"] for r in fill_records(h)] == [False]
+
+
+def test_the_memory_of_a_sampled_fill_whose_sample_failed_never_counts(tmp_path: Path) -> None:
+    """A DUT that cannot count keeps state for 40,000 new connections per second: the fills at 50,000 forward all
+    N frames but keep 3,200 connections; each validation sample finds them short, so no fill is kept and no memory
+    figure may come of them (the DUT's slab grew by 256 B x 3,200)."""
+    h = memory_harness(can_count=False, keep_rate=40_000, flush_per_connection=1e-5)
+    res = h.run("teardown", fill_rate=50_000, max_invalid=1)
+    assert res.value is None
+    fills = fill_records(h)
+    assert [r.extra["fill_verified"] for r in fills] == ["sample", "sample"]
+    assert all("memory" in r.extra for r in fills)  # measured: the report must leave them out
+    assert [r.verdict for r in h.records if r.kind == "fill_check"] == [Verdict.INVALID] * 2
+    p = make_point(0, (1000, 1199), (80, 99), name="fake")
+    records = [dataclasses.replace(r, point_id=p.id) for r in h.records]
+    run = natbench.load(write_run_dir(tmp_path / "run", [p], [*records, dataclasses.replace(res, point_id=p.id)]))
+    assert run.memory.empty
+
+
+def test_the_memory_of_a_sampled_fill_whose_sample_passed_counts(tmp_path: Path) -> None:
+    h = memory_harness(can_count=False, flush_per_connection=1e-5)
+    res = h.run("teardown", fill_rate=50_000, empty_samples=1)
+    assert res.value is not None
+    p = make_point(0, (1000, 1199), (80, 99), name="fake")
+    records = [dataclasses.replace(r, point_id=p.id) for r in h.records]
+    run = natbench.load(write_run_dir(tmp_path / "run", [p], [*records, dataclasses.replace(res, point_id=p.id)]))
+    assert run.memory["per_connection"].tolist() == [256.0]
+
+
+# --- a fill the tester sent short of N ----------------------------------------------------------------------------
+
+
+def sending(h: Harness, frames: int) -> None:
+    """The tester's phase 1 sends (and the DUT forwards and keeps, and the Responder learns) ``frames`` of the N."""
+
+    def phase1(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        res = _orig(rate, learn)
+        h.dut.connections = frames
+        counts = {Direction.FORWARD: DirectionCounts(frames, frames, frames)}
+        return dataclasses.replace(res, counts=counts, learned=frames if learn else None)
+
+    h.tester.phase1 = phase1  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("can_count", [True, False])
+def test_a_fill_the_tester_sent_one_frame_short_is_repeated(can_count: bool) -> None:
+    h = Harness(flush_per_connection=1e-5, can_count=can_count)
+    sending(h, N - 1)
+    res = h.run("teardown", fill_rate=50_000, max_invalid=1)
+    fills = fill_records(h)
+    short = (Verdict.INVALID, f"the tester sent {N - 1} of the {N} phase-1 frames")
+    assert [(r.verdict, r.reason) for r in fills] == [short, short]
+    assert res.value is None and "2 fills in a row did not leave the 4,000 connections" in res.extra["failed"]
+
+
+@pytest.mark.parametrize("can_count", [True, False])
+def test_a_fill_the_tester_sent_whole_is_kept(can_count: bool) -> None:
+    h = Harness(flush_per_connection=1e-5, can_count=can_count)
+    sending(h, N)
+    res = h.run("teardown", fill_rate=50_000, empty_samples=1)
+    assert fill_records(h)[0].verdict is Verdict.PASS
+    assert (res.extra["connections"], res.extra["connections_verified"]) == (N, True)
+
+
+# --- tear-down's N: the connections a fill created ------------------------------------------------------------------
+
+
+def test_an_unverified_fill_divides_by_the_frames_the_tester_saw_arrive_not_the_points_n() -> None:
+    """Nothing verifies the fill (no count, no learned tuples); it lost 20 of its 4,000 frames, within the 1 %
+    acceptance, so it is kept: N is the 3,980 valid frames. T_N = 0.5 + 3,980 x 10 us, T_0 = 0.5 s: 100,000/s."""
+    h = Harness(flush_empty=0.5, flush_per_connection=1e-5, can_count=False)
+
+    def lose_twenty(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        res = _orig(rate, learn)
+        h.dut.connections = N - 20
+        counts = {Direction.FORWARD: DirectionCounts(N, N - 20, N - 20)}
+        return dataclasses.replace(res, counts=counts, learned=0)
+
+    h.tester.phase1 = lose_twenty  # type: ignore[method-assign]
+    res = h.run("teardown", fill_rate=50_000, empty_samples=1, acceptance=0.01)
+    assert fill_records(h)[0].extra["fill_verified"] is False
+    assert (res.extra["connections"], res.extra["connections_verified"]) == (N - 20, False)
+    assert res.value == pytest.approx((N - 20) / ((N - 20) * 1e-5))
+    assert h.records[1].extra == {"connections": N - 20}  # the timed delete names the N it deleted
+
+
+def figures(created: list[float]) -> dict[str, float]:
+    cols = {
+        "filled_delete_s": [0.54, 0.54, 0.54],
+        "empty_delete_s": [0.5, 0.5, 0.5],
+        "created_connections": created,
+        "reported": [1.0, 1.0, 1.0],
+    }
+    return teardown_figures(cols, 4000.0)
+
+
+def test_the_tables_tear_down_rate_divides_by_the_connections_the_fills_created() -> None:
+    out = figures([3980.0, 3990.0, float("nan")])
+    assert out["connections"] == 3990.0
+    assert out["rate"] == pytest.approx(3990 / 0.04)
+    # repetitions stored before the fills' N was: the point's connections
+    out = figures([float("nan")] * 3)
+    assert out["connections"] == 4000.0 and out["rate"] == pytest.approx(4000 / 0.04)
+
+
+# --- the advice of a failed tear-down repetition -----------------------------------------------------------------
+
+
+def too_few(earlier_rate: float) -> str:
+    """A repetition whose filled-table delete (9.504 ms) was faster than the fastest empty-table delete (10, 10.5,
+    11 ms): no rate of its own to go by, so the advice rests on an earlier repetition's rate."""
+    h = Harness(flush_empty=0.0095, flush_per_connection=1e-9)
+    noisy_empty(h, [0.010, 0.0105, 0.011])
+    earlier = (RepetitionResult("x", "teardown", 0, earlier_rate, "conn/s"),)
+    res = h.run("teardown", fill_rate=50_000, repetition=1, earlier=earlier)
+    assert res.value is None
+    return str(res.extra["failed"])
+
+
+def test_the_advice_after_a_failed_repetition_is_more_connections_than_it_used() -> None:
+    # at the earlier 100,000/s, 4 x the 1 ms spread is 400 connections' worth: fewer than the 4,000 that failed,
+    # so the advice is one more than those
+    assert too_few(100_000.0).endswith("; use at least 4,001 connections")
+
+
+def test_the_advice_after_a_failed_repetition_is_the_connections_that_stand_out_of_the_noise() -> None:
+    # at 10,000,000/s the same spread is 40,000 connections' worth: above the 4,000 used, the advice is that
+    advice = advised_connections(0.011 - 0.010, 10_000_000.0)
+    assert advice > N
+    assert too_few(10_000_000.0).endswith(f"; use at least {advice:,} connections")
+
+
+def test_a_noise_of_zero_never_advises_zero_connections() -> None:
+    # one empty-table timing (or equal ones) has a spread of 0: the clock's resolution, MIN_NOISE, is the least
+    # noise reckoned with
+    assert advised_connections(0.0, 1e6) == advised_connections(MIN_NOISE, 1e6) == 4
+    assert advised_connections(2 * MIN_NOISE, 1e6) == 8  # a larger noise counts as it is
+    r = resolution(3, DeletionProfile(rate=1e6, noise=0.0, source="test"))
+    assert r.advised == 4 and r.coarse and r.warning() is not None
+    assert resolution(4, DeletionProfile(rate=1e6, noise=0.0, source="test")).warning() is None
