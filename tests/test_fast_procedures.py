@@ -281,3 +281,19 @@ def test_the_first_cps_repetition_goes_to_the_rate_a_failed_phase_1_set_connecti
     phase1 = [r.intended_rate for r in h.records if r.kind == "phase1"]
     assert phase1 == [200_000, 300_000, 240_000, 250_000]
     assert (res.value, res.error, res.extra["jumps"]) == (240_000, 10_000, 1)
+
+
+def test_without_the_short_fail_rule_a_short_failure_proves_nothing_and_a_full_trial_sets_the_bound() -> None:
+    # as the first test, with short_fail false: short 300k fails, but only a full trial there may bound the result
+    h = Harness(forwarding=240_000)
+    res = h.run(
+        "throughput", upper=400_000, error=100_000, fill_rate=50_000, algorithm="fast", duration=10.0, short_fail=False
+    )
+    assert _trials(h) == [
+        ("fill", "-", 50_000, 0.08),
+        ("phase2", "short", 200_000, 1.0),
+        ("phase2", "short", 300_000, 1.0),
+        ("phase2", "full", 200_000, 10.0),
+        ("phase2", "full", 300_000, 10.0),
+    ]
+    assert (res.value, res.error, res.extra["short_bound"], res.extra["full_steps"]) == (200_000, 100_000, False, 2)

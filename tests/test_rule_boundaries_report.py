@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import natbench
-from natbench.metrics.declare import SEEDS_ERROR, SearchBlock, error_caption
+from natbench.metrics.declare import error_caption
 from natbench.metrics.memory import memory_used
 from natbench.report.summary import summarize_run
+from natbench.search import BlockFacts
+from natbench.search.binary import SEEDS_ERROR
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
 
 P = make_point(0, (1, 400), (1, 10))  # 4,000 connections
@@ -55,16 +57,16 @@ def test_a_tester_bound_search_that_ended_at_upper_is_not_told_to_raise_it(tmp_p
 
 
 def test_the_seeds_error_caption_only_when_every_search_is_a_binary_one() -> None:
-    binary, legacy = SearchBlock("cps", "binary"), SearchBlock("throughput", None)  # None: stored before algorithms
-    assert error_caption([binary, legacy]) == SEEDS_ERROR
-    fast = SearchBlock("throughput", "fast", short_bounds=1, repetitions=3)
-    mixed = error_caption([binary, fast])
+    binary, legacy = BlockFacts("cps"), BlockFacts("throughput")  # legacy: stored before results named algorithms
+    assert error_caption([binary, legacy], ["binary", None]) == SEEDS_ERROR
+    fast = BlockFacts("throughput", 3, {"short_bound": 1})
+    mixed = error_caption([binary, fast], ["binary", "fast"])
     assert mixed != SEEDS_ERROR
     assert "cps: final width (upper - lower) of the binary search" in mixed
     assert "throughput: fast search: each value passed a full trial" in mixed
     assert "1 of 3 repetitions' upper bound from a short trial" in mixed
-    assert error_caption([fast]).startswith("Error, in plain units as the search ran")
-    assert error_caption([]) == ""
+    assert error_caption([fast], ["fast"]).startswith("Error, in plain units as the search ran")
+    assert error_caption([], []) == ""
 
 
 # --- the memory note on unknown figures -----------------------------------------------------------------------------

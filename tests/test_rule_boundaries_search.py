@@ -227,3 +227,69 @@ def test_a_rate_no_short_trial_proved_gets_its_full_verdict_on_the_guards_walk_u
     out = run_fast_search(script, lower=0, upper=2000, error=100, rule=rule())
     assert script.trials == ["s1000", "s1500", "s1200", "s1100", "F1000", "F1100", "p1200"]
     assert (out.value, out.upper, out.probes, out.probe_proofs) == (1100, 1200, 1, 1)
+
+
+# --- the moves and the ledger: what the reshaping into policies must keep ---------------------------------------
+
+
+def test_a_range_of_one_cell_runs_no_trial_even_with_a_seed() -> None:
+    # [0, 100] with error 100 is one cell: nothing between the bounds (neither is ever tested), seed or none
+    script = Script(lambda step: TrialVerdict(PASS))
+    out = run_fast_search(script, lower=0, upper=100, error=100, seed=50)
+    assert script.trials == []
+    assert (out.value, out.upper, out.passed, out.seeded) == (0, 100, False, False)
+
+
+def test_a_walk_down_whose_jump_passes_walks_up_from_there_instead_of_bisecting() -> None:
+    # cps-like: [0, 1000], error 10, the DUT passes up to 260. The failed 500 overstates (forwarded 300): the walk
+    # starts at 300, which fails forwarding 263, so the walk down jumps past 290 to 260 (it passes), then walks up:
+    # 270 fails. A bisection of [260, 300] would have tried 280 first.
+    def answer(step: FastStep) -> TrialVerdict:
+        if step.rate <= 260:
+            return TrialVerdict(PASS)
+        return TrialVerdict(FAIL, lost=1, forwarded=300.0 if step.rate == 500 else 263.0)
+
+    script = Script(answer)
+    out = run_fast_search(script, lower=0, upper=1000, error=10, narrow_full=True)
+    assert script.trials == ["F500", "F300", "F260", "F270"]
+    assert (out.value, out.upper, out.jumps) == (260, 270, 2)
+
+
+def test_no_probe_runs_at_the_rate_a_short_trial_passed() -> None:
+    # [0, 400], error 100, the rule on; short and full trials pass up to 200. The failed short 300 (its loss proves
+    # it) overstates its loss (forwarded 150) with a burst over one error: the search walks from 100 in full
+    # verdicts. 100 and 200 are at or below a rate a short trial passed (200): full trials, no probe (a short trial
+    # there would pass again and prove nothing); no delivery is known to stop it otherwise.
+    def answer(step: FastStep) -> TrialVerdict:
+        if step.rate <= 200:
+            return TrialVerdict(PASS, lost=0)
+        return TrialVerdict(FAIL, lost=100, forwarded=150.0, burst=200.0)
+
+    script = Script(answer)
+    out = run_fast_search(script, lower=0, upper=400, error=100, rule=rule())
+    assert script.trials == ["s200", "s300", "F100", "F200"]
+    assert (out.value, out.upper, out.probes, out.jumps) == (200, 300, 0, 1)
+
+
+def test_a_rate_the_tester_could_not_send_at_the_result_itself_is_no_ceiling_above_it() -> None:
+    # [0, 400], error 100, no rule. The short trial at 200 finds the tester short three times (beyond the tester
+    # for short trials); 100 passes short. The confirmation: full 100 passes, full 200 passes (the tester kept the
+    # full trial's pace): the walk up finds 300 failing. 200, once the tester's, is the value: no ceiling above it.
+    def answer(step: FastStep) -> TrialVerdict:
+        if not step.full and step.rate == 200:
+            return TrialVerdict(Verdict.INVALID, "tester could not keep the rate", tester_limited=True)
+        return TrialVerdict(PASS if step.rate <= 200 else FAIL, lost=0 if step.rate <= 200 else 1)
+
+    script = Script(answer)
+    out = run_fast_search(script, lower=0, upper=400, error=100)
+    assert script.trials == ["s200", "s200", "s200", "s100", "F100", "F200", "F300"]
+    assert (out.value, out.upper, out.tester_ceiling, out.tester_bound) == (200, 300, None, False)
+
+
+@pytest.mark.parametrize(("short_cost", "worth"), [(5.75, False), (5.74, True)])
+def test_a_first_probe_pays_only_when_half_a_full_trial_costs_more_than_a_short_one(
+    short_cost: float, worth: bool
+) -> None:
+    # no probe yet: the rule of succession gives (0 + 1) / (0 + 2); half of 11.5 s is 5.75 s
+    r = ShortFailRule(0.0, 10.0, 1.0, full_cost=11.5, short_cost=short_cost)
+    assert r.worth_probing(0, 0) is worth

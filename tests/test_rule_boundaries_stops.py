@@ -1,12 +1,12 @@
 """Stopping failed full trials, short trials and the watch behind them, at their boundaries (docs/engine.md,
 "Stopping a failed full trial", "Where to look next"):
 
-* the stop a full trial asks for (:func:`~natbench.metrics.fast.loss_stop`): its margin (each of its three terms the
+* the stop a full trial asks for (:func:`~natbench.search.fast.stop.stop_rule`): its margin (each of its three terms the
   largest alone), each condition of asking for one false alone, never again at a rate whose stop proved nothing;
-* the fast search of a phase-2 metric (:func:`~natbench.metrics.fast.phase2_fast`, with the fakes): no short trial
-  when short and full durations are equal; only a stop that proved nothing is measured again at once, any other
-  invalid stopped trial is the search's to retry (``max_invalid``);
-* a stopped trial's verdict (:func:`~natbench.metrics.judging.judge_stopped`): its average pace is not held against
+* the fast search of a phase-2 metric (:data:`~natbench.search.fast.FAST` in the procedures, with the fakes): no
+  short trial when short and full durations are equal; only a stop that proved nothing is measured again at once,
+  any other invalid stopped trial is the search's to retry (``max_invalid``);
+* a stopped trial's verdict (:func:`~natbench.judging.judge_stopped`): its average pace is not held against
   it, its loss is;
 * the loss watch's baseline (the running minimum of the gap) and its threshold and window, exactly;
 * the tail rate's window (from the first sample in which every direction had sent).
@@ -21,12 +21,13 @@ import pytest
 from metric_settings import build
 from test_procedures import POINT, Harness
 
+from natbench.judging import judge_phase, judge_stopped
 from natbench.metrics import ProcedureContext
-from natbench.metrics.fast import STOP_IN_FLIGHT, STOP_MIN_MARGIN, STOP_WINDOW, loss_stop
-from natbench.metrics.judging import judge_phase, judge_stopped
+from natbench.metrics.searching import search_task
 from natbench.plugins import Directions, LossStop, Phase2Options
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, Verdict
 from natbench.search.fast import FastStep, ShortFailRule
+from natbench.search.fast.stop import STOP_IN_FLIGHT, STOP_MIN_MARGIN, STOP_WINDOW, stop_rule
 from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
 from natbench.testers.tailrate import TailRate
 from natbench.testing import FakeTester
@@ -52,6 +53,16 @@ def context(h: Harness, **settings: Any) -> ProcedureContext[Any]:
         sleep=h.slept.append,
         options=options,
     )
+
+
+def loss_stop(
+    ctx: ProcedureContext[Any], step: FastStep, rule: ShortFailRule | None, undecided: set[float]
+) -> LossStop | None:
+    """The stop the fast search's trial ``step`` asks of ``ctx``'s tester, as the search builds it for that context."""
+    s = ctx.settings
+    task = search_task(ctx, lambda _r: NotImplemented, short_seconds=s.short_duration, full_seconds=s.duration)
+    stops = stop_rule(task, rule)
+    return stops.stop(step, undecided) if stops is not None else None
 
 
 def stopping(**settings: Any) -> ProcedureContext[Any]:

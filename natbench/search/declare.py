@@ -10,6 +10,7 @@ and the reports ask the declaration of the name a metric's ``algorithm`` setting
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from natbench.plugins import Registry
 from natbench.plugins.columns import Column
 from natbench.results import RepetitionResult
+from natbench.search.ceiling import KnownCeiling
 from natbench.search.outcome import SearchOutcome
 from natbench.search.task import SearchTask
 
@@ -134,6 +136,15 @@ class SearchAlgorithm:
     """How ``natbench plan`` counts its trials, when it compares it with the reference (None: it is not compared)."""
     problems: Callable[[], list[str]] = _no_problems
     """Why this machine cannot run it (a library it needs; empty when it can): ``natbench doctor`` says so."""
+
+    def search(self, task: SearchTask) -> SearchOutcome:
+        """Run it (:attr:`run`) below the tester's ceiling the earlier repetitions at the point found
+        (:class:`~natbench.search.ceiling.KnownCeiling`): no rate at or above it is tested again, and a search that
+        ends there is tester-bound, as the one that met it."""
+        known = KnownCeiling.learnt(task.earlier)
+        if known is None or not known.caps(task.lower, task.upper, task.error):
+            return self.run(task)
+        return known.outcome(self.run(dataclasses.replace(task, upper=known.rate)))
 
     def offered_by(self, settings: type) -> bool:
         """Whether a metric with the settings model ``settings`` offers this algorithm: it includes every model in

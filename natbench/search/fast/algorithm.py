@@ -43,7 +43,7 @@ from natbench.search.fast.outcome import FastOutcome
 from natbench.search.fast.planning import PLAN_NOTE, plan
 from natbench.search.fast.rule import ShortFailRule
 from natbench.search.fast.search import run_fast_search
-from natbench.search.fast.stop import StopRule
+from natbench.search.fast.stop import stop_rule
 from natbench.search.fast.trial import FastStep, TrialVerdict
 from natbench.search.outcome import SearchOutcome
 from natbench.search.shorttrials import ShortTrialSettings
@@ -88,11 +88,7 @@ def _run(task: SearchTask) -> FastOutcome:
     rule = None
     if shorts is not None and shorts.short_fail and not narrow_full and short_s is not None and full_s is not None:
         rule = short_fail_rule(task, short_s, full_s)
-    stops = (
-        StopRule(rule, task.error)
-        if rule is not None and shorts is not None and shorts.stop_failed and task.evidence.stops_failed_trials
-        else None
-    )
+    stops = stop_rule(task, rule)
     undecided: set[float] = set()
 
     def request(st: FastStep, **ask: Any) -> TrialRequest:

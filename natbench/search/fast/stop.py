@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from natbench.plugins import LossStop
 from natbench.search.fast.rule import ShortFailRule
 from natbench.search.fast.trial import FastStep
+from natbench.search.shorttrials import ShortTrialSettings
+from natbench.search.task import SearchTask
 
-__all__ = ["STOP_IN_FLIGHT", "STOP_MIN_MARGIN", "STOP_WINDOW", "StopRule"]
+__all__ = ["STOP_IN_FLIGHT", "STOP_MIN_MARGIN", "STOP_WINDOW", "StopRule", "stop_rule"]
 
 STOP_WINDOW = 0.25
 """Seconds the frames missing in a direction must stay above the threshold before the tester ends a full trial of the
@@ -47,3 +49,13 @@ class StopRule:
             return None
         margin = max(float(self.error) / 2 * STOP_WINDOW, STOP_MIN_MARGIN, step.rate * STOP_IN_FLIGHT)
         return LossStop(allowance=self.rule.allowance(step.rate), margin=margin, window=STOP_WINDOW)
+
+
+def stop_rule(task: SearchTask, rule: ShortFailRule | None) -> StopRule | None:
+    """The stops of a fast search's full trials (None: none stops): only with the short-fail ``rule``, the metric's
+    ``stop_failed`` on and a tester that declares it can stop a failed trial
+    (:attr:`~natbench.plugins.TrialEvidence.stops_failed_trials`)."""
+    shorts = task.settings if isinstance(task.settings, ShortTrialSettings) else None
+    if rule is None or shorts is None or not shorts.stop_failed or not task.evidence.stops_failed_trials:
+        return None
+    return StopRule(rule, task.error)
