@@ -22,6 +22,8 @@ __all__ = [
     "judge_phase",
     "judge_stopped",
     "limit_cause",
+    "net_lost",
+    "recorded_net_lost",
     "stop_proved_nothing",
 ]
 
@@ -60,6 +62,23 @@ def is_tester_limited(record: TrialRecord) -> bool:
     return limit_cause(record) is not None
 
 
+def net_lost(lost: int, deviation: Deviation) -> int:
+    """The frames of ``lost`` the DUT lost, as the verdicts count them: net of what the tester's own ``deviation``
+    explains (its clumps and the frames its receive side missed), never negative."""
+    return max(lost - deviation.explains, 0)
+
+
+def recorded_net_lost(record: TrialRecord, direction: str) -> int | None:
+    """The frames ``record`` lost in ``direction`` net of the tester's own deviation stored with it
+    (:func:`net_lost`, as its verdict counted them); None when it has no counts for that direction."""
+    counts = record.counts.get(direction)
+    if counts is None:
+        return None
+    stored = (record.extra.get("deviations") or {}).get(direction) or {}
+    deviation = Deviation(int(stored.get("clump") or 0), int(stored.get("missed") or 0))
+    return net_lost(max(int(counts["sent"]) - int(counts["valid"]), 0), deviation)
+
+
 def judge_phase(phase: PhaseResult, acceptance: float, rate_tolerance: float) -> tuple[Verdict, str]:
     """Verdict of a phase result from its counts and the tester's deviations (see the module docstring).
 
@@ -96,7 +115,7 @@ def judge_phase(phase: PhaseResult, acceptance: float, rate_tolerance: float) ->
     none = Deviation()
     for d, c in over:
         dev = phase.deviations.get(d, none)
-        net = max(c.lost - dev.explains, 0)
+        net = net_lost(c.lost, dev)
         if net > acceptance * c.sent:
             reason = f"{d} loss {c.lost}/{c.sent} = {c.loss_ratio:.6%} > {acceptance:.6%}"
             if dev.explains:
@@ -125,7 +144,7 @@ def judge_stopped(phase: PhaseResult, verdict: Verdict, reason: str, allowance: 
         return Verdict.INVALID, "the tester ended the trial early, though no stop was asked for"
     none = Deviation()
     worst = max(
-        ((max(c.lost - phase.deviations.get(d, none).explains, 0), d, c) for d, c in phase.counts.items()),
+        ((net_lost(c.lost, phase.deviations.get(d, none)), d, c) for d, c in phase.counts.items()),
         key=lambda x: x[0],
         default=None,
     )

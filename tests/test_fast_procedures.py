@@ -3,11 +3,16 @@ run, short or full, and what the result stores."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from test_procedures import Harness
 
-from natbench.results import RepetitionResult, TrialRecord, Verdict
+from natbench.plugins import Directions, Phase2Options
+from natbench.results import Deviation, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.search.fast import ShortFailRule
 from natbench.search.fast.evidence import worst_lost
+from natbench.testing import FakeTester
 
 
 def _trials(h: Harness) -> list[tuple[str, str, float, float]]:
@@ -297,3 +302,41 @@ def test_without_the_short_fail_rule_a_short_failure_proves_nothing_and_a_full_t
         ("phase2", "full", 300_000, 10.0),
     ]
     assert (res.value, res.error, res.extra["short_bound"], res.extra["full_steps"]) == (200_000, 100_000, False, 2)
+
+
+class MissingTester(FakeTester):
+    """The fake tester in front of a DUT that, from 250,000/s up to its ceiling, loses 40 frames per trial in each
+    direction; there its own receive side misses 2,000 more in every short (1 s) trial and says so
+    (``Deviation.missed``), as the software tester reports a socket's drops."""
+
+    def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+        res = super().phase2(rate, duration, directions, measure)
+        if rate < 250_000:
+            return res
+        missed = 2000 if duration < 10.0 else 0
+        counts = {
+            d: DirectionCounts(c.sent, max(c.received - 40 - missed, 0), max(c.valid - 40 - missed, 0))
+            for d, c in res.counts.items()
+        }
+        deviations = {d: Deviation(missed=missed) for d in res.counts} if missed else {}
+        return dataclasses.replace(res, counts=counts, deviations=deviations)
+
+
+@pytest.mark.parametrize("algorithm", ["binary", "fast"])
+def test_frames_the_tester_missed_prove_no_upper_bound_and_fast_agrees_with_binary(algorithm: str) -> None:
+    # acceptance 0.01 %: a full trial (60 s) at 250,000/s may lose 1,500 frames, the DUT's 40 are well within it;
+    # a short trial's 2,040 missing frames are 40 of the DUT's (net of the 2,000 the tester missed): more than a
+    # short trial may lose (it fails), far less than a full trial may (it proves no bound; counted gross, it would
+    # have, and fast would report 249,000). Both searches report the DUT's 300,000.
+    h = Harness(forwarding=300_000)
+    h.tester = MissingTester(h.dut)
+    h.tester.prepare(h.plan)
+    res = h.run(
+        "throughput", upper=400_000, error=1000, fill_rate=50_000, algorithm=algorithm, duration=60.0,
+        acceptance=0.0001, short_duration=1.0,
+    )  # fmt: skip
+    assert (res.value, res.error) == (300_000, 1000)
+    if algorithm == "fast":
+        short_fails = [r for r in h.records if r.extra.get("search_trial") == "short" and r.verdict is Verdict.FAIL]
+        assert short_fails and all(r.intended_rate >= 250_000 for r in short_fails)
+        assert res.extra["short_bound"] is False and res.extra["rejected"] == [250_000]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,8 +39,9 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from natbench.config.model import SchemaModel
 from natbench.errors import SearchError
+from natbench.judging import recorded_net_lost
 from natbench.plugins.columns import Column
-from natbench.results import RepetitionResult, Verdict
+from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.search.binary import search_steps
 from natbench.search.declare import BlockFacts, PlanQuery, SearchAlgorithm, TrialGroups
 from natbench.search.outcome import SearchOutcome
@@ -58,6 +59,7 @@ __all__ = [
     "MlrSection",
     "MlrSettings",
     "goal_words",
+    "measured",
     "mlr_goal",
     "mlr_search",
     "mlr_trials",
@@ -402,17 +404,42 @@ def _run(task: SearchTask) -> MlrOutcome:
         for _ in range(task.max_invalid + 1):
             rec = task.run(request)
             if rec.verdict is not Verdict.INVALID:
-                break
+                return measured(rec, task.directions, goal, duration, load)
             invalid += 1
-        else:
-            raise SearchError(
-                f"MLRsearch trial at {load:g}: {task.max_invalid + 1} invalid trials in a row; last: {rec.reason}"
-            )
-        worst = max(rec.counts.values(), key=lambda c: (c["sent"] - c["valid"]) / c["sent"] if c["sent"] else 0.0)
-        return int(worst["sent"]), int(worst["valid"])
+        raise SearchError(
+            f"MLRsearch trial at {load:g}: {task.max_invalid + 1} invalid trials in a row; last: {rec.reason}"
+        )
 
     found = mlr_search(measure, lower=task.lower, upper=task.upper, goal=goal)
     return dataclasses.replace(found, invalid=invalid)
+
+
+def measured(
+    rec: TrialRecord, directions: Sequence[str], goal: MlrGoal, duration: float, load: float
+) -> tuple[int, int]:
+    """What MLRsearch is told of the trial ``rec``: (offered, forwarded) of its worst direction, the loss counted as the
+    verdicts count it (net of the tester's own deviation, :func:`~natbench.judging.recorded_net_lost`).
+
+    With exceed ratio 0 (the ``rfc2544`` preset: an RFC 2544 result) a trial shorter than the goal's final trials
+    whose loss a final trial at its load would be allowed (``loss_ratio x load x final_trial_duration``: the full
+    trial runs its traffic and more) is told as lossless: MLRsearch takes a load as an upper bound on any trial whose
+    own loss ratio exceeds the goal's, and a short trial's few lost frames (a start-up transient) would otherwise
+    make every load an upper bound. A larger loss is told as it is: it proves the load an upper bound, as natbench's
+    short-fail rule says. The stored trial keeps its real counts."""
+    worst = max(
+        (
+            (int(rec.counts[d]["sent"]), lost)
+            for d in directions or rec.counts
+            if (lost := recorded_net_lost(rec, d)) is not None
+        ),
+        key=lambda sl: sl[1] / sl[0] if sl[0] else 0.0,
+        default=(0, 0),
+    )
+    sent, lost = worst
+    short = goal.exceed_ratio == 0 and duration < goal.final_trial_duration
+    if short and lost <= goal.loss_ratio * load * goal.final_trial_duration:
+        return sent, sent
+    return sent, sent - lost
 
 
 def _stored(task: SearchTask, out: SearchOutcome) -> dict[str, Any]:

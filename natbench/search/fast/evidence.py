@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from natbench.judging import is_tester_limited
+from natbench.judging import is_tester_limited, recorded_net_lost
 from natbench.results import TrialRecord, Verdict
 from natbench.search.fast.trial import FastStep, TrialVerdict
 
@@ -19,14 +19,16 @@ FULL_SPAN = 0.99
 
 
 def worst_lost(rec: TrialRecord, directions: Iterable[str]) -> int | None:
-    """Frames ``rec`` lost (sent - valid) in its worst direction among ``directions``; None when it has no counts
-    for one of them (it then proves nothing by the short-fail rule)."""
+    """Frames ``rec`` lost in its worst direction among ``directions``, as its verdict counted them: sent - valid, net
+    of what the tester's own deviation explains (:func:`~natbench.judging.recorded_net_lost`: frames its receive side
+    missed are no loss of the DUT's); None when it has no counts for one of them (it then proves nothing by the
+    short-fail rule)."""
     lost = []
     for d in directions:
-        c = rec.counts.get(d)
-        if c is None:
+        net = recorded_net_lost(rec, d)
+        if net is None:
             return None
-        lost.append(max(int(c["sent"]) - int(c["valid"]), 0))
+        lost.append(net)
     return max(lost) if lost else None
 
 

@@ -40,8 +40,8 @@ class TrialVerdict:
     tester_limited: bool = False
     """An invalid trial caused by the tester not keeping the rate."""
     lost: int | None = None
-    """Frames the trial lost in its worst active direction (None: not known; such a trial proves no upper bound by
-    the short-fail rule)."""
+    """Frames the trial lost in its worst active direction, net of what the tester's own deviation explains, as its
+    verdict counted them (None: not known; such a trial proves no upper bound by the short-fail rule)."""
     stopped: bool = False
     """A full trial the tester ended early because it had failed (judged against the full trial's allowance)."""
     forwarded: float | None = None
