@@ -18,6 +18,7 @@ __all__ = [
     "CLUMPS",
     "RATE",
     "STOP_UNDECIDED",
+    "forecast",
     "is_tester_limited",
     "judge_phase",
     "judge_stopped",
@@ -131,13 +132,29 @@ def judge_phase(phase: PhaseResult, acceptance: float, rate_tolerance: float) ->
     )
 
 
-def judge_stopped(phase: PhaseResult, verdict: Verdict, reason: str, allowance: float | None) -> tuple[Verdict, str]:
-    """The verdict of a trial the tester ended early (``phase.stopped``), from :func:`judge_phase`'s: FAIL when a
-    direction lost, net of what the tester's deviations explain, more frames than the full trial may lose in all
-    (``allowance``; the full trial runs this one's traffic and more, so it could only lose more); INVALID when the
-    tester failed it (as any trial) or the receive wait brought the loss back within the allowance (the stop proved
-    nothing: the trial is measured again in full), or when nobody asked for a stop (``allowance`` None: the tester's
-    fault). A stopped trial never passes."""
+def judge_stopped(
+    phase: PhaseResult,
+    verdict: Verdict,
+    reason: str,
+    allowance: float | None,
+    *,
+    margin: float = 0.0,
+    full_seconds: float | None = None,
+) -> tuple[Verdict, str]:
+    """The verdict of a trial the tester ended early (``phase.stopped``), from :func:`judge_phase`'s, on this draw's own
+    evidence (docs/engine.md, "Stopping a failed full trial"):
+
+    * FAIL when a direction lost, net of what the tester's deviations explain, more frames than the full trial may
+      lose in all (``allowance``; the full trial runs this one's traffic and more, so it could only lose more);
+    * FAIL when the receive wait brought the loss back (the DUT queued the frames it could not forward at once) but
+      the trial's second half shows the DUT short of the rate (:func:`forecast`): the rest of the full trial
+      (``full_seconds``) would add more frames than it may lose, counting no room left in the DUT's queue; only a
+      shortfall that alone explains the frames missing when the tester stopped (``allowance + margin``, the stop's
+      threshold) is taken: a latency rise, frames held back and no shortfall, forecasts nothing;
+    * INVALID when the tester failed it (as any trial), when neither says fail (the stop proved nothing: the trial
+      is measured again in full), or when nobody asked for a stop (``allowance`` None: the tester's fault).
+
+    A stopped trial never passes."""
     if not phase.stopped or verdict is Verdict.INVALID:
         return verdict, reason
     if allowance is None:
@@ -156,9 +173,42 @@ def judge_stopped(phase: PhaseResult, verdict: Verdict, reason: str, allowance: 
             f"{d} loss {c.lost}/{c.sent} in the first {phase.duration:.3g} s{beyond}: more than the full trial may"
             f" lose ({allowance:g}), stopped early",
         )
+    predicted = forecast(phase, full_seconds, allowance + margin) if full_seconds is not None else None
+    if predicted is not None and predicted[0] > allowance:
+        frames, where, tail = predicted
+        return (
+            Verdict.FAIL,
+            f"{where} forwarded {tail:.6g}/s of {phase.intended_rate:.6g}/s in the second half of its first"
+            f" {phase.duration:.3g} s: the full trial would lose {frames:.0f} frames with the DUT's queue full, more"
+            f" than it may lose ({allowance:g}), stopped early",
+        )
     lost = worst[0] if worst is not None else 0
     return (
         Verdict.INVALID,
         f"{STOP_UNDECIDED} its loss after the receive wait ({lost} frames) is within the full trial's allowance"
         f" ({allowance:g}): no verdict, measured again in full",
     )
+
+
+def forecast(phase: PhaseResult, full_seconds: float, threshold: float) -> tuple[float, str, float] | None:
+    """What the full trial of ``full_seconds`` would lose in its worst direction, forecast from the stopped trial
+    ``phase``: its loss after the receive wait (net of the tester's deviation) plus the frames the DUT could not
+    forward over the rest of the trial, ``(rate - tail) x (full_seconds - seconds sent)``, its shortfall measured by
+    the tester's second-half forwarding rate (``phase.tail_rates``) and counted as lost (no room left in its queue:
+    frames the receive wait brought back came from a queue whose size is not known). Only a direction whose
+    shortfall over the seconds sent reaches ``threshold`` (the frames missing when the tester stopped) counts: a
+    shortfall that small did not make the stop, a latency rise did. (frames, direction, tail rate), or None without
+    tail rates or such a direction."""
+    none = Deviation()
+    seconds = max(phase.duration, 0.0)
+    rest = max(full_seconds - seconds, 0.0)
+    found: list[tuple[float, str, float]] = []
+    for d, c in phase.counts.items():
+        tail = phase.tail_rates.get(d)
+        if tail is None:
+            continue
+        short = phase.intended_rate - float(tail)
+        if short <= 0 or short * seconds < threshold:
+            continue
+        found.append((net_lost(c.lost, phase.deviations.get(d, none)) + short * rest, str(d), float(tail)))
+    return max(found, key=lambda f: f[0], default=None)

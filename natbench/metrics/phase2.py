@@ -163,7 +163,14 @@ def phase2_step(
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase2(rate, seconds, directions, options))
     verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
     if phase.stopped:
-        verdict, reason = judge_stopped(phase, verdict, reason, stop.allowance if stop is not None else None)
+        verdict, reason = judge_stopped(
+            phase,
+            verdict,
+            reason,
+            stop.allowance if stop is not None else None,
+            margin=stop.margin if stop is not None else 0.0,
+            full_seconds=seconds,
+        )
     missing = [str(d) for d in directions.active if d not in phase.counts]
     if missing:
         verdict, reason = Verdict.INVALID, f"the tester reported no counts for {', '.join(missing)}"

@@ -53,9 +53,13 @@ class StopRule:
 
 def stop_rule(task: SearchTask, rule: ShortFailRule | None) -> StopRule | None:
     """The stops of a fast search's full trials (None: none stops): only with the short-fail ``rule``, the metric's
-    ``stop_failed`` on and a tester that declares it can stop a failed trial
-    (:attr:`~natbench.plugins.TrialEvidence.stops_failed_trials`)."""
+    ``stop_failed`` on and a tester that declares it can stop a failed trial and give its second half's forwarding
+    rate (:attr:`~natbench.plugins.TrialEvidence.stops_failed_trials`, ``tail_rates``: a stop the receive wait undoes
+    is decided from the shortfall that rate shows, :func:`~natbench.judging.forecast`)."""
     shorts = task.settings if isinstance(task.settings, ShortTrialSettings) else None
-    if rule is None or shorts is None or not shorts.stop_failed or not task.evidence.stops_failed_trials:
+    evidence = task.evidence
+    if rule is None or shorts is None or not shorts.stop_failed:
         return None
+    if not evidence.stops_failed_trials or not evidence.tail_rates:
+        return None  # without the second half's rate a stop that the receive wait undoes cannot be decided
     return StopRule(rule, task.error)
