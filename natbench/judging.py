@@ -208,7 +208,7 @@ def forecast(phase: PhaseResult, full_seconds: float, threshold: float) -> tuple
         if tail is None:
             continue
         short = phase.intended_rate - float(tail)
-        if short <= 0 or short * seconds < threshold:
+        if short * seconds < threshold:  # no shortfall, or one too small to have made the stop
             continue
         found.append((net_lost(c.lost, phase.deviations.get(d, none)) + short * rest, str(d), float(tail)))
     return max(found, key=lambda f: f[0], default=None)

@@ -24,7 +24,7 @@ from test_procedures import POINT, Harness
 from natbench.judging import judge_phase, judge_stopped
 from natbench.metrics import ProcedureContext
 from natbench.metrics.searching import search_task
-from natbench.plugins import Directions, LossStop, Phase2Options
+from natbench.plugins import Directions, LossStop, Phase2Options, TrialEvidence
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, Verdict
 from natbench.search.fast import FastStep, ShortFailRule
 from natbench.search.fast.stop import STOP_IN_FLIGHT, STOP_MIN_MARGIN, STOP_WINDOW, stop_rule
@@ -159,6 +159,9 @@ class ScriptedTester(FakeTester):
         if what == "undecided" and measure.stop is not None:  # stopped at 0.5 s, nothing missing after the wait
             part = {d: DirectionCounts(c.sent // 20, c.sent // 20, c.sent // 20) for d, c in result.counts.items()}
             return PhaseResult(rate, rate, 0.5, part, stopped=True)
+        if what == "queued" and measure.stop is not None:  # the same, the second half 10,000/s short of the rate
+            part = {d: DirectionCounts(c.sent // 20, c.sent // 20, c.sent // 20) for d, c in result.counts.items()}
+            return PhaseResult(rate, rate, 0.5, part, stopped=True, tail_rates={d: rate - 10_000 for d in part})
         if what == "behind":  # the tester lost its pace: invalid, tester-limited
             return PhaseResult(rate, rate, duration, result.counts, tester_ok=False, tester_note="fake: lost its pace")
         if what == "inconsistent":  # more valid frames than were sent: invalid, not the tester's rate
@@ -304,3 +307,31 @@ def test_the_tail_window_starts_when_every_direction_has_sent() -> None:
     rates = tr.rates()
     assert rates is not None
     assert rates[0] == pytest.approx(500, rel=0.01) and rates[1] == pytest.approx(1000, rel=0.01)
+
+
+class NoTailTester(FakeTester):
+    """A fake tester that stops failed trials but gives no forwarding rate of a trial's second half."""
+
+    def evidence(self) -> TrialEvidence:
+        return TrialEvidence(stops_failed_trials=True, tail_rates=False)
+
+
+def test_no_stop_is_asked_of_a_tester_that_gives_no_second_half_rate() -> None:
+    # without it a stop the receive wait undoes could not be decided (natbench.judging.forecast): it would be
+    # measured again, a second draw; so no stop at all
+    ctx = stopping(error=100_000.0, upper=400_000)
+    assert loss_stop(ctx, full(300_000), rule(), set()) is not None
+    h = Harness()
+    h.tester = NoTailTester(h.dut, stops=True)
+    assert loss_stop(context(h, error=100_000.0, upper=400_000), full(300_000), rule(), set()) is None
+
+
+def test_a_shortfall_within_the_stops_margin_forecasts_nothing_and_the_trial_is_measured_again() -> None:
+    # full 300k stopped after 0.5 s, nothing missing after the wait, its second half 10,000/s short: 5,000 frames
+    # by the stop, less than its margin (12,500: half an error for the window), so the shortfall did not make the
+    # stop and forecasts nothing: the full trial runs again, unstopped
+    h = Harness(forwarding=320_000)
+    h.tester = ScriptedTester(h, ["queued"])
+    res = fast_throughput(h)
+    assert h.tester.asked[2:] == [(300_000, 10.0, True), (300_000, 10.0, False)]
+    assert res.value == 300_000

@@ -18,18 +18,20 @@ def result(rep: int, **extra: Any) -> RepetitionResult:
     return RepetitionResult(POINT.id, "cps", rep, 100.0, "cps", 10.0, extra)
 
 
-def test_the_lowest_stored_ceiling_is_learnt_with_its_cause() -> None:
+def test_the_lowest_ceiling_of_the_testers_rate_is_learnt_and_not_one_of_its_clumps() -> None:
     assert KnownCeiling.learnt([]) is None
     assert KnownCeiling.learnt([result(0, tester_ceiling=None), result(1)]) is None
-    assert KnownCeiling.learnt([result(0, tester_ceiling=True)]) is None  # not a rate
-    found = KnownCeiling.learnt(
-        [
-            result(0, tester_ceiling=500.0, tester_bound_cause="rate"),
-            result(1, tester_ceiling=400, tester_bound_cause="clumps"),
-        ]
-    )
-    assert found == KnownCeiling(400.0, "clumps")
-    assert found.causes() == {400.0: "clumps"}
+    assert KnownCeiling.learnt([result(0, tester_ceiling=True, tester_bound_cause="rate")]) is None  # not a rate
+    rate = [
+        result(0, tester_ceiling=500.0, tester_bound_cause="rate"),
+        result(1, tester_ceiling=450, tester_bound_cause="rate"),
+    ]
+    assert KnownCeiling.learnt(rate) == KnownCeiling(450.0, "rate")
+    clumps = result(2, tester_ceiling=400, tester_bound_cause="clumps")  # its sending pattern, not its rate
+    assert KnownCeiling.learnt([*rate, clumps]) == KnownCeiling(450.0, "rate")
+    assert KnownCeiling.learnt([clumps]) is None
+    assert KnownCeiling.learnt([result(3, tester_ceiling=300.0)]) is None  # no cause stored: not tester-bound
+    assert KnownCeiling(450.0, "rate").causes() == {450.0: "rate"}
     assert KnownCeiling(400.0).causes() == {}
 
 

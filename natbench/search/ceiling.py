@@ -5,7 +5,8 @@ What it may conclude: nothing about the DUT. A search that ends at the known cei
 passed below it, marked tester-bound: a lower bound of the DUT, exactly as the repetition that first met the ceiling
 reports it. What it may not: take the ceiling for the DUT's, or carry it to another working point (another plan, other
 frame sizes and tables: the tester's own cost per frame changes). A ceiling is only learnt from a search that retried
-the rate and found the tester short every time, so one preempted trial does not cap the later repetitions.
+the rate and found the tester short of it every time (its rate, not its clumps: a DUT's loss its sending pattern could
+explain is met near the DUT's ceiling, not the tester's), so one preempted trial does not cap the later repetitions.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from natbench.judging import RATE
 from natbench.results import RepetitionResult
 from natbench.search.grid import RateGrid
 from natbench.search.outcome import SearchOutcome
@@ -32,16 +34,18 @@ class KnownCeiling:
 
     @classmethod
     def learnt(cls, earlier: Sequence[RepetitionResult]) -> KnownCeiling | None:
-        """The lowest ``tester_ceiling`` the ``earlier`` results stored (None: none met the tester's ceiling)."""
+        """The lowest ceiling the ``earlier`` results stored as the tester's *rate* (``tester_ceiling`` of a result
+        that ended there because the tester could not send faster, ``tester_bound_cause: rate``); None when none did.
+        A ceiling the tester's clumps made (its sending pattern could explain the DUT's loss) is no limit of its rate:
+        it is not learnt, and each repetition meets it, or not, on its own."""
         found = [
-            (float(rate), r.extra.get("tester_bound_cause"))
+            float(rate)
             for r in earlier
-            if isinstance(rate := r.extra.get("tester_ceiling"), int | float) and not isinstance(rate, bool)
+            if isinstance(rate := r.extra.get("tester_ceiling"), int | float)
+            and not isinstance(rate, bool)
+            and r.extra.get("tester_bound_cause") == RATE
         ]
-        if not found:
-            return None
-        rate, cause = min(found, key=lambda f: f[0])
-        return cls(rate, str(cause) if isinstance(cause, str) else None)
+        return cls(min(found), RATE) if found else None
 
     def caps(self, lower: float, upper: float, error: float) -> bool:
         """Whether it narrows the search range ``[lower, upper]``: below ``upper``, with a rate of the grid left to
