@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import os
 import platform
@@ -50,6 +51,7 @@ from natbench.workingpoint import WorkingPoint
 
 __all__ = [
     "RunStore",
+    "append_fd",
     "atomic_write",
     "fsync_dir",
     "git_commit",
@@ -136,6 +138,21 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def append_fd(path: Path, *, exclusive: bool = False) -> int:
+    """``path`` opened for appending (created when missing; ``exclusive``: it must not exist), never through a
+    symbolic link: a run directory's files are its own, and a link in a file's place (planted, or copied along)
+    would send the records elsewhere. StoreError naming the file when it is a link."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_EXCL if exclusive else 0)
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(
+                f"{path}: a symbolic link: natbench writes a run directory's files itself, never through a link"
+            ) from None
+        raise
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that a crash leaves either the old or the new file.
 
@@ -143,7 +160,9 @@ def atomic_write(path: Path, text: str) -> None:
     and fsyncs the directory, so the new entry survives a power cut too.
     """
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # a leftover of a killed writer (a link in its place is removed, never written through)
+    with open(append_fd(tmp, exclusive=True), "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -164,7 +183,7 @@ def save_abandoned(p: Path, lines: list[str]) -> None:
     already = {r.text for r in scan(p / ABANDONED, None, sequence=False).records} if (p / ABANDONED).exists() else set()
     new = [ln for ln in lines if ln not in already]
     if new:
-        with open(p / ABANDONED, "a", encoding="utf-8") as f:
+        with open(append_fd(p / ABANDONED), "a", encoding="utf-8") as f:
             f.write("".join(ln + "\n" for ln in new))
             f.flush()
             os.fsync(f.fileno())
@@ -185,7 +204,7 @@ class RunStore:
         self._meta = meta.replace(records=counts)
         self._completed = completed
         self._lock: int | None = lock
-        self._fh: IO[str] | None = open(path / TRIALS, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        self._fh: IO[str] | None = open(append_fd(path / TRIALS), "a", encoding="utf-8")  # noqa: SIM115 - kept open
 
     @property
     def meta(self) -> RunMeta:

@@ -32,6 +32,7 @@ from natbench.run.format.fields import (
     as_str,
     as_time,
     json_safe,
+    no_duplicate_keys,
     shown,
 )
 
@@ -87,8 +88,12 @@ def _finite_float(token: str) -> float:
 
 def parse_line(text: str) -> Any:
     """The JSON value of one record line; :class:`NonFinite` for ``NaN``, ``Infinity`` or a number out of float
-    range (JSON has none of them, and the checksum cannot be computed over them), ValueError when it is no JSON."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    range (JSON has none of them, and the checksum cannot be computed over them),
+    :class:`~natbench.run.format.fields.DuplicateKey` for an object naming a key twice (the checksum covers only
+    the one kept), ValueError when it is no JSON."""
+    return json.loads(
+        text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=no_duplicate_keys
+    )
 
 
 def kind_of(record: TrialRecord | RepetitionResult) -> RecordKind:
