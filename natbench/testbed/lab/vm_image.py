@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from natbench.config.redact import redact_credentials
 from natbench.testbed.lab.host import LabError
 from natbench.testbed.lab.jool_build import JOOL_MODULES, build_script, install_source
 from natbench.testbed.lab.jool_source import DEFAULT_SOURCE, Fetcher, JoolSource, resolve_source
@@ -455,7 +456,7 @@ def _source(
     """The checked source an image compiles, unpacked in ``scratch`` (None for a packages-only image)."""
     if not recipe.source:
         return None
-    say(f"image {recipe.name}: Jool source {given or DEFAULT_SOURCE.url}")
+    say(f"image {recipe.name}: Jool source {redact_credentials(os.fspath(given or DEFAULT_SOURCE.url))}")
     source = resolve_source(given, scratch, fetch=fetch)
     say(f"image {recipe.name}: Jool {source.release}, source tree sha256 {source.digest}")
     return source
