@@ -84,13 +84,14 @@ def encode_points(points: Iterable[PointRecord]) -> str:
 
 
 def decode_campaign(raw: bytes, path: Path) -> StoredCampaign:
-    """campaign.yaml's bytes as :class:`StoredCampaign` (StoreError when they are no UTF-8 text, or nest deeper than
-    any campaign: a YAML file that does not parse otherwise reads leniently, as one that says nothing)."""
+    """campaign.yaml's bytes as :class:`StoredCampaign` (StoreError when they are no UTF-8 text, or beyond the YAML
+    reader's limits: nested deeper than any campaign, an alias bomb; a YAML file that does not parse otherwise reads
+    leniently, as one that says nothing)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path}: cannot be read as UTF-8 text (byte at offset {exc.start})") from None
     try:
         return StoredCampaign.parse(text)
-    except NestingError:
-        raise StoreError(f"{path}: nested more than {MAX_DEPTH} levels deep (a campaign nests a few)") from None
+    except NestingError as exc:
+        raise StoreError(f"{path}: {exc}") from None
