@@ -7,7 +7,7 @@ import json
 import click
 from click.core import ParameterSource
 
-from natbench.cli.group import cli
+from natbench.cli.group import CountRange, cli
 from natbench.traffic.plan import Family
 
 __all__ = ["lab"]
@@ -33,10 +33,8 @@ _name = click.option("--name", default="natbench", show_default=True, help="Lab 
 @click.option(
     "--vm", default=None, help="Boot a QEMU VM from this image (e.g. jool) as the DUT instead of a namespace."
 )
-@click.option("--vcpus", type=click.IntRange(1, 64), default=1, show_default=True, help="vCPUs of the VM (--vm).")
-@click.option(
-    "--memory", type=click.IntRange(256, 262144), default=1536, show_default=True, help="MiB of the VM (--vm)."
-)
+@click.option("--vcpus", type=CountRange(1, 64), default=1, show_default=True, help="vCPUs of the VM (--vm).")
+@click.option("--memory", type=CountRange(256, 262144), default=1536, show_default=True, help="MiB of the VM (--vm).")
 def up(name: str, family: str, vm: str | None, vcpus: int, memory: int) -> None:
     """Create the lab (idempotent) and print its state as JSON."""
     from natbench.testbed.lab import LabError, NetnsLab, VmLab, VmSettings
