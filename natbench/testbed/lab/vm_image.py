@@ -34,7 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from natbench.config.paths import env_path, path_problem
 from natbench.config.redact import redact_credentials
+from natbench.errors import ConfigError
 from natbench.testbed.lab.host import LabError
 from natbench.testbed.lab.jool_build import JOOL_MODULES, build_script, install_source
 from natbench.testbed.lab.jool_source import DEFAULT_SOURCE, Fetcher, JoolSource, resolve_source
@@ -179,11 +181,14 @@ IMAGES: dict[str, ImageRecipe] = {
 
 
 def cache_dir(given: Path | str | None = None) -> Path:
-    """``given``, else ``NATBENCH_IMAGE_CACHE``, else :data:`DEFAULT_CACHE_DIR` (read now)."""
+    """``given``, else ``NATBENCH_IMAGE_CACHE``, else :data:`DEFAULT_CACHE_DIR` (read now); ConfigError naming the
+    variable (or the directory given) and the limit when it cannot be a path."""
     if given:
+        problem = path_problem(str(given))
+        if problem is not None:
+            raise ConfigError(f"the image cache directory is {problem}: not a directory name", field="--cache")
         return Path(given)
-    env = os.environ.get("NATBENCH_IMAGE_CACHE")
-    return Path(env) if env else DEFAULT_CACHE_DIR
+    return env_path("NATBENCH_IMAGE_CACHE") or DEFAULT_CACHE_DIR
 
 
 def recipe_key(recipe: ImageRecipe, source_digest: str | None = None) -> str:
