@@ -25,6 +25,7 @@ from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
+from natbench.config.paths import pseudo_root
 from natbench.errors import ConfigError
 
 __all__ = [
@@ -177,9 +178,9 @@ def read_user_file(path: str | os.PathLike[str], what: str = "file", *, limit: i
     """The text of a file a user named (a campaign, recipe or testbed file); every problem is one ConfigError.
 
     Only a regular file is read (a directory, FIFO, device or socket is refused without reading,
-    so ``/dev/zero`` or a FIFO never blocks), at most ``limit`` bytes (``/proc`` files report size 0,
-    so the read itself is capped too), decoded as UTF-8 without a NUL byte. Messages name the file
-    and never quote its content.
+    so ``/dev/zero`` or a FIFO never blocks; so is a file of ``/proc`` or ``/sys``, whose size says nothing),
+    at most ``limit`` bytes (the read itself is capped too), decoded as UTF-8 without a NUL byte. Messages name
+    the file and never quote its content.
     """
     shown = os.fspath(path)
     try:
@@ -191,6 +192,9 @@ def read_user_file(path: str | os.PathLike[str], what: str = "file", *, limit: i
     except ValueError:  # a NUL byte in the path
         raise ConfigError(f"the {what} name contains a NUL byte", file=shown.replace("\x00", "\\0")) from None
     _check_file_type(info.st_mode, what, shown)
+    pseudo = pseudo_root(path)
+    if pseudo is not None:
+        raise ConfigError(f"is a file of {pseudo} (a view of the kernel, not data), not a {what}", file=shown)
     if info.st_size > limit:
         raise ConfigError(f"the {what} is too large ({info.st_size:,} bytes; the limit is {limit:,})", file=shown)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)

@@ -419,7 +419,7 @@ class _Scanner:
         """A complete run measured every working point of its points.json (the writer checks that every planned
         repetition has its result before it marks the run complete): a planned point without a single record, in
         an otherwise intact file, is a point added to points.json after the run (or its records were removed with
-        their counts)."""
+        their counts). No repetition is tainted: none has a record to drop, and a resume measures them anyway."""
         if self.plan is None:
             return
         measured = {r.record.point_id for r in self.out.records}
@@ -430,12 +430,6 @@ class _Scanner:
                     f"{self.out.path.with_name(POINTS)}: point {point}: not one record in a run whose status is"
                     " 'complete' (every planned repetition has its result): a working point added after the run, or"
                     " its records removed"
-                )
-                self.out.tainted.update(
-                    (point, metric, rep)
-                    for (pid, metric), count in self.plan.repetitions.items()
-                    if pid == point
-                    for rep in range(count)
                 )
 
     def taint_around(self, prev: Record | None, nxt: Record | None) -> None:

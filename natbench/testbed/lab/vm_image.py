@@ -36,6 +36,7 @@ from pathlib import Path
 
 from natbench.config.paths import env_path, path_problem
 from natbench.config.redact import redact_credentials
+from natbench.config.source import read_user_file
 from natbench.errors import ConfigError
 from natbench.testbed.lab.host import LabError
 from natbench.testbed.lab.jool_build import JOOL_MODULES, build_script, install_source
@@ -59,6 +60,10 @@ DEFAULT_CACHE_DIR = Path("/var/cache/natbench/images")
 
 MANIFEST = "manifest.json"
 """The file written last into a complete image directory."""
+
+MAX_MANIFEST_BYTES = 1 << 20
+"""Largest manifest read from the cache (natbench writes about 2 kB): a regular file only, a device or FIFO in its
+place (the cache directory is whatever ``NATBENCH_IMAGE_CACHE`` names) makes the entry broken, never a hang."""
 
 BUILD_TIMEOUT = 3600.0
 """Seconds one build step may take at most (a loaded 2-CPU machine needs ~11 min for the whole build)."""
@@ -264,12 +269,12 @@ _IMAGE_FILES = ("disk.img", "vmlinuz", "initrd.img", "id_ed25519", "id_ed25519.p
 def _check(path: Path) -> dict[str, object] | None:
     """The manifest of a complete image at ``path``, or None when it is missing or broken."""
     try:
-        manifest = json.loads((path / MANIFEST).read_text())
+        manifest = json.loads(read_user_file(path / MANIFEST, "image manifest", limit=MAX_MANIFEST_BYTES))
         sizes = manifest["sizes"]
         for name in _IMAGE_FILES:
             if (path / name).stat().st_size != sizes[name]:
                 return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, ConfigError):
         return None
     return dict(manifest)
 
@@ -407,9 +412,9 @@ def last_build_steps(name: str, cache: Path) -> dict[str, float]:
     newest: tuple[str, dict[str, float]] = ("", {})
     for manifest in cache.glob(f"{name}-*/{MANIFEST}"):
         try:
-            data = json.loads(manifest.read_text())
+            data = json.loads(read_user_file(manifest, "image manifest", limit=MAX_MANIFEST_BYTES))
             steps = {str(k): float(v) for k, v in (data.get("steps") or {}).items()}
-        except (OSError, ValueError, TypeError, AttributeError):
+        except (OSError, ValueError, TypeError, AttributeError, ConfigError):
             continue
         built = str(data.get("built", ""))
         if steps and built >= newest[0]:
