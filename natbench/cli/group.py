@@ -188,6 +188,7 @@ class OptionCommand(click.Command):
                     f" '-' is written {attached}, or ./{shown} for a file)",
                     ctx=ctx,
                     param=param,
+                    param_hint=longest,
                 )
         return super().parse_args(ctx, args)
 
