@@ -665,3 +665,102 @@ def test_a_repair_stopped_before_its_rename_reads_clean_and_the_next_resume_fini
     meta = json.loads((run / "run.json").read_text())
     assert store.PENDING not in meta and len(meta["repairs"]) == 1
     assert read_run(run).damage == [] and read_run(run).warnings == []
+
+
+# ------------------------------------------------------------------------------ issue 43: points, keys, symlinks
+def _points(run: Path) -> list[dict[str, Any]]:
+    points: list[dict[str, Any]] = json.loads((run / "points.json").read_text())
+    return points
+
+
+def _set_points(run: Path, points: list[dict[str, Any]]) -> None:
+    (run / "points.json").write_text(json.dumps(points, indent=2) + "\n")
+
+
+def test_points_json_must_be_what_its_parameters_give_each_condition_alone(run: Path) -> None:
+    """The id hashes the parameters, connections and label follow from them: each changed alone is refused, naming
+    the entry and the field; the stored points read as they are."""
+    assert [p.id for p in RunDirectory.open(run).points] == [p["id"] for p in _points(run)]
+    stored = _points(run)
+    for field, value, message in [
+        ("src_ports", [stored[1]["src_ports"][0], stored[1]["src_ports"][1] + 1], "is not the hash of this point"),
+        ("cores", (stored[1]["cores"] or 0) + 1, "is not the hash of this point"),
+        ("frame_size", stored[1]["frame_size"] + 64, "is not the hash of this point"),
+        ("connections", stored[1]["connections"] * 1000, "but its port ranges hold"),
+        ("label", stored[1]["label"] + "-x", "but its parameters give"),
+    ]:
+        changed = [dict(p) for p in stored]
+        changed[1][field] = value
+        _set_points(run, changed)
+        with pytest.raises(StoreError, match=rf"points\.json: \[1\]\.(id|{field}): .*{message}"):
+            read_run(run)
+    _set_points(run, [*stored, stored[0]])
+    with pytest.raises(StoreError, match=rf"\[{len(stored)}\]\.id: \w+ again \(entry \[0\]\)"):
+        RunDirectory.open(run)
+    _set_points(run, stored)
+    assert read_run(run).damage == []
+
+
+def test_run_json_keys_of_points_must_be_points_of_points_json(run: Path) -> None:
+    meta = json.loads((run / "run.json").read_text())
+    for field, value in (("point_facts", {"dut": {}}), ("point_testbeds", ["tb1"])):
+        changed = {**meta, field: {**meta.get(field, {}), "0123456789ab": value}}
+        (run / "run.json").write_text(json.dumps(changed))
+        with pytest.raises(
+            StoreError, match=rf"run\.json: {field}: '0123456789ab' is no working point of points\.json"
+        ):
+            read_run(run)
+    (run / "run.json").write_text(json.dumps(meta))
+    assert read_run(run).damage == []
+
+
+def test_a_point_without_records_is_damage_in_a_complete_run_only(run: Path) -> None:
+    """An extra point with a real id: not one record in a complete run is damage; while a run is running or after it
+    failed, that is a point not measured yet."""
+    import dataclasses as dc
+
+    from natbench.run.format import PointRecord
+
+    extra = dc.replace(RunDirectory.open(run).points[-1].to_working_point(), frame_size=1500)
+    points = _points(run)
+    _set_points(run, [*points, PointRecord.of(dc.replace(extra, index=len(points))).to_dict()])
+    damage = read_run(run).damage
+    assert damage == [
+        f"{run}/points.json: point {extra.id}: not one record in a run whose status is 'complete' (every planned"
+        " repetition has its result): a working point added after the run, or its records removed"
+    ]
+    for status in ("running", "failed"):
+        meta = json.loads((run / "run.json").read_text())
+        (run / "run.json").write_text(json.dumps({**meta, "status": status}))
+        assert read_run(run).damage == []
+
+
+def test_a_key_named_twice_is_refused_in_every_file(run: Path) -> None:
+    text = (run / "run.json").read_text()
+    (run / "run.json").write_text(text.replace('"status": ', '"status": "running", "status": ', 1))
+    with pytest.raises(StoreError, match=r"run\.json: duplicate key 'status' in one object"):
+        read_run(run)
+    (run / "run.json").write_text(text)
+    lines = lines_of(run)
+    lines[9] = b'{"verdict":"pass",' + lines[9][1:]  # the checksummed value is the one a reader keeps
+    write_lines(run, lines)
+    assert f"{run}/trials.jsonl:10: not a natbench record: duplicate key 'verdict' in one object" in "\n".join(
+        read_run(run).damage
+    )
+
+
+def test_a_resume_never_appends_through_a_symlink(run: Path, tmp_path: Path) -> None:
+    """trials.jsonl (or a writer's temporary file) as a link elsewhere: the writer refuses to write through it."""
+    from natbench.run.writer import append_fd, atomic_write
+
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes((run / "trials.jsonl").read_bytes())
+    (run / "trials.jsonl").unlink()
+    (run / "trials.jsonl").symlink_to(elsewhere)
+    with pytest.raises(StoreError, match=r"trials\.jsonl: a symbolic link: natbench writes .* never through a link"):
+        append_fd(run / "trials.jsonl")
+    victim = tmp_path / "victim"
+    victim.write_text("kept\n")
+    (run / ".run.json.tmp").symlink_to(victim)
+    atomic_write(run / "run.json", (run / "run.json").read_text())
+    assert victim.read_text() == "kept\n" and not (run / "run.json").is_symlink()

@@ -160,7 +160,9 @@ def record_plan(points: list[PointRecord], campaign: StoredCampaign) -> RecordPl
                 own = p.metric_settings.get(metric, {}).get("repetitions")
                 planned = own if isinstance(own, int) and not isinstance(own, bool) else count
                 repetitions[(p.id, metric)] = planned
-    return RecordPlan(frozenset(p.id for p in points), frozenset(metric_names()), repetitions)
+    return RecordPlan(
+        frozenset(p.id for p in points), frozenset(metric_names()), repetitions, not campaign.experiment_session
+    )
 
 
 def scan_run(path: Path, meta: RunMeta, plan: RecordPlan | None = None) -> Scan:

@@ -420,11 +420,10 @@ class _Scanner:
         repetition has its result before it marks the run complete): a planned point without a single record, in
         an otherwise intact file, is a point added to points.json after the run (or its records were removed with
         their counts). No repetition is tainted: none has a record to drop, and a resume measures them anyway."""
-        if self.plan is None:
+        if self.plan is None or not self.plan.every_point:
             return
         measured = {r.record.point_id for r in self.out.records}
-        planned = sorted({point for (point, _metric), count in self.plan.repetitions.items() if count > 0})
-        for point in planned:
+        for point in sorted(self.plan.points):
             if point not in measured:
                 self.out.damage.append(
                     f"{self.out.path.with_name(POINTS)}: point {point}: not one record in a run whose status is"

@@ -209,6 +209,10 @@ class RecordPlan:
     repetitions: Mapping[tuple[str, str], int] = field(default_factory=dict)
     """(point id, metric) -> repetitions the campaign planned there (absent: not known, e.g. an experiment session
     whose measurements add repetitions)."""
+    every_point: bool = False
+    """Whether a complete run holds records of every one of :attr:`points` (a campaign's run: the writer marks it
+    complete only once every planned repetition has its result; not an experiment session, which may list a point
+    whose measurement stopped before its first record)."""
 
     def holds(self, key: tuple[str, str, int]) -> bool:
         """Whether (point id, metric, repetition) ``key`` is a repetition this run could have measured."""
