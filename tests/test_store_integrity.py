@@ -714,7 +714,7 @@ def test_run_json_keys_of_points_must_be_points_of_points_json(run: Path) -> Non
     assert read_run(run).damage == []
 
 
-def test_a_point_without_records_is_damage_in_a_complete_run_only(run: Path) -> None:
+def test_a_point_without_records_is_damage_in_a_complete_run_only(run: Path, tmp_path: Path) -> None:
     """An extra point with a real id: not one record in a complete run is damage; while a run is running or after it
     failed, that is a point not measured yet."""
     import dataclasses as dc
@@ -733,6 +733,11 @@ def test_a_point_without_records_is_damage_in_a_complete_run_only(run: Path) -> 
         meta = json.loads((run / "run.json").read_text())
         (run / "run.json").write_text(json.dumps({**meta, "status": status}))
         assert read_run(run).damage == []
+    # a complete run without a single record (the store's API marks any run complete) is left alone
+    empty = tmp_path / "empty"
+    with RunStore.create(empty, campaign_text="name: t\n", points=[extra]) as store:
+        store.set_status("complete")
+    assert read_run(empty).damage == []
 
 
 def test_a_key_named_twice_is_refused_in_every_file(run: Path) -> None:

@@ -419,10 +419,14 @@ class _Scanner:
         """A complete run measured every working point of its points.json (the writer checks that every planned
         repetition has its result before it marks the run complete): a planned point without a single record, in
         an otherwise intact file, is a point added to points.json after the run (or its records were removed with
-        their counts). No repetition is tainted: none has a record to drop, and a resume measures them anyway."""
+        their counts). A run without a single record is left alone (the store's API can mark any run complete; a
+        campaign's run cannot end complete with nothing). No repetition is tainted: none has a record to drop, and a
+        resume measures them anyway."""
         if self.plan is None or not self.plan.every_point:
             return
         measured = {r.record.point_id for r in self.out.records}
+        if not measured:  # no record at all: a run directory written through the store's API, not by a campaign's run
+            return
         for point in sorted(self.plan.points):
             if point not in measured:
                 self.out.damage.append(
