@@ -209,8 +209,11 @@ def resolve_source(given: str | os.PathLike[str] | None, work: Path, *, fetch: F
     problem = path_problem(text)
     if problem is not None:
         raise JoolSourceError(f"--jool-source: the path is {problem}")
-    path = Path(text).expanduser()
     shown = redact_credentials(text)
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # ~user of no such user
+        raise JoolSourceError(f"--jool-source {shown}: no such user's home directory (~)") from None
     pseudo = pseudo_root(path)
     if pseudo is not None:
         raise JoolSourceError(
@@ -246,8 +249,10 @@ def _from_url(text: str | None, work: Path, fetch: Fetcher) -> JoolSource:
         fetch(url, archive)
     except SourceTreeError as exc:
         raise JoolSourceError(f"--jool-source {shown}: {exc}") from None
-    except (OSError, urllib.error.URLError, HTTPException, ValueError) as exc:
+    except (OSError, urllib.error.URLError, HTTPException) as exc:
         raise _offline(shown, getattr(exc, "reason", None) or exc) from None
+    except ValueError as exc:  # a URL urllib cannot parse (a bad port, a blank, an unclosed IPv6 bracket)
+        raise JoolSourceError(f"--jool-source {shown}: not a valid URL ({redact_credentials(str(exc))})") from None
     src = _from_archive(archive, work, origin=shown, shown=shown)
     if text is None and src.archive_sha256 != DEFAULT_SOURCE.sha256 and src.digest != DEFAULT_SOURCE.tree:
         raise JoolSourceError(
