@@ -517,3 +517,33 @@ def test_cli_hostile_sources_are_one_line_exit_2(tmp_path: Path) -> None:
         assert proc.returncode == 2 and len(errors) == 1 and errors[0].startswith("Error: "), proc.stderr
         assert "Traceback" not in proc.stderr and "s3cret" not in proc.stderr
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
+def test_a_home_of_no_user_and_a_url_urllib_cannot_parse_are_one_line(tmp_path: Path) -> None:
+    assert _refused("~no-such-user-43/jool", tmp_path / "w") == (
+        "--jool-source ~no-such-user-43/jool: no such user's home directory (~)"
+    )
+    text = _refused("https://me:s3cret@host:notaport/jool.tar.gz", tmp_path / "w")
+    assert text.startswith("--jool-source https://me:***@host:notaport/jool.tar.gz: not a valid URL (") and (
+        "s3cret" not in text
+    )
+    assert _refused("http://[::1/jool.tar.gz", tmp_path / "w").endswith("not a valid URL (Invalid IPv6 URL)")
+
+
+def test_cli_errors_of_the_image_build_are_printed_escaped_and_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source whose name holds an escape sequence and a password is printed escaped, with ***, in one line."""
+
+    def failing(url: str, dest: Path) -> None:
+        raise OSError(-2, f"cannot reach {url}")
+
+    monkeypatch.setattr(jool_source, "_urlopen_fetch", failing)
+    given = "https://me:s3cret@mirror.example/\x1b]0;title\x07/jool.tar.gz"
+    result = CliRunner().invoke(
+        cli, ["lab", "image", "build", "jool-mapt", "--cache", str(tmp_path), "--jool-source", given]
+    )
+    assert result.exit_code == 2
+    assert "s3cret" not in result.output and "\x1b" not in result.output and "\x07" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "https://me:***@mirror.example/\\x1b]0;title\\x07/jool.tar.gz" in errors[0]
