@@ -223,3 +223,13 @@ def test_passwords_in_urls_are_redacted(text: str, shown: str) -> None:
     bare, auth = split_credentials("https://me:s3%20cret@host:8443/x")
     assert bare == "https://host:8443/x" and auth == "Basic bWU6czMgY3JldA=="  # me:s3 cret
     assert split_credentials("https://host/x") == ("https://host/x", None)
+
+
+def test_a_directory_list_variable_holds_at_most_256_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    from natbench.config.paths import MAX_PATH_ENTRIES, env_paths
+
+    monkeypatch.setenv("NATBENCH_RECIPES", ":".join(["/a"] * MAX_PATH_ENTRIES))
+    assert len(env_paths("NATBENCH_RECIPES")) == MAX_PATH_ENTRIES
+    monkeypatch.setenv("NATBENCH_RECIPES", ":".join(["/a"] * (MAX_PATH_ENTRIES + 1)))
+    with pytest.raises(ConfigError, match="257 entries, more than the 256 a directory list may hold"):
+        env_paths("NATBENCH_RECIPES")

@@ -769,3 +769,34 @@ def test_a_resume_never_appends_through_a_symlink(run: Path, tmp_path: Path) -> 
     (run / ".run.json.tmp").symlink_to(victim)
     atomic_write(run / "run.json", (run / "run.json").read_text())
     assert victim.read_text() == "kept\n" and not (run / "run.json").is_symlink()
+
+
+def test_a_write_that_fails_stops_the_run_with_one_error_naming_the_file(tmp_path: Path) -> None:
+    """A full disk (here: the file-size limit RLIMIT_FSIZE of a child process, a real limit of the kernel) while a
+    record or run.json is written: RunWriteError naming the file and how to continue, not an OSError; what was
+    stored before reads intact (a torn last line at most)."""
+    script = (
+        "import resource, signal, sys\n"
+        "from pathlib import Path\n"
+        "from natbench.results import TrialRecord, Verdict\n"
+        "from natbench.run.writer import RunStore, RunWriteError\n"
+        "from natbench.traffic import PortRange\n"
+        "from natbench.workingpoint import WorkingPoint\n"
+        "P = WorkingPoint(0, PortRange(1, 100), PortRange(1, 10), 64, cores=1, name='x')\n"
+        "store = RunStore.create(Path(sys.argv[1]), campaign_text='name: x\\n', points=[P])\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, resource.RLIM_INFINITY))\n"
+        "try:\n"
+        "    for i in range(1000):\n"
+        "        store.append_trial(TrialRecord(P.id, 'cps', 0, i, 'phase1', 1e3, 1e3, {}, Verdict.PASS, 'ok',"
+        " 1.0 + i, 2.0 + i))\n"
+        "except RunWriteError as exc:\n"
+        "    print(exc)\n"
+    )
+    run = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-c", script, str(run)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stdout.startswith(f"{run}/trials.jsonl: cannot be written: File too large; what was stored before")
+    assert f"`natbench run --resume {run}` continues the run" in proc.stdout
+    found = read_run(run)
+    assert found.damage == [] and len(found.trials) > 0

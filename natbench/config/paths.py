@@ -18,12 +18,23 @@ from pathlib import Path
 
 from natbench.errors import ConfigError
 
-__all__ = ["NAME_MAX", "PATH_MAX", "PSEUDO_ROOTS", "env_path", "env_paths", "path_problem", "pseudo_root"]
+__all__ = [
+    "MAX_PATH_ENTRIES",
+    "NAME_MAX",
+    "PATH_MAX",
+    "PSEUDO_ROOTS",
+    "env_path",
+    "env_paths",
+    "path_problem",
+    "pseudo_root",
+]
 
 PATH_MAX = 4096
 """Longest path (bytes, with its terminating NUL counted by the kernel) Linux accepts (``<linux/limits.h>``)."""
 NAME_MAX = 255
 """Longest component of a path (bytes) Linux file systems accept (``<linux/limits.h>``)."""
+MAX_PATH_ENTRIES = 256
+"""Most directories a list variable may name (``NATBENCH_RECIPES``: a handful; each is searched in turn)."""
 PSEUDO_ROOTS = ("/proc", "/sys")
 """Kernel file systems whose files are views of the kernel, never a file natbench should read."""
 
@@ -64,8 +75,14 @@ def env_paths(name: str) -> list[Path]:
     unset or empty variable: none). ConfigError naming the variable, the entry's position and the limit when an
     entry cannot be a path (:func:`path_problem`)."""
     value = os.environ.get(name, "")
+    entries = value.split(os.pathsep)
+    if len(entries) > MAX_PATH_ENTRIES:
+        raise ConfigError(
+            f"environment variable {name}: {len(entries):,} entries, more than the {MAX_PATH_ENTRIES} a directory"
+            " list may hold"
+        )
     out: list[Path] = []
-    for i, entry in enumerate(value.split(os.pathsep), 1):
+    for i, entry in enumerate(entries, 1):
         if not entry:
             continue
         problem = path_problem(entry)

@@ -18,11 +18,11 @@ import platform
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from natbench.errors import StoreError
+from natbench.errors import NatbenchError, StoreError
 from natbench.plugins import DutDeclarations
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.format import (
@@ -51,6 +51,7 @@ from natbench.workingpoint import WorkingPoint
 
 __all__ = [
     "RunStore",
+    "RunWriteError",
     "append_fd",
     "atomic_write",
     "fsync_dir",
@@ -193,6 +194,23 @@ def _records(points: Iterable[WorkingPoint | PointRecord]) -> list[PointRecord]:
     return [p if isinstance(p, PointRecord) else PointRecord.of(p) for p in points]
 
 
+class RunWriteError(NatbenchError):
+    """A file of the run directory could not be written (a full disk, a file-size limit, a file system gone
+    read-only): the run stops, and a resume continues it once the cause is gone (exit status 1)."""
+
+
+@contextlib.contextmanager
+def _writing(run: Path, path: Path) -> Iterator[None]:
+    """An OSError while writing ``path`` of the run directory ``run`` as a :class:`RunWriteError` naming both."""
+    try:
+        yield
+    except OSError as exc:
+        raise RunWriteError(
+            f"{path}: cannot be written: {exc.strerror or type(exc).__name__}; what was stored before stands"
+            f" (`natbench run --resume {run}` continues the run once there is room)"
+        ) from None
+
+
 class RunStore:
     """Writes one run directory; use :meth:`create` for a new run (:func:`natbench.run.repair.resume_store`
     continues one)."""
@@ -286,9 +304,10 @@ class RunStore:
         if self._fh is None:
             raise StoreError(f"{self.path}: store is closed")
         text, counts = self._lines(records)
-        self._fh.write(text)
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        with _writing(self.path, self.path / TRIALS):
+            self._fh.write(text)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
         self._write(self._meta.replace(records=counts))
         self._completed.update((r.point_id, r.metric, r.repetition) for r in records if isinstance(r, RepetitionResult))
 
@@ -332,7 +351,7 @@ class RunStore:
         self._fh.close()
         self._fh = None
         atomic_write(self.path / TRIALS, "".join(r.text + "\n" for r in keep))
-        self._fh = open(self.path / TRIALS, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        self._fh = open(append_fd(self.path / TRIALS), "a", encoding="utf-8")  # noqa: SIM115 - kept open
         return len(cut)
 
     def verify(self, planned: Iterable[RepKey]) -> None:
@@ -408,7 +427,8 @@ class RunStore:
 
     def _write(self, meta: RunMeta) -> None:
         self._meta = meta  # first: a record whose count failed to reach run.json keeps its number taken
-        write_meta_file(self.path, meta)
+        with _writing(self.path, self.path / RUN):
+            write_meta_file(self.path, meta)
 
     def reader(self) -> RunDirectory:
         """A reader of this run directory."""
