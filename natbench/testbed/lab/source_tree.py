@@ -7,7 +7,7 @@ a socket in a tree, a link leading out of it. Everything is read in bounded chun
 below as it goes, so the first member or file over a limit stops the whole thing with one
 :class:`SourceTreeError` naming the limit, before the disk or the memory pays for it. The limits are those of
 Jool's own source (v4.2.0-rc3: 1,149 files in 99 directories, 5.7 MB unpacked, a 1.3 MB archive, its deepest
-file 7 levels down, its longest path 82 characters), with room for a checkout that was built in (object files,
+file 6 directories down, its longest path 82 characters), with room for a checkout that was built in (object files,
 autotools caches) and for releases to come.
 
 Only regular files, directories and symbolic links that stay inside the tree are taken: a device node, a FIFO,
@@ -57,7 +57,7 @@ thousand)."""
 MAX_TOTAL_BYTES = 256 * MiB
 """Most bytes a tree may hold in all, unpacked (Jool 4.2 unpacks to 5.7 MB; a built checkout to some tens of MB)."""
 MAX_DEPTH = 32
-"""Deepest a file may lie below the tree's top, in directories (Jool's deepest file is 7 levels down)."""
+"""Most directories a file may lie below the tree's top (Jool's deepest file lies 6 directories down)."""
 MAX_PATH_CHARS = 1024
 """Longest path of a member inside the tree, in characters (Jool's longest has 82)."""
 MAX_ARCHIVE_BYTES = 64 * MiB
@@ -100,7 +100,7 @@ class TreeStats:
         if depth > MAX_DEPTH:
             raise SourceTreeError(
                 f"{shown(name)} lies {depth:,} directories deep, more than the limit of {MAX_DEPTH} (Jool's deepest"
-                " file lies 7 deep)"
+                " file lies 6 deep)"
             )
 
     def data(self, name: str, size: int) -> None:
