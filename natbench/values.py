@@ -9,7 +9,8 @@ Counts, sizes and rates may be written as
 * a power ``B^E`` (``2^23``, as the seed tables write table sizes),
 * a decimal SI suffix ``k``, ``M``, ``G`` (``200k`` = 200,000, ``1.5M`` = 1,500,000).
 
-Every value must be finite and at most :data:`MAX_VALUE` (2^64) in magnitude; a power is checked
+Digits are ASCII digits (``٥`` or ``５`` is no 5) and every value must be finite and at most
+:data:`MAX_VALUE` (2^64) in magnitude (``inf``, ``nan`` and ``1e999`` are refused); a power is checked
 from its logarithm before it is computed, so ``9^99999999`` or ``2^99999999999`` are refused at
 once instead of being evaluated (each schema field then has its own, narrower range).
 
@@ -77,9 +78,16 @@ MAX_RETRIES = 1_000
 _MAX_TEXT = 64
 """Longest text read as a number (2^64 has 20 digits; ``18_446_744_073_709_551_616.000`` fits)."""
 
-_POWER = re.compile(r"^\s*(\d{1,20})\s*(?:\^|\*\*)\s*(\d{1,20})\s*$")
-_SI = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kKMG])\s*$")
-_RANGE = re.compile(r"^\s*(\d{1,20})\s*-\s*(\d{1,20})\s*$")
+# every pattern is ASCII: Python's \d takes any Unicode digit (Arabic-Indic, Devanagari, fullwidth ...), and a
+# number no keyboard layout of the campaign's author meant is refused, never read as another
+_POWER = re.compile(r"^\s*(\d{1,20})\s*(?:\^|\*\*)\s*(\d{1,20})\s*$", re.ASCII)
+_SI = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kKMG])\s*$", re.ASCII)
+_RANGE = re.compile(r"^\s*(\d{1,20})\s*-\s*(\d{1,20})\s*$", re.ASCII)
+_DECIMAL = re.compile(r"^\s*[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,4})?\s*$", re.ASCII)
+"""A plain decimal number (``200000``, ``0.5``, ``1e-3``): what :func:`parse_number` hands to ``float`` (which
+alone would take ``inf``, ``nan`` and any Unicode digit)."""
+_NON_FINITE = re.compile(r"^\s*[-+]?(?:inf|infinity|nan)\s*$", re.ASCII | re.IGNORECASE)
+"""What ``float`` reads as an infinity or NaN: named as such in the error."""
 _SI_FACTOR = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9}
 
 
@@ -139,12 +147,10 @@ def parse_number(value: Any) -> float:
         m = _SI.match(text)
         if m:
             return _finite(float(m.group(1)) * _SI_FACTOR[m.group(2)], value)
-        try:
-            number = float(text)
-        except ValueError:
-            pass
-        else:
-            return _finite(number, value)
+        if _DECIMAL.match(text):
+            return _finite(float(text), value)
+        if _NON_FINITE.match(text):
+            raise ValueError(f"expected a finite number, got {_shown(value)}")
     raise ValueError(f"expected a number such as 200000, 200k or 2^17, got {_shown(value)}")
 
 
@@ -166,7 +172,7 @@ def parse_count(value: Any) -> int:
     return int(number)
 
 
-_BYTES = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kKMGT]i?)?B?\s*$")
+_BYTES = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kKMGT]i?)?B?\s*$", re.ASCII)
 _BYTE_FACTOR = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 

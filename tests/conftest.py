@@ -305,7 +305,8 @@ def store_campaign_run(
     max are ``series`` x ``scale`` (frame rates: all frames per second, stored per direction as the engine
     does) with the search's final width ``widths`` (as stored: per direction for frame rates).
 
-    ``only``: the indexes of the points that get results (the others are listed but unmeasured); ``edit``: a change
+    ``only``: the indexes of the points that get results (the others are listed but unmeasured: the run is marked
+    failed, as one that stopped before them; a complete run holds every point's records); ``edit``: a change
     of the campaign's text before it is loaded; ``points``: a change of its list of working points."""
     source = CAMPAIGNS / campaign_file
     if edit is not None:
@@ -328,7 +329,7 @@ def store_campaign_run(
                     ctx = _result_context(point, metric, rep, settings)
                     res = engine_result(ctx, reported / n, widths[metric][i], settings.lower, settings.upper)
                     store.append_result(res)
-        store.set_status("complete")
+        store.set_status("complete" if only is None else "failed")
     return root
 
 

@@ -12,6 +12,7 @@ new base needs every case checked again).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ from natbench.metrics import MetricSettings
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.teardown import TeardownSettings
 from natbench.plugins import Directions
-from natbench.run.format import encode
+from natbench.run.format import PointRecord, encode
 from natbench.run.runner import RunSpec, start_run
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
@@ -221,6 +222,26 @@ def apply(run: Path, op: Mapping[str, Any]) -> None:
             index, _, dotted = key.partition(".")
             _set_path(points[int(index)], dotted, value)
         (run / "points.json").write_text(json.dumps(points, indent=2) + "\n", encoding="utf-8")
+    elif name == "add_point":  # one more working point in points.json, written as natbench writes one (real id)
+        points = json.loads((run / "points.json").read_text(encoding="utf-8"))
+        extra = dataclasses.replace(make_points(src_last=arg["src_last"])[1], index=len(points))
+        points.append(PointRecord.of(extra).to_dict())
+        (run / "points.json").write_text(json.dumps(points, indent=2) + "\n", encoding="utf-8")
+    elif name == "duplicate_point":  # points.json's entry N once more at the end
+        points = json.loads((run / "points.json").read_text(encoding="utf-8"))
+        points.append(points[arg])
+        (run / "points.json").write_text(json.dumps(points, indent=2) + "\n", encoding="utf-8")
+    elif name == "duplicate_key":  # the first line of a JSON file holding ``"key":`` written twice
+        text = (run / arg["file"]).read_text(encoding="utf-8").splitlines(keepends=True)
+        i = next(i for i, ln in enumerate(text) if ln.lstrip().startswith(f'"{arg["key"]}":'))
+        copy = text[i] if text[i].rstrip().endswith(",") else text[i].rstrip("\n") + ",\n"
+        (run / arg["file"]).write_text("".join([*text[:i], copy, *text[i:]]), encoding="utf-8")
+    elif name == "duplicate_key_in_line":  # line N with ``key`` written twice (the second copy, read last, as stored)
+        line = lines[arg["line"] - 1]
+        value = json.loads(line)[arg["key"]]
+        head = json.dumps({arg["key"]: value}, separators=(",", ":"))[:-1].encode()
+        lines[arg["line"] - 1] = head + b"," + line[1:]
+        _write(run, lines)
     else:
         raise ValueError(f"unknown damage operation {name!r}")
 

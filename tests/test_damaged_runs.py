@@ -15,6 +15,7 @@ directories makes of it, through public behaviour only, so the table holds for a
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -47,7 +48,7 @@ def _records(run: Path) -> list[dict[str, Any]]:
     """The parseable records of trials.jsonl (damaged lines skipped)."""
     out = []
     path = run / "trials.jsonl"
-    for raw in path.read_bytes().splitlines() if path.is_file() else []:  # not a symlink's device or FIFO
+    for raw in path.read_bytes().splitlines() if path.is_file() and not path.is_symlink() else []:  # nor /proc
         try:
             obj = json.loads(raw)
         except ValueError:
@@ -62,7 +63,12 @@ def _key(rec: dict[str, Any]) -> Key:
 
 
 def _snapshot(run: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(run.iterdir()) if p.is_file()}
+    """Every entry's bytes (a symlink's: where it leads, never read: it may lead into /proc)."""
+    return {
+        p.name: os.readlink(p).encode() if p.is_symlink() else p.read_bytes()
+        for p in sorted(run.iterdir())
+        if p.is_symlink() or p.is_file()
+    }
 
 
 def _report(run: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:

@@ -16,7 +16,10 @@ Categories (file name prefixes): ``recipes/shell-*`` placeholders where a quoted
 ``campaigns/option-*`` values read as options; ``campaigns/config-*`` values written into configuration files or
 nft's rule language; ``*bounds-*`` patterns, sweep size, error length; ``campaigns/print-*`` escape sequences and
 secrets from the environment; ``*range-*`` settings with a CLI twin; ``*yaml11-*`` YAML 1.1 octal and base-60
-numbers; ``cli-cases.yaml`` report --out, run -o, --max-points, recipe rendering, worker and scheduler flags.
+numbers; ``campaigns/yaml-*`` (issue 43) a value that contains itself through an alias (a merge key naming its own
+mapping) or nests deeper through aliases than written; ``campaigns/number-*`` digits other than ASCII ones, infinity
+and numbers of thousands of digits; ``cli-cases.yaml`` report --out, run -o, --max-points, recipe rendering, worker
+and scheduler flags, option values that look like options, ``--fail`` amounts, files of /proc.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ def _cli_cases(tmp: Path) -> tuple[list[Case], set[str]]:
     cases, quiet = [], set()
     for e in yaml.safe_load((ROOT / CORPUS / "cli-cases.yaml").read_text()):
         args = [a.format(**files) if "{" in a else a for a in e["args"]]
-        args = [a.replace("LONGVALUE", "x" * 100_000) for a in args]
+        args = [a.replace("LONGVALUE", "x" * 100_000).replace("NINES", "9" * 5000) for a in args]
         case_id = f"cli:{e['id']}"
         cases.append(Case(case_id, args, e["shown"].format(**files), e.get("line"), None, e["expect"]))
         if e.get("quiet"):
@@ -89,7 +92,7 @@ def _env() -> dict[str, str]:
 
 def test_every_category_has_cases() -> None:
     names = [p.name for kind in _COMMANDS for p in (ROOT / CORPUS / kind).glob("*.yaml")]
-    for prefix in ("shell-", "option-", "config-", "bounds-", "print-", "range-", "yaml11-"):
+    for prefix in ("shell-", "option-", "config-", "bounds-", "print-", "range-", "yaml11-", "yaml-", "number-"):
         assert sum(n.startswith(prefix) for n in names) >= 2, prefix
 
 

@@ -232,3 +232,107 @@ def test_recipes_validate_prints_one_line_per_recipe() -> None:
     assert proc.returncode == 2
     assert proc.stdout == "OK iptables-nat44: recipe iptables-nat44, 20 parameter(s), 70 command(s)\n"
     assert proc.stderr.startswith("natbench: error: tests/data/hostile/recipes/shell-eval.yaml:13: steps.setup[0].run:")
+
+
+# -- issue 43: environment variables holding paths, standard output that fails ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("variable", "args"),
+    [
+        ("NATBENCH_RECIPES", ["validate", "campaigns/quickstart.yaml"]),
+        ("NATBENCH_RECIPES", ["recipes", "list"]),
+        ("NATBENCH_IMAGE_CACHE", ["lab", "image", "list"]),
+        ("NATBENCH_LAB_STATE", ["lab", "status"]),
+    ],
+)
+def test_a_path_variable_longer_than_path_max_is_one_line_naming_it(variable: str, args: list[str]) -> None:
+    """NATBENCH_RECIPES of 10,000 characters gave a traceback and a 10,042-character line: now one line naming the
+    variable and the limit, never the value."""
+    proc = natbench(*args, env={variable: "a" * 10_000})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == (
+        f"natbench: error: environment variable {variable}: is 10,000 bytes long: more than PATH_MAX allows"
+        " (4,095 bytes): not a directory name\n"
+    )
+
+
+def test_a_path_variable_at_its_limits_is_taken() -> None:
+    """An entry of 4,095 bytes with components of 255 is a name the kernel takes: no refusal (the directory does not
+    exist, so the shipped recipes answer)."""
+    longest = "/".join(["d" * 255] * 16)[:4095]
+    proc = natbench("validate", "campaigns/quickstart.yaml", env={"NATBENCH_RECIPES": longest})
+    assert proc.returncode == 0, proc.stderr
+
+
+def _with_stdout(stdout: object, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "natbench", *args],
+        stdout=stdout,  # type: ignore[arg-type]
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "campaigns/quickstart.yaml"],
+        ["plan", "campaigns/quickstart.yaml"],
+        ["report", "tests/data/damaged-runs/base", "--format", "text", "--out", "-"],
+        ["--help"],
+    ],
+)
+def test_stdout_on_dev_full_is_one_line_and_exit_1(args: list[str]) -> None:
+    """Standard output on /dev/full (a traceback before): one line on stderr, exit 1, nothing more."""
+    with open("/dev/full", "w") as full:
+        proc = _with_stdout(full, *args)
+    assert (proc.returncode, proc.stderr) == (
+        1,
+        "natbench: error: cannot write to standard output: No space left on device\n",
+    )
+
+
+def test_a_closed_stdout_is_named_and_a_broken_pipe_ends_quietly() -> None:
+    """``>&-``: Python has no sys.stdout, and the output would vanish with exit 0: one line and exit 1. A reader
+    that stops early (``| head -1``): exit 141, as a shell reports SIGPIPE, and no message."""
+    proc = subprocess.run(  # started with descriptor 1 closed (the shell's >&-): Python has no sys.stdout
+        [sys.executable, "-m", "natbench", "validate", "campaigns/quickstart.yaml"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert (proc.returncode, proc.stderr) == (1, "natbench: error: cannot write to standard output: it is closed\n")
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    assert reader.stdin is not None
+    proc = _with_stdout(reader.stdin, "report", "tests/data/damaged-runs/base", "--format", "text", "--out", "-")
+    reader.stdin.close()
+    reader.wait()
+    assert (proc.returncode, proc.stderr) == (141, "")
+
+
+def test_stderr_on_dev_full_keeps_the_exit_status_of_the_error() -> None:
+    """An error that cannot be said (stderr on /dev/full) still ends with its own exit status, no traceback."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "natbench", "validate", "no-such-campaign.yaml"],
+            stdout=subprocess.PIPE,
+            stderr=full,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
+    assert proc.returncode == 2 and proc.stdout == ""
+
+
+def test_a_negative_number_after_a_number_option_is_a_value() -> None:
+    """The option-like check spares numbers: ``--monitor -1`` is refused by its range, not as an option."""
+    proc = natbench("run", "--monitor", "-1", "campaigns/quickstart.yaml")
+    assert proc.returncode == 2 and "--monitor: -1.0 is not in the range" in proc.stderr

@@ -8,17 +8,27 @@ MAP-T directories); the real source is compiled by the ``vm`` tests (tests/test_
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import dataclasses
+import gzip
+import http.server
 import json
 import os
+import socket
+import stat
+import subprocess
+import sys
 import tarfile
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from natbench.cli import cli
-from natbench.testbed.lab import jool_source, vm_image
+from natbench.testbed.lab import jool_source, source_tree, vm_image
 from natbench.testbed.lab.jool_build import build_script, install_source
 from natbench.testbed.lab.jool_source import (
     DEFAULT_SOURCE,
@@ -217,3 +227,323 @@ def test_install_source_and_build_script(tmp_path: Path) -> None:
     ]
     assert "make install" in script and script[-1] == "jool_mapt --version"
     assert "'6.1.0 x'" in build_script("4.1.255", "6.1.0 x")  # every value quoted
+
+
+# ------------------------------------------------------------------------------------- issue 43: hostile sources
+def _raw_tar(path: Path, members: list[tarfile.TarInfo], data: bytes = b"") -> Path:
+    """A gzip-compressed tar of ``members`` (headers only, then ``data``), written without tarfile's checks."""
+    with gzip.open(path, "wb", compresslevel=1) as out:
+        for member in members:
+            out.write(member.tobuf(format=tarfile.GNU_FORMAT))
+        out.write(data)
+    return path
+
+
+def _member(name: str, kind: bytes = tarfile.REGTYPE, size: int = 0, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.linkname = kind, size, link
+    return info
+
+
+def _refused(given: str | Path, work: Path) -> str:
+    with pytest.raises(JoolSourceError) as err:
+        resolve_source(given, work)
+    text = str(err.value)
+    assert "\n" not in text and len(text) < 400, text
+    return text
+
+
+def _written(work: Path) -> list[str]:
+    """What a refused source left in the scratch directory (the archive itself aside)."""
+    return sorted(str(p.relative_to(work)) for p in work.rglob("*") if p.name != "jool-source.tar.gz")
+
+
+def test_an_archive_of_more_members_than_the_limit_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """10^6 members would take minutes to unpack: the headers are counted first, and the first one over
+    MAX_MEMBERS stops it with nothing written."""
+    members = [_member(f"Jool/m{i}") for i in range(source_tree.MAX_MEMBERS + 1)]
+    archive = _raw_tar(tmp_path / "many.tar.gz", members)
+    text = _refused(archive, tmp_path / "w")
+    assert text == (
+        f"--jool-source {archive}: holds more than 20,000 files and directories (the limit; a Jool 4.2 source has"
+        " about 1,250): not unpacked further"
+    )
+    assert _written(tmp_path / "w") == []
+    below = _raw_tar(tmp_path / "below.tar.gz", members[: source_tree.MAX_MEMBERS])  # at the limit: unpacked
+    assert "is not a Jool source tree (no configure.ac)" in _refused(below, tmp_path / "w2")
+
+
+def test_a_member_larger_than_the_tree_may_be_is_refused_unread(tmp_path: Path) -> None:
+    """A gzip of 3 GB of zeros behind one tar header (1.8 GB were written before): refused at its header, nothing
+    unpacked; a member that fits is unpacked."""
+    huge = _raw_tar(tmp_path / "huge.tar.gz", [_member("Jool/zeros", size=3 << 30)], b"\0" * (1 << 20))
+    text = _refused(huge, tmp_path / "w")
+    assert text == (
+        f"--jool-source {huge}: unpacks to more than 256 MiB (the limit; a Jool 4.2 source has 5.7 MB): stopped"
+        " at 'Jool/zeros'"
+    )
+    assert _written(tmp_path / "w") == []
+    at_limit = _member("Jool/zeros", size=source_tree.MAX_TOTAL_BYTES + 1)
+    assert "more than 256 MiB" in _refused(_raw_tar(tmp_path / "one-more.tar.gz", [at_limit]), tmp_path / "w2")
+
+
+def test_an_extended_header_larger_than_the_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    pax = _raw_tar(tmp_path / "pax.tar.gz", [_member("././@PaxHeader", tarfile.XHDTYPE, size=1 << 30)], b"9 a=b\n")
+    assert _refused(pax, tmp_path / "w").endswith(
+        "an extended tar header of 1,073,741,824 bytes, more than the limit of 1 MiB"
+    )
+
+
+def test_a_deep_member_is_refused_by_its_path_or_its_depth(tmp_path: Path) -> None:
+    """A member 3,000 directories deep (a RecursionError before) and one 40 deep: refused, nothing written."""
+    deep = _raw_tar(tmp_path / "deep.tar.gz", [_member("a/" * 3000 + "f")])
+    assert _refused(deep, tmp_path / "w").endswith(
+        "a member's path has 6,001 characters, more than the limit of 1,024 (Jool's longest has 82)"
+    )
+    forty = _raw_tar(tmp_path / "forty.tar.gz", [_member("a/" * 40 + "f")])
+    text = _refused(forty, tmp_path / "w2")
+    assert text.endswith("lies 40 directories deep, more than the limit of 32 (Jool's deepest file lies 6 deep)")
+    assert _written(tmp_path / "w") == _written(tmp_path / "w2") == []
+    at_limit = _raw_tar(tmp_path / "at.tar.gz", [_member("a/" * 32 + "f")])  # 32 deep: unpacked (then no Jool)
+    assert "is not a Jool source tree" in _refused(at_limit, tmp_path / "w3")
+
+
+@pytest.mark.parametrize(
+    ("member", "problem"),
+    [
+        (_member("J/zero", tarfile.CHRTYPE), "'J/zero' is a character device"),
+        (_member("J/disk", tarfile.BLKTYPE), "'J/disk' is a block device"),
+        (_member("J/fifo", tarfile.FIFOTYPE), "'J/fifo' is a FIFO"),
+        (_member("J/shadow", tarfile.SYMTYPE, link="/etc/shadow"), "'J/shadow': a link leading outside the tree"),
+        (_member("J/up", tarfile.SYMTYPE, link="../../etc"), "'J/up': a link leading outside the tree"),
+        (_member("J/hard", tarfile.LNKTYPE, link="/etc/passwd"), "'J/hard': a link leading outside the tree"),
+        (_member("J/../../x"), "'J/../../x': leads outside the tree"),
+    ],
+)
+def test_an_archive_member_that_is_no_file_or_leads_outside_is_refused(
+    tmp_path: Path, member: tarfile.TarInfo, problem: str
+) -> None:
+    archive = _raw_tar(tmp_path / "bad.tar.gz", [member])
+    assert problem in _refused(archive, tmp_path / "w")
+    assert _written(tmp_path / "w") == []
+
+
+def test_an_absolute_member_is_unpacked_inside_the_tree(tmp_path: Path) -> None:
+    """tarfile's data filter strips the leading '/': the member lands inside the scratch tree, never at its path."""
+    target = tmp_path / "outside" / "planted"
+    archive = _raw_tar(tmp_path / "abs.tar.gz", [_member(str(target))])
+    assert "is not a Jool source tree" in _refused(archive, tmp_path / "w")
+    assert not target.exists() and (tmp_path / "w" / "unpacked" / str(target).lstrip("/")).is_file()
+
+
+def test_a_source_tree_holding_what_a_tree_does_not_is_refused(tmp_path: Path) -> None:
+    """A FIFO (a traceback before), a socket, a /dev/zero node (read forever before: root only), a link leading
+    out of the tree; a link inside it is kept as a link."""
+    cases: dict[str, str] = {}
+    fifo = fake_jool(tmp_path / "fifo")
+    os.mkfifo(fifo / "pipe")
+    cases["fifo"] = "'pipe' is a FIFO: a source tree holds regular files, directories and links within itself only"
+    sock = fake_jool(tmp_path / "sock")
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(sock / "sock"))
+    cases["sock"] = "'sock' is a socket"
+    out = fake_jool(tmp_path / "out")
+    (out / "src" / "shadow").symlink_to("/etc/shadow")
+    cases["out"] = "'src/shadow' is a link leading outside the tree: a source tree holds its own files"
+    up = fake_jool(tmp_path / "up")
+    (up / "src" / "up").symlink_to("../../elsewhere")
+    cases["up"] = "'src/up' is a link leading outside the tree"
+    if os.geteuid() == 0:
+        dev = fake_jool(tmp_path / "dev")
+        os.mknod(dev / "zero", 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+        cases["dev"] = "'zero' is a character device"
+    for name, problem in cases.items():
+        text = _refused(tmp_path / name, tmp_path / f"w-{name}")
+        assert text.startswith(f"--jool-source {tmp_path / name}: ") and problem in text, text
+    inside = fake_jool(tmp_path / "inside")
+    (inside / "src" / "xlat-link.h").symlink_to("common/xlat.h")
+    got = resolve_source(inside, tmp_path / "w-inside")
+    assert os.readlink(got.tree / "src" / "xlat-link.h") == "common/xlat.h" and got.digest == tree_digest(inside)
+
+
+def test_a_sparse_file_larger_than_the_tree_may_be_is_refused_unread(tmp_path: Path) -> None:
+    """A 5 GB sparse file beside a valid tree (a MemoryError of the digest before): refused by its size, and the
+    scratch copy holds none of it."""
+    tree = fake_jool(tmp_path / "tree")
+    with open(tree / "big", "wb") as f:
+        f.truncate(5 << 30)
+    text = _refused(tree, tmp_path / "w")
+    assert text.endswith("unpacks to more than 256 MiB (the limit; a Jool 4.2 source has 5.7 MB): stopped at 'big'")
+    assert not (tmp_path / "w" / "jool" / "big").exists()
+
+
+def test_a_tree_deeper_than_the_limit_is_refused(tmp_path: Path) -> None:
+    tree = fake_jool(tmp_path / "tree")
+    deep = tree.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / "f").write_text("x\n")
+    assert "lies 33 directories deep, more than the limit of 32" in _refused(tree, tmp_path / "w")
+
+
+def test_the_digest_reads_files_in_chunks(tmp_path: Path) -> None:
+    """A 200 MB file (within the limits) is digested by a process whose address space allows 64 MB more than it
+    holds: read whole it could not be (it was read whole before)."""
+    tree = fake_jool(tmp_path / "tree")
+    with open(tree / "large.bin", "wb") as f:
+        f.truncate(200 << 20)
+    script = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from natbench.testbed.lab.jool_source import tree_digest\n"
+        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + (64 << 20), resource.RLIM_INFINITY))\n"
+        "print(tree_digest(Path(sys.argv[1])))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(tree)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == tree_digest(tree)
+
+
+def test_sources_that_are_no_tree_or_archive_are_refused_by_name(tmp_path: Path) -> None:
+    """/proc/self/mem (an OSError traceback before), /dev/zero, a FIFO, a path longer than the kernel takes."""
+    assert _refused("/proc/self/mem", tmp_path / "w") == (
+        "--jool-source /proc/self/mem: leads into /proc (a view of the kernel, not data): not a source tree or archive"
+    )
+    assert (
+        _refused("/dev/zero", tmp_path / "w") == "--jool-source /dev/zero: is a device, not a source tree or an archive"
+    )
+    os.mkfifo(tmp_path / "fifo")
+    assert _refused(tmp_path / "fifo", tmp_path / "w").endswith("fifo: is a FIFO, not a source tree or an archive")
+    assert _refused("x" * 5000, tmp_path / "w") == (
+        "--jool-source: the path is 5,000 bytes long: more than PATH_MAX allows (4,095 bytes)"
+    )
+    big = tmp_path / "big.tar.gz"
+    with open(big, "wb") as f:
+        f.truncate(source_tree.MAX_ARCHIVE_BYTES + 1)
+    assert _refused(big, tmp_path / "w").endswith(
+        "larger than 64 MiB (the limit for an archive; Jool 4.2's has 1.3 MB)"
+    )
+
+
+class _Server:
+    """A real HTTP server on localhost (a thread) that serves one archive, behind Basic authentication when asked,
+    or an endless stream of zeros."""
+
+    def __init__(self, body: bytes | None, credentials: str | None = None) -> None:
+        outer = self
+        self.seen: list[str | None] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.seen.append(self.headers.get("Authorization"))
+                if credentials is not None:
+                    wanted = "Basic " + base64.b64encode(credentials.encode()).decode()
+                    if self.headers.get("Authorization") != wanted:
+                        self.send_response(401)
+                        self.end_headers()
+                        return
+                self.send_response(200)
+                self.end_headers()
+                if body is not None:
+                    self.wfile.write(body)
+                    return
+                with contextlib.suppress(OSError):
+                    while True:  # endless: the client must stop
+                        self.wfile.write(b"\0" * (1 << 20))
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> _Server:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+def test_a_password_in_the_url_is_sent_as_basic_auth_and_never_shown(tmp_path: Path) -> None:
+    """``https://user:password@host/...``: the password was printed in the progress line and the error. Now the
+    download authenticates with it (a real HTTP server checks), and progress, errors and the manifest's origin
+    show ``***``."""
+    archive = tarball(fake_jool(tmp_path / "tree"), tmp_path / "jool.tar.gz").read_bytes()
+    with _Server(archive, credentials="me:s3cret-pw") as server:
+        url = f"http://me:s3cret-pw@127.0.0.1:{server.port}/jool.tar.gz"
+        got = resolve_source(url, tmp_path / "w")
+        assert got.release == "4.2.0-rc9" and got.origin == f"http://me:***@127.0.0.1:{server.port}/jool.tar.gz"
+        assert "s3cret" not in json.dumps(got.as_dict())
+        wrong = f"http://me:wrong-pw@127.0.0.1:{server.port}/jool.tar.gz"
+        text = _refused(wrong, tmp_path / "w2")
+        assert "wrong-pw" not in text and "http://me:***@127.0.0.1" in text and "(Unauthorized)" in text
+    said: list[str] = []
+    with pytest.raises(JoolSourceError) as err:
+        build_image("jool-mapt", cache=tmp_path / "c", jool_source=url, progress=said.append, fetch=_offline)
+    assert said and all("s3cret" not in line for line in said) and "s3cret" not in str(err.value)
+    assert f"me:***@127.0.0.1:{server.port}" in said[0]
+
+
+def test_a_download_larger_than_an_archive_may_be_is_stopped(tmp_path: Path) -> None:
+    """An endless download stops at MAX_ARCHIVE_BYTES with one line; what was written stays within it."""
+    with _Server(None) as server:
+        url = f"http://127.0.0.1:{server.port}/endless.tar.gz"
+        text = _refused(url, tmp_path / "w")
+    assert text == f"--jool-source {url}: larger than 64 MiB (the limit for an archive; Jool 4.2's has 1.3 MB)"
+    assert (tmp_path / "w" / "jool-source.tar.gz").stat().st_size <= source_tree.MAX_ARCHIVE_BYTES
+
+
+BUILD = [sys.executable, "-m", "natbench", "lab", "image", "build", "jool-mapt"]
+
+
+def test_cli_hostile_sources_are_one_line_exit_2(tmp_path: Path) -> None:
+    """Through the real entry point: one line ``natbench``'s lab CLI prints (``Error: ...``), exit 2, no traceback,
+    nothing built."""
+    if vm_image.missing_tools(("debootstrap", "qemu-system-x86_64", "qemu-img")):
+        pytest.skip("the image build CLI checks for debootstrap and QEMU before the source (not installed here)")
+    archive = _raw_tar(tmp_path / "huge.tar.gz", [_member("Jool/zeros", size=3 << 30)])
+    for given in ("/proc/self/mem", str(archive), "https://me:s3cret@127.0.0.1:9/jool.tar.gz"):
+        proc = subprocess.run(
+            [*BUILD, "--cache", str(tmp_path / "c"), "--jool-source", given],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        errors = [line for line in proc.stderr.splitlines() if not line.startswith("image jool-mapt: ")]
+        assert proc.returncode == 2 and len(errors) == 1 and errors[0].startswith("Error: "), proc.stderr
+        assert "Traceback" not in proc.stderr and "s3cret" not in proc.stderr
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
+def test_a_home_of_no_user_and_a_url_urllib_cannot_parse_are_one_line(tmp_path: Path) -> None:
+    assert _refused("~no-such-user-43/jool", tmp_path / "w") == (
+        "--jool-source ~no-such-user-43/jool: no such user's home directory (~)"
+    )
+    text = _refused("https://me:s3cret@host:notaport/jool.tar.gz", tmp_path / "w")
+    assert text.startswith("--jool-source https://me:***@host:notaport/jool.tar.gz: not a valid URL (") and (
+        "s3cret" not in text
+    )
+    assert _refused("http://[::1/jool.tar.gz", tmp_path / "w").endswith("not a valid URL (Invalid IPv6 URL)")
+
+
+def test_cli_errors_of_the_image_build_are_printed_escaped_and_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source whose name holds an escape sequence and a password is printed escaped, with ***, in one line."""
+
+    def failing(url: str, dest: Path) -> None:
+        raise OSError(-2, f"cannot reach {url}")
+
+    monkeypatch.setattr(jool_source, "_urlopen_fetch", failing)
+    given = "https://me:s3cret@mirror.example/\x1b]0;title\x07/jool.tar.gz"
+    result = CliRunner().invoke(
+        cli, ["lab", "image", "build", "jool-mapt", "--cache", str(tmp_path), "--jool-source", given]
+    )
+    assert result.exit_code == 2
+    assert "s3cret" not in result.output and "\x1b" not in result.output and "\x07" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "https://me:***@mirror.example/\\x1b]0;title\\x07/jool.tar.gz" in errors[0]

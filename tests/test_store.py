@@ -936,7 +936,7 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
     meta = json.loads((run / "run.json").read_text()) | {"campaign_name": "Zoë's NAT"}
     del meta["records"]  # a run directory from before record counts: its hand-written line needs no "seq"
     (run / "run.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-    point = PointRecord.of(POINTS[0]).to_dict() | {"name": "pare-feu à états"}
+    point = PointRecord.of(dataclasses.replace(POINTS[0], name="pare-feu à états")).to_dict()  # label follows name
     (run / "points.json").write_text(json.dumps([point], ensure_ascii=False), encoding="utf-8")
     cut_off = {"type": "trial", **trial(0, 0).to_dict(), "extra": {"note": "délai 5 µs"}}
     raw_line = json.dumps(cut_off, ensure_ascii=False) + "\n"

@@ -665,3 +665,138 @@ def test_a_repair_stopped_before_its_rename_reads_clean_and_the_next_resume_fini
     meta = json.loads((run / "run.json").read_text())
     assert store.PENDING not in meta and len(meta["repairs"]) == 1
     assert read_run(run).damage == [] and read_run(run).warnings == []
+
+
+# ------------------------------------------------------------------------------ issue 43: points, keys, symlinks
+def _points(run: Path) -> list[dict[str, Any]]:
+    points: list[dict[str, Any]] = json.loads((run / "points.json").read_text())
+    return points
+
+
+def _set_points(run: Path, points: list[dict[str, Any]]) -> None:
+    (run / "points.json").write_text(json.dumps(points, indent=2) + "\n")
+
+
+def test_points_json_must_be_what_its_parameters_give_each_condition_alone(run: Path) -> None:
+    """The id hashes the parameters, connections and label follow from them: each changed alone is refused, naming
+    the entry and the field; the stored points read as they are."""
+    assert [p.id for p in RunDirectory.open(run).points] == [p["id"] for p in _points(run)]
+    stored = _points(run)
+    for field, value, message in [
+        ("src_ports", [stored[1]["src_ports"][0], stored[1]["src_ports"][1] + 1], "is not the hash of this point"),
+        ("cores", (stored[1]["cores"] or 0) + 1, "is not the hash of this point"),
+        ("frame_size", stored[1]["frame_size"] + 64, "is not the hash of this point"),
+        ("connections", stored[1]["connections"] * 1000, "but its port ranges hold"),
+        ("label", stored[1]["label"] + "-x", "but its parameters give"),
+    ]:
+        changed = [dict(p) for p in stored]
+        changed[1][field] = value
+        _set_points(run, changed)
+        with pytest.raises(StoreError, match=rf"points\.json: \[1\]\.(id|{field}): .*{message}"):
+            read_run(run)
+    _set_points(run, [*stored, stored[0]])
+    with pytest.raises(StoreError, match=rf"\[{len(stored)}\]\.id: \w+ again \(entry \[0\]\)"):
+        RunDirectory.open(run)
+    _set_points(run, stored)
+    assert read_run(run).damage == []
+
+
+def test_run_json_keys_of_points_must_be_points_of_points_json(run: Path) -> None:
+    meta = json.loads((run / "run.json").read_text())
+    for field, value in (("point_facts", {"dut": {}}), ("point_testbeds", ["tb1"])):
+        changed = {**meta, field: {**meta.get(field, {}), "0123456789ab": value}}
+        (run / "run.json").write_text(json.dumps(changed))
+        with pytest.raises(
+            StoreError, match=rf"run\.json: {field}: '0123456789ab' is no working point of points\.json"
+        ):
+            read_run(run)
+    (run / "run.json").write_text(json.dumps(meta))
+    assert read_run(run).damage == []
+
+
+def test_a_point_without_records_is_damage_in_a_complete_run_only(run: Path, tmp_path: Path) -> None:
+    """An extra point with a real id: not one record in a complete run is damage; while a run is running or after it
+    failed, that is a point not measured yet."""
+    import dataclasses as dc
+
+    from natbench.run.format import PointRecord
+
+    extra = dc.replace(RunDirectory.open(run).points[-1].to_working_point(), frame_size=1500)
+    points = _points(run)
+    _set_points(run, [*points, PointRecord.of(dc.replace(extra, index=len(points))).to_dict()])
+    damage = read_run(run).damage
+    assert damage == [
+        f"{run}/points.json: point {extra.id}: not one record in a run whose status is 'complete' (every planned"
+        " repetition has its result): a working point added after the run, or its records removed"
+    ]
+    for status in ("running", "failed"):
+        meta = json.loads((run / "run.json").read_text())
+        (run / "run.json").write_text(json.dumps({**meta, "status": status}))
+        assert read_run(run).damage == []
+    # a complete run without a single record (the store's API marks any run complete) is left alone
+    empty = tmp_path / "empty"
+    with RunStore.create(empty, campaign_text="name: t\n", points=[extra]) as store:
+        store.set_status("complete")
+    assert read_run(empty).damage == []
+
+
+def test_a_key_named_twice_is_refused_in_every_file(run: Path) -> None:
+    text = (run / "run.json").read_text()
+    (run / "run.json").write_text(text.replace('"status": ', '"status": "running", "status": ', 1))
+    with pytest.raises(StoreError, match=r"run\.json: duplicate key 'status' in one object"):
+        read_run(run)
+    (run / "run.json").write_text(text)
+    lines = lines_of(run)
+    lines[9] = b'{"verdict":"pass",' + lines[9][1:]  # the checksummed value is the one a reader keeps
+    write_lines(run, lines)
+    assert f"{run}/trials.jsonl:10: not a natbench record: duplicate key 'verdict' in one object" in "\n".join(
+        read_run(run).damage
+    )
+
+
+def test_a_resume_never_appends_through_a_symlink(run: Path, tmp_path: Path) -> None:
+    """trials.jsonl (or a writer's temporary file) as a link elsewhere: the writer refuses to write through it."""
+    from natbench.run.writer import append_fd, atomic_write
+
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes((run / "trials.jsonl").read_bytes())
+    (run / "trials.jsonl").unlink()
+    (run / "trials.jsonl").symlink_to(elsewhere)
+    with pytest.raises(StoreError, match=r"trials\.jsonl: a symbolic link: natbench writes .* never through a link"):
+        append_fd(run / "trials.jsonl")
+    victim = tmp_path / "victim"
+    victim.write_text("kept\n")
+    (run / ".run.json.tmp").symlink_to(victim)
+    atomic_write(run / "run.json", (run / "run.json").read_text())
+    assert victim.read_text() == "kept\n" and not (run / "run.json").is_symlink()
+
+
+def test_a_write_that_fails_stops_the_run_with_one_error_naming_the_file(tmp_path: Path) -> None:
+    """A full disk (here: the file-size limit RLIMIT_FSIZE of a child process, a real limit of the kernel) while a
+    record or run.json is written: RunWriteError naming the file and how to continue, not an OSError; what was
+    stored before reads intact (a torn last line at most)."""
+    script = (
+        "import resource, signal, sys\n"
+        "from pathlib import Path\n"
+        "from natbench.results import TrialRecord, Verdict\n"
+        "from natbench.run.writer import RunStore, RunWriteError\n"
+        "from natbench.traffic import PortRange\n"
+        "from natbench.workingpoint import WorkingPoint\n"
+        "P = WorkingPoint(0, PortRange(1, 100), PortRange(1, 10), 64, cores=1, name='x')\n"
+        "store = RunStore.create(Path(sys.argv[1]), campaign_text='name: x\\n', points=[P])\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, resource.RLIM_INFINITY))\n"
+        "try:\n"
+        "    for i in range(1000):\n"
+        "        store.append_trial(TrialRecord(P.id, 'cps', 0, i, 'phase1', 1e3, 1e3, {}, Verdict.PASS, 'ok',"
+        " 1.0 + i, 2.0 + i))\n"
+        "except RunWriteError as exc:\n"
+        "    print(exc)\n"
+    )
+    run = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-c", script, str(run)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stdout.startswith(f"{run}/trials.jsonl: cannot be written: File too large; what was stored before")
+    assert f"`natbench run --resume {run}` continues the run" in proc.stdout
+    found = read_run(run)
+    assert found.damage == [] and len(found.trials) > 0

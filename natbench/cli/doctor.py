@@ -12,7 +12,7 @@ import os
 
 import click
 
-from natbench.cli.group import cli
+from natbench.cli.group import cli, printable
 from natbench.host import NEEDS, PackageCheck, check_packages, install_command
 from natbench.plugins import ACCESS, TESTERS
 from natbench.search import ALGORITHMS
@@ -73,7 +73,8 @@ def doctor() -> None:
     for what, problem in parts:
         click.echo(f"{'':<16} {what}: {problem or 'ok'}")
     trex = os.environ.get("NATBENCH_TREX")
-    click.echo(f"\nNATBENCH_TREX: {trex or 'unset (the trex tests and TRex campaigns need a TRex server)'}")
+    shown = printable(trex, 200) if trex else "unset (the trex tests and TRex campaigns need a TRex server)"
+    click.echo(f"\nNATBENCH_TREX: {shown}")
     if missing_packages:
         click.echo(f"\nInstall the missing system packages with:\n  {install_command(missing_packages)}")
         click.echo("or run ./dev setup in a natbench checkout (packages, virtual environment, natbench with extras).")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import re
 import stat
@@ -14,11 +15,15 @@ from typing import Any
 
 import click
 
+from natbench.values import parse_count, parse_number
 from natbench.version import __version__
 
 __all__ = [
     "MAX_LINE_CHARS",
-    "FiniteFloatRange",
+    "CountRange",
+    "NumberRange",
+    "OptionCommand",
+    "OptionGroup",
     "cli",
     "max_points_option",
     "one_line",
@@ -33,14 +38,44 @@ is echoed in a message cannot flood the terminal or a log."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-class FiniteFloatRange(click.FloatRange):
-    """click's FloatRange without ``nan`` (which compares false with both bounds and so passes any range)."""
+class NumberRange(click.FloatRange):
+    """click's FloatRange reading the text as a campaign reads numbers (:func:`natbench.values.parse_number`: ASCII
+    digits only, finite, ``2^10`` and ``5k`` too): ``inf``, ``nan`` or an Arabic-Indic ``٥`` is no number here
+    either."""
+
+    name = "number"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if isinstance(number, float) and number != number:
-            self.fail(f"{value!r} is not a number", param, ctx)
-        return number
+        if isinstance(value, str):
+            try:
+                value = parse_number(value)
+            except ValueError as exc:
+                self.fail(_beyond(self, value, exc), param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class CountRange(click.IntRange):
+    """click's IntRange reading the text as a campaign reads counts (:func:`natbench.values.parse_count`: ASCII
+    digits only, ``2^10`` and ``4k`` too)."""
+
+    name = "count"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                value = parse_count(value)
+            except ValueError as exc:
+                self.fail(_beyond(self, value, exc), param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def _beyond(kind: click.types._NumberRangeBase, text: str, exc: ValueError) -> str:
+    """The error of a number outside the grammar: a number too large for any field is named with the option's
+    own range (as click names one just outside it), anything else as the grammar says."""
+    if "too large" in str(exc):
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        return f"{shown!r} is not in the range {kind._describe_range()}."
+    return str(exc)
 
 
 def one_line(text: str) -> str:
@@ -56,10 +91,12 @@ def _escape(match: re.Match[str]) -> str:
 
 def printable(text: str, limit: int = MAX_LINE_CHARS) -> str:
     """A user's value or an error as natbench prints it: values substituted from ``${NATBENCH_*}`` variables
-    named instead of shown, control characters escaped (one line), at most ``limit`` characters."""
+    named instead of shown, passwords in URLs as ``***``, control characters escaped (one line), at most ``limit``
+    characters."""
+    from natbench.config.redact import redact_credentials
     from natbench.config.source import redact_substituted
 
-    line = one_line(redact_substituted(text))
+    line = one_line(redact_credentials(redact_substituted(text)))
     if len(line) > limit:
         line = f"{line[:limit]}... ({len(line) - limit:,} more characters)"
     return line
@@ -82,7 +119,7 @@ def max_points_option(command: Callable[..., Any]) -> Callable[..., Any]:
 
     return click.option(
         "--max-points",
-        type=click.IntRange(1, 10**9),
+        type=CountRange(1, 10**9),
         default=MAX_POINTS,
         show_default=True,
         help="Refuse a campaign of more working points than this (computed before expanding the sweep).",
@@ -122,7 +159,53 @@ def writable_directory(path: Path, option: str, what: str) -> None:
         os.unlink(probe)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OptionCommand(click.Command):
+    """A command that refuses an option's value that looks like an option (``report --out --format RUN`` would
+    write into a directory named ``--format``): the value was forgotten, and the next option taken for it.
+
+    Every option that takes a value other than a number is checked: when the word after it on the command line
+    starts with ``-`` (``-`` alone, standard output or input, excepted) it is refused, naming the option. A value
+    that does start with ``-`` is written attached (``--out=-x``) or as a path (``./-x``). (After a number option
+    ``-1`` is a value, and an option in its place is refused as no number.)"""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value = {
+            name: param
+            for param in self.get_params(ctx)
+            if isinstance(param, click.Option) and not param.is_flag and not param.count and not _numeric(param)
+            for name in param.opts
+        }
+        for word, following in itertools.pairwise(args):
+            if word == "--":
+                break
+            param = takes_value.get(word)
+            if param is not None and following.startswith("-") and following != "-":
+                shown = printable(following, 60)
+                longest = max(param.opts, key=len)
+                attached = f"{longest}={shown}" if longest.startswith("--") else f"{longest}{shown}"
+                raise click.BadParameter(
+                    f"{shown!r} looks like an option, not a value: the value is missing (a value that starts with"
+                    f" '-' is written {attached}, or ./{shown} for a file)",
+                    ctx=ctx,
+                    param=param,
+                    param_hint=longest,
+                )
+        return super().parse_args(ctx, args)
+
+
+def _numeric(param: click.Option) -> bool:
+    """A number option: ``-1`` after it is a (negative) value, and an option there fails as no number anyway."""
+    return isinstance(param.type, click.types.IntParamType | click.types.FloatParamType)
+
+
+class OptionGroup(click.Group):
+    """A group whose commands and subgroups are :class:`OptionCommand` (and OptionGroup) throughout."""
+
+    command_class = OptionCommand
+    group_class = type
+
+
+@click.group(cls=OptionGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="natbench")
 def cli() -> None:
     """Benchmark stateful NATxy gateways by RFC 9693."""

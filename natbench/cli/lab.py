@@ -7,7 +7,7 @@ import json
 import click
 from click.core import ParameterSource
 
-from natbench.cli.group import cli
+from natbench.cli.group import CountRange, cli, printable
 from natbench.traffic.plan import Family
 
 __all__ = ["lab"]
@@ -33,10 +33,8 @@ _name = click.option("--name", default="natbench", show_default=True, help="Lab 
 @click.option(
     "--vm", default=None, help="Boot a QEMU VM from this image (e.g. jool) as the DUT instead of a namespace."
 )
-@click.option("--vcpus", type=click.IntRange(1, 64), default=1, show_default=True, help="vCPUs of the VM (--vm).")
-@click.option(
-    "--memory", type=click.IntRange(256, 262144), default=1536, show_default=True, help="MiB of the VM (--vm)."
-)
+@click.option("--vcpus", type=CountRange(1, 64), default=1, show_default=True, help="vCPUs of the VM (--vm).")
+@click.option("--memory", type=CountRange(256, 262144), default=1536, show_default=True, help="MiB of the VM (--vm).")
 def up(name: str, family: str, vm: str | None, vcpus: int, memory: int) -> None:
     """Create the lab (idempotent) and print its state as JSON."""
     from natbench.testbed.lab import LabError, NetnsLab, VmLab, VmSettings
@@ -126,13 +124,17 @@ def image_build(name: str, cache: str | None, force: bool, jool_source: str | No
         raise SystemExit(2)
     try:
         built = build_image(
-            name, cache=cache, force=force, progress=lambda msg: click.echo(msg, err=True), jool_source=jool_source
+            name,
+            cache=cache,
+            force=force,
+            progress=lambda msg: click.echo(printable(msg), err=True),
+            jool_source=jool_source,
         )
-    except JoolSourceError as exc:
-        click.echo(f"Error: {exc}", err=True)
+    except JoolSourceError as exc:  # one line: escaped, URL passwords as ***, cut (the source is the user's text)
+        click.echo(f"Error: {printable(str(exc))}", err=True)
         raise SystemExit(2) from None
     except LabError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(f"Error: {printable(str(exc))}", err=True)
         raise SystemExit(1) from None
     click.echo(json.dumps({"path": str(built.path), **built.manifest}, indent=1, sort_keys=True))
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from natbench.cli.group import cli, printable
+from natbench.cli.group import CountRange, cli, printable
 from natbench.config.source import parse_yaml
 from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe, shadowed_recipes
 from natbench.errors import ConfigError
@@ -112,9 +112,7 @@ def show(name: str) -> None:
 @click.argument("name")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A recipe parameter (repeatable).")
 @click.option("-s", "--step", "steps", multiple=True, help="Only this step (repeatable); default: all.")
-@click.option(
-    "--cores", type=click.IntRange(1, MAX_CORES), default=None, help="Value of the run-time variable 'cores'."
-)
+@click.option("--cores", type=CountRange(1, MAX_CORES), default=None, help="Value of the run-time variable 'cores'.")
 def render(name: str, params: tuple[str, ...], steps: tuple[str, ...], cores: int | None) -> None:
     """Print the shell commands recipe NAME runs for the given parameters (every value quoted)."""
     r = load_recipe(name)

@@ -62,10 +62,13 @@ def report(
     """
     from natbench.cli.damage import check_damage, status_notes
     from natbench.report.load import Run
-    from natbench.report.output import write_report
+    from natbench.report.output import check_report_dir, write_report
 
-    run = Run(run_dir, baseline)  # not load(): the damage is listed below, not as a Python warning
-    check_damage((("run", run), ("baseline run", run.baseline)), allow_damaged, "nothing was written")
+    run = Run(run_dir)  # not load(): the damage is listed below, not as a Python warning
+    base = Run(baseline) if baseline is not None else None
+    check_damage((("run", run), ("baseline run", base)), allow_damaged, "nothing was written")
+    if base is not None:  # matched once both are known to be intact (or their damage accepted)
+        run.attach_baseline(base)
     fmts = formats or ("text", "html")
     if out is not None and str(out) == "-":
         if "html" in fmts:
@@ -75,13 +78,15 @@ def report(
                 click.echo(t.render(f))
         return
     target = out if out is not None else run.path / "report"
-    writable_directory(target, "--out", "the report")  # before any table is printed
+    option = "--out" if out is not None else None
+    check_report_dir(target, option)  # before any table is printed: never written through a link
+    writable_directory(target, "--out", "the report")
     if "text" in fmts:
         for t in run.tables(scale):
             click.echo(t.to_text())
     status_notes((("run", run), ("baseline run", run.baseline)))
     try:
-        written = write_report(run, target, fmts, scale=scale)
+        written = write_report(run, target, fmts, scale=scale, option=option)
     except OSError as exc:  # the disk filled up, or the directory changed since it was checked
         raise ConfigError(f"cannot write the report into {target}: {exc.strerror or exc}", field="--out") from None
     for path in written:

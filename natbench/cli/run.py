@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from natbench.campaign import load_campaign
-from natbench.cli.group import FiniteFloatRange, cli, max_points_option, printable, writable_directory
+from natbench.cli.group import NumberRange, cli, max_points_option, printable, writable_directory
 from natbench.errors import ConfigError, NatbenchError, StoreError
 from natbench.run.format import TRIALS
 from natbench.run.observers import LoggingObserver, Observer, PlainProgress, RichProgress
@@ -51,7 +51,7 @@ __all__ = ["run_command"]
 @click.option(
     "--monitor",
     "monitor_interval",
-    type=FiniteFloatRange(min=MIN_MONITOR_INTERVAL, max=MAX_WAIT_SECONDS),
+    type=NumberRange(min=MIN_MONITOR_INTERVAL, max=MAX_WAIT_SECONDS),
     default=None,
     help="Sample every DUT's per-core CPU idle time every SECONDS during each traffic trial (stored with it).",
 )
@@ -65,7 +65,7 @@ __all__ = ["run_command"]
 )
 @click.option(
     "--connect-timeout",
-    type=click.FloatRange(min=0.1),
+    type=NumberRange(min=0.1),
     default=10.0,
     show_default=True,
     help="With --scheduler: give up reaching the scheduler after SECONDS.",

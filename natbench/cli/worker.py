@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from natbench.cli.group import FiniteFloatRange, cli
+from natbench.cli.group import CountRange, NumberRange, cli
 from natbench.errors import ConfigError, NatbenchError
 from natbench.values import MAX_WAIT_SECONDS
 
@@ -136,7 +136,7 @@ def _tls(f: Any) -> Any:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address the worker listens on.")
 @click.option(
     "--death-timeout",
-    type=FiniteFloatRange(min=0.1, max=MAX_WAIT_SECONDS),
+    type=NumberRange(min=0.1, max=MAX_WAIT_SECONDS),
     default=10.0,
     show_default=True,
     help="Give up joining after SECONDS.",
@@ -164,7 +164,7 @@ def worker_command(
 
 @cli.command("scheduler")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback unless told).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8786, show_default=True, help="Port to bind (0: any).")
+@click.option("--port", type=CountRange(0, 65535), default=8786, show_default=True, help="Port to bind (0: any).")
 @_tls
 def scheduler_command(
     host: str, port: int, tls_ca_file: Path | None, tls_cert: Path | None, tls_key: Path | None

@@ -3,9 +3,10 @@
 A campaign, testbed file or recipe is read with :func:`read_user_file` (regular files only, at most
 :data:`MAX_FILE_BYTES`, UTF-8; every OS or decoding problem is one :class:`ConfigError` naming the
 file) and parsed with :func:`parse_yaml`, PyYAML's composer with limits: at most :data:`MAX_DEPTH`
-levels of nesting, :data:`MAX_NODES` values written and :data:`MAX_EXPANDED_NODES` values once YAML
-aliases are expanded (an "alias bomb" of nine nested aliases would expand to 9^9 values), and numbers
-of at most :data:`MAX_NUMBER_CHARS` characters. Every value keeps the node it came from:
+levels of nesting (as written, and once YAML aliases are expanded), :data:`MAX_NODES` values written and
+:data:`MAX_EXPANDED_NODES` values once YAML aliases are expanded (an "alias bomb" of nine nested aliases would
+expand to 9^9 values), no alias inside the value it names (``x: &r {<<: *r}``, ``&r [*r]``: a value that would
+contain itself), and numbers of at most :data:`MAX_NUMBER_CHARS` characters. Every value keeps the node it came from:
 :class:`SourceMap` answers "which line holds ``sweep.zip.src_ports[2]``?" for pydantic error locations
 and for a file's own semantic checks.
 """
@@ -24,6 +25,7 @@ from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
+from natbench.config.paths import pseudo_root
 from natbench.errors import ConfigError
 
 __all__ = [
@@ -36,7 +38,9 @@ __all__ = [
     "LocatedError",
     "Path_",
     "SourceMap",
+    "YamlLimitError",
     "format_path",
+    "load_yaml_data",
     "parse_yaml",
     "read_user_file",
     "redact_substituted",
@@ -174,9 +178,9 @@ def read_user_file(path: str | os.PathLike[str], what: str = "file", *, limit: i
     """The text of a file a user named (a campaign, recipe or testbed file); every problem is one ConfigError.
 
     Only a regular file is read (a directory, FIFO, device or socket is refused without reading,
-    so ``/dev/zero`` or a FIFO never blocks), at most ``limit`` bytes (``/proc`` files report size 0,
-    so the read itself is capped too), decoded as UTF-8 without a NUL byte. Messages name the file
-    and never quote its content.
+    so ``/dev/zero`` or a FIFO never blocks; so is a file of ``/proc`` or ``/sys``, whose size says nothing),
+    at most ``limit`` bytes (the read itself is capped too), decoded as UTF-8 without a NUL byte. Messages name
+    the file and never quote its content.
     """
     shown = os.fspath(path)
     try:
@@ -188,6 +192,9 @@ def read_user_file(path: str | os.PathLike[str], what: str = "file", *, limit: i
     except ValueError:  # a NUL byte in the path
         raise ConfigError(f"the {what} name contains a NUL byte", file=shown.replace("\x00", "\\0")) from None
     _check_file_type(info.st_mode, what, shown)
+    pseudo = pseudo_root(path)
+    if pseudo is not None:
+        raise ConfigError(f"is a file of {pseudo} (a view of the kernel, not data), not a {what}", file=shown)
     if info.st_size > limit:
         raise ConfigError(f"the {what} is too large ({info.st_size:,} bytes; the limit is {limit:,})", file=shown)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
@@ -259,48 +266,94 @@ except ImportError:  # pragma: no cover - PyYAML without libyaml
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
+class YamlLimitError(ConfigError):
+    """A YAML document beyond one of the composer's limits: nesting, values, alias expansion, a value that
+    contains itself, a number's length (``limit`` says which)."""
+
+    def __init__(self, limit: str, message: str, *, file: str | None = None, line: int | None = None) -> None:
+        self.limit = limit
+        """``depth``, ``values``, ``expanded``, ``cycle`` or ``number``."""
+        super().__init__(message, file=file, line=line)
+
+
 class _Loader(Composer, _EventSource, SafeConstructor, Resolver):
     """PyYAML's safe loader with limits on nesting depth, values written and values after alias expansion."""
 
-    def __init__(self, text: str, file: str | None) -> None:
+    def __init__(self, text: str, file: str | None, *, max_values: int | None = MAX_NODES) -> None:
         _EventSource.__init__(self, text)
         Composer.__init__(self)
         SafeConstructor.__init__(self)
         Resolver.__init__(self)
         self.file = file
+        self.max_values = max_values
+        """Most values written (None: as many as the text holds; aliases may then add
+        :data:`MAX_EXPANDED_NODES` values more)."""
         self.depth = 0
         self.written = 0
         self.sizes: dict[int, int] = {}
+        self.heights: dict[int, int] = {}
+        """How many levels each composed node nests, its aliases expanded."""
+        self.open: set[str] = set()
+        """Anchors of the mappings and lists being composed: an alias to one of them would be a cycle."""
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        if self.check_event(yaml.AliasEvent):  # an anchored node again: its expanded size is known
-            return self._composed(super().compose_node(parent, index))
         event = self.peek_event()
         mark = event.start_mark if event is not None else None
         line = mark.line + 1 if mark is not None else None
+        if isinstance(event, yaml.AliasEvent):  # an anchored node again: its expanded size is known
+            if event.anchor in self.open:  # inside the very node it names: a value that contains itself
+                raise self.limit(
+                    "cycle",
+                    "a YAML alias refers to the mapping or list that holds it (a value that would contain itself)",
+                    line,
+                )
+            return self._composed(super().compose_node(parent, index))
+        anchor = event.anchor if isinstance(event, yaml.CollectionStartEvent) else None
+        if anchor is not None:
+            self.open.add(anchor)
+        try:
+            return self._compose_counted(parent, index, line)
+        finally:
+            if anchor is not None:
+                self.open.discard(anchor)
+
+    def _compose_counted(self, parent: yaml.Node | None, index: Any, line: int | None) -> yaml.Node:
         self.depth += 1
         self.written += 1
         if self.depth > MAX_DEPTH:
-            raise ConfigError(f"nested more than {MAX_DEPTH} levels deep", file=self.file, line=line)
-        if self.written > MAX_NODES:
-            raise ConfigError(f"more than {MAX_NODES:,} values in one file", file=self.file, line=line)
+            raise self.limit("depth", f"nested more than {MAX_DEPTH} levels deep", line)
+        if self.max_values is not None and self.written > self.max_values:
+            raise self.limit("values", f"more than {self.max_values:,} values in one file", line)
         try:
             node = self._composed(super().compose_node(parent, index))
         finally:
             self.depth -= 1
-        size = 1
+        size, height = 1, 1
+        children: list[yaml.Node] = []
         if isinstance(node, yaml.MappingNode):
-            size += sum(self.sizes.get(id(k), 1) + self.sizes.get(id(v), 1) for k, v in node.value)
+            children = [n for pair in node.value for n in pair]
         elif isinstance(node, yaml.SequenceNode):
-            size += sum(self.sizes.get(id(item), 1) for item in node.value)
+            children = list(node.value)
         elif node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
-            raise ConfigError(f"a number of more than {MAX_NUMBER_CHARS} characters", file=self.file, line=line)
-        if size > MAX_EXPANDED_NODES:
-            raise ConfigError(
-                f"expands to more than {MAX_EXPANDED_NODES:,} values (nested YAML aliases?)", file=self.file, line=line
+            message = f"a number of more than {MAX_NUMBER_CHARS} characters"
+            raise self.limit("number", message, line)
+        if children:
+            size += sum(self.sizes.get(id(child), 1) for child in children)
+            height += max(self.heights.get(id(child), 1) for child in children)
+        expanded = MAX_EXPANDED_NODES if self.max_values is not None else self.written + MAX_EXPANDED_NODES
+        if size > expanded:
+            raise self.limit("expanded", f"expands to more than {expanded:,} values (nested YAML aliases?)", line)
+        if height > MAX_DEPTH:  # written shallow, deep through aliases (each alias one level more)
+            raise self.limit(
+                "depth", f"nested more than {MAX_DEPTH} levels deep once its YAML aliases are expanded", line
             )
         self.sizes[id(node)] = size
+        self.heights[id(node)] = height
         return node
+
+    def limit(self, kind: str, message: str, line: int | None) -> YamlLimitError:
+        """The error of a limit (``kind``: see :class:`YamlLimitError`) at ``line`` of this file."""
+        return YamlLimitError(kind, message, file=self.file, line=line)
 
     def _composed(self, node: yaml.Node | None) -> yaml.Node:
         if node is None:  # pragma: no cover - PyYAML composes a node for every event it is asked for
@@ -340,6 +393,29 @@ def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str | None, syn
     return ConfigError(message, file=file, line=line)
 
 
+def load_yaml_data(text: str, file: str | None = None, *, max_values: int | None = MAX_NODES) -> Any:
+    """The data of one YAML document, composed within the limits of :func:`parse_yaml` (a
+    :class:`YamlLimitError` beyond them; ``max_values`` None: no limit on the values written, a file's own size
+    bounds them, and aliases may add :data:`MAX_EXPANDED_NODES` more) but read as it is: no duplicate-key check, no
+    variable substitution. ConfigError for text that is no YAML or a value that cannot be converted (a date such as
+    2024-13-45); None for an empty document."""
+    loader = _Loader(text, file, max_values=max_values)
+    try:
+        try:
+            root = loader.get_single_node()
+            return None if root is None else loader.construct_document(root)
+        except yaml.MarkedYAMLError as exc:
+            if "nesting depth" in str(exc.problem):  # libyaml's own limit (PyYAML >= 6.0.4's wheels): ours is lower
+                raise YamlLimitError("depth", f"nested more than {MAX_DEPTH} levels deep", file=file) from None
+            raise ConfigError(f"YAML error: {_problem(exc.problem)}", file=file) from None
+        except yaml.YAMLError:
+            raise ConfigError("YAML error: invalid YAML", file=file) from None
+        except (ValueError, OverflowError, TypeError):
+            raise ConfigError("YAML error: a value cannot be converted", file=file) from None
+    finally:
+        loader.dispose()
+
+
 def parse_yaml(
     text: str, file: str | None, *, substitute_env: bool = True, syntax_error: str = "YAML syntax error"
 ) -> tuple[Any, SourceMap]:
@@ -368,7 +444,9 @@ def parse_yaml(
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark is not None else None
             if "nesting depth" in str(exc.problem):  # libyaml's own limit (PyYAML >= 6.0.4's wheels): ours is lower
-                raise ConfigError(f"nested more than {MAX_DEPTH} levels deep", file=file, line=line) from None
+                raise YamlLimitError(
+                    "depth", f"nested more than {MAX_DEPTH} levels deep", file=file, line=line
+                ) from None
             problem = _problem(exc.problem)
             if exc.context:
                 problem = f"{_problem(exc.context)}: {problem}"

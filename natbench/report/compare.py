@@ -3,17 +3,21 @@ median / min / max, and which changes exceed a threshold (pure functions on summ
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import pandas as pd
 
 from natbench.errors import ConfigError
 from natbench.metrics import reported_metric
+from natbench.values import parse_number
 
-__all__ = ["Threshold", "compare_summaries", "exceeded", "parse_threshold"]
+__all__ = ["STATS", "Threshold", "compare_summaries", "exceeded", "parse_threshold"]
 
-_SPEC = re.compile(r"^(median|min|max):(\d+(?:\.\d+)?)(%?)$")
+STATS = ("median", "min", "max")
+"""The statistics a ``--fail`` rule may name."""
+
+_SHOWN = 40
+"""A ``--fail`` value quoted in an error is cut to this many characters."""
 
 
 @dataclass(frozen=True)
@@ -32,14 +36,25 @@ class Threshold:
 
 
 def parse_threshold(spec: str) -> Threshold:
-    """Parse ``median:5%`` (relative) or ``min:1000`` (absolute, in the metric's unit)."""
-    m = _SPEC.match(spec.strip())
-    if not m:
-        raise ConfigError(
-            f"bad threshold {spec!r}: expected STAT:AMOUNT[%] with STAT median|min|max, e.g. median:5%",
-            field="--fail",
-        )
-    return Threshold(m.group(1), float(m.group(2)), m.group(3) == "%")
+    """Parse ``median:5%`` (relative) or ``min:1000`` (absolute, in the metric's unit). The amount is read as a
+    campaign reads numbers (:func:`natbench.values.parse_number`: ASCII digits, finite, ``2^10`` and ``5k``
+    too) and must not be negative; ConfigError naming ``--fail`` otherwise."""
+    stat, sep, rest = spec.strip().partition(":")
+    percent = rest.endswith("%")
+    amount_text = rest[:-1] if percent else rest
+    try:
+        amount = parse_number(amount_text) if stat in STATS and sep and amount_text.strip() else None
+    except ValueError as exc:
+        problem = str(exc)
+        amount = None
+    else:
+        problem = "expected STAT:AMOUNT[%] with STAT median|min|max, e.g. median:5%"
+    if amount is not None and amount < 0:
+        amount, problem = None, "the amount must not be negative (how much worse B may be)"
+    if amount is None:
+        shown = repr(spec) if len(repr(spec)) <= _SHOWN else repr(spec)[: _SHOWN - 4] + "...'"
+        raise ConfigError(f"bad threshold {shown}: {problem}", field="--fail")
+    return Threshold(stat, amount, percent)
 
 
 def compare_summaries(

@@ -25,7 +25,7 @@ from natbench.report.baseline import check_like_traffic, combined, match_baselin
 from natbench.report.tables import SeedTable, own_table, performance_table, report_tables
 from natbench.run import frames
 from natbench.run.format import PointRecord, RunMeta, StoredCampaign, slab_label
-from natbench.run.reader import read_run
+from natbench.run.reader import named_os_errors, read_run
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -50,8 +50,9 @@ class Run:
     def __init__(self, path: str | Path, baseline: str | Path | Run | None = None) -> None:
         self.path = Path(path)
         """The run directory."""
-        if not self.path.is_dir():
-            raise StoreError(f"{self.path}: not a directory")
+        with named_os_errors(self.path):
+            if not self.path.is_dir():
+                raise StoreError(f"{self.path}: not a directory")
         stored = read_run(self.path)
         self.meta: RunMeta = stored.meta
         """run.json: versions, host, tester and DUT facts, status."""
@@ -84,9 +85,13 @@ class Run:
         self.baseline_points: dict[str, str] = {}
         """This run's point id -> the baseline run's point id whose forwarding results it shows."""
         if baseline is not None:
-            self._attach_baseline(baseline if isinstance(baseline, Run) else Run(baseline))
+            self.attach_baseline(baseline if isinstance(baseline, Run) else Run(baseline))
 
-    def _attach_baseline(self, base: Run) -> None:
+    def attach_baseline(self, base: Run) -> None:
+        """Take the plain-forwarding baseline from the loaded run ``base`` (see the class); ConfigError naming every
+        point without one. Once only: a second baseline would be matched against this run's own and the first."""
+        if self.baseline is not None:
+            raise StoreError(f"{self.path}: a baseline run is attached already ({self.baseline.path})")
         registered = baseline_metric()
         if registered is None or registered.baseline_for is None:
             raise StoreError("no plain-forwarding baseline metric is registered")
@@ -117,6 +122,9 @@ class Run:
         self.warnings = [*self.warnings, *(f"baseline: {w}" for w in [*base.warnings, *notes])]
         self.baseline = base
         self.baseline_points = mapping
+        for derived in ("summary", "memory"):  # computed from the results and trials before they were combined
+            self.__dict__.pop(derived, None)
+        self._figures = {}
 
     @property
     def baseline_source(self) -> str | None:

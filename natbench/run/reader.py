@@ -37,6 +37,7 @@ from natbench.run.format import (
     decode_meta,
     decode_points,
 )
+from natbench.run.format.fields import shown
 from natbench.run.format.safefile import FILE_CAPS, read_capped
 from natbench.run.records import Scan, damage_message, scan
 
@@ -47,7 +48,9 @@ __all__ = [
     "DAMAGE_HINT",
     "RunData",
     "RunDirectory",
+    "check_point_keys",
     "half_created",
+    "named_os_errors",
     "pending_file",
     "read_bytes",
     "read_run",
@@ -71,6 +74,32 @@ def read_bytes(path: Path) -> bytes:
         raise StoreError(f"{path}: missing; is this a natbench run directory?") from None
     except OSError as exc:
         raise StoreError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def named_os_errors(path: Path) -> Iterator[None]:
+    """Turn an OSError met while looking at the run directory ``path`` (a listing, a stat, a name too long) into a
+    StoreError naming the file; the files themselves are read through :func:`read_bytes` and the scanner."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename if isinstance(exc.filename, str) else path
+        raise StoreError(f"{where}: cannot be read: {exc.strerror or type(exc).__name__}") from None
+
+
+def check_point_keys(path: Path, meta: RunMeta, points: list[PointRecord]) -> None:
+    """StoreError naming run.json's first key that is no working point of points.json: ``point_facts`` and
+    ``point_testbeds`` hold only points the run set up, and every one of them is in points.json before it is set
+    up (so an extra key was added to one file after the run, or points.json lost a point)."""
+    ids = {p.id for p in points}
+    for field_name, keyed in (("point_facts", meta.point_facts), ("point_testbeds", meta.point_testbeds)):
+        extra = sorted(k for k in keyed if k not in ids)
+        if extra:
+            raise StoreError(
+                f"{path / RUN}: {field_name}: {shown(extra[0])} is no working point of {POINTS}"
+                f"{f' (and {len(extra) - 1} more)' if len(extra) > 1 else ''}: one of the two files was changed"
+                " after the run"
+            )
 
 
 def half_created(path: Path) -> bool:
@@ -131,7 +160,9 @@ def record_plan(points: list[PointRecord], campaign: StoredCampaign) -> RecordPl
                 own = p.metric_settings.get(metric, {}).get("repetitions")
                 planned = own if isinstance(own, int) and not isinstance(own, bool) else count
                 repetitions[(p.id, metric)] = planned
-    return RecordPlan(frozenset(p.id for p in points), frozenset(metric_names()), repetitions)
+    return RecordPlan(
+        frozenset(p.id for p in points), frozenset(metric_names()), repetitions, not campaign.experiment_session
+    )
 
 
 def scan_run(path: Path, meta: RunMeta, plan: RecordPlan | None = None) -> Scan:
@@ -179,13 +210,15 @@ class RunDirectory:
     def open(cls, path: str | os.PathLike[str]) -> RunDirectory:
         """Open an existing run directory (StoreError when it is not one)."""
         p = Path(path)
-        if half_created(p):
-            raise half_created_error(p)
-        for name in (RUN, POINTS, CAMPAIGN):
-            if not (p / name).exists() and not (p / name).is_symlink():  # a file that is no file: named when read
-                raise StoreError(f"{p}: not a natbench run directory (missing {name})")
-        meta = decode_meta(read_bytes(p / RUN), p / RUN)
-        points = decode_points(read_bytes(p / POINTS), p / POINTS)
+        with named_os_errors(p):
+            if half_created(p):
+                raise half_created_error(p)
+            for name in (RUN, POINTS, CAMPAIGN):
+                if not (p / name).exists() and not (p / name).is_symlink():  # a file that is no file: named when read
+                    raise StoreError(f"{p}: not a natbench run directory (missing {name})")
+            meta = decode_meta(read_bytes(p / RUN), p / RUN)
+            points = decode_points(read_bytes(p / POINTS), p / POINTS)
+            check_point_keys(p, meta, points)
         return cls(p, meta, points)
 
     @cached_property
@@ -326,14 +359,16 @@ def read_run(path: str | os.PathLike[str]) -> RunData:
     missing or corrupt run.json or points.json is a :class:`StoreError` naming the file (and the field).
     """
     p = Path(path)
-    if half_created(p):
-        raise half_created_error(p)
-    meta = decode_meta(read_bytes(p / RUN), p / RUN)
-    campaign_file = p / CAMPAIGN
-    raw = read_bytes(campaign_file) if campaign_file.exists() else b""
-    campaign = decode_campaign(raw, campaign_file)
-    points = decode_points(read_bytes(p / POINTS), p / POINTS)
-    found = scan_run(p, meta, record_plan(points, campaign))
+    with named_os_errors(p):
+        if half_created(p):
+            raise half_created_error(p)
+        meta = decode_meta(read_bytes(p / RUN), p / RUN)
+        campaign_file = p / CAMPAIGN
+        raw = read_bytes(campaign_file) if campaign_file.exists() or campaign_file.is_symlink() else b""
+        campaign = decode_campaign(raw, campaign_file)
+        points = decode_points(read_bytes(p / POINTS), p / POINTS)
+        check_point_keys(p, meta, points)
+        found = scan_run(p, meta, record_plan(points, campaign))
     trials = [r.record for r in found.records if isinstance(r.record, TrialRecord)]
     results = [r.record for r in found.records if isinstance(r.record, RepetitionResult)]
     return RunData(p, meta, campaign, points, trials, results, found.notes, found.damage, sorted(found.tainted))

@@ -49,7 +49,7 @@ from typing import Any
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.format.fields import MAX_DEPTH, FieldError, depth, shown
-from natbench.run.format.files import RUN
+from natbench.run.format.files import POINTS, RUN
 from natbench.run.format.lines import KINDS, NonFinite, RecordPlan, checksum, decode_record, parse_line
 from natbench.run.format.meta import COUNTS, MAX_SEQ, counts_problem
 from natbench.run.format.safefile import MAX_LINE, open_regular
@@ -388,6 +388,8 @@ class _Scanner:
                     f"{out.path}: {out.legacy} line(s) without sequence numbers, but run.json counts {legacy}"
                     " from before sequence numbers"
                 )
+            if self.status == "complete" and not out.damage:
+                self.unmeasured()
         if torn_line is not None:
             out.torn = True
             if self.status == "complete":
@@ -412,6 +414,26 @@ class _Scanner:
             )
         out.highest = max([self.written, *self.by_seq])
         return out
+
+    def unmeasured(self) -> None:
+        """A complete run measured every working point of its points.json (the writer checks that every planned
+        repetition has its result before it marks the run complete): a planned point without a single record, in
+        an otherwise intact file, is a point added to points.json after the run (or its records were removed with
+        their counts). A run without a single record is left alone (the store's API can mark any run complete; a
+        campaign's run cannot end complete with nothing). No repetition is tainted: none has a record to drop, and a
+        resume measures them anyway."""
+        if self.plan is None or not self.plan.every_point:
+            return
+        measured = {r.record.point_id for r in self.out.records}
+        if not measured:  # no record at all: a run directory written through the store's API, not by a campaign's run
+            return
+        for point in sorted(self.plan.points):
+            if point not in measured:
+                self.out.damage.append(
+                    f"{self.out.path.with_name(POINTS)}: point {point}: not one record in a run whose status is"
+                    " 'complete' (every planned repetition has its result): a working point added after the run, or"
+                    " its records removed"
+                )
 
     def taint_around(self, prev: Record | None, nxt: Record | None) -> None:
         """A record is lost between ``prev`` and ``nxt``: it belonged to ``nxt``'s repetition (a repetition's
@@ -510,14 +532,22 @@ def scan(
     number = 0
     torn_line: int | None = None
     with f:
-        while raw := f.readline(MAX_LINE + 1):
-            number += 1
-            if raw.endswith(b"\n"):
-                scanner.line(number, raw[:-1])
-            elif len(raw) <= MAX_LINE:  # the last line, unterminated
-                torn_line = number
-            else:
-                scanner.bad(number, f"longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)")
-                while (rest := f.readline(MAX_LINE)) and not rest.endswith(b"\n"):
-                    pass
+        try:
+            while raw := f.readline(MAX_LINE + 1):
+                number += 1
+                if raw.endswith(b"\n"):
+                    scanner.line(number, raw[:-1])
+                elif len(raw) <= MAX_LINE:  # the last line, unterminated
+                    torn_line = number
+                else:
+                    scanner.bad(
+                        number, f"longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)"
+                    )
+                    while (rest := f.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                        pass
+        except OSError as exc:  # a disk error, or a file that only claims to be one: what was read so far stands
+            scanner.out.damage.append(
+                f"{path}:{number + 1}: cannot be read: {exc.strerror or type(exc).__name__} (not read further)"
+            )
+            return scanner.out
     return scanner.finish(torn_line, number - (torn_line is not None))

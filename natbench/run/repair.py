@@ -24,12 +24,13 @@ import stat
 import time
 from pathlib import Path
 
+from natbench.errors import StoreError
 from natbench.results import RepetitionResult
 from natbench.run.format import DAMAGED, REPAIRED, TRIALS, RecordCounts, Repair, RepKey, RunMeta, encode
 from natbench.run.format.safefile import open_regular
 from natbench.run.reader import RunDirectory, half_created, half_created_error, pending_file, resume_damage_error
 from natbench.run.records import Record, Scan, rep_key, with_range
-from natbench.run.writer import RunStore, atomic_write, fsync_dir, lock_dir, save_abandoned, write_meta_file
+from natbench.run.writer import RunStore, append_fd, atomic_write, fsync_dir, lock_dir, save_abandoned, write_meta_file
 
 __all__ = ["finish_repair", "resume_store"]
 
@@ -130,7 +131,10 @@ def _repair(p: Path, meta: RunMeta, found: Scan) -> RunMeta:
         f.flush()
         os.fsync(f.fileno())
     fsync_dir(p)  # its entry durable before run.json names it
-    meta = meta.replace(records=counts, repairs=(*meta.repairs, repair), repair_pending=REPAIRED)
+    # no longer complete (its dropped repetitions are measured again): a reader between here and the resume's own
+    # status must not take the missing results for damage
+    status = "running" if meta.status == "complete" else meta.status
+    meta = meta.replace(records=counts, repairs=(*meta.repairs, repair), repair_pending=REPAIRED, status=status)
     write_meta_file(p, meta)
     return finish_repair(p, meta)
 
@@ -158,11 +162,16 @@ def _set_kinds(counts: RecordCounts, kept: list[Record]) -> RecordCounts:
 
 def _keep_damaged(trials: Path, backup: Path) -> None:
     """Keep the damaged ``trials`` as ``backup``: a regular file copied (in chunks, fsync-ed); anything else in its
-    place (a symlink to a device or a FIFO, a directory) moved aside by name, never read."""
-    if not stat.S_ISREG(os.stat(trials).st_mode):
+    place (a symlink, to a device, a FIFO or anywhere, a directory) or a file that cannot be read moved aside by
+    name, never read or never read further."""
+    if not stat.S_ISREG(os.lstat(trials).st_mode):
         os.replace(trials, backup)  # the entry itself: a symlink is renamed, not followed
         return
-    with open_regular(trials) as src, open(backup, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-        dst.flush()
-        os.fsync(dst.fileno())
+    try:
+        with open_regular(trials) as src, open(append_fd(backup, exclusive=True), "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+            dst.flush()
+            os.fsync(dst.fileno())
+    except (OSError, StoreError):  # it cannot be read (a disk error, a view of the kernel): kept as it is, by name
+        backup.unlink(missing_ok=True)
+        os.replace(trials, backup)

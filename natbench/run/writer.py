@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import os
 import platform
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from natbench.errors import StoreError
+from natbench.errors import NatbenchError, StoreError
 from natbench.plugins import DutDeclarations
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.format import (
@@ -50,6 +51,8 @@ from natbench.workingpoint import WorkingPoint
 
 __all__ = [
     "RunStore",
+    "RunWriteError",
+    "append_fd",
     "atomic_write",
     "fsync_dir",
     "git_commit",
@@ -136,6 +139,21 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def append_fd(path: Path, *, exclusive: bool = False) -> int:
+    """``path`` opened for appending (created when missing; ``exclusive``: it must not exist), never through a
+    symbolic link: a run directory's files are its own, and a link in a file's place (planted, or copied along)
+    would send the records elsewhere. StoreError naming the file when it is a link."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_EXCL if exclusive else 0)
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(
+                f"{path}: a symbolic link: natbench writes a run directory's files itself, never through a link"
+            ) from None
+        raise
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that a crash leaves either the old or the new file.
 
@@ -143,7 +161,9 @@ def atomic_write(path: Path, text: str) -> None:
     and fsyncs the directory, so the new entry survives a power cut too.
     """
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # a leftover of a killed writer (a link in its place is removed, never written through)
+    with open(append_fd(tmp, exclusive=True), "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -164,7 +184,7 @@ def save_abandoned(p: Path, lines: list[str]) -> None:
     already = {r.text for r in scan(p / ABANDONED, None, sequence=False).records} if (p / ABANDONED).exists() else set()
     new = [ln for ln in lines if ln not in already]
     if new:
-        with open(p / ABANDONED, "a", encoding="utf-8") as f:
+        with open(append_fd(p / ABANDONED), "a", encoding="utf-8") as f:
             f.write("".join(ln + "\n" for ln in new))
             f.flush()
             os.fsync(f.fileno())
@@ -172,6 +192,23 @@ def save_abandoned(p: Path, lines: list[str]) -> None:
 
 def _records(points: Iterable[WorkingPoint | PointRecord]) -> list[PointRecord]:
     return [p if isinstance(p, PointRecord) else PointRecord.of(p) for p in points]
+
+
+class RunWriteError(NatbenchError):
+    """A file of the run directory could not be written (a full disk, a file-size limit, a file system gone
+    read-only): the run stops, and a resume continues it once the cause is gone (exit status 1)."""
+
+
+@contextlib.contextmanager
+def _writing(run: Path, path: Path) -> Iterator[None]:
+    """An OSError while writing ``path`` of the run directory ``run`` as a :class:`RunWriteError` naming both."""
+    try:
+        yield
+    except OSError as exc:
+        raise RunWriteError(
+            f"{path}: cannot be written: {exc.strerror or type(exc).__name__}; what was stored before stands"
+            f" (`natbench run --resume {run}` continues the run once there is room)"
+        ) from None
 
 
 class RunStore:
@@ -185,7 +222,7 @@ class RunStore:
         self._meta = meta.replace(records=counts)
         self._completed = completed
         self._lock: int | None = lock
-        self._fh: IO[str] | None = open(path / TRIALS, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        self._fh: IO[str] | None = open(append_fd(path / TRIALS), "a", encoding="utf-8")  # noqa: SIM115 - kept open
 
     @property
     def meta(self) -> RunMeta:
@@ -267,9 +304,10 @@ class RunStore:
         if self._fh is None:
             raise StoreError(f"{self.path}: store is closed")
         text, counts = self._lines(records)
-        self._fh.write(text)
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        with _writing(self.path, self.path / TRIALS):
+            self._fh.write(text)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
         self._write(self._meta.replace(records=counts))
         self._completed.update((r.point_id, r.metric, r.repetition) for r in records if isinstance(r, RepetitionResult))
 
@@ -313,7 +351,7 @@ class RunStore:
         self._fh.close()
         self._fh = None
         atomic_write(self.path / TRIALS, "".join(r.text + "\n" for r in keep))
-        self._fh = open(self.path / TRIALS, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        self._fh = open(append_fd(self.path / TRIALS), "a", encoding="utf-8")  # noqa: SIM115 - kept open
         return len(cut)
 
     def verify(self, planned: Iterable[RepKey]) -> None:
@@ -389,7 +427,8 @@ class RunStore:
 
     def _write(self, meta: RunMeta) -> None:
         self._meta = meta  # first: a record whose count failed to reach run.json keeps its number taken
-        write_meta_file(self.path, meta)
+        with _writing(self.path, self.path / RUN):
+            write_meta_file(self.path, meta)
 
     def reader(self) -> RunDirectory:
         """A reader of this run directory."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from natbench.config.paths import env_paths
 from natbench.config.source import parse_yaml, read_user_file, require_document
 from natbench.config.validation import validation_error
 from natbench.duts.recipes.schema import Recipe, RecipeSource
@@ -37,10 +38,7 @@ def recipe_search_path() -> list[Path]:
     directory there is how its recipes replace shipped ones), the shipped recipes (:data:`SHIPPED`), then
     ./dut_recipes of the working directory (for names natbench does not ship: a file there cannot silently
     replace a shipped recipe of the same name, see :func:`shadowed_recipes`)."""
-    dirs: list[Path] = []
-    env = os.environ.get("NATBENCH_RECIPES")
-    if env:
-        dirs += [Path(p) for p in env.split(os.pathsep) if p]
+    dirs = env_paths("NATBENCH_RECIPES")  # ConfigError naming the variable for an entry that cannot be a path
     dirs.append(SHIPPED)
     dirs.append(Path.cwd() / "dut_recipes")
     seen: list[Path] = []

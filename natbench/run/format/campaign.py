@@ -11,16 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from natbench.run.format.fields import MAX_DEPTH, depth
+from natbench.config.source import YamlLimitError, load_yaml_data
+from natbench.errors import ConfigError
 from natbench.run.format.files import EXPERIMENT_KIND
 
 __all__ = ["NestingError", "StoredCampaign"]
 
 
 class NestingError(ValueError):
-    """campaign.yaml nests deeper than any campaign does."""
+    """campaign.yaml is beyond the limits of natbench's YAML reader (nested deeper than any campaign, an alias bomb,
+    a value that contains itself): the message says which."""
 
 
 @dataclass(frozen=True)
@@ -44,18 +44,17 @@ class StoredCampaign:
 
     @classmethod
     def parse(cls, text: str) -> StoredCampaign:
-        """Read ``text`` leniently: what cannot be read is None; :class:`NestingError` when it nests deeper than
-        :data:`~natbench.run.format.fields.MAX_DEPTH` (no campaign does: such a file is damage)."""
+        """Read ``text`` leniently: what cannot be read is None; :class:`NestingError` when it is beyond the limits
+        of natbench's YAML reader (:func:`~natbench.config.source.load_yaml_data`: nested deeper than any campaign,
+        an alias bomb, a value that contains itself; natbench never writes such a file, so it is damage)."""
         try:
-            data = yaml.safe_load(text) if text else None
-        except RecursionError:
-            raise NestingError("nested too deep") from None
-        except yaml.YAMLError as exc:
-            if "nesting depth" in str(exc):  # libyaml's own limit (PyYAML 6.0.4 wheels)
-                raise NestingError("nested too deep") from None
+            data = load_yaml_data(text, max_values=None) if text else None
+        except YamlLimitError as exc:
+            raise NestingError(
+                f"{exc.message} (a campaign nests a few)" if exc.limit == "depth" else exc.message
+            ) from None
+        except ConfigError:  # no YAML, or a value YAML cannot convert: a file that says nothing
             return cls(text)
-        if depth(data) > MAX_DEPTH:
-            raise NestingError("nested too deep")
         if not isinstance(data, dict):
             return cls(text)
         traffic = data.get("traffic")

@@ -15,7 +15,7 @@ from typing import Any
 
 from natbench.errors import StoreError
 from natbench.run.format.campaign import NestingError, StoredCampaign
-from natbench.run.format.fields import MAX_DEPTH, FieldError, depth
+from natbench.run.format.fields import MAX_DEPTH, DuplicateKey, FieldError, depth, no_duplicate_keys
 from natbench.run.format.meta import RunMeta
 from natbench.run.format.points import PointRecord, points_from_json, points_to_json
 
@@ -30,13 +30,16 @@ __all__ = [
 
 
 def load_json(raw: bytes, path: Path) -> Any:
-    """The JSON value of a file's bytes (StoreError naming the file when it is no UTF-8 JSON)."""
+    """The JSON value of a file's bytes (StoreError naming the file when it is no UTF-8 JSON, or when an object names
+    a key twice: which of the two a reader keeps is no more than chance)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path}: not UTF-8 text (byte at offset {exc.start})") from None
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as exc:
+        raise StoreError(f"{path}: {exc}") from None
     except RecursionError:
         raise StoreError(
             f"{path}: nested more than {MAX_DEPTH} levels deep (natbench writes a dozen at most)"
@@ -81,13 +84,14 @@ def encode_points(points: Iterable[PointRecord]) -> str:
 
 
 def decode_campaign(raw: bytes, path: Path) -> StoredCampaign:
-    """campaign.yaml's bytes as :class:`StoredCampaign` (StoreError when they are no UTF-8 text, or nest deeper than
-    any campaign: a YAML file that does not parse otherwise reads leniently, as one that says nothing)."""
+    """campaign.yaml's bytes as :class:`StoredCampaign` (StoreError when they are no UTF-8 text, or beyond the YAML
+    reader's limits: nested deeper than any campaign, an alias bomb; a YAML file that does not parse otherwise reads
+    leniently, as one that says nothing)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path}: cannot be read as UTF-8 text (byte at offset {exc.start})") from None
     try:
         return StoredCampaign.parse(text)
-    except NestingError:
-        raise StoreError(f"{path}: nested more than {MAX_DEPTH} levels deep (a campaign nests a few)") from None
+    except NestingError as exc:
+        raise StoreError(f"{path}: {exc}") from None

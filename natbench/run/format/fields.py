@@ -16,6 +16,7 @@ from natbench.values import MAX_RATE
 
 __all__ = [
     "MAX_DEPTH",
+    "DuplicateKey",
     "FieldError",
     "as_bool",
     "as_count",
@@ -33,6 +34,7 @@ __all__ = [
     "as_time",
     "depth",
     "json_safe",
+    "no_duplicate_keys",
     "plain_json",
     "shown",
 ]
@@ -61,6 +63,27 @@ class FieldError(ValueError):
     def within(self, parent: str) -> FieldError:
         """The same problem, named from the enclosing object ``parent``."""
         return FieldError(f"{parent}.{self.field}", self.problem)
+
+
+class DuplicateKey(ValueError):
+    """A JSON object of a run-directory file names one key twice (JSON readers keep one of them silently)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        """The key named twice."""
+        super().__init__(f"duplicate key {shown(key)} in one object (natbench writes each key once)")
+
+
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` of every JSON decoder of the format: the object, or :class:`DuplicateKey`."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return obj
 
 
 def shown(value: Any) -> str:

@@ -32,6 +32,7 @@ from natbench.run.format.fields import (
     as_str,
     as_time,
     json_safe,
+    no_duplicate_keys,
     shown,
 )
 
@@ -87,8 +88,12 @@ def _finite_float(token: str) -> float:
 
 def parse_line(text: str) -> Any:
     """The JSON value of one record line; :class:`NonFinite` for ``NaN``, ``Infinity`` or a number out of float
-    range (JSON has none of them, and the checksum cannot be computed over them), ValueError when it is no JSON."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    range (JSON has none of them, and the checksum cannot be computed over them),
+    :class:`~natbench.run.format.fields.DuplicateKey` for an object naming a key twice (the checksum covers only
+    the one kept), ValueError when it is no JSON."""
+    return json.loads(
+        text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=no_duplicate_keys
+    )
 
 
 def kind_of(record: TrialRecord | RepetitionResult) -> RecordKind:
@@ -204,6 +209,10 @@ class RecordPlan:
     repetitions: Mapping[tuple[str, str], int] = field(default_factory=dict)
     """(point id, metric) -> repetitions the campaign planned there (absent: not known, e.g. an experiment session
     whose measurements add repetitions)."""
+    every_point: bool = False
+    """Whether a complete run holds records of every one of :attr:`points` (a campaign's run: the writer marks it
+    complete only once every planned repetition has its result; not an experiment session, which may list a point
+    whose measurement stopped before its first record)."""
 
     def holds(self, key: tuple[str, str, int]) -> bool:
         """Whether (point id, metric, repetition) ``key`` is a repetition this run could have measured."""

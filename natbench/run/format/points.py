@@ -15,11 +15,12 @@ from natbench.run.format.fields import (
     as_optional_str,
     as_str,
     plain_json,
+    shown,
 )
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["PointRecord", "points_from_json", "points_to_json"]
+__all__ = ["PointRecord", "derived_problem", "points_from_json", "points_to_json"]
 
 
 @dataclass(frozen=True)
@@ -183,17 +184,51 @@ def _objects(value: Any, name: str) -> dict[str, dict[str, Any]]:
 
 
 def points_from_json(data: Any) -> list[PointRecord]:
-    """The records of points.json's JSON value (a list); :class:`FieldError` naming the entry (``[3].cores``)."""
+    """The records of points.json's JSON value (a list); :class:`FieldError` naming the entry (``[3].cores``).
+
+    Each entry must be what natbench wrote for it (:func:`derived_problem`), and each point is listed once: a
+    parameter changed or a point listed twice after the run is damage.
+    """
     if not isinstance(data, list):
         raise FieldError("points", "expected a list of working points")
-    out = []
+    out: list[PointRecord] = []
+    first: dict[str, int] = {}
     for i, entry in enumerate(data):
         try:
-            out.append(PointRecord.from_dict(entry))
+            point = PointRecord.from_dict(entry)
         except FieldError as exc:
             where = FieldError(f"[{i}]", exc.problem) if exc.field == "point" else exc.within(f"[{i}]")
             raise where from None
+        problem = derived_problem(point)
+        if problem is not None:
+            raise problem.within(f"[{i}]")
+        if point.id in first:
+            raise FieldError(f"[{i}].id", f"{point.id} again (entry [{first[point.id]}]): a working point listed twice")
+        first[point.id] = i
+        out.append(point)
     return out
+
+
+def derived_problem(point: PointRecord) -> FieldError | None:
+    """Why ``point`` is not what natbench wrote (its id is the hash of its parameters, its number of connections
+    and its label follow from them), or None. Reports print the stored connections and label, and ``compare``
+    matches points by id: a stored value that disagrees with the parameters would be shown or matched as it is."""
+    wp = point.to_working_point()
+    if point.id != wp.id:
+        return FieldError(
+            "id",
+            f"{shown(point.id)} is not the hash of this point's parameters (they hash to {wp.id}):"
+            " its parameters were changed after the run",
+        )
+    if point.connections != wp.connections:
+        return FieldError(
+            "connections",
+            f"{point.connections}, but its port ranges hold {len(wp.src_ports)} x {len(wp.dst_ports)}"
+            f" = {wp.connections}",
+        )
+    if point.label != wp.label:
+        return FieldError("label", f"{shown(point.label)}, but its parameters give {wp.label!r}")
+    return None
 
 
 def points_to_json(points: Iterable[PointRecord]) -> list[dict[str, Any]]:

@@ -4,7 +4,10 @@ A run directory is input like any other: one copied from elsewhere, or damaged, 
 (``/dev/zero`` never ends), a FIFO (never answers), a directory, or a file far larger than natbench writes.
 :func:`open_regular` refuses all but a regular file before reading a byte (it opens without blocking and checks
 the open file itself, so nothing can be swapped in between); :func:`read_capped` reads at most a file's cap and
-names the file and the cap when it holds more.
+names the file and the cap when it holds more. A file of ``/proc`` or ``/sys``
+(:data:`~natbench.config.paths.PSEUDO_ROOTS`) is refused too, even when it calls itself a regular file: its size
+says nothing and reading it can block, fail or never end (``/proc/self/mem``, ``/proc/kcore``). Every read error is
+a :class:`~natbench.errors.StoreError` naming the file.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from natbench.config.paths import pseudo_root
 from natbench.errors import StoreError
 
 __all__ = ["FILE_CAPS", "MAX_LINE", "open_regular", "read_capped"]
@@ -58,6 +62,12 @@ def open_regular(path: Path) -> BinaryIO:
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise StoreError(f"{path}: {_kind(mode)}, not a file: a run directory holds regular files")
+    pseudo = pseudo_root(path)
+    if pseudo is not None:
+        os.close(fd)
+        raise StoreError(
+            f"{path}: leads into {pseudo} (a view of the kernel, not data): a run directory holds its own files"
+        )
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
@@ -66,7 +76,10 @@ def read_capped(path: Path, cap: int) -> bytes:
     """The bytes of the regular file ``path`` (:func:`open_regular`), at most ``cap`` of them; StoreError naming
     the file and the cap when it holds more."""
     with open_regular(path) as f:
-        data = f.read(cap + 1)
+        try:
+            data = f.read(cap + 1)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot be read: {exc.strerror or type(exc).__name__}") from None
     if len(data) > cap:
         raise StoreError(
             f"{path}: larger than the {cap // MiB} MiB a {path.name} may hold (natbench writes far less): not read"

@@ -6,7 +6,8 @@ host and removes stale ones; :mod:`~natbench.testbed.lab.host` holds what every 
 the host (commands, locks, the state directory). A lab is a
 :class:`~natbench.plugins.LabResource`; :class:`VmLab`
 (:mod:`~natbench.testbed.lab.vm`) is the other one beside the namespace lab: its DUT is a QEMU
-VM booted from an image :mod:`~natbench.testbed.lab.vm_image` builds from Debian's packages.
+VM booted from an image :mod:`~natbench.testbed.lab.vm_image` builds from Debian's packages (and, for
+``jool-mapt``, from a Jool source taken within the limits of :mod:`~natbench.testbed.lab.source_tree`).
 The lab owns its DUT access kind ``lab`` (:mod:`~natbench.testbed.lab.access`).
 """
 

@@ -17,7 +17,8 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from natbench.errors import NatbenchError
+from natbench.config.paths import path_problem
+from natbench.errors import ConfigError, NatbenchError
 
 __all__ = [
     "DEFAULT_STATE_DIR",
@@ -36,11 +37,12 @@ __all__ = [
     "state_dir",
 ]
 
-DEFAULT_STATE_DIR = Path(os.environ.get("NATBENCH_LAB_STATE", "/run/natbench/labs"))
-"""Where lab state files are written unless a lab is given another directory."""
-
 SYSTEM_STATE_DIR = Path("/run/natbench/labs")
 """The state directory natbench uses without ``NATBENCH_LAB_STATE`` (the stale sweep always looks there)."""
+
+DEFAULT_STATE_DIR = Path(os.environ.get("NATBENCH_LAB_STATE") or SYSTEM_STATE_DIR)
+"""Where lab state files are written unless a lab is given another directory (checked when used:
+:func:`state_dir`)."""
 
 HOST_LOCK = Path("/run/lock/natbench-labs.lock")
 """One lock for the whole host, whatever the state directory: ``up`` holds it shared while it
@@ -58,8 +60,14 @@ class LabError(NatbenchError):
 
 
 def state_dir(given: Path | str | None = None) -> Path:
-    """``given``, else the default state directory (:data:`DEFAULT_STATE_DIR`, read now)."""
-    return Path(given) if given else DEFAULT_STATE_DIR
+    """``given``, else the default state directory (:data:`DEFAULT_STATE_DIR`); ConfigError naming
+    ``NATBENCH_LAB_STATE`` (or the directory given) and the limit when it cannot be a path."""
+    path = Path(given) if given else DEFAULT_STATE_DIR
+    problem = path_problem(str(path))
+    if problem is not None:
+        where = "the lab state directory" if given else "environment variable NATBENCH_LAB_STATE"
+        raise ConfigError(f"{where}: is {problem}: not a directory name")
+    return path
 
 
 def run(cmd: Sequence[str], *, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,23 +12,41 @@ The default archive is pinned twice: by the SHA-256 of the ``.tar.gz`` file as G
 archives are made (``git archive --prefix=Jool-4.2.0-rc3/ v4.2.0-rc3 | gzip -cn``) and by the
 digest of its tree, so a download whose compression differs but whose content is the release still
 passes; anything else is refused.
+
+Whatever is given is read within the limits of :mod:`~natbench.testbed.lab.source_tree` (members, bytes,
+depth, file types; the download and the archive by size), and every problem is one :class:`JoolSourceError`
+naming ``--jool-source``, the source and the limit. A password in a URL (``https://user:password@host/...``) is
+sent as HTTP Basic authentication and never shown: progress lines, errors and the image manifest hold the URL with
+``***`` in its place (:mod:`natbench.config.redact`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
 import stat
-import tarfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from http.client import HTTPException
 from pathlib import Path
 
+from natbench.config.paths import path_problem, pseudo_root
+from natbench.config.redact import redact_credentials, split_credentials
 from natbench.testbed.lab.host import LabError
+from natbench.testbed.lab.source_tree import (
+    CHUNK,
+    MAX_ARCHIVE_BYTES,
+    MiB,
+    SourceTreeError,
+    copy_tree,
+    file_digest,
+    read_head,
+    unpack_archive,
+)
+from natbench.testbed.lab.source_tree import tree_digest as _tree_digest
 
 __all__ = [
     "DEFAULT_SOURCE",
@@ -100,51 +118,40 @@ class JoolSource:
 _SKIP = frozenset({".git", "dkms.package_version.conf"})
 """Names left out of the digest and the copy: a checkout's git data and DKMS's generated version file."""
 
+MAX_HEAD_BYTES = 1 * MiB
+"""How much of configure.ac or xlat.h is read for the lines natbench looks for (Jool's have a few kB)."""
+
 
 def tree_digest(root: Path) -> str:
     """SHA-256 over every file and symlink under ``root``: sorted relative paths, executable bit, content
-    (symlinks: their target). Directories count through what they hold; ``.git`` is left out."""
-    h = hashlib.sha256()
-    for path in sorted(_walk(root), key=lambda p: p.relative_to(root).as_posix()):
-        rel = path.relative_to(root).as_posix()
-        st = path.lstat()
-        if stat.S_ISLNK(st.st_mode):
-            kind, body = b"l", os.readlink(path).encode()
-        else:
-            kind = b"x" if st.st_mode & 0o111 else b"f"
-            body = hashlib.sha256(path.read_bytes()).hexdigest().encode()
-        h.update(kind + b" " + rel.encode() + b"\0" + body + b"\n")
-    return h.hexdigest()
+    (symlinks: their target). Directories count through what they hold; ``.git`` is left out. Within the limits
+    of :mod:`~natbench.testbed.lab.source_tree` (JoolSourceError beyond them)."""
+    try:
+        return _tree_digest(root, _SKIP)
+    except SourceTreeError as exc:
+        raise JoolSourceError(f"{root}: {exc}") from None
 
 
-def _walk(root: Path) -> list[Path]:
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP]
-        base = Path(dirpath)
-        out += [base / f for f in filenames if f not in _SKIP]
-        out += [base / d for d in dirnames if (base / d).is_symlink()]
-    return out
-
-
-def check_tree(tree: Path) -> str:
-    """Jool's release name (configure.ac's ``AC_INIT``) if ``tree`` is a Jool source with MAP-T, else an error."""
+def check_tree(tree: Path, shown: str | None = None) -> str:
+    """Jool's release name (configure.ac's ``AC_INIT``) if ``tree`` is a Jool source with MAP-T, else an error
+    (``shown``: how the error names the source; default the tree's path)."""
+    where = shown or str(tree)
     missing = [p for p in ("configure.ac", "dkms.conf", "src/common/xlat.h") if not (tree / p).is_file()]
     if missing:
-        raise JoolSourceError(f"{tree} is not a Jool source tree (no {missing[0]})")
+        raise JoolSourceError(f"{where} is not a Jool source tree (no {missing[0]})")
     if not (tree / "src/mod/mapt").is_dir() or not (tree / "src/usr/mapt").is_dir():
         raise JoolSourceError(
-            f"{tree}: this Jool has no MAP-T (no src/mod/mapt): MAP-T exists only in Jool's 4.2 release candidates"
+            f"{where}: this Jool has no MAP-T (no src/mod/mapt): MAP-T exists only in Jool's 4.2 release candidates"
         )
-    found = re.search(r"AC_INIT\(\[Jool\],\s*\[([^\]]+)\]", (tree / "configure.ac").read_text(errors="replace"))
+    found = re.search(r"AC_INIT\(\[Jool\],\s*\[([^\]]+)\]", _head(tree / "configure.ac"))
     if not found:
-        raise JoolSourceError(f"{tree / 'configure.ac'}: no AC_INIT([Jool], [VERSION]) line")
+        raise JoolSourceError(f"{where}: configure.ac has no AC_INIT([Jool], [VERSION]) line")
     return found.group(1)
 
 
 def dkms_version(tree: Path) -> str:
     """The version DKMS gives the tree (its dkms.conf: ``JOOL_VERSION_MAJOR.MINOR.REV`` of xlat.h)."""
-    text = (tree / "src/common/xlat.h").read_text(errors="replace")
+    text = _head(tree / "src/common/xlat.h")
     parts = []
     for name in ("MAJOR", "MINOR", "REV"):
         m = re.search(rf"^#define\s+JOOL_VERSION_{name}\s+(\d+)", text, re.M)
@@ -154,19 +161,40 @@ def dkms_version(tree: Path) -> str:
     return ".".join(parts)
 
 
+def _head(path: Path) -> str:
+    try:
+        return read_head(path, MAX_HEAD_BYTES)
+    except SourceTreeError as exc:
+        raise JoolSourceError(f"{path.parent}: {exc}") from None
+
+
 Fetcher = Callable[[str, Path], None]
-"""Downloads a URL into a file (raises OSError when it cannot)."""
+"""Downloads a URL into a file (raises OSError when it cannot; SourceTreeError when it is larger than
+:data:`~natbench.testbed.lab.source_tree.MAX_ARCHIVE_BYTES`)."""
 
 
 def _urlopen_fetch(url: str, dest: Path) -> None:
-    with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT) as resp, dest.open("wb") as out:
-        shutil.copyfileobj(resp, out, 1 << 20)
+    """Download ``url`` into ``dest`` in chunks, at most :data:`MAX_ARCHIVE_BYTES` (credentials in the URL go in
+    an ``Authorization`` header)."""
+    bare, auth = split_credentials(url)
+    request = urllib.request.Request(bare, headers={"Authorization": auth} if auth else {})
+    with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as resp, dest.open("wb") as out:
+        size = 0
+        while chunk := resp.read(CHUNK):
+            size += len(chunk)
+            if size > MAX_ARCHIVE_BYTES:
+                raise SourceTreeError(_too_large())
+            out.write(chunk)
+
+
+def _too_large() -> str:
+    return f"larger than {MAX_ARCHIVE_BYTES // MiB} MiB (the limit for an archive; Jool 4.2's has 1.3 MB)"
 
 
 def _offline(url: str, why: object) -> JoolSourceError:
     return JoolSourceError(
-        f"cannot download the Jool source {url} ({why}); without a network give a local copy with"
-        " --jool-source PATH (a Jool 4.2 source tree or release tarball)"
+        f"cannot download the Jool source {url} ({redact_credentials(str(why))}); without a network give a local"
+        " copy with --jool-source PATH (a Jool 4.2 source tree or release tarball)"
     )
 
 
@@ -176,46 +204,86 @@ def resolve_source(given: str | os.PathLike[str] | None, work: Path, *, fetch: F
     fetch = fetch or _urlopen_fetch
     work.mkdir(parents=True, exist_ok=True)
     text = os.fspath(given) if given is not None else None
-    if text is None or re.match(r"https?://", text):
-        url = text or DEFAULT_SOURCE.url
-        archive = work / "jool-source.tar.gz"
-        try:
-            fetch(url, archive)
-        except (OSError, urllib.error.URLError, ValueError) as exc:
-            raise _offline(url, getattr(exc, "reason", None) or exc) from None
-        src = _from_archive(archive, work, origin=url)
-        if text is None and src.archive_sha256 != DEFAULT_SOURCE.sha256 and src.digest != DEFAULT_SOURCE.tree:
-            raise JoolSourceError(
-                f"{url}: sha256 {src.archive_sha256} (tree {src.digest}) is not the pinned v{DEFAULT_SOURCE.release}"
-                f" archive ({DEFAULT_SOURCE.sha256}); refusing it"
-            )
-        return src
-    path = Path(text).expanduser()
-    if path.is_dir():
-        tree = work / "jool"
-        shutil.rmtree(tree, ignore_errors=True)
-        shutil.copytree(path, tree, symlinks=True, ignore=shutil.ignore_patterns(*_SKIP))
-        release = check_tree(tree)
-        return JoolSource(str(path.resolve()), tree, tree_digest(tree), release)
-    if path.is_file():
-        return _from_archive(path, work, origin=str(path.resolve()))
-    raise JoolSourceError(f"--jool-source {text}: no such file or directory")
-
-
-def _from_archive(archive: Path, work: Path, *, origin: str) -> JoolSource:
-    sha = hashlib.sha256()
-    with archive.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            sha.update(block)
-    unpacked = work / "unpacked"
-    shutil.rmtree(unpacked, ignore_errors=True)
-    unpacked.mkdir()
+    if text is None or re.match(r"https?://", text, re.IGNORECASE):
+        return _from_url(text, work, fetch)
+    problem = path_problem(text)
+    if problem is not None:
+        raise JoolSourceError(f"--jool-source: the path is {problem}")
+    shown = redact_credentials(text)
     try:
-        with tarfile.open(archive) as tar:
-            tar.extractall(unpacked, filter="data")
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise JoolSourceError(f"{origin}: not a readable tar archive ({exc})") from None
+        path = Path(text).expanduser()
+    except RuntimeError:  # ~user of no such user
+        raise JoolSourceError(f"--jool-source {shown}: no such user's home directory (~)") from None
+    pseudo = pseudo_root(path)
+    if pseudo is not None:
+        raise JoolSourceError(
+            f"--jool-source {shown}: leads into {pseudo} (a view of the kernel, not data): not a source tree or archive"
+        )
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise JoolSourceError(f"--jool-source {shown}: no such file or directory") from None
+    except OSError as exc:
+        raise JoolSourceError(f"--jool-source {shown}: cannot be read: {exc.strerror or type(exc).__name__}") from None
+    if stat.S_ISDIR(info.st_mode):
+        tree = work / "jool"
+        _remove(tree)
+        try:
+            copy_tree(path, tree, _SKIP)
+        except SourceTreeError as exc:
+            raise JoolSourceError(f"--jool-source {shown}: {exc}") from None
+        release = check_tree(tree, f"--jool-source {shown}")
+        return JoolSource(str(path.resolve()), tree, tree_digest(tree), release)
+    if stat.S_ISREG(info.st_mode):
+        return _from_archive(path, work, origin=str(path.resolve()), shown=shown)
+    kind = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}.get(stat.S_IFMT(info.st_mode), "a device")
+    raise JoolSourceError(f"--jool-source {shown}: is {kind}, not a source tree or an archive")
+
+
+def _from_url(text: str | None, work: Path, fetch: Fetcher) -> JoolSource:
+    """Download the archive at ``text`` (None: the pinned default) and unpack it."""
+    url = text or DEFAULT_SOURCE.url
+    shown = redact_credentials(url)
+    archive = work / "jool-source.tar.gz"
+    try:
+        fetch(url, archive)
+    except SourceTreeError as exc:
+        raise JoolSourceError(f"--jool-source {shown}: {exc}") from None
+    except (OSError, urllib.error.URLError, HTTPException) as exc:
+        raise _offline(shown, getattr(exc, "reason", None) or exc) from None
+    except ValueError as exc:  # a URL urllib cannot parse (a bad port, a blank, an unclosed IPv6 bracket)
+        raise JoolSourceError(f"--jool-source {shown}: not a valid URL ({redact_credentials(str(exc))})") from None
+    src = _from_archive(archive, work, origin=shown, shown=shown)
+    if text is None and src.archive_sha256 != DEFAULT_SOURCE.sha256 and src.digest != DEFAULT_SOURCE.tree:
+        raise JoolSourceError(
+            f"{url}: sha256 {src.archive_sha256} (tree {src.digest}) is not the pinned v{DEFAULT_SOURCE.release}"
+            f" archive ({DEFAULT_SOURCE.sha256}); refusing it"
+        )
+    return src
+
+
+def _remove(path: Path) -> None:
+    """Remove a scratch tree natbench made (within the limits, so no deeper than a tree may be)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+def _from_archive(archive: Path, work: Path, *, origin: str, shown: str) -> JoolSource:
+    """Unpack and check the archive ``archive`` (``origin``: what the manifest records, ``shown``: what errors
+    show)."""
+    size = os.stat(archive).st_size
+    if size > MAX_ARCHIVE_BYTES:
+        raise JoolSourceError(f"--jool-source {shown}: {_too_large()}")
+    unpacked = work / "unpacked"
+    _remove(unpacked)
+    try:
+        sha = file_digest(archive)
+        unpack_archive(archive, unpacked)
+    except SourceTreeError as exc:
+        raise JoolSourceError(f"--jool-source {shown}: {exc}") from None
     tops = list(unpacked.iterdir())
-    tree = tops[0] if len(tops) == 1 and tops[0].is_dir() else unpacked
-    release = check_tree(tree)
-    return JoolSource(origin, tree, tree_digest(tree), release, sha.hexdigest())
+    tree = tops[0] if len(tops) == 1 and tops[0].is_dir() and not tops[0].is_symlink() else unpacked
+    release = check_tree(tree, f"--jool-source {shown}")
+    return JoolSource(origin, tree, tree_digest(tree), release, sha)

@@ -34,6 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from natbench.config.paths import env_path, path_problem
+from natbench.config.redact import redact_credentials
+from natbench.config.source import read_user_file
+from natbench.errors import ConfigError
 from natbench.testbed.lab.host import LabError
 from natbench.testbed.lab.jool_build import JOOL_MODULES, build_script, install_source
 from natbench.testbed.lab.jool_source import DEFAULT_SOURCE, Fetcher, JoolSource, resolve_source
@@ -56,6 +60,10 @@ DEFAULT_CACHE_DIR = Path("/var/cache/natbench/images")
 
 MANIFEST = "manifest.json"
 """The file written last into a complete image directory."""
+
+MAX_MANIFEST_BYTES = 1 << 20
+"""Largest manifest read from the cache (natbench writes about 2 kB): a regular file only, a device or FIFO in its
+place (the cache directory is whatever ``NATBENCH_IMAGE_CACHE`` names) makes the entry broken, never a hang."""
 
 BUILD_TIMEOUT = 3600.0
 """Seconds one build step may take at most (a loaded 2-CPU machine needs ~11 min for the whole build)."""
@@ -178,11 +186,14 @@ IMAGES: dict[str, ImageRecipe] = {
 
 
 def cache_dir(given: Path | str | None = None) -> Path:
-    """``given``, else ``NATBENCH_IMAGE_CACHE``, else :data:`DEFAULT_CACHE_DIR` (read now)."""
+    """``given``, else ``NATBENCH_IMAGE_CACHE``, else :data:`DEFAULT_CACHE_DIR` (read now); ConfigError naming the
+    variable (or the directory given) and the limit when it cannot be a path."""
     if given:
+        problem = path_problem(str(given))
+        if problem is not None:
+            raise ConfigError(f"the image cache directory is {problem}: not a directory name", field="--cache")
         return Path(given)
-    env = os.environ.get("NATBENCH_IMAGE_CACHE")
-    return Path(env) if env else DEFAULT_CACHE_DIR
+    return env_path("NATBENCH_IMAGE_CACHE") or DEFAULT_CACHE_DIR
 
 
 def recipe_key(recipe: ImageRecipe, source_digest: str | None = None) -> str:
@@ -258,12 +269,12 @@ _IMAGE_FILES = ("disk.img", "vmlinuz", "initrd.img", "id_ed25519", "id_ed25519.p
 def _check(path: Path) -> dict[str, object] | None:
     """The manifest of a complete image at ``path``, or None when it is missing or broken."""
     try:
-        manifest = json.loads((path / MANIFEST).read_text())
+        manifest = json.loads(read_user_file(path / MANIFEST, "image manifest", limit=MAX_MANIFEST_BYTES))
         sizes = manifest["sizes"]
         for name in _IMAGE_FILES:
             if (path / name).stat().st_size != sizes[name]:
                 return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, ConfigError):
         return None
     return dict(manifest)
 
@@ -401,9 +412,9 @@ def last_build_steps(name: str, cache: Path) -> dict[str, float]:
     newest: tuple[str, dict[str, float]] = ("", {})
     for manifest in cache.glob(f"{name}-*/{MANIFEST}"):
         try:
-            data = json.loads(manifest.read_text())
+            data = json.loads(read_user_file(manifest, "image manifest", limit=MAX_MANIFEST_BYTES))
             steps = {str(k): float(v) for k, v in (data.get("steps") or {}).items()}
-        except (OSError, ValueError, TypeError, AttributeError):
+        except (OSError, ValueError, TypeError, AttributeError, ConfigError):
             continue
         built = str(data.get("built", ""))
         if steps and built >= newest[0]:
@@ -455,7 +466,7 @@ def _source(
     """The checked source an image compiles, unpacked in ``scratch`` (None for a packages-only image)."""
     if not recipe.source:
         return None
-    say(f"image {recipe.name}: Jool source {given or DEFAULT_SOURCE.url}")
+    say(f"image {recipe.name}: Jool source {redact_credentials(os.fspath(given or DEFAULT_SOURCE.url))}")
     source = resolve_source(given, scratch, fetch=fetch)
     say(f"image {recipe.name}: Jool {source.release}, source tree sha256 {source.digest}")
     return source
