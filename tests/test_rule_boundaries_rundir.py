@@ -11,7 +11,6 @@ Run directories written through the run-directory writer (natbench.testing.rundi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -85,13 +84,13 @@ def test_a_damaged_line_of_a_planned_repetition_marks_it_for_measuring_again(tmp
 
 
 def test_a_point_that_plans_more_repetitions_than_the_campaign_reads_intact(tmp_path: Path) -> None:
-    more = dataclasses.replace(make_point(0, (1, 100), (1, 10)), metric_settings={"cps": {"repetitions": 3}})
+    more = make_point(0, (1, 100), (1, 10), metric_settings={"cps": {"repetitions": 3}})
     data = read_run(written(tmp_path, [more], {more.id: [0, 1, 2]}))
     assert data.damage == [] and [r.repetition for r in data.results] == [0, 1, 2]
 
 
 def test_a_point_that_plans_fewer_repetitions_than_the_campaign_has_the_rest_as_damage(tmp_path: Path) -> None:
-    fewer = dataclasses.replace(make_point(0, (1, 100), (1, 10)), metric_settings={"cps": {"repetitions": 1}})
+    fewer = make_point(0, (1, 100), (1, 10), metric_settings={"cps": {"repetitions": 1}})
     plain = make_point(1, (1, 200), (1, 10))
     data = read_run(written(tmp_path, [fewer, plain], {fewer.id: [0, 1], plain.id: [0, 1]}))
     trials = tmp_path / "run" / TRIALS

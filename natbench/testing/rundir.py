@@ -61,8 +61,10 @@ def make_point(
     frame_size: int = 64,
     dut_params: Mapping[str, Mapping[str, Any]] | None = None,
     swept_dut: str | None = None,
+    metric_settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> PointRecord:
-    """A ``points.json`` entry built through :class:`WorkingPoint` (so id and label are real)."""
+    """A ``points.json`` entry built through :class:`WorkingPoint` (so id and label are real); ``metric_settings``: the
+    settings the point overrides per metric (part of what its id hashes)."""
     wp = WorkingPoint(
         index=index,
         src_ports=PortRange(*src),
@@ -72,6 +74,7 @@ def make_point(
         dut_params={k: dict(v) for k, v in (dut_params or {}).items()},
         swept_dut=swept_dut,
         name=name,
+        metric_settings={k: dict(v) for k, v in (metric_settings or {}).items()},
     )
     return PointRecord.of(wp)
 
