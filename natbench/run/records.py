@@ -211,56 +211,16 @@ class _Scanner:
             self.out.tainted.add(key)
 
     def line(self, number: int, raw: bytes) -> None:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            self.bad(number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+        parsed = self.parsed(number, raw)
+        if parsed is None:
             return
-        if not text.strip():
-            return
-        try:
-            obj = parse_line(text)
-        except NonFinite:
-            self.bad(number, "not a natbench record: non-finite number")
-            return
-        except RecursionError:
-            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
-            return
-        except ValueError as exc:
-            self.bad(number, f"not a natbench record: {exc}")
-            return
-        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(obj) > MAX_DEPTH:
-            seq = obj.get("seq") if isinstance(obj, dict) else None
-            if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1:
-                self.accounted.add(seq)  # its number is there: the line is damaged, no record is missing
-            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
-            return
-        kind = obj.get("type") if isinstance(obj, dict) else None
-        if kind not in KINDS:
-            self.bad(number, f"type: expected 'trial' or 'result', got {shown(kind)}")
-            return
-        assert isinstance(obj, dict)
-        seq = obj.get("seq")
+        text, obj = parsed
         data = {k: v for k, v in obj.items() if k not in ("seq", "crc32")}
-        if seq is None and "crc32" not in obj:
+        if obj.get("seq") is None and "crc32" not in obj:
             self.legacy_line(number, text, data)
             return
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-            self.bad(number, f"seq: expected a positive integer, got {seq!r}")
-            return
-        self.accounted.add(seq)
-        stored = obj.get("crc32")
-        try:
-            computed = checksum(obj)
-        except ValueError:  # parse_line lets no non-finite number through; a safeguard for other readers' objects
-            self.bad(number, "not a natbench record: non-finite number")
-            return
-        if stored != computed:
-            self.bad(
-                number,
-                f"crc32: checksum mismatch (stored {stored!r}, computed {computed!r}): changed after writing",
-                data,
-            )
+        seq = self.intact(number, obj, data)
+        if seq is None:
             return
         record = self.decoded(number, data)
         if record is None:
@@ -268,9 +228,71 @@ class _Scanner:
         if not self.sequence:
             self.out.records.append(Record(number, text, data, seq, record))
             return
+        self.sequenced(Record(number, text, data, seq, record))
+
+    def parsed(self, number: int, raw: bytes) -> tuple[str, dict[str, Any]] | None:
+        """The line's text and object when it is a record of a known type; None when it is blank or damage (named)."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.bad(number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+            return None
+        if not text.strip():
+            return None
+        try:
+            obj = parse_line(text)
+        except NonFinite:
+            self.bad(number, "not a natbench record: non-finite number")
+            return None
+        except RecursionError:
+            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
+            return None
+        except ValueError as exc:
+            self.bad(number, f"not a natbench record: {exc}")
+            return None
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(obj) > MAX_DEPTH:
+            seq = obj.get("seq") if isinstance(obj, dict) else None
+            if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1:
+                self.accounted.add(seq)  # its number is there: the line is damaged, no record is missing
+            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
+            return None
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind not in KINDS:
+            self.bad(number, f"type: expected 'trial' or 'result', got {shown(kind)}")
+            return None
+        assert isinstance(obj, dict)
+        return text, obj
+
+    def intact(self, number: int, obj: dict[str, Any], data: dict[str, Any]) -> int | None:
+        """The record's sequence number when it is a positive integer and the checksum matches; None: damage."""
+        seq = obj.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            self.bad(number, f"seq: expected a positive integer, got {seq!r}")
+            return None
+        self.accounted.add(seq)
+        stored = obj.get("crc32")
+        try:
+            computed = checksum(obj)
+        except ValueError:  # parse_line lets no non-finite number through; a safeguard for other readers' objects
+            self.bad(number, "not a natbench record: non-finite number")
+            return None
+        if stored != computed:
+            self.bad(
+                number,
+                f"crc32: checksum mismatch (stored {stored!r}, computed {computed!r}): changed after writing",
+                data,
+            )
+            return None
+        return seq
+
+    def sequenced(self, rec: Record) -> None:
+        """An intact record of a run with sequence numbers, placed: a copy, a number again, out of order, beyond what
+        run.json counts, among the records a resume moved aside, or kept."""
+        number, data, seq = rec.line, rec.data, rec.seq
+        assert seq is not None
         if seq in self.by_seq:
             first = self.by_seq[seq]
-            if first.text == text:
+            if first.text == rec.text:
                 self.bad(number, f"duplicate of line {first.line} (seq {seq})")
                 self.bad_lines.pop()  # an exact copy: the first one stands, nothing else is in doubt
             else:
@@ -286,10 +308,9 @@ class _Scanner:
             self.bad(number, f"seq {seq} beyond the {self.written} records run.json counts", data)
             return
         self.max_seq = seq
-        rec = Record(number, text, data, seq, record)
         self.by_seq[seq] = rec
         if _within(self.moved, seq):
-            if kind == "trial":
+            if rec.kind == "trial":
                 self.out.leftovers.append(rec)
             else:
                 self.bad(number, f"seq {seq}: a result among the records a resume moved aside", data)
