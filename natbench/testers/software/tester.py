@@ -288,19 +288,23 @@ class SoftwareTester:
             stamp_each=measure.all_delays,  # PDV: every frame its own send stamp
         )
         self._trial += 1
-        trial = _Phase2(count, tags, [], [], {}, {}, None)
+        txs: list[TxStream] = []
+        rxs: list[RxPort] = []
+        lat: dict[Direction, np.ndarray] = {}
+        hists: dict[Direction, np.ndarray] = {}
+        mode_used: str | None = None
         for d in directions.active:
             tagged_max = tag_count or (max(count - tag_start, 0) // tag_every + 1 if tag_every else 0)
             lat_buf = np.zeros(tagged_max + 16, dtype=np.int64) if tag_every else None
             if lat_buf is not None:
-                trial.latency[d] = lat_buf
+                lat[d] = lat_buf
             # PDV over all frames: a fixed-size histogram per direction (224 KiB), whatever the trial's length
             hist = np.zeros(_engine.HIST_SIZE, dtype=np.uint64) if measure.all_delays else None
             if hist is not None:
-                trial.hists[d] = hist
+                hists[d] = hist
             if d is Direction.FORWARD:
-                trial.tx.append(replace(stream, seed=self._seed(1)))
-                trial.rx.append(RxPort(self._fd_resp, RxMode.ANY, expect=count, latency=lat_buf, delay_hist=hist))
+                txs.append(replace(stream, seed=self._seed(1)))
+                rxs.append(RxPort(self._fd_resp, RxMode.ANY, expect=count, latency=lat_buf, delay_hist=hist))
                 continue
             sport, dport, expect, mode_used = self._reverse_tuples(measure)
             reverse = replace(
@@ -314,8 +318,8 @@ class SoftwareTester:
                 flags=FLAG_PHASE2 | FLAG_REVERSE,
                 seed=self._seed(2),
             )
-            trial.tx.append(reverse)
-            trial.rx.append(
+            txs.append(reverse)
+            rxs.append(
                 RxPort(
                     self._fd_init,
                     RxMode.TUPLE_CHECK,
@@ -327,8 +331,7 @@ class SoftwareTester:
                     delay_hist=hist,
                 )
             )
-            trial = replace(trial, responder_mode=mode_used)
-        return trial
+        return _Phase2(count, tags, txs, rxs, lat, hists, mode_used)
 
     def _phase2_result(self, rate: float, directions: Directions, trial: _Phase2, raw: dict[str, Any]) -> PhaseResult:
         """What a phase-2 trial's counts say, per direction: counts, latency, deviations; and the trial's facts."""
