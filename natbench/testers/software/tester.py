@@ -253,8 +253,10 @@ class SoftwareTester:
         self._need_plan()
         directions = Directions(directions)
         trial = self._phase2_trial(rate, duration, directions, measure)
+        unlimited = not math.isfinite(rate)
+        sampled = (measure.stop is not None or measure.tail_rates) and not unlimited
         tx, rx, watch = trial.tx, trial.rx, None
-        if (measure.stop is not None or measure.tail_rates) and math.isfinite(rate):
+        if sampled:
             tx, rx, watch = watch_block(tx, rx)
         raw = self._run(
             tx, rx, timestamps=bool(trial.tags[1]) or measure.all_delays, watch=watch, stop=measure.stop,
