@@ -33,17 +33,19 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("version", "errors", "values", "results", "judging", "host", "traffic", "workingpoint", "config"),
     ("plugins",),  # 1: the plugin seam: protocols, shared types, the Registry
     ("search",),  # 2: the rate searches and their declarations (they read the testers' declared evidence)
-    ("testers", "duts"),  # 3: the backends of the seam
-    ("metrics",),  # 4: the procedures, written against the seam's protocols
-    ("campaign",),  # 5: the campaign schema, built from the registries
-    ("testbed",),  # 6: builds tester + DUTs (and the local lab) from a campaign
-    ("run",),  # 7: the orchestrator and the run directory
-    ("report", "testing", "pytest_plugin"),  # 8: what reads runs, fakes for tests, the pytest plugin
-    ("cli",),  # 9: the command line
-    ("__main__", "natbench"),  # 10: ``python -m natbench``; the root package, a façade (__version__, natbench.load)
+    # 3: siblings on the seam, none importing another: the backends (testers, duts) and the procedures written
+    # against the seam's protocols (metrics), so a procedure cannot know which tester or DUT it drives
+    ("testers", "duts", "metrics"),
+    ("campaign",),  # 4: the campaign schema, built from the registries
+    ("testbed",),  # 5: builds tester + DUTs (and the local lab) from a campaign
+    ("run",),  # 6: the orchestrator and the run directory
+    ("report", "testing", "pytest_plugin"),  # 7: what reads runs, fakes for tests, the pytest plugin
+    ("cli",),  # 8: the command line
+    ("__main__", "natbench"),  # 9: ``python -m natbench``; the root package, a façade (__version__, natbench.load)
 )
 """Floors of the package, bottom first: each top-level package (or module) of ``natbench`` on exactly one floor.
-``natbench`` is the root package's ``__init__``."""
+``natbench`` is the root package's ``__init__``. Packages of one floor above the foundations are siblings: an import
+between two of them is "sideways" and refused like an upward one."""
 
 ALLOWED: dict[tuple[str, str], str] = {}
 """Imports (importing module, imported module) exempt from the rule; docs/architecture.md justifies each."""

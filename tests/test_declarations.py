@@ -172,6 +172,7 @@ def test_the_dut_timeout_check_asks_each_metrics_lifetime_model() -> None:
         throughput, lifetime=lambda s, n, sel: (Lifetime(1000.0, "slow step of its own", refused=True),)
     )
     try:
+        METRICS.unregister("throughput")  # a name is registered once: free it for the slow stand-in
         METRICS.register("throughput", slow)
         (warning,) = check_recipes(campaign).warnings
         assert warning == (
@@ -179,6 +180,7 @@ def test_the_dut_timeout_check_asks_each_metrics_lifetime_model() -> None:
             "(~1000 s): a step that slow is refused as invalid (dut_timeout) and ends the repetition"
         )
     finally:
+        METRICS.unregister("throughput")
         METRICS.register("throughput", throughput)
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from natbench.campaign import check_recipes, load_campaign
 from natbench.duts.executors import LocalExecutor
-from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.group import DutGroup
+from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe, parse_recipe
 from natbench.errors import DutError
 from natbench.testbed import build_dut

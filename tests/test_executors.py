@@ -16,9 +16,11 @@ from pydantic import ValidationError
 from natbench.campaign.schema import DutSpec
 from natbench.duts.cores import LinuxCores
 from natbench.duts.executors import CommandFailed, CommandTimeout, LocalExecutor, NetnsExecutor
+from natbench.duts.group import DutGroup
 from natbench.duts.monitor import idle_percent
-from natbench.duts.recipe_dut import DutGroup, RecipeDut, timed_wrapper
+from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import parse_recipe
+from natbench.duts.steps import timed_wrapper
 from natbench.errors import ConfigError, DutError
 from natbench.plugins import ACCESS
 from natbench.testbed import build_dut

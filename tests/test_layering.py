@@ -86,3 +86,33 @@ def test_the_rule_finds_what_it_forbids(tmp_path: Path) -> None:
     }
     assert ["campaign", "plugins"] in report.package_cycles and ["duts", "testers"] in report.package_cycles
     assert ["natbench.campaign.model", "natbench.plugins.a"] in report.module_cycles
+
+
+def test_metrics_testers_and_duts_are_siblings(tmp_path: Path) -> None:
+    # a procedure must never know which tester or DUT it drives: metrics -> testers (or duts) is refused as a
+    # sideways import, and so is the other way round; each of them may still import the seam below them
+    pkg = tmp_path / "natbench"
+    for name, text in {
+        "__init__.py": "",
+        "plugins/__init__.py": "",
+        "metrics/__init__.py": "",
+        "metrics/throughput.py": "from natbench.testers import software\nfrom natbench.plugins import x\n",
+        "metrics/cps.py": "def f():\n    from natbench.duts import recipe_dut\n",
+        "testers/__init__.py": "",
+        "testers/software.py": "from natbench.metrics import throughput\n",
+        "duts/__init__.py": "",
+        "duts/recipe_dut.py": "from natbench.plugins import x\n",
+        "plugins/x.py": "",
+        "campaign/__init__.py": "from natbench.metrics import cps\nfrom natbench.testers import software\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    assert len({floor_of(f"natbench.{p}") for p in ("metrics", "testers", "duts")}) == 1
+    report = check(imports(tmp_path))
+    assert {(e.source, e.target, e.kind) for e in report.sideways} == {
+        ("natbench.metrics.throughput", "natbench.testers.software", "top"),
+        ("natbench.metrics.cps", "natbench.duts.recipe_dut", "lazy"),
+        ("natbench.testers.software", "natbench.metrics.throughput", "top"),
+    }
+    # the seam below them and the campaign above them are not sideways nor upward
+    assert report.upward == []

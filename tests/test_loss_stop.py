@@ -288,17 +288,17 @@ def test_a_stop_that_proved_nothing_is_measured_again_in_full() -> None:
 
 
 def test_the_software_testers_watch_thread_sets_the_stop_flag_and_says_what_it_saw() -> None:
-    """natbench.testers.software.tester's sampling thread, on a watch block this test fills as the C data path
+    """natbench.testers.software.watch's sampling thread, on a watch block this test fills as the C data path
     would: a direction whose gap grows by 2,000 frames a second is stopped about a window after 10 frames went
     missing; the thread then says when it decided and what it saw."""
     import time
 
     import numpy as np
 
-    from natbench.testers.software.tester import _watching
+    from natbench.testers.software.watch import watching
 
     watch = np.zeros(3, dtype=np.uint64)
-    with _watching(watch, LossStop(allowance=0, margin=10, window=0.1), 1) as outcome:
+    with watching(watch, LossStop(allowance=0, margin=10, window=0.1), 1) as outcome:
         start = time.monotonic()
         while not watch[0] and time.monotonic() - start < 5.0:
             t = time.monotonic() - start
@@ -307,10 +307,10 @@ def test_the_software_testers_watch_thread_sets_the_stop_flag_and_says_what_it_s
             time.sleep(0.002)
     assert watch[0] == 1
     assert 0.1 <= outcome["stop_decided_s"] < 2.0 and outcome["stop_missing"][0] > 10
-    with _watching(np.zeros(3, dtype=np.uint64), None, 1) as outcome:
+    with watching(np.zeros(3, dtype=np.uint64), None, 1) as outcome:
         pass
     assert outcome == {}  # neither a stop nor tail rates asked: nothing sampled
-    with _watching(np.zeros(3, dtype=np.uint64), None, 1, tails=True) as outcome:
+    with watching(np.zeros(3, dtype=np.uint64), None, 1, tails=True) as outcome:
         pass
     assert outcome == {"tail_rates": None}  # nothing sent: no rate
 
@@ -319,18 +319,14 @@ def test_a_stopped_streams_pacing_is_held_to_the_full_trials_allowances() -> Non
     """Stopped after 0.3 s of a 10 s trial at 20,000 frames/s, a stream whose last frame left 8 ms late and that fell
     150 frames behind once is on time for the full trial (1 ms per second of it: 10 ms; stalls up to 200 frames) and
     would not be for a 0.3 s trial of its own."""
-    from types import SimpleNamespace
+    from natbench.testers.software.outcome import Pacing, deviations, rate_check
 
-    from natbench.testers.software.tester import SoftwareTester
-
-    tester = SimpleNamespace(
-        rate_tolerance=0.001, lateness_slack=0.0005, max_stall=0.002, catchup=2.0, _span=SoftwareTester._span
-    )
+    pacing = Pacing(rate_tolerance=0.001, lateness_slack=0.0005, max_stall=0.002, catchup=2.0)
     stream = {"sent": 6000, "count": 6000, "first": 0.0, "last": 5999 / 20_000 + 0.008, "max_lag": 150}
     port = {"socket_drops": 0}
     for planned, on_time in ((200_000, True), (6000, False)):
         t = {**stream, "planned": planned}
-        ok, notes, _ = SoftwareTester._rate_check(tester, [t], 20_000.0)  # type: ignore[arg-type]
-        devs = SoftwareTester._deviations(tester, [Direction.FORWARD], [t], [port], 20_000.0, 0)  # type: ignore[arg-type]
+        ok, notes, _ = rate_check([t], 20_000.0, pacing)
+        devs = deviations([Direction.FORWARD], [t], [port], 20_000.0, 0, pacing)
         assert ok is on_time, notes
         assert (Direction.FORWARD not in devs) is on_time, devs

@@ -14,8 +14,9 @@ from natbench.duts.executors import CommandTimeout, LocalExecutor, NetnsExecutor
 from natbench.duts.listing import MAX_LINE
 from natbench.duts.parsers import get_parser, parse_conntrack_mappings
 from natbench.duts.parsers_jool_pf import parse_jool_sessions_csv, pf_mappings
-from natbench.duts.recipe_dut import RecipeDut, can_stream
+from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import parse_recipe
+from natbench.duts.steps import can_stream
 from natbench.errors import DutError
 from natbench.plugins import CommandResult, Mapping, MappingTable, MappingTableBuilder, ParseError, StreamingParser
 from natbench.traffic.ports import PortRange

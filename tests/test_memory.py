@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from metric_settings import build
 
+from natbench.duts.group import DutGroup
 from natbench.duts.monitor import read_memory, sample_command
-from natbench.duts.recipe_dut import DutGroup
 from natbench.duts.recipes import load_recipe
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext, run_repetition

@@ -91,7 +91,7 @@ def test_a_registered_metric_is_found_by_its_name() -> None:
 
 
 def test_a_name_is_registered_once() -> None:
-    with pytest.raises(ConfigError, match="'cps' is registered already"):
+    with pytest.raises(ConfigError, match="metric 'cps' is registered twice: first by"):
         register(dataclasses.replace(CPS))
 
 

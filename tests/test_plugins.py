@@ -3,6 +3,7 @@ schema, a third-party access kind, the defaults a run stores, and the lab's reci
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
@@ -58,16 +59,144 @@ def shout(text: str) -> str:
 NOT_A_BACKEND = object()
 
 
-def test_an_entry_point_is_found_loaded_once_and_code_wins_over_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_entry_point_is_found_loaded_once_and_code_cannot_take_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
     _installed(monkeypatch, EntryPoint("shout", f"{__name__}:shout", "natbench.parsers"))
-    assert "shout" in PARSERS.names() and "shout" in PARSERS
-    assert PARSERS.get("shout")("ok") == "OK"
-    assert PARSERS.loaded("shout") is shout  # loaded once, kept
-    PARSERS.register("shout", str.lower)  # registered in code: wins
     try:
-        assert PARSERS.get("shout")("OK") == "ok"
+        assert "shout" in PARSERS.names() and "shout" in PARSERS
+        assert PARSERS.get("shout")("ok") == "OK"
+        assert PARSERS.loaded("shout") is shout  # loaded once, kept
+        with pytest.raises(ConfigError) as info:
+            PARSERS.register("shout", str.lower)  # the name is the entry point's: refused, naming both
+        assert str(info.value) == (
+            f"parser 'shout' is registered twice: first by entry point natbench.parsers: shout = {__name__}:shout, "
+            f"again by code in {__name__} (rename or remove one)"
+        )
+        assert PARSERS.get("shout") is shout  # the first one stays
     finally:
         PARSERS.unregister("shout")
+
+
+def test_a_name_registered_twice_in_code_is_refused_naming_both_and_the_same_entry_again_is_not() -> None:
+    registry: Registry[Any] = Registry("widget", "natbench.widgets", callable)
+    registry.register("w", len, source="pkg_a.widgets")
+    registry.register("w", len, source="pkg_a.widgets")  # the same object again: nothing changes
+    with pytest.raises(ConfigError) as info:
+        registry.register("w", abs, source="pkg_b.widgets")
+    assert str(info.value) == (
+        "widget 'w' is registered twice: first by pkg_a.widgets, again by pkg_b.widgets (rename or remove one)"
+    )
+    with pytest.raises(ConfigError, match=r"first by pkg_a\.widgets, again by builtins:abs"):
+        registry.register_lazy("w", "builtins:abs")
+    assert registry.get("w") is len
+    registry.register_lazy("v", "builtins:abs")
+    registry.register_lazy("v", "builtins:abs")  # the same path again: nothing changes
+    registry.unregister("v")
+    registry.register("v", len)  # a forgotten name is free again
+    assert registry.get("v") is len
+
+
+def test_code_registering_a_name_is_named_by_its_module() -> None:
+    ACCESS.register("telnet", TelnetBackend())  # no source given: the module that called register
+    try:
+        with pytest.raises(ConfigError) as info:
+            ACCESS.register("telnet", TelnetBackend())
+        assert info.value.message == (
+            f"access kind 'telnet' is registered twice: first by code in {__name__}, again by code in {__name__} "
+            "(rename or remove one)"
+        )
+        with pytest.raises(ConfigError, match=r"'ssh' is registered twice: first by natbench\.duts\.access:SSH, again"):
+            ACCESS.register("ssh", TelnetBackend())  # natbench's own names too
+    finally:
+        ACCESS.unregister("telnet")
+
+
+def test_a_parser_name_registered_twice_names_both_functions() -> None:
+    from natbench.duts.parsers import parse_conntrack_count, register_parser
+
+    def count(text: str) -> int:
+        return 0
+
+    with pytest.raises(ConfigError) as info:
+        register_parser("conntrack_count")(count)
+    assert str(info.value) == (
+        "parser 'conntrack_count' is registered twice: first by natbench.duts.parsers:parse_conntrack_count, "
+        f"again by {__name__}:{count.__qualname__} (rename or remove one)"
+    )
+    assert PARSERS.get("conntrack_count") is parse_conntrack_count
+    assert register_parser("conntrack_count")(parse_conntrack_count) is parse_conntrack_count  # the same again
+
+
+def test_an_entry_point_named_like_a_builtin_is_refused_naming_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a registry made as natbench's are (its own entries by dotted path), with a package offering "software" too
+    testers: Registry[Any] = Registry("tester kind", "natbench.testers", callable)
+    testers.register_lazy("software", "natbench.testers.software.backend:create")
+    _installed(
+        monkeypatch,
+        EntryPoint("software", f"{__name__}:shout", "natbench.testers"),
+        EntryPoint("other", f"{__name__}:shout", "natbench.testers"),
+    )
+    with pytest.raises(ConfigError) as info:
+        testers.get("software", field="testbed.tester.kind")
+    assert info.value.field == "testbed.tester.kind" and "\n" not in str(info.value)
+    assert info.value.message == (
+        "tester kind 'software' is registered twice: first by natbench.testers.software.backend:create, "
+        f"again by entry point natbench.testers: software = {__name__}:shout (rename or remove one)"
+    )
+    assert testers.names() == ["other", "software"]
+    assert testers.get("other") is shout  # a name of its own is the package's
+
+
+def test_two_packages_offering_one_name_are_refused_naming_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    _installed(
+        monkeypatch,
+        EntryPoint("telnet", f"{__name__}:TelnetBackend", "natbench.access"),
+        EntryPoint("telnet", "other_package.access:TelnetBackend", "natbench.access"),
+    )
+    with pytest.raises(ConfigError) as info:
+        ACCESS.get("telnet")
+    assert info.value.message == (
+        f"access kind 'telnet' is registered twice: first by entry point natbench.access: telnet = {__name__}:"
+        "TelnetBackend, again by entry point natbench.access: telnet = other_package.access:TelnetBackend "
+        "(rename or remove one)"
+    )
+    assert ACCESS.loaded("telnet") is None  # neither was taken
+
+
+def _package(root: Path, name: str, entry_points: str) -> Path:
+    """An installed distribution ``name`` 1.0 under ``root`` (what pip leaves: a dist-info with its entry points)."""
+    info = root / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    (root / f"{name}_backend.py").write_text("from natbench.testers.software.backend import BACKEND\n")
+    return root
+
+
+@pytest.mark.parametrize("kind", ["software", "acme"])
+def test_an_installed_package_naming_a_builtin_tester_kind_is_one_line_exit_2(tmp_path: Path, kind: str) -> None:
+    # a real installed package (found by importlib.metadata on the path): its entry point named like natbench's own
+    # tester kind is refused naming both, a name of its own is simply one more kind
+    site = _package(tmp_path / "site", "acme", f"[natbench.testers]\n{kind} = acme_backend:BACKEND\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "natbench", "validate", "--no-recipes", "campaigns/quickstart.yaml"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=120,
+    )  # fmt: skip
+    if kind == "acme":
+        assert proc.returncode == 0, proc.stderr
+        known = subprocess.run(
+            [sys.executable, "-c", "from natbench.plugins import TESTERS; print(TESTERS.names())"],
+            capture_output=True, text=True, cwd=ROOT, env=env, check=True,
+        )  # fmt: skip
+        assert known.stdout.strip() == "['acme', 'software', 'trex']"
+        return
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.endswith(
+        "testbed.tester.kind: tester kind 'software' is registered twice: first by "
+        "natbench.testers.software.backend:BACKEND, again by entry point natbench.testers: software = "
+        "acme_backend:BACKEND of acme 1.0 (rename or remove one)"
+    ), line
 
 
 @pytest.mark.parametrize(

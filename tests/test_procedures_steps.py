@@ -11,7 +11,8 @@ from metric_settings import TOLERANCE, build
 from pydantic import ValidationError
 
 from natbench.duts.executors import LocalExecutor
-from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.group import DutGroup
+from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import parse_recipe
 from natbench.errors import ConfigError, DutError
 from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, judge_phase, run_repetition

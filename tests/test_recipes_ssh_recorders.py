@@ -23,7 +23,8 @@ from recorder_shell import RecorderShell
 from test_ssh import Sshd
 from test_ssh import sshd as issue5_sshd  # noqa: F401 - issue-5's fixture: real sshd on localhost, keys made by the test
 
-from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.group import DutGroup
+from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
 from natbench.errors import DutError
 from natbench.traffic.ports import PortRange

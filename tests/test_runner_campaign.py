@@ -94,11 +94,13 @@ def test_testbed_registry_is_lazy_and_names_unknown_kinds(campaign_file: Path) -
         def check(self, spec: object, locate: object) -> None:
             raise ConfigError("no_such_factory")  # the registered backend is the one the testbed asks
 
+    TESTERS.unregister("software")  # a name is registered once: free it to put another backend there
     TESTERS.register("software", NoSuchFactory())
     try:
         with pytest.raises(Exception, match="no_such_factory"):
             build_testbed(campaign)
     finally:
+        TESTERS.unregister("software")
         TESTERS.register("software", builtin)
     with pytest.raises(ConfigError, match="unknown tester kind 'x'; known: software, trex"):
         TESTERS.get("x")

@@ -25,7 +25,8 @@ import pytest
 from lab_helpers import kept_rate
 
 from natbench.campaign import load_campaign
-from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.group import DutGroup
+from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
 from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult

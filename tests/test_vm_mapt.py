@@ -23,8 +23,8 @@ import pytest
 from lab_helpers import kept_rate
 
 from natbench.campaign import load_campaign
+from natbench.duts.group import DutGroup
 from natbench.duts.parsers_jool_pf import MAPT_VERSIONS
-from natbench.duts.recipe_dut import DutGroup
 from natbench.results import Direction, PhaseResult
 from natbench.run.reader import RunDirectory
 from natbench.testbed import Testbed, build_testbed

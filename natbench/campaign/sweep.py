@@ -201,27 +201,45 @@ def expand(spec: CampaignSpec, label_name: str) -> list[WorkingPoint]:
     before it is expanded.
     """
     product, zipped = axes(spec)
+    _refuse_too_many(spec, product, zipped)
+    cduts = cores_duts(spec, any(a.kind == "cores" for a in product + zipped))
+    selected = spec.metrics.selected()
+    points: list[WorkingPoint] = []
+    seen: dict[str, int] = {}
+    for combo in itertools.product(*_choices(spec, product, zipped)):
+        p = _combined(spec, combo, cduts[0] if cduts else None)
+        wp = _working_point(p, len(points), cduts, _check_metrics(selected, p), label_name)
+        if wp.id in seen:
+            where = list(p.sources.values())[-1] if p.sources else ("sweep",)
+            raise LocatedError(where, f"working points {seen[wp.id]} and {wp.index} are identical")
+        seen[wp.id] = wp.index
+        points.append(wp)
+    return _unique_labels(points)
+
+
+def _refuse_too_many(spec: CampaignSpec, product: list[Axis], zipped: list[Axis]) -> None:
+    """LocatedError when the axes expand to more points than the limit, naming how many and the factors."""
     limit = _POINTS_LIMIT.get()
     n = count_points(spec, product, zipped)
-    if n > limit:
-        shown = f"{n:,}" if n < 10**15 else f"about 10^{len(str(n)) - 1}"
-        factors = [len(a.values) for a in product] + ([len(zipped[0].values)] if zipped else [])
-        if not any(a.kind == "frame_size" for a in product + zipped):
-            factors.insert(0, len(spec.traffic.frame_sizes))
-        sizes = " x ".join(str(f) for f in factors)
-        raise LocatedError(
-            ("sweep",),
-            f"expands to {shown} working points ({sizes}), "
-            f"more than the limit of {limit:,}: sweep fewer values, or give --max-points N for a deliberate giant",
-        )
-    all_axes = product + zipped
-    cores_swept = any(a.kind == "cores" for a in all_axes)
-    cduts = cores_duts(spec, cores_swept)
-    cdut = cduts[0] if cduts else None
-    frame_axis_swept = any(a.kind == "frame_size" for a in all_axes)
+    if n <= limit:
+        return
+    shown = f"{n:,}" if n < 10**15 else f"about 10^{len(str(n)) - 1}"
+    factors = [len(a.values) for a in product] + ([len(zipped[0].values)] if zipped else [])
+    if not any(a.kind == "frame_size" for a in product + zipped):
+        factors.insert(0, len(spec.traffic.frame_sizes))
+    sizes = " x ".join(str(f) for f in factors)
+    raise LocatedError(
+        ("sweep",),
+        f"expands to {shown} working points ({sizes}), "
+        f"more than the limit of {limit:,}: sweep fewer values, or give --max-points N for a deliberate giant",
+    )
 
+
+def _choices(spec: CampaignSpec, product: list[Axis], zipped: list[Axis]) -> list[list[list[tuple[Axis, int]]]]:
+    """The choices to combine, one list per group: the frame sizes (when no axis sweeps them), each product axis,
+    the zipped axes together; a choice sets one value of each of its axes."""
     groups: list[list[list[tuple[Axis, int]]]] = []
-    if not frame_axis_swept:
+    if not any(a.kind == "frame_size" for a in product + zipped):
         fs_axis = Axis(
             "frame_size",
             "frame_size",
@@ -233,43 +251,46 @@ def expand(spec: CampaignSpec, label_name: str) -> list[WorkingPoint]:
         groups.append([[(ax, i)] for i in range(len(ax.values))])
     if zipped:
         groups.append([[(ax, i) for ax in zipped] for i in range(len(zipped[0].values))])
+    return groups
 
-    selected = spec.metrics.selected()
-    points: list[WorkingPoint] = []
-    seen: dict[str, int] = {}
-    for combo in itertools.product(*groups):
-        p = _Point(
-            cores=cdut.cores if cdut is not None else None,
-            src=spec.traffic.src_ports,
-            dst=spec.traffic.dst_ports,
-            frame_size=spec.traffic.frame_sizes[0],
-            dut_params={d.name: dict(d.params) for d in spec.testbed.duts},
-        )
-        for choice in combo:
-            for ax, i in choice:
-                _apply(p, ax, i)
-        if p.src is None or p.dst is None:
-            which = "src_ports" if p.src is None else "dst_ports"
-            raise LocatedError(("traffic", which), f"{which} is required: set traffic.{which} or sweep it")
-        overrides = _check_metrics(selected, p)
-        wp = WorkingPoint(
-            index=len(points),
-            src_ports=p.src,
-            dst_ports=p.dst,
-            frame_size=p.frame_size,
-            cores=p.cores,
-            dut_params=p.dut_params,
-            swept_dut=cdut.name if cdut is not None and p.cores is not None else None,
-            co_swept_duts=tuple(d.name for d in cduts[1:]) if p.cores is not None else (),
-            name=label_name,
-            metric_settings=overrides,
-        )
-        if wp.id in seen:
-            where = list(p.sources.values())[-1] if p.sources else ("sweep",)
-            raise LocatedError(where, f"working points {seen[wp.id]} and {wp.index} are identical")
-        seen[wp.id] = wp.index
-        points.append(wp)
-    return _unique_labels(points)
+
+def _combined(spec: CampaignSpec, combo: tuple[list[tuple[Axis, int]], ...], cdut: DutSpec | None) -> _Point:
+    """The campaign's values (``cdut``'s cores) with one combination of choices applied; LocatedError when it has no
+    port range."""
+    p = _Point(
+        cores=cdut.cores if cdut is not None else None,
+        src=spec.traffic.src_ports,
+        dst=spec.traffic.dst_ports,
+        frame_size=spec.traffic.frame_sizes[0],
+        dut_params={d.name: dict(d.params) for d in spec.testbed.duts},
+    )
+    for choice in combo:
+        for ax, i in choice:
+            _apply(p, ax, i)
+    if p.src is None or p.dst is None:
+        which = "src_ports" if p.src is None else "dst_ports"
+        raise LocatedError(("traffic", which), f"{which} is required: set traffic.{which} or sweep it")
+    return p
+
+
+def _working_point(
+    p: _Point, index: int, cduts: list[DutSpec], overrides: dict[str, dict[str, Any]], label_name: str
+) -> WorkingPoint:
+    """The working point ``index`` of the combined values ``p`` (its cores set on ``cduts``, the first swept)."""
+    assert p.src is not None and p.dst is not None  # _combined refuses a point without them
+    cdut = cduts[0] if cduts else None
+    return WorkingPoint(
+        index=index,
+        src_ports=p.src,
+        dst_ports=p.dst,
+        frame_size=p.frame_size,
+        cores=p.cores,
+        dut_params=p.dut_params,
+        swept_dut=cdut.name if cdut is not None and p.cores is not None else None,
+        co_swept_duts=tuple(d.name for d in cduts[1:]) if p.cores is not None else (),
+        name=label_name,
+        metric_settings=overrides,
+    )
 
 
 def _apply(p: _Point, ax: Axis, i: int) -> None:

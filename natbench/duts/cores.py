@@ -17,23 +17,27 @@ Two methods, chosen by the recipe's ``set_cores`` step (``method: auto|hotplug|r
 
 Every change is recorded and :meth:`LinuxCores.restore` puts the original state back.
 All file access goes through the DUT's executor, so it works locally, in a namespace
-and over SSH alike.
+and over SSH alike. :class:`DutCores` is how a recipe DUT sets its cores: by this
+built-in (``builtin: linux-cores``), by the step's own commands, or not at all where the
+recipe says it cannot.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from natbench.duts.executors import CommandFailed
 from natbench.duts.parsers import parse_cpu_list
+from natbench.duts.recipes import Recipe
 from natbench.duts.recipes.template import cpu_hexmask
 from natbench.errors import DutError
 from natbench.plugins import Executor
 
-__all__ = ["CoreState", "LinuxCores"]
+__all__ = ["CoreState", "DutCores", "LinuxCores"]
 
 
 @dataclass
@@ -223,3 +227,66 @@ class LinuxCores:
                 errors.append(f"{path}: {res.stderr.strip()}")
         if errors:
             raise DutError("could not restore: " + "; ".join(errors), step="set_cores")
+
+
+class DutCores:
+    """The cores of one recipe DUT: the working point's count applied through the recipe's ``set_cores`` step (the
+    built-in :class:`LinuxCores`, the step's own commands, or both), what that leaves as facts, and the CPU state put
+    back at teardown."""
+
+    def __init__(self, dut: str, recipe: Recipe) -> None:
+        self.dut = dut
+        """The DUT's name, for messages."""
+        self.recipe = recipe
+        """The recipe whose ``set_cores`` step sets them."""
+        self.facts: dict[str, Any] = {}
+        """What the cores step did (method, requested, active CPUs), as DUT facts; empty when not set."""
+        self._linux: LinuxCores | None = None
+
+    def apply(
+        self,
+        cores: int,
+        *,
+        swept: bool,
+        executor: Executor,
+        cpu_order: list[int] | None,
+        options: Callable[[], dict[str, Any]],
+        run_commands: Callable[[], object],
+    ) -> str | None:
+        """Set ``cores`` cores; the warning to keep, if any. ``swept``: the working point sweeps this DUT's cores (a
+        recipe that cannot set them is then an error; else the fixed count is recorded as not applied). The built-in
+        writes the DUT's files through ``executor`` and takes CPUs in ``cpu_order`` (None: 0, 1, 2, ...) with the
+        step's ``options()``; ``run_commands()`` runs the step's own commands."""
+        step = self.recipe.steps.get("set_cores")
+        if step is None:
+            raise DutError(
+                f"the working point asks for {cores} cores but recipe {self.recipe.name} has no set_cores step",
+                step="set_cores",
+                dut=self.dut,
+            )
+        if step.unsupported is not None:
+            if not swept:
+                # a fixed core count (the DUT's size in the campaign), not a swept one: record it honestly
+                self.facts = {"cores_requested": cores, "cores_method": "none (unsupported)"}
+                return f"step set_cores: {cores} cores requested but not applied: {step.unsupported}"
+            raise DutError(f"cannot set cores on this DUT: {step.unsupported}", step="set_cores", dut=self.dut)
+        if step.builtin == "linux-cores":
+            opts = options()
+            method = opts.get("method", "auto")
+            self._linux = LinuxCores(executor, interfaces=opts.get("interfaces"), method=method, cpu_order=cpu_order)
+            try:
+                self.facts = self._linux.apply(cores).facts()
+            except DutError as exc:
+                raise DutError(str(exc), step="set_cores", dut=self.dut) from None
+        if step.commands:
+            run_commands()
+        if not self.facts:
+            self.facts = {"cores_method": "recipe commands", "cores_requested": cores}
+        return None
+
+    def restore(self) -> None:
+        """Put the CPU state the built-in changed back (nothing when it changed none); the facts are forgotten."""
+        linux, self._linux = self._linux, None
+        self.facts = {}
+        if linux is not None:
+            linux.restore()

@@ -43,12 +43,12 @@ __all__ = [
 
 
 def register_parser(name: str) -> Callable[[Parser], Parser]:
-    """Decorator: register a parser under ``name`` in :data:`natbench.plugins.PARSERS` (names are unique)."""
+    """Decorator: register a parser under ``name`` in :data:`natbench.plugins.PARSERS` (names are unique: a name
+    registered twice is a ConfigError naming both functions)."""
 
     def deco(fn: Parser) -> Parser:
-        if PARSERS.loaded(name) not in (None, fn):
-            raise ValueError(f"parser {name!r} registered twice")
-        PARSERS.register(name, fn)
+        where = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+        PARSERS.register(name, fn, source=where)
         return fn
 
     return deco

@@ -1,4 +1,4 @@
-"""A DUT driven by a recipe through an executor, and a group of DUTs acting as one.
+"""A DUT driven by a recipe through an executor: the :class:`~natbench.plugins.Dut` face of a recipe.
 
 :class:`RecipeDut` implements the :class:`~natbench.plugins.Dut` protocol: ``setup``
 renders the recipe's steps with the working point's parameters and runs them in order
@@ -6,131 +6,27 @@ renders the recipe's steps with the working point's parameters and runs them in 
 ``timed_flush`` times the DUT's own delete-all command on the DUT itself (a shell
 wrapper reads the DUT's clock before and after); ``teardown`` runs the teardown step
 and restores the CPU state. A dropped SSH connection is re-established and the step is
-retried (``setup`` after tearing down what it had done).
+retried (``setup`` after tearing down what it had done). How a step's commands run is
+:mod:`natbench.duts.steps`; the cores :class:`~natbench.duts.cores.DutCores`; the facts
+:mod:`natbench.duts.facts`; several DUTs as one :class:`~natbench.duts.group.DutGroup`.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import secrets
-import shlex
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
-from natbench.duts.cores import LinuxCores
-from natbench.duts.executors import CommandFailed, ConnectionLost
-from natbench.duts.parsers import get_parser
-from natbench.duts.recipes import Command, Recipe, RenderedCommand
-from natbench.errors import DutError, RecipeError
-from natbench.plugins import (
-    CommandResult,
-    DutDeclarations,
-    Executor,
-    Mapping,
-    MappingTable,
-    ParseError,
-    ParseSink,
-    StreamingParser,
-    StreamsOutput,
-)
+from natbench.duts.cores import DutCores
+from natbench.duts.facts import recipe_dut_facts
+from natbench.duts.recipes import Recipe
+from natbench.duts.steps import StepResult, StepRun, TimeLimits, run_retrying
+from natbench.errors import DutError
+from natbench.plugins import DutDeclarations, Executor, Mapping, MappingTable
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["CommandRecord", "DutGroup", "RecipeDut", "StepResult", "can_stream", "timed_wrapper"]
+__all__ = ["RecipeDut"]
 
 log = logging.getLogger(__name__)
-
-TIMING_MARK = "__natbench_timing__"
-NOT_RETRIED = ("timed_flush",)
-"""Steps not repeated after a dropped connection (their result is a measurement)."""
-_TIMING_LINE = re.compile(rf"^{TIMING_MARK} (\S*) (\S*) (\S*)\s*$", re.M)
-
-
-def timed_wrapper(command: str, clock: str) -> str:
-    """Shell text running ``command`` between two readings of the DUT's ``clock``.
-
-    The last output line is ``__natbench_timing__ T0 T1 RC``; the exit status is the command's.
-    """
-    return (
-        f"__nb_t0=$({clock}); {{ {command}\n}}; __nb_rc=$?; __nb_t1=$({clock}); "
-        f'printf \'\\n{TIMING_MARK} %s %s %s\\n\' "$__nb_t0" "$__nb_t1" "$__nb_rc"; exit $__nb_rc'
-    )
-
-
-def can_stream(executor: Executor) -> bool:
-    """Whether ``executor`` hands a command's output over as it arrives (:class:`~natbench.plugins.StreamsOutput`;
-    a namespace executor only when the executor it wraps does)."""
-    return isinstance(executor, StreamsOutput) and bool(getattr(executor, "streams", True))
-
-
-def _scope_groups(commands: list[RenderedCommand]) -> list[list[RenderedCommand]]:
-    """Consecutive runs of commands with the same scope."""
-    groups: list[list[RenderedCommand]] = []
-    for rc in commands:
-        if groups and groups[-1][-1].command.scope == rc.command.scope:
-            groups[-1].append(rc)
-        else:
-            groups.append([rc])
-    return groups
-
-
-def _split_timing(stdout: str, clock: str) -> tuple[str, float]:
-    matches = list(_TIMING_LINE.finditer(stdout))
-    if not matches:
-        raise DutError(f"timed command printed no timing line (clock command {clock!r})", step="timed_flush")
-    m = matches[-1]
-    try:
-        t0, t1 = float(m.group(1)), float(m.group(2))
-    except ValueError:
-        raise DutError(
-            f"the DUT's clock command {clock!r} did not print seconds ({m.group(1)!r}, {m.group(2)!r}); "
-            "set 'clock:' in the recipe to a command that does",
-            step="timed_flush",
-        ) from None
-    rest = stdout[: m.start()].rstrip("\n")
-    return rest, t1 - t0
-
-
-@dataclass
-class CommandRecord:
-    """One executed command of a step."""
-
-    command: str
-    """The rendered command line."""
-    returncode: int
-    """Exit status."""
-    duration: float
-    """Seconds as seen by natbench (transport included)."""
-    dut_seconds: float | None = None
-    """Seconds measured on the DUT (``timed`` commands)."""
-    value: Any = None
-    """Parsed (and selected) value, when the command declares a parser."""
-    stdout: str = ""
-    """Standard output (timing line removed)."""
-    stderr: str = ""
-    """Standard error."""
-    source: Command | None = None
-    """The recipe command it was rendered from."""
-
-
-@dataclass
-class StepResult:
-    """What a step did."""
-
-    step: str
-    """Step name."""
-    records: list[CommandRecord] = field(default_factory=list)
-    """Every command run, in order."""
-
-    def values(self) -> list[Any]:
-        """Parsed values of the commands that declare a parser, in order."""
-        return [r.value for r in self.records if r.value is not None]
-
-    @property
-    def dut_seconds(self) -> float:
-        """Sum of the DUT-side durations of the timed commands."""
-        return sum(r.dut_seconds for r in self.records if r.dut_seconds is not None)
 
 
 class RecipeDut:
@@ -186,8 +82,9 @@ class RecipeDut:
         """Values kept by commands with ``save:`` (available to later steps)."""
         self.cores: int | None = None
         self.warnings: list[str] = []
-        self._cores: LinuxCores | None = None
-        self._core_facts: dict[str, Any] = {}
+        self.time_limits = TimeLimits()
+        """How long each command of a step may take on the DUT."""
+        self._cores = DutCores(name, recipe)
         self._cores_swept = False
         self._facts: dict[str, Any] = {}
         self._is_setup = False
@@ -204,7 +101,7 @@ class RecipeDut:
 
     def _context(self) -> dict[str, Any]:
         ctx: dict[str, Any] = {"dut": self.name, "cores": self.cores}
-        ctx["cpus"] = self._core_facts.get("cpus_active", [])
+        ctx["cpus"] = self._cores.facts.get("cpus_active", [])
         ctx.update(self.saved)
         return ctx
 
@@ -219,262 +116,30 @@ class RecipeDut:
         retried: a flush interrupted half-way cannot be timed again on the same table, so
         the error goes to the procedure (the trial is invalid and repeated there). With ``stream``, a command
         whose parser streams (:class:`~natbench.plugins.StreamingParser`) has its output parsed as it arrives
-        when the executor can stream (:func:`can_stream`): its record keeps the value, not the text.
+        when the executor can stream (:func:`~natbench.duts.steps.can_stream`): its record keeps the value, not the
+        text.
         """
-        attempt = 0
-        pending_teardown = False
-        while True:
-            try:
-                if pending_teardown:
-                    self._run_step_once("teardown", check=False)
-                    pending_teardown = False
-                return self._run_step_once(step, check=check, stream=stream)
-            except ConnectionLost as exc:
-                if step in NOT_RETRIED or attempt >= self.step_retries:
-                    why = (
-                        "not retried: the step is a measurement"
-                        if step in NOT_RETRIED
-                        else f"gave up after {attempt + 1} attempts"
-                    )
-                    raise DutError(f"{exc} ({why})", step=step, dut=self.name) from None
-                attempt += 1
-                log.warning("DUT %s: %s; retrying step %s (attempt %d)", self.name, exc, step, attempt + 1)
-                time.sleep(self.retry_backoff * attempt)
-                if step == "setup" and self.recipe.has_step("teardown"):
-                    pending_teardown = True
+
+        def undo() -> StepResult:
+            return self._run_step_once("teardown", check=False)
+
+        return run_retrying(
+            step,
+            lambda: self._run_step_once(step, check=check, stream=stream),
+            retries=self.step_retries,
+            backoff=self.retry_backoff,
+            dut=self.name,
+            undo=undo if step == "setup" and self.recipe.has_step("teardown") else None,
+        )
 
     def _run_step_once(self, step: str, *, check: bool, stream: bool = False) -> StepResult:
-        result = StepResult(step)
         if not self.recipe.has_step(step):
-            return result
-        params = self._params()
-        variables = self.recipe.variables(params, self._context())
-        commands = list(self.recipe.steps[step].commands)
-        errors: list[DutError] = []
-        if stream:
-            for cmd in commands:
-                rc = self._render(step, cmd, variables, check)
-                if rc is None:
-                    continue
-                parser = self._streaming_parser(rc)
-                if parser is None:
-                    self._record(rc, self._execute(rc), result, variables, errors, check)
-                    continue
-                try:
-                    result.records.append(self._execute_streaming(rc, parser))
-                except DutError as exc:
-                    if check or isinstance(exc, ConnectionLost):
-                        raise
-                    errors.append(exc)
-        elif self.batch and self._batchable(commands):
-            rendered: list[RenderedCommand] = []
-            for cmd in commands:
-                rc = self._render(step, cmd, variables, check)
-                if rc is not None:
-                    rendered.append(rc)
-            for group in _scope_groups(rendered):
-                outcomes = self._execute_batch(group, check)
-                stopped = False
-                for rc, res in zip(group, outcomes, strict=True):
-                    if res is None:  # not reached: an earlier command failed
-                        stopped = True
-                        break
-                    self._record(rc, res, result, variables, errors, check)
-                if stopped:
-                    break
-        else:
-            for cmd in commands:
-                rc = self._render(step, cmd, variables, check)
-                if rc is None:
-                    continue
-                self._record(rc, self._execute(rc), result, variables, errors, check)
-        if errors:
-            self.warnings.extend(str(e) for e in errors)
-        return result
-
-    def _render(self, step: str, cmd: Command, variables: dict[str, Any], check: bool) -> RenderedCommand | None:
-        try:
-            return self.recipe.render_command(step, cmd, variables)
-        except RecipeError as exc:  # e.g. a teardown value that setup never saved
-            if check:
-                raise
-            self.warnings.append(f"step {step}: not run: {exc}")
-            return None
-
-    def _record(
-        self,
-        rc: RenderedCommand,
-        res: CommandResult,
-        result: StepResult,
-        variables: dict[str, Any],
-        errors: list[DutError],
-        check: bool,
-    ) -> None:
-        try:
-            record = self._finish(rc, res)
-        except DutError as exc:
-            if check:
-                raise
-            errors.append(exc)
-            return
-        result.records.append(record)
-        if rc.command.save is not None and record.returncode == 0:
-            self.saved[rc.command.save] = record.stdout.strip()
-            variables[rc.command.save] = self.saved[rc.command.save]
-
-    def _batchable(self, commands: list[Command]) -> bool:
-        """A step can go as one script unless a command needs a value saved earlier in the same step."""
-        saved: set[str] = set()
-        for cmd in commands:
-            if saved:
-                texts = [cmd.run, cmd.netns or "", cmd.when or ""]
-                if any(re.search(rf"\b{re.escape(name)}\b", t) for name in saved for t in texts):
-                    return False
-            if cmd.save:
-                saved.add(cmd.save)
-        return True
-
-    def _streaming_parser(self, rc: RenderedCommand) -> StreamingParser | None:
-        """The command's parser when its output can be parsed as it arrives: a streaming parser, no ``select``,
-        not timed, an executor that streams."""
-        cmd = rc.command
-        if cmd.parse is None or cmd.select is not None or cmd.timed or cmd.save is not None:
-            return None
-        executor = self.executor.host() if cmd.scope == "host" else self.executor
-        if not can_stream(executor):
-            return None
-        try:
-            parser = get_parser(cmd.parse)
-        except KeyError:
-            return None
-        return parser if isinstance(parser, StreamingParser) else None
-
-    def _execute_streaming(self, rc: RenderedCommand, parser: StreamingParser) -> CommandRecord:
-        """Run ``rc`` with its output streamed into ``parser``: the record holds the parsed value, no text."""
-        cmd = rc.command
-        executor = self.executor.host() if cmd.scope == "host" else self.executor
-        assert isinstance(executor, StreamsOutput)
-        sink: ParseSink = parser.stream()
-        log.debug("DUT %s step %s (streamed): %s", self.name, rc.step, rc.text)
-        try:
-            res = executor.run_streaming(rc.text, sink.feed, timeout=cmd.timeout)
-        except ConnectionLost:
-            raise
-        except ParseError as exc:
-            raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
-        except DutError as exc:
-            raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
-        value = None
-        if res.returncode != 0:
-            if not cmd.ignore_errors:
-                raise CommandFailed(res, hint=cmd.error, step=rc.step, dut=self.name)
-            self.warnings.append(f"step {rc.step}: ignored exit status {res.returncode} of: {rc.text}")
-        else:
-            try:
-                value = sink.finish()
-            except (ParseError, ValueError) as exc:
-                raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
-        return CommandRecord(rc.text, res.returncode, res.duration, None, value, "", res.stderr, cmd)
-
-    def _shell_text(self, rc: RenderedCommand) -> str:
-        return timed_wrapper(rc.text, self.recipe.clock) if rc.command.timed else rc.text
-
-    def _execute(self, rc: RenderedCommand) -> CommandResult:
-        executor = self.executor.host() if rc.command.scope == "host" else self.executor
-        log.debug("DUT %s step %s: %s", self.name, rc.step, rc.text)
-        try:
-            return executor.run(self._shell_text(rc), timeout=rc.command.timeout)
-        except ConnectionLost:
-            raise
-        except DutError as exc:
-            raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
-
-    def _execute_batch(self, group: list[RenderedCommand], check: bool) -> list[CommandResult | None]:
-        """Run consecutive commands of one scope as one script (one round trip); per-command
-        stdout, stderr and exit status come back between random markers."""
-        if len(group) == 1:
-            return [self._execute(group[0])]
-        token = "@@natbench-" + secrets.token_hex(6)
-        parts = []
-        for i, rc in enumerate(group):
-            log.debug("DUT %s step %s: %s", self.name, rc.step, rc.text)
-            parts.append(
-                f"printf '%s\\n' '{token} o {i}'; printf '%s\\n' '{token} e {i}' >&2; "
-                f"sh -c {shlex.quote(self._shell_text(rc))} </dev/null; __nb=$?; "
-                f"printf '\\n%s %s\\n' '{token} x {i}' \"$__nb\"; printf '\\n' >&2"
-            )
-            if check and not rc.command.ignore_errors:
-                parts.append('[ "$__nb" -eq 0 ] || exit 0')
-        timeouts = [rc.command.timeout for rc in group if rc.command.timeout is not None]
-        limit = None if not timeouts else sum(timeouts) + 60.0 * (len(group) - len(timeouts))
-        executor = self.executor.host() if group[0].command.scope == "host" else self.executor
-        step = group[0].step
-        try:
-            res = executor.run("\n".join(parts), timeout=limit)
-        except ConnectionLost:
-            raise
-        except DutError as exc:
-            raise DutError(
-                f"{exc} (batch of {len(group)} commands from: {group[0].text})", step=step, dut=self.name
-            ) from None
-        outs = {
-            int(m.group(1)): (m.group(2), int(m.group(3)))
-            for m in re.finditer(rf"^{token} o (\d+)\n(.*?)\n{token} x \1 (-?\d+)$", res.stdout, re.S | re.M)
-        }
-        errs: dict[int, str] = {}
-        pieces = re.split(rf"^{token} e (\d+)\n", res.stderr, flags=re.M)
-        for j in range(1, len(pieces) - 1, 2):
-            text = pieces[j + 1]
-            errs[int(pieces[j])] = text[:-1] if text.endswith("\n") else text
-        out: list[CommandResult | None] = []
-        per = res.duration / max(1, len(outs))
-        for i, rc in enumerate(group):
-            if i not in outs:
-                if out and out[-1] is not None and out[-1].returncode != 0:
-                    out.append(None)  # the script stopped at the failure before
-                    continue
-                if out and out[-1] is None:
-                    out.append(None)
-                    continue
-                raise DutError(
-                    f"batch output is incomplete at command {i + 1} of {len(group)} (exit status {res.returncode}; "
-                    f"stderr: {res.stderr.strip()[-300:]!r}): {rc.text}",
-                    step=step,
-                    dut=self.name,
-                )
-            stdout, code = outs[i]
-            out.append(CommandResult(self._shell_text(rc), code, stdout, errs.get(i, ""), per))
-        return out
-
-    def _finish(self, rc: RenderedCommand, res: CommandResult) -> CommandRecord:
-        cmd = rc.command
-        stdout = res.stdout
-        dut_seconds = None
-        if cmd.timed:
-            try:
-                stdout, dut_seconds = _split_timing(stdout, self.recipe.clock)
-            except DutError as exc:
-                if res.returncode == 0:
-                    raise DutError(str(exc), step=rc.step, dut=self.name) from None
-        if res.returncode != 0:
-            if cmd.ignore_errors:
-                self.warnings.append(f"step {rc.step}: ignored exit status {res.returncode} of: {rc.text}")
-            else:
-                failed = CommandResult(rc.text, res.returncode, stdout, res.stderr, res.duration)
-                raise CommandFailed(failed, hint=cmd.error, step=rc.step, dut=self.name)
-        value = None
-        if cmd.parse is not None and res.returncode == 0:
-            try:
-                value = get_parser(cmd.parse)(stdout)
-            except (ParseError, DutError, ValueError, KeyError, IndexError) as exc:
-                raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.name) from None
-            if cmd.select is not None:
-                if not isinstance(value, dict) or cmd.select not in value:
-                    raise DutError(
-                        f"parser {cmd.parse} gave no {cmd.select!r} (command: {rc.text})", step=rc.step, dut=self.name
-                    )
-                value = value[cmd.select]
-        return CommandRecord(rc.text, res.returncode, res.duration, dut_seconds, value, stdout, res.stderr, cmd)
+            return StepResult(step)
+        variables = self.recipe.variables(self._params(), self._context())
+        run = StepRun(
+            step, self.name, self.recipe, self.executor, variables, check, self.saved, self.warnings, self.time_limits
+        )
+        return run.run(stream=stream, batch=self.batch)
 
     # -- the Dut protocol ---------------------------------------------------
 
@@ -510,37 +175,16 @@ class RecipeDut:
             raise
 
     def _set_cores(self, cores: int) -> None:
-        step = self.recipe.steps.get("set_cores")
-        if step is None:
-            raise DutError(
-                f"the working point asks for {cores} cores but recipe {self.recipe.name} has no set_cores step",
-                step="set_cores",
-                dut=self.name,
-            )
-        if step.unsupported is not None:
-            if not self._cores_swept:
-                # a fixed core count (the DUT's size in the campaign), not a swept one: record it honestly
-                self.warnings.append(f"step set_cores: {cores} cores requested but not applied: {step.unsupported}")
-                self._core_facts = {"cores_requested": cores, "cores_method": "none (unsupported)"}
-                return
-            raise DutError(f"cannot set cores on this DUT: {step.unsupported}", step="set_cores", dut=self.name)
-        if step.builtin == "linux-cores":
-            opts = self.recipe.step_options("set_cores", self._params(), self._context())
-            self._cores = LinuxCores(
-                self.executor,
-                interfaces=opts.get("interfaces"),
-                method=opts.get("method", "auto"),
-                cpu_order=self.cpu_order,
-            )
-            try:
-                state = self._cores.apply(cores)
-            except DutError as exc:
-                raise DutError(str(exc), step="set_cores", dut=self.name) from None
-            self._core_facts = state.facts()
-        if step.commands:
-            self.run_step("set_cores")
-        if not self._core_facts:
-            self._core_facts = {"cores_method": "recipe commands", "cores_requested": cores}
+        warning = self._cores.apply(
+            cores,
+            swept=self._cores_swept,
+            executor=self.executor,
+            cpu_order=self.cpu_order,
+            options=lambda: self.recipe.step_options("set_cores", self._params(), self._context()),
+            run_commands=lambda: self.run_step("set_cores"),
+        )
+        if warning is not None:
+            self.warnings.append(warning)
 
     def reset_connections(self) -> None:
         """Empty the connection table (the recipe's ``reset_connections`` step)."""
@@ -584,33 +228,17 @@ class RecipeDut:
         return dict(self._facts)
 
     def _collect_facts(self) -> dict[str, Any]:
-        facts: dict[str, Any] = {
-            "recipe": self.recipe.name,
-            "implementation": self.recipe.implementation,
-            "access": self.executor.description,
-            "params": {
-                k: (str(v) if not isinstance(v, int | float | bool | str | list | type(None)) else v)
-                for k, v in self._params().items()
-            },
-        }
-        if self.recipe.has_step("facts"):
-            res = self.run_step("facts", check=False)
-            for rec in res.records:
-                if rec.value is None:
-                    continue
-                key = rec.source.as_ if rec.source is not None else None
-                if key:
-                    facts[key] = rec.value
-                elif isinstance(rec.value, dict):
-                    facts.update(rec.value)
-        facts.update(self._core_facts)
-        facts.update(self.place_facts)
-        step = self.recipe.steps.get("set_cores")
-        if step is not None and step.unsupported:
-            facts["cores_unsupported"] = step.unsupported
-        if self.warnings:
-            facts["warnings"] = list(self.warnings)
-        return facts
+        access, params = self.executor.description, self._params()
+        measured = self.run_step("facts", check=False) if self.recipe.has_step("facts") else None
+        return recipe_dut_facts(
+            self.recipe,
+            access,
+            params,
+            measured,
+            cores=self._cores.facts,
+            place=self.place_facts,
+            warnings=self.warnings,
+        )
 
     def teardown(self) -> None:
         """Run the teardown step and restore the CPU state; every part is tried, the first error is raised."""
@@ -620,13 +248,10 @@ class RecipeDut:
                 self.run_step("teardown", check=False)
             except Exception as exc:
                 errors.append(exc)
-        if self._cores is not None:
-            try:
-                self._cores.restore()
-            except Exception as exc:
-                errors.append(exc)
-            self._cores = None
-        self._core_facts = {}
+        try:
+            self._cores.restore()
+        except Exception as exc:
+            errors.append(exc)
         self._is_setup = False
         if errors:
             raise errors[0]
@@ -681,120 +306,7 @@ class RecipeDut:
     def data_path_cpus(self) -> list[int] | None:
         """CPUs carrying the data path now: those the cores step made active, else :attr:`own_cpus`,
         else None (all CPUs of the DUT)."""
-        active = self._core_facts.get("cpus_active")
+        active = self._cores.facts.get("cpus_active")
         if isinstance(active, list) and active:
             return [int(c) for c in active]
         return list(self.own_cpus) if self.own_cpus else None
-
-
-class DutGroup:
-    """Several DUTs acting as one (dual-DUT IPv4aaS: CE + PE).
-
-    Set up in order, torn down in reverse; counts, flushes and mappings come from the
-    stateful member(s) (by default those whose recipe is ``stateful``). Like :class:`RecipeDut` it has the
-    optional :class:`~natbench.plugins.MonitorsCpu` hook (every member is sampled), not
-    :class:`~natbench.plugins.ReportsSupport`.
-    """
-
-    def __init__(self, duts: list[RecipeDut], *, stateful: list[str] | None = None) -> None:
-        if not duts:
-            raise ValueError("a DUT group needs at least one DUT")
-        names = [d.name for d in duts]
-        if len(set(names)) != len(names):
-            raise ValueError(f"DUT names must be unique: {names}")
-        self.duts = list(duts)
-        chosen = stateful if stateful is not None else [d.name for d in duts if d.recipe.stateful]
-        unknown = set(chosen) - set(names)
-        if unknown:
-            raise ValueError(f"unknown stateful DUT(s): {sorted(unknown)}")
-        self.stateful = [d for d in duts if d.name in chosen]
-
-    def members(self) -> list[RecipeDut]:
-        """All member DUTs in setup order."""
-        return list(self.duts)
-
-    def setup(self, point: WorkingPoint) -> None:
-        """Set up every DUT in order; if one fails, tear down those already set up (reverse order)."""
-        done: list[RecipeDut] = []
-        try:
-            for dut in self.duts:
-                dut.setup(point)
-                done.append(dut)
-        except BaseException:
-            for dut in reversed(done):
-                try:
-                    dut.teardown()
-                except Exception as exc:
-                    log.warning("DUT %s: teardown after failed group setup: %s", dut.name, exc)
-            raise
-
-    def _need_stateful(self, what: str) -> list[RecipeDut]:
-        if not self.stateful:
-            raise DutError(f"no stateful DUT in the group to {what}")
-        return self.stateful
-
-    def reset_connections(self) -> None:
-        """Empty the tables of the stateful DUTs."""
-        for dut in self._need_stateful("reset"):
-            dut.reset_connections()
-
-    def count_connections(self) -> int:
-        """Sum of the stateful DUTs' connection counts."""
-        return sum(d.count_connections() for d in self._need_stateful("count connections of"))
-
-    def timed_flush(self) -> float:
-        """Sum of the stateful DUTs' DUT-timed flushes (run one after another)."""
-        return sum(d.timed_flush() for d in self._need_stateful("flush"))
-
-    def mappings(self) -> MappingTable:
-        """Mappings of the stateful DUTs, concatenated."""
-        return MappingTable.concat([d.mappings() for d in self._need_stateful("read mappings of")])
-
-    def facts(self) -> dict[str, Any]:
-        """``{dut name: facts}``."""
-        return {d.name: d.facts() for d in self.duts}
-
-    def swept(self, point: WorkingPoint) -> list[str]:
-        """Names of the members whose cores ``point.cores`` sets (the others keep their fixed cores)."""
-        return [d.name for d in self.duts if d.swept_by(point)]
-
-    def declarations(self) -> dict[str, DutDeclarations]:
-        """The :class:`~natbench.plugins.DeclaresRows` hook of the group: each member's recipe's declarations."""
-        out: dict[str, DutDeclarations] = {}
-        for d in self.duts:
-            out.update(d.declarations())
-        return out
-
-    def memory_snapshot(self) -> dict[str, int]:
-        """The :class:`~natbench.plugins.MeasuresMemory` hook of the group: each key summed over the members that
-        show it (the group is measured as one stateful box, seed 004 section 2.2, so its memory per connection is
-        what all its devices together spend; ``mem_total`` is the members' memory together). One round trip per
-        member; a member that cannot be read fails the whole snapshot (a partial sum would understate it)."""
-        out: dict[str, int] = {}
-        for d in self.duts:
-            for key, value in d.memory_snapshot().items():
-                out[key] = out.get(key, 0) + int(value)
-        return out
-
-    def start_monitor(self, interval: float = 1.0) -> None:
-        """Start sampling every member DUT (each is monitored: seed 004 finds the bottleneck this way)."""
-        for d in self.duts:
-            d.start_monitor(interval)
-
-    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
-        """Stop sampling; ``{dut name: samples}`` for every member."""
-        out: dict[str, list[dict[str, Any]]] = {}
-        for d in self.duts:
-            out.update(d.stop_monitor())
-        return out
-
-    def teardown(self) -> None:
-        """Tear down in reverse order; every DUT is tried, the first error is raised."""
-        errors: list[BaseException] = []
-        for dut in reversed(self.duts):
-            try:
-                dut.teardown()
-            except Exception as exc:
-                errors.append(exc)
-        if errors:
-            raise errors[0]

@@ -126,10 +126,8 @@ METRICS: Registry[Metric[Any]] = Registry("metric", METRIC_GROUP, lambda o: isin
 
 
 def register(*metrics: Metric[Any]) -> None:
-    """Add metrics to the registry (ConfigError for a name already taken)."""
+    """Add metrics to the registry (a ConfigError naming both sources for a name another metric has taken)."""
     for m in metrics:
-        if METRICS.loaded(m.name) is not None:
-            raise ConfigError(f"metric {m.name!r} is registered already")
         METRICS.register(m.name, m)
 
 

@@ -7,13 +7,19 @@ in code by dotted path (``"natbench.testers.software.backend:BACKEND"``), so thi
 and a backend is imported only when it is first asked for; another package adds its own through an entry
 point of the registry's group (:data:`TESTER_GROUP`, :data:`ACCESS_GROUP`, :data:`PARSER_GROUP`,
 :data:`METRIC_GROUP`), and code (a test) may call :meth:`Registry.register`.
+
+A name means one plugin: a name registered twice (in code, by dotted path, or by an installed package's entry point,
+natbench's own names included) is a one-line :class:`~natbench.errors.ConfigError` naming where each came from,
+never a silent choice between them.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import EntryPoint, entry_points
+from types import FrameType
 from typing import Any, Generic, TypeVar
 
 from natbench.errors import ConfigError
@@ -45,7 +51,8 @@ T = TypeVar("T")
 
 class Registry(Generic[T]):
     """Plugins of one sort by name: registered in code (now, or by dotted path on first use), or found in an
-    entry-point group. A name registered in code wins over an entry point of the same name."""
+    entry-point group. A name has one source: registering a name a second time, or an installed package offering by
+    entry point a name registered otherwise (or offered by another package too), is a ConfigError naming both."""
 
     def __init__(
         self, what: str, group: str, accepts: Callable[[object], bool], *, modules: Sequence[str] = ()
@@ -58,27 +65,45 @@ class Registry(Generic[T]):
         self._modules = list(modules)
         self._loaders: dict[str, tuple[Callable[[], T], str]] = {}  # name -> (loader, where it loads from)
         self._entries: dict[str, T] = {}
+        self._sources: dict[str, str] = {}  # name -> where its entry came from, for messages
+        self._checked: set[str] = set()  # names whose entry points were looked at (at their first look-up)
+        self._owner = str(sys._getframe(1).f_globals.get("__name__", "?"))  # who made it (its helpers register)
 
-    def register(self, name: str, entry: T) -> None:
-        """Register (or replace) the entry of ``name``; TypeError when it is not of this registry's sort."""
+    def register(self, name: str, entry: T, *, source: str | None = None) -> None:
+        """Register the entry of ``name``; ``source`` says where it comes from (default: the module calling).
+        TypeError when it is not of this registry's sort; ConfigError naming both sources when ``name`` is
+        registered already (registering the same object again changes nothing)."""
         if not self._accepts(entry):
             raise TypeError(f"{self.what} {name!r} registered as {entry!r}, which is not one")
-        self._loaders.pop(name, None)
+        if name in self._entries and self._entries[name] is entry:
+            return
+        where = source or f"code in {_caller_module(frozenset({__name__, self._owner}))}"
+        self._refuse_taken(name, where)
         self._entries[name] = entry
+        self._sources[name] = where
+        self._checked.discard(name)  # an entry point of that name is looked for at its next look-up
 
     def register_lazy(self, name: str, target: str | Callable[[], T]) -> None:
-        """Register (or replace) ``name`` with a dotted path ``"module:attribute"`` (or a function) that gives
-        its entry, imported (called) on first use."""
-        self._entries.pop(name, None)
+        """Register ``name`` with a dotted path ``"module:attribute"`` (or a function) that gives its entry, imported
+        (called) on first use; ConfigError naming both sources when ``name`` is registered already (the same path
+        again changes nothing)."""
         if isinstance(target, str):
-            self._loaders[name] = (_importer(target), target)
+            loader, where = _importer(target), target
         else:
-            self._loaders[name] = (target, getattr(target, "__qualname__", repr(target)))
+            loader, where = target, getattr(target, "__qualname__", repr(target))
+        if name in self._loaders and self._loaders[name][1] == where:
+            return
+        self._refuse_taken(name, where)
+        self._loaders[name] = (loader, where)
+        self._sources[name] = where
+        self._checked.discard(name)
 
     def unregister(self, name: str) -> None:
         """Forget what was registered (or loaded) under ``name``; an entry point of that name stays findable."""
         self._entries.pop(name, None)
         self._loaders.pop(name, None)
+        self._sources.pop(name, None)
+        self._checked.discard(name)
 
     def names(self) -> list[str]:
         """Every known name, registered or offered by an installed package's entry point, sorted."""
@@ -89,16 +114,19 @@ class Registry(Generic[T]):
         return isinstance(name, str) and name in self.names()
 
     def get(self, name: str, *, field: str | None = None) -> T:
-        """The entry of ``name``, loaded on first use; an unknown name, or a plugin that cannot be loaded or is
-        not of this registry's sort, is a one-line ConfigError naming ``field``."""
+        """The entry of ``name``, loaded on first use; an unknown name, a plugin that cannot be loaded or is not of
+        this registry's sort, or a name with two sources, is a one-line ConfigError naming ``field``."""
         found = self.find(name, field=field)
         if found is None:
             raise ConfigError(f"unknown {self.what} {name!r}; known: {', '.join(self.names())}", field=field)
         return found
 
     def find(self, name: str, *, field: str | None = None) -> T | None:
-        """The entry of ``name``, or None when nothing has that name (a broken plugin is still a ConfigError)."""
+        """The entry of ``name``, or None when nothing has that name (a broken plugin, or a name with two sources,
+        is still a ConfigError)."""
         self._modules_loaded()
+        if name not in self._checked:
+            self._check_entry_points(name, field)
         if name in self._entries:
             return self._entries[name]
         if name in self._loaders:
@@ -125,6 +153,25 @@ class Registry(Generic[T]):
     def entries(self) -> list[tuple[str, T]]:
         """Every entry by name, each loaded (a broken plugin is a ConfigError), sorted by name."""
         return [(name, self.get(name)) for name in self.names()]
+
+    def _refuse_taken(self, name: str, source: str) -> None:
+        """ConfigError when ``name`` is registered (or loaded) already: one line naming both sources."""
+        if name in self._entries or name in self._loaders:
+            raise ConfigError(self._twice(name, self._sources.get(name, "?"), source))
+
+    def _check_entry_points(self, name: str, field: str | None) -> None:
+        """At the first look-up of ``name``: ConfigError when an installed package's entry point offers it and so
+        does natbench, code or another package (entry points are read once a name, not at every look-up)."""
+        offered = [_entry_point_source(ep) for ep in self._entry_points() if ep.name == name]
+        sources = ([self._sources.get(name, "?")] if name in self._entries or name in self._loaders else []) + offered
+        if len(sources) > 1:
+            raise ConfigError(self._twice(name, sources[0], sources[1]), field=field)
+        if offered:
+            self._sources[name] = offered[0]
+        self._checked.add(name)
+
+    def _twice(self, name: str, first: str, second: str) -> str:
+        return f"{self.what} {name!r} is registered twice: first by {first}, again by {second} (rename or remove one)"
 
     def _entry_points(self) -> list[EntryPoint]:
         return list(entry_points(group=self.group))
@@ -153,6 +200,21 @@ def _entry_point_loader(ep: EntryPoint) -> Callable[[], Any]:
         return obj() if isinstance(obj, type) else obj
 
     return load
+
+
+def _entry_point_source(ep: EntryPoint) -> str:
+    """Where an entry point's plugin comes from: its group, name and object, and the package offering it."""
+    dist = getattr(ep, "dist", None)
+    package = f" of {dist.name} {dist.version}" if dist is not None else ""
+    return f"entry point {ep.group}: {ep.name} = {ep.value}{package}"
+
+
+def _caller_module(skip: frozenset[str]) -> str:
+    """The module of the innermost calling frame outside the modules ``skip`` names."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") in skip:
+        frame = frame.f_back
+    return str(frame.f_globals.get("__name__", "?")) if frame is not None else "?"
 
 
 def _one_line(exc: BaseException) -> str:

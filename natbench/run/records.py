@@ -211,56 +211,16 @@ class _Scanner:
             self.out.tainted.add(key)
 
     def line(self, number: int, raw: bytes) -> None:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            self.bad(number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+        parsed = self.parsed(number, raw)
+        if parsed is None:
             return
-        if not text.strip():
-            return
-        try:
-            obj = parse_line(text)
-        except NonFinite:
-            self.bad(number, "not a natbench record: non-finite number")
-            return
-        except RecursionError:
-            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
-            return
-        except ValueError as exc:
-            self.bad(number, f"not a natbench record: {exc}")
-            return
-        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(obj) > MAX_DEPTH:
-            seq = obj.get("seq") if isinstance(obj, dict) else None
-            if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1:
-                self.accounted.add(seq)  # its number is there: the line is damaged, no record is missing
-            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
-            return
-        kind = obj.get("type") if isinstance(obj, dict) else None
-        if kind not in KINDS:
-            self.bad(number, f"type: expected 'trial' or 'result', got {shown(kind)}")
-            return
-        assert isinstance(obj, dict)
-        seq = obj.get("seq")
+        text, obj = parsed
         data = {k: v for k, v in obj.items() if k not in ("seq", "crc32")}
-        if seq is None and "crc32" not in obj:
+        if obj.get("seq") is None and "crc32" not in obj:
             self.legacy_line(number, text, data)
             return
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-            self.bad(number, f"seq: expected a positive integer, got {seq!r}")
-            return
-        self.accounted.add(seq)
-        stored = obj.get("crc32")
-        try:
-            computed = checksum(obj)
-        except ValueError:  # parse_line lets no non-finite number through; a safeguard for other readers' objects
-            self.bad(number, "not a natbench record: non-finite number")
-            return
-        if stored != computed:
-            self.bad(
-                number,
-                f"crc32: checksum mismatch (stored {stored!r}, computed {computed!r}): changed after writing",
-                data,
-            )
+        seq = self.intact(number, obj, data)
+        if seq is None:
             return
         record = self.decoded(number, data)
         if record is None:
@@ -268,9 +228,71 @@ class _Scanner:
         if not self.sequence:
             self.out.records.append(Record(number, text, data, seq, record))
             return
+        self.sequenced(Record(number, text, data, seq, record))
+
+    def parsed(self, number: int, raw: bytes) -> tuple[str, dict[str, Any]] | None:
+        """The line's text and object when it is a record of a known type; None when it is blank or damage (named)."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.bad(number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+            return None
+        if not text.strip():
+            return None
+        try:
+            obj = parse_line(text)
+        except NonFinite:
+            self.bad(number, "not a natbench record: non-finite number")
+            return None
+        except RecursionError:
+            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
+            return None
+        except ValueError as exc:
+            self.bad(number, f"not a natbench record: {exc}")
+            return None
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and depth(obj) > MAX_DEPTH:
+            seq = obj.get("seq") if isinstance(obj, dict) else None
+            if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1:
+                self.accounted.add(seq)  # its number is there: the line is damaged, no record is missing
+            self.bad(number, f"not a natbench record: nested more than {MAX_DEPTH} levels deep")
+            return None
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind not in KINDS:
+            self.bad(number, f"type: expected 'trial' or 'result', got {shown(kind)}")
+            return None
+        assert isinstance(obj, dict)
+        return text, obj
+
+    def intact(self, number: int, obj: dict[str, Any], data: dict[str, Any]) -> int | None:
+        """The record's sequence number when it is a positive integer and the checksum matches; None: damage."""
+        seq = obj.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            self.bad(number, f"seq: expected a positive integer, got {seq!r}")
+            return None
+        self.accounted.add(seq)
+        stored = obj.get("crc32")
+        try:
+            computed = checksum(obj)
+        except ValueError:  # parse_line lets no non-finite number through; a safeguard for other readers' objects
+            self.bad(number, "not a natbench record: non-finite number")
+            return None
+        if stored != computed:
+            self.bad(
+                number,
+                f"crc32: checksum mismatch (stored {stored!r}, computed {computed!r}): changed after writing",
+                data,
+            )
+            return None
+        return seq
+
+    def sequenced(self, rec: Record) -> None:
+        """An intact record of a run with sequence numbers, placed: a copy, a number again, out of order, beyond what
+        run.json counts, among the records a resume moved aside, or kept."""
+        number, data, seq = rec.line, rec.data, rec.seq
+        assert seq is not None
         if seq in self.by_seq:
             first = self.by_seq[seq]
-            if first.text == text:
+            if first.text == rec.text:
                 self.bad(number, f"duplicate of line {first.line} (seq {seq})")
                 self.bad_lines.pop()  # an exact copy: the first one stands, nothing else is in doubt
             else:
@@ -286,10 +308,9 @@ class _Scanner:
             self.bad(number, f"seq {seq} beyond the {self.written} records run.json counts", data)
             return
         self.max_seq = seq
-        rec = Record(number, text, data, seq, record)
         self.by_seq[seq] = rec
         if _within(self.moved, seq):
-            if kind == "trial":
+            if rec.kind == "trial":
                 self.out.leftovers.append(rec)
             else:
                 self.bad(number, f"seq {seq}: a result among the records a resume moved aside", data)
@@ -354,6 +375,8 @@ class _Scanner:
         self.out.records.append(rec)
 
     def finish(self, torn_line: int | None, lines_total: int) -> Scan:
+        """The scan, once every line is read: the records missing between the numbered ones, the counts and kinds
+        against run.json, a torn last line, the repetitions damage taints, the list of problems capped."""
         out = self.out
         if not self.sequence:
             out.torn = torn_line is not None
@@ -364,6 +387,18 @@ class _Scanner:
                 f"{out.path}: its records carry sequence numbers but run.json has no record counts (run.json replaced?)"
             )
             self.written = max(self.by_seq)
+        missing = self._missing(lines_total)
+        if counted and not missing and not out.damage:
+            self._counted(lines_total)
+        self._torn(torn_line, missing)
+        self._tainted()
+        out.highest = max([self.written, *self.by_seq])
+        return out
+
+    def _missing(self, lines_total: int) -> list[tuple[int, int]]:
+        """The ranges of sequence numbers run.json counts written that no line holds (each named as damage, the
+        repetitions around it tainted)."""
+        out = self.out
         covered = _merge([*self.moved, *((s, s) for s in self.accounted if s <= self.written)])
         missing = _gaps(covered, self.written)
         numbered = [r for r in out.records if r.seq is not None]  # in increasing seq (out of order is damage)
@@ -379,28 +414,44 @@ class _Scanner:
                 f"{self.where(line)}: {span} missing{at_end} (run.json counts {self.written} records written)"
             )
             self.taint_around(numbered[j] if j >= 0 else None, after)
-        if counted and self.counts is not None and not missing and not out.damage:
-            # an otherwise intact file: its kinds must match the counts (line damage already explains a mismatch)
-            self.kinds(lines_total)
-            legacy = int(self.counts.get("legacy", 0))
-            if out.legacy != legacy:
-                out.damage.append(
-                    f"{out.path}: {out.legacy} line(s) without sequence numbers, but run.json counts {legacy}"
-                    " from before sequence numbers"
-                )
-            if self.status == "complete" and not out.damage:
-                self.unmeasured()
-        if torn_line is not None:
-            out.torn = True
-            if self.status == "complete":
-                out.damage.append(f"{self.where(torn_line)}: torn last line in a run whose status is 'complete'")
-            elif missing:
-                out.damage.append(
-                    f"{self.where(torn_line)}: torn last line after missing records: the file was cut short,"
-                    " not interrupted while writing"
-                )
-            else:
-                out.notes.append(f"{self.where(torn_line)}: torn last line skipped (run interrupted while writing)")
+        return missing
+
+    def _counted(self, lines_total: int) -> None:
+        """An otherwise intact file: its kinds must match the counts (line damage already explains a mismatch), and
+        a complete run must have measured every point it plans."""
+        out = self.out
+        assert self.counts is not None
+        self.kinds(lines_total)
+        legacy = int(self.counts.get("legacy", 0))
+        if out.legacy != legacy:
+            out.damage.append(
+                f"{out.path}: {out.legacy} line(s) without sequence numbers, but run.json counts {legacy}"
+                " from before sequence numbers"
+            )
+        if self.status == "complete" and not out.damage:
+            self.unmeasured()
+
+    def _torn(self, torn_line: int | None, missing: list[tuple[int, int]]) -> None:
+        """A torn last line: skipped when the run was interrupted while writing, damage in a complete run or after
+        missing records (the file was cut short)."""
+        if torn_line is None:
+            return
+        out = self.out
+        out.torn = True
+        if self.status == "complete":
+            out.damage.append(f"{self.where(torn_line)}: torn last line in a run whose status is 'complete'")
+        elif missing:
+            out.damage.append(
+                f"{self.where(torn_line)}: torn last line after missing records: the file was cut short,"
+                " not interrupted while writing"
+            )
+        else:
+            out.notes.append(f"{self.where(torn_line)}: torn last line skipped (run interrupted while writing)")
+
+    def _tainted(self) -> None:
+        """The repetitions around each bad line tainted, the list of problems capped, and the trials a resume moved
+        aside noted."""
+        out = self.out
         lines = [r.line for r in out.records]
         for line in self.bad_lines:
             i = bisect.bisect_left(lines, line)
@@ -412,8 +463,6 @@ class _Scanner:
             out.notes.append(
                 f"{self.where(rec.line)}: trial moved aside by a resume that stopped before rewriting the file"
             )
-        out.highest = max([self.written, *self.by_seq])
-        return out
 
     def unmeasured(self) -> None:
         """A complete run measured every working point of its points.json (the writer checks that every planned

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from natbench.duts.recipe_dut import DutGroup, RecipeDut
+from natbench.duts.group import DutGroup
+from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe, recipe_reference
 from natbench.errors import ConfigError, NatbenchError
 from natbench.plugins import (

@@ -40,7 +40,7 @@ def check_settings(settings: SoftwareSettings | Mapping[str, Any], locate: Locat
 
 
 def _port(spec: PortSettings) -> Port:
-    from natbench.testers.software.tester import read_mac
+    from natbench.testers.software.probes import read_mac
 
     return Port(spec.interface, spec.mac or read_mac(spec.interface, spec.netns), spec.peer_mac, spec.netns)
 

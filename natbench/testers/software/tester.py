@@ -14,9 +14,7 @@ import math
 import os
 import platform
 import random
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,33 +24,42 @@ from natbench.errors import TesterError
 from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options, Port, TrialEvidence
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.plugins.tester import LossStop
-from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
+from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.delaystats import exact_stats, histogram_stats
-from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
-from natbench.testers.tailrate import TailRate
+from natbench.testers.software.lanes import LaneRunner, split_lanes
+from natbench.testers.software.outcome import Pacing, deviations, rate_check, span, tester_extra
+from natbench.testers.software.probes import softnet_drops
+from natbench.testers.software.specs import ENGINE_IMPORT_ERROR, RxMode, RxPort, TxMode, TxStream, _engine
+from natbench.testers.software.watch import watch_block, watching
 from natbench.traffic.enumeration import EnumerationOrder, PortEnumeration, SplitMix64
 from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG_VALIDATION, build_frame
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.version import __version__
 
-__all__ = ["SoftwareTester", "pair_indices", "read_mac", "responder_arrays"]
+__all__ = ["SoftwareTester", "pair_indices", "responder_arrays", "tag_schedule"]
 
-try:
-    import natbench.testers.software._engine as _engine
-except ImportError as exc:  # pragma: no cover - only without a build
-    _engine = None  # type: ignore[assignment]
-    _IMPORT_ERROR: ImportError | None = exc
-else:
-    _IMPORT_ERROR = None
+SELECTIONS = {"random": TxMode.TUPLE_RANDOM, "linear": TxMode.TUPLE_LINEAR, "fixed": TxMode.TUPLE_FIXED}
+"""How the reverse stream picks its tuples, by ``Phase2Options.selection``."""
 
 
 @dataclass(frozen=True)
-class _Lane:
-    """The part of one trial a single data-path thread runs: indices into the trial's tx and rx lists."""
+class _Phase2:
+    """What one phase-2 trial asks of the data path, and the buffers it fills."""
 
-    cpu: int | None
-    tx: list[int]
-    rx: list[int]
+    count: int
+    """Frames per direction (effectively unlimited for an unlimited rate)."""
+    tags: tuple[int, int, int]
+    """(first tagged frame, spacing, number of tagged frames or 0) of :func:`tag_schedule`."""
+    tx: list[TxStream]
+    """A stream per active direction."""
+    rx: list[RxPort]
+    """The port receiving each stream."""
+    latency: dict[Direction, np.ndarray]
+    """Each tagged direction's delay buffer."""
+    hists: dict[Direction, np.ndarray]
+    """Each direction's histogram of all frames' delays (PDV)."""
+    responder_mode: str | None
+    """How the reverse stream's tuples were known (None: no reverse direction)."""
 
 
 class SoftwareTester:
@@ -100,7 +107,7 @@ class SoftwareTester:
         enumeration: str = EnumerationOrder.FEISTEL,
     ) -> None:
         if _engine is None:
-            raise TesterError(f"software tester data path is not built ({_IMPORT_ERROR}); run: pip install -e .")
+            raise TesterError(f"software tester data path is not built ({ENGINE_IMPORT_ERROR}); run: pip install -e .")
         self.initiator = initiator
         self.responder = responder
         self.cpus = tuple(cpus) if cpus else None
@@ -186,40 +193,43 @@ class SoftwareTester:
         plan = self._need_plan()
         n = plan.connections
         learned = np.zeros(n, dtype=np.uint16) if learn else None
-        tx = {
-            "fd": self._fd_init,
-            "mode": _engine.TX_ENUM,
-            "template": self._fwd_template,
-            "ipv6": self._fwd_ipv6,
-            "a": self._src,
-            "b": self._dst,
-            "count": n,
-            "rate": float(rate),
-            "flags": FLAG_PHASE1,
-            **self._order_args(),
-        }
-        rx = {
-            "fd": self._fd_resp,
-            "mode": _engine.RX_LEARN if learn else _engine.RX_ENUM_CHECK,
-            "dst": self._dst,
-            "nsrc": len(self._src),
-            "learned": learned,
-            "expect": n,
-            "want_src4": _expected_source4(plan),
-            **self._order_args(),
-        }
+        order, perm_seed = self._order()
+        tx = TxStream(
+            self._fd_init,
+            TxMode.ENUM,
+            self._fwd_template,
+            self._fwd_ipv6,
+            self._src,
+            self._dst,
+            count=n,
+            rate=float(rate),
+            flags=FLAG_PHASE1,
+            order=order,
+            perm_seed=perm_seed,
+        )
+        rx = RxPort(
+            self._fd_resp,
+            RxMode.LEARN if learn else RxMode.ENUM_CHECK,
+            expect=n,
+            dst=self._dst,
+            nsrc=len(self._src),
+            learned=learned,
+            want_src4=_expected_source4(plan),
+            order=order,
+            perm_seed=perm_seed,
+        )
         raw = self._run([tx], [rx])
         t, r = raw["tx"][0], raw["rx"][0]
         counts = {Direction.FORWARD: DirectionCounts(t["sent"], r["received"], r["valid"])}
-        ok, notes, achieved = self._rate_check([t], rate)
-        deviations = self._deviations([Direction.FORWARD], [t], [r], rate, raw["softnet_drops"])
+        ok, notes, achieved = rate_check([t], rate, self._pacing())
+        found = deviations([Direction.FORWARD], [t], [r], rate, raw["softnet_drops"], self._pacing())
         learned_n: int | None = None
         if learn:
             assert learned is not None
             self._learned = learned
             self._tuples = None
             learned_n = int(r["learned"])
-        extra = self._extra(raw)
+        extra = tester_extra(raw)
         extra["enumeration"] = str(self._enum.order)
         extra["duplicates"] = int(r["dup"])
         extra["inconsistent"] = int(r["bad"])
@@ -228,32 +238,62 @@ class SoftwareTester:
         return PhaseResult(
             intended_rate=float(rate),
             achieved_rate=achieved,
-            duration=self._span(t),
+            duration=span(t),
             counts=counts,
             tester_ok=ok,
             tester_note="; ".join(notes),
             learned=learned_n,
             responder_mode=str(ResponderMode.LEARN) if learn else None,
             extra=extra,
-            deviations=deviations,
+            deviations=found,
         )
 
     def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
         """Send ``duration`` seconds at ``rate`` per direction; count valid frames; time tagged frames."""
         self._need_plan()
         directions = Directions(directions)
+        trial = self._phase2_trial(rate, duration, directions, measure)
+        unlimited = not math.isfinite(rate)
+        sampled = (measure.stop is not None or measure.tail_rates) and not unlimited
+        tx, rx, watch = trial.tx, trial.rx, None
+        if sampled:
+            tx, rx, watch = watch_block(tx, rx)
+        raw = self._run(
+            tx, rx, timestamps=bool(trial.tags[1]) or measure.all_delays, watch=watch, stop=measure.stop,
+            tails=measure.tail_rates,
+        )  # fmt: skip
+        for t, asked in zip(raw["tx"], tx, strict=True):
+            t["planned"] = int(asked.count)  # a stopped stream's count is the frames due at the stop
+        return self._phase2_result(rate, directions, trial, raw)
+
+    def _phase2_trial(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> _Phase2:
+        """The streams, ports and buffers of a phase-2 trial: a stream per active direction (forward: random ports;
+        reverse: the Responder's known tuples), each received on the other port."""
         unlimited = not math.isfinite(rate)
         count = 2**62 if unlimited else max(round(rate * duration), 1)
-        engine_rate = 0.0 if unlimited else float(rate)
-        time_limit = float(duration) if unlimited else 0.0
-        tag_start, tag_every, tag_count = (
-            tag_schedule(count, rate, measure) if measure.latency and not unlimited else (0, 0, 0)
+        tags = tag_schedule(count, rate, measure) if measure.latency and not unlimited else (0, 0, 0)
+        tag_start, tag_every, tag_count = tags
+        stream = TxStream(
+            self._fd_init,
+            TxMode.RANDOM,
+            self._fwd_template,
+            self._fwd_ipv6,
+            self._src,
+            self._dst,
+            count=count,
+            rate=0.0 if unlimited else float(rate),
+            flags=FLAG_PHASE2,
+            time_limit=float(duration) if unlimited else 0.0,
+            tag_every=tag_every,
+            tag_start=tag_start,
+            tag_count=tag_count,
+            stamp_each=measure.all_delays,  # PDV: every frame its own send stamp
         )
-        txs: list[dict[str, Any]] = []
-        rxs: list[dict[str, Any]] = []
+        self._trial += 1
+        txs: list[TxStream] = []
+        rxs: list[RxPort] = []
         lat: dict[Direction, np.ndarray] = {}
         hists: dict[Direction, np.ndarray] = {}
-        self._trial += 1
         mode_used: str | None = None
         for d in directions.active:
             tagged_max = tag_count or (max(count - tag_start, 0) // tag_every + 1 if tag_every else 0)
@@ -265,118 +305,83 @@ class SoftwareTester:
             if hist is not None:
                 hists[d] = hist
             if d is Direction.FORWARD:
-                txs.append(
-                    {
-                        "fd": self._fd_init,
-                        "mode": _engine.TX_RANDOM,
-                        "template": self._fwd_template,
-                        "ipv6": self._fwd_ipv6,
-                        "a": self._src,
-                        "b": self._dst,
-                        "count": count,
-                        "rate": engine_rate,
-                        "time_limit": time_limit,
-                        "flags": FLAG_PHASE2,
-                        "tag_every": tag_every,
-                        "tag_start": tag_start,
-                        "tag_count": tag_count,
-                        "stamp_each": int(measure.all_delays),  # PDV: every frame its own send stamp
-                        "seed": self._seed(1),
-                    }
+                txs.append(replace(stream, seed=self._seed(1)))
+                rxs.append(RxPort(self._fd_resp, RxMode.ANY, expect=count, latency=lat_buf, delay_hist=hist))
+                continue
+            sport, dport, expect, mode_used = self._reverse_tuples(measure)
+            reverse = replace(
+                stream,
+                fd=self._fd_resp,
+                mode=SELECTIONS[measure.selection],
+                template=self._rev_template,
+                ipv6=self._rev_ipv6,
+                a=sport,
+                b=dport,
+                flags=FLAG_PHASE2 | FLAG_REVERSE,
+                seed=self._seed(2),
+            )
+            txs.append(reverse)
+            rxs.append(
+                RxPort(
+                    self._fd_init,
+                    RxMode.TUPLE_CHECK,
+                    expect=count,
+                    reverse=True,
+                    tuple_sport=sport,
+                    tuple_expect=expect,
+                    latency=lat_buf,
+                    delay_hist=hist,
                 )
-                rxs.append(
-                    {
-                        "fd": self._fd_resp,
-                        "mode": _engine.RX_ANY,
-                        "expect": count,
-                        "latency": lat_buf,
-                        "delay_hist": hist,
-                    }
-                )
-            else:
-                sport, dport, expect, mode_used = self._reverse_tuples(measure)
-                txs.append(
-                    {
-                        "fd": self._fd_resp,
-                        "mode": {
-                            "random": _engine.TX_TUPLE_RANDOM,
-                            "linear": _engine.TX_TUPLE_LINEAR,
-                            "fixed": _engine.TX_TUPLE_FIXED,
-                        }[measure.selection],
-                        "template": self._rev_template,
-                        "ipv6": self._rev_ipv6,
-                        "a": sport,
-                        "b": dport,
-                        "count": count,
-                        "rate": engine_rate,
-                        "time_limit": time_limit,
-                        "flags": FLAG_PHASE2 | FLAG_REVERSE,
-                        "tag_every": tag_every,
-                        "tag_start": tag_start,
-                        "tag_count": tag_count,
-                        "stamp_each": int(measure.all_delays),
-                        "seed": self._seed(2),
-                    }
-                )
-                rxs.append(
-                    {
-                        "fd": self._fd_init,
-                        "mode": _engine.RX_TUPLE_CHECK,
-                        "reverse": 1,
-                        "tuple_sport": sport,
-                        "tuple_expect": expect,
-                        "expect": count,
-                        "latency": lat_buf,
-                        "delay_hist": hist,
-                    }
-                )
-        sampled = (measure.stop is not None or measure.tail_rates) and not unlimited
-        watch = self._watch_slots(txs, rxs) if sampled else None
-        raw = self._run(
-            txs, rxs, timestamps=bool(tag_every) or measure.all_delays, watch=watch, stop=measure.stop,
-            tails=measure.tail_rates,
-        )  # fmt: skip
-        for t, asked in zip(raw["tx"], txs, strict=True):
-            t["planned"] = int(asked["count"])  # a stopped stream's count is the frames due at the stop
+            )
+        return _Phase2(count, tags, txs, rxs, lat, hists, mode_used)
+
+    def _phase2_result(self, rate: float, directions: Directions, trial: _Phase2, raw: dict[str, Any]) -> PhaseResult:
+        """What a phase-2 trial's counts say, per direction: counts, latency, deviations; and the trial's facts."""
+        active = list(directions.active)
         counts: dict[Direction, DirectionCounts] = {}
         latency: dict[Direction, LatencyStats] = {}
-        for d, t, r in zip(directions.active, raw["tx"], raw["rx"], strict=True):
+        for d, t, r in zip(active, raw["tx"], raw["rx"], strict=True):
             counts[d] = DirectionCounts(t["sent"], r["received"], r["valid"])
-            if d in hists and r["delay_frames"]:
-                latency[d] = histogram_stats(hists[d], r["delay_min"], r["delay_max"])
-            elif d in lat and r["latency_samples"]:
-                latency[d] = exact_stats(lat[d][: r["latency_samples"]])
-        ok, notes, achieved = self._rate_check(raw["tx"], rate)
-        deviations = self._deviations(list(directions.active), raw["tx"], raw["rx"], rate, raw["softnet_drops"])
-        extra = self._extra(raw)
-        extra["inconsistent"] = {str(d): int(r["bad"]) for d, r in zip(directions.active, raw["rx"], strict=True)}
-        if tag_every:
-            # when the first tagged frame was due (RFC 8219 7.2: after the warm-up), and the spacing
-            extra["tagging"] = {"first_frame": tag_start, "every": tag_every, "first_s": tag_start / rate}
-        if hists:
-            extra["delay_negative"] = {
-                str(d): int(r["delay_negative"])
-                for d, r in zip(directions.active, raw["rx"], strict=True)
-                if d in hists
-            }
+            if d in trial.hists and r["delay_frames"]:
+                latency[d] = histogram_stats(trial.hists[d], r["delay_min"], r["delay_max"])
+            elif d in trial.latency and r["latency_samples"]:
+                latency[d] = exact_stats(trial.latency[d][: r["latency_samples"]])
+        ok, notes, achieved = rate_check(raw["tx"], rate, self._pacing())
         stopped = any(int(t.get("stopped", 0)) for t in raw["tx"])
-        if stopped and "stop_decided_s" in raw:  # what the watch saw when it asked for the stop
-            extra["stop"] = {"decided_s": raw["stop_decided_s"], "missing": raw["stop_missing"]}
         tail = raw.get("tail_rates")
         return PhaseResult(
             intended_rate=float(rate),
             achieved_rate=achieved,
-            duration=max(self._span(t) for t in raw["tx"]),
+            duration=max(span(t) for t in raw["tx"]),
             counts=counts,
             latency=latency,
             tester_ok=ok,
             tester_note="; ".join(notes),
-            responder_mode=mode_used,
-            extra=extra,
-            deviations=deviations,
+            responder_mode=trial.responder_mode,
+            extra=self._phase2_extra(rate, active, trial, raw, stopped),
+            deviations=deviations(active, raw["tx"], raw["rx"], rate, raw["softnet_drops"], self._pacing()),
             stopped=stopped,
-            tail_rates={d: round(float(v), 1) for d, v in zip(directions.active, tail, strict=True)} if tail else {},
+            tail_rates={d: round(float(v), 1) for d, v in zip(active, tail, strict=True)} if tail else {},
         )
+
+    @staticmethod
+    def _phase2_extra(
+        rate: float, active: list[Direction], trial: _Phase2, raw: dict[str, Any], stopped: bool
+    ) -> dict[str, Any]:
+        """A phase-2 trial's facts: the tester's, inconsistent frames, the tag schedule, negative delays, the stop."""
+        extra = tester_extra(raw)
+        extra["inconsistent"] = {str(d): int(r["bad"]) for d, r in zip(active, raw["rx"], strict=True)}
+        tag_start, tag_every, _ = trial.tags
+        if tag_every:
+            # when the first tagged frame was due (RFC 8219 7.2: after the warm-up), and the spacing
+            extra["tagging"] = {"first_frame": tag_start, "every": tag_every, "first_s": tag_start / rate}
+        if trial.hists:
+            extra["delay_negative"] = {
+                str(d): int(r["delay_negative"]) for d, r in zip(active, raw["rx"], strict=True) if d in trial.hists
+            }
+        if stopped and "stop_decided_s" in raw:  # what the watch saw when it asked for the stop
+            extra["stop"] = {"decided_s": raw["stop_decided_s"], "missing": raw["stop_missing"]}
+        return extra
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
         """Use the DUT's tuples (``ResponderMode.READ``) for :meth:`validate` until the next prepare."""
@@ -404,39 +409,31 @@ class SoftwareTester:
             sport, dport = np.ascontiguousarray(sport[pick]), np.ascontiguousarray(dport[pick])
             expect = None if expect is None else np.ascontiguousarray(expect[pick])
         n = len(sport)
-        tx = {
-            "fd": self._fd_resp,
-            "mode": _engine.TX_TUPLE_LINEAR,
-            "template": self._rev_template,
-            "ipv6": self._rev_ipv6,
-            "a": sport,
-            "b": dport,
-            "count": n,
-            "rate": float(rate),
-            "flags": FLAG_VALIDATION | FLAG_REVERSE,
-        }
-        rx = {
-            "fd": self._fd_init,
-            "mode": _engine.RX_TUPLE_CHECK,
-            "reverse": 1,
-            "tuple_sport": sport,
-            "tuple_expect": expect,
-            "expect": n,
-        }
+        tx = TxStream(
+            self._fd_resp,
+            TxMode.TUPLE_LINEAR,
+            self._rev_template,
+            self._rev_ipv6,
+            sport,
+            dport,
+            count=n,
+            rate=float(rate),
+            flags=FLAG_VALIDATION | FLAG_REVERSE,
+        )
+        rx = RxPort(self._fd_init, RxMode.TUPLE_CHECK, expect=n, reverse=True, tuple_sport=sport, tuple_expect=expect)
         raw = self._run([tx], [rx])
         t, r = raw["tx"][0], raw["rx"][0]
-        ok, notes, achieved = self._rate_check([t], rate)
-        deviations = self._deviations([Direction.REVERSE], [t], [r], rate, raw["softnet_drops"])
+        ok, notes, achieved = rate_check([t], rate, self._pacing())
         return PhaseResult(
             intended_rate=float(rate),
             achieved_rate=achieved,
-            duration=self._span(t),
+            duration=span(t),
             counts={Direction.REVERSE: DirectionCounts(t["sent"], r["received"], r["valid"])},
             tester_ok=ok,
             tester_note="; ".join(notes),
             responder_mode=mode_used,
-            extra=self._extra(raw),
-            deviations=deviations,
+            extra=tester_extra(raw),
+            deviations=deviations([Direction.REVERSE], [t], [r], rate, raw["softnet_drops"], self._pacing()),
         )
 
     def facts(self) -> dict[str, Any]:
@@ -493,11 +490,16 @@ class SoftwareTester:
             raise TesterError("tester is closed")
         return self._plan
 
-    def _order_args(self) -> dict[str, int]:
-        """The phase-1 order as the data path takes it (tx stream and rx port alike)."""
+    def _order(self) -> tuple[EnumerationOrder, int | None]:
+        """The phase-1 order and its key (None for the product order), as the data path takes them (tx stream and rx
+        port alike)."""
         if self._enum.order is EnumerationOrder.PRODUCT:
-            return {"order": _engine.ORDER_PRODUCT}
-        return {"order": _engine.ORDER_FEISTEL, "perm_seed": self._enum.permutation_seed}
+            return EnumerationOrder.PRODUCT, None
+        return EnumerationOrder.FEISTEL, self._enum.permutation_seed
+
+    def _pacing(self) -> Pacing:
+        """How late and how far behind this tester may send (its settings as they are now)."""
+        return Pacing(self.rate_tolerance, self.lateness_slack, self.max_stall, self.catchup)
 
     def _seed(self, stream: int) -> int:
         assert self._plan is not None
@@ -529,263 +531,31 @@ class SoftwareTester:
         reports the frames it missed (``Deviation.missed``)."""
         return TrialEvidence(stops_failed_trials=True, tail_rates=True, receive_misses=True)
 
-    @staticmethod
-    def _watch_slots(tx: list[dict[str, Any]], rx: list[dict[str, Any]]) -> np.ndarray:
-        """The watch block of a trial (``_engine.run``'s ``watch``): slot 0 the stop flag, then per direction the
-        frames its stream sent and the valid frames its port received so far (``tx[i]`` pairs with ``rx[i]``)."""
-        for i, (t, r) in enumerate(zip(tx, rx, strict=True)):
-            t["watch_slot"], r["watch_slot"] = 1 + 2 * i, 2 + 2 * i
-        return np.zeros(1 + 2 * len(tx), dtype=np.uint64)
-
     def _run(
         self,
-        tx: list[dict[str, Any]],
-        rx: list[dict[str, Any]],
+        tx: list[TxStream],
+        rx: list[RxPort],
         timestamps: bool = False,
         watch: np.ndarray | None = None,
         stop: LossStop | None = None,
         tails: bool = False,
     ) -> dict[str, Any]:
+        """One trial on the data path: its lanes (:mod:`natbench.testers.software.lanes`) while the watch thread
+        samples the counts (:mod:`natbench.testers.software.watch`); the raw counts, with the outcome of the watch
+        and the tester CPUs' backlog drops during the trial."""
         self._tag = self._tag % 0xFFFF + 1
-        for t in tx:
-            t.setdefault("catchup", self.catchup)
+        tx = [t if t.catchup is not None else replace(t, catchup=self.catchup) for t in tx]
         for fd in (self._fd_init, self._fd_resp):
             _engine.timestamps(fd, timestamps)
             _engine.drain(fd)
-        softnet_before = _softnet_drops(self.cpus)
-        lanes = self._lanes(tx, rx)
-        with _watching(watch, stop, len(tx), tails) as outcome:
-            if len(lanes) == 1:
-                raw = self._run_lane(lanes[0].cpu, tx, rx, None, watch)
-                raw["lanes"] = [{"cpu": lanes[0].cpu, "tx": len(tx), "rx": len(rx)}]
-            else:
-                raw = self._run_lanes(lanes, tx, rx, watch)
+        softnet_before = softnet_drops(self.cpus)
+        lanes = split_lanes(self.cpus, tx, rx, (self._fd_init, self._fd_resp))
+        runner = LaneRunner(self.cpus, self.realtime, self.receive_timeout, self._tag)
+        with watching(watch, stop, len(tx), tails) as outcome:
+            raw = runner.run(lanes, tx, rx, watch)
         raw.update(outcome)
-        raw["softnet_drops"] = _softnet_drops(self.cpus) - softnet_before
+        raw["softnet_drops"] = softnet_drops(self.cpus) - softnet_before
         return raw
-
-    def _lanes(self, tx: list[dict[str, Any]], rx: list[dict[str, Any]]) -> list[_Lane]:
-        """Split a trial by socket: everything on the Initiator port on the first tester CPU, everything on
-        the Responder port on the second. With one CPU (or none given) the trial is one lane."""
-        cpus = self.cpus or ()
-        if len(cpus) < 2:
-            return [_Lane(cpus[0] if cpus else None, list(range(len(tx))), list(range(len(rx))))]
-        lanes = []
-        for k, fd in enumerate((self._fd_init, self._fd_resp)):
-            lane = _Lane(
-                cpus[k % len(cpus)],
-                [i for i, t in enumerate(tx) if t["fd"] == fd],
-                [i for i, r in enumerate(rx) if r["fd"] == fd],
-            )
-            if lane.tx or lane.rx:
-                lanes.append(lane)
-        return lanes
-
-    def _run_lane(
-        self,
-        cpu: int | None,
-        tx: list[dict[str, Any]],
-        rx: list[dict[str, Any]],
-        sync: np.ndarray | None,
-        watch: np.ndarray | None = None,
-    ) -> dict[str, Any]:
-        """One data-path call on the calling thread, pinned to ``cpu`` (all tester CPUs if None) and SCHED_FIFO."""
-        old = os.sched_getaffinity(0)
-        old_policy = os.sched_getscheduler(0)
-        old_param = os.sched_getparam(0)
-        realtime = False
-        pin = (cpu,) if cpu is not None else self.cpus
-        if pin:
-            os.sched_setaffinity(0, pin)  # the calling thread only
-        if self.realtime:
-            try:
-                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(_RT_PRIORITY))
-                realtime = True
-            except OSError:
-                realtime = False
-        try:
-            raw: dict[str, Any] = _engine.run(tx, rx, self.receive_timeout, self._tag, sync=sync, watch=watch)
-        finally:
-            if realtime:
-                os.sched_setscheduler(0, old_policy, old_param)
-            if pin:
-                os.sched_setaffinity(0, old)
-        raw["realtime"] = realtime
-        return raw
-
-    def _run_lanes(
-        self, lanes: list[_Lane], tx: list[dict[str, Any]], rx: list[dict[str, Any]], watch: np.ndarray | None = None
-    ) -> dict[str, Any]:
-        """Run the lanes of one trial at once, one thread per tester CPU, and merge their counts in order."""
-        sync = np.zeros(2, dtype=np.uint64)
-        sync[0] = sum(1 for lane in lanes if lane.tx)  # lanes still sending
-        results: list[dict[str, Any] | None] = [None] * len(lanes)
-        errors: list[BaseException] = []
-
-        def work(k: int, lane: _Lane) -> None:
-            try:
-                results[k] = self._run_lane(lane.cpu, [tx[i] for i in lane.tx], [rx[i] for i in lane.rx], sync, watch)
-            except BaseException as exc:  # re-raised on the caller's thread below
-                errors.append(exc)
-                sync[0] = 0  # release the other lanes
-
-        # receive-only lanes first, so that nothing is sent before its receiver runs
-        order = sorted(range(len(lanes)), key=lambda k: bool(lanes[k].tx))
-        threads = [threading.Thread(target=work, args=(k, lanes[k]), name=f"natbench-lane-{k}") for k in order]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-        if errors:
-            raise errors[0]
-        merged: dict[str, Any] = {"tx": [None] * len(tx), "rx": [None] * len(rx)}
-        for lane, res in zip(lanes, results, strict=True):
-            assert res is not None
-            for i, t in zip(lane.tx, res["tx"], strict=True):
-                merged["tx"][i] = t
-            for i, r in zip(lane.rx, res["rx"], strict=True):
-                merged["rx"][i] = r
-        done = [r for r in results if r is not None]
-        merged["elapsed"] = max(float(r["elapsed"]) for r in done)
-        merged["send_end"] = max(float(r["send_end"]) for r in done)
-        merged["realtime"] = all(bool(r["realtime"]) for r in done)
-        merged["lanes"] = [{"cpu": lane.cpu, "tx": len(lane.tx), "rx": len(lane.rx)} for lane in lanes]
-        return merged
-
-    @staticmethod
-    def _span(t: dict[str, Any]) -> float:
-        return max(float(t["last"]) - float(t["first"]), 0.0)
-
-    def _rate_check(self, txs: list[dict[str, Any]], rate: float) -> tuple[bool, list[str], float]:
-        """Did every stream send all its frames, on time on average? (ok, why not, the slowest achieved rate)."""
-        ok = True
-        notes: list[str] = []
-        achieved_all: list[float] = []
-        for t in txs:
-            sent, count = int(t["sent"]), int(t["count"])  # a stopped stream: the frames due when it stopped
-            planned = int(t.get("planned", count))  # the full trial's frames: its tolerances are the full trial's
-            span = self._span(t)
-            if rate > 0 and math.isfinite(rate):
-                span += 1.0 / rate  # the first frame is due at 0, the n-th at (n-1)/rate
-            achieved = sent / span if span > 0 else 0.0
-            achieved_all.append(achieved)
-            if sent < count and rate > 0 and math.isfinite(rate):
-                ok = False
-                notes.append(f"sent {sent} of {count} frames")
-            elif rate > 0 and math.isfinite(rate):
-                # the n-th frame is due (n-1)/rate after the start; how late was the last one?
-                lateness = float(t["last"]) - (count - 1) / rate
-                allowed = max(self.rate_tolerance * planned / rate, self.lateness_slack)
-                if lateness > allowed:
-                    ok = False
-                    notes.append(
-                        f"fell behind: last frame {lateness * 1e3:.3f} ms late (allowed {allowed * 1e3:.3f} ms), "
-                        f"{achieved:.0f} of {rate:.0f} fps"
-                    )
-        return ok, notes, min(achieved_all) if achieved_all else 0.0
-
-    def _deviations(
-        self,
-        directions: list[Direction],
-        txs: list[dict[str, Any]],
-        rxs: list[dict[str, Any]],
-        rate: float,
-        softnet_drops: int,
-    ) -> dict[Direction, Deviation]:
-        """Per direction (its stream ``txs[i]``, received by ``rxs[i]``): a stall caught up in a burst, frames the
-        receive socket dropped, frames the tester CPUs' backlog dropped (counted against every direction: the
-        counter does not say whose)."""
-        out: dict[Direction, Deviation] = {}
-        for d, t, r in zip(directions, txs, rxs, strict=True):
-            clump = 0
-            notes: list[str] = []
-            if rate > 0 and math.isfinite(rate):
-                # a stall that was caught up later sent a burst the DUT never should have seen
-                lag = int(t["max_lag"])
-                planned = int(t.get("planned", t["count"]))  # a stopped trial keeps the full trial's allowance
-                lag_allowed = max(self.max_stall * rate, self.rate_tolerance * planned, _engine.BATCH)
-                if lag > lag_allowed:
-                    clump = lag
-                    notes.append(
-                        f"stalled: {lag} frames ({lag / rate * 1e3:.1f} ms) behind schedule at one point, then caught"
-                        f" up at up to {self.catchup:g} x the rate (allowed without note {lag_allowed:.0f} frames)"
-                    )
-            missed = int(r["socket_drops"]) + int(softnet_drops)
-            if r["socket_drops"]:
-                notes.append(f"tester receive socket dropped {r['socket_drops']} frames")
-            if softnet_drops:
-                notes.append(f"backlog of the tester CPUs dropped {softnet_drops} frames")
-            dev = Deviation(clump=clump, missed=missed, notes=tuple(notes))
-            if dev:
-                out[d] = dev
-        return out
-
-    @staticmethod
-    def _extra(raw: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "tester": {
-                "elapsed": round(float(raw["elapsed"]), 6),
-                "max_lag_frames": [int(t["max_lag"]) for t in raw["tx"]],
-                "behind_s": [round(float(t.get("behind", 0.0)), 6) for t in raw["tx"]],
-                "send_calls": [int(t["calls"]) for t in raw["tx"]],
-                "send_errors": [int(t["errors"]) for t in raw["tx"]],
-                "socket_drops": [int(r["socket_drops"]) for r in raw["rx"]],
-                "softnet_drops_tester_cpus": int(raw.get("softnet_drops", 0)),
-                "realtime": bool(raw.get("realtime", False)),
-                "lanes": raw["lanes"],
-            }
-        }
-
-
-TIMED_COPY = 0.0005
-"""Seconds a sample of the watch block may take (clock read, copy, clock read) for the forwarding rate's fit to use
-it: a sampling thread preempted between its clock and its copy would put the counts at the wrong time, and such
-errors in time flatten a fitted slope."""
-
-
-@contextlib.contextmanager
-def _watching(
-    watch: np.ndarray | None, stop: LossStop | None, directions: int, tails: bool = False
-) -> Iterator[dict[str, Any]]:
-    """While the block runs a trial with the ``watch`` block, a thread samples its counts every :data:`SAMPLE_PERIOD`
-    seconds: with ``tails``, for the forwarding rate of the trial's second half
-    (:class:`~natbench.testers.tailrate.TailRate`), and with ``stop``, to set the stop flag when
-    :class:`~natbench.testers.losswatch.LossWatch` says the trial has failed. Yields a dict that then holds, with
-    ``tails``, ``tail_rates`` (a rate per direction; None when the trial was too short to tell) and, if it stopped the
-    trial, ``stop_decided_s`` (seconds into the trial) and ``stop_missing`` (the frames missing per direction at that
-    sample)."""
-    outcome: dict[str, Any] = {}
-    if watch is None or (stop is None and not tails):
-        yield outcome
-        return
-    judge = LossWatch(stop, directions) if stop is not None else None
-    tail = TailRate(directions) if tails else None
-    done = threading.Event()
-
-    def sample() -> None:
-        start = time.monotonic()
-        while not done.wait(SAMPLE_PERIOD):
-            before = time.monotonic()
-            counts = watch.copy()  # aligned 64-bit words: each read whole
-            after = time.monotonic()
-            t = (before + after) / 2 - start
-            sent, valid = [int(x) for x in counts[1::2]], [int(x) for x in counts[2::2]]
-            if tail is not None and after - before <= TIMED_COPY:  # else preempted mid-sample: a wrong time
-                tail.observe(t, sent, valid)
-            if judge is not None and "stop_decided_s" not in outcome and judge.observe(t, sent, valid):
-                watch[0] = 1
-                outcome["stop_decided_s"] = round(t, 6)
-                outcome["stop_missing"] = list(judge.missing)
-
-    th = threading.Thread(target=sample, name="natbench-count-watch", daemon=True)
-    th.start()
-    try:
-        yield outcome
-    finally:
-        done.set()
-        th.join()
-        if tail is not None:
-            outcome["tail_rates"] = tail.rates()
 
 
 def _expected_source4(plan: TrafficPlan) -> int:
@@ -795,10 +565,6 @@ def _expected_source4(plan: TrafficPlan) -> int:
     if plan.family.translates and isinstance(public, ipaddress.IPv4Address):
         return int(public)
     return 0
-
-
-_RT_PRIORITY = 10
-"""SCHED_FIFO priority of the data path during a trial (RT throttling still leaves the kernel 5 %)."""
 
 
 def pair_indices(enum: PortEnumeration) -> np.ndarray:
@@ -849,37 +615,3 @@ def tag_schedule(count: int, rate: float, measure: Phase2Options) -> tuple[int, 
         n = min(int(measure.latency_frames), window)
         return start, max(window // n, 1), n
     return start, max(int(rate // measure.latency_rate), 1), 0
-
-
-def _softnet_drops(cpus: Sequence[int] | None) -> int:
-    """Sum of the backlog drop counters (/proc/net/softnet_stat column 2) of ``cpus``."""
-    if not cpus:
-        return 0
-    try:
-        with open("/proc/net/softnet_stat") as fh:
-            rows = fh.read().split("\n")
-    except OSError:
-        return 0
-    total = 0
-    for row in rows:
-        cols = row.split()
-        if len(cols) >= 13:
-            cpu = int(cols[12], 16)  # column 13 is the CPU id since Linux 5.9
-            if cpu in cpus:
-                total += int(cols[1], 16)
-    return total
-
-
-def read_mac(interface: str, netns: str | None = None) -> str:
-    """MAC address of ``interface`` (inside ``netns`` when given), via ``ip -j link``."""
-    import json
-    import subprocess
-
-    cmd = ["ip", "-j", "link", "show", "dev", interface]
-    if netns:
-        cmd[1:1] = ["-n", netns]
-    try:
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        return str(json.loads(out)[0]["address"])
-    except (subprocess.CalledProcessError, OSError, ValueError, KeyError, IndexError) as exc:
-        raise TesterError(f"cannot read the MAC address of {interface}: {exc}") from exc
