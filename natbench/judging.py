@@ -147,10 +147,10 @@ def judge_stopped(
     * FAIL when a direction lost, net of what the tester's deviations explain, more frames than the full trial may
       lose in all (``allowance``; the full trial runs this one's traffic and more, so it could only lose more);
     * FAIL when the receive wait brought the loss back (the DUT queued the frames it could not forward at once) but
-      the trial's second half shows the DUT short of the rate (:func:`forecast`): the rest of the full trial
+      the tester measured the DUT short of the rate to the end (:func:`forecast`): the rest of the full trial
       (``full_seconds``) would add more frames than it may lose, counting no room left in the DUT's queue; only a
       shortfall that alone explains the frames missing when the tester stopped (``allowance + margin``, the stop's
-      threshold) is taken: a latency rise, frames held back and no shortfall, forecasts nothing;
+      threshold) is taken: a latency rise or a stall the DUT caught up with forecasts nothing;
     * INVALID when the tester failed it (as any trial), when neither says fail (the stop proved nothing: the trial
       is measured again in full), or when nobody asked for a stop (``allowance`` None: the tester's fault).
 
@@ -175,10 +175,10 @@ def judge_stopped(
         )
     predicted = forecast(phase, full_seconds, allowance + margin) if full_seconds is not None else None
     if predicted is not None and predicted[0] > allowance:
-        frames, where, tail = predicted
+        frames, where, forwarded = predicted
         return (
             Verdict.FAIL,
-            f"{where} forwarded {tail:.6g}/s of {phase.intended_rate:.6g}/s in the second half of its first"
+            f"{where} forwarded {forwarded:.6g}/s of {phase.intended_rate:.6g}/s to the end of its first"
             f" {phase.duration:.3g} s: the full trial would lose {frames:.0f} frames with the DUT's queue full, more"
             f" than it may lose ({allowance:g}), stopped early",
         )
@@ -193,22 +193,21 @@ def judge_stopped(
 def forecast(phase: PhaseResult, full_seconds: float, threshold: float) -> tuple[float, str, float] | None:
     """What the full trial of ``full_seconds`` would lose in its worst direction, forecast from the stopped trial
     ``phase``: its loss after the receive wait (net of the tester's deviation) plus the frames the DUT could not
-    forward over the rest of the trial, ``(rate - tail) x (full_seconds - seconds sent)``, its shortfall measured by
-    the tester's second-half forwarding rate (``phase.tail_rates``) and counted as lost (no room left in its queue:
-    frames the receive wait brought back came from a queue whose size is not known). Only a direction whose
-    shortfall over the seconds sent reaches ``threshold`` (the frames missing when the tester stopped) counts: a
-    shortfall that small did not make the stop, a latency rise did. (frames, direction, tail rate), or None without
-    tail rates or such a direction."""
+    forward over the rest of the trial, ``shortfall x (full_seconds - seconds sent)``, the shortfall as the tester
+    measured it (``phase.shortfalls``: the DUT forwarding below what it was sent both over the trial's second half
+    and over the stop's last window, so a stall it caught up with or a latency rise shows none) and counted as lost
+    (no room left in its queue: the frames the receive wait brought back came from a queue whose size is not known).
+    Only a direction whose shortfall over the seconds sent reaches ``threshold`` (the frames missing when the tester
+    stopped) counts: a shortfall that small did not make the stop. (frames, direction, the rate the DUT forwarded:
+    the rate less the shortfall), or None without shortfalls or such a direction."""
     none = Deviation()
     seconds = max(phase.duration, 0.0)
     rest = max(full_seconds - seconds, 0.0)
     found: list[tuple[float, str, float]] = []
     for d, c in phase.counts.items():
-        tail = phase.tail_rates.get(d)
-        if tail is None:
+        short = phase.shortfalls.get(d)
+        if short is None or short * seconds < threshold:  # none measured, none, or too small to have made the stop
             continue
-        short = phase.intended_rate - float(tail)
-        if short * seconds < threshold:  # no shortfall, or one too small to have made the stop
-            continue
-        found.append((net_lost(c.lost, phase.deviations.get(d, none)) + short * rest, str(d), float(tail)))
+        lost = net_lost(c.lost, phase.deviations.get(d, none))
+        found.append((lost + short * rest, str(d), phase.intended_rate - short))
     return max(found, key=lambda f: f[0], default=None)

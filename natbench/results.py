@@ -154,12 +154,19 @@ class PhaseResult:
     slope of the counts sampled as the trial ran): the DUT's forwarding rate at this load once its queues and token
     buckets have filled. Empty when the tester does not sample its counts (then only a full trial's whole count tells
     what the DUT forwards). Where a search looks next, never a verdict (docs/engine.md, "Where to look next")."""
+    shortfalls: dict[Direction, float] = field(default_factory=dict)
+    """A stopped trial, per direction: frames per second the DUT forwarded below what it was sent, measured from the
+    counts sampled as the trial ran over the second half of the sending *and* over the stop's last window, the
+    smaller of the two (0 when it kept up in either: a transient, a stall it caught up with). Empty when the tester
+    could not tell (too few samples); a tester that stops failed trials reports it. What decides a stop the receive
+    wait undid (:func:`natbench.judging.forecast`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (directions as strings)."""
         d = asdict(self)
         d["counts"] = {str(k): asdict(v) for k, v in self.counts.items()}
         d["tail_rates"] = {str(k): v for k, v in self.tail_rates.items()}
+        d["shortfalls"] = {str(k): v for k, v in self.shortfalls.items()}
         d["latency"] = {str(k): asdict(v) for k, v in self.latency.items()}
         d["deviations"] = {str(k): {**asdict(v), "notes": list(v.notes)} for k, v in self.deviations.items()}
         return d
@@ -175,6 +182,7 @@ class PhaseResult:
             for k, v in d.get("deviations", {}).items()
         }
         d["tail_rates"] = {Direction(k): float(v) for k, v in d.get("tail_rates", {}).items()}
+        d["shortfalls"] = {Direction(k): float(v) for k, v in d.get("shortfalls", {}).items()}
         return cls(**d)
 
 

@@ -159,9 +159,15 @@ class ScriptedTester(FakeTester):
         if what == "undecided" and measure.stop is not None:  # stopped at 0.5 s, nothing missing after the wait
             part = {d: DirectionCounts(c.sent // 20, c.sent // 20, c.sent // 20) for d, c in result.counts.items()}
             return PhaseResult(rate, rate, 0.5, part, stopped=True)
-        if what == "queued" and measure.stop is not None:  # the same, the second half 10,000/s short of the rate
+        if what == "late" and measure.stop is not None:  # stopped after 8 s, 2,400/s short to the end, none missing
+            part = {
+                d: DirectionCounts(c.sent * 8 // 10, c.sent * 8 // 10, c.sent * 8 // 10)
+                for d, c in result.counts.items()
+            }
+            return PhaseResult(rate, rate, 8.0, part, stopped=True, shortfalls={d: 2400.0 for d in part})
+        if what == "queued" and measure.stop is not None:  # the same, the DUT 10,000/s short of the rate to the end
             part = {d: DirectionCounts(c.sent // 20, c.sent // 20, c.sent // 20) for d, c in result.counts.items()}
-            return PhaseResult(rate, rate, 0.5, part, stopped=True, tail_rates={d: rate - 10_000 for d in part})
+            return PhaseResult(rate, rate, 0.5, part, stopped=True, shortfalls={d: 10_000.0 for d in part})
         if what == "behind":  # the tester lost its pace: invalid, tester-limited
             return PhaseResult(rate, rate, duration, result.counts, tester_ok=False, tester_note="fake: lost its pace")
         if what == "inconsistent":  # more valid frames than were sent: invalid, not the tester's rate
@@ -333,5 +339,16 @@ def test_a_shortfall_within_the_stops_margin_forecasts_nothing_and_the_trial_is_
     h = Harness(forwarding=320_000)
     h.tester = ScriptedTester(h, ["queued"])
     res = fast_throughput(h)
+    assert h.tester.asked[2:] == [(300_000, 10.0, True), (300_000, 10.0, False)]
+    assert res.value == 300_000
+
+
+def test_a_forecast_spans_the_rest_of_the_full_trial_only() -> None:
+    # acceptance 0.2 %: a full trial (10 s) at 300,000/s may lose 6,000 frames; stopped after 8 s, none missing
+    # after the wait, 2,400/s short to the end (19,200 frames by the stop: past its threshold of 6,000 + 12,500).
+    # The 2 s left would add 4,800: within the allowance, so the stop proved nothing and the full trial runs again
+    h = Harness(forwarding=320_000)
+    h.tester = ScriptedTester(h, ["late"])
+    res = fast_throughput(h, acceptance=0.002)
     assert h.tester.asked[2:] == [(300_000, 10.0, True), (300_000, 10.0, False)]
     assert res.value == 300_000

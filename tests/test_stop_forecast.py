@@ -1,52 +1,57 @@
 """A stopped trial whose loss the receive wait brought back is decided from its own draw (natbench.judging.forecast,
 judge_stopped; docs/engine.md, "Stopping a failed full trial"): the rest of the full trial would lose what the DUT's
-shortfall in the trial's second half adds, with no room counted in its queue. Every comparison on both sides."""
+shortfall to the end of the stopped trial adds, with no room counted in its queue; how a tester measures that
+shortfall from its counts (natbench.testers.tailrate.TailRate.shortfalls). Every comparison on both sides."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 import pytest
 
-from natbench.judging import STOP_UNDECIDED, forecast, judge_stopped
-from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, Verdict
+from natbench.judging import STOP_UNDECIDED, forecast, judge_stopped, recorded_net_lost
+from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
+from natbench.testers.losswatch import SAMPLE_PERIOD
+from natbench.testers.tailrate import MIN_TAIL_SAMPLES, TailRate
 
 F, R = Direction.FORWARD, Direction.REVERSE
 
 
-def stopped(tail: dict[Direction, float], lost: int = 0, seconds: float = 10.0, **kw: object) -> PhaseResult:
+def stopped(short: dict[Direction, float], lost: int = 0, seconds: float = 10.0, **kw: object) -> PhaseResult:
     """A trial at 300,000/s per direction stopped after ``seconds``; ``lost`` frames missing after the receive wait in
-    each direction; ``tail``: the second half's forwarding rates."""
+    each direction; ``short``: the shortfalls the tester measured."""
     sent = int(300_000 * seconds)
     counts = {d: DirectionCounts(sent, sent - lost, sent - lost) for d in (F, R)}
-    return PhaseResult(300_000.0, 300_000.0, seconds, counts, stopped=True, tail_rates=tail, **kw)  # type: ignore[arg-type]
+    return PhaseResult(300_000.0, 300_000.0, seconds, counts, stopped=True, shortfalls=short, **kw)  # type: ignore[arg-type]
 
 
 def test_the_forecast_adds_the_shortfall_over_the_rest_of_the_full_trial() -> None:
     # forward short by 5/s: over the 50 s left of a 60 s trial, 250 frames; reverse short by 2/s: 100
-    frames, where, tail = forecast(stopped({F: 299_995.0, R: 299_998.0}, lost=3), 60.0, 20.0) or (0, "", 0)
-    assert (frames, where, tail) == (3 + 250, "forward", 299_995.0)
+    frames, where, forwarded = forecast(stopped({F: 5.0, R: 2.0}, lost=3), 60.0, 20.0) or (0, "", 0)
+    assert (frames, where, forwarded) == (3 + 250, "forward", 299_995.0)
 
 
 @pytest.mark.parametrize(
-    ("tail", "expected"),
+    ("short", "expected"),
     [
-        (300_000.0, None),  # no shortfall: the DUT forwarded what it was offered (a latency rise held frames back)
-        (300_001.0, None),  # more than offered (the queue draining): no shortfall
-        (299_995.0, 250.0),  # 5/s short over 10 s: 50 frames, the stop's threshold exactly: counts
-        (299_995.01, None),  # just under the threshold over the seconds sent: this shortfall did not make the stop
+        (0.0, None),  # no shortfall: the DUT kept up (a latency rise, a stall it caught up with)
+        (5.0, 250.0),  # 5/s short over 10 s: 50 frames, the stop's threshold exactly: counts
+        (4.99, None),  # just under the threshold over the seconds sent: this shortfall did not make the stop
     ],
 )
-def test_only_a_shortfall_that_explains_the_stop_is_forecast(tail: float, expected: float | None) -> None:
-    got = forecast(stopped({F: tail}), 60.0, 50.0)
+def test_only_a_shortfall_that_explains_the_stop_is_forecast(short: float, expected: float | None) -> None:
+    got = forecast(stopped({F: short}), 60.0, 50.0)
     assert (got[0] if got is not None else None) == (pytest.approx(expected) if expected is not None else None)
 
 
-def test_no_forecast_without_tail_rates_or_after_the_full_duration() -> None:
+def test_no_forecast_without_a_measured_shortfall_or_after_the_full_duration() -> None:
     assert forecast(stopped({}), 60.0, 1.0) is None
-    assert forecast(stopped({F: 299_000.0}, seconds=60.0), 60.0, 1.0) == (0.0, "forward", 299_000.0)  # nothing left
+    assert forecast(stopped({F: 1000.0}, seconds=60.0), 60.0, 1.0) == (0.0, "forward", 299_000.0)  # nothing left
 
 
 def test_the_forecast_counts_the_loss_net_of_the_testers_own_deviation() -> None:
-    phase = stopped({F: 299_990.0}, lost=500, deviations={F: Deviation(missed=400)})
+    phase = stopped({F: 10.0}, lost=500, deviations={F: Deviation(missed=400)})
     assert forecast(phase, 60.0, 1.0) == (100 + 10 * 50, "forward", 299_990.0)
 
 
@@ -56,7 +61,7 @@ def test_a_stop_the_wait_undid_fails_only_when_its_forecast_exceeds_the_allowanc
 ) -> None:
     # stopped after 40 s of a 60 s trial; lost 50 after the wait (within the allowance); short 10/s: 400 frames by
     # the stop (it explains it), 200 more over the 20 s left: 250 frames forecast
-    phase = stopped({F: 299_990.0, R: 300_000.0}, lost=50, seconds=40.0)
+    phase = stopped({F: 10.0, R: 0.0}, lost=50, seconds=40.0)
     v, reason = judge_stopped(phase, Verdict.FAIL, "", allowance, margin=0.0, full_seconds=60.0)
     assert v is verdict
     if verdict is Verdict.FAIL:
@@ -67,12 +72,85 @@ def test_a_stop_the_wait_undid_fails_only_when_its_forecast_exceeds_the_allowanc
 
 def test_the_stops_margin_is_part_of_the_threshold_a_shortfall_must_explain() -> None:
     # short 10/s over 10 s: 100 frames; the stop's threshold is allowance + margin
-    phase = stopped({F: 299_990.0}, lost=0)
+    phase = stopped({F: 10.0}, lost=0)
     assert judge_stopped(phase, Verdict.FAIL, "", 0.0, margin=100.0, full_seconds=60.0)[0] is Verdict.FAIL
     assert judge_stopped(phase, Verdict.FAIL, "", 0.0, margin=101.0, full_seconds=60.0)[0] is Verdict.INVALID
 
 
 def test_without_the_full_duration_nothing_is_forecast() -> None:
-    phase = stopped({F: 299_000.0}, lost=0)
+    phase = stopped({F: 1000.0}, lost=0)
     assert judge_stopped(phase, Verdict.FAIL, "", 0.0)[0] is Verdict.INVALID
     assert judge_stopped(phase, Verdict.FAIL, "", 0.0, full_seconds=60.0)[0] is Verdict.FAIL
+
+
+# --- the shortfall a tester measures from its counts -------------------------------------------------------------
+
+
+def sampled(forwarding: Callable[[float], float], *, seconds: float, rate: float = 300_000.0) -> TailRate:
+    """A :class:`TailRate` fed one direction's counts every 20 ms of a trial at ``rate`` whose DUT forwarded
+    ``forwarding(t)`` frames per second at t (a received count integrated on the samples), then one sample after the
+    sending ended."""
+    tail = TailRate(1)
+    valid, t = 0.0, 0.0
+    while t < seconds - 1e-9:
+        t = round(t + SAMPLE_PERIOD, 6)
+        valid += forwarding(t) * SAMPLE_PERIOD
+        tail.observe(t, [round(rate * t)], [round(valid)])
+    tail.observe(t + SAMPLE_PERIOD, [round(rate * seconds)], [round(valid)])
+    return tail
+
+
+def test_a_dut_short_of_the_rate_to_the_end_shows_its_shortfall() -> None:
+    # a queue filling at 1,000/s from the start: the same deficit over the second half and the last window
+    short = sampled(lambda t: 299_000.0, seconds=4.0).shortfalls(0.25)
+    assert short is not None and short[0] == pytest.approx(1000.0, abs=1.0)
+
+
+def test_a_dut_catching_up_by_the_stop_shows_no_shortfall() -> None:
+    # 1,000/s short for 3 s (a slow spell, frames queued), then forwarding 1,000/s above the rate over the stop's
+    # last window (draining its queue): short over the second half, not to the end: no shortfall to forecast with
+    tail = sampled(lambda t: 299_000.0 if t <= 3.0 else 301_000.0, seconds=3.25)
+    rates = tail.rates()
+    assert rates is not None and rates[0] < 300_000 - 100  # the second half alone says short
+    assert tail.shortfalls(0.25) == (0.0,)
+
+
+def test_a_shortfall_is_the_smaller_of_the_second_halfs_and_the_last_windows() -> None:
+    # short by 1,000/s throughout, by 2,000/s over the last 0.3 s: the second half's deficit is between the two,
+    # the last window's 2,000: the smaller is taken
+    tail = sampled(lambda t: 299_000.0 if t <= 2.7 else 298_000.0, seconds=3.0)
+    short = tail.shortfalls(0.25)
+    assert short is not None and 1000.0 < short[0] < 2000.0 - 100
+
+
+def test_a_latency_rise_shows_no_shortfall_once_the_frames_flow_again() -> None:
+    # the DUT holds 1 ms of frames more from 2 s on (300 frames, delivered later): forwarding dips once, then is
+    # the rate again: nothing held over the last window
+    tail = sampled(lambda t: 0.0 if 2.0 < t <= 2.001 else 300_000.0, seconds=3.0)
+    assert tail.shortfalls(0.25) == (0.0,)
+
+
+@pytest.mark.parametrize(("seconds", "told"), [(0.1 + 2 * MIN_TAIL_SAMPLES * SAMPLE_PERIOD, True), (0.15, False)])
+def test_a_shortfall_needs_samples_enough_in_the_second_half(seconds: float, told: bool) -> None:
+    tail = sampled(lambda t: 299_000.0, seconds=seconds)
+    assert (tail.shortfalls(MIN_TAIL_SAMPLES * SAMPLE_PERIOD) is not None) is told
+
+
+@pytest.mark.parametrize(("samples", "told"), [(MIN_TAIL_SAMPLES, True), (MIN_TAIL_SAMPLES - 1, False)])
+def test_a_shortfall_needs_samples_enough_in_the_last_window(samples: int, told: bool) -> None:
+    # a 3 s trial: its second half holds plenty; a window of fewer than MIN_TAIL_SAMPLES samples tells nothing
+    tail = sampled(lambda t: 299_000.0, seconds=3.0)
+    assert (tail.shortfalls((samples - 0.5) * SAMPLE_PERIOD) is not None) is told
+
+
+def test_a_records_loss_is_net_of_the_clumps_and_the_misses_stored_with_it() -> None:
+    rec = TrialRecord(
+        "p", "throughput", 0, 0, "phase2", 300_000, 300_000,
+        {"forward": {"sent": 1000, "received": 900, "valid": 890}}, Verdict.FAIL, "", 0.0, 1.0,
+        extra={"deviations": {"forward": {"clump": 30, "missed": 50, "notes": []}}},
+    )  # fmt: skip
+    assert recorded_net_lost(rec, "forward") == 110 - 80
+    assert recorded_net_lost(dataclasses.replace(rec, extra={}), "forward") == 110  # none stored: all the DUT's
+    assert recorded_net_lost(rec, "reverse") is None  # no counts in that direction
+    over = dataclasses.replace(rec, extra={"deviations": {"forward": {"clump": 100, "missed": 50}}})
+    assert recorded_net_lost(over, "forward") == 0  # never below none

@@ -17,7 +17,7 @@ from natbench.campaign.estimate import Estimate, estimate, format_duration, has_
 from natbench.campaign.feasibility import MemoryCheck, memory_check
 from natbench.campaign.recipes import check_recipes
 from natbench.campaign.teardown_check import TeardownCheck, teardown_check
-from natbench.search import SearchAlgorithm, algorithm, algorithm_names
+from natbench.search import SearchAlgorithm, algorithm, algorithm_names, reference_algorithm
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_count
 
@@ -98,9 +98,7 @@ def compare_algorithms(campaign: Campaign) -> AlgorithmComparison | None:
     """The reference search algorithm against each that declares a plan note, for the metrics that offer both;
     None when no metric of the campaign offers any such pair."""
     algorithms = [algorithm(n) for n in algorithm_names()]
-    reference = next((a for a in algorithms if a.reference), None)
-    if reference is None:
-        return None
+    reference = reference_algorithm()
     settings = [campaign.settings_for(p, m) for p in campaign.points() for m in campaign.metrics]
     compared = tuple(
         a

@@ -35,14 +35,14 @@ from natbench.metrics.registry import Metric
 from natbench.metrics.settings import Count, MetricSettings
 from natbench.metrics.trial import dut_supports
 from natbench.results import RepetitionResult
-from natbench.search import DEFAULT_ALGORITHM, algorithm, search_steps
+from natbench.search import reference_algorithm, search_steps
 from natbench.traffic.ports import PortRange
 
 __all__ = ["CAPACITY", "CapacitySettings", "capacity"]
 
-PROBE_SEARCH = algorithm(DEFAULT_ALGORITHM)
-"""The search of every probe: the seeds' binary search, whatever ``algorithm`` says (siitperf's method; a search that
-starts from the earlier repetitions' results would start from connection counts here)."""
+PROBE_SEARCH = reference_algorithm()
+"""The search of every probe: the reference, the seeds' binary search, whatever ``algorithm`` says (siitperf's method;
+a search that starts from the earlier repetitions' results would start from connection counts here)."""
 
 
 class CapacitySettings(CpsSettings):
@@ -163,7 +163,7 @@ def estimate(s: CapacitySettings, _connections: int, _selected: Mapping[str, Met
     probes = math.ceil(math.log2(s.max_connections / s.min_connections)) + search_steps(
         s.min_connections, s.max_connections, s.connection_error
     )
-    probe = s.model_copy(update={"repetitions": 1, "algorithm": DEFAULT_ALGORITHM})
+    probe = s.model_copy(update={"repetitions": 1, "algorithm": PROBE_SEARCH.name})
     trials, seconds = probe_estimate(probe, s.max_connections // 2, {})
     return repeated(s, probes * trials, probes * seconds)
 

@@ -19,7 +19,7 @@ from natbench.metrics.declare import Column, Lifetime, Mark
 from natbench.metrics.duration import STEP_OVERHEAD, plan_query, search_midpoint
 from natbench.metrics.lifetime import establishment_lifetime
 from natbench.metrics.registry import Metric
-from natbench.metrics.searching import run_search, tester_limits
+from natbench.metrics.searching import run_search
 from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.metrics.trial import search_extra, search_value
 from natbench.metrics.validation import EstablishmentSettings, establishment_step, validated_step
@@ -119,7 +119,7 @@ def cps(ctx: ProcedureContext[CpsSettings]) -> RepetitionResult:
     found = establishment_search(ctx, s.lower, s.upper)
     out = found.outcome
     fields: dict[str, Any] = {
-        **search_extra(out, tester_limits(ctx)),
+        **search_extra(out, ctx.tester_limits),
         "validation": s.validation,
         "validated": found.validated,
         **found.stored,

@@ -11,9 +11,8 @@ from natbench.metrics.duration import STEP_OVERHEAD
 from natbench.metrics.settings import SearchSettings
 from natbench.plugins import evidence_of
 from natbench.search import SearchAlgorithm, SearchOutcome, SearchTask, TrialRunner, algorithm
-from natbench.search.ceiling import KnownCeiling
 
-__all__ = ["run_search", "search_task", "tester_limits"]
+__all__ = ["run_search", "search_task"]
 
 
 def search_task(
@@ -62,14 +61,5 @@ def run_search(
     arguments of :func:`search_task`."""
     algo = using if using is not None else algorithm(ctx.settings.algorithm)
     t = search_task(ctx, run, **task)
-    out = algo.search(t)
+    out = algo.run(t)
     return out, algo.stored(t, out)
-
-
-def tester_limits(ctx: ProcedureContext[SearchSettings]) -> dict[float, str]:
-    """Why the tester limited the rates it did, as :func:`~natbench.metrics.trial.search_extra` reads it: this
-    repetition's causes (:attr:`~natbench.metrics.context.ProcedureContext.tester_limits`) and that of the tester's
-    ceiling the earlier repetitions at the point found (:class:`~natbench.search.ceiling.KnownCeiling`), which a
-    search that ends there was not sent to again."""
-    known = KnownCeiling.learnt(ctx.earlier)
-    return {**(known.causes() if known is not None else {}), **ctx.tester_limits}

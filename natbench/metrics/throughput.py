@@ -19,7 +19,7 @@ from natbench.metrics.duration import search_seconds
 from natbench.metrics.lifetime import filled_table_lifetime
 from natbench.metrics.phase2 import Filler, phase2_runner
 from natbench.metrics.registry import Metric
-from natbench.metrics.searching import run_search, tester_limits
+from natbench.metrics.searching import run_search
 from natbench.metrics.settings import FilledTableSettings, MetricSettings, Phase2Settings, SearchSettings
 from natbench.metrics.trial import direction_extra, dut_supports, search_extra, search_value
 from natbench.results import RepetitionResult
@@ -57,7 +57,7 @@ def _throughput_result(ctx: ProcedureContext[SearchSettings], out: SearchOutcome
         **direction_extra(ctx.directions),
         all_frames_per_second=None if value is None else value * n,
         **extra,
-        **search_extra(out, tester_limits(ctx)),
+        **search_extra(out, ctx.tester_limits),
     )
 
 

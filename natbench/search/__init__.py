@@ -15,6 +15,7 @@ from natbench.search.declare import (
     algorithm_names,
     offered,
     offered_names,
+    reference_algorithm,
     reported_algorithm,
     stored_algorithm,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "algorithm_names",
     "offered",
     "offered_names",
+    "reference_algorithm",
     "reported_algorithm",
     "run_binary_search",
     "search_steps",

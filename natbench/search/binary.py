@@ -43,9 +43,11 @@ from dataclasses import dataclass, field
 from natbench.errors import SearchError
 from natbench.judging import is_tester_limited
 from natbench.results import Verdict
+from natbench.search.ceiling import known_ceiling
 from natbench.search.declare import PlanQuery, SearchAlgorithm, TrialGroups
 from natbench.search.grid import RateGrid
 from natbench.search.outcome import SearchOutcome
+from natbench.search.retry import RetryRule
 from natbench.search.task import SearchTask, TrialRequest
 
 __all__ = ["BINARY", "SEEDS_ERROR", "BinarySearch", "SearchStep", "run_binary_search", "search_steps"]
@@ -84,6 +86,9 @@ class BinarySearch:
     """Give up early when a *failing* rate is below this (siitperf's ``stoprate`` in capacity search)."""
     tester_retries: int = 2
     """Retries of a rate the tester could not keep before that rate is taken as the tester's ceiling."""
+    known_ceiling: float | None = None
+    """The tester's ceiling an earlier repetition at the point found: at or above it, the first trial the tester cannot
+    keep settles the rate (:class:`~natbench.search.retry.RetryRule`)."""
     tester_ceiling: float | None = field(default=None, init=False)
     initial_upper: float = field(init=False)
     grid: RateGrid = field(init=False)
@@ -137,7 +142,8 @@ class BinarySearch:
             self._invalid += 1
             self._attempt += 1
             self._tester_streak = self._tester_streak + 1 if tester_limited else 0
-            if self._tester_streak == self._attempt and self._attempt > min(self.max_invalid, self.tester_retries):
+            retry = RetryRule(self.max_invalid, self.tester_retries, self.known_ceiling)
+            if retry.beyond_tester(rate, self._attempt, self._tester_streak):
                 # every trial at this rate found the tester too slow: the rate is beyond the tester
                 # a later ceiling is always lower: every rate after this one is below the new upper bound
                 self.tester_ceiling = rate
@@ -151,7 +157,7 @@ class BinarySearch:
                         + (f"; last: {reason}" if reason else "")
                     )
                 return
-            if self._attempt > self.max_invalid:
+            if retry.exhausted(self._attempt):
                 raise SearchError(
                     f"{self._attempt} invalid trials in a row at rate {rate:g} (max_invalid={self.max_invalid})"
                     + (f"; last: {reason}" if reason else "")
@@ -208,7 +214,14 @@ def search_steps(lower: float, upper: float, error: float) -> int:
 def _run(task: SearchTask) -> SearchOutcome:
     """A binary search of the task's range with its error and ``max_invalid``; every step one trial the task runs (a
     tester-limited invalid trial may lower the upper bound to the tester's ceiling; ``stop_below`` honoured)."""
-    search = BinarySearch(task.lower, task.upper, task.error, max_invalid=task.max_invalid, stop_below=task.stop_below)
+    search = BinarySearch(
+        task.lower,
+        task.upper,
+        task.error,
+        max_invalid=task.max_invalid,
+        stop_below=task.stop_below,
+        known_ceiling=known_ceiling(task.earlier),
+    )
     while not search.done:
         step = search.next_step()
         rec = task.run(TrialRequest(step.rate, step.lower, step.upper))

@@ -10,7 +10,6 @@ and the reports ask the declaration of the name a metric's ``algorithm`` setting
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,6 @@ from typing import Any
 from natbench.plugins import Registry
 from natbench.plugins.columns import Column
 from natbench.results import RepetitionResult
-from natbench.search.ceiling import KnownCeiling
 from natbench.search.outcome import SearchOutcome
 from natbench.search.task import SearchTask
 
@@ -34,6 +32,7 @@ __all__ = [
     "algorithm_names",
     "offered",
     "offered_names",
+    "reference_algorithm",
     "reported_algorithm",
     "stored_algorithm",
 ]
@@ -137,15 +136,6 @@ class SearchAlgorithm:
     problems: Callable[[], list[str]] = _no_problems
     """Why this machine cannot run it (a library it needs; empty when it can): ``natbench doctor`` says so."""
 
-    def search(self, task: SearchTask) -> SearchOutcome:
-        """Run it (:attr:`run`) below the tester's ceiling the earlier repetitions at the point found
-        (:class:`~natbench.search.ceiling.KnownCeiling`): no rate at or above it is tested again, and a search that
-        ends there is tester-bound, as the one that met it."""
-        known = KnownCeiling.learnt(task.earlier)
-        if known is None or not known.caps(task.lower, task.upper, task.error):
-            return self.run(task)
-        return known.outcome(self.run(dataclasses.replace(task, upper=known.rate)))
-
     def offered_by(self, settings: type) -> bool:
         """Whether a metric with the settings model ``settings`` offers this algorithm: it includes every model in
         :attr:`requires`."""
@@ -169,6 +159,12 @@ ALGORITHMS.register_lazy("mlr", "natbench.search.mlr:MLR")
 def algorithm(name: str) -> SearchAlgorithm:
     """The algorithm registered as ``name``; a one-line ConfigError naming the known ones otherwise."""
     return ALGORITHMS.get(name, field="algorithm")
+
+
+def reference_algorithm() -> SearchAlgorithm:
+    """The registered algorithm declared the reference (the seeds' binary search): what ``natbench plan`` compares the
+    others with, and the search of a method defined on it (capacity's probes)."""
+    return next(algorithm(n) for n in algorithm_names() if algorithm(n).reference)
 
 
 def algorithm_names() -> tuple[str, ...]:

@@ -347,6 +347,8 @@ class FakeTester:
             stopped=stopped_at is not None,
             # asked for, the second half's rate: the modelled DUT forwards its share from the start
             tail_rates={d: rate * f for d, f in fractions.items()} if measure.tail_rates else {},
+            # stopped: what it forwarded short of the rate, the same over the second half and the stop's window
+            shortfalls={d: rate * (1 - f) for d, f in fractions.items()} if stopped_at is not None else {},
         )
 
     def evidence(self) -> TrialEvidence:

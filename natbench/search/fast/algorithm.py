@@ -31,11 +31,13 @@ rate (``jumps``) and the most a failed short trial delivered per second (``short
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from natbench.judging import stop_proved_nothing
 from natbench.plugins.columns import Column
 from natbench.results import TrialRecord
+from natbench.search.ceiling import known_ceiling
 from natbench.search.declare import BlockFacts, SearchAlgorithm
 from natbench.search.fast.evidence import trial_verdict
 from natbench.search.fast.history import prior_seed, probe_history, short_delivered
@@ -107,7 +109,7 @@ def _run(task: SearchTask) -> FastOutcome:
             rec = task.run(request(st))
         return trial_verdict(rec, st, task.directions, full_s)
 
-    return run_fast_search(
+    out = run_fast_search(
         step,
         lower=task.lower,
         upper=task.upper,
@@ -116,7 +118,9 @@ def _run(task: SearchTask) -> FastOutcome:
         narrow_full=narrow_full,
         max_invalid=task.max_invalid,
         rule=rule,
+        known_ceiling=known_ceiling(task.earlier),
     )
+    return dataclasses.replace(out, remeasured=len(undecided))
 
 
 def _stored(_task: SearchTask, out: SearchOutcome) -> dict[str, Any]:
@@ -136,6 +140,7 @@ def _stored(_task: SearchTask, out: SearchOutcome) -> dict[str, Any]:
         "stopped": out.stopped,
         "jumps": out.jumps,
         "short_delivered": out.short_delivered,
+        "remeasured": out.remeasured,
     }
 
 

@@ -1,5 +1,8 @@
-"""What the trials of one fast search proved and told (:class:`Ledger`): every policy of the search reads it, only
-the trials write it (:class:`~natbench.search.fast.trials.Trials`) and the phases that withdraw a bound."""
+"""What the trials of one fast search proved and told (:class:`Ledger`): every policy of the search reads it. The trials
+write what they proved and told (:class:`~natbench.search.fast.trials.Trials`); the policies and phases write what
+they did with it: the jumps taken (:class:`~natbench.search.fast.jump.JumpPolicy`), the guard's trials and the bounds
+it withdrew (:class:`~natbench.search.fast.guard.GuardPolicy`), the confirmations that disagreed
+(:class:`~natbench.search.fast.search.ShortNarrowing`)."""
 
 from __future__ import annotations
 

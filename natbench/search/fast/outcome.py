@@ -39,6 +39,9 @@ class FastOutcome(SearchOutcome):
     short_delivered: float | None = None
     """The most a failed short trial of this search delivered per second (:attr:`TrialVerdict.delivered`): the next
     repetitions' :attr:`ShortFailRule.delivered`."""
+    remeasured: int = 0
+    """Full trials measured again at once because their stop proved nothing and the tester could not tell the DUT's
+    shortfall (too few samples): a second draw at that rate (docs/engine.md, "No second draw")."""
 
     @classmethod
     def of(cls, ledger: Ledger, lo: int, hi: int, *, seeded: bool) -> FastOutcome:

@@ -80,8 +80,9 @@ from natbench.search.fast.outcome import FastOutcome
 from natbench.search.fast.probe import ProbePolicy
 from natbench.search.fast.rule import ShortFailRule
 from natbench.search.fast.trial import FastStep, TrialVerdict
-from natbench.search.fast.trials import RetryRule, Trials
+from natbench.search.fast.trials import Trials
 from natbench.search.grid import RateGrid
+from natbench.search.retry import RetryRule
 
 __all__ = ["FullNarrowing", "ShortNarrowing", "run_fast_search"]
 
@@ -174,9 +175,11 @@ def run_fast_search(
     max_invalid: int = 3,
     tester_retries: int = 2,
     rule: ShortFailRule | None = None,
+    known_ceiling: float | None = None,
 ) -> FastOutcome:
     """Search ``[lower, upper]`` as the module docstring says; ``trial`` runs and stores one trial. ``narrow_full``: no
-    short trials (every trial a full one). Without ``rule`` no short trial proves anything and no probe runs."""
+    short trials (every trial a full one). Without ``rule`` no short trial proves anything and no probe runs.
+    ``known_ceiling``: the tester's ceiling an earlier repetition found (:class:`~natbench.search.retry.RetryRule`)."""
     if not (math.isfinite(lower) and math.isfinite(upper)) or lower < 0 or upper <= lower:
         raise SearchError(f"search bounds must be finite, non-negative and ordered, got [{lower}, {upper}]")
     if error <= 0:
@@ -184,7 +187,8 @@ def run_fast_search(
     grid = RateGrid(lower, upper, error)
     top = grid.top
     ledger = Ledger(grid)
-    trials = Trials(trial, ledger, RetryRule(max_invalid, tester_retries), rule, ProbePolicy(rule, ledger))
+    retry = RetryRule(max_invalid, tester_retries, known_ceiling)
+    trials = Trials(trial, ledger, retry, rule, ProbePolicy(rule, ledger))
     seeded = seed is not None and lower < seed < upper and top > 1
     # a seeded search does not jump: its seed is closer than one trial's forwarding tells
     jumps = JumpPolicy(ledger, error, 0 if seeded else jump.JUMPS)

@@ -1,11 +1,10 @@
 """Running the trials the fast search nominates and writing what they tell into its ledger (:class:`Trials`), with the
-retry rule for invalid trials (:class:`RetryRule`) and the full-trial verdict that a proof or a probe may settle
-(:meth:`Trials.verdict`)."""
+retry rule for invalid trials (:class:`~natbench.search.retry.RetryRule`) and the full-trial verdict that a proof or
+a probe may settle (:meth:`Trials.verdict`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
@@ -13,28 +12,9 @@ from natbench.search.fast.ledger import Ledger
 from natbench.search.fast.probe import ProbePolicy
 from natbench.search.fast.rule import ShortFailRule
 from natbench.search.fast.trial import FastStep, TrialVerdict
+from natbench.search.retry import RetryRule
 
-__all__ = ["RetryRule", "Trials"]
-
-
-@dataclass(frozen=True)
-class RetryRule:
-    """How invalid trials are retried at the same rate, as in the binary search."""
-
-    max_invalid: int
-    """Invalid trials in a row at one rate before the search fails (:class:`~natbench.errors.SearchError`)."""
-    tester_retries: int
-    """Retries of a rate the tester could not keep before that rate counts as failed (the tester's ceiling)."""
-
-    def beyond_tester(self, attempts: int, tester_streak: int) -> bool:
-        """Whether a rate whose last ``attempts`` trials were invalid, the last ``tester_streak`` of them because the
-        tester could not keep the rate, is beyond the tester: every attempt was the tester's, and more than
-        ``min(max_invalid, tester_retries)`` of them."""
-        return tester_streak == attempts and attempts > min(self.max_invalid, self.tester_retries)
-
-    def exhausted(self, attempts: int) -> bool:
-        """Whether ``attempts`` invalid trials in a row are more than the search may retry."""
-        return attempts > self.max_invalid
+__all__ = ["Trials"]
 
 
 class Trials:
@@ -78,7 +58,7 @@ class Trials:
             book.invalid += 1
             attempt += 1
             streak = streak + 1 if tv.tester_limited else 0
-            if self.retry.beyond_tester(attempt, streak):
+            if self.retry.beyond_tester(rate, attempt, streak):
                 book.tester_limited.append(rate)
                 return False
             if self.retry.exhausted(attempt):

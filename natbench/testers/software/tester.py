@@ -349,6 +349,7 @@ class SoftwareTester:
         ok, notes, achieved = rate_check(raw["tx"], rate, self._pacing())
         stopped = any(int(t.get("stopped", 0)) for t in raw["tx"])
         tail = raw.get("tail_rates")
+        short = raw.get("shortfalls")
         return PhaseResult(
             intended_rate=float(rate),
             achieved_rate=achieved,
@@ -362,6 +363,7 @@ class SoftwareTester:
             deviations=deviations(active, raw["tx"], raw["rx"], rate, raw["softnet_drops"], self._pacing()),
             stopped=stopped,
             tail_rates={d: round(float(v), 1) for d, v in zip(active, tail, strict=True)} if tail else {},
+            shortfalls={d: round(float(v), 1) for d, v in zip(active, short, strict=True)} if short else {},
         )
 
     @staticmethod

@@ -45,8 +45,9 @@ def watching(
     (:class:`~natbench.testers.tailrate.TailRate`), and with ``stop``, to set the stop flag when
     :class:`~natbench.testers.losswatch.LossWatch` says the trial has failed. Yields a dict that then holds, with
     ``tails``, ``tail_rates`` (a rate per direction; None when the trial was too short to tell) and, if it stopped the
-    trial, ``stop_decided_s`` (seconds into the trial) and ``stop_missing`` (the frames missing per direction at that
-    sample)."""
+    trial, ``stop_decided_s`` (seconds into the trial), ``stop_missing`` (the frames missing per direction at that
+    sample) and, with ``tails``, ``shortfalls`` (:meth:`~natbench.testers.tailrate.TailRate.shortfalls` over the
+    stop's window; None when too few samples)."""
     outcome: dict[str, Any] = {}
     if watch is None or (stop is None and not tails):
         yield outcome
@@ -79,3 +80,5 @@ def watching(
         th.join()
         if tail is not None:
             outcome["tail_rates"] = tail.rates()
+            if stop is not None and "stop_decided_s" in outcome:
+                outcome["shortfalls"] = tail.shortfalls(stop.window)
