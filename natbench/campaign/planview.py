@@ -70,15 +70,14 @@ class AlgorithmComparison:
 
     def line(self) -> str:
         """What each compared algorithm saves against the reference, in one line; never a negative saving."""
-        return "; ".join(self._line(other) for other in self.compared)
-
-    def _line(self, other: SearchAlgorithm) -> str:
         ref = self.reference.name
-        old, new = self.estimates[ref], self.estimates[other.name]
-        head = (
-            f"search algorithms: {ref} {old.trials:,} trials, {format_duration(old.seconds)}; "
-            f"{other.name} {new.trials:,} trials, {format_duration(new.seconds)}"
-        )
+        old = self.estimates[ref]
+        head = f"search algorithms: {ref} {old.trials:,} trials, {format_duration(old.seconds)}"
+        return "; ".join([head, *(self._saving(other) for other in self.compared)])
+
+    def _saving(self, other: SearchAlgorithm) -> str:
+        old, new = self.estimates[self.reference.name], self.estimates[other.name]
+        head = f"{other.name} {new.trials:,} trials, {format_duration(new.seconds)}"
         saving = self.saving(other)
         if saving <= 0:
             return f"{head}: {other.name} saves no tester time here ({other.plan_note})"
