@@ -96,12 +96,18 @@ class Program:
     """What it is, for the documentation's table."""
     kind: str = "data"
     """``data`` (every argument a datum), ``literal`` (no value in any argument), ``operands`` (values only as
-    operands, options from :attr:`options`), or one of the special readers (``echo``, ``printf``, ``tee``,
-    ``nft``, ``ip``, ``iptables``, ``sysctl``, ``awk``, ``perl``)."""
+    operands, options from :attr:`options`), ``getopt`` (values only after the option letters of :attr:`options`,
+    or as operands), or one of the special readers (``echo``, ``printf``, ``tee``, ``nft``, ``ip``, ``iptables``,
+    ``sysctl``, ``awk``, ``perl``)."""
     prints: bool = True
     """It may print its arguments."""
     options: frozenset[str] = frozenset()
-    """``operands``: the options it may be given (none takes an argument)."""
+    """``operands``: the options it may be given (none takes an argument); ``getopt``: the options whose argument
+    may be a value."""
+    literal_options: frozenset[str] = frozenset()
+    """``getopt``: the options whose argument is the recipe's own text."""
+    flags: str = ""
+    """``getopt``: the option letters that take no argument."""
 
     def read(self, words: Sequence[Word]) -> Reading:
         """The role of every argument of ``words`` (``words[0]`` is this program); raise :class:`ProgramRefusal`
@@ -239,6 +245,40 @@ class Program:
             )
         return Reading(roles)
 
+    def _read_getopt(self, words: Sequence[Word]) -> Reading:
+        """Short options clustered getopt-style (``-nf FILE``), every letter known: a flag, a letter whose argument
+        may be a value (:attr:`options`), or one whose argument is the recipe's own text (:attr:`literal_options`).
+        Operands are data."""
+        values = {o[1:] for o in self.options}
+        literal = {o[1:] for o in self.literal_options}
+        roles: list[Role] = []
+        argument: Role | None = None
+        for i, word in enumerate(words[1:], 1):
+            if argument is not None:
+                roles.append(argument)
+                argument = None
+                continue
+            first = word.parts[0] if word.parts else None
+            if not (
+                isinstance(first, Literal) and not first.quoted and first.text.startswith("-") and first.text != "-"
+            ):
+                roles.append(DATA)
+                continue
+            text = _literal(word)
+            if text is None:
+                raise ProgramRefusal(f"stands in an option of {self.name}", i)
+            for k, letter in enumerate(text[1:], 1):
+                if letter in values or letter in literal:
+                    if k == len(text) - 1:  # else the rest of the word is its argument, written in the recipe
+                        argument = (
+                            DATA if letter in values else Role("literal", f"the argument of {self.name} -{letter}")
+                        )
+                    break
+                elif letter not in self.flags:
+                    raise ProgramRefusal(f"{self.name} is given the option -{letter}, which natbench does not know", i)
+            roles.append(Role("literal", f"an option of {self.name}"))
+        return Reading(roles, prints_arguments=self.prints)
+
     def _read_sysctl(self, words: Sequence[Word]) -> Reading:
         roles: list[Role] = []
         for i, word in enumerate(words[1:], 1):
@@ -307,8 +347,16 @@ _IPTABLES_VALUE_OPTIONS = frozenset(
 _SYSCTL_FLAGS = frozenset(("-w", "-n", "-q", "-e"))
 
 
-def _program(name: str, doc: str, kind: str = "data", prints: bool = True, options: tuple[str, ...] = ()) -> Program:
-    return Program(name, doc, kind, prints, frozenset(options))
+def _program(
+    name: str,
+    doc: str,
+    kind: str = "data",
+    prints: bool = True,
+    options: tuple[str, ...] = (),
+    literal_options: tuple[str, ...] = (),
+    flags: str = "",
+) -> Program:
+    return Program(name, doc, kind, prints, frozenset(options), frozenset(literal_options), flags)
 
 
 PROGRAMS: dict[str, Program] = {
@@ -324,7 +372,14 @@ PROGRAMS: dict[str, Program] = {
         _program("sysctl", "values only after a literal name= ", "sysctl"),
         _program("ethtool", "data"),
         _program("ifconfig", "data"),
-        _program("pfctl", "data"),
+        _program(
+            "pfctl",
+            "values only as a file, anchor, interface, host, device or table (OpenBSD pfctl(8)'s options)",
+            "getopt",
+            options=("-f", "-a", "-i", "-k", "-K", "-p", "-t"),
+            literal_options=("-D", "-F", "-L", "-o", "-S", "-s", "-R", "-T", "-V", "-x"),
+            flags="deghMmNnOPqrvz",
+        ),
         _program("jool", "data"),
         _program("jool_siit", "data"),
         _program("jool_mapt", "data"),

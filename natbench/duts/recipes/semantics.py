@@ -93,6 +93,9 @@ def _check_commands(recipe: Recipe) -> None:
                 for name in parse_condition(cmd.when).names:
                     if name not in names:
                         raise _error(recipe, f"condition names unknown variable {name!r}", cmd.line, f"{field}.when")
+            if cmd.save is not None and (cmd.save in recipe.params or cmd.save in BUILTIN_VARIABLES):
+                message = f"save: {cmd.save} is the name of a parameter or of a variable natbench supplies"
+                raise _error(recipe, message, cmd.line, f"{field}.save")
             if cmd.parse is not None and cmd.parse not in parsers:
                 message = f"unknown parser {cmd.parse!r} (known: {', '.join(sorted(parsers))})"
                 raise _error(recipe, message, cmd.line, f"{field}.parse")
