@@ -8,6 +8,7 @@ and their formats, commands written as a list, and the linear-time pattern engin
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -432,6 +433,39 @@ def test_a_value_natbench_supplies_is_checked_when_it_is_rendered() -> None:
     with pytest.raises(RecipeError, match="begins a statement"):
         ipt.render("teardown", params, {"orig_ip_forward": "reboot"})  # a word heading the line echo writes
     assert "echo 1 > /proc/sys/net/ipv4/ip_forward" in ipt.render("teardown", params, {"orig_ip_forward": "1"})
+
+
+def test_pfctl_reads_options_getopt_style_every_letter_known() -> None:
+    assert slot("pfctl -nf {{ x }}").place == "an argument of pfctl"  # -f's argument, clustered after -n
+    assert slot("pfctl -a {{ x }} -sr").place == "an argument of pfctl"
+    assert analyze("pfctl -ss -vv") == () and analyze("pfctl -Fa") == ()  # -s, -F with their argument glued
+    with pytest.raises(ShellStructureError, match="is the argument of pfctl -D"):
+        analyze("pfctl -D ext={{ x }} -f f")  # a macro is pf.conf text: the recipe's own
+    with pytest.raises(ShellStructureError, match="option -W, which natbench does not know"):
+        analyze("pfctl -W {{ x }}")
+    with pytest.raises(ShellStructureError, match="stands in an option of pfctl"):
+        analyze("pfctl -f{{ x }}")
+
+
+def test_a_saved_output_may_not_take_a_parameters_name() -> None:
+    with pytest.raises(RecipeError, match=r"steps.setup\[0\].save: save: v is the name of a parameter"):
+        parse_recipe(recipe("    - run: cat f\n      save: v\n"), "r.yaml")
+    with pytest.raises(RecipeError, match="save: dut is the name"):
+        parse_recipe(recipe("    - run: cat f\n      save: dut\n"), "r.yaml")
+
+
+def test_the_documentation_lists_every_program_natbench_knows() -> None:
+    from pathlib import Path
+
+    from natbench.duts.recipes.programs import PROGRAMS
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "recipes.md").read_text()
+    section = page.split("### Programs", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    listed = set()
+    for row in rows:
+        listed |= set(re.findall(r"`([^` ]+)`", row.split("|")[1]))
+    assert listed == set(PROGRAMS)
 
 
 def test_the_shipped_recipes_load_and_every_command_is_analyzed() -> None:
