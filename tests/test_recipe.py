@@ -386,8 +386,10 @@ def test_netns_key_prefixes_ip_netns_exec() -> None:
 def test_recipe_text_keeps_shell_variables_literally(monkeypatch: pytest.MonkeyPatch) -> None:
     """Campaigns substitute ${NATBENCH_*}; a recipe is shell text and keeps every ${...} and $$ as written."""
     monkeypatch.setenv("NATBENCH_X", "substituted")
-    r = parse_recipe(GOOD.replace("echo {{ a }}", "echo ${HOME} $$ ${NATBENCH_X} {{ a }}"), "t.yaml")
-    assert r.render("setup", {}) == ["echo ${HOME} $$ ${NATBENCH_X} 1"]
+    r = parse_recipe(GOOD.replace("echo {{ a }}", "x=2; echo ${x} $$ '${NATBENCH_X}' {{ a }}"), "t.yaml")
+    assert r.render("setup", {}) == ["x=2; echo ${x} $$ '${NATBENCH_X}' 1"]
+    with pytest.raises(RecipeError, match=r"cannot read \$NATBENCH_X: a command expands only variables it assigns"):
+        parse_recipe(GOOD.replace("echo {{ a }}", "echo ${NATBENCH_X} {{ a }}"), "t.yaml")
 
 
 def test_numbers_and_port_ranges_follow_the_campaign_grammar() -> None:

@@ -124,6 +124,10 @@ REFUSED = [
     ("IFS=: ; ip link set {{ x }} up", "only lowercase variables"),
     ("for PATH in {{ x }}; do :; done", "only lowercase variables"),
     ("v={{ x }}; $v", "not written in the recipe"),
+    ("ip link show {{ x }}; echo a $_ > f", "cannot read $_"),
+    ("_=1; echo a $_ > f; ip link set {{ x }} up", "only lowercase variables"),
+    ("echo a $BASH_COMMAND > f; ip link set {{ x }} up", "cannot read $BASH_COMMAND"),
+    ("echo $((n + 1)) {{ x }}", "cannot read $n"),
     ('v={{ x }}; printf "$v" > f', "printf's format must be the recipe's own text"),
     ('v={{ x }}; date "+$v"', "(through $v) is an argument of date"),
     ('v={{ x }}; w=$v; awk "$w" f', "(through $w) is an argument of awk"),
@@ -149,7 +153,7 @@ READ = [
     "if [ -e f ]; then echo a; elif [ -d f ]; then echo b; else echo c; fi",
     "while false; do sleep 1; done; until true; do sleep 1; done",
     "! grep -q x f\nip link",
-    'echo ${HOME} $$ $? "${HOME}"',
+    'h=1; echo ${h} $$ $? "${h}"',
     "echo ]]",
 ]
 

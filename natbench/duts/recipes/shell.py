@@ -55,7 +55,7 @@ from natbench.duts.recipes.values import FormatText, ValueClass, is_datum, is_nu
 
 __all__ = ["ShellStructureError", "Slot", "analyze", "command_slots", "value_problem"]
 
-_LOWERCASE = re.compile(r"[a-z_][a-z0-9_]*")
+_LOWERCASE = re.compile(r"[a-z][a-z0-9_]*")
 _ECHO_OPTION = re.compile(r"-[neE]+")
 _CONVERSION = re.compile(r"%(?:%|[-+ #0]*[0-9]*(?:\.[0-9]*)?([sdiuoxXc]))")
 
@@ -179,6 +179,7 @@ class _Analysis:
         self.needs = [_Needs() for _ in names]
         self.seen = [False] * len(names)
         self.sources: dict[str, set[Carrier]] = {}
+        self.expanded: set[str] = set()
         self.uses: list[tuple[str, _Needs | str]] = []
         self.refusals: list[tuple[list[Carrier], str]] = []
 
@@ -194,6 +195,7 @@ class _Analysis:
     def need(self, carrier: Carrier, needs: _Needs | str) -> None:
         """What a carrier's place needs (or, a string, why a value may not stand there)."""
         if isinstance(carrier, str):
+            self.expanded.add(carrier)
             self.uses.append((carrier, needs))
             return
         self.seen[carrier] = True
@@ -220,6 +222,13 @@ class _Analysis:
         return out
 
     def resolve(self) -> None:
+        unknown = sorted(self.expanded - set(self.sources))
+        if unknown:
+            raise ShellStructureError(
+                f"natbench cannot read ${unknown[0]}: a command expands only variables it assigns itself ($$ and $? "
+                "aside); any other comes from the environment or the shell (bash's $_ is the last argument of the "
+                "command before)"
+            )
         for variable, needs in self.uses:
             for index in sorted(self.closure([variable])):
                 if isinstance(needs, str):
@@ -307,6 +316,7 @@ class _Analysis:
                     sources.add(part.index)
                 elif isinstance(part, Expansion) and part.name not in ("$", "?"):
                     sources.add(part.name)
+                    self.expanded.add(part.name)
                     if not single and not part.quoted:
                         self.need(part.name, _Needs(place=where, program="the shell", token=True))
                 else:
