@@ -501,3 +501,22 @@ def test_patterns_match_in_linear_time() -> None:
         check_pattern("a" * 513)
     with pytest.raises(ValueError, match="bad regular expression"):
         check_pattern("(?=a)a")
+
+
+def test_each_format_says_where_its_statements_begin_and_writes_its_strings() -> None:
+    import pickle
+
+    from natbench.duts.recipes.formats import FORMATS, UNKNOWN
+
+    assert FORMATS["pf.conf"].starts_statement("") and not FORMATS["pf.conf"].starts_statement("set skip on {")
+    assert FORMATS["nft"].starts_statement("add chain ip t c {") and not FORMATS["nft"].starts_statement("oifname")
+    assert not FORMATS["json"].starts_statement('{"a":')
+    assert UNKNOWN.starts_statement("a {") and not UNKNOWN.starts_statement("key=")
+    assert FORMATS["json"].write('a"b\n') == '"a\\"b\\n"'
+    assert FORMATS["nft"].write("my rule; flush") == '"my rule; flush"'
+    for fmt, bad in (("nft", "a$b"), ("nft", "a\nb"), ("pf.conf", 'a"b'), ("pf.conf", "a\\b")):
+        with pytest.raises(ValueError, match="cannot hold"):
+            FORMATS[fmt].write(bad)
+    text = FormatText("a b", "json")
+    again = pickle.loads(pickle.dumps(text))
+    assert (again, again.file_format) == ("a b", "json")
