@@ -22,7 +22,7 @@ from natbench.duts.recipes.template import TemplateSyntaxError, parse_template, 
 from natbench.duts.recipes.values import ValueClass
 from natbench.errors import RecipeError
 
-__all__ = ["check_recipe", "netns_template"]
+__all__ = ["check_recipe"]
 
 _NETNS = re.compile(r"(?:[A-Za-z0-9_.+-]|\{\{[^{}]*\}\})+")
 
@@ -107,11 +107,6 @@ def _check_commands(recipe: Recipe) -> None:
                 if ph.name not in names:
                     message = f"unknown template variable {ph.name!r}"
                     raise _error(recipe, message, step.line, f"steps.{step.name}.interfaces")
-
-
-def netns_template(netns: str) -> str:
-    """The command a ``netns:`` template stands in (natbench prefixes ``ip netns exec NS``), for :func:`analyze`."""
-    return f"ip netns exec {netns} true"
 
 
 def _check_shell(recipe: Recipe, source: SourceMap) -> None:
