@@ -384,10 +384,16 @@ def _headed(text: str, payload: str, starts: str = "\n;{}") -> bool:
     return False
 
 
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+"""A double-quoted string of nft, pf.conf or JSON: one word of the format, whatever it holds."""
+
+
 def escapes(payload: str, outcome: Outcome, fmt: str | None = None) -> list[str]:
     """The kinds of escape one executed case shows (``fmt``: the declared format of the text the command writes, which
-    says where its statements begin; unknown: after a newline, ';', '{' or '}')."""
+    says where its statements begin, and whose strings are read as one word each; unknown: statements begin after
+    a newline, ';', '{' or '}', and every character counts)."""
     starts = FORMATS[fmt].statement_starts or "\n" if fmt is not None else "\n;{}"
+    written = _STRING.sub('""', outcome.written) if fmt is not None else outcome.written
     found = []
     if outcome.canary:
         found.append("code")
@@ -396,13 +402,14 @@ def escapes(payload: str, outcome: Outcome, fmt: str | None = None) -> list[str]
         end = args.index("--") if "--" in args else len(args)
         if any(a.startswith(("-NBOPT", "--NBOPT")) for a in args[:end]):
             found.append(f"option of {argv[0]}")
-        if argv[0] == "nft" and config_syntax(payload) and payload in " ".join(args):
+        rule = _STRING.sub('""', " ".join(args))
+        if argv[0] == "nft" and config_syntax(payload) and payload in rule:
             found.append("nft rule syntax")
-        if argv[0] == "nft" and _headed(" ".join(args), payload):
+        if argv[0] == "nft" and _headed(rule, payload):
             found.append("a statement of its own in nft's rule")
-    if config_syntax(payload) and payload in outcome.written:
+    if config_syntax(payload) and payload in written:
         found.append("configuration syntax in a written file")
-    if _headed(outcome.written, payload, starts):
+    if _headed(written, payload, starts):
         found.append("a line of its own in a written file")
     if _headed(outcome.stdin, payload):
         found.append("a line of its own in a program's input")

@@ -239,6 +239,18 @@ def test_nft_arguments_are_one_line_of_its_rule_language() -> None:
     assert not slot("nft -f {{ x }}").written  # a file name
 
 
+def test_a_value_written_inside_a_string_the_recipe_opened_is_marked() -> None:
+    assert not slot("nft add rule ip t c comment {{ x }}").inside_string
+    assert slot("nft add rule ip t c comment '\"a' {{ x }}").inside_string
+    assert slot("printf '\"%s\"\\n' {{ x }} > f").inside_string
+    assert not slot("echo '\"a\"' {{ x }} > f").inside_string  # the string is closed again
+    text = ValueClass("text", format="nft")
+    note = FormatText("a; flush ruleset", "nft")
+    assert value_problem(slot("nft add rule ip t c comment {{ x }}"), note, True, text) is None
+    opened = slot("nft add rule ip t c comment '\"a' {{ x }}")
+    assert "inside a string" in (value_problem(opened, note, True, text) or "")
+
+
 def test_a_variable_is_followed_to_each_use() -> None:
     assert slot("v={{ x }}; echo $((v + 1))").number
     unquoted = slot("v={{ x }}; ip link set $v up")

@@ -153,6 +153,11 @@ def _class_problem(slot: Slot, value_class: ValueClass) -> str | None:
             )
         if slot.head:
             return f"is {what} and begins a statement of {slot.place}: only a number or an address may"
+        if slot.inside_string:
+            return (
+                f"is {what} and is written inside a string the recipe's own text opened in {slot.place}: its "
+                "quotes would close that string"
+            )
         return None
     if value_class.words and slot.single:
         return (

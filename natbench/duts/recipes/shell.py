@@ -99,6 +99,8 @@ class Slot:
     """The declared format of that text (None: unknown)."""
     single: bool = False
     """It must render as one word (an assignment, a redirection's file)."""
+    inside_string: bool = False
+    """It is written inside a string the recipe's own text opened (a ``text`` value's quotes would close it)."""
 
 
 @dataclass
@@ -113,13 +115,14 @@ class _Needs:
     written: bool = False
     format: str | None = None
     single: bool = False
+    inside_string: bool = False
     word_start: bool = True
     formats: set[str] = field(default_factory=set)
 
     def merge(self, other: _Needs) -> None:
         if not self.place:
             self.place, self.program, self.word_start = other.place, other.program, other.word_start
-        for name in ("dash_first", "dash_rest", "token", "head", "number", "written", "single"):
+        for name in ("dash_first", "dash_rest", "token", "head", "number", "written", "single", "inside_string"):
             setattr(self, name, getattr(self, name) or getattr(other, name))
         if other.written:
             self.formats.add(other.format or "")
@@ -149,23 +152,34 @@ class _TextWalk:
     def __init__(self, fmt: Format) -> None:
         self.fmt = fmt
         self.line = ""
+        self.in_string = False  # inside a "..." the recipe's own text opened
+        self.unsure = False  # after text natbench cannot see: maybe inside one
 
     def literal(self, text: str) -> None:
+        escaped = False
+        for c in text:
+            if escaped:
+                escaped = False
+            elif c == "\\" and self.in_string:
+                escaped = True
+            elif c == '"':
+                self.in_string = not self.in_string
         if "\n" in text:
             self.line = text.rsplit("\n", 1)[1]
         else:
             self.line += text
 
     def unknown(self) -> None:
-        """Text natbench cannot see (a substitution's output, a variable): it may end a line."""
+        """Text natbench cannot see (a substitution's output, a variable): it may end a line, or open a string."""
         self.line = ""
+        self.unsure = True
 
-    def value(self) -> tuple[bool, bool]:
-        """(begins a statement, begins a word) for a value written here."""
+    def value(self) -> tuple[bool, bool, bool]:
+        """(begins a statement, begins a word, may be inside a string) for a value written here."""
         head = self.fmt.starts_statement(self.line.rstrip(" \t"))
         start = self.line == "" or self.line[-1] in " \t"
         self.line += "v"
-        return head, start
+        return head, start, self.in_string or self.unsure
 
 
 Carrier = int | str
@@ -466,7 +480,7 @@ class _Analysis:
         fmt_name = self.fmt.name if self.fmt is not UNKNOWN else None
         place = f"text {program} writes"
         if reading.printf_format is not None:
-            head, start = self.printf_format(reading.printf_format, bool(carriers))
+            head, start, inside = self.printf_format(reading.printf_format, bool(carriers))
             for word in emitted:
                 for part, glued in _pieces(word):
                     needs = _Needs(
@@ -479,6 +493,7 @@ class _Analysis:
                         dash_first=start and not glued,
                         dash_rest=start,
                         word_start=not glued,
+                        inside_string=inside or glued,
                     )
                     self.part(part, needs, place)
             return carriers
@@ -511,7 +526,7 @@ class _Analysis:
                 self.part(part, _Needs(), "")
                 walk.unknown()
                 continue
-            head, start = walk.value()
+            head, start, inside = walk.value()
             needs = _Needs(
                 place=place,
                 program=program,
@@ -522,16 +537,17 @@ class _Analysis:
                 dash_first=start,
                 dash_rest=True,
                 word_start=start,
+                inside_string=inside,
             )
             self.part(part, needs, place, unquoted_token=True)
             if isinstance(part, Expansion):
                 walk.unknown()
 
-    def printf_format(self, word: Word, checked: bool) -> tuple[bool, bool]:
-        """(a conversion begins a statement, a conversion begins a word) in printf's format."""
+    def printf_format(self, word: Word, checked: bool) -> tuple[bool, bool, bool]:
+        """(a conversion begins a statement, one begins a word, one may be inside a string) in printf's format."""
         text = word.literal() or ""
         walk = _TextWalk(self.fmt)
-        head = start = False
+        head = start = inside = False
         i = 0
         while i < len(text):
             c = text[i]
@@ -561,13 +577,13 @@ class _Analysis:
                 if match.group(1) is None:
                     walk.literal("%")
                 else:
-                    h, s = walk.value()
-                    head, start = head or h, start or s
+                    h, s, q = walk.value()
+                    head, start, inside = head or h, start or s, inside or q
                 i = match.end()
                 continue
             walk.literal(c)
             i += 1
-        return head, start
+        return head, start, inside
 
     def copy(self, carriers: list[Carrier], out: _Flow) -> None:
         """``tee`` copying value text to its output."""
@@ -681,6 +697,7 @@ def analyze(template: str, fmt: str | None = None) -> tuple[Slot, ...]:
                 written=n.written,
                 format=fmt_name or None,
                 single=n.single,
+                inside_string=n.inside_string,
             )
         )
     return tuple(slots)
@@ -710,6 +727,8 @@ def value_problem(slot: Slot, word: str, first: bool, value_class: ValueClass) -
             return str(exc)
         if slot.head and first:
             return "begins a statement of the text written: only a number or an address may"
+        if slot.inside_string:
+            return "is written inside a string the recipe's own text opened: its quotes would close it"
         return None
     if not is_phrase(word):
         return (
