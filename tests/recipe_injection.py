@@ -1,12 +1,14 @@
 """Helpers of the injection tests: hostile values put into every placeholder of a recipe, the rendered
 commands executed by real shells (dash and bash) against recording stubs, escapes counted.
 
-A command runs as a user's DUT would run it (``sh -c TEXT``), with three changes that keep the machine
-untouched and make an escape visible:
+A command runs as a user's DUT would run it (``sh -c TEXT``), with changes that keep the machine untouched
+and make an escape visible:
 
-* PATH holds only stubs: every program name is a link to ``stub`` (below), which records its arguments
-  (NUL-separated, one record per call) and does nothing else; ``nb_canary`` records that it ran. The
-  shells' builtins (echo, printf, test, kill, read) still run.
+* PATH holds stubs: every program name is a link to ``stub`` (below), which records its arguments
+  (NUL-separated, one record per call) and its input, and does nothing else; ``nb_canary`` records that it
+  ran. The shells' builtins (echo, printf, test, kill, read, eval, ...) still run, and so do the real ``sh``,
+  ``dash``, ``bash``, ``cat`` and ``tee`` (a script written and then run does run, text copied into a file
+  does land there).
 * The recipe's literal ``/proc/`` and ``/sys/`` paths are moved under a sandbox directory (the shell
   writes there instead of the kernel's settings); path parameters point into the sandbox too.
 * Each case runs in its own working directory, so whatever a redirection creates lands there.
@@ -14,13 +16,16 @@ untouched and make an escape visible:
 An escape is any of: the canary ran (a value became code); a recorded program got an argument starting
 with ``-NBOPT`` before a ``--`` (a value became an option); a value holding configuration syntax (blank,
 newline, quote, brace, ``#``, ``;``) around the marker ``NBCFG`` reached a file the command wrote or
-``nft``'s arguments verbatim (a value became configuration).
+``nft``'s arguments verbatim (a value became configuration); a line or statement of a written file, of a
+program's input or of ``nft``'s arguments begins with a value's marker word (``NBLINE``, ``nb_canary``,
+``flush``, ``block``: a value became a statement of its own).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,18 +33,27 @@ from pathlib import Path
 from typing import Any
 
 from natbench.duts.recipes import Recipe
+from natbench.duts.recipes.formats import FORMATS
 from natbench.duts.recipes.params import ParamSpec
-from natbench.duts.recipes.render import saved_names
-from natbench.duts.recipes.shell import analyze
-from natbench.errors import RecipeError
+from natbench.duts.recipes.render import saved_names, value_classes
+from natbench.duts.recipes.shell import ShellStructureError, command_slots
+from natbench.duts.recipes.template import render_template
+from natbench.duts.recipes.values import RUNTIME, ValueClass
 
 STUB = """#!/bin/sh
-# records "name arg..." NUL-separated, ends the record with a newline; builtins only (PATH holds stubs)
+# records "name arg..." NUL-separated, ends the record with a newline, and its input; builtins only (PATH holds
+# stubs)
 name=${0##*/}
 if [ "$name" = nb_canary ]; then : > "$NB_OUT/canary-$NB_CASE"; fi
 { printf '%s\\0' "$name" "$@"; printf '\\n'; } >> "$NB_OUT/argv-$NB_CASE"
+if [ ! -t 0 ]; then
+  while IFS= read -r line || [ -n "$line" ]; do printf '%s\\n' "$line"; done >> "$NB_OUT/stdin-$NB_CASE"
+fi
 exit 0
 """
+
+REAL = ("sh", "dash", "bash", "cat", "tee")
+"""Programs the cases run for real (found on the machine's PATH): shells, and the two that copy text."""
 
 PAYLOADS: tuple[str, ...] = (
     # code: every way a shell might be talked into running nb_canary
@@ -79,6 +93,12 @@ PAYLOADS: tuple[str, ...] = (
     "-NBOPT",
     "--NBOPT=1",
     "-NBOPT x",
+    # statements: a value that would be a line or a rule of its own
+    "NBLINE",
+    "x\nNBLINE",
+    "x;NBLINE",
+    "x\nflush ruleset",
+    "block drop all",
     # configuration: a value that would add syntax to pf.conf, JSON or nft's rules
     "x NBCFG",
     "x\nNBCFG",
@@ -97,6 +117,9 @@ SHELLS = ("dash", "bash")
 """The shells a DUT's ``sh`` may be (Debian: dash; some systems: bash in POSIX mode or not)."""
 
 _TOKEN = re.compile(r"[A-Za-z0-9_.:/,+-]+")
+_MARKERS = ("NBLINE", "nb_canary", "flush", "block")
+"""Words a payload puts first so that a statement it heads is seen (no recipe's own text begins a statement
+with them)."""
 _ABSOLUTE = re.compile(r"(?<![\w.])/(proc|sys)/")
 
 
@@ -160,11 +183,9 @@ def positions(recipe: Recipe) -> Iterator[Position]:
     """Every placeholder occurrence of every command of ``recipe``."""
     for step in recipe.steps.values():
         for i, cmd in enumerate(step.commands):
-            for key, text in (("run", cmd.run), ("netns", cmd.netns)):
-                if text is None:
-                    continue
-                template = text if key == "run" else f"ip netns exec {text} true"
-                for k, slot in enumerate(analyze(template)):
+            run_slots, netns_slots = command_slots(cmd.run, cmd.netns, cmd.format)
+            for key, slots in (("run", run_slots), ("netns", netns_slots)):
+                for k, slot in enumerate(slots):
                     yield Position(step.name, i, key, k, slot.name)
 
 
@@ -186,16 +207,35 @@ def render_case(recipe: Recipe, pos: Position, payload: str, variables: dict[str
     """
     cmd = recipe.steps[pos.step].commands[pos.index]
     run = _ABSOLUTE.sub(lambda m: f"{sandbox}/{m.group(1)}/", cmd.run)
-    moved = cmd.model_copy(update={"run": run, "when": None})  # every command, whatever its condition
+    return render_runtime(recipe, run, cmd.netns, cmd.format, {**variables, pos.name: payload}, pos.name)
+
+
+def render_runtime(
+    recipe: Recipe, run: str, netns: str | None, fmt: str | None, variables: dict[str, Any], name: str
+) -> str | None:
+    """A command rendered as natbench renders it, with the variable ``name`` taken as a value learnt at run time (no
+    type vouches for it: every check of its place applies). None: natbench refused it."""
+    declared = value_classes(recipe)
+
+    def classes(variable: str, filters: tuple[str, ...]) -> ValueClass:
+        return RUNTIME if variable == name else declared(variable, filters)
+
     try:
-        rendered = recipe.render_command(pos.step, moved, {**variables, pos.name: payload})
-    except RecipeError:
+        run_slots, netns_slots = command_slots(run, netns, fmt)
+        text = render_template(run, variables, slots=run_slots, classes=classes)
+        if netns is not None:
+            text = f"ip netns exec {render_template(netns, variables, slots=netns_slots, classes=classes)} {text}"
+    except (ShellStructureError, ValueError, KeyError):
         return None
-    assert rendered is not None
-    return rendered.text
+    return text
 
 
-_FUNCTION_STUB = """nb_stub() { { printf '%s\\0' "$@"; printf '\\n'; } >> "$NB_OUT/argv-$NB_CASE"; }
+_FUNCTION_STUB = """nb_stub() {
+  { printf '%s\\0' "$@"; printf '\\n'; } >> "$NB_OUT/argv-$NB_CASE"
+  if [ ! -t 0 ]; then
+    while IFS= read -r line || [ -n "$line" ]; do printf '%s\\n' "$line"; done >> "$NB_OUT/stdin-$NB_CASE"
+  fi
+}
 nb_canary() { : > "$NB_OUT/canary-$NB_CASE"; nb_stub nb_canary "$@"; }"""
 _FUNCTION_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _BUILTINS = frozenset(
@@ -204,7 +244,7 @@ _BUILTINS = frozenset(
         *("function", "select", "time", "coproc", "echo", "printf", "test", "cd", "read", "kill", "exit"),
         *("return", "true", "false", "set", "shift", "eval", "exec", "command", "builtin", "export", "local"),
         *("readonly", "declare", "typeset", "unset", "trap", "wait", "alias", "hash", "type", "ulimit"),
-        *("umask", "getopts", "break", "continue", "source", "let"),
+        *("umask", "getopts", "break", "continue", "source", "let", "jobs", "compgen", "mapfile", "readarray"),
     )
 )
 """Reserved words and builtins: never stubbed (the shells run their own)."""
@@ -221,29 +261,71 @@ def sandbox_text(sandbox: Path) -> str:
     return "".join(p.read_text("utf-8", "replace") for p in sandbox.rglob("*") if p.is_file())
 
 
-def run_cases(cases: list[tuple[str, str]], root: Path, shell: str) -> dict[str, tuple[bool, list[list[str]], str]]:
-    """Run ``(case id, command)`` pairs with ``shell -c``; per case: canary ran, argv records, files written in its
-    working directory."""
-    bindir, out = root / "bin", root / "out"
+def make_bin(bindir: Path, names: set[str]) -> None:
+    """A PATH directory: a stub for every name but the shells' own words, the real programs of :data:`REAL`."""
     bindir.mkdir(parents=True, exist_ok=True)
-    out.mkdir(exist_ok=True)
     stub = bindir / "stub"
-    stub.write_text(STUB)
-    stub.chmod(0o755)
-    names = {"nb_canary"}
-    for _, command in cases:
-        names.update(re.findall(r"(?<![\w./-])([A-Za-z_][\w.+-]*)", command))
-    names -= _BUILTINS
-    for name in names:
+    if not stub.exists():
+        stub.write_text(STUB)
+        stub.chmod(0o755)
+    for name in REAL:
+        real = shutil.which(name, path="/usr/bin:/bin")
+        if real is not None and not (bindir / name).exists():
+            (bindir / name).symlink_to(real)
+    for name in (names | {"nb_canary"}) - _BUILTINS:
         link = bindir / name
-        if not link.exists() and name != "stub":
+        if "/" not in name and not link.exists() and name != "stub":
             link.symlink_to("stub")
+
+
+def program_names(command: str) -> set[str]:
+    """Every word of a command text that could name a program."""
+    return set(re.findall(r"(?<![\w./-])([A-Za-z_][\w.+-]*)", command))
+
+
+@dataclass
+class Outcome:
+    """What one executed case left: the canary, the recorded calls, the input stubs read, the files it wrote."""
+
+    canary: bool
+    records: list[list[str]]
+    stdin: str
+    written: str
+
+
+def _outcome(out: Path, case_id: str, work: Path) -> Outcome:
+    canary = (out / f"canary-{case_id}").exists()
+    records = []
+    argv_file = out / f"argv-{case_id}"
+    if argv_file.exists():
+        for line in argv_file.read_bytes().split(b"\0\n"):
+            if line:
+                records.append(line.decode("utf-8", "replace").split("\0"))
+    stdin_file = out / f"stdin-{case_id}"
+    stdin = stdin_file.read_text("utf-8", "replace") if stdin_file.exists() else ""
+    written = ""
+    for path in sorted(work.rglob("*")):
+        if path.is_file():
+            written += path.read_text("utf-8", "replace") + "\n"
+    return Outcome(canary, records, stdin, written)
+
+
+def run_cases(cases: list[tuple[str, str]], root: Path, shell: str) -> dict[str, Outcome]:
+    """Run ``(case id, command)`` pairs, each as ``eval`` in a subshell of one ``shell`` process (``eval`` parses the
+    text exactly as ``sh -c`` would; faster than a process per case); per case what it left."""
+    bindir, out = root / "bin", root / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    names: set[str] = set()
+    for _, command in cases:
+        names |= program_names(command)
+    make_bin(bindir, names)
     work = root / f"work-{shell}"
-    # one shell process runs every case in a subshell of its own: `eval` parses the text exactly as `sh -c` would
     lines = [f"NB_OUT={shlex.quote(str(out))}; export NB_OUT", _FUNCTION_STUB]
     # the stubs as shell functions where a name can be one (no exec per call: the same recording, faster)
     lines += [
-        f'{n}() {{ nb_stub {n} "$@"; }}' for n in sorted(names) if _FUNCTION_NAME.fullmatch(n) and n != "nb_canary"
+        f'{n}() {{ nb_stub {n} "$@"; }}'
+        for n in sorted(names - _BUILTINS - set(REAL))
+        if _FUNCTION_NAME.fullmatch(n) and n != "nb_canary"
     ]
     for case_id, command in cases:
         (work / case_id).mkdir(parents=True)
@@ -255,22 +337,35 @@ def run_cases(cases: list[tuple[str, str]], root: Path, shell: str) -> dict[str,
     script = root / f"cases-{shell}.sh"
     script.write_text("\n".join(lines) + "\n")
     subprocess.run([f"/bin/{shell}", str(script)], env={"PATH": "/usr/bin:/bin"}, check=False, timeout=1800)
-    results: dict[str, tuple[bool, list[list[str]], str]] = {}
-    for case_id, _ in cases:
-        if not (out / f"ran-{case_id}").exists():
-            continue  # the driver never reached the case: the caller counts executions and sees it
-        canary = (out / f"canary-{case_id}").exists()
-        argv_file = out / f"argv-{case_id}"
-        records = []
-        if argv_file.exists():
-            for line in argv_file.read_bytes().split(b"\0\n"):
-                if line:
-                    records.append(line.decode("utf-8", "replace").split("\0"))
-        written = ""
-        for path in (work / case_id).rglob("*"):
-            if path.is_file():
-                written += path.read_text("utf-8", "replace")
-        results[case_id] = (canary, records, written)
+    return {
+        case_id: _outcome(out, case_id, work / case_id)
+        for case_id, _ in cases
+        if (out / f"ran-{case_id}").exists()  # the driver never reached the case: the caller counts and sees it
+    }
+
+
+def run_each(cases: list[tuple[str, list[str]]], root: Path, shell: str) -> dict[str, Outcome]:
+    """Run ``(case id, commands)``: each command as natbench runs it, ``shell -c TEXT`` in a process of its own
+    (``$0``, ``$BASH`` and the environment as on a DUT), the commands of a case one after the other in one working
+    directory; per case what it left."""
+    bindir, out = root / "bin", root / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    names: set[str] = set()
+    for _, commands in cases:
+        for command in commands:
+            names |= program_names(command)
+    make_bin(bindir, names)
+    results: dict[str, Outcome] = {}
+    for case_id, commands in cases:
+        work = root / f"work-{shell}" / case_id
+        work.mkdir(parents=True)
+        env = {"PATH": str(bindir), "NB_OUT": str(out), "NB_CASE": case_id, "HOME": str(work), "SHELL": f"/bin/{shell}"}
+        for command in commands:
+            subprocess.run(
+                [f"/bin/{shell}", "-c", command], cwd=work, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, timeout=20,
+            )  # fmt: skip
+        results[case_id] = _outcome(out, case_id, work)
     return results
 
 
@@ -279,18 +374,43 @@ def config_syntax(payload: str) -> bool:
     return "NBCFG" in payload and not _TOKEN.fullmatch(payload)
 
 
-def escapes(payload: str, canary: bool, records: list[list[str]], written: str) -> list[str]:
-    """The kinds of escape one executed case shows."""
+def _headed(text: str, payload: str, starts: str = "\n;{}") -> bool:
+    """Whether a line or a statement (after one of ``starts``) of ``text`` begins with a marker word of ``payload``."""
+    markers = {m for m in _MARKERS if m in payload}
+    for statement in re.split(f"[{re.escape(starts)}]", text):
+        words = statement.split()
+        if words and words[0] in markers:
+            return True
+    return False
+
+
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+"""A double-quoted string of nft, pf.conf or JSON: one word of the format, whatever it holds."""
+
+
+def escapes(payload: str, outcome: Outcome, fmt: str | None = None) -> list[str]:
+    """The kinds of escape one executed case shows (``fmt``: the declared format of the text the command writes, which
+    says where its statements begin, and whose strings are read as one word each; unknown: statements begin after
+    a newline, ';', '{' or '}', and every character counts)."""
+    starts = FORMATS[fmt].statement_starts or "\n" if fmt is not None else "\n;{}"
+    written = _STRING.sub('""', outcome.written) if fmt is not None else outcome.written
     found = []
-    if canary:
+    if outcome.canary:
         found.append("code")
-    for argv in records:
+    for argv in outcome.records:
         args = argv[1:]
         end = args.index("--") if "--" in args else len(args)
         if any(a.startswith(("-NBOPT", "--NBOPT")) for a in args[:end]):
             found.append(f"option of {argv[0]}")
-        if argv[0] == "nft" and config_syntax(payload) and payload in " ".join(args):
+        rule = _STRING.sub('""', " ".join(args))
+        if argv[0] == "nft" and config_syntax(payload) and payload in rule:
             found.append("nft rule syntax")
+        if argv[0] == "nft" and _headed(rule, payload):
+            found.append("a statement of its own in nft's rule")
     if config_syntax(payload) and payload in written:
         found.append("configuration syntax in a written file")
+    if _headed(written, payload, starts):
+        found.append("a line of its own in a written file")
+    if _headed(outcome.stdin, payload):
+        found.append("a line of its own in a program's input")
     return found

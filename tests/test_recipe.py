@@ -61,17 +61,6 @@ GOLDEN_CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "host_settings": True,
         },
     ),
-    "iptables-nat44-nasty": (
-        "iptables-nat44",
-        {
-            "private_if": "in;x",
-            "public_if": "out$(id)",
-            "public_address": "198.19.0.1/24",
-            "nat": "snat",
-            "snat_ports": [1024, 65535],
-            "rule_comment": NASTY,
-        },
-    ),
     "nftables-nat44-snat": (
         "nftables-nat44",
         {
@@ -154,21 +143,24 @@ def test_every_recipe_on_the_search_path_loads() -> None:
         assert recipe.name == name == path.stem
 
 
-def test_nasty_values_arrive_literally_through_a_real_shell() -> None:
-    """Run the rendered SNAT rule with its program replaced by printf: the shell must hand
-    every value over as one literal argument."""
+def test_nasty_values_are_refused_by_their_types_in_one_line() -> None:
+    """Values carrying shell syntax never reach a command: the parameter's type refuses them, naming the field."""
     recipe = load_recipe("iptables-nat44")
-    _, params = GOLDEN_CASES["iptables-nat44-nasty"]
-    rule = next(c for c in recipe.render("setup", params) if c.startswith("iptables -t nat -A"))
-    argv = rule.split(" ", 1)[1]  # drop the program name, keep the shell text of the arguments
-    res = LocalExecutor().run("printf '%s\\0' " + argv, check=True)
-    args = res.stdout.split("\0")[:-1]
-    assert args == [
-        "-t", "nat", "-A", "POSTROUTING", "-o", "out$(id)", "-m", "comment", "--comment", NASTY,
-        "-p", "udp", "-j", "SNAT", "--to-source", "198.19.0.1:1024-65535",
-    ]  # fmt: skip
-    # and the same through shlex (what a golden reader sees)
-    assert shlex.split(rule)[10] == NASTY
+    base = {"private_if": "in0", "public_if": "out0", "public_address": "198.19.0.1/24", "nat": "snat"}
+    for field, value in (("private_if", "in;x"), ("public_if", "out$(id)"), ("rule_comment", NASTY)):
+        with pytest.raises(RecipeError) as info:
+            recipe.resolve({**base, field: value}, file="c.yaml")
+        assert info.value.field == field
+        assert "\n" not in str(info.value)
+    assert recipe.resolve({**base, "rule_comment": "a b, c"})["rule_comment"] == "a b, c"  # its pattern allows blanks
+
+
+def test_below_the_type_check_quoting_hands_values_over_literally_through_a_real_shell() -> None:
+    """Quoting alone still holds: rendered text hands every value to its program as one literal argument."""
+    text = render_template("printf '%s\\0' -o {{ o }} --comment {{ c }} x", {"o": "out$(id)", "c": NASTY})
+    args = LocalExecutor().run(text, check=True).stdout.split("\0")[:-1]
+    assert args == ["-o", "out$(id)", "--comment", NASTY, "x"]
+    assert shlex.split(text)[5] == NASTY
 
 
 @pytest.mark.parametrize("value", [NASTY, "", "-n", "a b", "'", '"', "$", "\\", "\t", "é ü", "--x=$(reboot)"])
@@ -383,7 +375,7 @@ def test_conditions_and_saved_values() -> None:
 def test_netns_key_prefixes_ip_netns_exec() -> None:
     r = parse_recipe(
         GOOD.replace("    - echo {{ a }}", "    - run: iptables -t nat -S\n      netns: '{{ ns }}'").replace(
-            "a: {type: int, default: 1}", "ns: {type: str, default: napt}"
+            "a: {type: int, default: 1}", "ns: {type: str, pattern: '[A-Za-z0-9 ]+', default: napt}"
         ),
         "t.yaml",
     )
@@ -394,8 +386,10 @@ def test_netns_key_prefixes_ip_netns_exec() -> None:
 def test_recipe_text_keeps_shell_variables_literally(monkeypatch: pytest.MonkeyPatch) -> None:
     """Campaigns substitute ${NATBENCH_*}; a recipe is shell text and keeps every ${...} and $$ as written."""
     monkeypatch.setenv("NATBENCH_X", "substituted")
-    r = parse_recipe(GOOD.replace("echo {{ a }}", "echo ${HOME} $$ ${NATBENCH_X} {{ a }}"), "t.yaml")
-    assert r.render("setup", {}) == ["echo ${HOME} $$ ${NATBENCH_X} 1"]
+    r = parse_recipe(GOOD.replace("echo {{ a }}", "x=2; echo ${x} $$ '${NATBENCH_X}' {{ a }}"), "t.yaml")
+    assert r.render("setup", {}) == ["x=2; echo ${x} $$ '${NATBENCH_X}' 1"]
+    with pytest.raises(RecipeError, match=r"cannot read \$NATBENCH_X: a command expands only variables it assigns"):
+        parse_recipe(GOOD.replace("echo {{ a }}", "echo ${NATBENCH_X} {{ a }}"), "t.yaml")
 
 
 def test_numbers_and_port_ranges_follow_the_campaign_grammar() -> None:

@@ -44,13 +44,13 @@ def test_show_lists_parameters_and_steps() -> None:
 def test_render_quotes_values_and_selects_steps() -> None:
     res = natbench(
         "recipes", "render", "iptables-nat44", "-p", "private_if=in0", "-p", "public_if=out0",
-        "-p", "rule_comment=a b; c", "-p", "conntrack_max=2^20", "-s", "setup", "-s", "count_connections",
+        "-p", "rule_comment=a b, c", "-p", "conntrack_max=2^20", "-s", "setup", "-s", "count_connections",
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == "# setup" and "# count_connections" in lines and "conntrack -C" in lines
     rule = next(line for line in lines if line.startswith("iptables -t nat -A"))
-    assert shlex.split(rule)[shlex.split(rule).index("--comment") + 1] == "a b; c"
+    assert shlex.split(rule)[shlex.split(rule).index("--comment") + 1] == "a b, c"
     assert any(line.startswith("v=1048576;") for line in lines)
 
 

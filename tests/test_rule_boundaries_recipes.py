@@ -1,4 +1,4 @@
-"""Where a recipe value may start with '-', at its boundaries (natbench.duts.recipes.shell.word_problem, the
+"""Where a recipe value may start with '-', at its boundaries (natbench.duts.recipes.shell.value_problem, the
 resolve-time check of natbench.duts.recipes.params; docs/recipes.md):
 
 * a placeholder glued to literal text (``--comment={{ x }}``) may take a value starting with '-' as its first word,
@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 
 from natbench.duts.recipes import parse_recipe
-from natbench.duts.recipes.shell import analyze, word_problem
+from natbench.duts.recipes.shell import analyze, value_problem
 from natbench.duts.recipes.template import render_template
+from natbench.duts.recipes.values import RUNTIME
 from natbench.errors import RecipeError
 
 
@@ -31,10 +32,10 @@ GLUED = "iptables -A FORWARD -m comment --comment={{ l }} -j ACCEPT"
 def test_a_glued_placeholders_first_word_may_start_with_a_dash_its_later_words_may_not() -> None:
     (slot,) = analyze(GLUED)
     assert not slot.word_start
-    assert word_problem(slot, "-a", True) is None  # --comment=-a: one word, the option's value
-    problem = word_problem(slot, "-b", False)
+    assert value_problem(slot, "-a", True, RUNTIME) is None  # --comment=-a: one word, the option's value
+    problem = value_problem(slot, "-b", False, RUNTIME)
     assert problem is not None and "starts with '-': iptables would read it as an option" in problem
-    assert word_problem(slot, "b", False) is None
+    assert value_problem(slot, "b", False, RUNTIME) is None
 
 
 def test_a_list_value_glued_to_text_is_refused_when_a_later_item_starts_with_a_dash() -> None:

@@ -28,12 +28,12 @@ A recipe is a YAML file ``dut_recipes/<name>.yaml``::
           timed: true                          # the duration is measured on the DUT
       set_cores: {builtin: linux-cores, interfaces: ["{{ private_if }}", "{{ public_if }}"]}
 
-Command keys: ``run`` (template, required), ``when`` (condition), ``netns`` (run inside
-that namespace: rendered as an ``ip netns exec`` prefix), ``parse`` (parser name from
-:mod:`natbench.duts.parsers`), ``select`` (pick one key of a parser's dict result),
-``as`` (fact name in the ``facts`` step), ``save`` (keep stdout as a template variable of
-later steps, e.g. an original value restored by ``teardown``), ``timed``,
-``ignore_errors``, ``error`` (hint), ``timeout`` (seconds), ``scope`` (``dut`` | ``host``).
+Command keys: ``run`` (template or a list of words, required), ``format`` (of the text it writes), ``when``
+(condition), ``netns`` (run inside that namespace: rendered as an ``ip netns exec`` prefix), ``parse`` (parser
+name from :mod:`natbench.duts.parsers`), ``select`` (pick one key of a parser's dict result), ``as`` (fact
+name in the ``facts`` step), ``save`` (keep stdout as a template variable of later steps, e.g. an original
+value restored by ``teardown``), ``timed``, ``ignore_errors``, ``error`` (hint), ``timeout`` (seconds),
+``scope`` (``dut`` | ``host``).
 
 Conditions: ``name`` (truthy), ``not name``, ``name == word``, ``name != word``,
 ``name in [a, b]``, joined by ``and`` / ``or`` (``and`` binds tighter).
@@ -51,8 +51,12 @@ Other step names are allowed and can be run by name. The full description is doc
 The package: :mod:`~natbench.duts.recipes.schema` (the file as pydantic models),
 :mod:`~natbench.duts.recipes.params` (parameter declarations and value types),
 :mod:`~natbench.duts.recipes.conditions`, :mod:`~natbench.duts.recipes.template`,
-:mod:`~natbench.duts.recipes.semantics` (rules across fields), :mod:`~natbench.duts.recipes.render`
-and :mod:`~natbench.duts.recipes.loader` (search path, names and files).
+:mod:`~natbench.duts.recipes.semantics` (rules across fields), :mod:`~natbench.duts.recipes.render`,
+:mod:`~natbench.duts.recipes.loader` (search path, names and files), and where a value may stand:
+:mod:`~natbench.duts.recipes.shellsyntax` (the shell subset commands are read in),
+:mod:`~natbench.duts.recipes.programs` (the programs a recipe may run), :mod:`~natbench.duts.recipes.shell`
+(the places and what each needs), :mod:`~natbench.duts.recipes.values` (what a type's values can be) and
+:mod:`~natbench.duts.recipes.formats` (file formats and their writers).
 """
 
 from natbench.duts.recipes.loader import (

@@ -18,7 +18,9 @@ from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 from natbench.config.source import SourceMap
 from natbench.duts.recipes.conditions import as_word
 from natbench.duts.recipes.fields import Flag, Named, must
+from natbench.duts.recipes.formats import FORMATS, MAX_TEXT_CHARS, format_names
 from natbench.duts.recipes.regex import MAX_VALUE_CHARS, check_pattern, pattern_matches
+from natbench.duts.recipes.values import FormatText, is_phrase, is_token
 from natbench.errors import RecipeError
 from natbench.values import MAX_VALUE, parse_count, parse_number, parse_port_range
 
@@ -31,7 +33,7 @@ BUILTIN_VARIABLES = ("cores", "cpus", "dut")
 """Template variables natbench supplies at run time: active core count of the working point
 (None: unchanged), the list of CPU numbers in use, the DUT's name."""
 
-_IFNAME = re.compile(r"^[^\x00-\x20\x7f/:'\"\\-][^\x00-\x20\x7f/:'\"\\]{0,14}$")
+_IFNAME = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,14}")
 _MAC = re.compile(r"^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$")
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _N = TypeVar("_N", int, float)
@@ -62,12 +64,40 @@ def _str(spec: ParamSpec, value: Any) -> str:
     text = str(value)
     if "\x00" in text:
         raise ValueError("contains a NUL byte")
-    if spec.pattern:
-        if len(text) > MAX_VALUE_CHARS:
-            raise ValueError(f"is longer than {MAX_VALUE_CHARS} characters (a value checked against a pattern)")
-        if not pattern_matches(spec.pattern, text):
-            raise ValueError(f"{_shown(text)} does not match {_shown(spec.pattern, 80)}")
+    if len(text) > MAX_VALUE_CHARS:
+        raise ValueError(f"is longer than {MAX_VALUE_CHARS} characters")
+    if spec.pattern and not pattern_matches(spec.pattern, text):
+        raise ValueError(f"{_shown(text)} does not match {_shown(spec.pattern, 80)}")
+    if spec.pattern is None and not is_token(text):
+        raise ValueError(
+            f"{_shown(text)} is not one plain token (letters, digits, '_', '.', ':', '/', ',', '+', '-'): a str "
+            "parameter without a pattern takes one word; declare a pattern for more (text for a file format is a "
+            "text parameter)"
+        )
+    if not is_phrase(text):
+        raise ValueError(
+            f"{_shown(text)} holds characters a str value may not: letters, digits, '_', '.', ':', '/', ',', '+', "
+            "'-' and single blanks (no quote, newline, ';', '$', backquote, glob or brace); text for a file format "
+            "is a text parameter"
+        )
     return text
+
+
+def _text(spec: ParamSpec, value: Any) -> FormatText:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    if len(value) > MAX_TEXT_CHARS:
+        raise ValueError(f"is longer than {MAX_TEXT_CHARS} characters")
+    if "\x00" in value:
+        raise ValueError("contains a NUL byte")
+    if spec.pattern and not pattern_matches(spec.pattern, value):
+        raise ValueError(f"{_shown(value)} does not match {_shown(spec.pattern, 80)}")
+    fmt = FORMATS[spec.format or ""]
+    try:
+        fmt.write(value)
+    except ValueError as exc:
+        raise ValueError(f"{_shown(value)}: {exc}") from None
+    return FormatText(value, fmt.name)
 
 
 def _int(spec: ParamSpec, value: Any) -> int:
@@ -125,10 +155,10 @@ def _address(spec: ParamSpec, value: Any) -> str:
 
 
 def _interface(spec: ParamSpec, value: Any) -> str:
-    if not isinstance(value, str) or not _IFNAME.match(value):
+    if not isinstance(value, str) or not _IFNAME.fullmatch(value):
         raise ValueError(
-            f"{_shown(value)} is not a valid interface name (1-15 characters, no blanks, control characters, "
-            "'/' or ':', not starting with '-')"
+            f"{_shown(value)} is not a valid interface name (1-15 letters, digits, '_', '.', '+', '-', "
+            "not starting with '-')"
         )
     return value
 
@@ -158,6 +188,7 @@ def _list(spec: ParamSpec, value: Any) -> list[Any]:
 
 _VALUE_TYPES: dict[str, Callable[[ParamSpec, Any], Any]] = {
     "str": _str,
+    "text": _text,
     "int": _int,
     "float": _float,
     "bool": _bool,
@@ -178,7 +209,10 @@ PARAM_TYPES = tuple(_VALUE_TYPES)
 
 
 _PARAM_TYPE = must(lambda v: v in PARAM_TYPES, lambda v: f"unknown type {v!r} (allowed: {', '.join(PARAM_TYPES)})")
-_ITEM_TYPE = must(lambda v: v in PARAM_TYPES and v not in ("list", "choice"), lambda v: f"bad list item type {v!r}")
+_ITEM_TYPE = must(
+    lambda v: v in PARAM_TYPES and v not in ("list", "choice", "text"), lambda v: f"bad list item type {v!r}"
+)
+_FORMAT = must(lambda v: v is None or v in FORMATS, lambda v: f"unknown format {v!r} (known: {format_names()})")
 _BOUND = must(
     lambda v: not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and abs(v) <= MAX_VALUE,
     "expected a finite number (at most 2^64 in magnitude)",
@@ -188,7 +222,14 @@ _BOUND = must(
 def _words(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list | tuple):
         raise ValueError("expected a list")
-    return tuple(as_word(v) for v in value)
+    words = tuple(as_word(v) for v in value)
+    for word in words:
+        if not is_phrase(word):
+            raise ValueError(
+                f"choice {_shown(word)} holds characters a value may not: letters, digits, '_', '.', ':', '/', "
+                "',', '+', '-' and single blanks"
+            )
+    return words
 
 
 def _pattern(value: Any) -> str | None:
@@ -213,9 +254,14 @@ class ParamSpec(Named):
     """Allowed values (``choice``)."""
     items: Annotated[str, _ITEM_TYPE] = "str"
     """Item type of a ``list``."""
-    pattern: Annotated[str | None, BeforeValidator(_pattern)] = None
-    """Regular expression a ``str`` must match fully, in RE2 syntax (matched in linear time: no back-references
-    or look-arounds; :mod:`natbench.duts.recipes.regex`); at most 512 characters, values of at most 256."""
+    pattern: Annotated[str | None, BeforeValidator(_pattern)] = Field(default=None, validate_default=True)
+    """Regular expression a ``str`` or ``text`` value must match fully, in RE2 syntax (matched in linear time: no
+    back-references or look-arounds; :mod:`natbench.duts.recipes.regex`); at most 512 characters, values of at most
+    256. A ``str`` without a pattern takes one plain token; with one, plain tokens separated by single blanks that
+    match it."""
+    format: Annotated[str | None, _FORMAT] = Field(default=None, validate_default=True)
+    """The file format of a ``text`` parameter (``pf.conf``, ``nft``, ``json``): its values are written as one
+    string of that format, and stand only in text written in it (:mod:`natbench.duts.recipes.formats`)."""
     doc: Annotated[str, BeforeValidator(str)] = ""
     """What the parameter means."""
     default: Any = None
@@ -226,6 +272,13 @@ class ParamSpec(Named):
     def _choices_given(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         if info.data.get("type") == "choice" and not value:
             raise ValueError("a choice parameter needs a non-empty list of choices")
+        return value
+
+    @field_validator("format")
+    @classmethod
+    def _text_has_format(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if (info.data.get("type") == "text") != (value is not None):
+            raise ValueError("a text parameter names its format (pf.conf, nft, json), and only a text parameter does")
         return value
 
     @field_validator("default")
@@ -320,33 +373,31 @@ def resolve_params(
 
 
 def _place_problems(recipe: Recipe, values: dict[str, Any]) -> list[tuple[str, str, int]]:
-    """(parameter, problem, recipe line) for every value that does not fit a place its placeholders stand in:
-    a leading ``-`` where a program would read an option, more than a plain token where it is written into a
-    file or assigned (:func:`~natbench.duts.recipes.shell.word_problem`). The same check runs again on every
-    rendered command; here it names the campaign's field before anything runs."""
-    from natbench.duts.recipes.shell import ShellStructureError, analyze, word_problem
+    """(parameter, problem, recipe line) for the first value that does not fit a place its placeholders stand in
+    (:func:`~natbench.duts.recipes.shell.value_problem`: a leading ``-`` where a program would read an option,
+    more than one token where it is written, a word where a statement begins). The same check runs again on
+    every rendered command; here it names the campaign's field before anything runs."""
+    from natbench.duts.recipes.render import value_classes
+    from natbench.duts.recipes.shell import ShellStructureError, command_slots, value_problem
     from natbench.duts.recipes.template import rendered_words
 
-    out: list[tuple[str, str, int]] = []
+    classes = value_classes(recipe)
     for step in recipe.steps.values():
         for cmd in step.commands:
-            texts = [cmd.run] if cmd.netns is None else [cmd.run, f"ip netns exec {cmd.netns} true"]
-            for text in texts:
-                try:
-                    slots = analyze(text)
-                except ShellStructureError:  # reported when the recipe is loaded
+            try:
+                run_slots, netns_slots = command_slots(cmd.run, cmd.netns, cmd.format)
+            except ShellStructureError:  # reported when the recipe is loaded
+                continue
+            for slot in (*netns_slots, *run_slots):
+                value = values.get(slot.name)
+                if value is None or slot.name not in recipe.params:
                     continue
-                for slot in slots:
-                    value = values.get(slot.name)
-                    if value is None or slot.name not in recipe.params:
-                        continue
-                    try:
-                        words, _ = rendered_words(value, slot.filters)
-                    except (ValueError, TypeError, IndexError):  # a filter that does not apply: rendering says so
-                        continue
-                    for i, word in enumerate(words):
-                        problem = word_problem(slot, word, i == 0)
-                        if problem is not None:
-                            out.append((slot.name, f"{_shown(word)} {problem}", cmd.line))
-                            return out
-    return out
+                try:
+                    words, _ = rendered_words(value, slot.filters)
+                except (ValueError, TypeError, IndexError):  # a filter that does not apply: rendering says so
+                    continue
+                for i, word in enumerate(words):
+                    problem = value_problem(slot, word, i == 0, classes(slot.name, slot.filters))
+                    if problem is not None:
+                        return [(slot.name, f"{_shown(word)} {problem}", cmd.line)]
+    return []

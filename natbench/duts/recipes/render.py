@@ -7,14 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 from natbench.duts.recipes.conditions import parse_condition
 from natbench.duts.recipes.params import BUILTIN_VARIABLES
-from natbench.duts.recipes.shell import Slot, analyze
-from natbench.duts.recipes.template import render_template
+from natbench.duts.recipes.shell import Slot, command_slots
+from natbench.duts.recipes.template import ClassOf, render_template
+from natbench.duts.recipes.values import ValueClass, builtin_class, class_of
 from natbench.errors import RecipeError
 
 if TYPE_CHECKING:
     from natbench.duts.recipes.schema import Command, Recipe
 
-__all__ = ["RenderedCommand", "plan", "render_command", "saved_names", "step_options", "variables"]
+__all__ = ["RenderedCommand", "plan", "render_command", "saved_names", "step_options", "value_classes", "variables"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,17 @@ class RenderedCommand:
     """The declaration it came from."""
     step: str
     """Step name."""
+
+
+def value_classes(recipe: Recipe) -> ClassOf:
+    """The class of a template variable's values after filters: a declared parameter's from its type, natbench's
+    run-time variables' from what natbench supplies, a saved output's checked when it is rendered."""
+
+    def of(name: str, filters: tuple[str, ...]) -> ValueClass:
+        spec = recipe.params.get(name)
+        return class_of(spec, filters) if spec is not None else builtin_class(name)
+
+    return of
 
 
 def saved_names(recipe: Recipe) -> dict[str, Any]:
@@ -61,10 +73,10 @@ def render_command(recipe: Recipe, step: str, cmd: Command, values: dict[str, An
     """Render one command of ``step`` with ``values``; None when its condition is false."""
     if cmd.when is not None and not parse_condition(cmd.when).holds(values):
         return None
-    text = _render_text(recipe, cmd.run, values, cmd.line, f"steps.{step}.run", analyze(cmd.run))
+    run_slots, netns_slots = command_slots(cmd.run, cmd.netns, cmd.format)
+    text = _render_text(recipe, cmd.run, values, cmd.line, f"steps.{step}.run", run_slots)
     if cmd.netns is not None:
-        slots = analyze(f"ip netns exec {cmd.netns} true")
-        ns = _render_text(recipe, cmd.netns, values, cmd.line, f"steps.{step}.netns", slots)
+        ns = _render_text(recipe, cmd.netns, values, cmd.line, f"steps.{step}.netns", netns_slots)
         text = f"ip netns exec {ns} {text}"
     return RenderedCommand(text=text, command=cmd, step=step)
 
@@ -95,7 +107,7 @@ def _render_text(
     recipe: Recipe, text: str, values: dict[str, Any], line: int, field: str, slots: tuple[Slot, ...]
 ) -> str:
     try:
-        return render_template(text, values, slots=slots)
+        return render_template(text, values, slots=slots, classes=value_classes(recipe))
     except KeyError as exc:
         raise RecipeError(
             f"unknown template variable {exc.args[0]!r}", file=recipe.path, line=line, field=field

@@ -10,6 +10,7 @@ parsers known, step semantics) are made by :mod:`natbench.duts.recipes.semantics
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -27,6 +28,7 @@ from natbench.config.source import SourceMap
 from natbench.duts.recipes import render
 from natbench.duts.recipes.conditions import Condition, parse_condition
 from natbench.duts.recipes.fields import Declared, Flag, Named, OptionalText, RecipeModel, Text, must
+from natbench.duts.recipes.formats import FORMATS, format_names
 from natbench.duts.recipes.params import ParamSpec, param_name, resolve_params
 from natbench.duts.recipes.render import RenderedCommand
 from natbench.duts.recipes.reports import MemorySpec, TableSpec, declarations
@@ -78,7 +80,21 @@ MAX_COMMAND_CHARS = 16_384
 """Longest command template (the longest shipped command has about 200 characters)."""
 
 
+_LITERAL_SEGMENTS = re.compile(r"(\{\{.*?\}\})", re.S)
+
+
+def _argv_word(element: str) -> str:
+    """One element of a command written as a list, as a shell word: its literal text quoted, its placeholders kept."""
+    pieces = _LITERAL_SEGMENTS.split(element)
+    word = "".join(p if p.startswith("{{") else shlex.quote(p) for p in pieces if p)
+    return word or "''"
+
+
 def _command_text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        if not value or not all(isinstance(v, str) for v in value):
+            raise ValueError("a command written as a list holds strings: the program, then its arguments")
+        value = " ".join(_argv_word(v) for v in value)
     if not isinstance(value, str) or not value.strip():
         raise ValueError("required: the command template")
     if len(value) > MAX_COMMAND_CHARS:
@@ -129,6 +145,7 @@ _REASON = must(lambda v: v is None or isinstance(v, str), "expected a reason (st
 _BUILTIN = must(lambda v: v is None or v in BUILTINS, lambda v: f"unknown builtin {v!r} (known: {', '.join(BUILTINS)})")
 _METHOD = must(lambda v: v in ("auto", "hotplug", "rps"), "method is one of auto, hotplug, rps")
 _SCOPE = must(lambda v: v in ("dut", "host"), "scope is 'dut' or 'host'")
+_FORMAT = must(lambda v: v is None or v in FORMATS, lambda v: f"unknown format {v!r} (known: {format_names()})")
 _COMMANDS = must(_is_list, "expected a list of commands")
 _CHECKS = must(_is_list, "expected a list of {when, error, field}")
 _STEP_NAME_OK = must(lambda v: isinstance(v, str) and _STEP_NAME.fullmatch(v), "step names are lowercase identifiers")
@@ -147,7 +164,11 @@ class Command(Declared):
     """One command of a step: ``- text`` or ``- {run: text, when: ..., parse: ..., ...}`` (its line: of ``run``)."""
 
     run: Annotated[str, BeforeValidator(_command_text)] = Field(default="", validate_default=True)
-    """Command template (shell text with ``{{ placeholders }}``)."""
+    """Command template: shell text with ``{{ placeholders }}``, or a list (the program and its arguments, each
+    one word: no shell syntax at all), kept as the equivalent shell text with every literal quoted."""
+    format: Annotated[str | None, _FORMAT] = None
+    """The file format of the text this command writes (``pf.conf``, ``nft``, ``json``): where a statement of
+    the format begins, and which ``text`` parameters may be written (:mod:`natbench.duts.recipes.formats`)."""
     when: Annotated[str | None, BeforeValidator(_condition)] = None
     """Condition; the command is skipped when false."""
     netns: Annotated[str | None, BeforeValidator(_netns_text)] = None

@@ -14,13 +14,15 @@ from natbench.config.source import SourceMap
 from natbench.duts.parsers import parser_names
 from natbench.duts.recipes.conditions import parse_condition
 from natbench.duts.recipes.params import BUILTIN_VARIABLES
-from natbench.duts.recipes.render import saved_names
+from natbench.duts.recipes.render import saved_names, value_classes
 from natbench.duts.recipes.schema import Recipe
-from natbench.duts.recipes.shell import ASSIGNMENT, CONFIG, REDIRECT, ShellStructureError, analyze, runs_script_file
+from natbench.duts.recipes.shell import ShellStructureError, Slot, analyze, command_slots
+from natbench.duts.recipes.shellsyntax import mark_placeholders
 from natbench.duts.recipes.template import TemplateSyntaxError, parse_template, quoted_placeholder
+from natbench.duts.recipes.values import ValueClass
 from natbench.errors import RecipeError
 
-__all__ = ["check_recipe", "netns_template"]
+__all__ = ["check_recipe"]
 
 _NETNS = re.compile(r"(?:[A-Za-z0-9_.+-]|\{\{[^{}]*\}\})+")
 
@@ -29,7 +31,7 @@ def check_recipe(recipe: Recipe, source: SourceMap) -> None:
     """Raise :class:`RecipeError` (file, line, field) for the first rule ``recipe`` breaks."""
     _check_checks(recipe, source)
     _check_commands(recipe)
-    _check_shell(recipe)
+    _check_shell(recipe, source)
     _check_steps(recipe)
     _check_table(recipe)
 
@@ -91,6 +93,9 @@ def _check_commands(recipe: Recipe) -> None:
                 for name in parse_condition(cmd.when).names:
                     if name not in names:
                         raise _error(recipe, f"condition names unknown variable {name!r}", cmd.line, f"{field}.when")
+            if cmd.save is not None and (cmd.save in recipe.params or cmd.save in BUILTIN_VARIABLES):
+                message = f"save: {cmd.save} is the name of a parameter or of a variable natbench supplies"
+                raise _error(recipe, message, cmd.line, f"{field}.save")
             if cmd.parse is not None and cmd.parse not in parsers:
                 message = f"unknown parser {cmd.parse!r} (known: {', '.join(sorted(parsers))})"
                 raise _error(recipe, message, cmd.line, f"{field}.parse")
@@ -104,52 +109,70 @@ def _check_commands(recipe: Recipe) -> None:
                     raise _error(recipe, message, step.line, f"steps.{step.name}.interfaces")
 
 
-def netns_template(netns: str) -> str:
-    """The command a ``netns:`` template stands in (natbench prefixes ``ip netns exec NS``), for :func:`analyze`."""
-    return f"ip netns exec {netns} true"
-
-
-def _check_shell(recipe: Recipe) -> None:
-    """Every placeholder stands where a quoted word is data (:mod:`natbench.duts.recipes.shell`); a list value
-    is never assigned or a redirection's file (it renders as several words); a recipe that runs a shell script
-    from a file writes no value into a file."""
-    lists = {n for n, p in recipe.params.items() if p.type == "list"} | {"cpus"}
-    script: tuple[int, str] | None = None
-    written: tuple[int, str] | None = None
+def _check_shell(recipe: Recipe, source: SourceMap) -> None:
+    """Every command (and the clock) is read (:mod:`natbench.duts.recipes.shell`): each placeholder stands where a
+    value is data, and the class of its values (their declared type) meets what the place needs."""
+    classes = value_classes(recipe)
     for step in recipe.steps.values():
         for i, cmd in enumerate(step.commands):
             field = f"steps.{step.name}[{i}]"
             if cmd.netns is not None and not _NETNS.fullmatch(cmd.netns):
                 message = "a namespace is one word: letters, digits, '_', '.', '-' and placeholders, no shell syntax"
                 raise _error(recipe, message, cmd.line, f"{field}.netns")
-            for key, text in (("run", cmd.run), ("netns", None if cmd.netns is None else netns_template(cmd.netns))):
-                if text is None:
-                    continue
-                try:
-                    slots = analyze(text)
-                except ShellStructureError as exc:
-                    raise _error(recipe, str(exc), cmd.line, f"{field}.{key}") from None
+            in_netns = len(mark_placeholders(cmd.netns)[1]) if cmd.netns is not None else 0
+            try:
+                run_slots, netns_slots = command_slots(cmd.run, cmd.netns, cmd.format)
+            except ShellStructureError as exc:
+                key = "netns" if exc.placeholder is not None and exc.placeholder < in_netns else "run"
+                raise _error(recipe, str(exc), cmd.line, f"{field}.{key}") from None
+            for key, slots in (("run", run_slots), ("netns", netns_slots)):
                 for slot in slots:
-                    listed = slot.name in lists and not any(
-                        f in ("csv", "len", "first", "last", "hexmask") for f in slot.filters
-                    )
-                    if listed and slot.kind in (ASSIGNMENT, REDIRECT):
-                        what = "assigned to a variable" if slot.kind == ASSIGNMENT else "a redirection's file"
-                        message = (
-                            f"placeholder {{{{ {slot.name} }}}} is a list (several words) and is {what}: "
-                            "the second word would be a command or an argument (use | csv)"
-                        )
-                        raise _error(recipe, message, cmd.line, f"{field}.{key}")
-                    if slot.kind == CONFIG and written is None:
-                        written = (cmd.line, f"{field}.{key}")
-                if key == "run" and script is None and runs_script_file(text):
-                    script = (cmd.line, f"{field}.{key}")
-    if script is not None and written is not None:
-        message = (
-            f"runs a shell script from a file while the command on line {written[0]} ({written[1]}) writes values "
-            "into a file: a value could become a command of the script; generate the script without values"
+                    problem = _class_problem(slot, classes(slot.name, slot.filters))
+                    if problem is not None:
+                        shown = "{{ " + " | ".join((slot.name, *slot.filters)) + " }}"
+                        raise _error(recipe, f"placeholder {shown} {problem}", cmd.line, f"{field}.{key}")
+            if cmd.format is not None and not any(s.written for s in run_slots):
+                message = f"format: {cmd.format} applies to values a command writes, and this one writes none"
+                raise _error(recipe, message, cmd.line, f"{field}.format")
+    try:
+        analyze(recipe.clock)
+    except ShellStructureError as exc:
+        raise _error(recipe, str(exc), source.locate(("clock",)).line or None, "clock") from None
+
+
+def _class_problem(slot: Slot, value_class: ValueClass) -> str | None:
+    """Why no value of ``value_class`` (a parameter's declared type) may stand in ``slot``, or why some could not
+    (then the recipe is refused: a value's safety is a property of its type); None when every value may, or when
+    each is checked as the campaign gives it."""
+    what = value_class.describe()
+    if value_class.kind == "text":
+        if not slot.written or slot.format != value_class.format:
+            return (
+                f"is {what} and stands in {slot.place}: a text parameter stands only in text a command writes in "
+                f"its format (declare format: {value_class.format} on the command)"
+            )
+        if slot.head:
+            return f"is {what} and begins a statement of {slot.place}: only a number or an address may"
+        if slot.inside_string:
+            return (
+                f"is {what} and is written inside a string the recipe's own text opened in {slot.place}: its "
+                "quotes would close that string"
+            )
+        return None
+    if value_class.words and slot.single:
+        return (
+            f"is a list (several words) and is {slot.place}: the second word would be a command or an argument "
+            "(use | csv)"
         )
-        raise _error(recipe, message, script[0], script[1])
+    runtime = value_class.kind == "runtime"
+    if slot.number and not (runtime or value_class.within("number")):
+        return f"is {what} and reaches arithmetic $(( )) (through a variable): only a number may"
+    if slot.head and not (runtime or value_class.within("datum")):
+        return (
+            f"is {what} and begins a statement of {slot.place} (a line of its own, or what the format reads as "
+            "one): only a number or an address may stand there; put the recipe's own text before it"
+        )
+    return None
 
 
 def _check_steps(recipe: Recipe) -> None:

@@ -1,754 +1,748 @@
-"""Where a recipe's placeholders stand in the shell structure of a command, and which places are refused.
+"""Where a recipe's placeholders stand in a command, and what each place needs of a value.
 
-Every value is rendered as one single-quoted shell word (:mod:`~natbench.duts.recipes.template`). That
-makes it data only where the shell reads a quoted word as data: an argument, a redirection target, the
-value of an assignment. In many other places a quoted value is still code or changes what runs:
+Every value is rendered as one single-quoted shell word (:mod:`~natbench.duts.recipes.template`). That makes it
+data only where the shell, and then the program, read that word as data. natbench does not look for the places
+where this fails (there are too many ways to name a program or turn text into code); it allows a placeholder only
+where it positively knows what the value is, and refuses every other place:
 
-* inside other quotes, backticks, ``${...}``, a heredoc, a comment, after a backslash, on a line
-  continued by a backslash (the quotes are literal text there, or the value is not a word at all);
-* inside arithmetic (``$(( ))``, ``(( ))``, ``$[ ]``, ``[[ ]]``): bash evaluates ``a[$(cmd)]`` there;
-* as the command name (the value chooses the program), also behind a wrapper (``sudo``, ``env``,
-  ``timeout``, ``ip netns exec NS``, ...);
-* anywhere in a command that builds and runs code from text: ``eval``, ``sh -c`` / ``bash -c``, any
-  shell or interpreter (``python``, ``perl``, ``awk``, ``sed``, ...), ``xargs``, ``ssh``, ``su``,
-  ``watch``, ``trap``, bash's ``declare`` / ``let`` / ``read`` family: once such a command is in the
-  text, a value could reach it through a pipe, a variable or stdin, so no placeholder may stand anywhere
-  in that command text;
-* as ``printf``'s format or ``-v`` name, after ``test -v``;
-* ``case`` constructs are not followed: a placeholder after ``case`` is refused.
+1. The command text is parsed (:mod:`~natbench.duts.recipes.shellsyntax`, a subset of the POSIX shell both dash
+   and bash read alike); a construct outside it is refused, wherever it stands.
+2. Every simple command names its program literally, and the program is one natbench knows
+   (:mod:`~natbench.duts.recipes.programs`), which says what each argument is to it (data, text it writes, a word
+   of its rule language, or the recipe's own text). A value may stand only in a *data* argument, in text
+   ``echo``/``printf`` write, in ``nft``'s rule words, in the file of a redirection, in the value of an assignment
+   to a lowercase variable, and in the word list of ``for``. ``ip netns exec NS ...`` runs the rest as a command of
+   its own, read the same way.
+3. A variable holding a value is followed to each use: a use is held to the same rules as a placeholder there,
+   unquoted it must be one token (no splitting), in ``$(( ))`` a number, never a command name.
+4. The text a value is written into (a file by ``>``/``>>``/``tee``, or ``nft``'s rule) is read as a
+   configuration format (:mod:`~natbench.duts.recipes.formats`): the value must be one token there, may not start
+   an option-like word with ``-``, and where a statement begins (the start of a line, or what the format says)
+   only a number or an address may stand. Text a command writes goes only to natbench, ``/dev/null``, a file or
+   ``tee``; a program that may print its arguments sends its output only to natbench or ``/dev/null``.
 
-:func:`analyze` reads a command template with a small tokenizer of its own (the shell grammar is only
-followed as far as deciding these places needs; what it cannot follow around a placeholder is refused,
-never guessed) and returns one :class:`Slot` per placeholder, saying what kind of place it is. The slot
-kinds then decide which *values* may go there (:func:`word_problem`): a word that starts with ``-``
-at the start of an argument would be read as an option (allowed after a literal ``--``); a value written
-into a configuration file (``echo``/``printf``/``cat`` into a file or ``tee``) or into ``nft``'s rule
-language, or assigned to a shell variable, must be one plain token (letters, digits and ``_ . : / , + -``),
-so that it can add no syntax to pf.conf, JSON, nftables rules or later shell text.
+:func:`analyze` returns one :class:`Slot` per placeholder saying what its place needs; :func:`value_problem`
+checks one rendered word against it, with the value's class (:mod:`~natbench.duts.recipes.values`): which
+values can meet a need is a property of their declared type.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = [
-    "ARGUMENT",
-    "ASSIGNMENT",
-    "CONFIG",
-    "OPERAND",
-    "REDIRECT",
-    "ShellStructureError",
-    "Slot",
-    "analyze",
-    "runs_script_file",
-    "word_problem",
-]
+from natbench.duts.recipes.formats import FORMATS, UNKNOWN, Format
+from natbench.duts.recipes.programs import PROGRAMS, ProgramRefusal, Reading, Role
+from natbench.duts.recipes.shellsyntax import (
+    Arithmetic,
+    Command,
+    Compound,
+    Expansion,
+    Literal,
+    Part,
+    PlaceholderPart,
+    Redirect,
+    Sequence,
+    ShellSyntaxError,
+    Simple,
+    Substitution,
+    Word,
+    mark_placeholders,
+    parse,
+)
+from natbench.duts.recipes.values import FormatText, ValueClass, is_datum, is_number, is_phrase, is_token
 
-ARGUMENT = "argument"
-"""An argument of a program (before any ``--``)."""
-OPERAND = "operand"
-"""An argument after a literal ``--``: never read as an option."""
-ASSIGNMENT = "assignment"
-"""The value of a shell variable assignment (``v={{ x }}``)."""
-REDIRECT = "redirect"
-"""The file of a redirection (``> {{ file }}``)."""
-CONFIG = "config"
-"""Text written into a file by ``echo``/``printf``/``cat`` (redirected or piped into ``tee``), or a word of
-``nft``'s rule language."""
+__all__ = ["ShellStructureError", "Slot", "analyze", "command_slots", "value_problem"]
 
-TOKEN = re.compile(r"[A-Za-z0-9_.:/,+-]+")
-"""A plain token: what a value written into a configuration file or assigned to a variable may be."""
-
-MAX_SIMPLE_COMMANDS = 256
-"""Most simple commands a template with placeholders may hold (the shipped ones have at most 6)."""
-
-_SENTINEL = "\ue000"
-_PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.S)
-_NAME_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_METACHARS = " \t\n;&|<>()"
-_RESERVED_NEXT_COMMAND = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"}
-_RESERVED_END = {"fi", "done", "}", "esac"}
-
-_SHELLS = {
-    "sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "oksh", "ash", "yash", "posh", "csh", "tcsh",
-    "fish", "rbash", "busybox", "toybox",
-}  # fmt: skip
-_CODE_RUNNERS = _SHELLS | {
-    "eval", "source", ".", "trap", "let", "declare", "typeset", "local", "readonly", "export", "read", "mapfile",
-    "readarray", "unset", "getopts", "xargs", "parallel", "watch", "ssh", "su", "runuser", "script", "expect",
-    "tclsh", "wish", "awk", "gawk", "mawk", "nawk", "sed", "find", "dc", "m4", "make", "gdb", "vi", "vim", "ex",
-    "ed", "emacs", "at", "batch", "crontab", "systemd-run", "tmux", "screen", "socat", "nc", "ncat", "netcat",
-    "rsync", "git", "php", "node", "nodejs", "lua", "luajit", "ruby", "perl", "python", "python2", "python3",
-    "pwsh", "fc", "alias", "hash", "enable",
-}  # fmt: skip
-_VERSIONED_RUNNER = re.compile(r"(python|perl|ruby|php|lua|node|tclsh|pypy)[0-9.]*")
-"""Interpreters named with a version (``python3.11``, ``perl5.36``)."""
-
-_WRAPPERS: dict[str, tuple[set[str], int]] = {
-    # program: (options that take a separate argument, positional words before the wrapped command)
-    "sudo": ({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t", "-T", "-R"}, 0),
-    "doas": ({"-u", "-C"}, 0),
-    "env": ({"-u", "-C", "--unset", "--chdir"}, 0),
-    "nice": ({"-n", "--adjustment"}, 0),
-    "nohup": (set(), 0),
-    "setsid": (set(), 0),
-    "stdbuf": ({"-i", "-o", "-e"}, 0),
-    "timeout": ({"-s", "-k", "--signal", "--kill-after"}, 1),
-    "taskset": (set(), 1),
-    "chrt": (set(), 1),
-    "ionice": ({"-c", "-n", "-p", "-P", "-u"}, 0),
-    "chroot": ({"--userspec", "--groups"}, 1),
-    "flock": ({"-w", "-E", "--timeout", "--conflict-exit-code"}, 1),
-    "unshare": (set(), 0),
-    "nsenter": ({"-t", "-S", "-G", "--target", "--setuid", "--setgid"}, 0),
-    "exec": ({"-a"}, 0),
-    "command": (set(), 0),
-    "builtin": (set(), 0),
-    "time": ({"-f", "-o", "--format", "--output"}, 0),
-    "strace": ({"-e", "-o", "-p", "-s", "-u", "-E"}, 0),
-    "ltrace": ({"-e", "-o", "-p", "-s", "-u"}, 0),
-    "caps": (set(), 0),
-    "capsh": (set(), 0),
-    "runcon": (set(), 0),
-    "cgexec": ({"-g"}, 0),
-    "numactl": (set(), 0),
-    "prlimit": (set(), 0),
-    "faketime": (set(), 1),
-    "ip": (set(), 0),  # only as `ip netns exec NS CMD` (see _wrapped)
-}
-"""Programs that run another program given in their arguments."""
+_LOWERCASE = re.compile(r"[a-z][a-z0-9_]*")
+_ECHO_OPTION = re.compile(r"-[neE]+")
+_CONVERSION = re.compile(r"%(?:%|[-+ #0]*[0-9]*(?:\.[0-9]*)?([sdiuoxXc]))")
 
 
 class ShellStructureError(ValueError):
-    """A placeholder stands where a quoted value is not safe, or where the command's structure cannot be followed."""
+    """A placeholder where a value is not data, or a command natbench cannot read (``placeholder``: the index of
+    the placeholder the message is about, None: the command)."""
+
+    def __init__(self, message: str, placeholder: int | None = None) -> None:
+        super().__init__(message)
+        self.placeholder = placeholder
 
 
 @dataclass(frozen=True)
 class Slot:
-    """Where one placeholder of a command template stands."""
+    """Where one placeholder of a command stands, and what the place needs of each word its value renders as."""
 
     name: str
     """The variable."""
     filters: tuple[str, ...]
     """Its filters, in order."""
-    kind: str
-    """:data:`ARGUMENT`, :data:`OPERAND`, :data:`ASSIGNMENT`, :data:`REDIRECT` or :data:`CONFIG`."""
-    word_start: bool
-    """Nothing literal comes before the value in its shell word (so its first character starts the word)."""
+    place: str
+    """The place, for messages (``an argument of ip``, ``text echo writes``, ``assigned to v``)."""
     program: str
-    """The program the value is given to (for messages): ``ip``, ``echo``, ..."""
-    spliced: bool = False
-    """The command stands inside ``$( )``, whose output the shell splits into words and expands as globs."""
-
-
-# ---------------------------------------------------------------------------------------------------
-# the tokenizer
+    """The program the value is given to (``the shell`` for assignments and redirections)."""
+    word_start: bool
+    """Nothing literal comes before the value in its shell word."""
+    dash_first: bool = False
+    """The first word may not start with ``-`` (it would be read as an option)."""
+    dash_rest: bool = False
+    """Further words (of a list) may not start with ``-``."""
+    token: bool = False
+    """Each word must be one plain token (it is re-read as text: written, or split by the shell)."""
+    head: bool = False
+    """The first word begins a statement of written text: it must be a datum (a number, an address)."""
+    number: bool = False
+    """It reaches arithmetic: it must be a number."""
+    written: bool = False
+    """Its text is written into a file or a rule language."""
+    format: str | None = None
+    """The declared format of that text (None: unknown)."""
+    single: bool = False
+    """It must render as one word (an assignment, a redirection's file)."""
+    inside_string: bool = False
+    """It is written inside a string the recipe's own text opened (a ``text`` value's quotes would close it)."""
 
 
 @dataclass
-class _Word:
-    """One shell word being read: its literal text (placeholders as sentinels) and its placeholders."""
+class _Needs:
+    place: str = ""
+    program: str = ""
+    dash_first: bool = False
+    dash_rest: bool = False
+    token: bool = False
+    head: bool = False
+    number: bool = False
+    written: bool = False
+    format: str | None = None
+    single: bool = False
+    inside_string: bool = False
+    word_start: bool = True
+    formats: set[str] = field(default_factory=set)
 
-    start: int
-    text: str = ""
-    literal: bool = False  # a plain character came before the current position
-    slots: list[tuple[int, bool]] | None = None  # (placeholder index, at word start)
-    quoted: bool = False
-
-    def add_slot(self, index: int) -> None:
-        if self.slots is None:
-            self.slots = []
-        self.slots.append((index, not self.literal))
-
-
-@dataclass
-class _Command:
-    """The words and redirections of one simple command."""
-
-    words: list[_Word]
-    redirects: list[tuple[str, _Word]]
-    pipe_to: _Command | None = None
-
-    def __init__(self) -> None:
-        self.words = []
-        self.redirects = []
+    def merge(self, other: _Needs) -> None:
+        if not self.place:
+            self.place, self.program, self.word_start = other.place, other.program, other.word_start
+        for name in ("dash_first", "dash_rest", "token", "head", "number", "written", "single", "inside_string"):
+            setattr(self, name, getattr(self, name) or getattr(other, name))
+        if other.written:
+            self.formats.add(other.format or "")
 
 
-class _Scanner:
-    def __init__(self, text: str, names: list[tuple[str, tuple[str, ...]]]) -> None:
-        self.text = text
+class _Flow:
+    """Where a command's output (or errors) go: ``natbench`` (captured), ``null``, ``file``, ``pipe`` (to the next
+    command of the pipeline), ``capture`` (``$( )``)."""
+
+    def __init__(self, kind: str, consumer: Command | None = None) -> None:
+        self.kind = kind
+        self.consumer = consumer
+        self.arrived: list[object] = []  # carriers of value text written into the pipe
+
+    @property
+    def natbench(self) -> bool:
+        return self.kind in ("natbench", "null")
+
+
+_NATBENCH = _Flow("natbench")
+_NULL = _Flow("null")
+
+
+class _TextWalk:
+    """The text a command writes, followed to tell where a value written into it stands."""
+
+    def __init__(self, fmt: Format) -> None:
+        self.fmt = fmt
+        self.line = ""
+        self.in_string = False  # inside a "..." the recipe's own text opened
+        self.unsure = False  # after text natbench cannot see: maybe inside one
+
+    def literal(self, text: str) -> None:
+        escaped = False
+        for c in text:
+            if escaped:
+                escaped = False
+            elif c == "\\" and self.in_string:
+                escaped = True
+            elif c == '"':
+                self.in_string = not self.in_string
+        if "\n" in text:
+            self.line = text.rsplit("\n", 1)[1]
+        else:
+            self.line += text
+
+    def unknown(self) -> None:
+        """Text natbench cannot see (a substitution's output, a variable): it may end a line, or open a string."""
+        self.line = ""
+        self.unsure = True
+
+    def value(self) -> tuple[bool, bool, bool]:
+        """(begins a statement, begins a word, may be inside a string) for a value written here."""
+        head = self.fmt.starts_statement(self.line.rstrip(" \t"))
+        start = self.line == "" or self.line[-1] in " \t"
+        self.line += "v"
+        return head, start, self.in_string or self.unsure
+
+
+Carrier = int | str
+"""A placeholder (its index) or a variable (its name) that may carry a value."""
+
+
+class _Analysis:
+    def __init__(self, names: list[tuple[str, tuple[str, ...]]], fmt: str | None) -> None:
         self.names = names
-        self.commands: list[tuple[list[_Command], bool]] = []  # pipelines, inside $( )
-        self.spliced = 0  # depth of $( ) around the current position
-        self.code_runner: str | None = None
-        self.stopped = False
-        self.count = 0
+        self.fmt = FORMATS[fmt] if fmt is not None else UNKNOWN
+        self.needs = [_Needs() for _ in names]
+        self.seen = [False] * len(names)
+        self.sources: dict[str, set[Carrier]] = {}
+        self.expanded: set[str] = set()
+        self.uses: list[tuple[str, _Needs | str]] = []
+        self.refusals: list[tuple[list[Carrier], str]] = []
 
-    # -- errors
+    # -- placeholders and variables
+
+    def shown(self, index: int) -> str:
+        name, filters = self.names[index]
+        return "{{ " + " | ".join((name, *filters)) + " }}"
 
     def refuse(self, index: int, why: str) -> ShellStructureError:
-        name, filters = self.names[index]
-        shown = "{{ " + " | ".join((name, *filters)) + " }}"
-        return ShellStructureError(f"placeholder {shown} {why}")
+        return ShellStructureError(f"placeholder {self.shown(index)} {why}", index)
 
-    def sentinels(self, start: int, end: int) -> list[int]:
-        """Placeholder indexes between two text positions."""
-        before = self.text.count(_SENTINEL, 0, start)
-        return list(range(before, before + self.text.count(_SENTINEL, start, end)))
+    def need(self, carrier: Carrier, needs: _Needs | str) -> None:
+        """What a carrier's place needs (or, a string, why a value may not stand there)."""
+        if isinstance(carrier, str):
+            self.expanded.add(carrier)
+            self.uses.append((carrier, needs))
+            return
+        self.seen[carrier] = True
+        if isinstance(needs, str):
+            raise self.refuse(carrier, needs)
+        self.needs[carrier].merge(needs)
 
-    def forbid(self, start: int, end: int, why: str) -> None:
-        found = self.sentinels(start, end)
-        if found:
-            raise self.refuse(found[0], why)
+    def refuse_carriers(self, carriers: list[Carrier], why: str) -> None:
+        """Refuse the place if any of ``carriers`` holds a value (decided once every variable is known)."""
+        if carriers:
+            self.refusals.append((carriers, why))
 
-    # -- skipping nested regions that may hold no placeholder
+    def closure(self, carriers: list[Carrier] | set[Carrier]) -> set[int]:
+        """The placeholders whose values may reach ``carriers``."""
+        out: set[int] = set()
+        todo, done = list(carriers), set()
+        while todo:
+            carrier = todo.pop()
+            if isinstance(carrier, int):
+                out.add(carrier)
+            elif carrier not in done:
+                done.add(carrier)
+                todo.extend(self.sources.get(carrier, ()))
+        return out
 
-    def skip_single(self, i: int) -> int:
-        end = self.text.find("'", i + 1)
-        if end < 0:
-            raise ShellStructureError("unterminated single quote")
-        return end + 1
+    def resolve(self) -> None:
+        unknown = sorted(self.expanded - set(self.sources))
+        if unknown:
+            raise ShellStructureError(
+                f"natbench cannot read ${unknown[0]}: a command expands only variables it assigns itself ($$ and $? "
+                "aside); any other comes from the environment or the shell (bash's $_ is the last argument of the "
+                "command before)"
+            )
+        for variable, needs in self.uses:
+            for index in sorted(self.closure([variable])):
+                if isinstance(needs, str):
+                    raise self.refuse(index, f"(through ${variable}) {needs}")
+                self.needs[index].merge(needs)
+        for carriers, why in self.refusals:
+            reached = sorted(self.closure(carriers))
+            if reached:
+                raise self.refuse(reached[0], why)
 
-    def skip_ansi_c(self, i: int) -> int:  # $'...' with backslash escapes
-        j = i + 2
-        while j < len(self.text):
-            c = self.text[j]
-            if c == "\\":
-                j += 2
+    # -- the walk
+
+    def sequence(self, seq: Sequence, out: _Flow, err: _Flow) -> None:
+        for pipeline in seq.pipelines:
+            stdin: list[object] = []
+            commands = pipeline.commands
+            for k, cmd in enumerate(commands):
+                flow = _Flow("pipe", commands[k + 1]) if k + 1 < len(commands) else out
+                self.command(cmd, flow, err, stdin)
+                stdin = flow.arrived if flow.kind == "pipe" and k + 1 < len(commands) else []
+
+    def command(self, cmd: Command, out: _Flow, err: _Flow, stdin: list[object]) -> None:
+        fds = self.redirects(cmd.redirects, out, err)
+        if isinstance(cmd, Compound):
+            self.refuse_carriers(_flat(stdin), "is written into the input of a compound command: only tee reads it")
+            if cmd.kind == "for" and cmd.variable is not None:
+                if not _LOWERCASE.fullmatch(cmd.variable):
+                    raise ShellStructureError(
+                        f"natbench cannot read 'for {cmd.variable}': a recipe assigns only lowercase variables "
+                        "of its own"
+                    )
+                self.assign_words(cmd.variable, cmd.items, f"a word of for {cmd.variable}'s list")
+            for body in cmd.bodies:
+                self.sequence(body, fds[1], fds[2])
+            return
+        self.simple(cmd, fds, stdin)
+
+    def redirects(self, redirects: tuple[Redirect, ...], out: _Flow, err: _Flow) -> dict[int, _Flow]:
+        fds = {1: out, 2: err}
+        for r in redirects:
+            if r.op == ">&" and r.dup is not None:
+                fds[r.fd] = fds[r.dup]
                 continue
-            if c == "'":
-                return j + 1
-            j += 1
-        raise ShellStructureError("unterminated $'...' quote")
+            assert r.target is not None
+            where = "the file of a redirection"
+            for part, _glued in _pieces(r.target):
+                self.part(part, _Needs(place=where, program="the shell", single=True), where, unquoted_token=True)
+            if r.op in (">", ">>"):
+                fds[r.fd] = _NULL if r.target.literal() == "/dev/null" else _Flow("file")
+        return fds
 
-    def skip_double(self, i: int) -> int:
-        j = i + 1
-        while j < len(self.text):
-            c = self.text[j]
-            if c == "\\":
-                j += 2
-            elif c == '"':
-                return j + 1
-            elif c == "`":
-                j = self.skip_backticks(j)
-            elif self.text.startswith("$(", j) or self.text.startswith("${", j) or self.text.startswith("$[", j):
-                j = self.skip_dollar(j)
-            else:
-                j += 1
-        raise ShellStructureError("unterminated double quote")
+    def simple(self, cmd: Simple, fds: dict[int, _Flow], stdin: list[object]) -> None:
+        if cmd.assignments and cmd.words:
+            for _name, word in cmd.assignments:
+                for part, _glued in _pieces(word):
+                    if isinstance(part, PlaceholderPart):
+                        raise self.refuse(part.index, "is assigned in front of a command, into its environment")
+            name = cmd.assignments[0][0]
+            raise ShellStructureError(
+                f"natbench cannot read '{name}=... {cmd.words[0].literal() or '...'}': a variable put into one "
+                "command's environment can change what that program runs; assign it on its own line"
+            )
+        for name, word in cmd.assignments:
+            if not _LOWERCASE.fullmatch(name):
+                index = next((p.index for p, _ in _pieces(word) if isinstance(p, PlaceholderPart)), None)
+                why = (
+                    f"assigns the variable {name}: a recipe assigns only lowercase variables of its own "
+                    "(uppercase names belong to the environment and the shell: PATH, IFS, ...)"
+                )
+                if index is not None:
+                    raise self.refuse(index, f"is {why}")
+                raise ShellStructureError(f"natbench cannot read a command that {why}")
+            self.assign_words(name, (word,), f"assigned to {name}", single=True)
+        if cmd.words:
+            self.invocation(list(cmd.words), fds, stdin)
+        else:
+            self.refuse_carriers(_flat(stdin), "is written into the input of an assignment")
 
-    def skip_backticks(self, i: int) -> int:
-        j = i + 1
-        while j < len(self.text):
-            c = self.text[j]
-            if c == "\\":
-                j += 2
-            elif c == "`":
-                return j + 1
-            else:
-                j += 1
-        raise ShellStructureError("unterminated backquote")
-
-    def skip_dollar(self, i: int) -> int:
-        """Skip ``$(...)``, ``$((...))``, ``${...}`` or ``$[...]`` starting at ``i`` (quotes inside followed)."""
-        opening = self.text[i + 1]
-        close = {"(": ")", "{": "}", "[": "]"}[opening]
-        depth = 0
-        j = i + 1
-        while j < len(self.text):
-            c = self.text[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c == "'" and opening != "[":
-                j = self.skip_single(j)
-                continue
-            if c == '"':
-                j = self.skip_double(j)
-                continue
-            if c == "`":
-                j = self.skip_backticks(j)
-                continue
-            if c == opening:
-                depth += 1
-            elif c == close:
-                depth -= 1
-                if depth == 0:
-                    return j + 1
-            j += 1
-        raise ShellStructureError(f"unterminated ${opening}")
-
-    # -- the command list
-
-    def parse(self, i: int, closing: str | None) -> int:
-        """Read commands from ``i`` until ``closing`` (``)``) or the end; return the position after it."""
-        pipeline: list[_Command] = []
-        cmd = _Command()
-        pending_redirect: str | None = None
-        text = self.text
-        n = len(text)
-
-        def finish_command() -> None:
-            nonlocal cmd
-            if pending_redirect is not None:
-                raise ShellStructureError("a redirection without its file")
-            if cmd.words or cmd.redirects:
-                pipeline.append(cmd)
-                self.count += 1
-                if self.count > MAX_SIMPLE_COMMANDS:
-                    raise ShellStructureError(f"more than {MAX_SIMPLE_COMMANDS} commands in one template")
-            cmd = _Command()
-
-        def finish_pipeline() -> None:
-            nonlocal pipeline
-            finish_command()
-            if pipeline:
-                self.commands.append((pipeline, self.spliced > 0))
-            pipeline = []
-
-        while i < n:
-            c = text[i]
-            if c in " \t":
-                i += 1
-                continue
-            if c == "\\" and text.startswith("\n", i + 1):
-                self.forbid(i, n, "is on a line continued by a backslash: write the command on one line")
-                i += 2
-                continue
-            if c == "\n" or c == ";" or c == "&" or c == "|":
-                op = text[i : i + 2]
-                if op in ("&&", "||", ";;", "|&", "&>"):
-                    if op == ";;":
-                        raise ShellStructureError("';;' outside a case construct")
-                    if op == "&>":
-                        pending_redirect = self._redirect(i, 2, cmd, pending_redirect)
-                        i += 2 + (text.startswith(">", i + 2))
-                        continue
-                    finish_pipeline()
-                    i += 2
-                    continue
-                if c == "|":
-                    finish_command()
+    def assign_words(self, variable: str, words: tuple[Word, ...], where: str, single: bool = False) -> None:
+        sources = self.sources.setdefault(variable, set())
+        for word in words:
+            for part, _glued in _pieces(word):
+                if isinstance(part, PlaceholderPart):
+                    self.need(part.index, _Needs(place=where, program="the shell", single=single))
+                    sources.add(part.index)
+                elif isinstance(part, Expansion) and part.name not in ("$", "?"):
+                    sources.add(part.name)
+                    self.expanded.add(part.name)
+                    if not single and not part.quoted:
+                        self.need(part.name, _Needs(place=where, program="the shell", token=True))
                 else:
-                    finish_pipeline()
-                i += 1
-                continue
-            if c in "<>":
-                if text.startswith("<<<", i):
-                    pending_redirect = self._redirect(i, 3, cmd, pending_redirect)
-                    i += 3
-                    continue
-                if text.startswith("<<", i):
-                    self.forbid(i, n, "is inside or after a heredoc (<<): the heredoc's text is not shell words")
-                    self.stopped = True
-                    finish_pipeline()
-                    self._note_runners(self.text[i:])
-                    return n
-                if text.startswith("<(", i) or text.startswith(">(", i):
-                    i = self.parse(i + 2, ")")
-                    continue
-                length = 2 if text[i : i + 2] in (">>", "<>", ">|", ">&", "<&") else 1
-                pending_redirect = self._redirect(i, length, cmd, pending_redirect)
-                i += length
-                continue
-            if c == "(":
-                if text.startswith("((", i) and not cmd.words:
-                    end = text.find("))", i)
-                    if end < 0:
-                        raise ShellStructureError("unterminated ((")
-                    self.forbid(i, end, "is inside (( )): bash evaluates the value as arithmetic, which runs code")
-                    i = end + 2
-                    continue
-                if cmd.words and text[i + 1 : i + 2] == ")":  # name() { ...: a function definition
-                    self.forbid(cmd.words[0].start, i, "names a shell function")
-                    cmd = _Command()
-                    i += 2
-                    continue
-                finish_pipeline()
-                i = self.parse(i + 1, ")")
-                continue
-            if c == ")":
-                if closing == ")":
-                    finish_pipeline()
-                    return i + 1
-                raise ShellStructureError("unbalanced ')'")
-            if c == "#":
-                end = text.find("\n", i)
-                end = n if end < 0 else end
-                self.forbid(i, end, "is inside a comment (after #)")
-                i = end
-                continue
-            word, i = self.read_word(i)
-            if pending_redirect is not None:
-                cmd.redirects.append((pending_redirect, word))
-                pending_redirect = None
-                continue
-            if not cmd.words and not word.quoted and not word.slots:
-                if word.text in _RESERVED_NEXT_COMMAND:
-                    continue
-                if word.text in _RESERVED_END:
-                    finish_pipeline()
-                    continue
-                if word.text == "[[":
-                    end = text.find("]]", i)
-                    if end < 0:
-                        raise ShellStructureError("unterminated [[")
-                    self.forbid(i, end, "is inside [[ ]]: bash evaluates operands there as arithmetic, which runs code")
-                    i = end + 2
-                    continue
-                if word.text in ("case", "select", "function", "coproc"):
-                    self.forbid(word.start, n, f"follows '{word.text}', whose structure natbench does not follow")
-                    self.stopped = True
-                    finish_pipeline()
-                    self._note_runners(self.text[word.start :])
-                    return n
-                if word.text == "for":
-                    cmd.words.append(word)
-                    continue
-            cmd.words.append(word)
-        if pending_redirect is not None:
-            raise ShellStructureError("a redirection without its file")
-        if closing is not None:
-            raise ShellStructureError(f"unbalanced '{closing}'")
-        finish_pipeline()
-        return i
+                    self.part(part, _Needs(place=where), where)
 
-    def _redirect(self, i: int, length: int, cmd: _Command, pending: str | None) -> str:
-        if pending is not None:
-            raise ShellStructureError("a redirection without its file")
-        op = self.text[i : i + length]
-        if cmd.words and cmd.words[-1].text.isdigit() and cmd.words[-1].start + len(cmd.words[-1].text) == i:
-            cmd.words.pop()  # 2>file: the digits are the descriptor, not a word
-        return op
+    def part(self, part: Part, needs: _Needs, where: str, unquoted_token: bool = False) -> None:
+        """Apply a place's needs to one part of a word (substitutions are read as commands of their own)."""
+        if isinstance(part, PlaceholderPart):
+            self.need(part.index, needs)
+        elif isinstance(part, Expansion):
+            if part.name in ("$", "?"):
+                return
+            use = _Needs(**{**needs.__dict__, "formats": set()})
+            use.token = use.token or (unquoted_token and not part.quoted)
+            self.need(part.name, use)
+        elif isinstance(part, Substitution):
+            self.sequence(part.body, _Flow("capture"), _NATBENCH)
+        elif isinstance(part, Arithmetic):
+            for name in part.names:
+                self.need(name, _Needs(place="arithmetic $(( ))", program="the shell", number=True))
 
-    def read_word(self, i: int) -> tuple[_Word, int]:
-        text = self.text
-        n = len(text)
-        word = _Word(start=i)
-        while i < n:
+    def program(self, word: Word) -> str:
+        text = word.literal()
+        if text is None:
+            for part, _glued in _pieces(word):
+                if isinstance(part, PlaceholderPart):
+                    raise self.refuse(part.index, "is the command name: a value would choose the program that runs")
+            raise ShellStructureError(
+                "natbench cannot read a command whose name is not written in the recipe ($name or $( )): "
+                "its value would choose the program that runs"
+            )
+        if "/" in text:
+            raise ShellStructureError(
+                f"natbench cannot read a command naming its program by a path ({text[:60]!r}): "
+                "recipes name programs natbench knows by name"
+            )
+        if text not in PROGRAMS:
+            raise ShellStructureError(
+                f"runs {text[:60]!r}, a program whose arguments natbench does not know: a recipe runs only the "
+                "programs listed under 'Programs' in docs/recipes.md"
+            )
+        return text
+
+    def invocation(self, words: list[Word], fds: dict[int, _Flow], stdin: list[object]) -> None:
+        program = self.program(words[0])
+        try:
+            reading = PROGRAMS[program].read(words)
+        except ProgramRefusal as exc:
+            word = words[exc.index]
+            index = next((p.index for p, _ in _pieces(word) if isinstance(p, PlaceholderPart)), None)
+            message = str(exc)
+            if message.startswith(("is ", "stands ")):
+                if index is not None:
+                    raise self.refuse(index, message) from None
+                message = f"'{_shown_word(word)}' {message}"
+            raise ShellStructureError(f"natbench cannot read this use of {program}: {message}") from None
+        end = reading.wrapped if reading.wrapped is not None else len(words)
+        carriers: list[Carrier] = []
+        for i in range(1, end):
+            carriers += self.argument(words[i], reading.roles[i - 1], program)
+        carriers += self.written(program, words[1:end], reading, fds)
+        if not fds[2].natbench:
+            self.refuse_carriers(carriers, f"is an argument of {program}, whose error messages go to a file or pipe")
+        if reading.wrapped is not None:
+            self.invocation(words[reading.wrapped :], fds, stdin)
+            return
+        if reading.copies_input:
+            self.copy(_flat(stdin), fds[1])
+        else:
+            self.refuse_carriers(
+                _flat(stdin), f"is written into the input of {program}: only tee reads text with a value"
+            )
+        if reading.prints_arguments and not (fds[1].natbench and fds[2].natbench) and not _emits(reading):
+            self.refuse_carriers(
+                carriers,
+                f"is an argument of {program}, which may print it: its output goes only to natbench or /dev/null",
+            )
+
+    def argument(self, word: Word, role: Role, program: str) -> list[Carrier]:
+        """Apply a role's needs to a word; the carriers it holds."""
+        carriers: list[Carrier] = []
+        for part, glued in _pieces(word):
+            if isinstance(part, PlaceholderPart):
+                carriers.append(part.index)
+            elif isinstance(part, Expansion) and part.name not in ("$", "?"):
+                carriers.append(part.name)
+            if role.kind == "literal":
+                if isinstance(part, Arithmetic):
+                    self.part(part, _Needs(), "")
+                if isinstance(part, PlaceholderPart):
+                    raise self.refuse(part.index, f"is {role.why}: the recipe's own text goes there, not a value")
+                if isinstance(part, Expansion | Substitution) and not (
+                    isinstance(part, Expansion) and part.name in ("$", "?")
+                ):
+                    if isinstance(part, Expansion):
+                        self.need(part.name, f"is {role.why}: the recipe's own text goes there, not a value")
+                    else:
+                        raise ShellStructureError(
+                            f"natbench cannot read $( ) as {role.why}: the recipe's own text goes there"
+                        )
+                continue
+            if role.kind != "data":
+                if isinstance(part, Substitution | Arithmetic):
+                    self.part(part, _Needs(), "")
+                continue  # text a program writes and rule words: needs set by written()
+            place = f"an argument of {program}"
+            needs = _Needs(
+                place=place,
+                program=program,
+                dash_first=role.options and not glued,
+                dash_rest=role.options,
+                word_start=not glued,
+            )
+            self.part(part, needs, place, unquoted_token=True)
+        return carriers
+
+    def written(self, program: str, words: list[Word], reading: Reading, fds: dict[int, _Flow]) -> list[Carrier]:
+        """Needs of values in text ``echo``/``printf`` write or ``nft`` parses; check where the text goes."""
+        roles = reading.roles
+        emitted = [w for w, r in zip(words, roles, strict=False) if r.kind == "emit"]
+        ruled = [w for w, r in zip(words, roles, strict=False) if r.kind == "rule"]
+        if ruled:
+            walk = _TextWalk(FORMATS["nft"])
+            for n, word in enumerate(ruled):
+                if n:
+                    walk.literal(" ")
+                self.text_word(word, walk, "nft", program, "a word of nft's rule")
+        if not emitted:
+            return []
+        carriers = [c for w in emitted for c in _carriers(w)]
+        out = fds[1]
+        if out.kind == "capture":
+            self.refuse_carriers(carriers, f"is written by {program} into the output of $( ): assign it directly")
+            return carriers
+        if out.kind == "pipe":
+            consumer = out.consumer
+            if not (isinstance(consumer, Simple) and _effective(consumer) == "tee"):
+                self.refuse_carriers(
+                    carriers, f"is written by {program} into a pipe: natbench knows only tee as a reader of its text"
+                )
+            out.arrived.append(carriers)
+        if out.natbench:
+            for word in emitted:
+                for part, _glued in _pieces(word):
+                    self.part(part, _Needs(place=f"text {program} prints", program=program), "")
+            return carriers
+        fmt_name = self.fmt.name if self.fmt is not UNKNOWN else None
+        place = f"text {program} writes"
+        if reading.printf_format is not None:
+            head, start, inside = self.printf_format(reading.printf_format, bool(carriers))
+            for word in emitted:
+                for part, glued in _pieces(word):
+                    needs = _Needs(
+                        place=place,
+                        program=program,
+                        written=True,
+                        format=fmt_name,
+                        token=True,
+                        head=head and not glued,
+                        dash_first=start and not glued,
+                        dash_rest=start,
+                        word_start=not glued,
+                        inside_string=inside or glued,
+                    )
+                    self.part(part, needs, place)
+            return carriers
+        walk = _TextWalk(self.fmt)
+        skipping = True
+        first = True
+        for word in emitted:
+            if skipping and _ECHO_OPTION.fullmatch(word.plain() or ""):
+                continue
+            skipping = False
+            if not first:
+                walk.literal(" ")
+            first = False
+            self.text_word(word, walk, fmt_name, program, place)
+        return carriers
+
+    def text_word(self, word: Word, walk: _TextWalk, fmt: str | None, program: str, place: str) -> None:
+        for part in word.parts:
+            if isinstance(part, Literal):
+                if "\\" in part.text and program == "echo":
+                    walk.unknown()  # dash's echo reads backslash escapes
+                else:
+                    walk.literal(part.text)
+                continue
+            if isinstance(part, Arithmetic):
+                self.part(part, _Needs(), "")
+                walk.literal("0")
+                continue
+            if isinstance(part, Substitution):
+                self.part(part, _Needs(), "")
+                walk.unknown()
+                continue
+            head, start, inside = walk.value()
+            needs = _Needs(
+                place=place,
+                program=program,
+                written=True,
+                format=fmt,
+                token=True,
+                head=head,
+                dash_first=start,
+                dash_rest=True,
+                word_start=start,
+                inside_string=inside,
+            )
+            self.part(part, needs, place, unquoted_token=True)
+            if isinstance(part, Expansion):
+                walk.unknown()
+
+    def printf_format(self, word: Word, checked: bool) -> tuple[bool, bool, bool]:
+        """(a conversion begins a statement, one begins a word, one may be inside a string) in printf's format."""
+        text = word.literal() or ""
+        walk = _TextWalk(self.fmt)
+        head = start = inside = False
+        i = 0
+        while i < len(text):
             c = text[i]
-            if c in _METACHARS:
-                break
-            if c == _SENTINEL:
-                word.add_slot(text.count(_SENTINEL, 0, i))
-                word.text += c
-                i += 1
-                continue
             if c == "\\":
-                if i + 1 < n and text[i + 1] == _SENTINEL:
-                    raise self.refuse(text.count(_SENTINEL, 0, i + 1), "follows a backslash, which unquotes it")
-                if text.startswith("\n", i + 1):
-                    self.forbid(i, n, "is on a line continued by a backslash: write the command on one line")
-                    i += 2
-                    continue
-                word.text += text[i : i + 2]
-                word.literal = True
+                escape = text[i + 1 : i + 2]
+                if escape == "n":
+                    walk.literal("\n")
+                elif escape == "t":
+                    walk.literal(" ")
+                elif escape in ("\\", '"', "'"):
+                    walk.literal(escape)
+                else:
+                    walk.unknown()
                 i += 2
                 continue
-            if c == "'":
-                end = self.skip_single(i)
-                self.forbid(i, end, "is inside shell quotes: natbench quotes every value itself, remove the quotes")
-                word.literal = word.literal or end - i > 2
-                word.text += text[i:end]
-                word.quoted = True
-                i = end
+            if c == "%":
+                match = _CONVERSION.match(text, i)
+                if match is None:
+                    if checked:
+                        raise ShellStructureError(
+                            f"natbench cannot read printf's format {text[:40]!r}: with values it takes only %s, %d, "
+                            "%i, %u, %o, %x, %X, %c (with flags and widths) and %%"
+                        )
+                    walk.unknown()
+                    i += 1
+                    continue
+                if match.group(1) is None:
+                    walk.literal("%")
+                else:
+                    h, s, q = walk.value()
+                    head, start, inside = head or h, start or s, inside or q
+                i = match.end()
                 continue
-            if c == '"':
-                end = self.skip_double(i)
-                self.forbid(i, end, "is inside shell quotes: natbench quotes every value itself, remove the quotes")
-                inner = text[i + 1 : end - 1]
-                word.literal = word.literal or bool(inner and not inner.startswith(("$", "`")))
-                word.text += text[i:end]
-                word.quoted = True
-                i = end
-                continue
-            if c == "`":
-                end = self.skip_backticks(i)
-                self.forbid(i, end, "is inside backquotes, where quotes do not protect a value")
-                self._note_runners(text[i + 1 : end - 1])
-                word.text += text[i:end]
-                i = end
-                continue
-            if c == "$" and i + 1 < n:
-                nxt = text[i + 1]
-                if text.startswith("$((", i) or nxt == "[":
-                    end = self.skip_dollar(i)
-                    self.forbid(i, end, "is inside arithmetic expansion: the shell evaluates the value as arithmetic")
-                    word.text += text[i:end]
-                    i = end
-                    continue
-                if nxt == "{":
-                    end = self.skip_dollar(i)
-                    self.forbid(i, end, "is inside ${...}, where a value is a pattern, an offset or a name")
-                    word.text += text[i:end]
-                    i = end
-                    continue
-                if nxt == "'":
-                    end = self.skip_ansi_c(i)
-                    self.forbid(i, end, "is inside shell quotes: natbench quotes every value itself, remove the quotes")
-                    word.text += text[i:end]
-                    word.quoted = True
-                    i = end
-                    continue
-                if nxt == "(":
-                    self.spliced += 1
-                    try:
-                        i = self.parse(i + 2, ")")
-                    finally:
-                        self.spliced -= 1
-                    word.text += "$(...)"
-                    continue
-            word.text += c
-            if c != "$":
-                word.literal = True
+            walk.literal(c)
             i += 1
-        return word, i
+        return head, start, inside
 
-    def _note_runners(self, text: str) -> None:
-        """Text natbench does not follow word by word (backquotes, after a heredoc): a code runner named in it
-        still taints the command."""
-        for raw in re.split(r"[\s;&|()<>`$\"']+", text):
-            base = raw.rsplit("/", 1)[-1]
-            if raw and _is_runner(base):
-                self.code_runner = self.code_runner or base
-
-
-def _is_runner(program: str) -> bool:
-    return program in _CODE_RUNNERS or bool(_VERSIONED_RUNNER.fullmatch(program))
-
-
-_QUOTES = str.maketrans("", "", "'\"")
+    def copy(self, carriers: list[Carrier], out: _Flow) -> None:
+        """``tee`` copying value text to its output."""
+        if not carriers:
+            return
+        if out.kind == "capture":
+            self.refuse_carriers(carriers, "is copied by tee into the output of $( )")
+        elif out.kind == "pipe":
+            consumer = out.consumer
+            if not (isinstance(consumer, Simple) and _effective(consumer) == "tee"):
+                self.refuse_carriers(carriers, "is copied by tee into a pipe: natbench knows only tee as its reader")
+            out.arrived.append(carriers)
 
 
-def _unquoted(text: str) -> str:
-    """A word's text with its quotes removed (good enough for program names and ``--``)."""
-    return text.translate(_QUOTES)
+def _emits(reading: Reading) -> bool:
+    return any(r.kind == "emit" for r in reading.roles)
 
 
-# ---------------------------------------------------------------------------------------------------
-# classifying the words of the simple commands
-
-
-def _classify(scanner: _Scanner) -> dict[int, tuple[str, bool, str, bool]]:
-    """Placeholder index -> (kind, at word start, program, inside $( )) for every simple command read."""
-    out: dict[int, tuple[str, bool, str, bool]] = {}
-    for pipeline, spliced in scanner.commands:
-        kinds: dict[int, tuple[str, bool, str]] = {}
-        found = [_program_of(cmd, scanner) for cmd in pipeline]
-        programs = [p for p, _ in found]
-        for stage, (cmd, (program, at)) in enumerate(zip(pipeline, found, strict=True)):
-            writes_file = any(op in (">", ">>", ">|", "&>") and not _dev_null(w) for op, w in cmd.redirects)
-            into_tee = stage + 1 < len(pipeline) and programs[stage + 1] in ("tee", "dd")
-            config = (program in ("echo", "printf", "cat") and (writes_file or into_tee)) or program == "nft"
-            for _op, target in cmd.redirects:
-                for index, start in target.slots or ():
-                    kinds[index] = (REDIRECT, start, program or "the shell")
-            _classify_words(cmd, program, at, config, scanner, kinds)
-        out.update({index: (*kind, spliced) for index, kind in kinds.items()})
+def _flat(stdin: list[object]) -> list[Carrier]:
+    out: list[Carrier] = []
+    for item in stdin:
+        out += item if isinstance(item, list) else []
     return out
 
 
-def _dev_null(word: _Word) -> bool:
-    return _unquoted(word.text) in ("/dev/null", "/dev/stderr", "/dev/stdout")
+def _carriers(word: Word) -> list[Carrier]:
+    out: list[Carrier] = []
+    for part in word.parts:
+        if isinstance(part, PlaceholderPart):
+            out.append(part.index)
+        elif isinstance(part, Expansion) and part.name not in ("$", "?"):
+            out.append(part.name)
+    return out
 
 
-def _program_of(cmd: _Command, scanner: _Scanner) -> tuple[str, int]:
-    """The program a simple command runs (after assignments and wrappers) and the index of its word; checks
-    command-name positions and notes a code runner."""
-    words = cmd.words
-    k = 0
-    while k < len(words) and not words[k].quoted and _NAME_ASSIGN.match(words[k].text):
-        k += 1
-    if k == len(words):
-        return "", k
-    program = _name_at(words, k, scanner, "is the command name: a value would choose the program that runs")
-    seen = [program]
-    while program in _WRAPPERS:
-        nxt = _wrapped(words, k, program)
-        if nxt is None or nxt >= len(words):
-            break
-        k = nxt
-        program = _name_at(words, k, scanner, f"is the command {seen[-1]} runs: a value would choose the program")
-        seen.append(program)
-    runners = [p for p in seen if _is_runner(p)]
-    if len(seen) > 1 or seen[0] in _WRAPPERS:  # a wrapper: any program named in its words may be what runs
-        for word in words:
-            base = _unquoted(word.text).rsplit("/", 1)[-1]
-            if word.slots is None and (_is_runner(base) or ("env" in seen and base in ("-S", "--split-string"))):
-                runners.append("env -S" if base.startswith("-") else base)
-    if program == "flock" and any(_unquoted(w.text) in ("-c", "--command") for w in words):
-        runners.append("flock -c")
-    if runners:
-        scanner.code_runner = scanner.code_runner or runners[0]
-    return program, k
+def _pieces(word: Word) -> list[tuple[Part, bool]]:
+    """The parts of a word, each with whether text known to be non-empty comes before it in the word."""
+    out: list[tuple[Part, bool]] = []
+    glued = False
+    for part in word.parts:
+        out.append((part, glued))
+        if (isinstance(part, Literal) and part.text) or isinstance(part, Arithmetic):
+            glued = True
+    return out
 
 
-def _name_at(words: list[_Word], k: int, scanner: _Scanner, why: str) -> str:
-    word = words[k]
-    if word.slots:
-        raise scanner.refuse(word.slots[0][0], why)
-    return _unquoted(word.text).rsplit("/", 1)[-1]
+def _shown_word(word: Word) -> str:
+    shown = []
+    for part in word.parts:
+        if isinstance(part, Literal):
+            shown.append(part.text)
+        elif isinstance(part, Expansion):
+            shown.append(f"${part.name}")
+        else:
+            shown.append("$(...)" if isinstance(part, Substitution) else "...")
+    return "".join(shown)[:40]
 
 
-def _wrapped(words: list[_Word], k: int, program: str) -> int | None:
-    """Index of the command a wrapper at ``k`` runs (None: it runs none, e.g. plain ``ip``)."""
-    if program == "ip":
-        texts = [_unquoted(w.text) for w in words[k + 1 : k + 3]]
-        return k + 4 if texts == ["netns", "exec"] else None
-    with_argument, positional = _WRAPPERS[program]
-    j = k + 1
-    while j < len(words):
-        text = _unquoted(words[j].text)
-        if words[j].slots is None and text == "--":
-            j += 1
-            break
-        if words[j].slots is None and text.startswith("-") and text != "-":
-            j += 2 if text in with_argument else 1
-            continue
-        if program == "env" and words[j].slots is None and _NAME_ASSIGN.match(text):
-            j += 1
-            continue
-        break
-    return j + positional
-
-
-def _classify_words(
-    cmd: _Command, program: str, at: int, config: bool, scanner: _Scanner, out: dict[int, tuple[str, bool, str]]
-) -> None:
-    """Kinds of the placeholders in the words of one simple command whose program's word is ``words[at]``."""
-    words = cmd.words
-    for word in words[:at]:
-        if not word.quoted and _NAME_ASSIGN.match(word.text):
-            for index, _start in word.slots or ():
-                if word.text.index(_SENTINEL) < word.text.index("="):
-                    raise scanner.refuse(index, "is part of a variable name")
-                out[index] = (ASSIGNMENT, word.text.index(_SENTINEL) == word.text.index("=") + 1, "the shell")
-    closed = _options_end(words, at, program, scanner)
-    previous = ""
-    for position in range(at, len(words)):
-        word = words[position]
-        text = _unquoted(word.text)
-        for index, start in word.slots or ():
-            if program in ("[", "test") and previous in ("-v", "-R"):
-                raise scanner.refuse(index, f"follows '{previous}' of test, which bash evaluates as a variable name")
-            if position < at + 1:
-                continue  # the wrapper's own words were checked by _program_of (a value as a program is refused)
-            kind = OPERAND if closed is not None and position > closed else (CONFIG if config else ARGUMENT)
-            if program == "for":
-                kind = ASSIGNMENT  # each item is assigned to the loop's variable
-            out[index] = (kind, start, program)
-        previous = text
-    for position in range(0, at):
-        for index, start in words[position].slots or ():
-            out.setdefault(index, (ARGUMENT, start, _unquoted(words[0].text).rsplit("/", 1)[-1]))
-
-
-def _options_end(words: list[_Word], at: int, program: str, scanner: _Scanner) -> int | None:
-    """Index of the literal ``--`` ending the options of the program at ``at`` (None: none). For ``printf``,
-    refuses a placeholder as the format or the ``-v`` name."""
-    dashes = next(
-        (j for j in range(at + 1, len(words)) if words[j].slots is None and _unquoted(words[j].text) == "--"), None
-    )
-    if program == "printf":
-        j = at + 1
-        while j < len(words):
-            word = words[j]
-            if word.slots:
-                raise scanner.refuse(word.slots[0][0], "is printf's format or an option: write the format")
-            text = _unquoted(word.text)
-            if text == "--":
-                j += 1
-                break
-            name_slots = words[j + 1].slots if j + 1 < len(words) else None
-            if text == "-v":
-                if name_slots:
-                    raise scanner.refuse(name_slots[0][0], "is printf's -v name: bash evaluates it")
-                j += 2
-                continue
-            if text.startswith("-") and len(text) > 1:
-                j += 1
-                continue
-            break
-        format_slots = words[j].slots if j < len(words) else None
-        if format_slots:
-            raise scanner.refuse(format_slots[0][0], "is printf's format: write the format in the recipe")
-    return dashes
-
-
-# ---------------------------------------------------------------------------------------------------
-# the entry points
+def _effective(cmd: Simple) -> str | None:
+    """The program a simple command ends up running (through ``ip netns exec``), if natbench knows it."""
+    words = list(cmd.words)
+    while words:
+        name = words[0].literal()
+        if name not in PROGRAMS:
+            return None
+        try:
+            reading = PROGRAMS[name].read(words)
+        except ProgramRefusal:
+            return None
+        if reading.wrapped is None:
+            return name
+        words = words[reading.wrapped :]
+    return None
 
 
 @lru_cache(maxsize=4096)
-def analyze(template: str) -> tuple[Slot, ...]:
-    """One :class:`Slot` per placeholder of ``template``, in order; raise :class:`ShellStructureError` saying
-    why a placeholder stands where a quoted value is unsafe (or where the structure cannot be followed)."""
-    names: list[tuple[str, tuple[str, ...]]] = []
-
-    def sentinel(match: re.Match[str]) -> str:
-        parts = [p.strip() for p in match.group(1).split("|")]
-        names.append((parts[0], tuple(parts[1:])))
-        return _SENTINEL
-
-    if _SENTINEL in template:
-        raise ShellStructureError("the command holds the character U+E000, which natbench reserves")
-    text = _PLACEHOLDER.sub(sentinel, template)
-    if not names:
-        return ()
-    scanner = _Scanner(text, names)
+def analyze(template: str, fmt: str | None = None) -> tuple[Slot, ...]:
+    """One :class:`Slot` per placeholder of ``template``, in order (``fmt``: the declared format of text the command
+    writes); raise :class:`ShellStructureError` naming the first placeholder that stands where natbench does not
+    know its value to be data, or the construct it cannot read."""
     try:
-        scanner.parse(0, None)
-    except ShellStructureError as exc:
-        if str(exc).startswith("placeholder "):
-            raise
-        raise ShellStructureError(f"natbench cannot follow the shell structure of this command ({exc})") from None
-    except IndexError:
-        raise ShellStructureError("natbench cannot follow the shell structure of this command") from None
-    except RecursionError:
-        raise ShellStructureError(
-            "natbench cannot follow the shell structure of this command (nested too deep)"
-        ) from None
-    kinds = _classify(scanner)
-    if scanner.code_runner is not None:
-        raise scanner.refuse(
-            0,
-            f"is in a command that runs {scanner.code_runner!r}, which builds and runs code from text "
-            "(a value could reach it through a pipe, a variable or its arguments): no placeholder may stand in it",
-        )
+        text, names = mark_placeholders(template)
+        tree = parse(text)
+    except ShellSyntaxError as exc:
+        if exc.placeholder is not None:
+            name, filters = names[exc.placeholder]
+            shown = "{{ " + " | ".join((name, *filters)) + " }}"
+            raise ShellStructureError(f"placeholder {shown} {exc}", exc.placeholder) from None
+        raise ShellStructureError(str(exc)) from None
+    analysis = _Analysis(names, fmt)
+    analysis.sequence(tree, _NATBENCH, _NATBENCH)
+    analysis.resolve()
     slots = []
     for index, (name, filters) in enumerate(names):
-        if index not in kinds:
-            raise scanner.refuse(index, "stands where natbench cannot tell what the shell makes of it")
-        kind, start, program, spliced = kinds[index]
-        slots.append(Slot(name, filters, kind, start, program, spliced))
+        if not analysis.seen[index]:
+            raise analysis.refuse(index, "stands where natbench cannot tell what the shell makes of it")
+        n = analysis.needs[index]
+        fmt_name = next(iter(n.formats)) if len(n.formats) == 1 else (None if not n.formats else "")
+        slots.append(
+            Slot(
+                name,
+                filters,
+                n.place,
+                n.program,
+                n.word_start,
+                dash_first=n.dash_first,
+                dash_rest=n.dash_rest,
+                token=n.token,
+                head=n.head,
+                number=n.number,
+                written=n.written,
+                format=fmt_name or None,
+                single=n.single,
+                inside_string=n.inside_string,
+            )
+        )
     return tuple(slots)
 
 
-_SCRIPT_RUN = re.compile(r"(?:^|[;&|(){}\s])(?:\.|source|sh|bash|dash|ksh|zsh|mksh|ash)\s+(?!-)[^\s;&|]+", re.M)
+def command_slots(
+    run: str, netns: str | None = None, fmt: str | None = None
+) -> tuple[tuple[Slot, ...], tuple[Slot, ...]]:
+    """The slots of a command's ``run`` text and of its ``netns`` template, read together as the shell runs them
+    (``ip netns exec NS RUN``)."""
+    if netns is None:
+        return analyze(run, fmt), ()
+    slots = analyze(f"ip netns exec {netns} {run}", fmt)
+    count = len(mark_placeholders(netns)[1])
+    return slots[count:], slots[:count]
 
 
-def runs_script_file(template: str) -> bool:
-    """Whether a command runs a shell script from a file (``sh FILE``, ``. FILE``): a file a recipe may have
-    written values into."""
-    return bool(_SCRIPT_RUN.search(_PLACEHOLDER.sub("x", template)))
-
-
-def word_problem(slot: Slot, word: str, first: bool) -> str | None:
-    """Why ``word`` (one rendered word of a value, ``first``: the first word) may not stand in ``slot``;
-    None when it may."""
-    at_start = slot.word_start or not first
-    if (slot.kind in (ARGUMENT, CONFIG) or slot.spliced) and at_start and word.startswith("-"):
+def value_problem(slot: Slot, word: str, first: bool, value_class: ValueClass) -> str | None:
+    """Why ``word`` (one rendered word of a value of ``value_class``; ``first``: its first word) may not stand in
+    ``slot``; None when it may."""
+    if isinstance(word, FormatText):
+        if not slot.written or slot.format != word.file_format:
+            return f"is text for {word.file_format} and stands where no {word.file_format} text is written"
+        try:
+            FORMATS[word.file_format].write(str(word))
+        except ValueError as exc:
+            return str(exc)
+        if slot.head and first:
+            return "begins a statement of the text written: only a number or an address may"
+        if slot.inside_string:
+            return "is written inside a string the recipe's own text opened: its quotes would close it"
+        return None
+    if not is_phrase(word):
         return (
-            f"starts with '-': {slot.program or 'the program'} would read it as an option "
-            "(the recipe may pass it after '--')"
+            "holds characters natbench never puts into a command (a value is letters, digits, "
+            "'_', '.', ':', '/', ',', '+', '-' and single blanks; text for a file format is a text parameter)"
         )
-    if slot.spliced and not TOKEN.fullmatch(word):
-        return "stands inside $( ), whose output the shell splits and expands, and must be one plain token"
-    if slot.kind in (CONFIG, ASSIGNMENT) and not TOKEN.fullmatch(word):
-        where = "assigned to a shell variable" if slot.kind == ASSIGNMENT else f"written by {slot.program}"
-        return f"is {where} and must be one plain token (letters, digits, '_', '.', ':', '/', ',', '+', '-')"
-    if slot.kind == ASSIGNMENT and at_start and word.startswith("-"):
-        return "starts with '-' and is assigned to a shell variable that later commands may pass as an option"
+    if slot.token and not is_token(word):
+        return f"stands in {slot.place}, which is read again as text, and must be one plain token (no blank)"
+    if slot.number and not is_number(word):
+        return "reaches arithmetic $(( )) and must be a number"
+    if slot.head and first and not is_datum(word, value_class):
+        return f"begins a statement of {slot.place} (a line of its own): only a number or an address may stand there"
+    at_start = slot.dash_first if first else slot.dash_rest
+    if at_start and word.startswith("-"):
+        program = slot.program or "the program"
+        return f"starts with '-': {program} would read it as an option (the recipe may pass it after '--')"
     return None

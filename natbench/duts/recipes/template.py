@@ -28,7 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from natbench.duts.recipes.shell import Slot, word_problem
+from natbench.duts.recipes.formats import FORMATS
+from natbench.duts.recipes.shell import Slot, value_problem
+from natbench.duts.recipes.values import RUNTIME, FormatText, ValueClass
 from natbench.traffic.ports import PortRange
 
 __all__ = [
@@ -209,7 +211,14 @@ def quoted_placeholder(text: str) -> str | None:
 def _to_word(value: Any) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
+    if isinstance(value, FormatText):
+        return value
     return str(value)
+
+
+def _shell_word(word: str) -> str:
+    """A rendered word as the command holds it: a ``text`` value written by its format's writer."""
+    return FORMATS[word.file_format].write(str(word)) if isinstance(word, FormatText) else word
 
 
 def rendered_words(value: Any, filters: Sequence[str]) -> tuple[list[str], bool]:
@@ -228,16 +237,27 @@ def shown_value(text: str, limit: int = 40) -> str:
     return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
+ClassOf = Callable[[str, tuple[str, ...]], ValueClass]
+"""The class of a template variable's values after its filters (:func:`~natbench.duts.recipes.values.class_of`)."""
+
+
 def render_template(
-    text: str, variables: Mapping[str, Any], *, quote: bool = True, slots: Sequence[Slot] | None = None
+    text: str,
+    variables: Mapping[str, Any],
+    *,
+    quote: bool = True,
+    slots: Sequence[Slot] | None = None,
+    classes: ClassOf | None = None,
 ) -> str:
     """Substitute every placeholder; each value is shell-quoted unless ``quote`` is False.
 
     ``quote=False`` is for values consumed by natbench itself (e.g. interface names handed
     to a builtin step), never for command text. ``slots`` (:func:`~natbench.duts.recipes.shell.analyze` of
-    ``text``) check every value against the place it stands in (a leading ``-`` where it would be an option,
-    a plain token where it is written into a file). Raises ``KeyError`` for an unknown name,
-    ``ValueError`` when a value is None, a filter does not apply or a value does not fit its place.
+    ``text``) check every value against the place it stands in (:func:`~natbench.duts.recipes.shell.value_problem`:
+    a leading ``-`` where it would be an option, one plain token where it is written into a file, a number in
+    arithmetic), with the value's class from ``classes`` (default: a value learnt at run time). A ``text`` value is
+    written by its format's writer. Raises ``KeyError`` for an unknown name, ``ValueError`` when a value is None,
+    a filter does not apply or a value does not fit its place.
     """
     count = 0
 
@@ -253,13 +273,15 @@ def render_template(
         words, is_list = rendered_words(value, parts[1:])
         if slots is not None:
             slot = slots[count]
+            value_class = classes(name, tuple(parts[1:])) if classes is not None else RUNTIME
             for i, word in enumerate(words):
-                problem = word_problem(slot, word, i == 0)
+                problem = value_problem(slot, word, i == 0, value_class)
                 if problem is not None:
                     raise ValueError(f"{name}: {shown_value(word)} {problem}")
         count += 1
+        shell = [_shell_word(w) for w in words]
         if is_list:
-            return " ".join(shlex.quote(w) for w in words) if quote else " ".join(words)
-        return shlex.quote(words[0]) if quote else words[0]
+            return " ".join(shlex.quote(w) for w in shell) if quote else " ".join(shell)
+        return shlex.quote(shell[0]) if quote else shell[0]
 
     return _PLACEHOLDER.sub(substitute, text)
