@@ -267,7 +267,7 @@ class TRexTester:
         own["start_call_s"] = started - t0
         if watch is not None:
             own["watch"] = watch.record()
-        if stop_call is not None and stopped and watch is not None:
+        if stopped and watch is not None and stop_call is not None:
             own["stop"] = {
                 "decided_s": watch.decided_s,
                 "missing": list(watch.missing),
@@ -280,15 +280,15 @@ class TRexTester:
         notes.extend(n for n in (program.notes if measure.latency else ()) if n != prg.NAT64_LATENCY_NOTE)
         notes.extend(delay_notes)
         slowest = min(c.sent for c in counts.values()) if counts else 0
-        busiest = max((c.sent for c in counts.values()), default=0)
+        most = max((c.sent for c in counts.values()), default=0)
         return PhaseResult(
             intended_rate=rate,
             # TRex sends rate x duration frames even when its core falls behind (the trial stretches)
             achieved_rate=slowest / self._sending_time(wall, nominal),
             # a stopped trial lasted as long as its frames took at the rate: the full trial's first part
-            duration=busiest / rate if stopped else duration,
+            duration=most / rate if stopped else duration,
             stopped=stopped,
-            tail_rates=watch.tail_rates() if watch is not None and measure.tail_rates else {},
+            tail_rates=watch.tail_rates() if watch is not None else {},
             counts=counts,
             latency=latency,
             tester_ok=not any(n.startswith("!") for n in notes),
