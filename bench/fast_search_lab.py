@@ -21,6 +21,19 @@ error)``: its final width (relative to the upper bound) is then at most the othe
 ceiling (the preset's own ``error / upper`` would search 2.5 times finer on lab-rate-limit's range). ``--repetitions
 N`` sets every kept metric's repetitions (the campaign's own: 5 for lab-rate-limit).
 
+``--tester trex`` runs the same campaigns with the TRex tester (``--tester software --tester trex``: both, one
+after the other in the same sitting, a table each) against a TRex server and a DUT namespace built as in
+docs/trex.md section 8 (without that section's iptables SNAT rule: the campaign's recipe brings its own NAT), named
+by the environment: ``NATBENCH_TREX`` (the server, ``host[:port]``), ``NATBENCH_TREX_PRIVATE_MAC`` /
+``NATBENCH_TREX_PUBLIC_MAC`` (the DUT's interface MACs), ``NATBENCH_TREX_DUT_NETNS`` (the DUT's namespace),
+``NATBENCH_TREX_DUT_IFS`` (``private_if,public_if`` in it), ``NATBENCH_TREX_SOFTWARE=1`` for a ``--software``
+server, and ``NATBENCH_TREX_NETNS`` for the namespace the client must run in to reach the server (the section's
+``trex-nb1``). The TRex variant differs from the campaign in the testbed only: ``kind: trex``, the DUT reached with
+``access: {kind: netns}`` and ``nat: masquerade`` on the lab's own addresses, and ``responder: compute`` (TRex cannot
+learn tuples; the kernel's NAT keeps the ports of these 10,000 connections).
+
+Every run's line ends with the machine's load average (one minute) at its start and end.
+
 Needs root (it builds the lab). Run directories are written under ``--workdir`` (a temporary directory unless
 given) and kept there.
 
@@ -29,6 +42,11 @@ given) and kept there.
     # the full comparison on a quiet machine, 10 repetitions of cps and throughput (about 30 minutes: binary
     # ~17 min, fast ~6 min, mlr ~8 min for throughput alone):
     sudo .venv/bin/python bench/fast_search_lab.py --only lab-rate-limit --repetitions 10 --workdir /tmp/nb-lab10
+    # the same with TRex (lab and server of docs/trex.md section 8), the built-in tester's figures beside them
+    sudo NATBENCH_TREX=127.0.0.1 NATBENCH_TREX_NETNS=trex-nb1 NATBENCH_TREX_SOFTWARE=1 \
+        NATBENCH_TREX_PRIVATE_MAC=02:00:00:00:bb:01 NATBENCH_TREX_PUBLIC_MAC=02:00:00:00:bb:02 \
+        NATBENCH_TREX_DUT_NETNS=dut-nb1 NATBENCH_TREX_DUT_IFS=du0-nb1,du1-nb1 \
+        .venv/bin/python bench/fast_search_lab.py --only lab-rate-limit --repetitions 10 --tester software --tester trex
 """
 
 from __future__ import annotations
@@ -40,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,12 +78,76 @@ CAMPAIGNS = ("quickstart", "lab-rate-limit")
 """The campaign files (under campaigns/) compared by default."""
 ALGORITHMS = ("binary", "fast", "mlr")
 """The reference first, then the fast search and MLRsearch."""
+TESTERS = ("software", "trex")
+"""The built-in tester (the lab's own namespaces) and a TRex server (``--tester trex``)."""
 
 
-def variant(source: Path, algorithm: str, out: Path, repetitions: int | None = None) -> tuple[Path, list[str]]:
+@dataclass(frozen=True)
+class TRexLab:
+    """Where ``--tester trex`` runs: a TRex server and the DUT's namespace (docs/trex.md section 8), from the
+    environment (the module docstring names the variables)."""
+
+    server: str
+    """``NATBENCH_TREX``: the server's RPC address."""
+    private_mac: str
+    """``NATBENCH_TREX_PRIVATE_MAC``: the DUT's private interface MAC (behind TRex port 0)."""
+    public_mac: str
+    """``NATBENCH_TREX_PUBLIC_MAC``: the DUT's public interface MAC (behind TRex port 1)."""
+    dut_netns: str
+    """``NATBENCH_TREX_DUT_NETNS``: the DUT's network namespace."""
+    private_if: str
+    """The DUT's private interface (first of ``NATBENCH_TREX_DUT_IFS``)."""
+    public_if: str
+    """The DUT's public interface (second of ``NATBENCH_TREX_DUT_IFS``)."""
+    software: bool = False
+    """``NATBENCH_TREX_SOFTWARE=1``: the server runs ``--software``."""
+    client_netns: str | None = None
+    """``NATBENCH_TREX_NETNS``: the namespace ``natbench run`` must run in to reach the server (None: here)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> TRexLab:
+        """The lab the environment names; SystemExit naming the first variable missing or malformed."""
+        names = ("NATBENCH_TREX", "NATBENCH_TREX_PRIVATE_MAC", "NATBENCH_TREX_PUBLIC_MAC", "NATBENCH_TREX_DUT_NETNS")
+        missing = [n for n in (*names, "NATBENCH_TREX_DUT_IFS") if not env.get(n)]
+        if missing:
+            sys.exit(f"--tester trex: {missing[0]} is not set (bench/fast_search_lab.py's docstring names them all)")
+        ifs = env["NATBENCH_TREX_DUT_IFS"].split(",")
+        if len(ifs) != 2 or not all(ifs):
+            sys.exit("--tester trex: NATBENCH_TREX_DUT_IFS must be private_if,public_if (two interface names)")
+        server, private, public, netns = (env[n] for n in names)
+        software = env.get("NATBENCH_TREX_SOFTWARE") == "1"
+        return cls(server, private, public, netns, ifs[0], ifs[1], software, env.get("NATBENCH_TREX_NETNS") or None)
+
+    def apply(self, data: dict[str, Any]) -> None:
+        """Turn the campaign ``data`` (a lab campaign) into the same campaign with TRex: the tester, the DUT's
+        access and interfaces, NAT to the public interface's address, compute responder mode."""
+        data["testbed"]["tester"] = {
+            "kind": "trex",
+            "settings": {
+                "server": self.server,
+                "private_dst_mac": self.private_mac,
+                "public_dst_mac": self.public_mac,
+                "software": self.software,
+            },
+        }
+        for dut in data["testbed"]["duts"]:
+            dut["access"] = {"kind": "netns", "namespace": self.dut_netns}
+            dut["params"] = {**dut.get("params", {}), "private_if": self.private_if, "public_if": self.public_if}
+            dut["params"]["nat"] = "masquerade"
+        data["traffic"]["responder"] = "compute"
+
+    def command(self, cmd: list[str]) -> list[str]:
+        """``cmd`` run where the server is reachable (inside :attr:`client_netns` when given)."""
+        return ["ip", "netns", "exec", self.client_netns, *cmd] if self.client_netns else cmd
+
+
+def variant(
+    source: Path, algorithm: str, out: Path, repetitions: int | None = None, trex: TRexLab | None = None
+) -> tuple[Path, list[str]]:
     """A copy of the campaign at ``source`` with ``algorithm`` for every search metric that offers it (the others
     left out), ``repetitions`` for each when given, and for ``mlr`` a relative width of ``error / (known ceiling +
-    error)`` where the ceiling is known; returns the file and the metrics it kept."""
+    error)`` where the ceiling is known, with the TRex tester of ``trex`` when given; returns the file and the
+    metrics it kept."""
     campaign = load_campaign(source)
     data: dict[str, Any] = yaml.safe_load(source.read_text())
     kept: list[str] = []
@@ -83,19 +166,25 @@ def variant(source: Path, algorithm: str, out: Path, repetitions: int | None = N
         else:
             del data["metrics"][name]
     data.pop("output", None)
-    path = out / f"{source.stem}-{algorithm}.yaml"
+    if trex is not None:
+        trex.apply(data)
+    path = out / f"{source.stem}-{'trex-' if trex is not None else ''}{algorithm}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path, kept
 
 
-def run(campaign: Path, run_dir: Path) -> float:
-    """``natbench run`` of ``campaign`` into ``run_dir``; its wall time in seconds."""
+def run(campaign: Path, run_dir: Path, trex: TRexLab | None = None) -> float:
+    """``natbench run`` of ``campaign`` into ``run_dir`` (where the TRex server is reachable, with ``trex``); its
+    wall time in seconds. Prints the load average before and after."""
     t0 = time.monotonic()
     cmd = [sys.executable, "-m", "natbench", "run", str(campaign), "-o", str(run_dir), "--no-progress"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    load0 = os.getloadavg()[0]
+    proc = subprocess.run(trex.command(cmd) if trex else cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"natbench run {campaign.name} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
-    return time.monotonic() - t0
+    took = time.monotonic() - t0
+    print(f"  {campaign.stem}: {took:,.1f} s, load average {load0:.2f} -> {os.getloadavg()[0]:.2f}", flush=True)
+    return took
 
 
 def known_ceiling(campaign_file: Path, metric: str) -> float | None:
@@ -159,24 +248,29 @@ def costs(r: Run) -> dict[str, MetricCost]:
     return out
 
 
-def compare(name: str, workdir: Path, repetitions: int | None = None, again: bool = False) -> None:
-    """Run campaign ``name`` with each algorithm and print the comparison; ``again``: run binary a second time
-    after the others, as the yardstick of how well the campaign reproduces at all."""
+def compare(
+    name: str, workdir: Path, repetitions: int | None = None, again: bool = False, trex: TRexLab | None = None
+) -> None:
+    """Run campaign ``name`` with each algorithm (with the TRex tester of ``trex`` when given, else the built-in
+    one) and print the comparison; ``again``: run binary a second time after the others, as the yardstick of how
+    well the campaign reproduces at all."""
     source = ROOT / "campaigns" / f"{name}.yaml"
+    tag = f"{name}-trex" if trex is not None else name
     wall: dict[str, float] = {}
     cost: dict[str, dict[str, MetricCost]] = {}
     kept: dict[str, list[str]] = {}
     for alg in ALGORITHMS:
-        path, kept[alg] = variant(source, alg, workdir, repetitions)
-        run_dir = workdir / f"{name}-{alg}"
-        wall[alg] = run(path, run_dir)
+        path, kept[alg] = variant(source, alg, workdir, repetitions, trex)
+        run_dir = workdir / f"{tag}-{alg}"
+        wall[alg] = run(path, run_dir, trex)
         cost[alg] = costs(natbench.load(run_dir))
-    print(f"\n{name}: " + "; ".join(f"{alg}: {', '.join(kept[alg])}" for alg in ALGORITHMS))
+    tester = "trex" if trex is not None else "software"
+    print(f"\n{name} ({tester} tester): " + "; ".join(f"{alg}: {', '.join(kept[alg])}" for alg in ALGORITHMS))
     print(table(source, cost, wall))
     if again:
-        path, _ = variant(source, "binary", workdir, repetitions)
-        run(path, workdir / f"{name}-binary-again")
-        again_cost = costs(natbench.load(workdir / f"{name}-binary-again"))
+        path, _ = variant(source, "binary", workdir, repetitions, trex)
+        run(path, workdir / f"{tag}-binary-again", trex)
+        again_cost = costs(natbench.load(workdir / f"{tag}-binary-again"))
         agreed = total = 0
         for m, c in cost["binary"].items():
             for pid, vals in c.values.items():
@@ -240,7 +334,15 @@ def main() -> int:
     ap.add_argument("--workdir", type=Path, help="where the run directories go (default: a temporary directory)")
     ap.add_argument("--repetitions", type=int, help="repetitions of every compared metric (default: the campaign's)")
     ap.add_argument("--again", action="store_true", help="run binary a second time: how well the campaign reproduces")
+    ap.add_argument(
+        "--tester",
+        choices=TESTERS,
+        action="append",
+        help="the tester to run the campaigns with (repeatable, in order; default: software; trex: see the docstring)",
+    )
     args = ap.parse_args()
+    testers = args.tester or ["software"]
+    trex = TRexLab.from_env(os.environ) if "trex" in testers else None
     if os.geteuid() != 0:
         sys.exit("needs root: builds the local lab (network namespaces, veth, iptables, nftables, conntrack)")
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="natbench-fast-"))
@@ -248,7 +350,8 @@ def main() -> int:
     print(__doc__.split("\n\n")[0])
     print(f"run directories: {workdir}")
     for name in args.only or CAMPAIGNS:
-        compare(name, workdir, args.repetitions, args.again)
+        for tester in testers:
+            compare(name, workdir, args.repetitions, args.again, trex if tester == "trex" else None)
     return 0
 
 

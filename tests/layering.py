@@ -53,8 +53,11 @@ ALLOWED: dict[tuple[str, str], str] = {}
 ALLOWED_MODULE_CYCLES: dict[frozenset[str], str] = {
     frozenset({"natbench.metrics.context", "natbench.metrics.registry"}): "type-only back-reference in one package",
     frozenset(
-        {"natbench.duts.recipes.params", "natbench.duts.recipes.render", "natbench.duts.recipes.schema"}
+        {"natbench.duts.recipes.render", "natbench.duts.recipes.resolve", "natbench.duts.recipes.schema"}
     ): "type-only back-references in one package",
+    frozenset(
+        {"natbench.duts.recipes.params", "natbench.duts.recipes.values"}
+    ): "type-only back-reference in one package",
 }
 """Circles between modules of one package, made only by ``TYPE_CHECKING`` imports; docs/architecture.md explains
 each."""

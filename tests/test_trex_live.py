@@ -7,6 +7,7 @@ Environment:
   NATBENCH_TREX_COUNT_CMD    shell command printing the DUT's connection count (e.g. ``ssh dut conntrack -C``)
   NATBENCH_TREX_RESET_CMD    shell command emptying the DUT's connection table (e.g. ``ssh dut conntrack -F``)
   NATBENCH_TREX_SOFTWARE     1 when the server runs with --software
+The counts read during a trial (tail rates, the loss stop) need NATBENCH_TREX_RESET_CMD for the stop.
 The DUT must be a port-preserving NAT44 with the seeds' address plan and
 static neighbours for 198.18.0.2 and 198.19.0.2 (see docs/trex.md).
 """
@@ -19,9 +20,11 @@ import subprocess
 
 import pytest
 
+from natbench.judging import judge_stopped
 from natbench.metrics import judge_phase
-from natbench.plugins import Directions, Phase2Options
+from natbench.plugins import Directions, LossStop, Phase2Options
 from natbench.results import Direction, Verdict
+from natbench.testers.losswatch import SAMPLE_PERIOD
 from natbench.testers.trex.address import DEFAULT_SYNC_PORT, parse_server
 from natbench.testers.trex.backend import create
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
@@ -145,10 +148,47 @@ def test_trex_reads_its_own_drop_counters_and_timing(tester) -> None:  # type: i
     r = tester.phase2(5_000.0, 2.0, Directions.BIDIRECTIONAL, Phase2Options())
     assert "xstats_error" not in r.extra and "utilization_error" not in r.extra, r.extra
     trex = r.extra["trex"]
-    assert set(trex["ports"]) == {"0", "1"} and trex["start_to_idle_s"] >= 2.0
+    # the server starts sending before the start call returns (live: idle seen 1.991 s after the return)
+    assert set(trex["ports"]) == {"0", "1"} and trex["start_to_idle_s"] + r.extra["start_call_s"] >= 2.0
     assert trex["busiest_core_pct"] is not None
     if r.extra["rx_drops"]:  # TRex missed frames: a deviation that explains as much of the loss
         assert any(d.missed and "tester receive (TRex port" in d.notes[0] for d in r.deviations.values())
         verdict, _reason = judge_phase(r, 0.0, 0.01)
         lost = sum(c.lost for c in r.counts.values())
         assert verdict is not Verdict.FAIL or lost > sum(d.explains for d in r.deviations.values())
+
+
+def test_counts_read_during_a_trial_give_tail_rates(tester) -> None:  # type: ignore[no-untyped-def]
+    """A lossless bidirectional trial read every 20 ms while it runs: a second-half rate per direction close to the
+    offered rate, at most one read per period, no stop (natbench.testers.trex.watch)."""
+    tester.prepare(PLAN)
+    reset = os.environ.get("NATBENCH_TREX_RESET_CMD")
+    if reset:
+        _sh(reset)
+    assert tester.phase1(10_000.0, learn=False).tester_ok
+    # asked to stop as a full trial of the fast search is: a DUT that keeps up is never stopped
+    stop = LossStop(allowance=0.0, margin=64.0, window=0.25)
+    r = tester.phase2(5_000.0, 2.0, Directions.BIDIRECTIONAL, Phase2Options(tail_rates=True, stop=stop))
+    assert r.tester_ok, r.tester_note
+    watch = r.extra["watch"]
+    assert 0 < watch["samples"] <= 2.0 / SAMPLE_PERIOD + 1, watch
+    assert set(r.tail_rates) == {Direction.FORWARD, Direction.REVERSE}, watch
+    for d, rate in r.tail_rates.items():
+        assert rate == pytest.approx(5_000.0, rel=0.1), (d, r.tail_rates, watch)
+    assert not r.stopped
+
+
+def test_a_failing_trial_is_stopped_with_the_frames_sent_until_then(tester) -> None:  # type: ignore[no-untyped-def]
+    """Reverse frames to tuples the DUT never saw (its table emptied, no phase 1) are all lost: the loss watch stops
+    the trial after the window, the counts are those sent up to the stop, and it is judged a failed full trial."""
+    reset = _env("NATBENCH_TREX_RESET_CMD")
+    tester.prepare(PLAN)
+    _sh(reset)
+    stop = LossStop(allowance=0.0, margin=64.0, window=0.25)
+    r = tester.phase2(5_000.0, 4.0, Directions.REVERSE, Phase2Options(stop=stop))
+    assert r.stopped, r.extra.get("watch")
+    sent = r.counts[Direction.REVERSE].sent
+    assert 0 < sent < 5_000.0 * 4.0 / 2, r.counts
+    assert r.extra["stop"]["decided_s"] < 2.0 and r.duration < 2.0, r.extra["stop"]
+    verdict, reason = judge_stopped(r, *judge_phase(r, 0.0, 0.01), stop.allowance)
+    assert verdict is Verdict.FAIL, reason

@@ -15,19 +15,17 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
-from natbench.config.source import SourceMap
 from natbench.duts.recipes.conditions import as_word
 from natbench.duts.recipes.fields import Flag, Named, must
 from natbench.duts.recipes.formats import FORMATS, MAX_TEXT_CHARS, format_names
 from natbench.duts.recipes.regex import MAX_VALUE_CHARS, check_pattern, pattern_matches
 from natbench.duts.recipes.values import FormatText, is_phrase, is_token
-from natbench.errors import RecipeError
 from natbench.values import MAX_VALUE, parse_count, parse_number, parse_port_range
 
 if TYPE_CHECKING:
-    from natbench.duts.recipes.schema import Recipe
+    pass
 
-__all__ = ["BUILTIN_VARIABLES", "PARAM_TYPES", "ParamSpec", "param_name", "resolve_params"]
+__all__ = ["BUILTIN_VARIABLES", "PARAM_TYPES", "ParamSpec", "param_name", "shown"]
 
 BUILTIN_VARIABLES = ("cores", "cpus", "dut")
 """Template variables natbench supplies at run time: active core count of the working point
@@ -48,7 +46,7 @@ def param_name(name: Any) -> str:
     return name
 
 
-def _shown(value: Any, limit: int = 40) -> str:
+def shown(value: Any, limit: int = 40) -> str:
     """A value as a message shows it: its ``repr`` (control characters escaped), cut to ``limit`` characters."""
     shown = repr(value)
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
@@ -67,16 +65,16 @@ def _str(spec: ParamSpec, value: Any) -> str:
     if len(text) > MAX_VALUE_CHARS:
         raise ValueError(f"is longer than {MAX_VALUE_CHARS} characters")
     if spec.pattern and not pattern_matches(spec.pattern, text):
-        raise ValueError(f"{_shown(text)} does not match {_shown(spec.pattern, 80)}")
+        raise ValueError(f"{shown(text)} does not match {shown(spec.pattern, 80)}")
     if spec.pattern is None and not is_token(text):
         raise ValueError(
-            f"{_shown(text)} is not one plain token (letters, digits, '_', '.', ':', '/', ',', '+', '-'): a str "
+            f"{shown(text)} is not one plain token (letters, digits, '_', '.', ':', '/', ',', '+', '-'): a str "
             "parameter without a pattern takes one word; declare a pattern for more (text for a file format is a "
             "text parameter)"
         )
     if not is_phrase(text):
         raise ValueError(
-            f"{_shown(text)} holds characters a str value may not: letters, digits, '_', '.', ':', '/', ',', '+', "
+            f"{shown(text)} holds characters a str value may not: letters, digits, '_', '.', ':', '/', ',', '+', "
             "'-' and single blanks (no quote, newline, ';', '$', backquote, glob or brace); text for a file format "
             "is a text parameter"
         )
@@ -91,12 +89,12 @@ def _text(spec: ParamSpec, value: Any) -> FormatText:
     if "\x00" in value:
         raise ValueError("contains a NUL byte")
     if spec.pattern and not pattern_matches(spec.pattern, value):
-        raise ValueError(f"{_shown(value)} does not match {_shown(spec.pattern, 80)}")
+        raise ValueError(f"{shown(value)} does not match {shown(spec.pattern, 80)}")
     fmt = FORMATS[spec.format or ""]
     try:
         fmt.write(value)
     except ValueError as exc:
-        raise ValueError(f"{_shown(value)}: {exc}") from None
+        raise ValueError(f"{shown(value)}: {exc}") from None
     return FormatText(value, fmt.name)
 
 
@@ -106,7 +104,7 @@ def _int(spec: ParamSpec, value: Any) -> int:
     except ValueError as exc:
         if "too large" in str(exc):  # a power or number beyond 2^64: say so rather than "expected an integer"
             raise ValueError(str(exc)) from None
-        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {_shown(value)}") from None
+        raise ValueError(f"expected an integer such as 8388608, 2^23 or 8M, got {shown(value)}") from None
     return _bounded(spec, number)
 
 
@@ -124,13 +122,13 @@ def _bounded(spec: ParamSpec, value: _N) -> _N:
 
 def _bool(spec: ParamSpec, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {_shown(value)}")
+        raise ValueError(f"expected true or false, got {shown(value)}")
     return value
 
 
 def _choice(spec: ParamSpec, value: Any) -> str:
     if as_word(value) not in spec.choices:
-        raise ValueError(f"{_shown(value)} is not one of {', '.join(spec.choices)}")
+        raise ValueError(f"{shown(value)} is not one of {', '.join(spec.choices)}")
     return as_word(value)
 
 
@@ -142,22 +140,22 @@ def _address(spec: ParamSpec, value: Any) -> str:
     """An address (``ip``, ``ipv4``, ``ipv6``) or an address with its prefix length (``*net``), normalized."""
     text, version, with_prefix = str(value), _ADDRESSES[spec.type], spec.type.endswith("net")
     if "%" in text:
-        raise ValueError(f"{_shown(value)}: an address with a scope (%zone) is not taken (name the interface instead)")
+        raise ValueError(f"{shown(value)}: an address with a scope (%zone) is not taken (name the interface instead)")
     try:
         addr = ipaddress.ip_interface(text) if with_prefix else ipaddress.ip_address(text)
     except ValueError:
-        raise ValueError(f"{_shown(value)} is not {'an address/prefix' if with_prefix else 'an IP address'}") from None
+        raise ValueError(f"{shown(value)} is not {'an address/prefix' if with_prefix else 'an IP address'}") from None
     if with_prefix and "/" not in text:
-        raise ValueError(f"{_shown(value)} needs a prefix length (e.g. 198.18.0.1/24)")
+        raise ValueError(f"{shown(value)} needs a prefix length (e.g. 198.18.0.1/24)")
     if version is not None and addr.version != version:
-        raise ValueError(f"{_shown(value)} is not an IPv{version} {'prefix' if with_prefix else 'address'}")
+        raise ValueError(f"{shown(value)} is not an IPv{version} {'prefix' if with_prefix else 'address'}")
     return str(addr)
 
 
 def _interface(spec: ParamSpec, value: Any) -> str:
     if not isinstance(value, str) or not _IFNAME.fullmatch(value):
         raise ValueError(
-            f"{_shown(value)} is not a valid interface name (1-15 letters, digits, '_', '.', '+', '-', "
+            f"{shown(value)} is not a valid interface name (1-15 letters, digits, '_', '.', '+', '-', "
             "not starting with '-')"
         )
     return value
@@ -165,7 +163,7 @@ def _interface(spec: ParamSpec, value: Any) -> str:
 
 def _mac(spec: ParamSpec, value: Any) -> str:
     if not isinstance(value, str) or not _MAC.match(value):
-        raise ValueError(f"{_shown(value)} is not a MAC address (aa:bb:cc:dd:ee:ff)")
+        raise ValueError(f"{shown(value)} is not a MAC address (aa:bb:cc:dd:ee:ff)")
     return value.lower()
 
 
@@ -226,7 +224,7 @@ def _words(value: Any) -> tuple[str, ...]:
     for word in words:
         if not is_phrase(word):
             raise ValueError(
-                f"choice {_shown(word)} holds characters a value may not: letters, digits, '_', '.', ':', '/', "
+                f"choice {shown(word)} holds characters a value may not: letters, digits, '_', '.', ':', '/', "
                 "',', '+', '-' and single blanks"
             )
     return words
@@ -297,107 +295,3 @@ class ParamSpec(Named):
     def check(self, value: Any) -> Any:
         """Validate and normalize one value of this parameter (None stays None); raise ValueError."""
         return None if value is None else _VALUE_TYPES[self.type](self, value)
-
-
-# ---------------------------------------------------------------------------
-# resolving given values
-
-
-def resolve_params(
-    recipe: Recipe,
-    params: dict[str, Any] | None,
-    *,
-    file: str | None = None,
-    field_prefix: str = "",
-    source: SourceMap | None = None,
-) -> dict[str, Any]:
-    """Typed values of every parameter ``recipe`` declares, defaults filled (see :meth:`Recipe.resolve`)."""
-    given = dict(params or {})
-    src_file = file or recipe.path
-    specs = recipe.params
-
-    def where(key: str | None) -> int | None:
-        if source is not None:
-            return source.locate(() if key is None else (key,)).line
-        if file is not None:
-            return None
-        spec = specs.get(key) if key is not None else None
-        return spec.line if spec else (recipe.params_line or None)
-
-    for key in given:
-        if key not in specs:
-            known = ", ".join(sorted(specs)) or "none"
-            raise RecipeError(
-                f"unknown parameter of recipe {recipe.name} (it declares: {known})",
-                file=src_file,
-                line=where(key),
-                field=field_prefix + str(key),
-            )
-    out: dict[str, Any] = {}
-    for name, spec in specs.items():
-        if given.get(name) is not None:
-            try:
-                out[name] = spec.check(given[name])
-            except ValueError as exc:
-                raise RecipeError(
-                    f"{exc} (recipe {recipe.name}, type {spec.type})",
-                    file=src_file,
-                    line=where(name),
-                    field=field_prefix + name,
-                ) from None
-        elif spec.required:
-            raise RecipeError(
-                f"required by recipe {recipe.name} ({spec.doc or spec.type}) but not given",
-                file=src_file,
-                line=where(None) if source is not None else (spec.line if file is None else None),
-                field=field_prefix + name,
-            )
-        else:
-            out[name] = spec.default
-    for name, problem, line in _place_problems(recipe, out):
-        raise RecipeError(
-            f"{problem} (recipe {recipe.name}, line {line})",
-            file=src_file,
-            line=where(name),
-            field=field_prefix + name,
-        )
-    for check in recipe.checks:
-        if check.condition.holds(out):
-            raise RecipeError(
-                f"{check.error} (recipe {recipe.name})",
-                file=src_file,
-                line=where(check.field) if check.field else (check.line if file is None else None),
-                field=field_prefix + (check.field or "params"),
-            )
-    return out
-
-
-def _place_problems(recipe: Recipe, values: dict[str, Any]) -> list[tuple[str, str, int]]:
-    """(parameter, problem, recipe line) for the first value that does not fit a place its placeholders stand in
-    (:func:`~natbench.duts.recipes.shell.value_problem`: a leading ``-`` where a program would read an option,
-    more than one token where it is written, a word where a statement begins). The same check runs again on
-    every rendered command; here it names the campaign's field before anything runs."""
-    from natbench.duts.recipes.render import value_classes
-    from natbench.duts.recipes.shell import ShellStructureError, command_slots, value_problem
-    from natbench.duts.recipes.template import rendered_words
-
-    classes = value_classes(recipe)
-    for step in recipe.steps.values():
-        for cmd in step.commands:
-            try:
-                run_slots, netns_slots = command_slots(cmd.run, cmd.netns, cmd.format)
-            except ShellStructureError:  # reported when the recipe is loaded
-                continue
-            for slot in (*netns_slots, *run_slots):
-                value = values.get(slot.name)
-                if value is None or slot.name not in recipe.params:
-                    continue
-                try:
-                    words, _ = rendered_words(value, slot.filters)
-                except (ValueError, TypeError, IndexError):  # a filter that does not apply: rendering says so
-                    continue
-                for i, word in enumerate(words):
-                    problem = value_problem(slot, word, i == 0, classes(slot.name, slot.filters))
-                    if problem is not None:
-                        return [(slot.name, f"{_shown(word)} {problem}", cmd.line)]
-    return []

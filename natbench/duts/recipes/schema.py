@@ -29,9 +29,10 @@ from natbench.duts.recipes import render
 from natbench.duts.recipes.conditions import Condition, parse_condition
 from natbench.duts.recipes.fields import Declared, Flag, Named, OptionalText, RecipeModel, Text, must
 from natbench.duts.recipes.formats import FORMATS, format_names
-from natbench.duts.recipes.params import ParamSpec, param_name, resolve_params
+from natbench.duts.recipes.params import ParamSpec, param_name
 from natbench.duts.recipes.render import RenderedCommand
 from natbench.duts.recipes.reports import MemorySpec, TableSpec, declarations
+from natbench.duts.recipes.resolve import resolve_params
 from natbench.plugins import DutDeclarations
 from natbench.values import MAX_DURATION_SECONDS
 

@@ -22,14 +22,19 @@ import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from natbench.errors import TesterError
 
-__all__ = ["MIN_SERVER_VERSION", "TRexSession", "ipv6_sockets", "load_api", "parse_version"]
+if TYPE_CHECKING:
+    from natbench.testers.trex.watch import TrialWatch
+
+__all__ = ["IDLE_POLL", "MIN_SERVER_VERSION", "TRexSession", "ipv6_sockets", "load_api", "parse_version"]
 
 MIN_SERVER_VERSION = (3, 0)
 """Oldest TRex server natbench drives (value lists with next_var and the v3 core splitter)."""
+IDLE_POLL = 0.01
+"""Seconds between two looks at whether a trial's ports are still sending (the client's own port state: no RPC)."""
 
 _HINT = (
     "TRex client library not found: install the 'trex' extra (pip install 'natbench[trex]', which brings "
@@ -158,6 +163,7 @@ class TRexSession:
         self.version: dict[str, Any] = {}
         self.system: dict[str, Any] = {}
         self._stream_ids: dict[int, list[int]] = {}
+        self._stats_batch: Any = importlib.import_module("trex.common.stats.trex_stats").StatsBatch
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -252,23 +258,41 @@ class TRexSession:
         mask = self.api.STLClient.CORE_MASK_PIN if pin else self.api.STLClient.CORE_MASK_SPLIT
         self._call("start", self._client.start, ports=ports, mult=mult, force=True, duration=duration, core_mask=mask)
 
-    def wait(self, ports: list[int], timeout: float, rx_delay_ms: int) -> float:
+    def wait(self, ports: list[int], timeout: float, rx_delay_ms: int, watch: TrialWatch | None = None) -> float:
         """Block until traffic on ``ports`` ends, then wait ``rx_delay_ms``; return when traffic ended.
 
         The return value is the ``time.monotonic()`` at which the ports were seen idle (10 ms
-        polling). The receive wait is natbench's own: the client's ``wait_on_traffic`` waits
+        polling, no RPC: the client follows the ports' state from the server's events). The receive wait is
+        natbench's own: the client's ``wait_on_traffic`` waits
         ``rx_delay_ms`` only on ports with RX-filtered (flow-stats / latency) streams and
         returns at once otherwise (seen live on v3.08: counters read before the frames in
         flight arrived). It is still called afterwards to remove the RX filters. TesterError
         (traffic stopped) after ``timeout`` seconds.
+
+        With a ``watch`` (:class:`~natbench.testers.trex.watch.TrialWatch`) the port counters are read while the
+        traffic runs, one :meth:`port_counters` batch per the watch's period at most, and handed to it; when it says
+        the trial has failed, the traffic is stopped (:meth:`stop`, the frames sent so far stay counted) and the
+        wait goes on as after any trial.
         """
         deadline = time.monotonic() + timeout
         busy = set(ports)
         while busy.intersection(self._call("get_active_ports", self._client.get_active_ports)):
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 self._call("stop", self._client.stop, ports=ports)
                 raise TesterError(f"TRex traffic did not end within {timeout:.1f} s")
-            time.sleep(0.01)
+            pause = IDLE_POLL
+            if watch is not None and watch.stop_call is None:
+                pause = min(pause, watch.wait_s(now))
+                if pause <= 0:
+                    before = time.monotonic()
+                    counters = self.port_counters(watch.ports)
+                    if watch.observe(before, time.monotonic(), counters):
+                        called = time.monotonic()
+                        self._call("stop", self._client.stop, ports=ports, rx_delay_ms=rx_delay_ms)
+                        watch.stopped(called, time.monotonic())
+                    continue
+            time.sleep(pause)
         ended = time.monotonic()
         time.sleep(rx_delay_ms / 1000)
         try:
@@ -283,6 +307,17 @@ class TRexSession:
     def stop(self, ports: list[int]) -> None:
         """Stop traffic on ``ports``."""
         self._call("stop", self._client.stop, ports=ports)
+
+    def port_counters(self, ports: list[int]) -> dict[int, dict[str, Any]]:
+        """The port counters of ``ports`` now, relative to the last ``clear_stats`` (``PortStats.to_dict()`` per port
+        id): one RPC batch of ``get_port_stats`` commands through the client's own ``PortStats`` objects (the
+        server reads the NIC counters for each, trex-core ``CGlobalTRex::port_stats_to_json``), without the global
+        and per-stream statistics :meth:`stats` reads too: what a sample of a running trial costs."""
+        objs = [self._client.ports[p].get_stats() for p in ports]
+        rc = self._stats_batch.update(objs, self._client.conn.rpc)
+        if not rc:
+            raise TesterError(f"TRex {self.server}:{self.sync_port}: get_port_stats: {rc}")
+        return {p: dict(o.to_dict()) for p, o in zip(ports, objs, strict=True)}
 
     def stats(self) -> dict[Any, Any]:
         """Port and global counters since the last clear (``get_stats``)."""

@@ -8,12 +8,12 @@ import importlib.metadata
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from natbench.errors import TesterError
-from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options
+from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options, TrialEvidence
 from natbench.results import Deviation, Direction, DirectionCounts, LatencyStats, PhaseResult
 from natbench.testers.trex import health
 from natbench.testers.trex import program as prg
@@ -21,6 +21,7 @@ from natbench.testers.trex.client import TRexSession
 from natbench.testers.trex.latency import latency_from_pgid
 from natbench.testers.trex.program import Port, Program
 from natbench.testers.trex.settings import TRexSettings
+from natbench.testers.trex.watch import Lane, TrialWatch
 from natbench.traffic import Family, ResponderMode, TrafficPlan
 
 __all__ = ["TRexTester", "multiplier", "tag_schedule", "trex_delay_measure"]
@@ -60,6 +61,12 @@ class _Resident:
 
 class TRexTester:
     """RFC 9693 phase 1 and phase 2 on a TRex STL server (implements ``natbench.plugins.Tester``)."""
+
+    abilities: ClassVar[TrialEvidence] = TrialEvidence(stops_failed_trials=True, tail_rates=True, receive_misses=True)
+    """What a TRex trial tells a search beyond its final counts (the one place that says it): its port counters are
+    read while a phase-2 trial runs, so it stops a failed trial once the loss watch has decided and gives the second
+    half's forwarding rate and a stopped trial's shortfall (:mod:`~natbench.testers.trex.watch`); its ports' receive
+    misses are reported as the tester's deviation."""
 
     def __init__(self, settings: TRexSettings, session: TRexSession | None = None) -> None:
         self.settings = settings
@@ -123,6 +130,10 @@ class TRexTester:
         if seconds < 0:
             raise TesterError(f"receive timeout must not be negative, got {seconds:g}")
         self._rx_delay_ms = round(seconds * 1000)
+
+    def evidence(self) -> TrialEvidence:
+        """The optional hook :class:`~natbench.plugins.tester.DeclaresEvidence`: :attr:`abilities` says it."""
+        return self.abilities
 
     def load_mappings(self, mappings: Sequence[Mapping]) -> None:
         """Tuples read from the DUT (ResponderMode.READ) for :meth:`validate`; phase 2 also remembers them."""
@@ -202,13 +213,16 @@ class TRexTester:
         cores, bias = sess.cores_per_port, self.settings.bias_tolerance
         # a latency stream keeps its own rate (tags per second, at most half the trial's): such a program is
         # compiled for its trial's rate; every other one runs at any rate through the multiplier
-        key = ("phase2", cores, bias, directions, measure, rate if measure.latency else None)
+        # how the trial is watched (a stop, tail rates) is no part of the streams: the same upload serves them all
+        traffic = dataclasses.replace(measure, stop=None, tail_rates=False)
+        key = ("phase2", cores, bias, directions, traffic, rate if measure.latency else None)
         program, load = self._load(
-            key, rate, lambda r: prg.compile_phase2(plan, r, directions, measure, cores=cores, bias_tolerance=bias)
+            key, rate, lambda r: prg.compile_phase2(plan, r, directions, traffic, cores=cores, bias_tolerance=bias)
         )
         ids = self._port_ids
         active = [p for p in Port if program.on(p)]
         port_list = [ids[p] for p in active]
+        watch = self._watch(active, measure)
         sess.clear_stats(list(ids.values()))
         pin = self._pin(sess, len(active))
         t0 = time.monotonic()
@@ -216,28 +230,56 @@ class TRexTester:
         started = time.monotonic()
         # the sending time counts from the start call's return: the call itself (78-117 ms seen live with many
         # streams) is no time the frames took
-        wall = sess.wait(port_list, duration + self.settings.timeout_margin, self._rx_delay_ms) - started
+        timeout = duration + self.settings.timeout_margin
+        if watch is None:
+            wall = sess.wait(port_list, timeout, self._rx_delay_ms) - started
+        else:
+            watch.begin(started)
+            wall = sess.wait(port_list, timeout, self._rx_delay_ms, watch=watch) - started
         stats = sess.stats()
         counts = self._counts(stats, active)
         latency: dict[Direction, LatencyStats] = {}
         pgs = [s.latency_pg_id for s in program.streams if s.latency_pg_id is not None]
         if pgs:
             latency = self._latency(sess.latency(pgs), program)
-        intended = rate * duration
-        notes = self._rate_notes(stats, counts, intended, wall, duration, continuous=True)
-        checked, own, deviations = self._own_counters(sess, stats, counts, intended, wall, duration, continuous=True)
+        stop_call = watch.stop_call if watch is not None else None
+        stopped = stop_call is not None and stop_call[0] - started < duration
+        if stop_call is not None and stopped:
+            # the frames due by the stop: the sending ran from the start call's return to the stop call's return;
+            # when in the stop call the server stopped is not known, so its length widens the full trial's tolerance
+            nominal = stop_call[1] - started
+            allowance = self.settings.rate_tolerance * rate * duration + rate * (stop_call[1] - stop_call[0])
+        else:
+            nominal, allowance = duration, None
+        intended = rate * nominal
+        notes = self._rate_notes(stats, counts, intended, wall, nominal, continuous=True, allowance=allowance)
+        checked, own, deviations = self._own_counters(sess, stats, counts, intended, wall, nominal, continuous=True)
         own["start_call_s"] = started - t0
+        if watch is not None:
+            own["watch"] = watch.record()
+        if stopped and watch is not None and stop_call is not None:
+            own["stop"] = {
+                "decided_s": watch.decided_s,
+                "missing": list(watch.missing),
+                "stop_call_s": round(stop_call[1] - stop_call[0], 6),
+                "sending_s": round(nominal, 6),
+            }
         notes.extend(checked)
         # the NAT64 latency reminder is for console users: the tester refused NAT64 latency above
         # unless the server runs --software, so here it would only mislead (seen live in every trial)
         notes.extend(n for n in (program.notes if measure.latency else ()) if n != prg.NAT64_LATENCY_NOTE)
         notes.extend(delay_notes)
         slowest = min(c.sent for c in counts.values()) if counts else 0
+        most = max((c.sent for c in counts.values()), default=0)
         return PhaseResult(
             intended_rate=rate,
             # TRex sends rate x duration frames even when its core falls behind (the trial stretches)
-            achieved_rate=slowest / self._sending_time(wall, duration),
-            duration=duration,
+            achieved_rate=slowest / self._sending_time(wall, nominal),
+            # a stopped trial lasted as long as its frames took at the rate: the full trial's first part
+            duration=most / rate if stopped else duration,
+            stopped=stopped,
+            tail_rates=watch.tail_rates() if watch is not None else {},
+            shortfalls=watch.shortfalls() if watch is not None else {},
             counts=counts,
             latency=latency,
             tester_ok=not any(n.startswith("!") for n in notes),
@@ -293,6 +335,24 @@ class TRexTester:
         if self._plan is None:
             raise TesterError("prepare() was not called")
         return self._plan
+
+    def _watch(self, active: Sequence[Port], measure: Phase2Options) -> TrialWatch | None:
+        """The reads of a phase-2 trial sending from the ports ``active``, when ``measure`` asks for a stop or tail
+        rates and :attr:`abilities` gives them (None: the trial is not read until it ends)."""
+        stop = measure.stop if self.abilities.stops_failed_trials else None
+        tails = measure.tail_rates and self.abilities.tail_rates
+        if stop is None and not tails:
+            return None
+        ids = self._port_ids
+        lanes = [
+            Lane(
+                Direction.FORWARD if p is Port.PRIVATE else Direction.REVERSE,
+                ids[p],
+                ids[Port.PUBLIC if p is Port.PRIVATE else Port.PRIVATE],
+            )
+            for p in active
+        ]
+        return TrialWatch(lanes, stop, tails)
 
     def _pin(self, sess: TRexSession, active_ports: int) -> bool:
         """CORE_MASK_PIN for two active ports when the dual port has cores to split.
@@ -445,20 +505,25 @@ class TRexTester:
         nominal: float,
         *,
         continuous: bool,
+        allowance: float | None = None,
     ) -> list[str]:
-        """Reasons the tester did not generate what was asked; a leading '!' marks the trial invalid."""
+        """Reasons the tester did not generate what was asked; a leading '!' marks the trial invalid.
+
+        ``allowance``: frames a continuous trial may send fewer or more than ``intended_frames`` (default
+        ``rate_tolerance`` of them; a stopped trial keeps the full trial's, and the stop call's uncertainty)."""
         tol = self.settings.rate_tolerance
+        slack = intended_frames * tol if allowance is None else allowance
         notes: list[str] = []
         qf = _queue_full(stats)
         if qf:
             notes.append(f"!TRex send queue full {qf} times")
         for d, c in counts.items():
             if continuous:
-                if c.sent < intended_frames * (1 - tol):
+                if c.sent < intended_frames - slack:
                     notes.append(
                         f"!{d}: sent {c.sent} of {intended_frames:.0f} frames ({c.sent / intended_frames:.2%})"
                     )
-                elif c.sent > intended_frames * (1 + tol) + 1:  # more than asked: a rate the trial did not intend
+                elif c.sent > intended_frames + slack + 1:  # more than asked: a rate the trial did not intend
                     notes.append(
                         f"!{d}: sent {c.sent} frames for {intended_frames:.0f} intended"
                         f" ({c.sent / intended_frames - 1:.2%} over)"
