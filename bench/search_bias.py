@@ -1,8 +1,8 @@
 """Bias of the fast search against the binary search on a DUT whose ceiling jitters from trial to trial.
 
 A run is ``--repetitions`` searches of one metric at one working point (``algorithm: fast``: the first unseeded,
-each later one seeded from the one before, as ``natbench.search.fast.history.prior_seed`` does); its result is the median
-of the repetitions, as the tables print it. Over ``--runs`` runs per algorithm it prints the mean of the run
+each later one seeded from the one before, as ``natbench.search.fast.history.prior_seed`` does); its result is the
+median of the repetitions, as the tables print it. Over ``--runs`` runs per algorithm it prints the mean of the run
 medians and of all results, relative to the DUT's median ceiling, and the fast search's difference from the binary
 search's (the reference, measured in the same run) in percent of the ceiling and in standard errors.
 
