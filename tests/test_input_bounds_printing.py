@@ -309,11 +309,13 @@ def test_a_closed_stdout_is_named_and_a_broken_pipe_ends_quietly() -> None:
         preexec_fn=lambda: os.close(1),
     )
     assert (proc.returncode, proc.stderr) == (1, "natbench: error: cannot write to standard output: it is closed\n")
-    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    # a reader that has gone before the first write (as ``| head -1`` is gone before a long report's later writes):
+    # the write meets a pipe without a reader, however small the output and however busy the machine
+    reader = subprocess.Popen(["true"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
     assert reader.stdin is not None
+    reader.wait()
     proc = _with_stdout(reader.stdin, "report", "tests/data/damaged-runs/base", "--format", "text", "--out", "-")
     reader.stdin.close()
-    reader.wait()
     assert (proc.returncode, proc.stderr) == (141, "")
 
 
