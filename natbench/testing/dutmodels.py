@@ -37,6 +37,7 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from natbench.plugins.tester import LossStop
 from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
@@ -148,6 +149,8 @@ class Behaviour:
 class TesterFlaws:
     """What the modelled tester gets wrong: its receive side misses frames in a stall at the start of some trials (a
     receive thread scheduled late while the frames fill its socket's buffer), whatever the trial's length."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
 
     stall_chance: float = 0.0
     """Share of trials in which a direction's receive side stalls (0: never)."""
