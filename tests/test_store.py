@@ -863,11 +863,12 @@ def test_parquet_files_hold_the_record_columns_and_no_index(tmp_path: Path) -> N
             [
                 *("point_id", "metric", "repetition", "value", "unit", "error", "directions", "reported"),
                 "dut_cpu_busy",
-                # what every search result stores, then what each metric declares (natbench.metrics.declare), in
-                # measurement order: cps, latency, PDV, tear-down, capacity
+                # what every search result stores and every result's host load, then what each metric declares
+                # (natbench.metrics.declare), in measurement order: cps, frame loss, latency, PDV, tear-down, capacity
                 *("tester_bound", "bound_by_rate", "bound_by_clumps", "at_upper_limit", "seeded", "short_bound"),
-                *("no_pass", "algorithm", "search_goal", "unvalidated", "worst_case", "fewer_tags", "tagged_only"),
-                *("filled_delete_s", "empty_delete_s", "created_connections", "unverified", "not_reached", "extra"),
+                *("no_pass", "algorithm", "search_goal", "host_busy", "unvalidated", "walk_incomplete"),
+                *("worst_case", "fewer_tags", "tagged_only", "filled_delete_s", "empty_delete_s"),
+                *("created_connections", "unverified", "not_reached", "timeout_unknown", "extra"),
                 *("label", "connections", "cores"),
             ],
         ),

@@ -5,7 +5,8 @@ It sits at the bottom of the package (it imports only :mod:`natbench.errors`, :m
 metrics, the campaign schema and the testbed all import it downwards:
 
 * the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
-  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`, :class:`StopsFailedTrials`)
+  :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`, :class:`StopsFailedTrials`,
+  :class:`WatchesHostLoad` with its :class:`HostLoadProbe`)
   and :class:`Dut` (hooks :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`,
   :class:`DeclaresRows` with what a DUT kind declares for reports: :class:`DutDeclarations`, :class:`TableParam`,
   :class:`SlabCache`), with the small types they exchange (:class:`Directions`, :class:`Phase2Options` with its
@@ -38,6 +39,7 @@ from natbench.plugins.backends import (
     TesterContext,
 )
 from natbench.plugins.dut import (
+    SHARES_HOST,
     CommandResult,
     DeclaresRows,
     Dut,
@@ -67,6 +69,7 @@ from natbench.plugins.settings import AccessSettings, TesterSettings
 from natbench.plugins.tester import (
     BeginsRepetition,
     Directions,
+    HostLoadProbe,
     LabPorts,
     LoadsMappings,
     LossStop,
@@ -77,6 +80,7 @@ from natbench.plugins.tester import (
     SetsReceiveTimeout,
     StopsFailedTrials,
     Tester,
+    WatchesHostLoad,
 )
 
 __all__ = [
@@ -85,6 +89,7 @@ __all__ = [
     "METRIC_GROUP",
     "PARSERS",
     "PARSER_GROUP",
+    "SHARES_HOST",
     "TESTERS",
     "TESTER_GROUP",
     "AccessBackend",
@@ -98,6 +103,7 @@ __all__ = [
     "DutPlacement",
     "Endpoint",
     "Executor",
+    "HostLoadProbe",
     "LabPorts",
     "LabRequest",
     "LabResource",
@@ -127,4 +133,5 @@ __all__ = [
     "TesterBackend",
     "TesterContext",
     "TesterSettings",
+    "WatchesHostLoad",
 ]

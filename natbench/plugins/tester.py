@@ -18,6 +18,7 @@ from natbench.traffic.plan import TrafficPlan
 __all__ = [
     "BeginsRepetition",
     "Directions",
+    "HostLoadProbe",
     "LabPorts",
     "LoadsMappings",
     "LossStop",
@@ -28,6 +29,7 @@ __all__ = [
     "SetsReceiveTimeout",
     "StopsFailedTrials",
     "Tester",
+    "WatchesHostLoad",
 ]
 
 
@@ -84,6 +86,22 @@ class Port:
         return self.netns if "/" in self.netns else f"/run/netns/{self.netns}"
 
 
+@runtime_checkable
+class HostLoadProbe(Protocol):
+    """What a shared host's CPUs spent on processes that are neither the tester nor the DUT, window by window (a local
+    lab's: :class:`natbench.testbed.lab.hostload.HostLoad`)."""
+
+    def mark(self) -> None:
+        """Start a window now (a trial's traffic starts)."""
+        ...
+
+    def since_mark(self) -> dict[str, Any]:
+        """The window from the last mark to now, as a trial stores it (``extra.host_load``: ``seconds``, ``cpus``,
+        ``others``: the share of the tester's and the DUT's CPUs other processes took, ``steal``, ``bound``: the share
+        the figure may be off by); a new window starts now."""
+        ...
+
+
 @dataclass(frozen=True)
 class LabPorts:
     """The tester's side of a lab natbench built: what the lab hands to the tester factory."""
@@ -96,6 +114,8 @@ class LabPorts:
     """The CPUs the lab set aside for the tester (its receive processing is steered there)."""
     after_dut_setup: Callable[[], None]
     """What the lab redoes after a recipe configured the DUT (the tester calls it before each ``prepare``)."""
+    host_load: HostLoadProbe | None = None
+    """The lab's probe of what other processes took of the tester's and the DUT's CPUs (None: not measured)."""
 
 
 @dataclass(frozen=True)
@@ -219,6 +239,16 @@ class StopsFailedTrials(Protocol):
     def stops_failed_trials(self) -> bool:
         """True when this tester, as configured, honours :attr:`Phase2Options.stop` (its
         :class:`~natbench.results.PhaseResult` then says ``stopped`` when it ended a trial early)."""
+        ...
+
+
+@runtime_checkable
+class WatchesHostLoad(Protocol):
+    """Optional Tester hook: a tester that shares its host's CPUs with the DUT (the local lab) hands over the lab's
+    probe of what other processes took of them; the engine stores its figures with every trial."""
+
+    def host_load_probe(self) -> HostLoadProbe | None:
+        """The probe (None: not measured)."""
         ...
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from natbench.metrics import Metric, baseline_metric, reported_metric
 from natbench.metrics.declare import SEARCH_ROWS, CountRow, Mark, SearchBlock, error_caption
+from natbench.metrics.hostload import HOST_MARKS
 from natbench.report.aggregate import MEMORY_FIGURES, baseline_ratio, memory_summary, scale_connections, scale_up_cores
 from natbench.report.formatting import (
     fmt_count,
@@ -483,7 +484,7 @@ def performance_table(
         if (no_pass > 0).any():  # repetitions whose search found no passing rate: no value, not a failure
             b.add(f"{prefix} no passing rate", no_pass, fmt_count)
             notes.append(NO_PASS_NOTE)
-        marks, mark_notes = _cell_marks(d, m.marks, len(ids))
+        marks, mark_notes = _cell_marks(d, (*m.marks, *HOST_MARKS), len(ids))
         notes.extend(mark_notes)
         count_rows(d, prefix, (*SEARCH_ROWS, *m.count_rows))
         if "invalid_trials" in d and d["invalid_trials"].notna().any():  # trials stored: how many proved nothing
@@ -632,7 +633,7 @@ def own_table(
         b.add("invalid trials", flags["invalid_trials"].astype("float64"), fmt_count)
         notes.append(INVALID_NOTE)
     notes += _memory_rows(b, memory, ids, [metric.name], slab_labels or (lambda key: slab_label({}, key)))
-    marks, mark_notes = _cell_marks(flags, metric.marks, len(ids))
+    marks, mark_notes = _cell_marks(flags, (*metric.marks, *HOST_MARKS), len(ids))
     notes.extend(mark_notes)
     seconds = [row.figure for row in table.rows if row.kind == "seconds"]
     decimals = [_time_decimals(fig[seconds].iloc[i]) if seconds else 2 for i in range(len(ids))]

@@ -28,6 +28,7 @@ import pandas as pd
 
 from natbench.metrics import all_metrics
 from natbench.metrics.declare import SEARCH_COLUMNS, Column
+from natbench.metrics.hostload import HOST_COLUMNS
 from natbench.plugins import DutDeclarations, TableParam
 from natbench.results import Direction, RepetitionResult, TrialRecord
 from natbench.run.format import UNIT_ALIASES, PointRecord, declarations_for, directions_of, reported_factor
@@ -113,9 +114,10 @@ def trials_frame(records: Iterable[TrialRecord | RepetitionResult]) -> pd.DataFr
 # ------------------------------------------------------------------------------------------------------ results
 def result_columns() -> tuple[Column, ...]:
     """The derived columns of :func:`results_frame`, in order: every search result's
-    (:data:`~natbench.metrics.declare.SEARCH_COLUMNS`), then what each registered metric declares
+    (:data:`~natbench.metrics.declare.SEARCH_COLUMNS`) and every result's host load
+    (:data:`~natbench.metrics.hostload.HOST_COLUMNS`), then what each registered metric declares
     (:attr:`~natbench.metrics.Metric.columns`, in measurement order; a column two metrics declare comes once)."""
-    out: dict[str, Column] = {c.name: c for c in SEARCH_COLUMNS}
+    out: dict[str, Column] = {c.name: c for c in (*SEARCH_COLUMNS, *HOST_COLUMNS)}
     for m in all_metrics():
         for c in m.columns:
             out.setdefault(c.name, c)
@@ -124,7 +126,7 @@ def result_columns() -> tuple[Column, ...]:
 
 def _declaring(columns: Iterable[Column]) -> dict[str, frozenset[str]]:
     """Column name -> the metrics whose results it is computed for (an empty set: every result's)."""
-    every = {c.name for c in SEARCH_COLUMNS}
+    every = {c.name for c in (*SEARCH_COLUMNS, *HOST_COLUMNS)}
     by: dict[str, set[str]] = {c.name: set() for c in columns}
     for m in all_metrics():
         for c in m.columns:
