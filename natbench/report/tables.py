@@ -497,9 +497,9 @@ def performance_table(
             notes.append(
                 f"{prefix}: fast search; repetitions after the first started from the earlier ones' results"
                 " (each value still passed a full trial, with an upper bound one error above), so min / max are"
-                " narrower than independent binary searches'; on a DUT whose ceiling varies from trial to trial by"
-                " +-J the median sits below a binary search's: by about J / 3 with the short-fail rule, at most J / 10"
-                " without (cps) (bench/search_bias.py, docs/engine.md)"
+                " narrower than independent binary searches'; on a DUT whose ceiling varies from trial to trial the"
+                " median may sit above a binary search's (a DUT with queues) or below it: bench/search_bias.py measures"
+                " it on modelled DUTs (docs/engine.md)"
             )
         if d["error"].notna().any():
             b.add(f"{prefix} error", d["error"], fmt_number)
