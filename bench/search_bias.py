@@ -33,7 +33,7 @@ precision at the result, as bench/campaign_time.py sets it). The output on stdou
 (``--seed``): every campaign draws from its own stream, whatever ``--jobs`` runs it; the run time goes to stderr.
 
     python bench/search_bias.py                                # every model, 300 campaigns of 10 (2 processes)
-    python bench/search_bias.py --campaigns 40 --models queue  # models whose name starts with "queue", quickly
+    python bench/search_bias.py --campaigns 40 --model queue   # models whose name starts with "queue", quickly
     python bench/search_bias.py --algorithms binary,fast,fast-nostop   # and fast with stop_failed: false
 """
 
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repetitions", type=int, default=10, help="repetitions per campaign")
     ap.add_argument("--seed", type=int, default=1, help="seed of the models' randomness")
     ap.add_argument("--jobs", type=int, default=2, help="processes")
-    ap.add_argument("--models", default="", help="comma-separated prefixes of model names (default: all)")
+    ap.add_argument("--model", action="append", default=[], help="a prefix of model names (repeatable; default: all)")
     ap.add_argument("--algorithms", default=",".join(ALGORITHMS), help="comma-separated, binary first")
     ap.add_argument("--upper", type=float, default=UPPER, help="the searches' upper bound (frames/s per direction)")
     args = ap.parse_args(argv)
@@ -306,10 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [a for a in algorithms if a not in VARIANTS]
     if unknown or algorithms[0] != "binary":
         ap.error(f"--algorithms: binary first, then any of {', '.join(VARIANTS)} (got {args.algorithms})")
-    prefixes = [p.strip() for p in args.models.split(",") if p.strip()]
+    prefixes = [p for p in args.model if p]
     models = tuple(m for m in MODELS if not prefixes or any(m.name.startswith(p) for p in prefixes))
     if not models:
-        ap.error(f"--models: no model name starts with {args.models!r}")
+        ap.error(f"--model: no model name starts with {' or '.join(map(repr, prefixes))}")
     UPPER = args.upper
     t0 = time.perf_counter()
     cells = measure(models, algorithms, args.campaigns, args.repetitions, args.seed, args.jobs)

@@ -42,7 +42,7 @@ def test_without_randomness_every_search_reports_the_grid_rate_below_the_truth(a
 
 
 def test_the_output_depends_on_the_seed_not_on_the_processes(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--campaigns", "3", "--repetitions", "2", "--models", "queue 512", "--algorithms", "binary,fast"]
+    args = ["--campaigns", "3", "--repetitions", "2", "--model", "queue 512, J 0.5", "--algorithms", "binary,fast"]
     outs = []
     for jobs in ("1", "2"):
         assert sb.main([*args, "--jobs", jobs]) == 0
