@@ -27,9 +27,10 @@ class ScriptedProbe:
     """A host-load probe whose windows report the shares it is given, in turn (one per trial; the last one from then
     on)."""
 
-    def __init__(self, others: list[float], bound: float = 0.01) -> None:
+    def __init__(self, others: list[float], bound: float = 0.01, whole_bound: float = 0.01) -> None:
         self.others = list(others)
         self.bound = bound
+        self.whole_bound = whole_bound
         self.marks = 0
         self.windows = 0
 
@@ -40,6 +41,14 @@ class ScriptedProbe:
         share = self.others[min(self.windows, len(self.others) - 1)]
         self.windows += 1
         return {"seconds": 1.0, "cpus": 2, "others": share, "steal": 0.0, "bound": self.bound}
+
+    def reading(self) -> int:
+        return self.windows
+
+    def since(self, start: Any) -> dict[str, Any]:
+        """The whole repetition: the mean of the windows since ``start``, with the bound of one long window."""
+        seen = [self.others[min(i, len(self.others) - 1)] for i in range(int(start), self.windows)] or [0.0]
+        return {"seconds": 10.0, "cpus": 2, "others": sum(seen) / len(seen), "steal": 0.0, "bound": self.whole_bound}
 
 
 def measure(metric: str, probe: ScriptedProbe, records: list[TrialRecord], rep: int = 0, **settings: Any) -> Any:
@@ -65,8 +74,24 @@ def test_every_trial_stores_its_window_and_the_result_the_largest_share_beyond_t
     fills = [r for r in records if r.kind == "fill"]
     assert fills and fills[0].extra["host_load"]["others"] == 0.5  # the first window: the fill's
     search = [r.extra["host_load"] for r in records if r.kind not in ("fill", "fill_check")]
-    assert res.extra["host_others"] == pytest.approx(max(w["others"] - w["bound"] for w in search))
-    assert res.extra["host_others"] == pytest.approx(0.04)  # the fill's 0.5 flags no result
+    assert max(w["others"] - w["bound"] for w in search) == pytest.approx(0.04)
+    assert res.extra["host_load"]["seconds"] == 10.0  # the whole repetition's window
+    whole = res.extra["host_load"]["others"] - res.extra["host_load"]["bound"]
+    assert res.extra["host_others"] == pytest.approx(max(0.04, whole))
+    assert whole < 0.49  # the fill's 0.5 flags no result on its own
+
+
+def test_trials_too_short_to_tell_add_up_over_the_whole_repetition() -> None:
+    """Every trial's share (0.2) lies within its own bound (0.5: a fraction of a second), so no trial tells; over the
+    whole repetition the same share stands beyond the long window's bound (0.01)."""
+    records: list[TrialRecord] = []
+    res = measure("forwarding", ScriptedProbe([0.2], bound=0.5), records, directions="forward", upper=1_000_000,
+                  error=100_000)  # fmt: skip
+    assert all(r.extra["host_load"]["others"] < r.extra["host_load"]["bound"] for r in records)
+    assert res.extra["host_others"] == pytest.approx(0.19)
+    short = measure("forwarding", ScriptedProbe([0.2], bound=0.5, whole_bound=0.5), [], directions="forward",
+                    upper=1_000_000, error=100_000)  # fmt: skip
+    assert short.extra["host_others"] == 0.0
 
 
 def test_without_a_probe_nothing_is_stored() -> None:

@@ -166,3 +166,21 @@ def test_this_machines_counters_read(tmp_path: Path) -> None:
     load = probe.since_mark()
     assert load["cpus"] == len(os.sched_getaffinity(0)) and load["seconds"] > 0
     assert load["others"] >= 0.0 and 0.0 <= load["steal"] <= load["others"] + 1e-9 and load["bound"] > 0
+
+
+def test_a_window_from_a_reading_leaves_the_marks_alone(proc: FakeProc) -> None:
+    """The whole repetition's window (since a reading) and the trials' (since the last mark) overlap freely."""
+    probe = proc.probe()
+    start = probe.reading()
+    probe.mark()
+    proc.clock += 10
+    proc.tick(0, user=round(4 / TICK))
+    proc.write_stat()
+    assert probe.since(start)["others"] == pytest.approx(0.2)
+    assert probe.since_mark()["others"] == pytest.approx(0.2)  # the mark was not moved by since()
+    proc.clock += 10
+    proc.write_stat()
+    assert probe.since(start)["others"] == pytest.approx(0.1)  # 4 s over 20 s x 2 CPUs
+    assert probe.since_mark()["others"] == 0.0
+    with pytest.raises(TypeError):
+        probe.since(object())

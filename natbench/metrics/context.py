@@ -110,7 +110,14 @@ class ProcedureContext(Generic[S]):
     (:mod:`natbench.metrics.hostload`)."""
     host_others: float | None = None
     """The largest share of the host's CPUs other processes took, beyond the figure's bound, in a trial of this
-    repetition that is no table fill (None: none measured)."""
+    repetition that is no table fill (None: none measured); its result adds the whole repetition's."""
+    host_start: Any = None
+    """The probe's reading when the repetition began (its whole span is a window too: trials shorter than the
+    counters can tell add up there)."""
+
+    def __post_init__(self) -> None:
+        if self.host_load is not None and self.host_start is None:
+            self.host_start = self.host_load.reading()
 
     @property
     def acceptance(self) -> float:
@@ -201,6 +208,12 @@ class ProcedureContext(Generic[S]):
         """Build this repetition's result, in the unit the registry gives :attr:`metric`
         (:attr:`~natbench.metrics.registry.Metric.unit`)."""
         unit = registry.metric(self.metric).unit
+        if self.host_load is not None and self.host_start is not None:
+            # the whole repetition's window: what its short trials cannot tell one by one
+            whole = self.host_load.since(self.host_start)
+            extra.setdefault("host_load", whole)
+            beyond = max(float(whole["others"]) - float(whole["bound"]), 0.0)
+            self.host_others = beyond if self.host_others is None else max(self.host_others, beyond)
         if self.host_others is not None:
             extra.setdefault("host_others", round(self.host_others, 6))
         return RepetitionResult(self.point.id, self.metric, self.repetition, value, unit, error, extra)

@@ -6,7 +6,9 @@ tester's ceiling its CPU is saturated, at the DUT's its data-path CPU (docs/lab.
 takes there is one the bound side may have needed, so others taking a share s of the lab's CPUs can lower a rate
 (or stretch a timed deletion) by up to about s. Every trial stores that share (``extra.host_load``, measured by the
 lab: :mod:`natbench.testbed.lab.hostload`) with the bound its counters may be off by; a repetition stores the
-largest share beyond the bound in a trial of it that is no table fill (``extra.host_others``).
+share over its whole span (``extra.host_load``: trials too short for the counters to tell one by one add up there)
+and the largest share beyond the bound, in that span or in a trial of it that is no table fill
+(``extra.host_others``).
 
 **The rule** (:func:`tolerance`): what a result can absorb without changing is its own precision. A search reports
 a rate to within its ``error``: a share up to ``error / value`` cannot move it by a whole error (its rates are one

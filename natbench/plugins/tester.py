@@ -101,6 +101,14 @@ class HostLoadProbe(Protocol):
         the figure may be off by); a new window starts now."""
         ...
 
+    def reading(self) -> Any:
+        """The counters now, to hand back to :meth:`since` (a window of its own, apart from the marks)."""
+        ...
+
+    def since(self, start: Any) -> dict[str, Any]:
+        """The window from the :meth:`reading` ``start`` to now (figures as :meth:`since_mark`'s)."""
+        ...
+
 
 @dataclass(frozen=True)
 class LabPorts:

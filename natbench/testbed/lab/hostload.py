@@ -230,3 +230,9 @@ class HostLoad:
         start = self._mark if self._mark is not None else now
         self._mark = now
         return host_figures(start, now, len(self.cpus))
+
+    def since(self, start: Any) -> dict[str, Any]:
+        """The figures of the window from the reading ``start`` to now (the marks stay as they are)."""
+        if not isinstance(start, HostReading):
+            raise TypeError("since() takes a reading() of this probe")
+        return host_figures(start, self.reading(), len(self.cpus))
