@@ -1636,6 +1636,7 @@ def test_frame_loss_result_is_the_loss_at_the_first_rate() -> None:
     assert res.extra == {
         "rate": 800_000,
         "curve": [[800_000, 0.375], [720_000, pytest.approx(1 - 500_000 / 720_000)]],
+        "walk_incomplete": False,  # every rate measured on purpose (stop_after_zero 0)
         "directions": 2,
         "direction_mode": "bidirectional",
     }

@@ -1,15 +1,17 @@
-"""bench/search_bias.py's model: on a DUT whose ceiling does not move the searches agree to the rate; with jitter
-every algorithm's results stay within the jitter band; the report line names the difference from binary."""
+"""bench/search_bias.py: the searches run through natbench's procedures over the DUT models; without randomness
+they agree on the grid rate at or below the truth; the output depends on the seed only (not on the processes);
+the flag marks a search whose mean median lies above binary's by more than 2 standard errors, and only then."""
 
 from __future__ import annotations
 
 import importlib.util
-import random
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from natbench.testing.dutmodels import Behaviour
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,24 +28,59 @@ def _bench() -> ModuleType:
 sb = _bench()
 
 
-def test_without_jitter_every_search_reports_the_last_grid_rate_below_the_ceiling() -> None:
-    rng = random.Random(3)
-    below = (sb.CEILING // sb.ERROR) * sb.ERROR  # 2,300,000: the grid rate at or below 2,300,437
-    assert sb.binary_run(rng, 0.0, 5) == [below] * 5
-    assert sb.fast_run(rng, 0.0, 5, sb.RULE) == [below] * 5
-    assert sb.fast_run(rng, 0.0, 5, None) == [below] * 5
+@pytest.mark.parametrize("algorithm", ["binary", "fast", "mlr"])
+def test_without_randomness_every_search_reports_the_grid_rate_below_the_truth(algorithm: str) -> None:
+    """A queue of 2,000 frames and no jitter: the truth is 300,033; binary and fast report 300,000 (the grid rate at
+    or below it) in every repetition; MLRsearch's relevant lower bound lies within one error below the truth."""
+    model = sb.Model("steady", Behaviour(sb.CEILING, queue=2000))
+    assert model.truth == pytest.approx(sb.CEILING + 2000 / 60, abs=0.02)
+    campaign = sb.run_campaign(model, algorithm, 3, "t")
+    assert all(v is not None and model.truth - sb.ERROR < v <= model.truth for v in campaign.values)
+    if algorithm != "mlr":
+        assert campaign.values == [300_000.0] * 3
+    assert campaign.seconds > 3 * sb.FULL_S
 
 
-@pytest.mark.parametrize("jitter", [0.005, 0.03])
-def test_with_jitter_results_stay_within_the_band(jitter: float) -> None:
-    rng = random.Random(5)
-    lo, hi = sb.CEILING * (1 - jitter) - sb.ERROR, sb.CEILING * (1 + jitter)
-    for values in (sb.binary_run(rng, jitter, 10), sb.fast_run(rng, jitter, 10, sb.RULE)):
-        assert all(lo <= v <= hi for v in values), values
+def test_the_output_depends_on_the_seed_not_on_the_processes(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--campaigns", "3", "--repetitions", "2", "--model", "queue 512, J 0.5", "--algorithms", "binary,fast"]
+    outs = []
+    for jobs in ("1", "2"):
+        assert sb.main([*args, "--jobs", jobs]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1]
+    assert sb.main([*args, "--jobs", "1", "--seed", "2"]) == 0
+    assert capsys.readouterr().out != outs[0]
 
 
-def test_the_report_prints_each_algorithm_against_binary(capsys: pytest.CaptureFixture[str]) -> None:
-    assert sb.main(["--jitter", "0", "--jitter", "0.01", "--runs", "5", "--repetitions", "3"]) == 0
-    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.split()[1:2] in (["fast"],)]
-    assert [r[0] for r in rows] == ["0.0%", "1.0%"]
-    assert rows[0][5] == "+0.0000%"  # no jitter: the same medians as binary
+def _cells(binary: list[float], other: list[float]) -> dict[tuple[int, int], object]:
+    def cell(medians: list[float]) -> object:
+        return sb.Cell([sb.Campaign([m], 3600.0, 1) for m in medians])
+
+    return {(0, 0): cell(binary), (0, 1): cell(other)}
+
+
+@pytest.mark.parametrize(
+    ("shift", "flagged"),
+    [(0.0, False), (10.0, False), (30.0, True)],
+)
+def test_a_search_is_flagged_only_when_its_median_lies_more_than_2_standard_errors_above_binarys(
+    shift: float, flagged: bool
+) -> None:
+    """Four campaign medians at truth -10, +10, -10, +10: a standard deviation of 11.5, a standard error of 5.77 per
+    search, 8.16 for their difference: a shift of +10 lies within 2 of them (16.3), +30 beyond."""
+    model = sb.Model("steady", Behaviour(sb.CEILING))
+    truth = model.truth
+    base = [truth - 10, truth + 10, truth - 10, truth + 10]
+    lines = sb.table([model], ["binary", "fast"], _cells(base, [m + shift for m in base]))
+    assert ("!" in lines[-1]) is flagged
+    assert "!" not in lines[-2]
+    below = sb.table([model], ["binary", "fast"], _cells(base, [m - 30 for m in base]))
+    assert "!" not in below[-1]  # a search below binary is never flagged
+
+
+def test_the_table_counts_repetitions_above_the_truth_and_more_than_an_error_below() -> None:
+    truth = 300_000.0
+    cell = sb.Cell([sb.Campaign([truth + 1, truth, truth - sb.ERROR, truth - sb.ERROR - 1, None], 1.0, 5)])
+    assert cell.above(truth) == pytest.approx(1 / 5)
+    assert cell.below(truth) == pytest.approx(2 / 5)  # the value one error and a frame below, and the one without
+    assert cell.failed() == 1

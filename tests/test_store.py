@@ -863,12 +863,13 @@ def test_parquet_files_hold_the_record_columns_and_no_index(tmp_path: Path) -> N
             [
                 *("point_id", "metric", "repetition", "value", "unit", "error", "directions", "reported"),
                 "dut_cpu_busy",
-                # what every search result stores (natbench.metrics.declare), what each search algorithm declares
-                # (natbench.search: fast, mlr), then what each metric declares, in measurement order: cps, latency,
-                # PDV, tear-down, capacity
+                # what every search result stores and every result's host load (natbench.metrics.declare, hostload),
+                # what each search algorithm declares (natbench.search: fast, mlr), then what each metric declares, in
+                # measurement order: cps, frame loss, latency, PDV, tear-down, capacity
                 *("tester_bound", "bound_by_rate", "bound_by_clumps", "at_upper_limit", "no_pass", "algorithm"),
-                *("seeded", "short_bound", "search_goal", "unvalidated", "worst_case", "fewer_tags", "tagged_only"),
-                *("filled_delete_s", "empty_delete_s", "created_connections", "unverified", "not_reached", "extra"),
+                *("host_busy", "seeded", "short_bound", "search_goal", "unvalidated", "walk_incomplete"),
+                *("worst_case", "fewer_tags", "tagged_only", "filled_delete_s", "empty_delete_s"),
+                *("created_connections", "unverified", "not_reached", "timeout_unknown", "extra"),
                 *("label", "connections", "cores"),
             ],
         ),

@@ -14,6 +14,16 @@ refused before anything is measured.
 A search that reaches ``max_connections`` (or the source port space) without the rate collapsing never filled the
 table: its result is a lower bound, stored as the largest count probed with ``extra.not_reached: true`` and no
 error (never an error of 0, which would read as an exact capacity); reports mark it "not reached, >= N".
+
+A table that expires its connections collapses the rate as a full one does: a probe of C connections at rate r
+needs them for ``C / r + timeout`` (and the validation's time), so once that exceeds the DUT's connection timeout
+every rate the search may keep fails. Where the DUT names its timeout, the steps that would need longer are refused
+(:func:`~natbench.metrics.lifetime.guard_establishment`: the repetition fails, naming it). Where it names none, the
+collapse may be the timeout's, not the table's: the result stores ``extra.timeout_unknown: true`` with the
+collapsed count (``collapse_connections``), the rate it had to keep (``collapse_rate``: beta or gamma x the last
+safe rate) and how long that probe needed its connections at that rate (``collapse_lifetime``); reports mark it
+``[t]``: the table holds at least the value, and a DUT whose timeout is shorter than ``collapse_lifetime`` would
+have collapsed there whatever its size.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Self
+from typing import Any, Self
 
 from pydantic import Field, model_validator
 
@@ -31,6 +41,7 @@ from natbench.metrics.cps import UNVALIDATED, CpsSettings, establishment_search,
 from natbench.metrics.cps import estimate as probe_estimate
 from natbench.metrics.declare import Column, CountRow, Lifetime, Mark
 from natbench.metrics.duration import repeated
+from natbench.metrics.lifetime import connection_limit, establishment_lifetime
 from natbench.metrics.registry import Metric
 from natbench.metrics.settings import Count, MetricSettings
 from natbench.metrics.trial import dut_supports
@@ -89,6 +100,8 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
     width = max(1, s.connection_error // n_dst)  # whole ports within connection_error: the result's resolution
     start = min(max(1, math.ceil(s.min_connections / n_dst)), max_src)
     probes: list[list[float]] = []
+    collapse: list[tuple[int, float]] = []
+    """(source ports, the rate it had to keep) of each probe whose rate collapsed, in order."""
 
     def probe(n_src: int, upper: float, stop_below: float | None, stage: str) -> float:
         src = PortRange(first, first + n_src - 1)
@@ -96,11 +109,14 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
         tag = {"stage": stage, "connections": n_src * n_dst}
         if upper <= s.error:
             probes.append([n_src * n_dst, 0.0])
-            return 0.0
-
-        out = establishment_search(ctx, 0.0, upper, using=PROBE_SEARCH, stop_below=stop_below, extra=tag).outcome
-        probes.append([n_src * n_dst, out.value])
-        return out.value
+            value = 0.0
+        else:
+            found = establishment_search(ctx, 0.0, upper, using=PROBE_SEARCH, stop_below=stop_below, extra=tag)
+            value = found.outcome.value
+            probes.append([n_src * n_dst, value])
+        if stop_below is not None and value < stop_below:
+            collapse.append((n_src, stop_below))
+        return value
 
     exhausted = False
     try:
@@ -154,7 +170,29 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
         not_reached=False,
         port_space_exhausted=False,
         validated=checked,
+        **_timeout_extra(ctx, collapse[-1] if collapse else None, n_dst, checked),
     )
+
+
+def _timeout_extra(
+    ctx: ProcedureContext[CapacitySettings], collapsed: tuple[int, float] | None, n_dst: int, checked: bool
+) -> dict[str, Any]:
+    """Whether the collapse that ended the search may be the DUT's connection timeout rather than its table
+    (module docstring): ``timeout_unknown`` True when no connection limit is known, the probes were checked (an
+    unchecked probe cannot see an expired connection, and is marked unvalidated instead) and a probe collapsed;
+    then the collapsed count, the rate it had to keep and how long its step needed the connections at that rate."""
+    s = ctx.settings
+    if collapsed is None or not checked or connection_limit(s, ctx.dut) is not None:
+        return {"timeout_unknown": False}
+    n_src, rate = collapsed
+    n = n_src * n_dst
+    reverse = rate * s.alpha if s.validation != "off" else None
+    return {
+        "timeout_unknown": True,
+        "collapse_connections": n,
+        "collapse_rate": rate,
+        "collapse_lifetime": establishment_lifetime(n, rate, s.timeout, reverse),
+    }
 
 
 def estimate(s: CapacitySettings, _connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
@@ -178,6 +216,12 @@ NOT_REACHED = Column("not_reached", "bool", lambda r: r.value is not None and bo
 """A capacity search that reached ``max_connections`` (or the source port space) without the rate collapsing: the
 table never filled, the value is a lower bound."""
 
+TIMEOUT_UNKNOWN = Column(
+    "timeout_unknown", "bool", lambda r: r.value is not None and bool(r.extra.get("timeout_unknown"))
+)
+"""A capacity whose collapse may be the DUT's connection timeout, which the DUT does not name: the value is a lower
+bound of the table's size."""
+
 CAPACITY = Metric(
     name="capacity",
     description="Connection tracking table capacity.",
@@ -192,7 +236,7 @@ CAPACITY = Metric(
     estimate=estimate,
     scaled=True,
     unit_words="connections",
-    columns=(NOT_REACHED, UNVALIDATED),
+    columns=(NOT_REACHED, UNVALIDATED, TIMEOUT_UNKNOWN),
     count_rows=(
         CountRow(
             "not_reached",
@@ -221,6 +265,18 @@ CAPACITY = Metric(
             "would have looked as large as max_connections",
             "{n} capacity repetitions were neither validated with reverse frames nor checked against the DUT's count: "
             "marked [u] in the tables (an evicting table would look as large as max_connections).",
+        ),
+        Mark(
+            "timeout_unknown",
+            "[t]",
+            "[t]: the DUT names no connection timeout, so the collapse that ended some repetitions' search may be "
+            "connections expiring, not a full table: the table holds at least this many connections (a lower bound); "
+            "each result stores how long its collapsed probe needed its connections (collapse_lifetime), and a "
+            "timeout shorter than that collapses the rate there whatever the table's size",
+            "{title}: in {n} of {total} repetitions the DUT named no connection timeout, so the rate's collapse that "
+            "ended the search may be its connections expiring rather than a full table: the values (marked [t]) are "
+            "lower bounds of the table's size, limited by the timeout if it is shorter than the probes needed "
+            "(extra.collapse_lifetime); give the DUT's udp_timeout so that natbench refuses such steps instead.",
         ),
     ),
     lifetime=lifetime,

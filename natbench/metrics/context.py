@@ -12,13 +12,17 @@ from natbench.errors import ConfigError
 from natbench.judging import limit_cause
 from natbench.metrics import registry
 from natbench.metrics.settings import MetricSettings
-from natbench.plugins import Directions, Dut, Tester
+from natbench.plugins import Directions, Dut, HostLoadProbe, Tester
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["OnSearchError", "ProcedureContext", "RunOptions", "Selection"]
+__all__ = ["FILL_KINDS", "OnSearchError", "ProcedureContext", "RunOptions", "Selection"]
+
+FILL_KINDS = ("fill", "fill_check")
+"""Trials that load the table for a later measurement: judged by the connections they left, which other processes'
+load cannot change unnoticed, so their host load flags no result."""
 
 S = TypeVar("S", bound=MetricSettings, covariant=True)
 
@@ -101,6 +105,20 @@ class ProcedureContext(Generic[S]):
     """Rates of this repetition whose trials were invalid because of the tester, with why
     (:func:`~natbench.judging.limit_cause`: its rate, or its clumps): a search that ends at the tester's
     ceiling says which (:func:`~natbench.metrics.trial.search_extra`)."""
+    host_load: HostLoadProbe | None = None
+    """The probe of what other processes took of a shared host's CPUs (a local lab's; None: not measured): every
+    trial stores its figures (``extra.host_load``) and the result the largest share beyond their bound
+    (:mod:`natbench.metrics.hostload`)."""
+    host_others: float | None = None
+    """The largest share of the host's CPUs other processes took, beyond the figure's bound, in a trial of this
+    repetition that is no table fill (None: none measured); its result adds the whole repetition's."""
+    host_start: Any = None
+    """The probe's reading when the repetition began (its whole span is a window too: trials shorter than the
+    counters can tell add up there)."""
+
+    def __post_init__(self) -> None:
+        if self.host_load is not None and self.host_start is None:
+            self.host_start = self.host_load.reading()
 
     @property
     def acceptance(self) -> float:
@@ -156,6 +174,12 @@ class ProcedureContext(Generic[S]):
                 ext["stopped"] = True
             if phase.tail_rates:  # the forwarding rate of the trial's second half: where a fast search looks next
                 ext["tail_rates"] = {str(d): v for d, v in phase.tail_rates.items()}
+        if self.host_load is not None:  # other processes' share of the host's CPUs since the trial began
+            load = self.host_load.since_mark()
+            ext["host_load"] = load
+            if kind not in FILL_KINDS:
+                beyond = max(float(load["others"]) - float(load["bound"]), 0.0)
+                self.host_others = beyond if self.host_others is None else max(self.host_others, beyond)
         rec = TrialRecord(
             point_id=self.point.id,
             metric=self.metric,
@@ -185,4 +209,12 @@ class ProcedureContext(Generic[S]):
         """Build this repetition's result, in the unit the registry gives :attr:`metric`
         (:attr:`~natbench.metrics.registry.Metric.unit`)."""
         unit = registry.metric(self.metric).unit
+        if self.host_load is not None and self.host_start is not None:
+            # the whole repetition's window: what its short trials cannot tell one by one
+            whole = self.host_load.since(self.host_start)
+            extra.setdefault("host_load", whole)
+            beyond = max(float(whole["others"]) - float(whole["bound"]), 0.0)
+            self.host_others = beyond if self.host_others is None else max(self.host_others, beyond)
+        if self.host_others is not None:
+            extra.setdefault("host_others", round(self.host_others, 6))
         return RepetitionResult(self.point.id, self.metric, self.repetition, value, unit, error, extra)

@@ -197,8 +197,30 @@ SEARCH_ROWS: tuple[CountRow, ...] = (
         "tester-bound reps.",
         "'tester-bound reps.' counts repetitions whose search ended at the tester's ceiling (it could not send "
         "faster): their value is a lower bound of the DUT's performance",
-        "{title}: {n} of {total} repetitions were limited by the tester's ceiling, not the DUT; the DUT can do more "
-        "than these results say (a faster tester would measure it).",
+        "",  # what bounds them is said by the three rows below (natbench.report.bound)
+    ),
+    CountRow(
+        "bound_headroom",
+        None,
+        "",
+        "{title}: {n} of {total} repetitions were limited by the tester's ceiling while the DUT's data-path CPUs had "
+        "room for more at that rate; the DUT can do more than these results say (a faster tester would measure it).",
+    ),
+    CountRow(
+        "bound_host",
+        None,
+        "",
+        "{title}: {n} of {total} repetitions ended at the tester's ceiling with the DUT's data-path CPUs saturated, on "
+        "a host whose CPUs the tester and the DUT share: the host is the bound, and neither the tester's limit nor the "
+        "DUT's can be told apart from it; these values are the host's.",
+    ),
+    CountRow(
+        "bound_lower",
+        None,
+        "",
+        "{title}: {n} of {total} repetitions were limited by the tester's ceiling: their values are lower bounds of "
+        "the DUT's performance, and nothing shows that the DUT could do more (no DUT CPU figure at that rate, or "
+        "its data-path CPUs were saturated too).",
     ),
     CountRow(
         "bound_by_clumps",
@@ -213,8 +235,8 @@ SEARCH_ROWS: tuple[CountRow, ...] = (
         "at_upper_limit",
         None,
         "",
-        "{title}: in {n} of {total} repetitions no rate failed: the search's upper bound, not the DUT, limits the "
-        "value (raise upper).",
+        "{title}: in {n} of {total} repetitions no rate failed: the search's upper bound limits the value (raise "
+        "upper).",
     ),
 )
 """The rows and warnings of every search metric, in this order before the metric's own."""

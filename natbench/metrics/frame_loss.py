@@ -4,9 +4,12 @@ RFC 2544 26.3: the first trial at the maximum rate, then at rates reduced by at 
 time (a finer granularity is encouraged), until two successive trials lose no frame. The walk is given either by
 ``max_rate`` and ``step`` (a fraction of it, at most 0.1: max, max x (1 - step), ... down to one step) or by an
 explicit list of ``rates``, which is measured from the highest down whatever order it is written in and must be
-spaced by at most 10 % of its highest rate. The walk stops after ``stop_after_zero`` consecutive loss-free rates
-(RFC 2544: two; 0 measures every rate); the result is the loss ratio at the highest rate, and the whole walk is
-stored beside it (``extra.curve``: [rate, loss ratio] pairs in the order measured).
+spaced by at most 10 % of its highest rate; a rate listed twice is measured once. The walk stops after
+``stop_after_zero`` consecutive loss-free rates (RFC 2544: two; 0 measures every rate); the result is the loss ratio
+at the highest rate, and the whole walk is stored beside it (``extra.curve``: [rate, loss ratio] pairs in the order
+measured). A walk whose rates ran out before ``stop_after_zero`` consecutive loss-free ones did not reach the rates
+where the DUT stops losing frames, as RFC 2544 asks: it stores ``extra.walk_incomplete: true`` and reports mark it
+``[w]``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Self
 from pydantic import Field, model_validator
 
 from natbench.metrics.context import ProcedureContext
+from natbench.metrics.declare import Column, Mark
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
 from natbench.metrics.lifetime import filled_table_lifetime
 from natbench.metrics.phase2 import Filler, phase2_step
@@ -46,7 +50,8 @@ class FrameLossSettings(FilledTableSettings):
     at most 0.1, a finer granularity is encouraged)."""
     rates: list[Rate] | None = Field(default=None, min_length=1)
     """Instead of ``max_rate``: the per-direction rates of the walk, measured from the highest down whatever the
-    order written; consecutive ones at most 10 % of the highest apart (RFC 2544 26.3)."""
+    order written, each once (a rate listed twice is measured once); consecutive ones at most 10 % of the highest
+    apart (RFC 2544 26.3)."""
     stop_after_zero: int = Field(default=2, ge=0, le=MAX_REPETITIONS)
     """Stop after this many consecutive rates without loss (RFC 2544 26.3: two); 0 measures every rate."""
 
@@ -55,7 +60,7 @@ class FrameLossSettings(FilledTableSettings):
         if (self.max_rate is None) == (self.rates is None):
             raise ValueError("give max_rate (and step) or rates, not both and not neither")
         if self.rates is not None:
-            walk = sorted(self.rates, reverse=True)
+            walk = sorted(set(self.rates), reverse=True)
             top = walk[0]
             for hi, lo in itertools.pairwise(walk):
                 if hi - lo > MAX_STEP * top * (1 + 1e-9):
@@ -66,9 +71,9 @@ class FrameLossSettings(FilledTableSettings):
         return self
 
     def walk(self) -> list[float]:
-        """The rates of the walk, highest first."""
+        """The rates of the walk, highest first, each once."""
         if self.rates is not None:
-            return sorted(self.rates, reverse=True)
+            return sorted(set(self.rates), reverse=True)
         assert self.max_rate is not None
         count = max(1, math.floor(1 / self.step + 1e-9))
         return [self.max_rate * round(1 - i * self.step, 12) for i in range(count)]
@@ -91,7 +96,14 @@ def frame_loss(ctx: ProcedureContext[FrameLossSettings]) -> RepetitionResult:
         zero_run = zero_run + 1 if flr == 0 else 0
         if s.stop_after_zero and zero_run >= s.stop_after_zero:
             break
-    return ctx.result(curve[0][1], rate=curve[0][0], curve=curve, **direction_extra(ctx.directions))
+    incomplete = bool(s.stop_after_zero) and zero_run < s.stop_after_zero
+    return ctx.result(
+        curve[0][1],
+        rate=curve[0][0],
+        curve=curve,
+        walk_incomplete=incomplete,
+        **direction_extra(ctx.directions),
+    )
 
 
 def estimate(s: FrameLossSettings, connections: int, _selected: Mapping[str, MetricSettings]) -> tuple[int, float]:
@@ -100,6 +112,11 @@ def estimate(s: FrameLossSettings, connections: int, _selected: Mapping[str, Met
     k = len(s.walk())
     return repeated(s, k, k * (connections / s.fill_rate + s.timeout + s.gap + s.duration + s.timeout + STEP_OVERHEAD))
 
+
+WALK_INCOMPLETE = Column(
+    "walk_incomplete", "bool", lambda r: r.value is not None and bool(r.extra.get("walk_incomplete"))
+)
+"""A frame loss walk whose rates ran out before ``stop_after_zero`` consecutive loss-free ones."""
 
 FRAME_LOSS = Metric(
     name="frame_loss",
@@ -117,5 +134,17 @@ FRAME_LOSS = Metric(
     unit_words="ratio",
     memory_trials=("fill",),
     lifetime=filled_table_lifetime,
+    columns=(WALK_INCOMPLETE,),
+    marks=(
+        Mark(
+            "walk_incomplete",
+            "[w]",
+            "[w]: some repetitions' walk ran out of rates before stop_after_zero successive rates lost no frame (RFC "
+            "2544 26.3: two): their curves stop above the rates where the DUT stops losing frames",
+            "{title}: in {n} of {total} repetitions the walk ran out of rates before stop_after_zero successive "
+            "loss-free rates (RFC 2544 26.3: two), so their curves (marked [w]) do not show where the loss ends; add "
+            "lower rates (rates, or a smaller step).",
+        ),
+    ),
 )
 """The frame loss rate."""

@@ -76,12 +76,15 @@ def run_traffic(
 ) -> tuple[PhaseResult, dict[str, Any]]:
     """Run one tester call, sampling the DUT monitor around it when asked and available.
 
-    A tester with the optional ``set_receive_timeout`` hook first gets the metric's ``timeout``; a DUT with the
+    A tester with the optional ``set_receive_timeout`` hook first gets the metric's ``timeout``; a host-load probe
+    (:attr:`~natbench.metrics.context.ProcedureContext.host_load`) starts the trial's window; a DUT with the
     optional monitor hooks (:class:`~natbench.plugins.MonitorsCpu`) is sampled when the run's
     ``monitor_interval`` is set.
     """
     if isinstance(ctx.tester, SetsReceiveTimeout):
         ctx.tester.set_receive_timeout(ctx.settings.timeout)
+    if ctx.host_load is not None:  # the trial's window of the host-load probe starts with its traffic
+        ctx.host_load.mark()
     interval = ctx.options.monitor_interval
     dut = ctx.dut
     if not interval or not isinstance(dut, MonitorsCpu):

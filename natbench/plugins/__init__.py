@@ -6,7 +6,7 @@ metrics, the campaign schema and the testbed all import it downwards:
 
 * the procedure seams: :class:`Tester` (and its optional hooks :class:`BeginsRepetition`,
   :class:`SetsReceiveTimeout`, :class:`LoadsMappings`, :class:`SamplesValidation`, :class:`DeclaresEvidence` with its
-  :class:`TrialEvidence`)
+  :class:`TrialEvidence`, :class:`WatchesHostLoad` with its :class:`HostLoadProbe`)
   and :class:`Dut` (hooks :class:`ReportsSupport`, :class:`MonitorsCpu`, :class:`MeasuresMemory`,
   :class:`DeclaresRows` with what a DUT kind declares for reports: :class:`DutDeclarations`, :class:`TableParam`,
   :class:`SlabCache`), with the small types they exchange (:class:`Directions`, :class:`Phase2Options` with its
@@ -39,6 +39,7 @@ from natbench.plugins.backends import (
     TesterContext,
 )
 from natbench.plugins.dut import (
+    SHARES_HOST,
     CommandResult,
     DeclaresRows,
     Dut,
@@ -70,6 +71,7 @@ from natbench.plugins.tester import (
     BeginsRepetition,
     DeclaresEvidence,
     Directions,
+    HostLoadProbe,
     LabPorts,
     LoadsMappings,
     LossStop,
@@ -80,6 +82,7 @@ from natbench.plugins.tester import (
     SetsReceiveTimeout,
     Tester,
     TrialEvidence,
+    WatchesHostLoad,
     evidence_of,
 )
 
@@ -90,6 +93,7 @@ __all__ = [
     "NO_EVIDENCE",
     "PARSERS",
     "PARSER_GROUP",
+    "SHARES_HOST",
     "TESTERS",
     "TESTER_GROUP",
     "AccessBackend",
@@ -104,6 +108,7 @@ __all__ = [
     "DutPlacement",
     "Endpoint",
     "Executor",
+    "HostLoadProbe",
     "LabPorts",
     "LabRequest",
     "LabResource",
@@ -133,5 +138,6 @@ __all__ = [
     "TesterContext",
     "TesterSettings",
     "TrialEvidence",
+    "WatchesHostLoad",
     "evidence_of",
 ]

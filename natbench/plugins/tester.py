@@ -20,6 +20,7 @@ __all__ = [
     "BeginsRepetition",
     "DeclaresEvidence",
     "Directions",
+    "HostLoadProbe",
     "LabPorts",
     "LoadsMappings",
     "LossStop",
@@ -30,6 +31,7 @@ __all__ = [
     "SetsReceiveTimeout",
     "Tester",
     "TrialEvidence",
+    "WatchesHostLoad",
     "evidence_of",
 ]
 
@@ -87,6 +89,30 @@ class Port:
         return self.netns if "/" in self.netns else f"/run/netns/{self.netns}"
 
 
+@runtime_checkable
+class HostLoadProbe(Protocol):
+    """What a shared host's CPUs spent on processes that are neither the tester nor the DUT, window by window (a local
+    lab's: :class:`natbench.testbed.lab.hostload.HostLoad`)."""
+
+    def mark(self) -> None:
+        """Start a window now (a trial's traffic starts)."""
+        ...
+
+    def since_mark(self) -> dict[str, Any]:
+        """The window from the last mark to now, as a trial stores it (``extra.host_load``: ``seconds``, ``cpus``,
+        ``others``: the share of the tester's and the DUT's CPUs other processes took, ``steal``, ``bound``: the share
+        the figure may be off by); a new window starts now."""
+        ...
+
+    def reading(self) -> Any:
+        """The counters now, to hand back to :meth:`since` (a window of its own, apart from the marks)."""
+        ...
+
+    def since(self, start: Any) -> dict[str, Any]:
+        """The window from the :meth:`reading` ``start`` to now (figures as :meth:`since_mark`'s)."""
+        ...
+
+
 @dataclass(frozen=True)
 class LabPorts:
     """The tester's side of a lab natbench built: what the lab hands to the tester factory."""
@@ -99,6 +125,8 @@ class LabPorts:
     """The CPUs the lab set aside for the tester (its receive processing is steered there)."""
     after_dut_setup: Callable[[], None]
     """What the lab redoes after a recipe configured the DUT (the tester calls it before each ``prepare``)."""
+    host_load: HostLoadProbe | None = None
+    """The lab's probe of what other processes took of the tester's and the DUT's CPUs (None: not measured)."""
 
 
 @dataclass(frozen=True)
@@ -247,6 +275,16 @@ class DeclaresEvidence(Protocol):
 def evidence_of(tester: object) -> TrialEvidence:
     """The evidence ``tester`` declares (:data:`NO_EVIDENCE` without the :class:`DeclaresEvidence` hook)."""
     return tester.evidence() if isinstance(tester, DeclaresEvidence) else NO_EVIDENCE
+
+
+@runtime_checkable
+class WatchesHostLoad(Protocol):
+    """Optional Tester hook: a tester that shares its host's CPUs with the DUT (the local lab) hands over the lab's
+    probe of what other processes took of them; the engine stores its figures with every trial."""
+
+    def host_load_probe(self) -> HostLoadProbe | None:
+        """The probe (None: not measured)."""
+        ...
 
 
 @runtime_checkable

@@ -96,7 +96,7 @@ def run_figures(run: Run) -> list[ReportFigure]:
         caption = (
             f"DUT {dut}, {m.title}: how busy each data-path core was (%, median of "
             f"{int(g['samples'].min())} or more samples) in the trial at the reported rate, per working point. "
-            "100 % on some core: the DUT is the bottleneck; low everywhere: the DUT had headroom."
+            f"{_saturated_words(run.shares_host)}; low everywhere: the DUT had headroom."
         )
         figs.append(
             ReportFigure(
@@ -180,6 +180,17 @@ def _summary_html(summary: RunSummary) -> str:
     return "\n".join(parts)
 
 
+def _saturated_words(host_shared: bool) -> str:
+    """What a data-path core near 100 % busy means (where the tester and the DUT share the host's CPUs, next to a
+    tester-bound result: the host's limit, not the DUT's; natbench.report.bound)."""
+    if host_shared:
+        return (
+            "A core near 100 %: the DUT's CPU was saturated; the tester and the DUT share this host's CPUs, so next "
+            "to a tester-bound result that is the host's limit, not the DUT's alone"
+        )
+    return "A core near 100 %: the DUT's bottleneck (next to a tester-bound result: both reached their limits)"
+
+
 def _figures_html(images: Sequence[tuple[ReportFigure, bytes]]) -> str:
     out = []
     for fig, png in images:
@@ -221,7 +232,7 @@ def render_html(run: Run, scale: str = "1", images: Sequence[tuple[ReportFigure,
     if by_section["headroom"]:
         parts.append(
             "<p>How busy each DUT core was at the rate each metric reports (the highest passing trial with CPU "
-            "samples). A core near 100 % marks the bottleneck; cores with room to spare next to a tester-bound "
+            f"samples). {_saturated_words(run.shares_host)}; cores with room to spare next to a tester-bound "
             "result mean the DUT can do more.</p>" + _figures_html(by_section["headroom"])
         )
     else:

@@ -22,6 +22,7 @@ from natbench.errors import StoreError
 from natbench.metrics import baseline_metric, reported_metric
 from natbench.report import aggregate
 from natbench.report.baseline import check_like_traffic, combined, match_baseline, refile
+from natbench.report.bound import shares_host, with_bound_diagnosis
 from natbench.report.tables import SeedTable, own_table, performance_table, report_tables
 from natbench.run import frames
 from natbench.run.format import PointRecord, RunMeta, StoredCampaign, slab_label
@@ -71,9 +72,13 @@ class Run:
         them again); empty for an intact run."""
         self.trials: pd.DataFrame = frames.trials_frame(stored.trials)
         """One row per trial (search step or timed operation)."""
-        self.results: pd.DataFrame = aggregate.with_dut_cpu_busy(frames.results_frame(stored.results), self.trials)
+        self.shares_host: bool = shares_host(stored.meta.duts)
+        """The tester and the DUT ran on this host's CPUs (a local lab: the DUT fact ``shares_host_cpus``)."""
+        self.results: pd.DataFrame = with_bound_diagnosis(
+            aggregate.with_dut_cpu_busy(frames.results_frame(stored.results), self.trials), self.shares_host
+        )
         """One row per repetition result (the final value of each repetition; ``dut_cpu_busy`` from the
-        monitored trials)."""
+        monitored trials, and what bounds a tester-bound one: :mod:`natbench.report.bound`)."""
         self.points: pd.DataFrame = _with_testbeds(
             frames.points_frame(stored.points, stored.meta.dut_declarations), stored.meta
         )

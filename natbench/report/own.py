@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from natbench.metrics import Metric
+from natbench.metrics.hostload import HOST_MARKS
 from natbench.report.formatting import fmt_count, fmt_seconds, fmt_value
 from natbench.report.rows import INVALID_NOTE, SCALES, cell_marks, memory_rows, param_rows, point_labels
 from natbench.report.seedtable import SeedTable, TableRows
@@ -75,7 +76,7 @@ def own_table(
         b.add("invalid trials", flags["invalid_trials"].astype("float64"), fmt_count)
         notes.append(INVALID_NOTE)
     notes += memory_rows(b, memory, ids, [metric.name], slab_labels or (lambda key: slab_label({}, key)))
-    marks, mark_notes = cell_marks(flags, metric.marks, len(ids))
+    marks, mark_notes = cell_marks(flags, (*metric.marks, *HOST_MARKS), len(ids))
     notes.extend(mark_notes)
     seconds = [row.figure for row in table.rows if row.kind == "seconds"]
     decimals = [_time_decimals(fig[seconds].iloc[i]) if seconds else 2 for i in range(len(ids))]

@@ -18,6 +18,7 @@ import pandas as pd
 
 from natbench.metrics import Metric, baseline_metric, reported_metric
 from natbench.metrics.declare import SEARCH_ROWS, CountRow, error_caption
+from natbench.metrics.hostload import HOST_MARKS
 from natbench.report.aggregate import baseline_ratio, scale_connections, scale_up_cores
 from natbench.report.formatting import fmt_count, fmt_number, fmt_percent, fmt_ratio, fmt_scale_up, fmt_value
 from natbench.report.rows import (
@@ -118,7 +119,7 @@ class _Blocks:
         prefix = m.label
         mult = self._unit(m, d)
         no_pass = self._repetition_rows(prefix, d, exp_row)
-        marks, mark_notes = cell_marks(d, m.marks, len(self.ids))
+        marks, mark_notes = cell_marks(d, (*m.marks, *HOST_MARKS), len(self.ids))
         self.notes.extend(mark_notes)
         self._count_rows(d, prefix, (*SEARCH_ROWS, *m.count_rows))
         self._trial_rows(prefix, d)

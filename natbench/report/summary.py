@@ -14,6 +14,7 @@ import pandas as pd
 
 from natbench.metrics import Metric, reported_metric
 from natbench.metrics.declare import SEARCH_ROWS, search_summary
+from natbench.metrics.hostload import HOST_MARKS
 from natbench.report.formatting import fmt_value
 from natbench.report.searchfacts import search_facts
 from natbench.run.format import reported_unit
@@ -194,7 +195,7 @@ def _warnings(run: Run) -> list[str]:
             )
         for m in _metrics(run):
             mine = r[(names == m.name).to_numpy(bool)]
-            for mark in m.marks:
+            for mark in (*m.marks, *HOST_MARKS):
                 n = int(mine[mark.column].fillna(False).astype(bool).sum()) if mark.column in mine else 0
                 if n and mark.warning:
                     out.append(mark.warning.format(n=n, total=len(mine), title=m.title))

@@ -28,6 +28,7 @@ import pandas as pd
 
 from natbench.metrics import all_metrics
 from natbench.metrics.declare import SEARCH_COLUMNS, Column
+from natbench.metrics.hostload import HOST_COLUMNS
 from natbench.plugins import DutDeclarations, TableParam
 from natbench.results import Direction, RepetitionResult, TrialRecord
 from natbench.run.format import UNIT_ALIASES, PointRecord, declarations_for, directions_of, reported_factor
@@ -114,9 +115,10 @@ def trials_frame(records: Iterable[TrialRecord | RepetitionResult]) -> pd.DataFr
 # ------------------------------------------------------------------------------------------------------ results
 def every_result_columns() -> tuple[Column, ...]:
     """The derived columns computed for every result: every search result's
-    (:data:`~natbench.metrics.declare.SEARCH_COLUMNS`), then what each registered search algorithm declares
+    (:data:`~natbench.metrics.declare.SEARCH_COLUMNS`) and every result's host load
+    (:data:`~natbench.metrics.hostload.HOST_COLUMNS`), then what each registered search algorithm declares
     (:attr:`~natbench.search.SearchAlgorithm.columns`; a result of another algorithm reads its default)."""
-    out: dict[str, Column] = {c.name: c for c in SEARCH_COLUMNS}
+    out: dict[str, Column] = {c.name: c for c in (*SEARCH_COLUMNS, *HOST_COLUMNS)}
     for _, algo in ALGORITHMS.entries():
         for c in algo.columns:
             out.setdefault(c.name, c)

@@ -12,8 +12,9 @@ point. Either way the same steps run:
 3. for each (metric, repetition): tell the observer, call the tester's optional
    :class:`~natbench.plugins.BeginsRepetition` hook, build the procedure context with what
    earlier repetitions at the point left (``prior`` values of every metric, ``earlier`` results
-   of this metric: a resumed run or a later measurement sees the stored ones too), run the
-   procedure, store the result (every trial is stored as it is made);
+   of this metric: a resumed run or a later measurement sees the stored ones too) and the host-load
+   probe of a tester with the :class:`~natbench.plugins.WatchesHostLoad` hook, run the procedure,
+   store the result (every trial is stored as it is made);
 4. tear the DUT down when a step raised (its state is unknown then) - and, unless the caller
    keeps it set up, after the last repetition. A teardown that fails after an error is reported
    to the observer as a warning, so the error that stopped the work is the one raised.
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, run_repetition
-from natbench.plugins import BeginsRepetition, DeclaresRows, Dut, DutDeclarations, Tester
+from natbench.plugins import BeginsRepetition, DeclaresRows, Dut, DutDeclarations, Tester, WatchesHostLoad
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
 from natbench.traffic.plan import TrafficPlan
@@ -189,6 +190,7 @@ class Orchestrator:
             options=options,
             announce=self.observer.on_activity,
             warn=self._warn_once,
+            host_load=tester.host_load_probe() if isinstance(tester, WatchesHostLoad) else None,
         )
         result = run_repetition(ctx)
         self.store.append_result(result)

@@ -50,7 +50,7 @@ from typing import Any
 from natbench.duts.executors import NetnsExecutor
 from natbench.errors import ConfigError
 from natbench.host import install_command, package_for
-from natbench.plugins import DutPlacement, LabPorts, Port
+from natbench.plugins import SHARES_HOST, DutPlacement, LabPorts, Port
 from natbench.testbed.lab.host import (
     LAB_NAME_RE,
     OWNER_MARK,
@@ -63,6 +63,7 @@ from natbench.testbed.lab.host import (
     run,
 )
 from natbench.testbed.lab.host import state_dir as state_dir_or_default
+from natbench.testbed.lab.hostload import HostLoad
 from natbench.traffic.plan import AddressPlan, Family
 
 __all__ = [
@@ -333,8 +334,14 @@ class NetnsLab:
     # ------------------------------------------------------------------ as a testbed's lab resource
 
     def tester_ports(self) -> LabPorts:
-        """The tester's side: both ports, the tester CPUs, and what to redo after every DUT setup."""
-        return LabPorts(self.initiator, self.responder, self.tester_cpus, self.after_dut_setup)
+        """The tester's side: both ports, the tester CPUs, what to redo after every DUT setup, and the probe of what
+        other processes take of the tester's and the DUT's CPUs (:mod:`~natbench.testbed.lab.hostload`)."""
+        return LabPorts(self.initiator, self.responder, self.tester_cpus, self.after_dut_setup, self.host_load())
+
+    def host_load(self) -> HostLoad:
+        """The probe of other processes' share of the lab's CPUs (the tester's and every one the DUT may use) during
+        each trial; the DUT's processes are those of its namespace."""
+        return HostLoad((*self.tester_cpus, *self.dut_cpus_available), [self.names.dut_ns])
 
     def dut_params(self, dut: str) -> dict[str, Any]:
         """The recipe parameters the lab decides for DUT ``dut``: interfaces and addresses (every DUT of
@@ -351,6 +358,7 @@ class NetnsLab:
             host_settings=True,
             cpu_order=own + tuple(c for c in self.tester_cpus if c not in own),
             own_cpus=own,
+            facts={SHARES_HOST: True},
         )
 
     def release(self) -> None:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from natbench.plugins import DutPlacement, LabPorts
+from natbench.plugins import SHARES_HOST, DutPlacement, LabPorts
 from natbench.testbed.lab.host import LabError, netns_list, require_root, run
 from natbench.testbed.lab.netns import (
     DUT_PRIVATE_IF,
@@ -340,8 +340,9 @@ class VmLab(NetnsLab):
     # ------------------------------------------------------------------ lab resource
 
     def tester_ports(self) -> LabPorts:
-        """The tester's side: its two veth ports, the tester CPUs, the fix-up after DUT setup."""
-        return LabPorts(self.initiator, self.responder, self.tester_cpus, self.after_dut_setup)
+        """The tester's side: its two veth ports, the tester CPUs, the fix-up after DUT setup, the host-load probe
+        (the VMs' QEMU processes, in the DUT namespace, are the DUT's)."""
+        return LabPorts(self.initiator, self.responder, self.tester_cpus, self.after_dut_setup, self.host_load())
 
     def dut_params(self, dut: str) -> dict[str, Any]:
         """The VM's NICs and, on the path's ends, the campaign's DUT addresses (the first VM's private side,
@@ -356,7 +357,7 @@ class VmLab(NetnsLab):
         recorded = state.get("vms") or [state.get("vm", {})]
         facts = recorded[v.index] if v.index < len(recorded) else {}
         vm = {k: val for k, val in facts.items() if k not in ("pid", "settings")}
-        return DutPlacement(self.executor(v.index), host_settings=False, facts={"vm": vm})
+        return DutPlacement(self.executor(v.index), host_settings=False, facts={"vm": vm, SHARES_HOST: True})
 
     def ensure_neighbours(self) -> None:
         """(Re)install the permanent neighbour entries for the Initiator (first VM) and the Responder (last VM)."""

@@ -76,7 +76,12 @@ def create(
         options["timeout"] = timeout
     if lab is not None:
         return SoftwareTester(
-            lab.initiator, lab.responder, cpus=s.cpus or lab.cpus, before_prepare=lab.after_dut_setup, **options
+            lab.initiator,
+            lab.responder,
+            cpus=s.cpus or lab.cpus,
+            before_prepare=lab.after_dut_setup,
+            host_load=lab.host_load,
+            **options,
         )
     if s.initiator is None or s.responder is None:
         raise ConfigError(

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from natbench.errors import TesterError
-from natbench.plugins import Directions, Mapping, MappingTable, Phase2Options, Port, TrialEvidence
+from natbench.plugins import Directions, HostLoadProbe, Mapping, MappingTable, Phase2Options, Port, TrialEvidence
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.plugins.tester import LossStop
 from natbench.results import Direction, DirectionCounts, LatencyStats, PhaseResult
@@ -105,6 +105,7 @@ class SoftwareTester:
         realtime: bool = True,
         before_prepare: Callable[[], None] | None = None,
         enumeration: str = EnumerationOrder.FEISTEL,
+        host_load: HostLoadProbe | None = None,
     ) -> None:
         if _engine is None:
             raise TesterError(f"software tester data path is not built ({ENGINE_IMPORT_ERROR}); run: pip install -e .")
@@ -128,6 +129,8 @@ class SoftwareTester:
         """Run the data path as SCHED_FIFO (when permitted) so other processes cannot preempt it."""
         self.before_prepare = before_prepare
         """Called at the start of every ``prepare`` (the lab re-installs the DUT's static neighbours)."""
+        self.host_load = host_load
+        """The lab's probe of what other processes took of the tester's and the DUT's CPUs (None: not in a lab)."""
         try:
             self.enumeration = EnumerationOrder(enumeration)
             """Phase-1 order of the pairs: ``feistel`` (all pairs permuted) or ``product`` (earlier runs, TRex)."""
@@ -456,6 +459,10 @@ class SoftwareTester:
             "enumeration": str(self.enumeration),
             "kernel": platform.release(),
         }
+
+    def host_load_probe(self) -> HostLoadProbe | None:
+        """The optional :class:`~natbench.plugins.tester.WatchesHostLoad` hook: the lab's host-load probe."""
+        return self.host_load
 
     def close(self) -> None:
         """Close the sockets."""

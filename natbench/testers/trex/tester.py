@@ -175,33 +175,7 @@ class TRexTester:
     def phase2(self, rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
         """``duration`` seconds at ``rate`` per direction; port counters for loss, latency streams when asked."""
         plan = self._need_plan()
-        if duration <= 0:
-            raise TesterError("phase 2 duration must be positive")
-        if measure.latency and plan.family is Family.NAT64 and not self.settings.software:
-            raise TesterError(
-                "NAT64 latency needs a TRex server started with --software (NIC latency filters match "
-                "IPv4 ID / IPv6 flow label, which translation rewrites): start it so and set software: true"
-            )
-        if measure.mappings is not None:
-            self._take_mappings(measure.mappings)
-        if plan.responder_mode is ResponderMode.COMPUTE and measure.mappings and self._mappings is not None:
-            table = self._mappings
-            moved = np.flatnonzero((table.private_port != 0) & (table.private_port != table.public_port))
-            if moved.size:
-                m = table[int(moved[0])]
-                raise TesterError(
-                    f"responder mode compute, but the DUT changed {moved.size} source ports "
-                    f"(e.g. {m.private_port} -> {m.public_port}): use responder_mode read"
-                )
-        if plan.responder_mode is ResponderMode.READ and self._mappings:
-            # order the tuples once per (mappings, selection): a search runs many trials on the same table
-            if self._ordered is None or self._ordered[0] is not self._mappings or self._ordered[1] != measure.selection:
-                try:
-                    ordered = prg.order_mappings(self._mappings, measure.selection, plan.seed)
-                except ValueError as exc:
-                    raise TesterError(str(exc)) from exc
-                self._ordered = (self._mappings, measure.selection, ordered)
-            measure = dataclasses.replace(measure, selection="linear", mappings=self._ordered[2])
+        measure = self._phase2_options(plan, duration, measure)
         measure, delay_notes = trex_delay_measure(measure, duration)
         tags = tag_schedule(measure, rate, duration)
         if tags is not None and tags["capped"]:
@@ -242,26 +216,18 @@ class TRexTester:
         pgs = [s.latency_pg_id for s in program.streams if s.latency_pg_id is not None]
         if pgs:
             latency = self._latency(sess.latency(pgs), program)
-        stop_call = watch.stop_call if watch is not None else None
-        stopped = stop_call is not None and stop_call[0] - started < duration
-        if stop_call is not None and stopped:
-            # the frames due by the stop: the sending ran from the start call's return to the stop call's return;
-            # when in the stop call the server stopped is not known, so its length widens the full trial's tolerance
-            nominal = stop_call[1] - started
-            allowance = self.settings.rate_tolerance * rate * duration + rate * (stop_call[1] - stop_call[0])
-        else:
-            nominal, allowance = duration, None
+        stopped, nominal, allowance = self._stop_span(watch, started, rate, duration)
         intended = rate * nominal
         notes = self._rate_notes(stats, counts, intended, wall, nominal, continuous=True, allowance=allowance)
         checked, own, deviations = self._own_counters(sess, stats, counts, intended, wall, nominal, continuous=True)
         own["start_call_s"] = started - t0
         if watch is not None:
             own["watch"] = watch.record()
-        if stopped and watch is not None and stop_call is not None:
+        if stopped and watch is not None and watch.stop_call is not None:
             own["stop"] = {
                 "decided_s": watch.decided_s,
                 "missing": list(watch.missing),
-                "stop_call_s": round(stop_call[1] - stop_call[0], 6),
+                "stop_call_s": round(watch.stop_call[1] - watch.stop_call[0], 6),
                 "sending_s": round(nominal, 6),
             }
         notes.extend(checked)
@@ -335,6 +301,51 @@ class TRexTester:
         if self._plan is None:
             raise TesterError("prepare() was not called")
         return self._plan
+
+    def _phase2_options(self, plan: TrafficPlan, duration: float, measure: Phase2Options) -> Phase2Options:
+        """``measure`` checked against the plan and the server, with the DUT's mappings taken and (responder
+        mode read) ordered once per (mappings, selection)."""
+        if duration <= 0:
+            raise TesterError("phase 2 duration must be positive")
+        if measure.latency and plan.family is Family.NAT64 and not self.settings.software:
+            raise TesterError(
+                "NAT64 latency needs a TRex server started with --software (NIC latency filters match "
+                "IPv4 ID / IPv6 flow label, which translation rewrites): start it so and set software: true"
+            )
+        if measure.mappings is not None:
+            self._take_mappings(measure.mappings)
+        if plan.responder_mode is ResponderMode.COMPUTE and measure.mappings and self._mappings is not None:
+            table = self._mappings
+            moved = np.flatnonzero((table.private_port != 0) & (table.private_port != table.public_port))
+            if moved.size:
+                m = table[int(moved[0])]
+                raise TesterError(
+                    f"responder mode compute, but the DUT changed {moved.size} source ports "
+                    f"(e.g. {m.private_port} -> {m.public_port}): use responder_mode read"
+                )
+        if plan.responder_mode is ResponderMode.READ and self._mappings:
+            # order the tuples once per (mappings, selection): a search runs many trials on the same table
+            if self._ordered is None or self._ordered[0] is not self._mappings or self._ordered[1] != measure.selection:
+                try:
+                    ordered = prg.order_mappings(self._mappings, measure.selection, plan.seed)
+                except ValueError as exc:
+                    raise TesterError(str(exc)) from exc
+                self._ordered = (self._mappings, measure.selection, ordered)
+            measure = dataclasses.replace(measure, selection="linear", mappings=self._ordered[2])
+        return measure
+
+    def _stop_span(
+        self, watch: TrialWatch | None, started: float, rate: float, duration: float
+    ) -> tuple[bool, float, float | None]:
+        """Whether the watch stopped the trial before its end, the seconds of sending it had, and the frame
+        tolerance of a stopped trial (None: the trial ran to its end and the usual tolerance holds)."""
+        stop_call = watch.stop_call if watch is not None else None
+        if stop_call is None or stop_call[0] - started >= duration:
+            return False, duration, None
+        # the frames due by the stop: the sending ran from the start call's return to the stop call's return;
+        # when in the stop call the server stopped is not known, so its length widens the full trial's tolerance
+        nominal = stop_call[1] - started
+        return True, nominal, self.settings.rate_tolerance * rate * duration + rate * (stop_call[1] - stop_call[0])
 
     def _watch(self, active: Sequence[Port], measure: Phase2Options) -> TrialWatch | None:
         """The reads of a phase-2 trial sending from the ports ``active``, when ``measure`` asks for a stop or tail
