@@ -6,7 +6,11 @@
 * the baseline's experiments share the ``num. experiments`` row only when there is one and they match it;
 * a table's columns are the points with a result of a metric it shows;
 * one ``num. experiments`` row only for blocks that exist;
-* the caption says how the relative scale-up is computed exactly when the cores vary.
+* the caption says how the relative scale-up is computed exactly when the cores vary;
+* a block's count rows (no passing rate, tester-bound) appear from one flagged repetition, a count declared without
+  a row gets none, a further statistic's rows (latency's worst case) only where a result stored it;
+* the title names what varies only when it varies alone; an unknown scale is refused; a given title and the chosen
+  metrics' key stand.
 
 Run directories written through the run-directory writer (natbench.testing.rundir) and loaded as the report loads
 them."""
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import natbench
 from natbench.report.performance import performance_table
@@ -100,3 +106,70 @@ def test_the_caption_explains_the_scale_up_exactly_when_the_cores_vary(tmp_path:
     more = make_point(1, (1, 200), (1, 10), cores=1)  # the connections vary, the cores do not
     conns = load(tmp_path, [P, more], [*results(P.id, "cps", 3), *results(more.id, "cps", 3)]).seed_table()
     assert "cps rel. scale up" not in rows(conns) and SCALE_WORDS not in conns.caption
+
+
+# --- rows that appear from one flagged repetition -------------------------------------------------------------------
+
+
+def test_one_repetition_without_a_passing_rate_gets_the_row(tmp_path: Path) -> None:
+    none = {"no_passing_rate": True, "lower": 0.0, "upper": 976.0, "validated": False}
+    recs = [*results(P.id, "cps", 3), result_record(P.id, "cps", 3, None, "cps", error=976.0, extra=none)]
+    table = load(tmp_path, [P], recs).seed_table()
+    assert rows(table)["cps no passing rate"] == ["1"]
+    assert "no passing rate" not in " ".join(rows(load(tmp_path, [P], recs[:3]).seed_table()))
+
+
+def test_one_tester_bound_repetition_gets_the_row_and_a_count_without_a_row_gets_none(tmp_path: Path) -> None:
+    bound = {"tester_bound": True, "tester_bound_cause": "rate"}
+    recs = [*results(P.id, "cps", 2), result_record(P.id, "cps", 2, 1000.0, "cps", error=100.0, extra=bound)]
+    assert rows(load(tmp_path, [P], recs).seed_table())["cps tester-bound reps."] == ["1"]
+    # ended at upper: a warning of the run's summary, no row of the table
+    upper = [
+        result_record(P.id, "cps", r, 1000.0, "cps", error=100.0, extra={"at_upper_limit": True}) for r in range(3)
+    ]
+    run = load(tmp_path, [P], upper)
+    assert run.results["at_upper_limit"].tolist() == [True] * 3
+    table = rows(run.seed_table())
+    assert [name for name in table if name.startswith("cps ")] == ["cps error", "cps median", "cps min", "cps max"]
+
+
+def test_latency_worst_case_rows_only_where_a_result_stored_it(tmp_path: Path) -> None:
+    stored = [result_record(P.id, "latency", r, 40e-6, "s", extra={"worst_case": 90e-6}) for r in range(3)]
+    table = rows(load(tmp_path, [P], stored).seed_table())
+    assert table["latency worst case median"] == ["0.09000"]
+    plain = [result_record(P.id, "latency", r, 40e-6, "s") for r in range(3)]
+    assert not any("worst case" in name for name in rows(load(tmp_path, [P], plain).seed_table()))
+
+
+# --- the title, the scale, the key ---------------------------------------------------------------------------------
+
+
+def test_the_title_names_what_varies_only_when_it_varies_alone(tmp_path: Path) -> None:
+    """Cores alone: against the cores; connections alone: against the connections; both or neither: neither."""
+    fewer = make_point(0, (1, 100), (1, 10), cores=1)
+    more = make_point(1, (1, 200), (1, 10), cores=2)
+    both_vary = make_point(2, (1, 200), (1, 10), cores=1)  # series: fewer/more cores, fewer/more connections
+
+    def title(points: list[Any]) -> str:
+        recs = [r for p in points for r in results(p.id, "cps", 3)]
+        return load(tmp_path, points, recs).seed_table().title
+
+    assert title([P, Q]) == "Performance (cps) against the number of CPU cores"
+    assert title([fewer, both_vary]) == "Performance (cps) against the number of connections"
+    assert title([P]) == "Performance (cps)"
+    assert title([fewer, more, both_vary, Q]) == "Performance (cps)"
+
+
+def test_an_unknown_scale_is_refused_naming_the_scales(tmp_path: Path) -> None:
+    run = load(tmp_path, [P], results(P.id, "cps", 3))
+    with pytest.raises(ValueError, match=r"unknown scale 'G'; choose one of 1, k, M"):
+        performance_table(run.summary, run.points, scale="G")
+    assert rows(performance_table(run.summary, run.points, scale="k"))["cps median"] == ["1.000"]
+
+
+def test_a_given_title_stands_and_a_table_of_chosen_metrics_has_their_key(tmp_path: Path) -> None:
+    run = load(tmp_path, [P], [*results(P.id, "cps", 3), *results(P.id, "throughput", 3)])
+    assert performance_table(run.summary, run.points, title="Mine").title == "Mine"
+    assert performance_table(run.summary, run.points).key == "performance"
+    assert performance_table(run.summary, run.points, ["throughput", "cps"]).key == "throughput-cps"
+    assert run.seed_table("cps").key == "cps"
