@@ -10,7 +10,9 @@
 * a block's count rows (no passing rate, tester-bound) appear from one flagged repetition, a count declared without
   a row gets none, a further statistic's rows (latency's worst case) only where a result stored it;
 * the title names what varies only when it varies alone; an unknown scale is refused; a given title and the chosen
-  metrics' key stand.
+  metrics' key stand;
+* only a rate the directions multiply is said to count all frames of bidirectional traffic; the memory rows are the
+  figures and the slab caches, not the count of fills whose figure is unknown.
 
 Run directories written through the run-directory writer (natbench.testing.rundir) and loaded as the report loads
 them."""
@@ -25,7 +27,7 @@ import pytest
 import natbench
 from natbench.report.performance import performance_table
 from natbench.report.seedtable import SeedTable
-from natbench.testing.rundir import make_point, result_record, write_run_dir
+from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
 
 P = make_point(0, (1, 100), (1, 10), cores=1)
 Q = make_point(1, (1, 100), (1, 10), cores=2)
@@ -173,3 +175,33 @@ def test_a_given_title_stands_and_a_table_of_chosen_metrics_has_their_key(tmp_pa
     assert performance_table(run.summary, run.points).key == "performance"
     assert performance_table(run.summary, run.points, ["throughput", "cps"]).key == "throughput-cps"
     assert run.seed_table("cps").key == "cps"
+
+
+# --- the unit's words and the memory rows ----------------------------------------------------------------------------
+
+
+def test_only_a_rate_the_directions_multiply_is_said_to_count_all_frames(tmp_path: Path) -> None:
+    both = {"directions": 2}
+    recs = [result_record(P.id, "throughput", r, 1000.0, "fps", error=10.0, extra=both) for r in range(3)]
+    recs += [result_record(P.id, "cps", r, 1000.0, "cps", error=10.0, extra=both) for r in range(3)]
+    caption = load(tmp_path, [P], recs).seed_table().caption
+    assert caption.count("all frames of bidirectional traffic (per-direction rate x2)") == 1
+    assert "throughput: frames per second, all frames of bidirectional traffic (per-direction rate x2)" in caption
+    assert "cps: connections per second;" in caption  # a connection is counted once, whatever its directions
+
+
+def test_the_memory_rows_are_the_figures_and_the_slab_caches_not_the_count_of_unknown_figures(tmp_path: Path) -> None:
+    from natbench.metrics.memory import memory_used
+
+    def fill(pid: str, n: int) -> Any:
+        before = {"mem_available": 10**10, "conntrack_slab": 4096}
+        after = {"mem_available": 10**10 - 5 * n, "conntrack_slab": 4096 + 256 * n}
+        memory = memory_used(before, after, n, {"mem_available": 10**6})
+        return trial_record(pid, "throughput", 0, 0, rate=n, kind="fill", extra={"memory": memory})
+
+    run = load(tmp_path, [P], [*results(P.id, "throughput", 3), fill(P.id, 4000)])
+    table = rows(run.seed_table())
+    memory = [name for name in table if name.startswith("memory") or "slab" in name or "unknown" in name]
+    assert memory[:2] == ["memory / conn. (B)", "memory used (MB)"]
+    assert table["memory / conn. (B)"] == ["256.0"]
+    assert not any("unknown" in name for name in table), list(table)
