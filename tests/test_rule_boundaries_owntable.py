@@ -4,7 +4,8 @@ natbench.report.rows; docs/report.md):
 * times keep 2 decimals; 1 in a column whose largest time reaches 1,000 s (999.95 s rounds to it, 999.94 s does
   not); more where the smallest time is below 0.1 s (0.09 s, not 0.1 s); a time of 0 s is no smallest time;
 * the table's invalid trials and marks are the metric's own, and its invalid trials row appears only where trials
-  of it were stored; built without the run's summary it has no flags at all;
+  of it were stored; built without the run's summary it has no flags at all, and with a summary without
+  invalid trials no such row;
 * a metric without a table of its own, or an unknown scale, is refused.
 
 Run directories written through the run-directory writer (natbench.testing.rundir) and loaded as the report loads
@@ -94,6 +95,9 @@ def test_a_table_built_without_the_runs_summary_has_no_flags(tmp_path: Path) -> 
     table = own_table(metric, run.figures("teardown"), run.points)
     assert rows(table)["conn. tear d. rate"] == ["222.2"]
     assert "[u]" not in table.caption
+    # a summary without invalid trials (summarize alone, not with_invalid_trials): no such row
+    plain = own_table(metric, run.figures("teardown"), run.points, summary=run.summary.drop(columns="invalid_trials"))
+    assert "invalid trials" not in rows(plain) and rows(plain)["num. experiments"] == ["3"]
 
 
 # --- refused --------------------------------------------------------------------------------------------------------
