@@ -160,9 +160,9 @@ def _notes(facts: BlockFacts) -> tuple[str, ...]:
     return (
         f"{facts.prefix}: fast search; repetitions after the first started from the earlier ones' results"
         " (each value still passed a full trial, with an upper bound one error above), so min / max are"
-        " narrower than independent binary searches'; on a DUT whose ceiling varies from trial to trial by"
-        " +-J the median sits below a binary search's: by about J / 3 with the short-fail rule, at most J / 10"
-        " without (cps) (bench/search_bias.py, docs/engine.md)",
+        " narrower than independent binary searches'; on the modelled DUTs of bench/search_bias.py (queues,"
+        " ceilings that vary from trial to trial, drift, warm-up) its campaign medians are not above a binary"
+        " search's (docs/engine.md)",
     )
 
 
