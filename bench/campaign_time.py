@@ -519,6 +519,12 @@ def _hours(seconds: float) -> str:
     return f"{seconds / 3600:8.2f} h"
 
 
+def _speedup(theirs: float, mine: float) -> str:
+    """``theirs / mine`` as a speed-up, or why there is none (an algorithm whose every repetition failed took no
+    tester time: nothing to compare)."""
+    return f"{theirs / mine:.2f}x" if mine > 0 else "- (no tester time: every repetition failed)"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repetitions", type=int, default=1000, help="at least this many repetitions per campaign")
@@ -563,8 +569,8 @@ def main() -> None:
             mine = sum(t.metrics[m].seconds for m in own)
             theirs = sum(ref.metrics[m].seconds for m in own)
             print(
-                f"speed-up {t.algorithm} (binary / {t.algorithm} tester time): {ref.seconds / t.seconds:.2f}x;"
-                f" over the metrics it searches itself ({', '.join(own)}): {theirs / mine:.2f}x"
+                f"speed-up {t.algorithm} (binary / {t.algorithm} tester time): {_speedup(ref.seconds, t.seconds)};"
+                f" over the metrics it searches itself ({', '.join(own)}): {_speedup(theirs, mine)}"
             )
         for t in tallies[1:]:
             worse = [m for m, mt in t.metrics.items() if mt.outside_share > ref.metrics[m].outside_share]
