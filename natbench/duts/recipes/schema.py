@@ -26,6 +26,7 @@ from pydantic import (
 from natbench.config.source import SourceMap
 from natbench.duts.recipes import render
 from natbench.duts.recipes.conditions import Condition, parse_condition
+from natbench.duts.recipes.cost import TableWork
 from natbench.duts.recipes.fields import Declared, Flag, Named, OptionalText, RecipeModel, Text, must
 from natbench.duts.recipes.params import ParamSpec, param_name, resolve_params
 from natbench.duts.recipes.render import RenderedCommand
@@ -129,6 +130,10 @@ _REASON = must(lambda v: v is None or isinstance(v, str), "expected a reason (st
 _BUILTIN = must(lambda v: v is None or v in BUILTINS, lambda v: f"unknown builtin {v!r} (known: {', '.join(BUILTINS)})")
 _METHOD = must(lambda v: v in ("auto", "hotplug", "rps"), "method is one of auto, hotplug, rps")
 _SCOPE = must(lambda v: v in ("dut", "host"), "scope is 'dut' or 'host'")
+_COST = must(
+    lambda v: v is None or (isinstance(v, str) and v in TableWork.__members__.values()),
+    f"cost is what the command does with each connection of the table: {' or '.join(TableWork)}",
+)
 _COMMANDS = must(_is_list, "expected a list of commands")
 _CHECKS = must(_is_list, "expected a list of {when, error, field}")
 _STEP_NAME_OK = must(lambda v: isinstance(v, str) and _STEP_NAME.fullmatch(v), "step names are lowercase identifiers")
@@ -170,6 +175,10 @@ class Command(Declared):
     """Seconds this command may take (default: the executor's command timeout)."""
     scope: Annotated[str, _SCOPE] = "dut"
     """``dut``: where the DUT lives (its namespace); ``host``: the machine around it."""
+    cost: Annotated[TableWork | None, _COST] = None
+    """What the command does with each connection of the table (``delete``, ``list``), when its time grows with the
+    table: its time limit is then set from the table's size and the rate the DUT does that work at (its ``timeout``,
+    else the executor's command timeout, is the floor); None: about the same time at any table size."""
 
     @model_validator(mode="wrap")
     @classmethod
@@ -182,7 +191,9 @@ class Command(Declared):
 
 
 class Step(Named):
-    """A named step: a list of commands, or a mapping with commands, a builtin or an honest ``unsupported``."""
+    """A named step: a list of commands, or a mapping with commands, a builtin or an honest ``unsupported``.
+
+    Its cost is its commands': :attr:`cost` names the table work of those whose time grows with the table."""
 
     commands: Annotated[tuple[Command, ...], _COMMANDS] = ()
     """Commands run in order (after the builtin, if any)."""
@@ -206,6 +217,12 @@ class Step(Named):
         if step.builtin is None and step.unsupported is None and not step.commands:
             raise ValueError("a step needs commands, a builtin, or 'unsupported: reason'")
         return step
+
+    @property
+    def cost(self) -> tuple[TableWork, ...]:
+        """The table work its commands declare (``cost:``), in order: a step whose time grows with the table has
+        some; empty: about the same time at any table size."""
+        return tuple(c.cost for c in self.commands if c.cost is not None)
 
     @property
     def options(self) -> dict[str, Any]:
