@@ -320,7 +320,10 @@ class StepRun:
             return
         seconds = record.dut_seconds if record.dut_seconds is not None else record.duration
         listed = len(record.value) if isinstance(record.value, Sized) else None
+        limit = self.limits.scaled(cmd)  # before the table learns from this command
         table.done(cmd.cost, seconds, listed)
+        if limit is not None:
+            log.info("DUT %s step %s: %s took %.3f s (%s)", self.dut, self.step, record.command, seconds, limit.words())
 
     def _parsed(self, rc: RenderedCommand, stdout: str) -> Any:
         """The value the command's parser reads from ``stdout`` (its ``select`` key, when it names one)."""

@@ -171,28 +171,40 @@ def find_labs(
         )
         ages = [a for ns in nss if (a := _ns_age(ns)) is not None]
         age = max(ages) if ages else None
-        if live:
-            stale, reason = False, f"owner process {live[0]} is running"
-        elif by_hand:
-            stale, reason = False, f"made by hand with `natbench lab up`; `natbench lab down --name {name}` removes it"
-        elif owners:
-            stale, reason = True, f"owner process {owners[0][0]} is gone"
-        elif not nss and not files:
-            stale, reason = True, "taken down already"
-        elif not nss:
-            stale, reason = True, "a state file without an owner and without namespaces"
-        elif age is not None and age >= unowned_grace:
-            stale, reason = True, f"no owner recorded anywhere and {age:.0f} s old"
-        else:
-            stale = False
-            reason = (
-                f"no owner recorded anywhere, {age or 0:.0f} s old: left for {unowned_grace:.0f} s;"
-                f" `natbench lab down --name {name}` removes it now"
-            )
+        stale, reason = _staleness(name, live, by_hand, owners, nss, bool(files), age, unowned_grace)
         owner = owners[0][0] if owners else None
         left = tuple(left_processes(outliving[name], name)) if name in outliving else ()
         out.append(FoundLab(name, nss, tuple(sorted(files)), owner, bool(live), by_hand, age, stale, reason, left))
     return out
+
+
+def _staleness(
+    name: str,
+    live: list[int],
+    by_hand: bool,
+    owners: list[tuple[int, int | None]],
+    nss: tuple[str, ...],
+    recorded: bool,
+    age: float | None,
+    unowned_grace: float,
+) -> tuple[bool, str]:
+    """Whether a lab is stale, and why, in words (see :func:`find_labs`)."""
+    if live:
+        return False, f"owner process {live[0]} is running"
+    if by_hand:
+        return False, f"made by hand with `natbench lab up`; `natbench lab down --name {name}` removes it"
+    if owners:
+        return True, f"owner process {owners[0][0]} is gone"
+    if not nss and not recorded:
+        return True, "taken down already"
+    if not nss:
+        return True, "a state file without an owner and without namespaces"
+    if age is not None and age >= unowned_grace:
+        return True, f"no owner recorded anywhere and {age:.0f} s old"
+    return False, (
+        f"no owner recorded anywhere, {age or 0:.0f} s old: left for {unowned_grace:.0f} s;"
+        f" `natbench lab down --name {name}` removes it now"
+    )
 
 
 def stale_labs(state_dir: Path | str | None = None, *, unowned_grace: float = UNOWNED_GRACE) -> list[str]:
