@@ -371,23 +371,23 @@ class StepRun:
         except ConnectionLost:
             raise
         except CommandTimeout as exc:
-            raise self._outlived(rc, exc, started, f"(command: {rc.text})") from None
+            raise self._outlived(rc, exc, started, self.limits.command(rc.command), f"(command: {rc.text})") from None
         except DutError as exc:
             raise _same_kind(exc, f"{exc} (command: {rc.text})", step=rc.step, dut=self.dut) from None
 
-    def _outlived(self, rc: RenderedCommand, exc: CommandTimeout, started: float, what: str) -> DutStepFailed:
-        """The error of a command that did not finish within its limit (saying which limit and why); one still
-        running is handed to the DUT's :attr:`outstanding` commands."""
+    def _outlived(
+        self, rc: RenderedCommand, exc: CommandTimeout, started: float, limit: float | None, what: str
+    ) -> DutStepFailed:
+        """The error of a command (or batch, from ``rc`` on) that did not finish within ``limit`` (None: the
+        executor's), saying which limit and why; one still running is handed to the DUT's :attr:`outstanding`."""
         cmd = rc.command
         scaled = self.limits.scaled(cmd)
         why = f" ({scaled.words()})" if scaled is not None else ""
         tail = ""
         table = self.limits.table
         if exc.running is not None and self.outstanding is not None:
-            limit = scaled.seconds if scaled is not None else (self.limits.command(cmd) or self.limits.floor)
-            outliving = Outliving(
-                rc.step, rc.text, exc.running, limit, started, time.monotonic(), cmd.cost if cmd.cost else None
-            )
+            allowed = limit if limit is not None else self.limits.floor
+            outliving = Outliving(rc.step, rc.text, exc.running, allowed, started, time.monotonic(), cmd.cost)
             self.outstanding.add(outliving)
             tail = (
                 "; no step of this DUT starts before it has ended: natbench waits for it as long again as its limit, "
@@ -410,7 +410,7 @@ class StepRun:
         except ConnectionLost:
             raise
         except CommandTimeout as exc:
-            raise self._outlived(rc, exc, started, f"(command: {rc.text})") from None
+            raise self._outlived(rc, exc, started, self.limits.command(rc.command), f"(command: {rc.text})") from None
         except (ParseError, DutError) as exc:
             raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.dut) from None
         value = None
@@ -443,7 +443,7 @@ class StepRun:
         except ConnectionLost:
             raise
         except CommandTimeout as exc:
-            raise self._outlived(group[0], exc, started, what) from None
+            raise self._outlived(group[0], exc, started, limit, what) from None
         except DutError as exc:
             raise _same_kind(exc, f"{exc} {what}", step=step, dut=self.dut) from None
         output = read_batch(res.stdout, res.stderr, token)
