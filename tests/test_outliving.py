@@ -34,10 +34,17 @@ needs_sshd = pytest.mark.skipif(
 )
 
 
-def slow_reset_recipe(log: Path) -> str:
-    """A recipe whose reset ignores SIGTERM and, while the file ``slow`` beside ``log`` exists, takes 6 s (and removes
-    it): the first reset outlives a 2 s limit, the next one is quick. Every reset writes ``start`` and ``end``."""
+def slow_reset_recipe(log: Path, seconds: int = 5) -> str:
+    """A recipe whose reset ignores SIGTERM and, while the file ``slow`` beside ``log`` exists, takes ``seconds`` (and
+    removes it): the first reset outlives a 2 s limit, the next one is quick. Every reset writes ``start`` and
+    ``end`` (perl: a program recipes may run, with code written in the recipe)."""
     d = log.parent
+    code = (
+        "$SIG{TERM} = q(IGNORE); "
+        f"open(my $f, q(>>), q({log})); print $f qq(start\\n); close $f; "
+        f"if (-e q({d}/slow)) {{ unlink q({d}/slow); sleep {seconds} }} "
+        f"open($f, q(>>), q({log})); print $f qq(end\\n); close $f"
+    )
     return f"""
 recipe: slow-reset
 steps:
@@ -45,7 +52,7 @@ steps:
   teardown:
     - echo teardown >> {log}
   reset_connections:
-    - run: trap '' TERM; echo start >> {log}; if [ -e {d}/slow ]; then rm {d}/slow; sleep 5; fi; echo end >> {log}
+    - run: perl -e '{code}'
       cost: delete
 """
 
@@ -66,7 +73,7 @@ def outlive_then_wait(executor: Executor, tmp: Path) -> None:
         dut.reset_connections()
     message = str(failed.value)
     assert "its limit 2 s for deleting 100 connections: the floor (no delete rate measured on this DUT yet)" in message
-    assert "asked to stop (SIGTERM), it is still running: pid " in message and "sleep 5" in message
+    assert "asked to stop (SIGTERM), it is still running: pid " in message and "perl -e" in message
     assert "no step of this DUT starts before it has ended" in message
     assert lines(log) == ["start"]  # still running: not ended, not started again
     assert len(dut.outstanding.commands) == 1
@@ -118,7 +125,7 @@ def test_in_a_namespace_too(here: Path) -> None:
 
 def test_the_wait_ends_in_sigkill_and_the_teardown_waits_too(here: Path) -> None:
     log = here / "log"
-    text = slow_reset_recipe(log).replace("sleep 5", "sleep 60")
+    text = slow_reset_recipe(log, seconds=60)
     dut = RecipeDut("d", parse_recipe(text, "slow-reset.yaml"), LocalExecutor(command_timeout=1.0))
     dut.setup(POINT)
     (here / "slow").touch()
