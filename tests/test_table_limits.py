@@ -127,3 +127,39 @@ def test_a_batch_of_commands_with_a_cost_adds_their_scaled_limits() -> None:
     limits = TimeLimits(table=table, floor=10.0, batch_share=5.0)
     cmds = [Command(run="true", timeout=1), Command(run="conntrack -F", cost="delete"), Command(run="true")]
     assert limits.batch(cmds) == pytest.approx(1 + 80 + 5)
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [(2_999_999, 120.0), (3_000_000, 120.0), (50_000_000, 2000.0)],
+    ids=["stated-below-floor", "stated-at-floor", "stated-above-floor"],
+)
+def test_before_a_measurement_the_recipes_stated_rate_sets_the_limit_without_margin(n: int, expected: float) -> None:
+    table = TableScale(connections=n, stated={DELETE: 25_000})  # N / 25k: 120 s at N = 3M
+    limit = table.limit(DELETE, floor=120.0)
+    assert limit.seconds == pytest.approx(expected)
+    assert limit.words().endswith(
+        "floor 120 s; the slowest delete rate the recipe allows for (none measured on this DUT yet)"
+    )
+    table.observe(DELETE, 1_000_000, 1.0)  # once measured, the measurement and the margin
+    assert table.limit(DELETE, floor=120.0).seconds == pytest.approx(max(120.0, 4 * n / 1_000_000))
+    assert table.limit(LIST, floor=120.0).basis is None  # each work has its own: listing states none here
+    assert table.limit(LIST, floor=120.0).seconds == 120.0
+
+
+def test_a_recipe_states_its_rates_in_connections_per_second_and_the_dut_takes_them() -> None:
+    from natbench.duts.executors import LocalExecutor
+    from natbench.duts.recipe_dut import RecipeDut
+    from natbench.duts.recipes import load_recipe, parse_recipe
+    from natbench.errors import RecipeError
+
+    base = "recipe: r\nstateful: false\nsteps:\n  setup: ['true']\n  teardown: ['true']\n"
+    recipe = parse_recipe(base + "rates: {delete: 25k, list: 2^14}\n", "r.yaml")
+    assert recipe.rates is not None and (recipe.rates.delete, recipe.rates.list) == (25_000, 16_384)
+    assert RecipeDut("d", recipe, LocalExecutor()).table.stated == {DELETE: 25_000, LIST: 16_384}
+    assert RecipeDut("d", parse_recipe(base, "r.yaml"), LocalExecutor()).table.stated == {}
+    for bad in ("0", "-1", "fast", "true", "{sort: 1}"):
+        with pytest.raises(RecipeError, match=r"r\.yaml:6: rates\."):
+            parse_recipe(base + f"rates: {{delete: {bad}}}\n", "r.yaml")
+    shipped = load_recipe("iptables-nat44")
+    assert shipped.rates is not None and shipped.rates.delete == 25_000

@@ -24,6 +24,7 @@ from natbench.duts.executors import command_timeout
 from natbench.duts.facts import recipe_dut_facts
 from natbench.duts.outstanding import Outstanding
 from natbench.duts.recipes import Recipe
+from natbench.duts.recipes.cost import TableWork
 from natbench.duts.steps import StepResult, StepRun, TimeLimits, run_retrying
 from natbench.duts.tablework import TableScale
 from natbench.errors import DutError
@@ -88,7 +89,8 @@ class RecipeDut:
         """Values kept by commands with ``save:`` (available to later steps)."""
         self.cores: int | None = None
         self.warnings: list[str] = []
-        self.table = TableScale()
+        stated = {w: r for w in TableWork if recipe.rates is not None and (r := recipe.rates.of(w)) is not None}
+        self.table = TableScale(stated=stated)
         """What the DUT knows of its connection table: the point's N, its last count, the rates of its table work."""
         self.outstanding = Outstanding(name, self.table)
         """Its commands that outlived their time limit and still run (no step starts before they have ended)."""

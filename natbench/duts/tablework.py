@@ -10,8 +10,11 @@ takes time in proportion to N, the connections in the DUT's table. Its time limi
 * rate: the rate this DUT did that work at, measured on its own earlier commands of that work (at this point or an
   earlier one): the slowest at the largest table measured (the rate falls as the table grows);
 * floor: the command's own ``timeout``, else the executor's command timeout (:data:`DEFAULT_COMMAND_TIMEOUT
-  <natbench.duts.executors.DEFAULT_COMMAND_TIMEOUT>` unless the DUT's access sets another); before any rate is
-  measured the floor alone is the limit.
+  <natbench.duts.executors.DEFAULT_COMMAND_TIMEOUT>` unless the DUT's access sets another).
+
+Before the DUT's rate is measured the limit is ``max(floor, N / stated)``, ``stated`` the slowest rate the recipe
+allows for (its ``rates:``, :class:`~natbench.duts.recipes.cost.WorkRates`: already a worst case, so no margin on
+it); the floor alone when the recipe states none.
 
 A delete is measured when the DUT knows how many connections it deleted: its count read since the table was last
 emptied (the fills, the tear-down's timed delete and the resets after them are counted); a listing by the entries it
@@ -69,13 +72,21 @@ class StepLimit:
     floor: float
     """The smallest limit (the command's ``timeout``, else the executor's command timeout)."""
     basis: RateSample | None
-    """The measurement the rate comes from (None: none yet: the floor is the limit)."""
+    """The measurement the rate comes from (None: none yet: the recipe's stated rate, else the floor)."""
     margin: float = MARGIN
     """Times the expected time allowed."""
+    stated: float | None = None
+    """The slowest rate the recipe allows for before one is measured (None: none stated)."""
 
     def words(self) -> str:
         """The limit in a step's error: N, the rate and where it comes from, the floor."""
         head = f"its limit {self.seconds:.4g} s for {self.work.doing} {self.connections:,} connections"
+        if self.basis is None and self.stated is not None:
+            return (
+                f"{head}: N / {self.stated:,.0f} connections/s = {self.connections / self.stated:.4g} s, floor "
+                f"{self.floor:g} s; the slowest {self.work.rate_name} the recipe allows for (none measured on this "
+                "DUT yet)"
+            )
         if self.basis is None:
             return f"{head}: the floor (no {self.work.rate_name} measured on this DUT yet)"
         b = self.basis
@@ -97,6 +108,8 @@ class TableScale:
     """The connections the DUT counted since the table was last emptied (None: not counted since)."""
     margin: float = MARGIN
     """Times the expected time a command may take."""
+    stated: dict[TableWork, float] = field(default_factory=dict)
+    """The slowest rates the recipe allows for, by work, until one is measured (its ``rates:``)."""
     samples: dict[TableWork, list[RateSample]] = field(default_factory=dict)
     """What was measured, by work."""
 
@@ -122,8 +135,11 @@ class TableScale:
         """The time limit of a command doing ``work`` on the table now (see the module docstring)."""
         basis = self.rate(work)
         n = self.size
-        scaled = self.margin * n / basis.rate if basis is not None else 0.0
-        return StepLimit(max(floor, scaled), work, n, floor, basis, self.margin)
+        stated = self.stated.get(work)
+        if basis is not None:
+            return StepLimit(max(floor, self.margin * n / basis.rate), work, n, floor, basis, self.margin, stated)
+        scaled = n / stated if stated is not None else 0.0
+        return StepLimit(max(floor, scaled), work, n, floor, basis, self.margin, stated)
 
     def done(self, work: TableWork, seconds: float, listed: int | None = None) -> None:
         """A command doing ``work`` ended well after ``seconds``: a delete emptied the table (measured on the

@@ -26,7 +26,7 @@ from pydantic import (
 from natbench.config.source import SourceMap
 from natbench.duts.recipes import render
 from natbench.duts.recipes.conditions import Condition, parse_condition
-from natbench.duts.recipes.cost import TableWork
+from natbench.duts.recipes.cost import TableWork, WorkRates
 from natbench.duts.recipes.fields import Declared, Flag, Named, OptionalText, RecipeModel, Text, must
 from natbench.duts.recipes.params import ParamSpec, param_name, resolve_params
 from natbench.duts.recipes.render import RenderedCommand
@@ -301,6 +301,9 @@ class Recipe(RecipeModel):
     """The parameters sizing the DUT kind's connection and hash tables, with their report rows."""
     memory: MemorySpec | None = None
     """The slab caches its connection table lives in (read around every fill, shown as rows)."""
+    rates: WorkRates | None = None
+    """The slowest rates of its table work (``delete``, ``list``): the limits of its commands with a ``cost`` before
+    natbench has measured the DUT's own."""
 
     _path: str = PrivateAttr(default="")
     _params_line: int = PrivateAttr(default=0)
@@ -420,4 +423,5 @@ class Recipe(RecipeModel):
             "steps": sorted(self.steps),
             "table": self.table.model_dump(exclude_none=True) if self.table is not None else None,
             "memory": self.memory.model_dump() if self.memory is not None else None,
+            "rates": self.rates.model_dump(exclude_none=True) if self.rates is not None else None,
         }
