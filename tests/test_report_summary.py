@@ -168,3 +168,15 @@ def test_the_failed_repetitions_reasons_are_given_up_to_five(tmp_path: Path, fai
         f"{failed} of {failed + 1} repetitions failed and have no value; the tables leave them out (the run went on "
         f"after each): {shown}{more}."
     )
+
+
+@pytest.mark.parametrize(("length", "shown"), [(300, 300), (301, 300)])
+def test_a_failed_reason_is_cut_at_300_characters(tmp_path: Path, length: int, shown: int) -> None:
+    p = make_point(0, (1, 400), (1, 10))
+    reason = "x" * length
+    recs = [result_record(p.id, "teardown", 0, None, "conn/s", extra={"failed": reason})]
+    recs.append(result_record(p.id, "teardown", 1, 1000.0, "conn/s", extra={"T_N": 2.0, "T_0": 1.0}))
+    w = summarize_run(natbench.load(write_run_dir(tmp_path / "r", [p], recs))).warnings
+    (line,) = [x for x in w if "repetitions failed" in x]
+    cut = "..." if length > shown else ""
+    assert line.endswith(f"{p.label} teardown #0: {'x' * shown}{cut}.")
