@@ -61,8 +61,7 @@ def test_a_damaged_record_line_names_nothing(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root")
 @pytest.mark.skipif(shutil.which("conntrack") is None, reason="conntrack (conntrack-tools) is not installed")
 def test_a_flush_running_when_its_lab_is_taken_down_is_named_by_lab_down_stale(tmp_path: Path) -> None:
-    from nslab import global_conntrack_lock
-    from test_outliving import fill_local_conntrack
+    from test_outliving import big_conntrack, fill_local_conntrack
 
     from natbench.testbed.lab import NetnsLab
 
@@ -70,13 +69,10 @@ def test_a_flush_running_when_its_lab_is_taken_down_is_named_by_lab_down_stale(t
     state = tmp_path / "state"
     env = {**os.environ, "NATBENCH_LAB_STATE": str(state)}
     lab = NetnsLab(name, state_dir=state)
-    n = 3_000_000
-    with global_conntrack_lock():
-        ct_max = Path("/proc/sys/net/netfilter/nf_conntrack_max")
-        old_max = ct_max.read_text().strip()
+    n = 6_000_000
+    with big_conntrack(n):
         flush: subprocess.Popen[bytes] | None = None
         try:
-            ct_max.write_text(str(max(int(old_max), 2 * n)))
             lab.up()
             fill_local_conntrack(lab.dut_netns, n)
             flush = subprocess.Popen(
@@ -88,30 +84,27 @@ def test_a_flush_running_when_its_lab_is_taken_down_is_named_by_lab_down_stale(t
             time.sleep(0.5)
             assert lab.down()  # SIGTERM, SIGKILL: the flush is inside its system call
             assert [(p.pid, p.args, p.namespace) for p in lab.left] == [(flush.pid, "conntrack -F", lab.dut_netns)]
-            r = subprocess.run(
-                [sys.executable, "-m", "natbench", "lab", "down", "--stale", "--name", name],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=ROOT,
-                timeout=120,
-            )
-            assert r.returncode == 0, r.stderr
+            r = natbench_lab_down(name, env)
             assert f"lab {name}: still running: pid {flush.pid} (conntrack -F, state " in r.stdout
             assert "no signal ends it before the call returns" in r.stdout
             flush.wait(timeout=600)  # it ends when the kernel has deleted the table
-            r = subprocess.run(
-                [sys.executable, "-m", "natbench", "lab", "down", "--stale", "--name", name],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=ROOT,
-                timeout=120,
-            )
-            assert r.stdout.strip() == f"no natbench lab {name} on this host"
+            assert natbench_lab_down(name, env).stdout.strip() == f"no natbench lab {name} on this host"
         finally:
             if flush is not None and flush.poll() is None:
                 flush.kill()
                 flush.wait(timeout=600)
             lab.down()
-            ct_max.write_text(old_max)
+
+
+def natbench_lab_down(name: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``natbench lab down --stale --name NAME``."""
+    r = subprocess.run(
+        [sys.executable, "-m", "natbench", "lab", "down", "--stale", "--name", name],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    return r

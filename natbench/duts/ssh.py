@@ -182,6 +182,8 @@ class _PidLine:
     def __init__(self, take: Callable[[bytes], None]) -> None:
         self.take = take
         self.pid: int | None = None
+        self.by_timeout = False
+        """Whether the DUT's coreutils ``timeout`` runs the command (and sends SIGTERM one second after its limit)."""
         self._buffer: bytearray | None = bytearray()
 
     def feed(self, data: bytes) -> None:
@@ -195,8 +197,9 @@ class _PidLine:
         end = self._buffer.find(b"\n", at) if at >= 0 else -1
         if end >= 0:
             line = bytes(self._buffer[at:end]).split()
-            if len(line) == 2 and line[1].isdigit():
+            if len(line) == 3 and line[1].isdigit():
                 self.pid = int(line[1])
+                self.by_timeout = line[2] == b"timeout"
             rest = bytes(self._buffer[:at] + self._buffer[end + 1 :])
         elif len(self._buffer) > PID_LINE_MAX:
             rest = bytes(self._buffer)
@@ -226,7 +229,12 @@ class SshRunning:
         return self._pid
 
     def _alive_test(self) -> str:
-        return f"kill -s 0 -- -{self._pid} 2>/dev/null || kill -s 0 {self._pid} 2>/dev/null"
+        """Shell text whose exit status is 0 while the process or a member of its group runs (a zombie, which only
+        waits to be reaped, does not)."""
+        return (
+            f"ps -A -o pid= -o pgid= -o stat= | awk -v p={self._pid} "
+            "'($1 == p || $2 == p) && $3 !~ /^Z/ {f = 1} END {exit !f}'"
+        )
 
     def wait(self, seconds: float) -> bool:
         """Wait at most ``seconds`` (whole seconds, at least 1) for it to end, in one command on the DUT."""
@@ -254,7 +262,8 @@ class SshRunning:
         out = []
         for line in res.stdout.splitlines():
             parts = line.split(None, 3)
-            if len(parts) >= 3 and parts[0].isdigit() and self._pid in (int(parts[0]), _int(parts[1])):
+            mine = len(parts) >= 3 and parts[0].isdigit() and self._pid in (int(parts[0]), _int(parts[1]))
+            if mine and not parts[2].startswith("Z"):  # a zombie only waits to be reaped
                 out.append(ProcessState(int(parts[0]), parts[2][:1], (parts[3] if len(parts) > 3 else "")[:200]))
         return out
 
@@ -524,18 +533,21 @@ class SshExecutor:
     def wrap(self, command: str, limit: float | None = None) -> str:
         """The remote command line.
 
-        With ``limit``, it first prints its process id on standard error (:data:`PID_MARK`), and the DUT stops the
-        command itself one second after natbench stops waiting (coreutils ``timeout`` where the DUT has it: SIGTERM,
-        then SIGKILL about as long again later, when natbench's wait for a command still running ends), so a hung
-        command does not linger there after its channel is closed.
+        With ``limit``, it first prints its process id on standard error (:data:`PID_MARK`, and whether the DUT's
+        coreutils ``timeout`` stops it), and the DUT stops the command itself one second after natbench stops
+        waiting: ``timeout`` sends SIGTERM then, and SIGKILL as long again and 7 s later, after natbench's own SIGKILL
+        at the end of its wait for a command still running (:mod:`natbench.duts.outstanding`), so a hung command does
+        not linger there when natbench is gone. natbench never signals ``timeout`` before that: a second signal makes
+        it send SIGKILL at its first expiry (it arms a timer of its own for each).
         """
         inner = f"sh -c {shlex.quote(command)}"
         if limit is not None:
             secs = math.ceil(limit) + 1
-            kill_after = math.ceil(limit) + math.ceil(KILL_GRACE)
+            kill_after = math.ceil(limit) + math.ceil(KILL_GRACE) + 5
             inner = (
-                f"printf '%s %s\\n' {PID_MARK} \"$$\" >&2; if command -v timeout >/dev/null 2>&1; "
-                f"then exec timeout -k {kill_after} {secs} {inner}; else exec {inner}; fi"
+                f"if command -v timeout >/dev/null 2>&1; then printf '%s %s timeout\\n' {PID_MARK} \"$$\" >&2; "
+                f"exec timeout -k {kill_after} {secs} {inner}; "
+                f"else printf '%s %s plain\\n' {PID_MARK} \"$$\" >&2; exec {inner}; fi"
             )
             inner = f"sh -c {shlex.quote(inner)}"
         return f"sudo -n {inner}" if self.sudo else inner
@@ -655,7 +667,8 @@ class SshExecutor:
                 else:
                     idle = 0.001
             if time.monotonic() > deadline and not chan.exit_status_ready():
-                raise self._timed_out(command, limit, pid_line.pid)
+                self._await_pid(chan, pid_line, take_out)
+                raise self._timed_out(command, limit, pid_line)
             # drain what is left
             while chan.recv_ready():
                 take_out(chan.recv(65536))
@@ -679,13 +692,32 @@ class SshExecutor:
             time.monotonic() - start,
         )
 
-    def _timed_out(self, command: str, limit: float, pid: int | None) -> CommandTimeout:
-        """Ask a command that outlived ``limit`` (process ``pid`` on the DUT) to stop and say what became of it."""
+    @staticmethod
+    def _await_pid(chan: paramiko.Channel, pid_line: _PidLine, take_out: Callable[[bytes], None]) -> None:
+        """Read the command's output a little longer (:data:`KILL_GRACE` at most) until its pid line has come: on a
+        busy DUT the session may start late in the command's time."""
+        until = time.monotonic() + KILL_GRACE
+        while pid_line.pid is None and time.monotonic() < until and not chan.closed:
+            if chan.recv_stderr_ready():
+                pid_line.feed(chan.recv_stderr(65536))
+            elif chan.recv_ready():
+                take_out(chan.recv(65536))
+            else:
+                time.sleep(0.01)
+
+    def _timed_out(self, command: str, limit: float, pid_line: _PidLine) -> CommandTimeout:
+        """Have a command that outlived ``limit`` asked to stop and say what became of it: the DUT's ``timeout``
+        sends SIGTERM one second after the limit (natbench waits for that), else natbench sends it."""
+        pid = pid_line.pid
         if pid is None:
             return CommandTimeout(f"{self.description}: command did not finish within {limit:g} s: {command}")
         running = SshRunning(self, pid)
-        running.signal("TERM")
-        if running.wait(KILL_GRACE):
+        if pid_line.by_timeout:
+            grace = math.ceil(limit) + 1 - limit + KILL_GRACE + 1  # its SIGTERM, then as on this machine (+1 s late)
+        else:
+            running.signal("TERM")
+            grace = KILL_GRACE
+        if running.wait(grace):
             return CommandTimeout(
                 f"{self.description}: command did not finish within {limit:g} s and was stopped: {command}"
             )
