@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "DutError",
+    "DutStepFailed",
     "NatbenchError",
     "RecipeError",
     "SearchError",
@@ -78,6 +79,12 @@ class DutError(NatbenchError):
         if step:
             prefix += f"step {step}: "
         super().__init__(prefix + message)
+
+
+class DutStepFailed(DutError):
+    """A DUT step ran and did not do its work while the DUT answered: a command failed, outlived its time limit, or
+    could not start because an earlier one is still running. A procedure whose repetition needed the step ends that
+    repetition with this reason (the run goes on); a connection that is gone is a plain :class:`DutError`."""
 
 
 class TesterError(NatbenchError):

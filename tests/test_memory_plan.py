@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -135,3 +137,146 @@ def test_a_bad_memory_in_the_campaign_names_file_line_and_field(tmp_path: Path) 
     assert r.returncode == 2
     assert r.stderr.startswith(f"natbench: error: {path}:6: testbed.duts[0].memory: ")
     assert "64Gi" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+# -- at scale in the local lab: the host's memory, the slab's object size, fill and delete-all times (issue 44 item 4)
+
+
+def lab_campaign(tmp_path: Path, src: list[int], dst: list[int], metrics: str, access: str = "{kind: lab}") -> Path:
+    text = f"""schema_version: 1
+name: lab-scale
+testbed:
+  tester: {{kind: software}}
+  duts:
+    - {{name: iptables, recipe: iptables-nat44, role: nat44, access: {access}, params: {{nat: snat}}}}
+traffic:
+  family: nat44
+sweep:
+  zip:
+    src_ports: {src}
+    dst_ports: {dst}
+metrics:
+{metrics}
+"""
+    path = tmp_path / "lab.yaml"
+    path.write_text(text)
+    return path
+
+
+@dataclass(frozen=True)
+class Host:
+    """A host's memory and slab object sizes as given (the rule's arithmetic; ThisHost reads the real ones)."""
+
+    mem: int | None
+    slabs: dict[str, int]
+
+    def memory(self) -> int | None:
+        return self.mem
+
+    def slab_bytes(self, cache: str) -> int | None:
+        return self.slabs.get(cache)
+
+
+TEARDOWN_120K = "  teardown: {fill_rate: 120k}"
+
+
+@pytest.mark.parametrize(
+    ("memory", "warned"),
+    [(2_500_000_000, False), (2_499_999_999, True)],
+    ids=["90-percent-holds-the-table", "one-byte-short"],
+)
+def test_a_lab_dut_is_checked_against_this_hosts_memory_with_its_slab_object_size(
+    tmp_path: Path, memory: int, warned: bool
+) -> None:
+    # 9,000,000 connections x 250 B = 2,250,000,000 B = exactly 90 % of 2,500,000,000 B
+    c = load_campaign(lab_campaign(tmp_path, [3000], [3000], TEARDOWN_120K))
+    check = memory_check(c, host=Host(memory, {"nf_conntrack": 250}))
+    assert check.points[0].tables == (("iptables", 2_250_000_000.0),)
+    assert bool(check.warnings) is warned
+    if warned:
+        assert check.warnings[0] == (
+            "point 0 (iptables-9M): 9,000,000 connections x 250 B = 2.2 GB (2.1 GiB) exceed 90 % of this host's "
+            "(DUT iptables runs in its local lab) memory (2.5 GB (2.3 GiB)): the table may not fit"
+        )
+    assert "250 B per connection (the slab objects of nf_conntrack 250 B on this host" in check.notes[0]
+
+
+def test_the_figures_a_campaign_or_a_run_gives_come_before_the_hosts(tmp_path: Path) -> None:
+    c = load_campaign(lab_campaign(tmp_path, [3000], [3000], TEARDOWN_120K))
+    host = Host(10**12, {"nf_conntrack": 250})
+    assert memory_check(c, 400.0, "run r", host=host).points[0].tables == (("iptables", 3_600_000_000.0),)
+    path = lab_campaign(tmp_path, [3000], [3000], TEARDOWN_120K)
+    path.write_text(path.read_text().replace("params: {nat: snat}", "params: {nat: snat}, bytes_per_connection: 300"))
+    check = memory_check(load_campaign(path), 400.0, "run r", host=host)
+    assert check.points[0].tables == (("iptables", 2_700_000_000.0),)  # the campaign's own figure first
+    path.write_text(path.read_text().replace(", bytes_per_connection: 300", ", memory: 1Gi"))
+    check = memory_check(load_campaign(path), host=host)
+    assert "memory of DUT iptables: DUT iptables's 1.1 GB (1.0 GiB)" in check.notes[0]  # duts[].memory first
+    assert memory_check(c, host=Host(None, {})).notes == (
+        "memory of DUT iptables not checked: its memory is not known (duts[].memory) and the bytes one connection "
+        "takes are not known (duts[].bytes_per_connection or plan --from RUN)",
+    )
+
+
+def test_a_vm_dut_has_its_vms_memory_and_no_slab_guess_from_this_host(tmp_path: Path) -> None:
+    access = "{kind: lab, vm: jool, memory: 2048}"
+    c = load_campaign(lab_campaign(tmp_path, [3000], [3000], TEARDOWN_120K, access=access))
+    check = memory_check(c, host=Host(10**12, {"nf_conntrack": 250}))
+    assert check.points[0].tables == ()  # the VM's kernel is not this host's
+    assert check.notes[0].startswith("memory of DUT iptables not checked: the bytes one connection takes")
+    check = memory_check(c, 400.0, "run r", host=Host(10**12, {}))
+    assert "DUT iptables's 2.1 GB (2.0 GiB)" in check.notes[0]  # 2048 MiB
+
+
+def test_each_point_has_its_fill_time_at_the_slowest_fill_rate_and_its_delete_all_time(tmp_path: Path) -> None:
+    from natbench.metrics.teardown_resolution import DeletionProfile
+
+    metrics = "  throughput: {fill_rate: 200k, upper: 100k, error: 10k}\n  teardown: {fill_rate: 125k}"
+    c = load_campaign(lab_campaign(tmp_path, [2500, 10000], [625, 2500], metrics))
+    check = memory_check(c, host=Host(None, {}))
+    assert [(s.connections, s.fill_seconds) for s in check.points] == [(1_562_500, 12.5), (25_000_000, 200.0)]
+    assert check.points[1].flush_seconds == pytest.approx(25_000_000 / 413_360)  # the seeds' iptables figure
+    measured = DeletionProfile(180_000, 0.02, "run r")
+    check = memory_check(c, deletion=measured, host=Host(None, {}))
+    assert check.points[1].flush_seconds == pytest.approx(25_000_000 / 180_000)
+    assert check.time_notes[-1] == "delete-all times at 180,000 connections/s (run r)"
+    only_cps = load_campaign(lab_campaign(tmp_path, [2500], [625], "  cps: {upper: 1M, error: 10k}"))
+    assert memory_check(only_cps, host=Host(None, {})).points[0].fill_seconds is None  # no metric fills
+
+
+def test_this_host_is_read_from_proc_and_sys_and_falls_back_to_slabinfo(tmp_path: Path) -> None:
+    from natbench.campaign.feasibility import ThisHost
+
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc" / "meminfo").write_text("MemTotal:       24683772 kB\nMemFree:  1 kB\n")
+    (tmp_path / "proc" / "slabinfo").write_text(
+        "slabinfo - version: 2.1\nnf_conntrack       10048  10048    320   16    1 : tunables    0    0    0\n"
+    )
+    host = ThisHost(tmp_path / "proc", tmp_path / "sys")
+    assert host.memory() == 24683772 * 1024
+    assert host.slab_bytes("nf_conntrack") == 320 and host.slab_bytes("other") is None
+    (tmp_path / "sys" / "kernel" / "slab" / "nf_conntrack").mkdir(parents=True)
+    (tmp_path / "sys" / "kernel" / "slab" / "nf_conntrack" / "slab_size").write_text("256\n")
+    assert host.slab_bytes("nf_conntrack") == 256  # SLUB's sysfs first (readable by anyone)
+    assert ThisHost(tmp_path / "none", tmp_path / "none").memory() is None
+
+
+def test_plan_shows_table_memory_fill_and_delete_all_per_point_for_the_lab_campaign() -> None:
+    from natbench.campaign.feasibility import THIS_HOST
+
+    slab = THIS_HOST.slab_bytes("nf_conntrack")
+    if slab is None or THIS_HOST.memory() is None:
+        pytest.skip("this host shows no nf_conntrack slab cache (the module is not loaded)")
+    r = natbench("plan", "campaigns/lab-seed000-fig4-scale.yaml", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    points = json.loads(r.stdout)["points"]
+    assert [p["connections"] for p in points] == [1_562_500, 6_250_000, 25_000_000]
+    assert [p["table_memory"]["iptables"] for p in points] == [n * slab for n in (1_562_500, 6_250_000, 25_000_000)]
+    assert [p["fill_seconds"] for p in points] == pytest.approx([1_562_500 / 120e3, 6_250_000 / 120e3, 25e6 / 120e3])
+    plain = natbench("plan", "campaigns/lab-seed000-fig4-scale.yaml", "--format", "plain").stdout
+    header = next(line for line in plain.splitlines() if line.startswith("#  label"))
+    assert header.split()[-4:] == ["table", "mem.", "fill", "delete-all"]
+    row = next(line for line in plain.splitlines() if line.startswith("2  iptables-25M"))
+    # the table's memory, 208 s of fill, 25M / 413,360 connections/s
+    cells = re.search(r"  (\S+ GB) +(\S+ min) +(\S+ s)$", row)
+    assert cells is not None and cells.groups() == (f"{25_000_000 * slab / 1e9:.1f} GB", "3 min", "60 s"), row

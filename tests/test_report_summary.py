@@ -105,7 +105,8 @@ def test_warnings_count_tester_bound_failed_and_invalid_in_plain_words(run_dir: 
     assert any(
         x.startswith("maximum connection establishment rate: 1 of 6 repetitions were limited by the tester") for x in w
     )
-    assert any(x.startswith("1 of 6 repetitions failed and have no value") for x in w)
+    (failed,) = [x for x in w if x.startswith("1 of 6 repetitions failed and have no value")]
+    assert failed.endswith("(the run went on after each): iptables-16k cps #2: 4 invalid trials in a row.")
     assert any(x.startswith("1 of 4 trials were invalid") for x in w)
     assert len(w) == 3
 
@@ -152,3 +153,30 @@ def test_trex_pacing_warnings_are_counted_in_plain_words(tmp_path: Path) -> None
         "DUTs with small buffers or rate policers such results are lower bounds (docs/trex.md 4.5; the warnings are "
         "in each trial's extra.tester.pacing_warnings)."
     ]
+
+
+@pytest.mark.parametrize(("failed", "more"), [(5, ""), (6, "; and 1 more (in the trial details)")])
+def test_the_failed_repetitions_reasons_are_given_up_to_five(tmp_path: Path, failed: int, more: str) -> None:
+    p = make_point(0, (1, 400), (1, 10))
+    reason = "emptying the DUT's connection table failed: DUT d: step reset_connections: ..."
+    recs = [result_record(p.id, "teardown", i, None, "conn/s", extra={"failed": reason}) for i in range(failed)]
+    recs.append(result_record(p.id, "teardown", failed, 1000.0, "conn/s", extra={"T_N": 2.0, "T_0": 1.0}))
+    w = summarize_run(natbench.load(write_run_dir(tmp_path / "r", [p], recs))).warnings
+    (line,) = [x for x in w if "repetitions failed" in x]
+    shown = "; ".join(f"{p.label} teardown #{i}: {reason}" for i in range(5))
+    assert line == (
+        f"{failed} of {failed + 1} repetitions failed and have no value; the tables leave them out (the run went on "
+        f"after each): {shown}{more}."
+    )
+
+
+@pytest.mark.parametrize(("length", "shown"), [(300, 300), (301, 300)])
+def test_a_failed_reason_is_cut_at_300_characters(tmp_path: Path, length: int, shown: int) -> None:
+    p = make_point(0, (1, 400), (1, 10))
+    reason = "x" * length
+    recs = [result_record(p.id, "teardown", 0, None, "conn/s", extra={"failed": reason})]
+    recs.append(result_record(p.id, "teardown", 1, 1000.0, "conn/s", extra={"T_N": 2.0, "T_0": 1.0}))
+    w = summarize_run(natbench.load(write_run_dir(tmp_path / "r", [p], recs))).warnings
+    (line,) = [x for x in w if "repetitions failed" in x]
+    cut = "..." if length > shown else ""
+    assert line.endswith(f"{p.label} teardown #0: {'x' * shown}{cut}.")

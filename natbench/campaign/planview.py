@@ -3,9 +3,9 @@
 :meth:`PlanView.build` works out what ``natbench plan`` says about a campaign: its facts (tester, traffic, DUTs,
 metric settings), the working points with the parameters that vary between them and each point's trials and
 estimated duration (:mod:`natbench.campaign.estimate`), what the fast search saves against the binary one, the
-memory check (:mod:`natbench.campaign.feasibility`), whether the tear-down points have connections enough to time
-(:mod:`natbench.campaign.teardown_check`) and the recipe check's warnings. The command line renders it as
-a rich table, plain text or JSON (:meth:`PlanView.to_dict`).
+memory check and each point's table memory, fill and delete-all times (:mod:`natbench.campaign.feasibility`),
+whether the tear-down points have connections enough to time (:mod:`natbench.campaign.teardown_check`) and the
+recipe check's warnings. The command line renders it as a rich table, plain text or JSON (:meth:`PlanView.to_dict`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from natbench.campaign.estimate import Estimate, estimate, format_duration, has_algorithm
-from natbench.campaign.feasibility import MemoryCheck, memory_check
+from natbench.campaign.feasibility import MemoryCheck, PointScale, memory_check
 from natbench.campaign.recipes import check_recipes
 from natbench.campaign.teardown_check import TeardownCheck, teardown_check
 from natbench.search import SearchAlgorithm, algorithm, algorithm_names, reference_algorithm
 from natbench.traffic.plan import wire_frame_sizes
-from natbench.values import format_count
+from natbench.values import format_bytes, format_count
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
@@ -150,10 +150,10 @@ class PlanView:
         noise an earlier run measured, for the tear-down check (else the seeds' figures per recipe)."""
         warnings = check_recipes(campaign).warnings if recipes else ()
         est = estimate(campaign)
-        mem = memory_check(campaign, measured, measured_source)
+        mem = memory_check(campaign, measured, measured_source, deletion=deletion)
         if measured is None and measured_source is not None:  # an earlier run was asked, but it stored no figure
-            mem = MemoryCheck(mem.warnings, (measured_source, *mem.notes))
-        header, rows = _table(campaign, est)
+            mem = MemoryCheck(mem.warnings, (measured_source, *mem.notes), mem.points, mem.time_notes)
+        header, rows = _table(campaign, est, mem.points)
         facts = tuple(_facts(campaign))
         algorithms = compare_algorithms(campaign)
         return cls(campaign, est, facts, header, rows, algorithms, mem, warnings, teardown_check(campaign, deletion))
@@ -171,8 +171,9 @@ class PlanView:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What the estimate leaves out, what the memory check could not check and the tear-down check's figures."""
-        return (*self.estimate.notes, *self.memory.notes, *self.teardown.notes)
+        """What the estimate leaves out, what the memory check could not check, the figures of the fill and
+        delete-all times and the tear-down check's figures."""
+        return (*self.estimate.notes, *self.memory.notes, *self.memory.time_notes, *self.teardown.notes)
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as plain JSON data (``natbench plan --format json``)."""
@@ -200,6 +201,7 @@ class PlanView:
                     },
                     "trials": pe.trials,
                     "seconds": pe.seconds,
+                    **_scale_dict(self.memory.points, pe.point.index),
                 }
                 for pe in e.points
             ],
@@ -207,7 +209,11 @@ class PlanView:
             "seconds": e.seconds,
             "algorithms": self.algorithms.to_dict() if self.algorithms is not None else {},
             "notes": list(e.notes),
-            "memory": {"warnings": list(self.memory.warnings), "notes": list(self.memory.notes)},
+            "memory": {
+                "warnings": list(self.memory.warnings),
+                "notes": list(self.memory.notes),
+                "time_notes": list(self.memory.time_notes),
+            },
             "teardown": {"warnings": list(self.teardown.warnings), "notes": list(self.teardown.notes)},
         }
 
@@ -227,8 +233,39 @@ def _repetitions(pe: Any) -> str:
     return " ".join(f"{k}:{v}" for k, v in reps.items())
 
 
-def _table(campaign: Campaign, est: Estimate) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
-    """Header and rows of the working-point table."""
+def _scale_dict(points: tuple[PointScale, ...], index: int) -> dict[str, Any]:
+    """The JSON of one point's table memory (bytes per DUT), fill and delete-all seconds (None: not known)."""
+    s = next((s for s in points if s.index == index), None)
+    if s is None:
+        return {}
+    return {"table_memory": dict(s.tables), "fill_seconds": s.fill_seconds, "flush_seconds": s.flush_seconds}
+
+
+def _scale_cells(s: PointScale | None, multi: bool) -> list[str]:
+    """The table memory, fill and delete-all cells of one point."""
+    if s is None:
+        return ["-", "-", "-"]
+    tables = ", ".join(f"{d} {_gb(b)}" if multi else _gb(b) for d, b in s.tables) or "-"
+    return [tables, _duration(s.fill_seconds), _duration(s.flush_seconds)]
+
+
+def _duration(seconds: float | None) -> str:
+    """A fill's or a delete-all's time: ``0.039 s``, ``3.8 s``, ``60 s``, ``3 min``; ``-``: not known."""
+    if seconds is None:
+        return "-"
+    return f"{seconds:.2g} s" if seconds < 10 else format_duration(seconds)
+
+
+def _gb(n: float) -> str:
+    """A table's memory, short: ``12.8 GB``, ``400 MB``."""
+    return format_bytes(n).split(" (")[0]
+
+
+def _table(
+    campaign: Campaign, est: Estimate, scale: tuple[PointScale, ...] = ()
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """Header and rows of the working-point table (with the table memory, fill and delete-all columns when any
+    of them is known)."""
     dut_vary, met_vary = varying(campaign)
     multi = len(campaign.testbed.duts) > 1
     cores_head = "cores"
@@ -239,6 +276,10 @@ def _table(campaign: Campaign, est: Estimate) -> tuple[tuple[str, ...], tuple[tu
     header += [f"{d}.{k}" if multi else k for d, k in dut_vary]
     header += [f"{m}.{k}" for m, k in met_vary]
     header += ["reps", "trials", "est."]
+    shown = any(s.tables or s.fill_seconds is not None or s.flush_seconds is not None for s in scale)
+    if shown:
+        header += ["table mem.", "fill", "delete-all"]
+    by_index = {s.index: s for s in scale}
     rows = []
     for pe in est.points:
         p = pe.point
@@ -255,6 +296,8 @@ def _table(campaign: Campaign, est: Estimate) -> tuple[tuple[str, ...], tuple[tu
         row += [_value(p.dut_params.get(d, {}).get(k)) for d, k in dut_vary]
         row += [_value(campaign.settings_for(p, m).model_dump()[k]) for m, k in met_vary]
         row += [_repetitions(pe), f"{pe.trials:,}", format_duration(pe.seconds)]
+        if shown:
+            row += _scale_cells(by_index.get(p.index), multi)
         rows.append(tuple(row))
     return tuple(header), tuple(rows)
 

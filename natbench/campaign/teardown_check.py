@@ -29,7 +29,7 @@ from natbench.metrics.teardown_resolution import DeletionProfile, resolution
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["KNOWN_DELETION", "TeardownCheck", "profile_for", "teardown_check"]
+__all__ = ["KNOWN_DELETION", "TeardownCheck", "deletion_profile", "profile_for", "teardown_check"]
 
 _CONNTRACK = DeletionProfile(
     rate=413_360,
@@ -84,19 +84,16 @@ def teardown_check(campaign: Campaign, measured: DeletionProfile | None = None) 
     if TEARDOWN.name not in campaign.metrics:
         return TeardownCheck()
     notes: list[str] = []
-    if measured is not None:
-        profile = measured
-    else:
-        known = [(d.name, known_p) for d in campaign.testbed.duts if (known_p := profile_for(d.recipe)) is not None]
+    if measured is None:
         notes += [
             f"tear-down resolution of DUT {d.name} not checked: no known deletion rate for recipe {d.recipe} "
             "(natbench plan --from RUN uses an earlier run's)"
             for d in campaign.testbed.duts
             if profile_for(d.recipe) is None
         ]
-        if not known:
-            return TeardownCheck((), tuple(notes))
-        profile = _flushed_in_turn(known)
+    profile = deletion_profile(campaign, measured)
+    if profile is None:
+        return TeardownCheck((), tuple(notes))
     first = resolution(1, profile)
     notes.insert(
         0,
@@ -114,6 +111,15 @@ def teardown_check(campaign: Campaign, measured: DeletionProfile | None = None) 
         else:
             notes.append(f"point {p.index} ({p.label}): {line}")
     return TeardownCheck(tuple(warnings), tuple(notes))
+
+
+def deletion_profile(campaign: Campaign, measured: DeletionProfile | None = None) -> DeletionProfile | None:
+    """What is known of the campaign's delete-all: ``measured`` (an earlier run's), else the seeds' figures of the
+    DUTs' recipes, flushed one after another; None when no DUT's figures are known."""
+    if measured is not None:
+        return measured
+    known = [(d.name, p) for d in campaign.testbed.duts if (p := profile_for(d.recipe)) is not None]
+    return _flushed_in_turn(known) if known else None
 
 
 def _flushed_in_turn(known: list[tuple[str, DeletionProfile]]) -> DeletionProfile:

@@ -59,21 +59,28 @@ def up(name: str, family: str, vm: str | None, vcpus: int, memory: int) -> None:
     is_flag=True,
     help="Remove every natbench lab on this host whose owning process is gone (after crashes), found from its"
     " namespaces and from state files in any state directory (with --name: that lab only, if it is stale);"
-    " a lab whose owner runs, or one made by hand with `lab up`, is kept.",
+    " a lab whose owner runs, or one made by hand with `lab up`, is kept. Processes a lab left running when it was"
+    " taken down (a kernel-bound conntrack -F outlives its namespace) are named until they have ended.",
 )
 def down(name: str, stale: bool) -> None:
     """Remove every namespace, veth and rule of the lab (idempotent; also after a crash)."""
     from natbench.testbed.lab import NetnsLab, remove_stale_labs
+    from natbench.testbed.lab.outliving import left_processes
 
     if not stale:
-        removed = NetnsLab(name).down()
+        lab = NetnsLab(name)
+        removed = lab.down()
         click.echo(f"lab {name}: {'removed' if removed else 'nothing to remove'}")
+        for p in {p.pid: p for p in (*left_processes(lab.state_dir, name), *lab.left)}.values():
+            click.echo(f"lab {name}: still running: {p.words()}")
         return
     named = click.get_current_context().get_parameter_source("name") is not ParameterSource.DEFAULT
     found = remove_stale_labs(names=[name] if named else None)
     for lab_found, removed in found:
         what = ("removed" if removed else "nothing to remove") if lab_found.stale else "kept"
         click.echo(f"lab {lab_found.name}: {what} ({lab_found.reason})")
+        for p in lab_found.left:
+            click.echo(f"lab {lab_found.name}: still running: {p.words()}")
     if not found:
         click.echo(f"no natbench lab {name} on this host" if named else "no natbench lab on this host")
 

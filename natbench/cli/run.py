@@ -55,7 +55,13 @@ __all__ = ["run_command"]
     default=None,
     help="Sample every DUT's per-core CPU idle time every SECONDS during each traffic trial (stored with it).",
 )
-@click.option("-v", "--verbose", count=True, help="Log run events to stderr (-v results, -vv every trial).")
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="Log run events to stderr (-v results and the DUT commands whose time grows with the table, with their time"
+    " and limit; -vv every trial).",
+)
 @click.option(
     "--scheduler",
     default=None,
@@ -100,6 +106,9 @@ def run_command(
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
         observers.append(LoggingObserver(logger))
+        steps = logging.getLogger("natbench.duts.steps")  # each table-sized command's time and limit (INFO)
+        steps.addHandler(handler)
+        steps.setLevel(logging.INFO)
     if progress if progress is not None else sys.stderr.isatty():
         observers.append(RichProgress())
     elif progress is None and not verbose:  # a pipe or a log file: the same progress as plain lines

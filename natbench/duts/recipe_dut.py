@@ -6,7 +6,10 @@ renders the recipe's steps with the working point's parameters and runs them in 
 ``timed_flush`` times the DUT's own delete-all command on the DUT itself (a shell
 wrapper reads the DUT's clock before and after); ``teardown`` runs the teardown step
 and restores the CPU state. A dropped SSH connection is re-established and the step is
-retried (``setup`` after tearing down what it had done). How a step's commands run is
+retried (``setup`` after tearing down what it had done). A command whose time grows with the
+connection table gets a limit from the table's size and the rates this DUT was measured at
+(:mod:`natbench.duts.tablework`); one that outlived its limit and still runs is waited for before
+the next step starts (:mod:`natbench.duts.outstanding`). How a step's commands run is
 :mod:`natbench.duts.steps`; the cores :class:`~natbench.duts.cores.DutCores`; the facts
 :mod:`natbench.duts.facts`; several DUTs as one :class:`~natbench.duts.group.DutGroup`.
 """
@@ -17,9 +20,13 @@ import logging
 from typing import Any
 
 from natbench.duts.cores import DutCores
+from natbench.duts.executors import command_timeout
 from natbench.duts.facts import recipe_dut_facts
+from natbench.duts.outstanding import Outstanding
 from natbench.duts.recipes import Recipe
+from natbench.duts.recipes.cost import TableWork
 from natbench.duts.steps import StepResult, StepRun, TimeLimits, run_retrying
+from natbench.duts.tablework import TableScale
 from natbench.errors import DutError
 from natbench.plugins import DutDeclarations, Executor, Mapping, MappingTable
 from natbench.workingpoint import WorkingPoint
@@ -82,7 +89,12 @@ class RecipeDut:
         """Values kept by commands with ``save:`` (available to later steps)."""
         self.cores: int | None = None
         self.warnings: list[str] = []
-        self.time_limits = TimeLimits()
+        stated = {w: r for w in TableWork if recipe.rates is not None and (r := recipe.rates.of(w)) is not None}
+        self.table = TableScale(stated=stated)
+        """What the DUT knows of its connection table: the point's N, its last count, the rates of its table work."""
+        self.outstanding = Outstanding(name, self.table)
+        """Its commands that outlived their time limit and still run (no step starts before they have ended)."""
+        self.time_limits = TimeLimits(table=self.table, floor=command_timeout(executor))
         """How long each command of a step may take on the DUT."""
         self._cores = DutCores(name, recipe)
         self._cores_swept = False
@@ -135,9 +147,19 @@ class RecipeDut:
     def _run_step_once(self, step: str, *, check: bool, stream: bool = False) -> StepResult:
         if not self.recipe.has_step(step):
             return StepResult(step)
+        self.outstanding.settle(step)
         variables = self.recipe.variables(self._params(), self._context())
         run = StepRun(
-            step, self.name, self.recipe, self.executor, variables, check, self.saved, self.warnings, self.time_limits
+            step,
+            self.name,
+            self.recipe,
+            self.executor,
+            variables,
+            check,
+            self.saved,
+            self.warnings,
+            self.time_limits,
+            self.outstanding,
         )
         return run.run(stream=stream, batch=self.batch)
 
@@ -157,6 +179,7 @@ class RecipeDut:
         self.warnings = []
         self._cores_swept = self.swept_by(point) and point.cores is not None
         self.cores = point.cores if self._cores_swept else self.fixed_cores
+        self.table.connections = point.connections
         self._is_setup = True
         try:
             if self.recipe.has_step("prepare"):
@@ -199,6 +222,7 @@ class RecipeDut:
             raise DutError(
                 f"count_connections gave {values[:1]!r}, not a number", step="count_connections", dut=self.name
             )
+        self.table.counted = values[0]
         return values[0]
 
     def timed_flush(self) -> float:
@@ -241,11 +265,18 @@ class RecipeDut:
         )
 
     def teardown(self) -> None:
-        """Run the teardown step and restore the CPU state; every part is tried, the first error is raised."""
+        """Run the teardown step and restore the CPU state; every part is tried, the first error is raised. A command
+        still running past its limit is waited for first (:meth:`Outstanding.settle
+        <natbench.duts.outstanding.Outstanding.settle>`): the teardown does not start beside it."""
         errors: list[BaseException] = []
         if self._is_setup and self.recipe.has_step("teardown"):
             try:
                 self.run_step("teardown", check=False)
+            except Exception as exc:
+                errors.append(exc)
+        elif self.outstanding.commands:
+            try:
+                self.outstanding.settle("teardown")
             except Exception as exc:
                 errors.append(exc)
         try:

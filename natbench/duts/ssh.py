@@ -38,17 +38,19 @@ from paramiko.common import cMSG_GLOBAL_REQUEST
 
 from natbench.duts.executors import (
     DEFAULT_COMMAND_TIMEOUT,
+    KILL_GRACE,
     AuthenticationFailed,
     CommandFailed,
     CommandTimeout,
     ConnectionLost,
     ExecutorError,
+    ProcessState,
     keep_tail,
     seconds,
 )
 from natbench.plugins import CommandResult
 
-__all__ = ["DEFAULT_KEEPALIVE_COUNT", "DEFAULT_KEEPALIVE_INTERVAL", "SshExecutor"]
+__all__ = ["DEFAULT_KEEPALIVE_COUNT", "DEFAULT_KEEPALIVE_INTERVAL", "PID_MARK", "SshExecutor", "SshRunning"]
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +166,110 @@ class _Keepalive:
             self.transport._send_user_message(m)  # type: ignore[attr-defined]
         except (paramiko.SSHException, OSError, EOFError) as exc:
             log.debug("%s: keepalive not sent: %s", self.what, exc)
+
+
+PID_MARK = "@@natbench-pid"
+"""Start of the line a command with a time limit prints on standard error before anything else: its process id on
+the DUT (taken out of the output natbench hands on)."""
+
+PID_LINE_MAX = 4096
+"""Bytes of standard error searched for the pid line (what a ``sudo`` prints before it comes first)."""
+
+
+class _PidLine:
+    """Takes the pid line (:data:`PID_MARK`) out of a command's standard error as it arrives."""
+
+    def __init__(self, take: Callable[[bytes], None]) -> None:
+        self.take = take
+        self.pid: int | None = None
+        self.by_timeout = False
+        """Whether the DUT's coreutils ``timeout`` runs the command (and sends SIGTERM one second after its limit)."""
+        self._buffer: bytearray | None = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        """Pass ``data`` on, without the pid line."""
+        if self._buffer is None:
+            self.take(data)
+            return
+        self._buffer += data
+        mark = PID_MARK.encode()
+        at = self._buffer.find(mark)
+        end = self._buffer.find(b"\n", at) if at >= 0 else -1
+        if end >= 0:
+            line = bytes(self._buffer[at:end]).split()
+            if len(line) == 3 and line[1].isdigit():
+                self.pid = int(line[1])
+                self.by_timeout = line[2] == b"timeout"
+            rest = bytes(self._buffer[:at] + self._buffer[end + 1 :])
+        elif len(self._buffer) > PID_LINE_MAX:
+            rest = bytes(self._buffer)
+        else:
+            return
+        self._buffer = None
+        if rest:
+            self.take(rest)
+
+    def finish(self) -> None:
+        """Pass on what is still held (a command that printed no pid line)."""
+        if self._buffer:
+            self.take(bytes(self._buffer))
+        self._buffer = None
+
+
+class SshRunning:
+    """A command on an SSH DUT that did not end when asked to stop: its process (group) there, watched over SSH."""
+
+    def __init__(self, executor: SshExecutor, pid: int) -> None:
+        self._executor = executor
+        self._pid = pid
+
+    @property
+    def pid(self) -> int:
+        """Its process id on the DUT (a process group id where the DUT has coreutils ``timeout``)."""
+        return self._pid
+
+    def _alive_test(self) -> str:
+        """Shell text whose exit status is 0 while the process or a member of its group runs (a zombie, which only
+        waits to be reaped, does not)."""
+        return (
+            f"ps -A -o pid= -o pgid= -o stat= | awk -v p={self._pid} "
+            "'($1 == p || $2 == p) && $3 !~ /^Z/ {f = 1} END {exit !f}'"
+        )
+
+    def wait(self, seconds: float) -> bool:
+        """Wait at most ``seconds`` (whole seconds, at least 1) for it to end, in one command on the DUT."""
+        n = max(1, math.ceil(seconds))
+        script = f"i=0; while {self._alive_test()}; do [ $i -ge {n} ] && exit 1; sleep 1; i=$((i + 1)); done"
+        return self._executor.run(script, timeout=n + self._executor.connect_timeout + 5).returncode == 0
+
+    def signal(self, name: str) -> None:
+        """Send signal ``name`` (``TERM``, ``KILL``) to its group, and to the process itself."""
+        self._executor.run(
+            f"kill -s {name} -- -{self._pid} 2>/dev/null; kill -s {name} {self._pid} 2>/dev/null; true",
+            timeout=self._executor.connect_timeout + 5,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL to its group."""
+        self.signal("KILL")
+
+    def processes(self) -> list[ProcessState]:
+        """Its processes on the DUT (``ps``; empty when it has ended or ``ps`` cannot say)."""
+        try:
+            res = self._executor.run("ps -A -o pid= -o pgid= -o stat= -o args=", timeout=self._executor.connect_timeout)
+        except ExecutorError:
+            return []
+        out = []
+        for line in res.stdout.splitlines():
+            parts = line.split(None, 3)
+            mine = len(parts) >= 3 and parts[0].isdigit() and self._pid in (int(parts[0]), _int(parts[1]))
+            if mine and not parts[2].startswith("Z"):  # a zombie only waits to be reaped
+                out.append(ProcessState(int(parts[0]), parts[2][:1], (parts[3] if len(parts) > 3 else "")[:200]))
+        return out
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text.isdigit() else None
 
 
 class _AcceptUnknownPolicy(paramiko.MissingHostKeyPolicy):
@@ -427,15 +533,21 @@ class SshExecutor:
     def wrap(self, command: str, limit: float | None = None) -> str:
         """The remote command line.
 
-        With ``limit``, the DUT ends the command itself one second after natbench stops
-        waiting (coreutils ``timeout`` where the DUT has it), so a hung command does not
-        linger there after its channel is closed.
+        With ``limit``, it first prints its process id on standard error (:data:`PID_MARK`, and whether the DUT's
+        coreutils ``timeout`` stops it), and the DUT stops the command itself one second after natbench stops
+        waiting: ``timeout`` sends SIGTERM then, and SIGKILL as long again and 7 s later, after natbench's own SIGKILL
+        at the end of its wait for a command still running (:mod:`natbench.duts.outstanding`), so a hung command does
+        not linger there when natbench is gone. natbench never signals ``timeout`` before that: a second signal makes
+        it send SIGKILL at its first expiry (it arms a timer of its own for each).
         """
         inner = f"sh -c {shlex.quote(command)}"
         if limit is not None:
             secs = math.ceil(limit) + 1
+            kill_after = math.ceil(limit) + math.ceil(KILL_GRACE) + 5
             inner = (
-                f"if command -v timeout >/dev/null 2>&1; then exec timeout -k 2 {secs} {inner}; else exec {inner}; fi"
+                f"if command -v timeout >/dev/null 2>&1; then printf '%s %s timeout\\n' {PID_MARK} \"$$\" >&2; "
+                f"exec timeout -k {kill_after} {secs} {inner}; "
+                f"else printf '%s %s plain\\n' {PID_MARK} \"$$\" >&2; exec {inner}; fi"
             )
             inner = f"sh -c {shlex.quote(inner)}"
         return f"sudo -n {inner}" if self.sudo else inner
@@ -512,12 +624,14 @@ class SshExecutor:
         kept = bytearray()
         take_out: Callable[[bytes], None] = out.append if sink is None else sink
 
-        def take_err(data: bytes) -> None:
+        def keep_err(data: bytes) -> None:
             if sink is None:
                 err.append(data)
             else:
                 keep_tail(kept, data)
 
+        pid_line = _PidLine(keep_err)
+        take_err = pid_line.feed
         try:
             chan.settimeout(min(1.0, limit))
             chan.exec_command(self.wrap(command, limit))
@@ -543,7 +657,7 @@ class SshExecutor:
                 if chan.closed and not got:
                     break
                 if time.monotonic() > deadline:
-                    raise CommandTimeout(f"{self.description}: command did not finish within {limit:g} s: {command}")
+                    break
                 if not got:
                     transport = chan.get_transport()
                     if transport is None or not transport.is_active():
@@ -552,12 +666,16 @@ class SshExecutor:
                     idle = min(idle * 1.5, 0.05)
                 else:
                     idle = 0.001
+            if time.monotonic() > deadline and not chan.exit_status_ready():
+                self._await_pid(chan, pid_line, take_out)
+                raise self._timed_out(command, limit, pid_line)
             # drain what is left
             while chan.recv_ready():
                 take_out(chan.recv(65536))
             while chan.recv_stderr_ready():
                 take_err(chan.recv_stderr(65536))
             status = chan.recv_exit_status() if chan.exit_status_ready() else -1
+            pid_line.finish()
         except (TimeoutError, paramiko.SSHException, OSError, EOFError) as exc:
             if self._keepalive is not None and self._keepalive.reason:
                 raise self._dropped(f"while running: {command}") from None
@@ -572,4 +690,40 @@ class SshExecutor:
             b"".join(out).decode("utf-8", errors="replace"),
             (b"".join(err) if sink is None else bytes(kept)).decode("utf-8", errors="replace"),
             time.monotonic() - start,
+        )
+
+    @staticmethod
+    def _await_pid(chan: paramiko.Channel, pid_line: _PidLine, take_out: Callable[[bytes], None]) -> None:
+        """Read the command's output a little longer (:data:`KILL_GRACE` at most) until its pid line has come: on a
+        busy DUT the session may start late in the command's time."""
+        until = time.monotonic() + KILL_GRACE
+        while pid_line.pid is None and time.monotonic() < until and not chan.closed:
+            if chan.recv_stderr_ready():
+                pid_line.feed(chan.recv_stderr(65536))
+            elif chan.recv_ready():
+                take_out(chan.recv(65536))
+            else:
+                time.sleep(0.01)
+
+    def _timed_out(self, command: str, limit: float, pid_line: _PidLine) -> CommandTimeout:
+        """Have a command that outlived ``limit`` asked to stop and say what became of it: the DUT's ``timeout``
+        sends SIGTERM one second after the limit (natbench waits for that), else natbench sends it."""
+        pid = pid_line.pid
+        if pid is None:
+            return CommandTimeout(f"{self.description}: command did not finish within {limit:g} s: {command}")
+        running = SshRunning(self, pid)
+        if pid_line.by_timeout:
+            grace = math.ceil(limit) + 1 - limit + KILL_GRACE + 1  # its SIGTERM, then as on this machine (+1 s late)
+        else:
+            running.signal("TERM")
+            grace = KILL_GRACE
+        if running.wait(grace):
+            return CommandTimeout(
+                f"{self.description}: command did not finish within {limit:g} s and was stopped: {command}"
+            )
+        now = "; ".join(map(str, running.processes())) or f"pid {pid}"
+        return CommandTimeout(
+            f"{self.description}: command did not finish within {limit:g} s; asked to stop (SIGTERM), it is still "
+            f"running: {now}: {command}",
+            running=running,
         )

@@ -4,7 +4,10 @@ A step runs once as a :class:`StepRun`, in one of three ways: *streamed* (a comm
 it arrives has it parsed piece by piece), *batched* (the commands of one scope as one script: one round trip,
 :mod:`natbench.duts.batch`) or *one by one*. Each command leaves a :class:`CommandRecord` (exit status, durations,
 output, parsed value) in the step's :class:`StepResult`. How long a command may take is :class:`TimeLimits`'s answer,
-and nowhere else. :func:`run_retrying` repeats a step after a dropped connection.
+and nowhere else: a command whose time grows with the connection table (its ``cost``) gets a limit scaled to the
+table (:mod:`natbench.duts.tablework`), runs on its own (never inside a batch script) and, when it ends well, tells the
+DUT how fast it did its work. A command that outlived its limit and still runs is handed to the DUT's
+:class:`~natbench.duts.outstanding.Outstanding`. :func:`run_retrying` repeats a step after a dropped connection.
 """
 
 from __future__ import annotations
@@ -12,15 +15,18 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
 from natbench.duts.batch import batch_script, batch_token, read_batch
-from natbench.duts.executors import CommandFailed, ConnectionLost
+from natbench.duts.executors import DEFAULT_COMMAND_TIMEOUT, CommandFailed, CommandTimeout, ConnectionLost
+from natbench.duts.outstanding import Outliving, Outstanding
 from natbench.duts.parsers import get_parser
 from natbench.duts.recipes import Command, Recipe, RenderedCommand
-from natbench.errors import DutError, RecipeError
+from natbench.duts.recipes.cost import TableWork
+from natbench.duts.tablework import StepLimit, TableScale
+from natbench.errors import DutError, DutStepFailed, RecipeError
 from natbench.plugins import CommandResult, Executor, ParseError, ParseSink, StreamingParser, StreamsOutput
 
 __all__ = [
@@ -82,11 +88,26 @@ class TimeLimits:
 
     batch_share: float = 60.0
     """Seconds a batch script allows each of its commands that declares no ``timeout`` (when another does)."""
+    table: TableScale | None = None
+    """The DUT's table and the rates of its table work: the limits of the commands whose time grows with the table
+    (None: their ``timeout`` too, as any command's)."""
+    floor: float = DEFAULT_COMMAND_TIMEOUT
+    """The executor's command timeout: the smallest limit of a command whose time grows with the table and that
+    declares no ``timeout``."""
 
     def command(self, command: Command) -> float | None:
-        """Seconds ``command`` may take: the recipe's ``timeout:``; None: the executor's command timeout
+        """Seconds ``command`` may take: scaled to the table when its time grows with it (:meth:`scaled`), else the
+        recipe's ``timeout:``; None: the executor's command timeout
         (:data:`~natbench.duts.executors.DEFAULT_COMMAND_TIMEOUT` unless the DUT's access sets another)."""
-        return command.timeout
+        scaled = self.scaled(command)
+        return scaled.seconds if scaled is not None else command.timeout
+
+    def scaled(self, command: Command) -> StepLimit | None:
+        """The limit of a command whose time grows with the table (its ``cost``) and what it was set from; None for
+        any other command."""
+        if command.cost is None or self.table is None:
+            return None
+        return self.table.limit(command.cost, command.timeout if command.timeout is not None else self.floor)
 
     def batch(self, commands: Sequence[Command]) -> float | None:
         """Seconds one script of ``commands`` may take: the sum of their limits, :attr:`batch_share` for each without
@@ -151,10 +172,12 @@ def batchable(commands: Sequence[Command]) -> bool:
 
 
 def scope_groups(commands: list[RenderedCommand]) -> list[list[RenderedCommand]]:
-    """Consecutive runs of commands with the same scope."""
+    """Consecutive runs of commands with the same scope; a command whose time grows with the table (``cost``) is a
+    group of its own (its limit, its process and its duration are its own)."""
     groups: list[list[RenderedCommand]] = []
     for rc in commands:
-        if groups and groups[-1][-1].command.scope == rc.command.scope:
+        last = groups[-1][-1].command if groups else None
+        if last is not None and last.scope == rc.command.scope and last.cost is None and rc.command.cost is None:
             groups[-1].append(rc)
         else:
             groups.append([rc])
@@ -188,6 +211,8 @@ class StepRun:
     """The DUT's warnings, to which this run adds its own."""
     limits: TimeLimits = field(default_factory=TimeLimits)
     """How long each command may take."""
+    outstanding: Outstanding | None = None
+    """The DUT's commands that outlived their limit and still run: one that does is added to it."""
     result: StepResult = field(init=False)
     """What the step did so far."""
     errors: list[DutError] = field(init=False, default_factory=list)
@@ -228,7 +253,9 @@ class StepRun:
                 self._record(rc, self._execute(rc))
                 continue
             try:
-                self.result.records.append(self._execute_streaming(rc, parser))
+                record = self._execute_streaming(rc, parser)
+                self.result.records.append(record)
+                self._table_work_done(record)
             except DutError as exc:
                 if self.check or isinstance(exc, ConnectionLost):
                     raise
@@ -262,6 +289,7 @@ class StepRun:
             self.errors.append(exc)
             return
         self.result.records.append(record)
+        self._table_work_done(record)
         if rc.command.save is not None and record.returncode == 0:
             self.saved[rc.command.save] = record.stdout.strip()
             self.variables[rc.command.save] = self.saved[rc.command.save]
@@ -284,6 +312,18 @@ class StepRun:
             self.warnings.append(f"step {rc.step}: ignored exit status {res.returncode} of: {rc.text}")
         value = self._parsed(rc, stdout) if cmd.parse is not None and res.returncode == 0 else None
         return CommandRecord(rc.text, res.returncode, res.duration, dut_seconds, value, stdout, res.stderr, cmd)
+
+    def _table_work_done(self, record: CommandRecord) -> None:
+        """A command whose time grows with the table ended well: tell the DUT's table what it did and how fast."""
+        cmd, table = record.source, self.limits.table
+        if cmd is None or cmd.cost is None or table is None or record.returncode != 0:
+            return
+        seconds = record.dut_seconds if record.dut_seconds is not None else record.duration
+        listed = len(record.value) if isinstance(record.value, Sized) else None
+        limit = self.limits.scaled(cmd)  # before the table learns from this command
+        table.done(cmd.cost, seconds, listed)
+        if limit is not None:
+            log.info("DUT %s step %s: %s took %.3f s (%s)", self.dut, self.step, record.command, seconds, limit.words())
 
     def _parsed(self, rc: RenderedCommand, stdout: str) -> Any:
         """The value the command's parser reads from ``stdout`` (its ``select`` key, when it names one)."""
@@ -325,12 +365,37 @@ class StepRun:
     def _execute(self, rc: RenderedCommand) -> CommandResult:
         executor = self._executor_of(rc.command)
         log.debug("DUT %s step %s: %s", self.dut, rc.step, rc.text)
+        started = time.monotonic()
         try:
             return executor.run(self._shell_text(rc), timeout=self.limits.command(rc.command))
         except ConnectionLost:
             raise
+        except CommandTimeout as exc:
+            raise self._outlived(rc, exc, started, self.limits.command(rc.command), f"(command: {rc.text})") from None
         except DutError as exc:
-            raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.dut) from None
+            raise _same_kind(exc, f"{exc} (command: {rc.text})", step=rc.step, dut=self.dut) from None
+
+    def _outlived(
+        self, rc: RenderedCommand, exc: CommandTimeout, started: float, limit: float | None, what: str
+    ) -> DutStepFailed:
+        """The error of a command (or batch, from ``rc`` on) that did not finish within ``limit`` (None: the
+        executor's), saying which limit and why; one still running is handed to the DUT's :attr:`outstanding`."""
+        cmd = rc.command
+        scaled = self.limits.scaled(cmd)
+        why = f" ({scaled.words()})" if scaled is not None else ""
+        tail = ""
+        table = self.limits.table
+        if exc.running is not None and self.outstanding is not None:
+            allowed = limit if limit is not None else self.limits.floor
+            outliving = Outliving(rc.step, rc.text, exc.running, allowed, started, time.monotonic(), cmd.cost)
+            self.outstanding.add(outliving)
+            tail = (
+                "; no step of this DUT starts before it has ended: natbench waits for it as long again as its limit, "
+                "then kills it"
+            )
+        elif table is not None and cmd.cost is TableWork.DELETE:
+            table.counted = None  # stopped half-way: what is left is not known
+        return DutStepFailed(f"{exc}{why}{tail} {what}", step=rc.step, dut=self.dut)
 
     def _execute_streaming(self, rc: RenderedCommand, parser: StreamingParser) -> CommandRecord:
         """Run ``rc`` with its output streamed into ``parser``: the record holds the parsed value, no text."""
@@ -339,10 +404,13 @@ class StepRun:
         assert isinstance(executor, StreamsOutput)
         sink: ParseSink = parser.stream()
         log.debug("DUT %s step %s (streamed): %s", self.dut, rc.step, rc.text)
+        started = time.monotonic()
         try:
             res = executor.run_streaming(rc.text, sink.feed, timeout=self.limits.command(cmd))
         except ConnectionLost:
             raise
+        except CommandTimeout as exc:
+            raise self._outlived(rc, exc, started, self.limits.command(rc.command), f"(command: {rc.text})") from None
         except (ParseError, DutError) as exc:
             raise DutError(f"{exc} (command: {rc.text})", step=rc.step, dut=self.dut) from None
         value = None
@@ -368,14 +436,16 @@ class StepRun:
         commands = [(self._shell_text(rc), self.check and not rc.command.ignore_errors) for rc in group]
         script = batch_script(token, commands)
         step, limit = group[0].step, self.limits.batch([rc.command for rc in group])
+        started = time.monotonic()
+        what = f"(batch of {len(group)} commands from: {group[0].text})"
         try:
             res = self._executor_of(group[0].command).run(script, timeout=limit)
         except ConnectionLost:
             raise
+        except CommandTimeout as exc:
+            raise self._outlived(group[0], exc, started, limit, what) from None
         except DutError as exc:
-            raise DutError(
-                f"{exc} (batch of {len(group)} commands from: {group[0].text})", step=step, dut=self.dut
-            ) from None
+            raise _same_kind(exc, f"{exc} {what}", step=step, dut=self.dut) from None
         output = read_batch(res.stdout, res.stderr, token)
         out: list[CommandResult | None] = []
         per = res.duration / max(1, len(output.stdout))
@@ -393,6 +463,12 @@ class StepRun:
                     dut=self.dut,
                 )
         return out
+
+
+def _same_kind(exc: DutError, message: str, *, step: str, dut: str) -> DutError:
+    """``exc`` again with ``message`` (the step and the DUT named): a step that did not do its work stays one."""
+    kind = DutStepFailed if isinstance(exc, DutStepFailed) else DutError
+    return kind(message, step=step, dut=dut)
 
 
 def run_retrying(

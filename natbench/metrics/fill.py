@@ -16,7 +16,8 @@ receive misses do not decide; they are recorded with the fill (``extra["tester_v
 A fill whose DUT holds fewer connections is INVALID and repeated, up to ``max_invalid`` times; then the repetition
 fails and names the fill rate. A fill nothing can verify (no count, no mapping list, no tuples to validate) is
 judged by the tester's counts (a fill that lost frames is repeated too) and records ``fill_verified: false``; what
-divides by N then says so.
+divides by N then says so. A fill whose emptying of the table did not do its work (the reset failed, or outlived its
+time limit) ends the repetition with that reason.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from natbench.judging import judge_phase
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings
-from natbench.metrics.trial import count_connections, dut_supports, run_traffic
+from natbench.metrics.trial import count_connections, dut_supports, empty_table, run_traffic
 from natbench.plugins import LoadsMappings, MappingTable, SamplesValidation
 from natbench.results import PhaseResult, TrialRecord, Verdict
 from natbench.traffic.plan import ResponderMode
@@ -82,9 +83,10 @@ def fill_table(
 def _fill_once(
     ctx: ProcedureContext[MetricSettings], rate: float, *, learn: bool, memory: FillMemory | None, sample: int
 ) -> Fill | TrialRecord:
-    """One fill: the kept :class:`Fill`, or the stored trial of a fill that was not kept (to be repeated)."""
+    """One fill: the kept :class:`Fill`, or the stored trial of a fill that was not kept (to be repeated). A reset
+    that did not do its work ends the repetition (:func:`~natbench.metrics.trial.empty_table`)."""
     n = ctx.point.connections
-    ctx.dut.reset_connections()
+    empty_table(ctx)
     if memory is not None:
         memory.emptied()
     ctx.announce(f"fill: {n:,} connections at {rate:,.0f}/s", n / rate + ctx.settings.timeout if rate > 0 else None)
@@ -100,51 +102,97 @@ def _fill_once(
     count = count_connections(ctx)
     if count is not None:
         ext["dut_connections"] = count
-    mappings: MappingTable | None = None
-    verdict, reason = Verdict.PASS, ""
-    verified = True
-    sampled = False
-    if sent < n:
-        verdict, reason = Verdict.INVALID, f"the tester sent {sent} of the {n} phase-1 frames"
-    elif count is not None:
-        if count < n:
-            verdict, reason = Verdict.INVALID, f"the DUT holds {count} of the {n} connections"
-            ext["fail_cause"] = "table_shortfall"
-        elif count > n + ctx.settings.table_slack:
-            verdict, reason = Verdict.INVALID, f"DUT table holds {count} connections, more than the {n} frames sent"
-    elif ctx.plan.responder_mode is ResponderMode.READ and dut_supports(ctx.dut, "mappings"):
-        read = ctx.clock()
-        mappings = MappingTable.of(ctx.dut.mappings())
-        ext["dut_mappings"] = len(mappings)
-        ext["dut_mappings_read_s"] = ctx.clock() - read
-        if len(mappings) < n:
-            verdict, reason = Verdict.INVALID, f"the DUT lists {len(mappings)} of the {n} connections"
-            ext["fail_cause"] = "table_shortfall"
-        elif isinstance(ctx.tester, LoadsMappings):
-            ctx.tester.load_mappings(mappings)
-    elif sample > 0 and _can_validate(ctx, phase, learn, n):
-        sampled = True  # decided by the sample that follows (its own trial, stored after this one)
-    else:  # nothing can tell what the DUT holds: the tester's counts decide, and what divides by N says so
-        verified = False
-        verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
-        if verdict is Verdict.FAIL:
-            verdict = Verdict.INVALID
-    if verdict is Verdict.PASS and learn and ctx.plan.responder_mode is ResponderMode.LEARN:
-        learned = phase.learned or 0
-        if learned < n and verified:
-            verdict, reason = Verdict.INVALID, f"the Responder learned {learned} of the {n} tuples"
-    connections = n if verified else valid
+    judged = _judge(ctx, phase, sent, count, ext, learn=learn, sample=sample)
+    connections = n if judged.verified else valid
     if memory is not None:
         memory.record(ext, connections)
-    ext["fill_verified"] = "sample" if sampled and verdict is Verdict.PASS else verified
-    rec = ctx.record("fill", phase, verdict, reason, started, extra=ext)
-    if verdict is not Verdict.PASS:
+    ext["fill_verified"] = "sample" if judged.sampled and judged.verdict is Verdict.PASS else judged.verified
+    rec = ctx.record("fill", phase, judged.verdict, judged.reason, started, extra=ext)
+    if judged.verdict is not Verdict.PASS:
         return rec
-    if sampled:
+    if judged.sampled:
         check = _validation_sample(ctx, rate, min(sample, n))
         if check.verdict is not Verdict.PASS:
             return check
-    return Fill(rec, connections, verified, mappings)
+    return Fill(rec, connections, judged.verified, judged.mappings)
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """What a fill's outcome says before it is stored."""
+
+    verdict: Verdict
+    """PASS: kept (when :attr:`sampled`, if the validation sample passes too); INVALID: repeated."""
+    reason: str
+    """Why it is not kept ("" when it is)."""
+    verified: bool = True
+    """Whether the DUT's count, its listing or a sample can show the N connections (False: the tester's counts)."""
+    sampled: bool = False
+    """Decided by a validation sample that follows."""
+    mappings: MappingTable | None = None
+    """The DUT's listing, when it was read to verify the fill."""
+
+
+def _judge(
+    ctx: ProcedureContext[MetricSettings],
+    phase: PhaseResult,
+    sent: int,
+    count: int | None,
+    ext: dict[str, Any],
+    *,
+    learn: bool,
+    sample: int,
+) -> _Judged:
+    """Whether the fill left the N connections (see the module docstring), by the best evidence the DUT and the
+    tester give: the DUT's count, its listing, a validation sample, else the tester's counts."""
+    n = ctx.point.connections
+    if sent < n:
+        judged = _Judged(Verdict.INVALID, f"the tester sent {sent} of the {n} phase-1 frames")
+    elif count is not None:
+        judged = _judge_count(ctx, count, ext)
+    elif ctx.plan.responder_mode is ResponderMode.READ and dut_supports(ctx.dut, "mappings"):
+        judged = _judge_listing(ctx, ext)
+    elif sample > 0 and _can_validate(ctx, phase, learn, n):
+        judged = _Judged(Verdict.PASS, "", sampled=True)  # decided by the sample, its own trial stored after this one
+    else:  # nothing can tell what the DUT holds: the tester's counts decide, and what divides by N says so
+        verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
+        judged = _Judged(Verdict.INVALID if verdict is Verdict.FAIL else verdict, reason, verified=False)
+    learned = phase.learned or 0
+    if (
+        judged.verdict is Verdict.PASS
+        and learn
+        and ctx.plan.responder_mode is ResponderMode.LEARN
+        and judged.verified
+        and learned < n
+    ):
+        return _Judged(Verdict.INVALID, f"the Responder learned {learned} of the {n} tuples", judged.verified)
+    return judged
+
+
+def _judge_count(ctx: ProcedureContext[MetricSettings], count: int, ext: dict[str, Any]) -> _Judged:
+    """The DUT's count between N and N + ``table_slack`` keeps the fill."""
+    n = ctx.point.connections
+    if count < n:
+        ext["fail_cause"] = "table_shortfall"
+        return _Judged(Verdict.INVALID, f"the DUT holds {count} of the {n} connections")
+    if count > n + ctx.settings.table_slack:
+        return _Judged(Verdict.INVALID, f"DUT table holds {count} connections, more than the {n} frames sent")
+    return _Judged(Verdict.PASS, "")
+
+
+def _judge_listing(ctx: ProcedureContext[MetricSettings], ext: dict[str, Any]) -> _Judged:
+    """The DUT's listing of N mappings keeps the fill (and gives the Responder its state)."""
+    n = ctx.point.connections
+    read = ctx.clock()
+    mappings = MappingTable.of(ctx.dut.mappings())
+    ext["dut_mappings"] = len(mappings)
+    ext["dut_mappings_read_s"] = ctx.clock() - read
+    if len(mappings) < n:
+        ext["fail_cause"] = "table_shortfall"
+        return _Judged(Verdict.INVALID, f"the DUT lists {len(mappings)} of the {n} connections", mappings=mappings)
+    if isinstance(ctx.tester, LoadsMappings):
+        ctx.tester.load_mappings(mappings)
+    return _Judged(Verdict.PASS, "", mappings=mappings)
 
 
 def _can_validate(ctx: ProcedureContext[MetricSettings], phase: PhaseResult, learn: bool, n: int) -> bool:

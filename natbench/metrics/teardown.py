@@ -8,7 +8,8 @@ valid phase-1 frames and the result ``connections_verified: false``, shown as un
 ``T_N = timed_flush()`` deletes them, then ``T_0 = timed_flush()`` times the delete-all on the empty table.
 Both times are stored as trials (``flush_filled``, ``flush_empty``) and in the result. With
 ``empty_repetitions`` the empty-table time is measured in the first repetitions of a point only and its
-median reused later (seed 000, 3.4).
+median reused later (seed 000, 3.4). A timed delete that did not do its work (it failed, or outlived its time limit,
+which grows with the table) ends the repetition with that reason; the run goes on.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import Field
 
-from natbench.errors import SearchError
+from natbench.errors import DutStepFailed, SearchError
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.declare import Column, Lifetime, Mark, OwnTable, TableRow, finite, number, stats
 from natbench.metrics.duration import STEP_OVERHEAD, repeated
@@ -63,7 +64,7 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
         ctx.sleep(ctx.settings.gap)
     ctx.announce(f"deleting the {n:,} connections (timed)", None)
     started = ctx.clock()
-    t_n = float(ctx.dut.timed_flush())
+    t_n = _timed_delete(ctx, f"the {n:,} connections")
     beside = {} if dut_count is None else {"dut_connections": dut_count}
     ctx.record("flush_filled", None, Verdict.PASS, "", started, value=t_n, extra={"connections": n, **beside})
     left = count_connections(ctx)
@@ -74,7 +75,7 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
         empties: list[float] = []
         for _ in range(ctx.settings.empty_samples):
             started = ctx.clock()
-            empties.append(float(ctx.dut.timed_flush()))
+            empties.append(_timed_delete(ctx, "the empty table"))
             ctx.record(
                 "flush_empty",
                 None,
@@ -108,6 +109,14 @@ def teardown(ctx: ProcedureContext[TeardownSettings]) -> RepetitionResult:
         T_0_spread=spread,
         **beside,
     )
+
+
+def _timed_delete(ctx: ProcedureContext[TeardownSettings], what: str) -> float:
+    """Seconds the DUT's timed delete-all took; one that did not do its work ends the repetition (SearchError)."""
+    try:
+        return float(ctx.dut.timed_flush())
+    except DutStepFailed as exc:
+        raise SearchError(f"the timed delete of {what} failed: {exc}") from exc
 
 
 def _too_few(

@@ -12,6 +12,9 @@ Decisions a network test engineer should know (docs/engine.md has the long form)
   trials are retried at the same rate, never counted; after ``max_invalid`` retries the repetition ends with
   :class:`~natbench.errors.SearchError`, which the runner records as a failed repetition (``value=None``,
   ``extra.failed``) and goes on.
+* **Emptying the table** (:func:`empty_table`): a reset that ran and did not do its work (a command that failed, or
+  outlived its time limit, which grows with the table) ends the repetition with its reason (a
+  :class:`~natbench.errors.SearchError`, stored as a failed repetition): the run goes on with the next one.
 * **A phase-1 step** empties the DUT table (``reset_connections``) first; a passing step must leave between
   ``valid`` and ``sent + table_slack`` connections in the table when the DUT can count them (fewer: FAIL,
   more: INVALID). The count is recorded with every step, failed and invalid ones too. A **fill** (the table
@@ -24,7 +27,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from natbench.errors import SearchError
+from natbench.errors import DutStepFailed, SearchError
 from natbench.judging import RATE, is_tester_limited, judge_phase
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.memory import FillMemory
@@ -38,6 +41,7 @@ __all__ = [
     "count_connections",
     "direction_extra",
     "dut_supports",
+    "empty_table",
     "fill_failed",
     "monitor_columns",
     "phase1_step",
@@ -112,6 +116,16 @@ def dut_supports(dut: Dut, operation: str) -> bool:
     return bool(dut.supports(operation)) if isinstance(dut, ReportsSupport) else True
 
 
+def empty_table(ctx: ProcedureContext[MetricSettings]) -> None:
+    """Empty the DUT's connection table (``reset_connections``). A reset that did not do its work (a command failed,
+    outlived its time limit, or could not start beside an earlier one still running: :class:`DutStepFailed`) ends
+    the repetition: :class:`SearchError` with its reason, a failed repetition the run goes on after."""
+    try:
+        ctx.dut.reset_connections()
+    except DutStepFailed as exc:
+        raise SearchError(f"emptying the DUT's connection table failed: {exc}") from exc
+
+
 def count_connections(ctx: ProcedureContext[MetricSettings]) -> int | None:
     """The DUT's connection count, or None when the DUT cannot count (or checks are off)."""
     if not ctx.settings.check_table or not dut_supports(ctx.dut, "count_connections"):
@@ -159,7 +173,7 @@ def phase1_step(
 ) -> TrialRecord:
     """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it; with ``memory``
     the DUT's memory is read after the emptying and after the traffic (:mod:`natbench.metrics.memory`)."""
-    ctx.dut.reset_connections()
+    empty_table(ctx)
     if memory is not None:
         memory.emptied()
     n = int((extra or {}).get("connections", ctx.point.connections))  # a capacity probe names its own count

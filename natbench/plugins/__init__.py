@@ -13,7 +13,8 @@ metrics, the campaign schema and the testbed all import it downwards:
   :class:`LossStop`, :class:`Mapping`, :class:`Port`, :class:`LabPorts`) and the DUT's tuples in columns
   (:class:`MappingTable`);
 * the backend seams: :class:`TesterBackend` (a tester kind), :class:`AccessBackend` (a DUT access kind) with
-  their settings bases :class:`TesterSettings` and :class:`AccessSettings`, :class:`LabResource` (a local lab),
+  their settings bases :class:`TesterSettings` and :class:`AccessSettings` (what an access knows of its DUT's
+  machine: :class:`DutMachine`), :class:`LabResource` (a local lab),
   what they exchange (:class:`LabRequest`, :class:`TesterContext`, :class:`DutPlacement`, :class:`Executor`,
   :class:`CommandResult`, :data:`Locate`, :data:`Endpoint`; an executor's optional :class:`StreamsOutput`), and
   a DUT output :data:`Parser` (or a :class:`StreamingParser` reading it as it arrives);
@@ -65,7 +66,7 @@ from natbench.plugins.registry import (
     TESTERS,
     Registry,
 )
-from natbench.plugins.settings import AccessSettings, TesterSettings
+from natbench.plugins.settings import AccessSettings, DutMachine, TesterSettings
 from natbench.plugins.tester import (
     NO_EVIDENCE,
     BeginsRepetition,
@@ -105,6 +106,7 @@ __all__ = [
     "Directions",
     "Dut",
     "DutDeclarations",
+    "DutMachine",
     "DutPlacement",
     "Endpoint",
     "Executor",

@@ -11,6 +11,7 @@ availability, an interface's MAC address) is the backend's ``check()``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import Field, ValidationError
@@ -20,7 +21,14 @@ from natbench.config.validation import first_error, validation_error
 from natbench.errors import ConfigError
 from natbench.traffic.plan import ResponderMode
 
-__all__ = ["DEFAULT_RATE_TOLERANCE", "TESTER_SETTINGS", "AccessSettings", "TesterSettings", "validated"]
+__all__ = [
+    "DEFAULT_RATE_TOLERANCE",
+    "TESTER_SETTINGS",
+    "AccessSettings",
+    "DutMachine",
+    "TesterSettings",
+    "validated",
+]
 
 M = TypeVar("M", bound=SchemaModel)
 
@@ -44,11 +52,27 @@ class TesterSettings(SchemaModel):
     check and the engine's judgement of every trial of the run."""
 
 
+@dataclass(frozen=True)
+class DutMachine:
+    """What a DUT's access kind knows, before anything runs, of the machine the DUT runs on (``natbench plan``'s
+    memory check)."""
+
+    memory: int | None = None
+    """Its memory in bytes (None: the access does not say; ``duts[].memory`` may)."""
+    shares_host: bool = False
+    """The DUT runs on this machine's kernel (a namespace of the local lab): its memory and the sizes of its slab
+    caches are this host's."""
+
+
 class AccessSettings(SchemaModel):
     """Base of every DUT access kind's model (the campaign's ``testbed.duts[].access``)."""
 
     kind: str
     """The access kind (a subclass narrows it to its own name with a ``Literal``)."""
+
+    def machine(self) -> DutMachine:
+        """What this access knows of the DUT's machine (by default: nothing)."""
+        return DutMachine()
 
 
 def validated(

@@ -159,6 +159,26 @@ def _key_results(run: Run) -> list[tuple[str, str]]:
     return out
 
 
+FAILED_SHOWN = 5
+"""Failed repetitions whose reason the summary gives (the others are counted)."""
+
+
+def _failed_reasons(run: Run, failed: pd.DataFrame) -> str:
+    """``iptables-25M teardown #0: emptying the DUT's connection table failed: ...; ...`` for the first failed
+    repetitions (each reason cut to 300 characters), and how many more there are."""
+    labels = {str(k): str(v) for k, v in run.points["label"].items()} if not run.points.empty else {}
+    parts = []
+    for _, row in failed.head(FAILED_SHOWN).iterrows():
+        extra = row.get("extra")
+        reason = str(extra.get("failed", "no reason stored")) if isinstance(extra, dict) else "no reason stored"
+        reason = reason if len(reason) <= 300 else reason[:300] + "..."
+        parts.append(
+            f"{labels.get(str(row['point_id']), row['point_id'])} {row['metric']} #{row['repetition']}: {reason}"
+        )
+    more = f"; and {len(failed) - FAILED_SHOWN} more (in the trial details)" if len(failed) > FAILED_SHOWN else ""
+    return "; ".join(parts) + more
+
+
 def _warnings(run: Run) -> list[str]:
     out: list[str] = []
     status = run.meta.status
@@ -186,7 +206,7 @@ def _warnings(run: Run) -> list[str]:
         if not failed.empty:
             out.append(
                 f"{len(failed)} of {len(r)} repetitions failed and have no value; the tables leave them out "
-                "(their reasons are in the trial details)."
+                f"(the run went on after each): {_failed_reasons(run, failed)}."
             )
         if no_pass.any():
             out.append(

@@ -27,6 +27,7 @@ from pydantic import (
 from natbench.config.source import SourceMap
 from natbench.duts.recipes import render
 from natbench.duts.recipes.conditions import Condition, parse_condition
+from natbench.duts.recipes.cost import TableWork, WorkRates
 from natbench.duts.recipes.fields import Declared, Flag, Named, OptionalText, RecipeModel, Text, must
 from natbench.duts.recipes.formats import FORMATS, format_names
 from natbench.duts.recipes.params import ParamSpec, param_name
@@ -147,6 +148,11 @@ _BUILTIN = must(lambda v: v is None or v in BUILTINS, lambda v: f"unknown builti
 _METHOD = must(lambda v: v in ("auto", "hotplug", "rps"), "method is one of auto, hotplug, rps")
 _SCOPE = must(lambda v: v in ("dut", "host"), "scope is 'dut' or 'host'")
 _FORMAT = must(lambda v: v is None or v in FORMATS, lambda v: f"unknown format {v!r} (known: {format_names()})")
+
+_COST = must(
+    lambda v: v is None or (isinstance(v, str) and v in TableWork.__members__.values()),
+    f"cost is what the command does with each connection of the table: {' or '.join(TableWork)}",
+)
 _COMMANDS = must(_is_list, "expected a list of commands")
 _CHECKS = must(_is_list, "expected a list of {when, error, field}")
 _STEP_NAME_OK = must(lambda v: isinstance(v, str) and _STEP_NAME.fullmatch(v), "step names are lowercase identifiers")
@@ -192,6 +198,10 @@ class Command(Declared):
     """Seconds this command may take (default: the executor's command timeout)."""
     scope: Annotated[str, _SCOPE] = "dut"
     """``dut``: where the DUT lives (its namespace); ``host``: the machine around it."""
+    cost: Annotated[TableWork | None, _COST] = None
+    """What the command does with each connection of the table (``delete``, ``list``), when its time grows with the
+    table: its time limit is then set from the table's size and the rate the DUT does that work at (its ``timeout``,
+    else the executor's command timeout, is the floor); None: about the same time at any table size."""
 
     @model_validator(mode="wrap")
     @classmethod
@@ -204,7 +214,9 @@ class Command(Declared):
 
 
 class Step(Named):
-    """A named step: a list of commands, or a mapping with commands, a builtin or an honest ``unsupported``."""
+    """A named step: a list of commands, or a mapping with commands, a builtin or an honest ``unsupported``.
+
+    Its cost is its commands': :attr:`cost` names the table work of those whose time grows with the table."""
 
     commands: Annotated[tuple[Command, ...], _COMMANDS] = ()
     """Commands run in order (after the builtin, if any)."""
@@ -228,6 +240,12 @@ class Step(Named):
         if step.builtin is None and step.unsupported is None and not step.commands:
             raise ValueError("a step needs commands, a builtin, or 'unsupported: reason'")
         return step
+
+    @property
+    def cost(self) -> tuple[TableWork, ...]:
+        """The table work its commands declare (``cost:``), in order: a step whose time grows with the table has
+        some; empty: about the same time at any table size."""
+        return tuple(c.cost for c in self.commands if c.cost is not None)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -306,6 +324,9 @@ class Recipe(RecipeModel):
     """The parameters sizing the DUT kind's connection and hash tables, with their report rows."""
     memory: MemorySpec | None = None
     """The slab caches its connection table lives in (read around every fill, shown as rows)."""
+    rates: WorkRates | None = None
+    """The slowest rates of its table work (``delete``, ``list``): the limits of its commands with a ``cost`` before
+    natbench has measured the DUT's own."""
 
     _path: str = PrivateAttr(default="")
     _params_line: int = PrivateAttr(default=0)
@@ -425,4 +446,5 @@ class Recipe(RecipeModel):
             "steps": sorted(self.steps),
             "table": self.table.model_dump(exclude_none=True) if self.table is not None else None,
             "memory": self.memory.model_dump() if self.memory is not None else None,
+            "rates": self.rates.model_dump(exclude_none=True) if self.rates is not None else None,
         }

@@ -21,7 +21,7 @@ from pydantic import Field, model_validator
 from natbench.duts.access import NETNS_NAME
 from natbench.duts.executors import NetnsExecutor
 from natbench.errors import ConfigError
-from natbench.plugins import AccessSettings, DutPlacement, Endpoint, LabResource
+from natbench.plugins import AccessSettings, DutMachine, DutPlacement, Endpoint, LabResource
 from natbench.testbed.lab.netns import dut_recipe_params, lab_problems
 from natbench.testbed.lab.vm import (
     DEFAULT_ACCEL,
@@ -83,6 +83,12 @@ class LabAccess(AccessSettings):
         self.accel = DEFAULT_ACCEL if self.accel is None else self.accel
         self.boot_timeout = DEFAULT_BOOT_TIMEOUT if self.boot_timeout is None else self.boot_timeout
         return self
+
+    def machine(self) -> DutMachine:
+        """A VM DUT's memory (``memory`` MiB); a namespace DUT shares this machine's kernel and memory."""
+        if self.vm is not None:
+            return DutMachine(memory=(self.memory or DEFAULT_MEMORY) * 2**20)
+        return DutMachine(shares_host=True)
 
     def vm_settings(self) -> VmSettings | None:
         """What the VM lab boots for this DUT (None: not a VM DUT)."""

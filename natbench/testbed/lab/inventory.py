@@ -4,11 +4,13 @@ Labs are found from the kernel (namespaces ``nb-NAME-tester`` / ``nb-NAME-dut``,
 alias names the owning process and the state file) and from state files, so ``natbench lab down
 --stale`` (:func:`remove_stale_labs`) finds every lab, whatever state directory it was recorded
 in, and removes those whose owner is gone; the host-wide lock keeps it from judging a lab while
-it is built.
+it is built. It also names the processes a lab left running when it was taken down (a kernel-bound
+``conntrack -F`` outlives its namespace: :mod:`natbench.testbed.lab.outliving`) until they have ended.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -29,6 +31,7 @@ from natbench.testbed.lab.host import (
     state_dir,
 )
 from natbench.testbed.lab.netns import NetnsLab
+from natbench.testbed.lab.outliving import LeftProcess, left_processes, outliving_labs
 
 __all__ = [
     "UNOWNED_GRACE",
@@ -82,6 +85,9 @@ class FoundLab:
     """To be removed by ``lab down --stale``: its owner is gone, or unrecorded for longer than the grace time."""
     reason: str
     """Why it is (not) stale, in words."""
+    left: tuple[LeftProcess, ...] = ()
+    """Processes of its namespaces still running after it was taken down (recorded then; those that ended are
+    dropped)."""
 
 
 def _read_mark(ns: str) -> dict[str, Any] | None:
@@ -147,9 +153,11 @@ def find_labs(
     marks = {name: [mk for ns in nss if (mk := _read_mark(ns)) is not None] for name, nss in groups.items()}
     dirs = [Path(d) for d in state_dirs] + [state_dir(), SYSTEM_STATE_DIR]
     dirs += [Path(str(mk["state"])).parent for mks in marks.values() for mk in mks if mk.get("state")]
-    states = _lab_states(list(dict.fromkeys(d.resolve() for d in dirs)))
+    known_dirs = list(dict.fromkeys(d.resolve() for d in dirs))
+    states = _lab_states(known_dirs)
+    outliving = outliving_labs(known_dirs)
     out = []
-    for name in sorted(set(groups) | set(states)):
+    for name in sorted(set(groups) | set(states) | set(outliving)):
         nss = tuple(groups.get(name, ()))
         files = states.get(name, {})
         owners = [(int(mk["pid"]), _as_int(mk.get("start"))) for mk in marks.get(name, [])]
@@ -163,25 +171,40 @@ def find_labs(
         )
         ages = [a for ns in nss if (a := _ns_age(ns)) is not None]
         age = max(ages) if ages else None
-        if live:
-            stale, reason = False, f"owner process {live[0]} is running"
-        elif by_hand:
-            stale, reason = False, f"made by hand with `natbench lab up`; `natbench lab down --name {name}` removes it"
-        elif owners:
-            stale, reason = True, f"owner process {owners[0][0]} is gone"
-        elif not nss:
-            stale, reason = True, "a state file without an owner and without namespaces"
-        elif age is not None and age >= unowned_grace:
-            stale, reason = True, f"no owner recorded anywhere and {age:.0f} s old"
-        else:
-            stale = False
-            reason = (
-                f"no owner recorded anywhere, {age or 0:.0f} s old: left for {unowned_grace:.0f} s;"
-                f" `natbench lab down --name {name}` removes it now"
-            )
+        stale, reason = _staleness(name, live, by_hand, owners, nss, bool(files), age, unowned_grace)
         owner = owners[0][0] if owners else None
-        out.append(FoundLab(name, nss, tuple(sorted(files)), owner, bool(live), by_hand, age, stale, reason))
+        left = tuple(left_processes(outliving[name], name)) if name in outliving else ()
+        out.append(FoundLab(name, nss, tuple(sorted(files)), owner, bool(live), by_hand, age, stale, reason, left))
     return out
+
+
+def _staleness(
+    name: str,
+    live: list[int],
+    by_hand: bool,
+    owners: list[tuple[int, int | None]],
+    nss: tuple[str, ...],
+    recorded: bool,
+    age: float | None,
+    unowned_grace: float,
+) -> tuple[bool, str]:
+    """Whether a lab is stale, and why, in words (see :func:`find_labs`)."""
+    if live:
+        return False, f"owner process {live[0]} is running"
+    if by_hand:
+        return False, f"made by hand with `natbench lab up`; `natbench lab down --name {name}` removes it"
+    if owners:
+        return True, f"owner process {owners[0][0]} is gone"
+    if not nss and not recorded:
+        return True, "taken down already"
+    if not nss:
+        return True, "a state file without an owner and without namespaces"
+    if age is not None and age >= unowned_grace:
+        return True, f"no owner recorded anywhere and {age:.0f} s old"
+    return False, (
+        f"no owner recorded anywhere, {age or 0:.0f} s old: left for {unowned_grace:.0f} s;"
+        f" `natbench lab down --name {name}` removes it now"
+    )
 
 
 def stale_labs(state_dir: Path | str | None = None, *, unowned_grace: float = UNOWNED_GRACE) -> list[str]:
@@ -200,8 +223,9 @@ def remove_stale_labs(
 ) -> list[tuple[FoundLab, bool]]:
     """Remove every stale lab on this host (:func:`find_labs`), or those of ``names`` only.
 
-    Returns each lab found and whether it was removed. Holds the host-wide lab lock
-    exclusively, so no lab is judged while a process builds one.
+    Returns each lab found and whether it was removed, with the processes it left running (those its
+    removal could not end among them). Holds the host-wide lab lock exclusively, so no lab is judged
+    while a process builds one.
     """
     require_root()
     out = []
@@ -213,7 +237,10 @@ def remove_stale_labs(
                 out.append((found, False))
                 continue
             removed = False
+            left = {p.pid: p for p in found.left}
             for f in found.state_files or (state_dir() / f"{found.name}.json",):
-                removed = NetnsLab(found.name, state_dir=f.parent).down() or removed
-            out.append((found, removed))
+                lab = NetnsLab(found.name, state_dir=f.parent)
+                removed = lab.down() or removed
+                left.update({p.pid: p for p in lab.left})
+            out.append((dataclasses.replace(found, left=tuple(left.values())), removed))
     return out

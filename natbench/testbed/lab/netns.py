@@ -20,7 +20,9 @@ Every resource lives inside the two namespaces (veths are created directly in
 them), so deleting the namespaces removes veths, rules and addresses. The
 lab's state file (``/run/natbench/labs/<name>.json``) is written *before*
 anything is created, so ``lab down`` finds everything also after a crash;
-``up`` and ``down`` are idempotent and serialised by a lock file.
+``up`` and ``down`` are idempotent and serialised by a lock file. A process of a namespace that
+does not die when the lab is taken down (one inside a system call: a kernel-bound ``conntrack -F``)
+is recorded as outliving it (:mod:`natbench.testbed.lab.outliving`) and named by ``lab down``.
 
 The kernel carries the owner too: the alias of ``lo`` in both namespaces names
 the owning process (pid and start time) and the state file, which is how
@@ -64,6 +66,7 @@ from natbench.testbed.lab.host import (
 )
 from natbench.testbed.lab.host import state_dir as state_dir_or_default
 from natbench.testbed.lab.hostload import HostLoad
+from natbench.testbed.lab.outliving import LeftProcess, record_left
 from natbench.traffic.plan import AddressPlan, Family
 
 __all__ = [
@@ -166,6 +169,8 @@ class NetnsLab:
         rest = [c for c in cpus if c not in self.tester_cpus]
         self.dut_cpus_available = tuple(dut_cpus) if dut_cpus else (tuple(rest) or tuple(cpus))
         self.names = _Names(f"nb-{name}-tester", f"nb-{name}-dut")
+        self.left: list[LeftProcess] = []
+        """Processes of its namespaces that the last take-down could not end (they outlived the lab)."""
         digest = hashlib.sha256(name.encode()).digest()
         base = f"02:4e:{digest[0]:02x}:{digest[1]:02x}:{digest[2]:02x}"
         self.macs = {
@@ -452,6 +457,7 @@ class NetnsLab:
         prefix = f"nb-{self.name}-"
         targets = {ns for ns in netns_list() if ns in recorded or ns in (self.names.tester_ns, self.names.dut_ns)}
         targets |= {ns for ns in netns_list() if ns.startswith(prefix) and ns[len(prefix) :] in ("tester", "dut")}
+        self.left = []
         for ns in sorted(targets):
             pids = self._pids(ns)
             for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -460,10 +466,12 @@ class NetnsLab:
                         os.kill(pid, sig)
                 deadline = time.monotonic() + 2.0
                 while pids and time.monotonic() < deadline:
-                    pids = [p for p in pids if alive(p)]
+                    pids = [p for p in pids if _running(p)]
                     time.sleep(0.02)
                 if not pids:
                     break
+            if pids:  # inside a system call (a kernel-bound flush): it outlives the namespace's name
+                self.left += record_left(self.state_dir, self.name, ns, pids)
             run(["ip", "netns", "del", ns], check=False)
             removed = True
         # an interrupted create may leave a mount point file behind
@@ -543,6 +551,17 @@ class NetnsLab:
             yield
         finally:
             os.close(fd)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie waiting to be reaped does not)."""
+    if not alive(pid):
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def drop_tester_ingress(netns: str) -> None:
