@@ -28,12 +28,6 @@ PACKAGE = ROOT / "natbench"
 LIMIT = 30
 """Most branches a function may have."""
 
-KNOWN: dict[str, str] = {
-    # functions over the limit that other work in progress rewrites; each must still be over it (else: remove it)
-    "natbench/testers/trex/splitmodel.py::run_stream": "natbench/testers/trex is being reworked for the TRex tester",
-}
-"""Functions allowed over :data:`LIMIT` for now, by ``path::qualified name``, with why."""
-
 _ONE_EACH = (
     ast.If,
     ast.IfExp,
@@ -86,16 +80,10 @@ def package_branches() -> dict[str, int]:
 
 def test_no_function_has_more_than_30_branches() -> None:
     counts = package_branches()
-    over = {name: n for name, n in counts.items() if n > LIMIT and name not in KNOWN}
+    over = {name: n for name, n in counts.items() if n > LIMIT}
     assert not over, f"functions over {LIMIT} branches (split them):\n" + "\n".join(
         f"  {name}: {n} branches" for name, n in sorted(over.items(), key=lambda item: -item[1])
     )
-
-
-def test_every_known_exception_is_still_over_the_limit() -> None:
-    counts = package_branches()
-    stale = {name: counts.get(name) for name in KNOWN if counts.get(name, 0) <= LIMIT}
-    assert not stale, f"no longer over {LIMIT} branches (or gone): remove from KNOWN: {stale}"
 
 
 def _count(source: str) -> int:

@@ -110,6 +110,55 @@ def _peek(v: _Var, steps: int) -> int:
     return (base + (v.step * steps) % rng) % rng
 
 
+def _check_instructions(instructions: list[dict[str, Any]]) -> None:
+    for ins in instructions:
+        if ins["type"] not in ("flow_var", "write_flow_var", "fix_checksum_hw", "fix_checksum_ipv4"):
+            raise SplitModelError(f"instruction {ins['type']} not modelled")
+
+
+def _core_plan(stream_json: dict[str, Any], total: int, cores: int) -> list[tuple[int, int, int, int]]:
+    """``(core, frames, step multiplier, phase)`` of every core that sends (the burst split rule)."""
+    pinned = int(stream_json.get("core_id", -1)) >= 0
+    if cores == 1 or pinned or total < cores:
+        return [(int(stream_json.get("core_id", 0)) if pinned else 0, total, 1, 0)]
+    return [(i, n, cores, i) for i, n in enumerate(_core_frames(total, cores))]
+
+
+def _place(v: _Var, phase: int, mul: int, any_split: bool) -> None:
+    """Move ``v`` to its core: ``phase`` steps ahead with its step multiplied (split variables), memory at peek_prev."""
+    if v.split and any_split and mul > 1:
+        # TRex update(phase, step_mul): init moves ``phase`` steps ahead, step multiplied
+        new_init = _peek(v, phase)
+        full = v.wa * v.size + v.step
+        v.step, v.wa = (full * mul) % v.size, (full * mul) // v.size
+        v.index = new_init if v.values is not None else v.lo + new_init
+    # memory initialised to peek_prev(): one step back from the initial index/value
+    back = ((v.index if v.values is not None else v.index - v.lo) - v.step) % v.size
+    v.memory = back if v.values is not None else v.lo + back
+    # the data plane keeps only ``step mod size`` (the wrap count ``wa`` is lost), so a
+    # per-core stride of a whole list or more silently breaks the enumeration: modelled as is
+
+
+def _next_frame(variables: list[_Var]) -> None:
+    """Advance every variable by one frame (a chained variable only where the one pointing at it wrapped)."""
+    skip_next = False
+    for v in variables:
+        if v.has_previous and skip_next:
+            skip_next = False
+            continue
+        skip_next = False
+        if v.values is not None:
+            if v.next_var is not None and v.index >= v.step:
+                skip_next = True
+            v.memory = v.values[v.index]
+            nxt = v.index + v.step
+            v.index = nxt - v.size if nxt >= v.size else nxt
+        else:
+            if v.next_var is not None and (v.hi - v.memory) >= v.step:
+                skip_next = True
+            v.memory = v.lo + ((v.memory - v.lo + v.step) % v.size)
+
+
 def run_stream(stream_json: dict[str, Any], cores: int) -> list[CoreTrace]:
     """Replay ``stream_json`` (single burst) on ``cores`` cores; return one trace per core that sent."""
     mode = stream_json["mode"]
@@ -118,50 +167,18 @@ def run_stream(stream_json: dict[str, Any], cores: int) -> list[CoreTrace]:
     total = int(mode["total_pkts"])
     instructions = stream_json["vm"]["instructions"]
     writes = [ins for ins in instructions if ins["type"] == "write_flow_var"]
-    for ins in instructions:
-        if ins["type"] not in ("flow_var", "write_flow_var", "fix_checksum_hw", "fix_checksum_ipv4"):
-            raise SplitModelError(f"instruction {ins['type']} not modelled")
+    _check_instructions(instructions)
     template = _make_vars(instructions)
-    pinned = int(stream_json.get("core_id", -1)) >= 0
     any_split = any(v.split for v in template)
-    if cores == 1 or pinned or total < cores:
-        plan = [(int(stream_json.get("core_id", 0)) if pinned else 0, total, 1, 0)]
-    else:
-        plan = [(i, n, cores, i) for i, n in enumerate(_core_frames(total, cores))]
     traces: list[CoreTrace] = []
-    for core, n_frames, mul, phase in plan:
+    for core, n_frames, mul, phase in _core_plan(stream_json, total, cores):
         variables = [_Var(**vars(v)) for v in template]
         for v in variables:
-            if v.split and any_split and mul > 1:
-                # TRex update(phase, step_mul): init moves ``phase`` steps ahead, step multiplied
-                new_init = _peek(v, phase)
-                full = v.wa * v.size + v.step
-                v.step, v.wa = (full * mul) % v.size, (full * mul) // v.size
-                v.index = new_init if v.values is not None else v.lo + new_init
-            # memory initialised to peek_prev(): one step back from the initial index/value
-            back = ((v.index if v.values is not None else v.index - v.lo) - v.step) % v.size
-            v.memory = back if v.values is not None else v.lo + back
-            # the data plane keeps only ``step mod size`` (the wrap count ``wa`` is lost), so a
-            # per-core stride of a whole list or more silently breaks the enumeration: modelled as is
+            _place(v, phase, mul, any_split)
         by_name = {v.name: v for v in variables}
         fields: dict[int, list[int]] = {int(w["pkt_offset"]): [] for w in writes}
         for _ in range(n_frames):
-            skip_next = False
-            for v in variables:
-                if v.has_previous and skip_next:
-                    skip_next = False
-                    continue
-                skip_next = False
-                if v.values is not None:
-                    if v.next_var is not None and v.index >= v.step:
-                        skip_next = True
-                    v.memory = v.values[v.index]
-                    nxt = v.index + v.step
-                    v.index = nxt - v.size if nxt >= v.size else nxt
-                else:
-                    if v.next_var is not None and (v.hi - v.memory) >= v.step:
-                        skip_next = True
-                    v.memory = v.lo + ((v.memory - v.lo + v.step) % v.size)
+            _next_frame(variables)
             for w in writes:
                 fields[int(w["pkt_offset"])].append(by_name[w["name"]].memory + int(w.get("add_value", 0)))
         traces.append(CoreTrace(core, n_frames, fields))
