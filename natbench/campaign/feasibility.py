@@ -24,7 +24,6 @@ from natbench.values import format_bytes
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["MEMORY_MARGIN", "MemoryCheck", "memory_check"]
 
 MEMORY_MARGIN = 0.10
 """Share of the DUT's memory kept for everything but the connections' entries: the kernel and its other caches,

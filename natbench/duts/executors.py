@@ -21,16 +21,6 @@ from collections.abc import Callable
 from natbench.errors import DutError
 from natbench.plugins import CommandResult, Executor, StreamsOutput
 
-__all__ = [
-    "AuthenticationFailed",
-    "CommandFailed",
-    "CommandTimeout",
-    "ConnectionLost",
-    "ExecutorError",
-    "LocalExecutor",
-    "NetnsExecutor",
-]
-
 DEFAULT_COMMAND_TIMEOUT = 120.0
 
 KILL_GRACE = 2.0

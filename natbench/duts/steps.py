@@ -23,17 +23,6 @@ from natbench.duts.recipes import Command, Recipe, RenderedCommand
 from natbench.errors import DutError, RecipeError
 from natbench.plugins import CommandResult, Executor, ParseError, ParseSink, StreamingParser, StreamsOutput
 
-__all__ = [
-    "NOT_RETRIED",
-    "CommandRecord",
-    "StepResult",
-    "StepRun",
-    "TimeLimits",
-    "can_stream",
-    "run_retrying",
-    "timed_wrapper",
-]
-
 log = logging.getLogger(__name__)
 
 TIMING_MARK = "__natbench_timing__"

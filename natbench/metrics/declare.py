@@ -21,26 +21,8 @@ from typing import Any, Literal
 
 from natbench.plugins.columns import Column
 from natbench.results import RepetitionResult
-from natbench.search import BlockFacts, reported_algorithm, stored_algorithm
-
-__all__ = [
-    "SEARCH_COLUMNS",
-    "SEARCH_ROWS",
-    "Column",
-    "CountRow",
-    "Lifetime",
-    "Mark",
-    "OwnTable",
-    "StatRows",
-    "TableRow",
-    "error_caption",
-    "finite",
-    "median_or_nan",
-    "merge_facts",
-    "number",
-    "search_summary",
-    "stats",
-]
+from natbench.search import BlockFacts
+from natbench.search.declare import reported_algorithm, stored_algorithm
 
 
 def _num(x: Any) -> float:

@@ -22,19 +22,7 @@ import pandas as pd
 from natbench.metrics import reported_metric
 from natbench.report.own import own_table
 from natbench.report.performance import performance_table
-from natbench.report.rows import INVALID_NOTE, MEMORY_NOTE, MEMORY_UNKNOWN_NOTE, SCALES
 from natbench.report.seedtable import SeedTable
-
-__all__ = [
-    "INVALID_NOTE",
-    "MEMORY_NOTE",
-    "MEMORY_UNKNOWN_NOTE",
-    "SCALES",
-    "SeedTable",
-    "own_table",
-    "performance_table",
-    "report_tables",
-]
 
 
 def report_tables(

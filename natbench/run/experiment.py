@@ -56,8 +56,6 @@ __all__ = [
     "Experiment",
     "Measurement",
     "SweepPoint",
-    "split_connections",
-    "sweep_points",
 ]
 
 
@@ -542,7 +540,8 @@ def _campaign(data: dict[str, Any], file: Path | None = None) -> Campaign:
     """Validate a campaign built in code; a schema error names the field (there is no line to name)."""
     from pydantic import ValidationError
 
-    from natbench.campaign import Campaign, CampaignSpec
+    from natbench.campaign import Campaign
+    from natbench.campaign.schema import CampaignSpec
     from natbench.config.validation import validation_error
 
     try:

@@ -66,17 +66,6 @@ from natbench.testbed.lab.host import state_dir as state_dir_or_default
 from natbench.testbed.lab.hostload import HostLoad
 from natbench.traffic.plan import AddressPlan, Family
 
-__all__ = [
-    "DUT_PRIVATE_IF",
-    "DUT_PUBLIC_IF",
-    "TESTER_INITIATOR_IF",
-    "TESTER_RESPONDER_IF",
-    "NetnsLab",
-    "drop_tester_ingress",
-    "dut_recipe_params",
-    "lab_problems",
-]
-
 TESTER_INITIATOR_IF = "nb-init"
 """The tester's private-side interface (in the tester namespace)."""
 TESTER_RESPONDER_IF = "nb-resp"
