@@ -103,7 +103,7 @@ class OwnTable:
     title: str
     """The table's title."""
     caption: str
-    """The table's caption; ``{scale}`` is the rate scale's words (``1,000 ``)."""
+    """The table's caption; ``{scale}`` is the rate scale's words with a space after them (``"1,000 "``)."""
     figures: Callable[[Mapping[str, Sequence[float]], float], Mapping[str, float]]
     """Per working point: the figures (by name) from the metric's columns over the point's repetitions (each
     column's cells, and ``reported``: the reported values) and the point's connections."""

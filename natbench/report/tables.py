@@ -8,7 +8,7 @@ S(n) = P(n) / (n * P(1)) where the cores vary, "median / previous median" where 
 A forwarding baseline adds its own block and the throughput ratio (%) row, as in seed 000 Figure 2. A
 metric with a table of its own (tear-down: seed 000 Figure 5, seed 001 PF table) gets that table.
 
-This module is the face of the tables: a table is built by :mod:`natbench.report.performance` and
+This module makes every table of a run: a table is built by :mod:`natbench.report.performance` and
 :mod:`natbench.report.own` (from the rows of :mod:`natbench.report.rows`), held as data by
 :class:`~natbench.report.seedtable.SeedTable` and rendered by :mod:`natbench.report.render`.
 """
