@@ -44,6 +44,7 @@ from natbench.run.format.lines import encode_record as encode_record
 from natbench.run.format.lines import kind_of as kind_of
 from natbench.run.format.lines import parse_line as parse_line
 from natbench.run.format.lines import record_data as record_data
+from natbench.run.format.meta import PENDING as PENDING
 from natbench.run.format.meta import STATUSES as STATUSES
 from natbench.run.format.meta import HostFacts as HostFacts
 from natbench.run.format.meta import MalformedCounts as MalformedCounts
