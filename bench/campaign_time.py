@@ -1,6 +1,6 @@
 """Tester time and accuracy of the seed campaigns under the binary search, the fast search and MLRsearch, simulated.
 
-The real procedures (``natbench.metrics.run_repetition`` with the campaign's own settings at every working
+The real procedures (``natbench.metrics.registry.run_repetition`` with the campaign's own settings at every working
 point) drive a fake tester and DUT (``natbench.testing``) on a simulated clock: nothing sleeps. Per campaign it
 prints, for ``algorithm: binary`` (the seeds' procedure), ``fast`` and ``mlr`` side by side in one run, the
 tester time of one campaign, its trials and trial seconds, and per metric the time and the accuracy over all
@@ -71,7 +71,8 @@ sys.path.insert(0, str(ROOT))
 
 from natbench.campaign import load_campaign  # noqa: E402
 from natbench.campaign.estimate import has_algorithm  # noqa: E402
-from natbench.metrics import ProcedureContext, run_repetition  # noqa: E402
+from natbench.metrics import ProcedureContext  # noqa: E402
+from natbench.metrics.registry import run_repetition  # noqa: E402
 from natbench.plugins import Directions, Phase2Options  # noqa: E402
 from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord  # noqa: E402
 from natbench.search.fast import jump as fast_search  # noqa: E402

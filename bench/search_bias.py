@@ -1,6 +1,6 @@
 """Bias of the binary, fast and MLRsearch searches on DUTs modelled from the RFC text, through natbench's procedures.
 
-Every repetition is one ``natbench.metrics.run_repetition`` of throughput (a fill, then the search) against a
+Every repetition is one ``natbench.metrics.registry.run_repetition`` of throughput (a fill, then the search) against a
 modelled DUT and tester (``natbench.testing.modelled``: every trial's counts by arithmetic, on a simulated clock):
 the real binary, fast and MLRsearch searches, their verdicts, the fast search's stops (the real loss watch) and
 tail rates, seeds from the earlier repetitions at the point. A *campaign* is ``--repetitions`` repetitions at one
@@ -54,7 +54,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from natbench.metrics import ProcedureContext, RunOptions, run_repetition  # noqa: E402
+from natbench.metrics import ProcedureContext  # noqa: E402
+from natbench.metrics.context import RunOptions  # noqa: E402
+from natbench.metrics.registry import run_repetition  # noqa: E402
 from natbench.metrics.throughput import ThroughputSettings  # noqa: E402
 from natbench.plugins import Directions  # noqa: E402
 from natbench.results import RepetitionResult, TrialRecord  # noqa: E402

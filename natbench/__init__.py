@@ -1,16 +1,25 @@
 """natbench: RFC 9693 benchmarking of stateful NATxy gateways.
 
-The root package is a façade on top of the package: ``natbench.__version__`` and, for notebooks,
-``natbench.load`` (which imports pandas only when first used). Nothing inside natbench imports it.
+The root package is a façade on top of the package: ``natbench.__version__``, for notebooks ``natbench.load``
+(which imports pandas only when first used), and the errors a caller catches. Nothing inside natbench imports it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from natbench.errors import ConfigError, DutError, NatbenchError, StoreError, TesterError
 from natbench.version import __version__
 
-__all__ = ["__version__", "load"]
+__all__ = [
+    "ConfigError",
+    "DutError",
+    "NatbenchError",
+    "StoreError",
+    "TesterError",
+    "__version__",
+    "load",
+]
 
 
 def __getattr__(name: str) -> Any:

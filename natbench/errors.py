@@ -7,17 +7,6 @@ CLI turns one into a single clear line and exit code 2 (user error) or 1
 
 from __future__ import annotations
 
-__all__ = [
-    "ConfigError",
-    "DutError",
-    "DutStepFailed",
-    "NatbenchError",
-    "RecipeError",
-    "SearchError",
-    "StoreError",
-    "TesterError",
-]
-
 
 class NatbenchError(Exception):
     """Root of all natbench errors."""

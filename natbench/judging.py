@@ -14,20 +14,6 @@ from __future__ import annotations
 
 from natbench.results import Deviation, PhaseResult, TrialRecord, Verdict
 
-__all__ = [
-    "CLUMPS",
-    "RATE",
-    "STOP_UNDECIDED",
-    "forecast",
-    "is_tester_limited",
-    "judge_phase",
-    "judge_stopped",
-    "limit_cause",
-    "net_lost",
-    "recorded_net_lost",
-    "stop_proved_nothing",
-]
-
 RATE = "rate"
 """The tester could not send at the intended rate (its ceiling)."""
 CLUMPS = "clumps"

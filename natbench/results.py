@@ -11,17 +11,6 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = [
-    "Deviation",
-    "Direction",
-    "DirectionCounts",
-    "LatencyStats",
-    "PhaseResult",
-    "RepetitionResult",
-    "TrialRecord",
-    "Verdict",
-]
-
 
 class Direction(enum.StrEnum):
     """A traffic direction through the DUT."""

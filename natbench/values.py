@@ -34,24 +34,6 @@ from typing import Any
 
 from natbench.traffic.ports import PortRange
 
-__all__ = [
-    "MAX_CORES",
-    "MAX_COUNT",
-    "MAX_DURATION_SECONDS",
-    "MAX_RATE",
-    "MAX_REPETITIONS",
-    "MAX_RETRIES",
-    "MAX_VALUE",
-    "MAX_WAIT_SECONDS",
-    "format_bytes",
-    "format_count",
-    "parse_bytes",
-    "parse_count",
-    "parse_number",
-    "parse_port_range",
-    "parse_power",
-]
-
 MAX_VALUE = 2**64
 """The largest magnitude any number in a campaign or recipe may have (every field's own range is narrower)."""
 

@@ -9,8 +9,6 @@ from typing import Any
 
 from natbench.traffic.ports import PortRange
 
-__all__ = ["WorkingPoint", "point_id", "si_count"]
-
 
 def point_id(params: dict[str, Any]) -> str:
     """Stable id of a working point: the first 12 hex digits of SHA-256 of its canonical JSON."""

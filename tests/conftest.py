@@ -26,7 +26,8 @@ from natbench.metrics.trial import search_extra
 from natbench.results import RepetitionResult
 from natbench.run.spec import spec_from_campaign
 from natbench.run.writer import RunStore
-from natbench.search import SearchOutcome, search_steps
+from natbench.search import SearchOutcome
+from natbench.search.binary import search_steps
 from natbench.testing.rundir import make_point, monitor_extra, result_record, spread, trial_record, write_run_dir
 from natbench.workingpoint import WorkingPoint
 

@@ -1,6 +1,6 @@
 """Metric settings for engine tests: the metric's own settings model, resolved as a run resolves it.
 
-``build(metric, **given)`` splits the run's engine options (:class:`~natbench.metrics.RunOptions` fields such
+``build(metric, **given)`` splits the run's engine options (:class:`~natbench.metrics.context.RunOptions` fields such
 as ``monitor_interval``) off ``given``, builds the metric's model from the rest (an unregistered metric
 gets the common settings only) and fills ``acceptance`` / ``directions`` the way a run built from a campaign
 with the traffic section's defaults does (0 loss, bidirectional).
@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from natbench.metrics import MetricSettings, RunOptions, find_metric
+from natbench.metrics import MetricSettings, find_metric
+from natbench.metrics.context import RunOptions
 from natbench.plugins import Directions
 
 TRAFFIC_ACCEPTANCE = 0.0

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from natbench.campaign import Campaign, check_recipes, load_campaign, parse_campaign
+from natbench.campaign import Campaign, load_campaign, parse_campaign
+from natbench.campaign.recipes import check_recipes
 from natbench.errors import ConfigError
 
 BAD = Path(__file__).resolve().parent / "data" / "bad_campaigns"

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from natbench.campaign import check_recipes, estimate, load_campaign
+from natbench.campaign import load_campaign
+from natbench.campaign.estimate import estimate
+from natbench.campaign.recipes import check_recipes
 from natbench.duts.recipes import list_recipes
 from natbench.traffic import Family, PortRange
 
@@ -157,7 +159,7 @@ def test_the_figure2_campaigns_searches_end_exactly_at_the_seeds_printed_error(
     the search ends exactly one error wide whatever the DUT does (and, the campaigns' ranges being whole multiples of
     their errors, even a DUT faster than the range ends one error wide), so a real run prints the seed's error row."""
     from natbench.results import Verdict
-    from natbench.search import BinarySearch
+    from natbench.search.binary import BinarySearch
 
     campaign = load_campaign(CAMPAIGNS / name)
     widths = []

@@ -11,16 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from natbench.campaign import (
-    CampaignSpec,
-    format_count,
-    load_campaign,
-    parse_campaign,
-    parse_count,
-    parse_port_range,
-)
+from natbench.campaign import load_campaign, parse_campaign
+from natbench.campaign.schema import CampaignSpec
 from natbench.errors import ConfigError
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode
+from natbench.values import format_count, parse_count, parse_port_range
 
 ROOT = Path(__file__).resolve().parent.parent
 

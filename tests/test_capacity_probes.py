@@ -7,7 +7,8 @@ from typing import Any
 
 from metric_settings import build
 
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
+from natbench.metrics.registry import run_repetition
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan

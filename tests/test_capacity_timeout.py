@@ -13,9 +13,10 @@ import pytest
 from metric_settings import build
 
 import natbench
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
 from natbench.metrics.capacity import CAPACITY
 from natbench.metrics.lifetime import establishment_lifetime
+from natbench.metrics.registry import run_repetition
 from natbench.report.summary import summarize_run
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.testing import with_model

@@ -120,7 +120,7 @@ def test_the_plan_never_states_a_negative_or_a_one_times_saving() -> None:
     """The audit saw "1.0x less tester time (saves -15 s)": a fast search that costs more, or as much, says so."""
     from natbench.campaign.estimate import Estimate, MetricEstimate, PointEstimate
     from natbench.campaign.planview import AlgorithmComparison
-    from natbench.search import algorithm
+    from natbench.search.declare import algorithm
     from natbench.traffic import PortRange
     from natbench.workingpoint import WorkingPoint
 

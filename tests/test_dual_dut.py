@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from natbench.campaign import check_recipes, load_campaign
+from natbench.campaign import load_campaign
+from natbench.campaign.recipes import check_recipes
 from natbench.duts.executors import LocalExecutor
 from natbench.duts.group import DutGroup
 from natbench.duts.recipe_dut import RecipeDut

@@ -12,7 +12,8 @@ import pytest
 from metric_settings import build
 
 from natbench.judging import STOP_UNDECIDED, judge_phase, judge_stopped
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
+from natbench.metrics.registry import run_repetition
 from natbench.plugins import Directions, LossStop, Phase2Options
 from natbench.results import Direction, RepetitionResult, TrialRecord, Verdict
 from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch

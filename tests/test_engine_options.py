@@ -15,7 +15,8 @@ from trex_fakes import QuietSession
 from natbench.campaign import Campaign, load_campaign
 from natbench.duts.executors import NetnsExecutor
 from natbench.errors import ConfigError
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
+from natbench.metrics.registry import run_repetition
 from natbench.plugins import ACCESS, Directions, Phase2Options
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.run.runner import run_campaign, spec_from_campaign

@@ -9,8 +9,9 @@ import pytest
 from metric_settings import build
 
 from natbench.errors import DutError
-from natbench.metrics import ProcedureContext, run_repetition
-from natbench.metrics.phase2 import connection_timeout
+from natbench.metrics import ProcedureContext
+from natbench.metrics.lifetime import connection_timeout
+from natbench.metrics.registry import run_repetition
 from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester

@@ -24,7 +24,7 @@ from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
 from natbench.plugins import Directions, LossStop, Phase2Options, evidence_of
 from natbench.results import TrialRecord, Verdict
-from natbench.search import BinarySearch, SearchStep, run_binary_search
+from natbench.search.binary import BinarySearch, SearchStep, run_binary_search
 from natbench.search.fast import FastStep, ShortFailRule, TrialVerdict, run_fast_search
 from natbench.search.fast.evidence import forwarded_rate
 from natbench.testbed.lab import NetnsLab

@@ -11,8 +11,9 @@ import pytest
 from metric_settings import build
 
 import natbench
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
 from natbench.metrics.frame_loss import FRAME_LOSS, FrameLossSettings
+from natbench.metrics.registry import run_repetition
 from natbench.report.summary import summarize_run
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.testing import FakeDut, FakeModel, FakeTester

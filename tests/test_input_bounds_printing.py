@@ -106,7 +106,7 @@ def test_a_value_from_the_environment_is_named_not_printed(monkeypatch: pytest.M
         "      access: {kind: lab}\n",
         "      access: {kind: lab}\n      params: {private_if: '-${NATBENCH_TEST_SECRET}'}\n",
     )
-    from natbench.campaign import check_recipes
+    from natbench.campaign.recipes import check_recipes
 
     with pytest.raises(ConfigError) as info:
         check_recipes(parse_campaign(text, "c.yaml"))

@@ -3,7 +3,7 @@
 The DUT namespace is configured by the normal recipe (dut_recipes/iptables-nat44.yaml)
 through the NetnsExecutor, exactly as a campaign does. Known limits are imposed
 with nftables ``limit rate`` rules in the DUT and must be found within +-10 % by
-natbench.search.BinarySearch driving the tester as the procedures do.
+natbench.search.binary.BinarySearch driving the tester as the procedures do.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
 from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult, Verdict
-from natbench.search import BinarySearch, SearchStep, run_binary_search
+from natbench.search.binary import BinarySearch, SearchStep, run_binary_search
 from natbench.testbed.lab import NetnsLab
 from natbench.testers.software.tester import SoftwareTester
 from natbench.traffic import Family, PortRange, TrafficPlan

@@ -1,8 +1,8 @@
 """The real cps and throughput procedures against the iptables NAT44 lab DUT with enforced limits (marker ``lab``).
 
 The DUT namespace is set up by dut_recipes/iptables-nat44.yaml through the NetnsExecutor, as a campaign does; the
-procedures run through :func:`natbench.metrics.run_repetition` with their default verdicts (cps: table check and
-validation of every step), not through a hand-written search. The limits are nftables token buckets in the DUT's
+procedures run through :func:`natbench.metrics.registry.run_repetition` with their default verdicts (cps: table check
+and validation of every step), not through a hand-written search. The limits are nftables token buckets in the DUT's
 forward hook and must be found within +-10 %.
 """
 
@@ -21,8 +21,10 @@ from metric_settings import build
 from natbench.duts.executors import NetnsExecutor
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import load_recipe
-from natbench.metrics import ProcedureContext, judge_phase, run_repetition
+from natbench.judging import judge_phase
+from natbench.metrics import ProcedureContext
 from natbench.metrics.fill import Fill, fill_table
+from natbench.metrics.registry import run_repetition
 from natbench.plugins import Directions, Phase2Options
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.testbed.lab import NetnsLab

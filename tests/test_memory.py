@@ -14,8 +14,9 @@ from natbench.duts.group import DutGroup
 from natbench.duts.monitor import read_memory, sample_command
 from natbench.duts.recipes import load_recipe
 from natbench.errors import DutError
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
 from natbench.metrics.memory import EMPTY_READINGS, READING_GAP, FillMemory, fill_figures, memory_used
+from natbench.metrics.registry import run_repetition
 from natbench.plugins import CommandResult, MeasuresMemory, SlabCache
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut

@@ -20,9 +20,9 @@ from natbench.metrics import (
     metric_names,
     register,
     registry,
-    run_repetition,
 )
 from natbench.metrics.cps import CPS
+from natbench.metrics.registry import run_repetition
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint

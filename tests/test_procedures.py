@@ -12,11 +12,13 @@ from metric_settings import TOLERANCE, build
 from pydantic import ValidationError
 
 from natbench.errors import DutError, SearchError
-from natbench.metrics import ProcedureContext, judge_phase, run_repetition
+from natbench.judging import judge_phase
+from natbench.metrics import ProcedureContext
 from natbench.metrics.capacity import CapacitySettings
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.frame_loss import FrameLossSettings
 from natbench.metrics.latency import LatencySettings, PdvSettings
+from natbench.metrics.registry import run_repetition
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.throughput import ThroughputSettings
 from natbench.plugins import Directions, Phase2Options

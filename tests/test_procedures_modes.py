@@ -8,7 +8,8 @@ import pytest
 from metric_settings import build
 
 from natbench.errors import DutError
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
+from natbench.metrics.registry import run_repetition
 from natbench.plugins import Mapping
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.testing import FakeDut, FakeModel, FakeTester

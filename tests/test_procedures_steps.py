@@ -15,7 +15,10 @@ from natbench.duts.group import DutGroup
 from natbench.duts.recipe_dut import RecipeDut
 from natbench.duts.recipes import parse_recipe
 from natbench.errors import ConfigError, DutError
-from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, judge_phase, run_repetition
+from natbench.judging import judge_phase
+from natbench.metrics import MetricSettings, ProcedureContext
+from natbench.metrics.context import RunOptions
+from natbench.metrics.registry import run_repetition
 from natbench.metrics.throughput import ThroughputSettings
 from natbench.plugins import Directions, MonitorsCpu, Phase2Options, ReportsSupport
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict

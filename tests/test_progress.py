@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from natbench.campaign import estimate, load_campaign
+from natbench.campaign import load_campaign
+from natbench.campaign.estimate import estimate
 from natbench.results import RepetitionResult
 from natbench.run.eta import Countdown, format_eta, repetition_seconds
 from natbench.run.observers import PlainProgress
@@ -96,7 +97,8 @@ def test_the_procedures_announce_fills_phase2_trials_and_timed_deletes_with_thei
 
     from metric_settings import build
 
-    from natbench.metrics import ProcedureContext, run_repetition
+    from natbench.metrics import ProcedureContext
+    from natbench.metrics.registry import run_repetition
     from natbench.testing import FakeDut, FakeModel, FakeTester
     from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
     from natbench.workingpoint import WorkingPoint

@@ -12,7 +12,8 @@ from typing import Any
 from metric_settings import build
 
 import natbench
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
+from natbench.metrics.registry import run_repetition
 from natbench.report.summary import summarize_run
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord
 from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut

@@ -10,7 +10,8 @@ from typing import Any
 from metric_settings import build
 from test_procedures import capacity_harness
 
-from natbench.metrics import ProcedureContext, run_repetition
+from natbench.metrics import ProcedureContext
+from natbench.metrics.registry import run_repetition
 from natbench.results import RepetitionResult
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan

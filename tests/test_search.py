@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
-from natbench.search import BinarySearch, SearchStep, run_binary_search
+from natbench.search.binary import BinarySearch, SearchStep, run_binary_search
 
 
 def threshold_trial(ceiling: float):

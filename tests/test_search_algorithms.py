@@ -20,7 +20,6 @@ from natbench.metrics.throughput import ThroughputSettings
 from natbench.results import Verdict
 from natbench.search import (
     ALGORITHMS,
-    DEFAULT_ALGORITHM,
     BlockFacts,
     PlanQuery,
     SearchAlgorithm,
@@ -28,11 +27,8 @@ from natbench.search import (
     SearchTask,
     TrialGroups,
     TrialRequest,
-    algorithm,
-    algorithm_names,
-    offered_names,
-    reported_algorithm,
 )
+from natbench.search.declare import DEFAULT_ALGORITHM, algorithm, algorithm_names, offered_names, reported_algorithm
 from natbench.search.grid import RateGrid
 from natbench.search.mlr import MlrSection
 

@@ -25,7 +25,7 @@ from lab_helpers import kept_rate, stalled
 
 from natbench import plugins
 from natbench.errors import ConfigError
-from natbench.metrics import judge_phase
+from natbench.judging import judge_phase
 from natbench.plugins import Directions, LossStop, Mapping, Phase2Options, Port
 from natbench.results import Direction, Verdict
 from natbench.testers.software.backend import create

@@ -11,8 +11,7 @@ import pytest
 from metric_settings import TOLERANCE
 from test_procedures import Harness
 
-from natbench.judging import CLUMPS, RATE, is_tester_limited, limit_cause
-from natbench.metrics import judge_phase
+from natbench.judging import CLUMPS, RATE, is_tester_limited, judge_phase, limit_cause
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
 
 F, R = Direction.FORWARD, Direction.REVERSE

@@ -20,8 +20,7 @@ import subprocess
 
 import pytest
 
-from natbench.judging import judge_stopped
-from natbench.metrics import judge_phase
+from natbench.judging import judge_phase, judge_stopped
 from natbench.plugins import Directions, LossStop, Phase2Options
 from natbench.results import Direction, Verdict
 from natbench.testers.losswatch import SAMPLE_PERIOD

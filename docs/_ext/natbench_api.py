@@ -202,7 +202,8 @@ def _resolve(
 class Face(SphinxDirective):
     """``.. natbench-face:: MODULE``: the module's ``__all__``, documented. autodoc's ``automodule`` documents its
     classes and functions and the data the module itself defines with a docstring; the data it re-exports (a
-    registry, a type alias) follow as ``autodata``, with the docstring written where they are defined."""
+    registry, a type alias) follow as ``autodata``, with the docstring written where they are defined, and a class
+    or function the module gives lazily (its ``__getattr__``: ``natbench.load``) as ``autoclass`` / ``autofunction``."""
 
     required_arguments = 1
 
@@ -215,6 +216,10 @@ class Face(SphinxDirective):
         lines = [f".. automodule:: {modname}", ""]
         for name in exported:
             value = getattr(module, name)
+            lazy = name not in vars(module)  # given by the module's __getattr__: automodule does not see it
+            if lazy and (isinstance(value, type) or inspect.isroutine(value)):
+                lines += [f".. auto{'class' if isinstance(value, type) else 'function'}:: {modname}.{name}", ""]
+                continue
             if isinstance(value, type) or inspect.isroutine(value) or ("", name) in _attr_docs(modname):
                 continue  # automodule documents it
             shown = isinstance(value, _CONSTANT)  # an entry-point group's name, not a registry's <object at 0x...>

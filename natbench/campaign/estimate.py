@@ -17,21 +17,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from natbench.metrics import MetricSettings, SearchSettings, metric
-from natbench.search import offered
+from natbench.search.declare import offered
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
-
-__all__ = [
-    "Estimate",
-    "MetricEstimate",
-    "PointEstimate",
-    "estimate",
-    "format_duration",
-    "has_algorithm",
-    "with_algorithm",
-]
 
 
 @dataclass(frozen=True)
@@ -90,7 +80,7 @@ class Estimate:
 
 def has_algorithm(s: MetricSettings, algorithm: str) -> bool:
     """Whether the metric of settings ``s`` is a search that offers the search ``algorithm``
-    (:func:`natbench.search.offered`)."""
+    (:func:`natbench.search.declare.offered`)."""
     return isinstance(s, SearchSettings) and offered(type(s), algorithm)
 
 

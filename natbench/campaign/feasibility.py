@@ -45,16 +45,6 @@ if TYPE_CHECKING:
     from natbench.metrics.teardown_resolution import DeletionProfile
     from natbench.workingpoint import WorkingPoint
 
-__all__ = [
-    "MEMORY_MARGIN",
-    "THIS_HOST",
-    "DutMemory",
-    "HostMemory",
-    "MemoryCheck",
-    "PointScale",
-    "ThisHost",
-    "memory_check",
-]
 
 MEMORY_MARGIN = 0.10
 """Share of the DUT's memory kept for everything but the connections' entries: the kernel and its other caches,

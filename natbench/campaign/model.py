@@ -20,8 +20,6 @@ from natbench.metrics import MetricSettings, all_metrics, metric
 from natbench.traffic.plan import Family, ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["Campaign", "load_campaign", "parse_campaign"]
-
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 """A file stem that may name the default run directory (as ``name:`` must)."""
 

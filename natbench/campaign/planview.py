@@ -17,7 +17,8 @@ from natbench.campaign.estimate import Estimate, estimate, format_duration, has_
 from natbench.campaign.feasibility import MemoryCheck, PointScale, memory_check
 from natbench.campaign.recipes import check_recipes
 from natbench.campaign.teardown_check import TeardownCheck, teardown_check
-from natbench.search import SearchAlgorithm, algorithm, algorithm_names, reference_algorithm
+from natbench.search import SearchAlgorithm
+from natbench.search.declare import algorithm, algorithm_names, reference_algorithm
 from natbench.traffic.plan import wire_frame_sizes
 from natbench.values import format_bytes, format_count
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
     from natbench.metrics.teardown_resolution import DeletionProfile
 
-__all__ = ["AlgorithmComparison", "PlanView", "varying"]
 
 SMALL_SAVING = 1.1
 """Below this ratio of tester time the plan says the saving in percent (``only 4 % less``), never ``1.0x``."""

@@ -20,8 +20,6 @@ from natbench.plugins import ACCESS
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["RecipeCheck", "check_recipes", "place_params"]
-
 
 @dataclass(frozen=True)
 class RecipeCheck:

@@ -16,9 +16,7 @@ from pydantic_core import PydanticUndefined
 from natbench.campaign.schema import SCHEMA_VERSION, CampaignSpec
 from natbench.metrics import SearchSettings
 from natbench.plugins import ACCESS, TESTERS, AccessSettings, TesterSettings
-from natbench.search import algorithm, offered_names
-
-__all__ = ["markdown"]
+from natbench.search.declare import algorithm, offered_names
 
 
 def _models(annotation: Any) -> list[tuple[type[BaseModel], str | None]]:

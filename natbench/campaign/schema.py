@@ -51,21 +51,6 @@ from natbench.values import (
     parse_power,
 )
 
-__all__ = [
-    "METRIC_NAMES",
-    "SCHEMA_VERSION",
-    "AddressSpec",
-    "CampaignSpec",
-    "DutRole",
-    "DutSpec",
-    "MetricsSection",
-    "MetricsSpec",
-    "SweepSpec",
-    "TestbedSpec",
-    "TesterSpec",
-    "TrafficSpec",
-]
-
 SCHEMA_VERSION = 1
 """The campaign schema version this natbench reads and writes."""
 

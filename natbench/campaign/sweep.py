@@ -31,8 +31,6 @@ from natbench.traffic.ports import PortRange
 from natbench.values import MAX_CORES, format_count, parse_count, parse_port_range
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["AXES_HELP", "MAX_POINTS", "Axis", "count_points", "expand", "points_limit"]
-
 MAX_POINTS = 10_000
 """Most working points a campaign may expand to unless a command is told otherwise (``--max-points``): the
 number is computed from the axes before anything is expanded, so a sweep of 10 axes x 4 values (1,048,576

@@ -29,7 +29,6 @@ from natbench.metrics.teardown_resolution import DeletionProfile, resolution
 if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
 
-__all__ = ["KNOWN_DELETION", "TeardownCheck", "deletion_profile", "profile_for", "teardown_check"]
 
 _CONNTRACK = DeletionProfile(
     rate=413_360,

@@ -13,8 +13,6 @@ from natbench.cli.group import cli, printable, printable_lines
 from natbench.cli.streams import PIPE_EXIT, OutputError, guarded_streams, silence
 from natbench.errors import ConfigError, NatbenchError
 
-__all__ = ["cli", "main"]
-
 SUBCOMMANDS = (compare, doctor, lab, plan, recipes, report, run, validate, worker)
 """The subcommand modules (natbench compare, doctor, lab, plan, recipes, report, run, validate, worker and
 scheduler)."""

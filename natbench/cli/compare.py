@@ -9,8 +9,6 @@ import click
 
 from natbench.cli.group import cli
 
-__all__ = ["compare"]
-
 
 @cli.command("compare")
 @click.argument("run_a", type=click.Path(file_okay=False, path_type=Path))

@@ -10,8 +10,6 @@ import click
 from natbench.errors import StoreError
 from natbench.report.load import Run
 
-__all__ = ["check_damage", "status_notes"]
-
 
 def check_damage(runs: Iterable[tuple[str, Run | None]], allow_damaged: bool, outcome: str) -> None:
     """Echo each run's warnings and damage on stderr (``natbench: damaged: file:line: what``) and, for a damaged

@@ -17,8 +17,6 @@ from natbench.host import NEEDS, PackageCheck, check_packages, install_command
 from natbench.plugins import ACCESS, TESTERS
 from natbench.search import ALGORITHMS
 
-__all__ = ["doctor"]
-
 _WHAT = {
     "build": "compile the software tester's C engine",
     "lab": "the local lab: namespaces, veth, kernel NAT (iptables, nftables, tayga)",

@@ -18,19 +18,6 @@ import click
 from natbench.values import parse_count, parse_number
 from natbench.version import __version__
 
-__all__ = [
-    "MAX_LINE_CHARS",
-    "CountRange",
-    "NumberRange",
-    "OptionCommand",
-    "OptionGroup",
-    "cli",
-    "max_points_option",
-    "one_line",
-    "printable_lines",
-    "writable_directory",
-]
-
 MAX_LINE_CHARS = 1000
 """Longest line natbench prints for an error or a user's value (the rest is cut and counted): an input that
 is echoed in a message cannot flood the terminal or a log."""

@@ -10,8 +10,6 @@ from click.core import ParameterSource
 from natbench.cli.group import CountRange, cli, printable
 from natbench.traffic.plan import Family
 
-__all__ = ["lab"]
-
 
 @cli.group("lab")
 def lab() -> None:

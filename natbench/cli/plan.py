@@ -17,8 +17,6 @@ from natbench.campaign.planview import PlanView
 from natbench.cli.group import cli, max_points_option, printable
 from natbench.errors import ConfigError, StoreError
 
-__all__ = ["plan"]
-
 VALUE_CHARS = 80
 """Longest cell of the working-point table shown (the rest is cut and counted)."""
 

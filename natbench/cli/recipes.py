@@ -12,8 +12,6 @@ from natbench.duts.recipes import KNOWN_STEPS, Recipe, list_recipes, load_recipe
 from natbench.errors import ConfigError
 from natbench.values import MAX_CORES
 
-__all__ = ["recipes"]
-
 RENDERED_CHARS = 100_000
 """Longest rendered command line printed whole (a recipe's commands are far shorter)."""
 

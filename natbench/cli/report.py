@@ -9,8 +9,6 @@ import click
 from natbench.cli.group import cli, writable_directory
 from natbench.errors import ConfigError
 
-__all__ = ["report"]
-
 FORMATS = ("text", "md", "tex", "csv", "html")
 
 

@@ -18,8 +18,6 @@ from natbench.run.records import Scan
 from natbench.run.runner import RunInterrupted, default_run_dir, resume_campaign, run_campaign
 from natbench.values import MAX_WAIT_SECONDS, MIN_MONITOR_INTERVAL
 
-__all__ = ["run_command"]
-
 
 @cli.command("run")
 @click.argument("campaign_file", required=False, type=click.Path(dir_okay=False, path_type=Path))

@@ -22,8 +22,6 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-__all__ = ["PIPE_EXIT", "OutputError", "guarded_streams", "silence"]
-
 PIPE_EXIT = 128 + 13
 """Exit status after a broken pipe on standard output: what a shell reports for a process ended by SIGPIPE."""
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import click
 
-from natbench.campaign import check_recipes, estimate, load_campaign
-from natbench.campaign.estimate import format_duration
+from natbench.campaign import load_campaign
+from natbench.campaign.estimate import estimate, format_duration
 from natbench.campaign.feasibility import memory_check
+from natbench.campaign.recipes import check_recipes
 from natbench.campaign.teardown_check import teardown_check
 from natbench.cli.group import cli, max_points_option, printable
 from natbench.errors import ConfigError
-
-__all__ = ["validate"]
 
 
 @cli.command("validate")

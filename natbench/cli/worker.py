@@ -20,8 +20,6 @@ from natbench.cli.group import CountRange, NumberRange, cli
 from natbench.errors import ConfigError, NatbenchError
 from natbench.values import MAX_WAIT_SECONDS
 
-__all__ = ["need_distributed", "scheduler_command", "security_from", "serve_worker", "worker_command", "worker_testbed"]
-
 
 def need_distributed(command: str) -> None:
     """Raise one ConfigError line when Dask distributed (the ``distributed`` extra) is not installed."""

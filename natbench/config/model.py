@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["SchemaModel"]
-
 
 class SchemaModel(BaseModel):
     """Base of every campaign model: unknown keys are errors, field docstrings are the field descriptions."""

@@ -18,17 +18,6 @@ from pathlib import Path
 
 from natbench.errors import ConfigError
 
-__all__ = [
-    "MAX_PATH_ENTRIES",
-    "NAME_MAX",
-    "PATH_MAX",
-    "PSEUDO_ROOTS",
-    "env_path",
-    "env_paths",
-    "path_problem",
-    "pseudo_root",
-]
-
 PATH_MAX = 4096
 """Longest path (bytes, with its terminating NUL counted by the kernel) Linux accepts (``<linux/limits.h>``)."""
 NAME_MAX = 255

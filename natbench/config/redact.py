@@ -13,8 +13,6 @@ import base64
 import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "redact_credentials", "split_credentials"]
-
 REDACTED = "***"
 """What a password (or a token given as the user name) is shown as."""
 

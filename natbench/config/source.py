@@ -28,26 +28,6 @@ from yaml.resolver import Resolver
 from natbench.config.paths import pseudo_root
 from natbench.errors import ConfigError
 
-__all__ = [
-    "MAX_DEPTH",
-    "MAX_EXPANDED_NODES",
-    "MAX_FILE_BYTES",
-    "MAX_NODES",
-    "MAX_NUMBER_CHARS",
-    "Located",
-    "LocatedError",
-    "Path_",
-    "SourceMap",
-    "YamlLimitError",
-    "format_path",
-    "load_yaml_data",
-    "parse_yaml",
-    "read_user_file",
-    "redact_substituted",
-    "require_document",
-    "unset_variables",
-]
-
 MAX_FILE_BYTES = 1 << 20
 """Largest campaign, recipe or testbed file read (1 MiB; the largest shipped file has 16 kB)."""
 MAX_DEPTH = 64

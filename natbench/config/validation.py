@@ -18,8 +18,6 @@ from pydantic import BaseModel, ValidationError
 from natbench.config.source import SourceMap
 from natbench.errors import ConfigError
 
-__all__ = ["first_error", "plain_message", "validation_error"]
-
 _KEY = "[key]"
 """pydantic's loc part for a problem with a mapping's key (the key itself is the part before it)."""
 

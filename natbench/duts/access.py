@@ -23,19 +23,6 @@ from natbench.plugins import AccessSettings, DutPlacement, Endpoint, LabResource
 from natbench.traffic.plan import AddressPlan
 from natbench.values import MAX_DURATION_SECONDS, MAX_WAIT_SECONDS
 
-__all__ = [
-    "LOCAL",
-    "NETNS",
-    "NETNS_NAME",
-    "SSH",
-    "LocalAccess",
-    "LocalBackend",
-    "NetnsAccess",
-    "NetnsBackend",
-    "SshAccess",
-    "SshBackend",
-]
-
 NETNS_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.@-]*$"
 """An ``ip netns`` name: no slash or blank, not ``.`` or ``..``."""
 

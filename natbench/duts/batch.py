@@ -13,8 +13,6 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["BatchOutput", "batch_script", "batch_token", "read_batch"]
-
 
 def batch_token() -> str:
     """A random marker no command's output contains by chance."""

@@ -37,8 +37,6 @@ from natbench.duts.recipes.template import cpu_hexmask
 from natbench.errors import DutError
 from natbench.plugins import Executor
 
-__all__ = ["CoreState", "DutCores", "LinuxCores"]
-
 
 @dataclass
 class CoreState:

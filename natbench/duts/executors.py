@@ -30,23 +30,6 @@ from typing import Protocol, runtime_checkable
 from natbench.errors import DutError, DutStepFailed
 from natbench.plugins import CommandResult, Executor, StreamsOutput
 
-__all__ = [
-    "DEFAULT_COMMAND_TIMEOUT",
-    "KILL_GRACE",
-    "AuthenticationFailed",
-    "CommandFailed",
-    "CommandTimeout",
-    "ConnectionLost",
-    "ExecutorError",
-    "LocalExecutor",
-    "LocalRunning",
-    "NetnsExecutor",
-    "ProcessState",
-    "RunningCommand",
-    "command_timeout",
-    "group_processes",
-]
-
 DEFAULT_COMMAND_TIMEOUT = 120.0
 """Seconds a DUT command may take when neither its recipe nor the DUT's access says otherwise (a command whose
 time grows with the connection table gets a limit scaled to it: :mod:`natbench.duts.tablework`)."""

@@ -9,8 +9,6 @@ from typing import Any
 from natbench.duts.recipes import Recipe
 from natbench.duts.steps import StepResult
 
-__all__ = ["recipe_dut_facts"]
-
 
 def _stored(value: Any) -> Any:
     """A parameter as the facts keep it: a plain value as is, anything else (an address, a path) as text."""

@@ -11,8 +11,6 @@ from natbench.errors import DutError
 from natbench.plugins import DutDeclarations, MappingTable
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["DutGroup"]
-
 log = logging.getLogger(__name__)
 
 

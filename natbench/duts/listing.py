@@ -21,8 +21,6 @@ import numpy as np
 
 from natbench.plugins import MappingTable, MappingTableBuilder, ParseError
 
-__all__ = ["BATCH_BYTES", "MAX_LINE", "BatchReader", "MappingListing", "add_numeric_rows", "line_excerpt"]
-
 BATCH_BYTES = 1 << 20
 """Bytes of whole lines parsed at once."""
 MAX_LINE = 1 << 16

@@ -28,13 +28,6 @@ from natbench.duts.parsers import parse_meminfo, parse_proc_stat, parse_slabinfo
 from natbench.errors import DutError
 from natbench.plugins import Executor, ParseError, SlabCache
 
-__all__ = [
-    "Monitor",
-    "idle_percent",
-    "read_memory",
-    "sample_command",
-]
-
 _SEP = "@@natbench@@"
 _END = "@@natbench-sample-end@@"
 

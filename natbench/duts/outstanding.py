@@ -21,8 +21,6 @@ from natbench.duts.recipes.cost import TableWork
 from natbench.duts.tablework import TableScale
 from natbench.errors import DutError, DutStepFailed
 
-__all__ = ["CommandStillRunning", "Outliving", "Outstanding"]
-
 
 class CommandStillRunning(DutStepFailed):
     """A step did not start: a command of an earlier step outlived its time limit and is still running."""

@@ -25,22 +25,6 @@ import numpy as np
 from natbench.duts.listing import MappingListing, add_numeric_rows
 from natbench.plugins import PARSERS, Mapping, MappingTableBuilder, ParseError, Parser
 
-__all__ = [
-    "get_parser",
-    "parse_conntrack_count",
-    "parse_conntrack_mappings",
-    "parse_conntrack_stats",
-    "parse_cpu_list",
-    "parse_key_value",
-    "parse_meminfo",
-    "parse_nft_ruleset",
-    "parse_proc_stat",
-    "parse_slabinfo",
-    "parse_tayga_map",
-    "parser_names",
-    "register_parser",
-]
-
 
 def register_parser(name: str) -> Callable[[Parser], Parser]:
     """Decorator: register a parser under ``name`` in :data:`natbench.plugins.PARSERS` (names are unique: a name

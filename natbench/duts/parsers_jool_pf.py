@@ -35,17 +35,6 @@ from natbench.duts.listing import MappingListing, add_numeric_rows
 from natbench.duts.parsers import register_parser
 from natbench.plugins import Mapping, MappingTableBuilder, ParseError
 
-__all__ = [
-    "PfState",
-    "jool_session_count",
-    "jool_version",
-    "parse_jool_sessions_csv",
-    "parse_jool_stats",
-    "parse_pfctl_info",
-    "parse_pfctl_states",
-    "pf_mappings",
-]
-
 _STAT_LINE = re.compile(r"^(JSTAT[A-Z0-9_]*): (\d+)$")
 
 

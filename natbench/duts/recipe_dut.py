@@ -31,8 +31,6 @@ from natbench.errors import DutError
 from natbench.plugins import DutDeclarations, Executor, Mapping, MappingTable
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["RecipeDut"]
-
 log = logging.getLogger(__name__)
 
 

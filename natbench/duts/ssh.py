@@ -50,8 +50,6 @@ from natbench.duts.executors import (
 )
 from natbench.plugins import CommandResult
 
-__all__ = ["DEFAULT_KEEPALIVE_COUNT", "DEFAULT_KEEPALIVE_INTERVAL", "PID_MARK", "SshExecutor", "SshRunning"]
-
 log = logging.getLogger(__name__)
 
 DEFAULT_KEEPALIVE_INTERVAL = 5.0

@@ -29,17 +29,6 @@ from natbench.duts.tablework import StepLimit, TableScale
 from natbench.errors import DutError, DutStepFailed, RecipeError
 from natbench.plugins import CommandResult, Executor, ParseError, ParseSink, StreamingParser, StreamsOutput
 
-__all__ = [
-    "NOT_RETRIED",
-    "CommandRecord",
-    "StepResult",
-    "StepRun",
-    "TimeLimits",
-    "can_stream",
-    "run_retrying",
-    "timed_wrapper",
-]
-
 log = logging.getLogger(__name__)
 
 TIMING_MARK = "__natbench_timing__"

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 
 from natbench.duts.recipes.cost import TableWork
 
-__all__ = ["MARGIN", "MIN_MEASURED", "RateSample", "StepLimit", "TableScale"]
-
 MARGIN = 4.0
 """How many times its expected time a command that grows with the table may take: room for a rate that falls as the
 table grows past the largest one measured (seed 000 Figure 5: about 1.5x slower per 4x connections) and for a

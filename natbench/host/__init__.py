@@ -15,17 +15,6 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-__all__ = [
-    "NEEDS",
-    "PackageCheck",
-    "SystemPackage",
-    "check_packages",
-    "find_command",
-    "install_command",
-    "package_for",
-    "system_packages",
-]
-
 NEEDS = ("build", "lab", "ssh", "vm", "report")
 """The parts of natbench a system package can be needed by, in the order ``natbench doctor`` lists them."""
 

@@ -12,22 +12,21 @@ Adding a metric: a module here defining its settings model, its procedure and a 
 show of it: :mod:`~natbench.metrics.declare`), and one line below that registers it.
 """
 
-from natbench.judging import is_tester_limited, judge_phase
 from natbench.metrics.capacity import CAPACITY
-from natbench.metrics.context import ProcedureContext, RunOptions
+from natbench.metrics.context import ProcedureContext
 from natbench.metrics.cps import CPS
+from natbench.metrics.declare import Column, CountRow, Lifetime, Mark, OwnTable, StatRows, TableRow
 from natbench.metrics.frame_loss import FRAME_LOSS
 from natbench.metrics.latency import LATENCY, PDV
 from natbench.metrics.registry import (
+    METRICS,
     Metric,
     all_metrics,
-    baseline_metric,
     find_metric,
     metric,
     metric_names,
     register,
     reported_metric,
-    run_repetition,
 )
 from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.metrics.teardown import TEARDOWN
@@ -35,21 +34,24 @@ from natbench.metrics.throughput import FORWARDING, THROUGHPUT
 from natbench.metrics.validation import VALIDATION
 
 __all__ = [
+    "METRICS",
+    "Column",
+    "CountRow",
+    "Lifetime",
+    "Mark",
     "Metric",
     "MetricSettings",
+    "OwnTable",
     "ProcedureContext",
-    "RunOptions",
     "SearchSettings",
+    "StatRows",
+    "TableRow",
     "all_metrics",
-    "baseline_metric",
     "find_metric",
-    "is_tester_limited",
-    "judge_phase",
     "metric",
     "metric_names",
     "register",
     "reported_metric",
-    "run_repetition",
 ]
 
 register(CPS, THROUGHPUT, FRAME_LOSS, LATENCY, PDV, TEARDOWN, CAPACITY, VALIDATION, FORWARDING)

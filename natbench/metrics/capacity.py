@@ -46,10 +46,9 @@ from natbench.metrics.registry import Metric
 from natbench.metrics.settings import Count, MetricSettings
 from natbench.metrics.trial import dut_supports
 from natbench.results import RepetitionResult
-from natbench.search import reference_algorithm, search_steps
+from natbench.search.binary import search_steps
+from natbench.search.declare import reference_algorithm
 from natbench.traffic.ports import PortRange
-
-__all__ = ["CAPACITY", "CapacitySettings", "capacity"]
 
 PROBE_SEARCH = reference_algorithm()
 """The search of every probe: the reference, the seeds' binary search, whatever ``algorithm`` says (siitperf's method;

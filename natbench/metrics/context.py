@@ -18,8 +18,6 @@ from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["FILL_KINDS", "OnSearchError", "ProcedureContext", "RunOptions", "Selection"]
-
 FILL_KINDS = ("fill", "fill_check")
 """Trials that load the table for a later measurement: judged by the connections they left, which other processes'
 load cannot change unnoticed, so their host load flags no result."""

@@ -24,17 +24,8 @@ from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.metrics.trial import search_extra, search_value
 from natbench.metrics.validation import EstablishmentSettings, establishment_step, validated_step
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.search import SearchAlgorithm, SearchOutcome, TrialRequest, algorithm
-
-__all__ = [
-    "CPS",
-    "UNVALIDATED",
-    "CpsSettings",
-    "EstablishmentOutcome",
-    "cps",
-    "establishment_search",
-    "search_lifetime",
-]
+from natbench.search import SearchAlgorithm, SearchOutcome, TrialRequest
+from natbench.search.declare import algorithm
 
 
 class CpsSettings(SearchSettings, EstablishmentSettings):

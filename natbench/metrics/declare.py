@@ -21,26 +21,8 @@ from typing import Any, Literal
 
 from natbench.plugins.columns import Column
 from natbench.results import RepetitionResult
-from natbench.search import BlockFacts, reported_algorithm, stored_algorithm
-
-__all__ = [
-    "SEARCH_COLUMNS",
-    "SEARCH_ROWS",
-    "Column",
-    "CountRow",
-    "Lifetime",
-    "Mark",
-    "OwnTable",
-    "StatRows",
-    "TableRow",
-    "error_caption",
-    "finite",
-    "median_or_nan",
-    "merge_facts",
-    "number",
-    "search_summary",
-    "stats",
-]
+from natbench.search import BlockFacts
+from natbench.search.declare import reported_algorithm, stored_algorithm
 
 
 def _num(x: Any) -> float:
@@ -121,7 +103,7 @@ class OwnTable:
     title: str
     """The table's title."""
     caption: str
-    """The table's caption; ``{scale}`` is the rate scale's words (``1,000 ``)."""
+    """The table's caption; ``{scale}`` is the rate scale's words with a space after them (``"1,000 "``)."""
     figures: Callable[[Mapping[str, Sequence[float]], float], Mapping[str, float]]
     """Per working point: the figures (by name) from the metric's columns over the point's repetitions (each
     column's cells, and ``reported``: the reported values) and the point's connections."""

@@ -9,10 +9,9 @@ invalid steps, DUT setup per working point and tester start-up are not counted.
 from __future__ import annotations
 
 from natbench.metrics.settings import MetricSettings, SearchSettings
-from natbench.search import PlanQuery, algorithm
+from natbench.search import PlanQuery
+from natbench.search.declare import algorithm
 from natbench.search.shorttrials import ShortTrialSettings
-
-__all__ = ["STEP_OVERHEAD", "plan_query", "repeated", "search_midpoint", "search_seconds"]
 
 STEP_OVERHEAD = 1.0
 """Seconds added to every trial for DUT commands (empty / count the connection table)."""

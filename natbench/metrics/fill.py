@@ -35,8 +35,6 @@ from natbench.plugins import LoadsMappings, MappingTable, SamplesValidation
 from natbench.results import PhaseResult, TrialRecord, Verdict
 from natbench.traffic.plan import ResponderMode
 
-__all__ = ["DEFAULT_FILL_SAMPLE", "Fill", "fill_table"]
-
 DEFAULT_FILL_SAMPLE = 10_000
 """Reverse frames that verify a fill on a DUT that cannot count (all N when N is smaller). All of them arriving
 bounds the share of connections the DUT lost below 3 / 10,000 = 0.03 % with 95 % confidence (the rule of three)."""

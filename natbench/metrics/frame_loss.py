@@ -32,9 +32,6 @@ from natbench.metrics.trial import direction_extra, retry
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.values import MAX_REPETITIONS
 
-__all__ = ["FRAME_LOSS", "FrameLossSettings", "frame_loss"]
-
-
 MAX_STEP = 0.1
 """RFC 2544 26.3: the rates of the walk are at most 10 % of the maximum rate apart."""
 

@@ -24,8 +24,6 @@ from __future__ import annotations
 from natbench.metrics.declare import Column, Mark
 from natbench.results import RepetitionResult
 
-__all__ = ["HOST_COLUMNS", "HOST_MARKS", "host_busy", "tolerance"]
-
 
 def tolerance(r: RepetitionResult) -> float:
     """The share of the host's CPUs other processes may take without changing ``r``: its relative precision,

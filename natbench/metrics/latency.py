@@ -35,8 +35,6 @@ from natbench.plugins import Phase2Options
 from natbench.results import RepetitionResult
 from natbench.values import MAX_COUNT, MAX_DURATION_SECONDS, MAX_RATE, MAX_REPETITIONS
 
-__all__ = ["LATENCY", "PDV", "DelaySettings", "LatencySettings", "PdvSettings", "latency", "pdv"]
-
 RATE_FROM = "throughput"
 """The metric whose median result is the trial's rate when the settings give none."""
 

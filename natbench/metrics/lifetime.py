@@ -23,15 +23,6 @@ from natbench.metrics.settings import FilledTableSettings, MetricSettings
 from natbench.plugins import Dut
 from natbench.results import PhaseResult, Verdict
 
-__all__ = [
-    "TIMEOUT_FACTS",
-    "connection_limit",
-    "connection_timeout",
-    "establishment_lifetime",
-    "filled_table_lifetime",
-    "guard_establishment",
-]
-
 TIMEOUT_FACTS = ("udp_timeout", "udp_timeout_stream")
 """DUT facts (or recipe parameters under ``facts["params"]``) holding connection timeouts in seconds: iptables and
 nftables read both from the kernel; Jool and PF recipes have ``udp_timeout`` as a parameter."""

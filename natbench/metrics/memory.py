@@ -35,19 +35,6 @@ from natbench.errors import NatbenchError
 from natbench.plugins import Dut, MeasuresMemory
 from natbench.results import PhaseResult
 
-__all__ = [
-    "CAPACITY_KEYS",
-    "EMPTY_READINGS",
-    "FALLING_KEYS",
-    "READING_GAP",
-    "RESOLUTION",
-    "SIGNIFICANCE",
-    "FillFigures",
-    "FillMemory",
-    "fill_figures",
-    "memory_used",
-]
-
 FALLING_KEYS = frozenset({"mem_available"})
 """Keys that fall as connections take memory (used = before - after); every other key grows (used = after -
 before)."""

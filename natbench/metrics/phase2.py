@@ -30,7 +30,8 @@ from natbench.errors import SearchError
 from natbench.judging import judge_phase, judge_stopped
 from natbench.metrics.context import ProcedureContext, RunOptions
 from natbench.metrics.fill import fill_table
-from natbench.metrics.lifetime import TIMEOUT_FACTS, connection_limit, connection_timeout
+from natbench.metrics.lifetime import connection_limit
+from natbench.metrics.lifetime import connection_timeout as connection_timeout
 from natbench.metrics.memory import FillMemory
 from natbench.metrics.responder import responder_tuples
 from natbench.metrics.settings import FilledTableSettings, Phase2Settings
@@ -39,8 +40,6 @@ from natbench.plugins import MappingTable, Phase2Options
 from natbench.plugins.tester import LossStop
 from natbench.results import TrialRecord, Verdict
 from natbench.search import TrialRequest, TrialRunner
-
-__all__ = ["TIMEOUT_FACTS", "Filler", "connection_timeout", "phase2_options", "phase2_runner", "phase2_step"]
 
 
 class Filler:

@@ -21,18 +21,6 @@ from natbench.results import RepetitionResult
 if TYPE_CHECKING:  # the context reads the registry (a result's unit); the registry only names the context
     from natbench.metrics.context import ProcedureContext
 
-__all__ = [
-    "METRICS",
-    "Metric",
-    "all_metrics",
-    "baseline_metric",
-    "find_metric",
-    "metric",
-    "metric_names",
-    "register",
-    "reported_metric",
-    "run_repetition",
-]
 
 M = TypeVar("M", bound=MetricSettings)
 

@@ -9,8 +9,6 @@ from natbench.metrics.trial import dut_supports
 from natbench.plugins import LoadsMappings, MappingTable
 from natbench.traffic.plan import ResponderMode
 
-__all__ = ["PRESERVATION_SAMPLE", "check_preservation", "responder_tuples"]
-
 PRESERVATION_SAMPLE = 256
 """Mappings compared with the phase-1 enumeration before computed (ResponderMode.COMPUTE) tuples are trusted."""
 

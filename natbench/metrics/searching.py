@@ -10,9 +10,8 @@ from natbench.metrics.context import ProcedureContext
 from natbench.metrics.duration import STEP_OVERHEAD
 from natbench.metrics.settings import SearchSettings
 from natbench.plugins import evidence_of
-from natbench.search import SearchAlgorithm, SearchOutcome, SearchTask, TrialRunner, algorithm
-
-__all__ = ["run_search", "search_task"]
+from natbench.search import SearchAlgorithm, SearchOutcome, SearchTask, TrialRunner
+from natbench.search.declare import algorithm
 
 
 def search_task(

@@ -18,7 +18,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from natbench.config.model import SchemaModel
 from natbench.plugins import Directions
-from natbench.search import DEFAULT_ALGORITHM, offered_names
+from natbench.search.declare import DEFAULT_ALGORITHM, offered_names
 from natbench.values import (
     MAX_COUNT,
     MAX_DURATION_SECONDS,
@@ -29,18 +29,6 @@ from natbench.values import (
     parse_count,
     parse_number,
 )
-
-__all__ = [
-    "Count",
-    "FillSettings",
-    "FilledTableSettings",
-    "GapSettings",
-    "LossRatio",
-    "MetricSettings",
-    "Phase2Settings",
-    "Rate",
-    "SearchSettings",
-]
 
 Count = Annotated[int, BeforeValidator(parse_count), Field(le=MAX_COUNT)]
 """A whole number written as ``8388608``, ``2^23`` or ``4M``; at most 2^32."""

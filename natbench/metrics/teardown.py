@@ -32,8 +32,6 @@ from natbench.metrics.trial import count_connections, dut_supports
 from natbench.results import RepetitionResult, Verdict
 from natbench.values import MAX_REPETITIONS
 
-__all__ = ["TEARDOWN", "TeardownSettings", "teardown", "teardown_figures"]
-
 MAX_EMPTY_SAMPLES = 100
 """Most empty-table delete timings one repetition takes."""
 

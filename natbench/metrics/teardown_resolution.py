@@ -20,8 +20,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["RESOLUTION", "DeletionProfile", "Resolution", "advised_connections", "resolution"]
-
 RESOLUTION = 4.0
 """A deletion time is timed well when it is this many times the empty-table delete's spread (the noise then moves
 it by at most a quarter): the connection count :func:`advised_connections` gives aims at it."""

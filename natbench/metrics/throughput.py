@@ -26,8 +26,6 @@ from natbench.results import RepetitionResult
 from natbench.search import SearchOutcome, ShortTrialSettings
 from natbench.search.mlr import MlrSection
 
-__all__ = ["FORWARDING", "THROUGHPUT", "ForwardingSettings", "ThroughputSettings", "forwarding", "throughput"]
-
 
 class ThroughputSettings(MlrSection, SearchSettings, FilledTableSettings, ShortTrialSettings):
     """Throughput: phase 1 fills the tables at fill_rate, then a search of phase-2 trials by ``algorithm``."""

@@ -34,24 +34,8 @@ from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings, SearchSettings
 from natbench.plugins import Directions, Dut, MonitorsCpu, ReportsSupport, SetsReceiveTimeout
 from natbench.results import PhaseResult, TrialRecord, Verdict
-from natbench.search import BinarySearch, SearchOutcome, SearchStep
-
-__all__ = [
-    "check_filled",
-    "count_connections",
-    "direction_extra",
-    "dut_supports",
-    "empty_table",
-    "fill_failed",
-    "monitor_columns",
-    "phase1_step",
-    "rate_from_prior",
-    "retry",
-    "run_traffic",
-    "search_extra",
-    "search_rates",
-    "search_value",
-]
+from natbench.search import SearchOutcome
+from natbench.search.binary import BinarySearch, SearchStep
 
 
 def monitor_columns(samples: Mapping[str, Sequence[Mapping[str, Any]]], interval: float) -> dict[str, Any]:

@@ -28,17 +28,6 @@ from natbench.plugins import LoadsMappings
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.traffic.plan import ResponderMode
 
-__all__ = [
-    "VALIDATION",
-    "EstablishmentSettings",
-    "ValidatedSettings",
-    "ValidationMode",
-    "ValidationSettings",
-    "establishment_step",
-    "validated_step",
-    "validation",
-]
-
 RATE_FROM = "cps"
 """The metric whose median result is the phase-1 rate when the settings give none."""
 

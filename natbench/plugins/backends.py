@@ -23,16 +23,6 @@ from natbench.plugins.settings import AccessSettings, TesterSettings
 from natbench.plugins.tester import LabPorts, Tester
 from natbench.traffic.plan import AddressPlan
 
-__all__ = [
-    "AccessBackend",
-    "Endpoint",
-    "LabRequest",
-    "LabResource",
-    "Locate",
-    "TesterBackend",
-    "TesterContext",
-]
-
 S = TypeVar("S", bound=TesterSettings)
 A = TypeVar("A", bound=AccessSettings)
 

@@ -9,8 +9,6 @@ from typing import Any, Literal
 
 from natbench.results import RepetitionResult
 
-__all__ = ["Column", "Summary"]
-
 Summary = Literal["count", "stats", "median", "first", "none"]
 """How a column is summed up per working point and metric over the repetitions: ``count`` (how many repetitions
 it is true for), ``stats`` (``<name>_median``, ``<name>_min``, ``<name>_max``), ``median``, ``first`` (the first

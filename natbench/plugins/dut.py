@@ -14,23 +14,6 @@ from typing import Any, Protocol, runtime_checkable
 from natbench.plugins.tester import Mapping
 from natbench.workingpoint import WorkingPoint
 
-__all__ = [
-    "SHARES_HOST",
-    "CommandResult",
-    "DeclaresRows",
-    "Dut",
-    "DutDeclarations",
-    "DutPlacement",
-    "Executor",
-    "MeasuresMemory",
-    "MonitorsCpu",
-    "ReportsSupport",
-    "SlabCache",
-    "StreamsOutput",
-    "TableParam",
-]
-
-
 SHARES_HOST = "shares_host_cpus"
 """The DUT fact (true) of a DUT that runs on the CPUs of the machine the tester runs on (a local lab's namespace or
 VM): its CPU load and the tester's cannot be told apart from what the host's CPUs do (reports say so)."""

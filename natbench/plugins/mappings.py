@@ -20,8 +20,6 @@ import numpy as np
 
 from natbench.plugins.tester import Mapping
 
-__all__ = ["MappingTable", "MappingTableBuilder"]
-
 _PORT = np.uint16
 
 

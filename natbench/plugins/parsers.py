@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ParseError", "ParseSink", "Parser", "StreamingParser"]
-
 Parser = Callable[[str], Any]
 """A parser: a command's standard output -> the value the step saves."""
 

@@ -26,17 +26,6 @@ from natbench.errors import ConfigError
 from natbench.plugins.backends import AccessBackend, TesterBackend
 from natbench.plugins.parsers import Parser
 
-__all__ = [
-    "ACCESS",
-    "ACCESS_GROUP",
-    "METRIC_GROUP",
-    "PARSERS",
-    "PARSER_GROUP",
-    "TESTERS",
-    "TESTER_GROUP",
-    "Registry",
-]
-
 TESTER_GROUP = "natbench.testers"
 """Entry-point group of tester kinds: each names a :class:`~natbench.plugins.backends.TesterBackend`."""
 ACCESS_GROUP = "natbench.access"

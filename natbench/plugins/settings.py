@@ -21,15 +21,6 @@ from natbench.config.validation import first_error, validation_error
 from natbench.errors import ConfigError
 from natbench.traffic.plan import ResponderMode
 
-__all__ = [
-    "DEFAULT_RATE_TOLERANCE",
-    "TESTER_SETTINGS",
-    "AccessSettings",
-    "DutMachine",
-    "TesterSettings",
-    "validated",
-]
-
 M = TypeVar("M", bound=SchemaModel)
 
 DEFAULT_RATE_TOLERANCE = 0.001

@@ -15,26 +15,6 @@ from typing import Any, Protocol, runtime_checkable
 from natbench.results import Direction, PhaseResult
 from natbench.traffic.plan import TrafficPlan
 
-__all__ = [
-    "NO_EVIDENCE",
-    "BeginsRepetition",
-    "DeclaresEvidence",
-    "Directions",
-    "HostLoadProbe",
-    "LabPorts",
-    "LoadsMappings",
-    "LossStop",
-    "Mapping",
-    "Phase2Options",
-    "Port",
-    "SamplesValidation",
-    "SetsReceiveTimeout",
-    "Tester",
-    "TrialEvidence",
-    "WatchesHostLoad",
-    "evidence_of",
-]
-
 
 class Directions(enum.StrEnum):
     """Active directions of a phase-2 test."""

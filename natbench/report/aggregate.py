@@ -26,26 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from natbench.metrics import Metric, baseline_metric, reported_metric
+from natbench.metrics import Metric, reported_metric
 from natbench.metrics.memory import fill_figures
+from natbench.metrics.registry import baseline_metric
 from natbench.run.frames import result_columns
-
-__all__ = [
-    "MEMORY_FIGURES",
-    "baseline_ratio",
-    "data_path_cores",
-    "fill_memory_frame",
-    "memory_summary",
-    "own_summary",
-    "scale_connections",
-    "scale_up_cores",
-    "summarize",
-    "summary_columns",
-    "trial_cpu_busy",
-    "trial_summary",
-    "with_dut_cpu_busy",
-    "with_invalid_trials",
-]
 
 
 def _num(x: Any) -> float:

@@ -24,8 +24,6 @@ import pandas as pd
 
 from natbench.errors import ConfigError
 
-__all__ = ["MATCH_COLUMNS", "WIRE", "check_like_traffic", "combined", "match_baseline", "point_words", "refile"]
-
 MATCH_COLUMNS = ("cores", "src_first", "src_last", "dst_first", "dst_last", "frame_size")
 """Columns of :func:`~natbench.report.aggregate.points_frame` that must be equal for a baseline point to match."""
 

@@ -28,8 +28,6 @@ import pandas as pd
 
 from natbench.plugins.dut import SHARES_HOST
 
-__all__ = ["BOUND_COLUMNS", "has_headroom", "shares_host", "with_bound_diagnosis"]
-
 BOUND_COLUMNS = ("bound_headroom", "bound_host", "bound_lower")
 """The columns :func:`with_bound_diagnosis` adds (module docstring)."""
 

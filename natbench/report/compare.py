@@ -11,8 +11,6 @@ from natbench.errors import ConfigError
 from natbench.metrics import reported_metric
 from natbench.values import parse_number
 
-__all__ = ["STATS", "Threshold", "compare_summaries", "exceeded", "parse_threshold"]
-
 STATS = ("median", "min", "max")
 """The statistics a ``--fail`` rule may name."""
 

@@ -21,8 +21,6 @@ from natbench.metrics.teardown_resolution import DeletionProfile
 if TYPE_CHECKING:
     from natbench.report.load import Run
 
-__all__ = ["measured_deletion"]
-
 
 def measured_deletion(run: Run) -> tuple[DeletionProfile | None, str]:
     """(the run's deletion profile, where it came from); None, with the reason, when the run timed no tear-down with a

@@ -23,8 +23,6 @@ import io
 
 from matplotlib.figure import Figure
 
-__all__ = ["DISPLAY_FORMATS", "NatbenchFigure", "display_formats", "figure_bytes"]
-
 DISPLAY_FORMATS = ("png", "svg")
 """The formats a figure can show itself as."""
 

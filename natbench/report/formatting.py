@@ -4,18 +4,6 @@ from __future__ import annotations
 
 import math
 
-__all__ = [
-    "fmt_count",
-    "fmt_number",
-    "fmt_percent",
-    "fmt_ratio",
-    "fmt_scale_up",
-    "fmt_seconds",
-    "fmt_size",
-    "fmt_value",
-    "is_missing",
-]
-
 MISSING = "-"
 
 

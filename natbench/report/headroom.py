@@ -17,8 +17,6 @@ import pandas as pd
 from natbench.report.aggregate import MIN_CPU_SAMPLES, data_path_cores
 from natbench.report.plots import monitored_trials
 
-__all__ = ["HEADROOM_COLUMNS", "cpu_headroom"]
-
 HEADROOM_COLUMNS = ["metric", "dut", "point_id", "point", "core", "busy", "samples", "rate"]
 """Columns of :func:`cpu_headroom`: busy is the core's busy % (0-100), samples the monitor samples it is the
 median of, rate the trial's intended rate per direction."""

@@ -20,7 +20,6 @@ from natbench.report.summary import RunSummary, summarize_run
 if TYPE_CHECKING:
     from natbench.report.load import Run
 
-__all__ = ["MAX_CPU_PLOTS", "ReportFigure", "render_html", "run_figures"]
 
 #: At most this many CPU idle time plots go into one report (one per point, metric and DUT).
 MAX_CPU_PLOTS = 24

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from natbench.errors import StoreError
-from natbench.metrics import baseline_metric, reported_metric
+from natbench.metrics import reported_metric
+from natbench.metrics.registry import baseline_metric
 from natbench.report import aggregate
 from natbench.report.baseline import check_like_traffic, combined, match_baseline, refile
 from natbench.report.bound import shares_host, with_bound_diagnosis

@@ -27,7 +27,6 @@ from natbench.report.html import ReportFigure, render_html, run_figures
 if TYPE_CHECKING:
     from natbench.report.load import Run
 
-__all__ = ["PLOTS", "check_report_dir", "write_report"]
 
 _EXT = {"text": "txt", "md": "md", "tex": "tex", "csv": "csv"}
 

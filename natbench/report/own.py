@@ -17,8 +17,6 @@ from natbench.report.rows import INVALID_NOTE, SCALES, cell_marks, memory_rows, 
 from natbench.report.seedtable import SeedTable, TableRows
 from natbench.run.format import slab_label
 
-__all__ = ["own_table"]
-
 
 def _time_decimals(col: pd.Series) -> int:
     """2 decimals (seed 000 Figure 5), 1 when a time reaches 1,000 s, more for times below 0.1 s

@@ -16,9 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from natbench.metrics import Metric, baseline_metric, reported_metric
+from natbench.metrics import Metric, reported_metric
 from natbench.metrics.declare import SEARCH_ROWS, CountRow, error_caption
 from natbench.metrics.hostload import HOST_MARKS
+from natbench.metrics.registry import baseline_metric
 from natbench.report.aggregate import baseline_ratio, scale_connections, scale_up_cores
 from natbench.report.formatting import fmt_count, fmt_number, fmt_percent, fmt_ratio, fmt_scale_up, fmt_value
 from natbench.report.rows import (
@@ -40,9 +41,8 @@ from natbench.report.rows import (
 from natbench.report.searchfacts import search_facts
 from natbench.report.seedtable import SeedTable, TableRows
 from natbench.run.format import slab_label
-from natbench.search import BlockFacts, reported_algorithm
-
-__all__ = ["error_sentence", "performance_table", "search_notes"]
+from natbench.search import BlockFacts
+from natbench.search.declare import reported_algorithm
 
 STATS = ("median", "min", "max")
 """The statistic rows of a block, in order."""

@@ -14,8 +14,6 @@ from typing import Protocol
 
 import pandas as pd
 
-__all__ = ["FORMATS", "Renderable", "render", "to_csv", "to_html", "to_latex", "to_markdown", "to_text"]
-
 
 class Renderable(Protocol):
     """What a renderer reads of a table."""

@@ -17,25 +17,6 @@ from natbench.report.formatting import fmt_count, fmt_ratio, fmt_size, fmt_value
 from natbench.report.seedtable import TableRows
 from natbench.run.format import LEGACY, UNIT_ALIASES, reported_unit
 
-__all__ = [
-    "CPU_NOTE",
-    "INVALID_NOTE",
-    "MEMORY_NOTE",
-    "MEMORY_UNKNOWN_NOTE",
-    "NO_PASS_CELL",
-    "NO_PASS_NOTE",
-    "SCALES",
-    "cell_marks",
-    "count_column",
-    "display",
-    "frame_caption",
-    "memory_rows",
-    "param_rows",
-    "point_labels",
-    "series_vary",
-    "unit_words",
-]
-
 IPV6_FAMILY = "ipv6"
 """The traffic family whose frames are IPv6 on both sides (natbench.traffic.Family.IPV6)."""
 IPV6_EXTRA_BYTES = 20

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from natbench.search import BlockFacts, reported_algorithm
-
-__all__ = ["search_facts"]
+from natbench.search import BlockFacts
+from natbench.search.declare import reported_algorithm
 
 
 def search_facts(d: pd.DataFrame, prefix: str) -> tuple[str | None, BlockFacts]:

@@ -13,8 +13,6 @@ import pandas as pd
 
 from natbench.report import render as rendering
 
-__all__ = ["SeedTable", "TableRows"]
-
 
 @dataclass
 class SeedTable:

@@ -22,7 +22,6 @@ from natbench.run.format import reported_unit
 if TYPE_CHECKING:
     from natbench.report.load import Run
 
-__all__ = ["RunSummary", "fmt_duration", "fmt_time", "summarize_run"]
 
 _FACT_ORDER = ("recipe", "kind", "kernel", "os", "version", "cores", "cpus", "memory")
 """DUT facts shown first in the summary, when a DUT reports them; table sizes follow (keys naming a max or

@@ -8,7 +8,7 @@ S(n) = P(n) / (n * P(1)) where the cores vary, "median / previous median" where 
 A forwarding baseline adds its own block and the throughput ratio (%) row, as in seed 000 Figure 2. A
 metric with a table of its own (tear-down: seed 000 Figure 5, seed 001 PF table) gets that table.
 
-This module is the face of the tables: a table is built by :mod:`natbench.report.performance` and
+This module makes every table of a run: a table is built by :mod:`natbench.report.performance` and
 :mod:`natbench.report.own` (from the rows of :mod:`natbench.report.rows`), held as data by
 :class:`~natbench.report.seedtable.SeedTable` and rendered by :mod:`natbench.report.render`.
 """
@@ -22,19 +22,7 @@ import pandas as pd
 from natbench.metrics import reported_metric
 from natbench.report.own import own_table
 from natbench.report.performance import performance_table
-from natbench.report.rows import INVALID_NOTE, MEMORY_NOTE, MEMORY_UNKNOWN_NOTE, SCALES
 from natbench.report.seedtable import SeedTable
-
-__all__ = [
-    "INVALID_NOTE",
-    "MEMORY_NOTE",
-    "MEMORY_UNKNOWN_NOTE",
-    "SCALES",
-    "SeedTable",
-    "own_table",
-    "performance_table",
-    "report_tables",
-]
 
 
 def report_tables(

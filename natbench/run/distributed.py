@@ -51,15 +51,6 @@ from natbench.run.spec import RunSpec
 from natbench.run.writer import RunStore
 from natbench.workingpoint import WorkingPoint
 
-__all__ = [
-    "DistributedRun",
-    "SchedulerUnreachable",
-    "connect",
-    "measurement_text",
-    "resume_distributed",
-    "run_distributed",
-]
-
 
 class SchedulerUnreachable(NatbenchError):
     """No Dask scheduler answered at the given address."""

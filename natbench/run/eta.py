@@ -11,8 +11,6 @@ from natbench.workingpoint import WorkingPoint
 if TYPE_CHECKING:
     from natbench.run.spec import RunSpec
 
-__all__ = ["Countdown", "format_eta", "repetition_seconds"]
-
 
 def repetition_seconds(spec: RunSpec, point: WorkingPoint, metric: str) -> float:
     """The plan's estimate of one repetition of ``metric`` at ``point`` (0 for a metric this natbench does not

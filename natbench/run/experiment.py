@@ -3,8 +3,7 @@
 This is the library behind the pytest plugin (:mod:`natbench.pytest_plugin`);
 it works the same from a script or a notebook::
 
-    from natbench.run.experiment import Experiment
-    from natbench.testbed.file import load_testbed
+    from natbench.run.experiment import Experiment, load_testbed
 
     with Experiment(load_testbed("docs/examples/lab-testbed.yaml"), "results") as exp:
         m = exp.measure("cps", connections="4k", upper="200k", error="10k", repetitions=3)
@@ -43,7 +42,7 @@ from natbench.run.format import EXPERIMENT_KIND, RUN
 from natbench.run.observers import Fanout, Observer
 from natbench.run.orchestrator import Orchestrator
 from natbench.run.writer import RunStore, link_latest
-from natbench.testbed.file import TestbedFile
+from natbench.testbed.file import TestbedFile, load_testbed
 from natbench.traffic.plan import Family
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint, si_count
@@ -56,8 +55,8 @@ __all__ = [
     "Experiment",
     "Measurement",
     "SweepPoint",
-    "split_connections",
-    "sweep_points",
+    "TestbedFile",
+    "load_testbed",
 ]
 
 
@@ -542,7 +541,8 @@ def _campaign(data: dict[str, Any], file: Path | None = None) -> Campaign:
     """Validate a campaign built in code; a schema error names the field (there is no line to name)."""
     from pydantic import ValidationError
 
-    from natbench.campaign import Campaign, CampaignSpec
+    from natbench.campaign import Campaign
+    from natbench.campaign.schema import CampaignSpec
     from natbench.config.validation import validation_error
 
     try:

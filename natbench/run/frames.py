@@ -34,19 +34,6 @@ from natbench.results import Direction, RepetitionResult, TrialRecord
 from natbench.run.format import UNIT_ALIASES, PointRecord, declarations_for, directions_of, reported_factor
 from natbench.search import ALGORITHMS
 
-__all__ = [
-    "BASE_COLUMNS",
-    "DIRECTION_COLUMNS",
-    "POINT_COLUMNS",
-    "TRIAL_COLUMNS",
-    "points_frame",
-    "result_column_names",
-    "result_columns",
-    "results_frame",
-    "to_parquet",
-    "trials_frame",
-]
-
 
 def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)

@@ -20,7 +20,6 @@ from natbench.workingpoint import WorkingPoint
 if TYPE_CHECKING:
     from natbench.run.spec import RunSpec
 
-__all__ = ["Fanout", "LoggingObserver", "Observer", "PlainProgress", "RichProgress", "format_record", "format_result"]
 
 log = logging.getLogger("natbench.run")
 

@@ -27,14 +27,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from natbench.metrics import MetricSettings, ProcedureContext, RunOptions, run_repetition
+from natbench.metrics import MetricSettings, ProcedureContext
+from natbench.metrics.context import RunOptions
+from natbench.metrics.registry import run_repetition
 from natbench.plugins import BeginsRepetition, DeclaresRows, Dut, DutDeclarations, Tester, WatchesHostLoad
 from natbench.results import RepetitionResult, TrialRecord
 from natbench.run.observers import Observer
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
-
-__all__ = ["Orchestrator", "RecordStore"]
 
 
 class _StoredResults(Protocol):

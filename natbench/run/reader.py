@@ -44,18 +44,6 @@ from natbench.run.records import Scan, damage_message, scan
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
-    "DAMAGE_HINT",
-    "RunData",
-    "RunDirectory",
-    "check_point_keys",
-    "half_created",
-    "named_os_errors",
-    "pending_file",
-    "read_bytes",
-    "read_run",
-    "scan_run",
-]
 
 DAMAGE_HINT = (
     "`natbench run --resume {path} --repair` keeps a copy of trials.jsonl and measures the damaged repetitions again;"

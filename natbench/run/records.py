@@ -54,18 +54,6 @@ from natbench.run.format.lines import KINDS, NonFinite, RecordPlan, checksum, de
 from natbench.run.format.meta import COUNTS, MAX_SEQ, counts_problem
 from natbench.run.format.safefile import MAX_LINE, open_regular
 
-__all__ = [
-    "COUNTS",
-    "Record",
-    "Scan",
-    "damage_message",
-    "moved_count",
-    "moved_ranges",
-    "rep_key",
-    "scan",
-    "with_range",
-]
-
 MAX_LISTED = 200
 """Problems listed one by one; beyond them one line says how many more."""
 

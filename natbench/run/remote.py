@@ -40,17 +40,6 @@ if TYPE_CHECKING:
     from natbench.testbed import Testbed
     from natbench.workingpoint import WorkingPoint
 
-__all__ = [
-    "PLUGIN",
-    "Channel",
-    "OwnedTestbed",
-    "PointStopped",
-    "StreamingStore",
-    "class_resource",
-    "measure_point",
-    "reply_queue",
-    "testbed_resource",
-]
 
 PLUGIN = "natbench-testbed"
 """Name of the worker plugin that holds a worker's testbed."""

@@ -32,8 +32,6 @@ from natbench.run.reader import RunDirectory, half_created, half_created_error, 
 from natbench.run.records import Record, Scan, rep_key, with_range
 from natbench.run.writer import RunStore, append_fd, atomic_write, fsync_dir, lock_dir, save_abandoned, write_meta_file
 
-__all__ = ["finish_repair", "resume_store"]
-
 
 def resume_store(path: str | os.PathLike[str], *, repair: bool = False) -> RunStore:
     """Reopen a run for appending: drop a torn last line, move cut-off repetitions' trials aside.

@@ -3,7 +3,7 @@
 The runner hands every pending repetition of every metric at each working
 point to the :class:`~natbench.run.orchestrator.Orchestrator`, which sets the DUT
 up, prepares the tester, runs each repetition through
-:func:`natbench.metrics.run_repetition`, stores each trial (fsync) before the
+:func:`natbench.metrics.registry.run_repetition`, stores each trial (fsync) before the
 next one starts, and tears the DUT down afterwards - also when a procedure
 raises, on Ctrl-C (SIGINT) and on SIGTERM. It never prints: progress and logs go
 to :class:`~natbench.run.observers.Observer` objects.
@@ -44,18 +44,6 @@ from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:
     from natbench.campaign import Campaign
-
-__all__ = [
-    "RunInterrupted",
-    "RunSpec",
-    "Runner",
-    "default_run_dir",
-    "resume_campaign",
-    "resume_run",
-    "run_campaign",
-    "spec_from_campaign",
-    "start_run",
-]
 
 
 class RunInterrupted(NatbenchError):

@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from natbench.errors import NatbenchError
-from natbench.metrics import MetricSettings, RunOptions, find_metric, metric_names
+from natbench.metrics import MetricSettings, find_metric, metric_names
+from natbench.metrics.context import RunOptions
 from natbench.traffic.plan import TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
 if TYPE_CHECKING:
     from natbench.campaign import Campaign
-
-__all__ = ["RunSpec", "spec_from_campaign"]
 
 
 @dataclass(frozen=True)

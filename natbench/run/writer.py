@@ -49,21 +49,6 @@ from natbench.run.records import damage_message, rep_key, scan, with_range
 from natbench.version import __version__
 from natbench.workingpoint import WorkingPoint
 
-__all__ = [
-    "RunStore",
-    "RunWriteError",
-    "append_fd",
-    "atomic_write",
-    "fsync_dir",
-    "git_commit",
-    "host_facts",
-    "link_latest",
-    "lock_dir",
-    "new_meta",
-    "save_abandoned",
-    "write_meta_file",
-]
-
 
 def host_facts() -> HostFacts:
     """Facts about the machine natbench runs on."""

@@ -50,8 +50,6 @@ from natbench.search.outcome import SearchOutcome
 from natbench.search.retry import RetryRule
 from natbench.search.task import SearchTask, TrialRequest
 
-__all__ = ["BINARY", "SEEDS_ERROR", "BinarySearch", "SearchStep", "run_binary_search", "search_steps"]
-
 
 @dataclass(frozen=True)
 class SearchStep:

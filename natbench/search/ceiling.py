@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from natbench.judging import RATE
 from natbench.results import RepetitionResult
 
-__all__ = ["known_ceiling"]
-
 
 def known_ceiling(earlier: Sequence[RepetitionResult]) -> float | None:
     """The lowest rate the ``earlier`` results of a metric at a working point stored as the tester's ceiling *of its

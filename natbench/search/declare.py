@@ -20,23 +20,6 @@ from natbench.results import RepetitionResult
 from natbench.search.outcome import SearchOutcome
 from natbench.search.task import SearchTask
 
-__all__ = [
-    "ALGORITHMS",
-    "ALGORITHM_GROUP",
-    "DEFAULT_ALGORITHM",
-    "BlockFacts",
-    "PlanQuery",
-    "SearchAlgorithm",
-    "TrialGroups",
-    "algorithm",
-    "algorithm_names",
-    "offered",
-    "offered_names",
-    "reference_algorithm",
-    "reported_algorithm",
-    "stored_algorithm",
-]
-
 ALGORITHM_GROUP = "natbench.search_algorithms"
 """Entry-point group of search algorithms: each names a :class:`SearchAlgorithm`."""
 

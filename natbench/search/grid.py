@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["RateGrid"]
-
 
 @dataclass(frozen=True)
 class RateGrid:

@@ -49,24 +49,6 @@ from natbench.search.shorttrials import ShortTrialSettings
 from natbench.search.task import SearchTask, TrialRequest, settings_of
 from natbench.values import MAX_DURATION_SECONDS
 
-__all__ = [
-    "MLR",
-    "MLR_MIN_LOAD",
-    "MLR_NAME",
-    "PRESETS",
-    "MlrGoal",
-    "MlrOutcome",
-    "MlrSection",
-    "MlrSettings",
-    "goal_words",
-    "measured",
-    "mlr_goal",
-    "mlr_search",
-    "mlr_trials",
-    "problems",
-    "resolve_goal",
-]
-
 MLR_MIN_LOAD = 1.0
 """MLRsearch's smallest load when the search's lower bound is 0 (MLRsearch needs a positive one)."""
 

@@ -8,8 +8,6 @@ from pydantic import Field
 
 from natbench.config.model import SchemaModel
 
-__all__ = ["ShortTrialSettings"]
-
 
 class ShortTrialSettings(SchemaModel):
     """The short trials of ``algorithm: fast`` (and MLRsearch's first ones)."""

@@ -18,8 +18,6 @@ from natbench.errors import ConfigError
 from natbench.plugins import NO_EVIDENCE, LossStop, TrialEvidence
 from natbench.results import RepetitionResult, TrialRecord
 
-__all__ = ["SearchTask", "TrialRequest", "TrialRunner", "settings_of"]
-
 
 @dataclass(frozen=True)
 class TrialRequest:

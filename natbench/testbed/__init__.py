@@ -14,17 +14,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from natbench.testbed.build import Testbed, build_dut, build_testbed
-    from natbench.testbed.file import TestbedFile, load_testbed, testbed_file_problems
-    from natbench.testbed.preflight import testbed_problems
+    from natbench.testbed.build import Testbed as Testbed
+    from natbench.testbed.build import build_dut as build_dut
+    from natbench.testbed.build import build_testbed as build_testbed
+    from natbench.testbed.preflight import testbed_problems as testbed_problems
 
 _HOME = {
     "Testbed": "build",
     "build_dut": "build",
     "build_testbed": "build",
-    "TestbedFile": "file",
-    "load_testbed": "file",
-    "testbed_file_problems": "file",
     "testbed_problems": "preflight",
 }
 """The module of each name this package offers; imported on first use, so that validating a campaign with a lab DUT
@@ -36,14 +34,3 @@ def __getattr__(name: str) -> Any:
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{home}"), name)
-
-
-__all__ = [
-    "Testbed",
-    "TestbedFile",
-    "build_dut",
-    "build_testbed",
-    "load_testbed",
-    "testbed_file_problems",
-    "testbed_problems",
-]

@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     from natbench.campaign.model import Campaign
     from natbench.campaign.schema import DutSpec, TrafficSpec
 
-__all__ = ["Testbed", "build_dut", "build_duts", "build_testbed"]
-
 
 @dataclass
 class Testbed:

@@ -16,8 +16,6 @@ from typing import Any
 
 from natbench.errors import ConfigError
 
-__all__ = ["TestbedFile", "load_testbed", "testbed_file_problems"]
-
 
 @dataclass
 class TestbedFile:

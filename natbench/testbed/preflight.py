@@ -13,7 +13,6 @@ from natbench.testbed.lab import lab_problems
 if TYPE_CHECKING:
     from natbench.campaign.schema import TestbedSpec
 
-__all__ = ["NEEDS_ROOT", "tcp_unreachable", "testbed_problems"]
 
 NEEDS_ROOT = "needs root (the software tester and local DUTs use raw sockets and network namespaces)"
 """The problem a testbed that needs root has when natbench does not run as root."""

@@ -21,16 +21,6 @@ import numpy as np
 
 from natbench.results import LatencyStats
 
-__all__ = [
-    "HIST_BITS",
-    "bucket_edges",
-    "exact_stats",
-    "histogram_percentile",
-    "histogram_stats",
-    "nearest_rank",
-    "relative_error",
-]
-
 HIST_BITS = 10
 """Bits of exact resolution of the delay histogram (must equal the data path's ``HIST_BITS``)."""
 

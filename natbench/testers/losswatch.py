@@ -22,8 +22,6 @@ from collections.abc import Sequence
 
 from natbench.plugins.tester import LossStop
 
-__all__ = ["SAMPLE_PERIOD", "LossWatch"]
-
 SAMPLE_PERIOD = 0.02
 """Seconds between two samples of a watched trial's counts, in every tester and model that watches one."""
 

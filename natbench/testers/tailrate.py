@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
-__all__ = ["MAX_SAMPLES", "MIN_TAIL_SAMPLES", "RECENT_SAMPLES", "TailRate"]
-
 MAX_SAMPLES = 512
 """Samples a :class:`TailRate` keeps at most (about 10 s of them at the sampling period; longer trials keep every
 second, fourth, ... sample)."""

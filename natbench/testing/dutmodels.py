@@ -42,8 +42,6 @@ from typing import ClassVar
 from natbench.plugins.tester import LossStop
 from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
 
-__all__ = ["Behaviour", "Drift", "TableModel", "TesterFlaws", "TrialDraw", "true_ceiling", "watch_stop"]
-
 
 @dataclass(frozen=True)
 class Behaviour:

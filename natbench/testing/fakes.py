@@ -25,8 +25,6 @@ from natbench.traffic.enumeration import SplitMix64
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["FakeDut", "FakeModel", "FakeTester", "MemoryFakeDut", "fake_pair", "with_model"]
-
 
 @dataclass(frozen=True)
 class FakeModel:

@@ -1,7 +1,7 @@
 """The DUT models of :mod:`natbench.testing.dutmodels` behind natbench's tester and DUT protocols, on a simulated
 clock: :class:`ModelledTester` and :class:`ModelledDut` run every trial natbench's procedures ask for by arithmetic,
 taking the trial's simulated time, so that the real searches, verdicts, stops and tail rates
-(``natbench.metrics.run_repetition``) can be measured over thousands of repetitions in seconds.
+(``natbench.metrics.registry.run_repetition``) can be measured over thousands of repetitions in seconds.
 
 * **Phase 2**: every trial draws its ceiling (jitter, drift, warm-up) and its random parts; the counts are the
   model's at the trial's end, after the receive wait delivered the DUT's queue; a stop the engine asks for
@@ -30,8 +30,6 @@ from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult
 from natbench.testing.dutmodels import Behaviour, Drift, TableModel, TesterFlaws, watch_stop
 from natbench.testing.fakes import FakeDut, FakeModel, FakeTester
 from natbench.workingpoint import WorkingPoint
-
-__all__ = ["ModelledDut", "ModelledTester", "SimClock", "modelled_pair"]
 
 OUT_OF_REACH = 1e15
 """The fake's own ceilings and the tester's top rate, set where no trial reaches them: the models decide."""

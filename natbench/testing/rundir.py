@@ -35,18 +35,6 @@ from natbench.run.writer import RunStore
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
-__all__ = [
-    "legacy_line",
-    "make_point",
-    "monitor_extra",
-    "result_record",
-    "spread",
-    "synthetic_meta",
-    "trial_record",
-    "write_raw_run_dir",
-    "write_run_dir",
-]
-
 SYNTHETIC_START = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
 """When every synthetic run started (2026-01-01 00:00:00 UTC)."""
 

@@ -7,8 +7,6 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["QuietSocket", "StallingTransport"]
-
 
 class QuietSocket:
     """The watched socket of a DUT that has gone quiet: its last packet arrived at ``last_recv``."""

@@ -78,8 +78,6 @@ import numpy as np
 
 from natbench.traffic.ports import PortRange
 
-__all__ = ["EnumerationOrder", "FeistelPermutation", "PortEnumeration", "SplitMix64", "seeded_permutation"]
-
 _MASK64 = (1 << 64) - 1
 _MIX1 = 0xBF58476D1CE4E5B9
 _MIX2 = 0x94D049BB133111EB

@@ -27,26 +27,6 @@ import ipaddress
 import struct
 from dataclasses import dataclass
 
-__all__ = [
-    "ETH_HEADER",
-    "FCS",
-    "FLAG_PHASE1",
-    "FLAG_PHASE2",
-    "FLAG_REVERSE",
-    "FLAG_TAGGED",
-    "FLAG_VALIDATION",
-    "MAGIC",
-    "PAYLOAD_HEADER",
-    "RFC8219_FRAME_SIZES",
-    "FrameFields",
-    "build_frame",
-    "internet_checksum",
-    "l4_offset",
-    "min_frame_size",
-    "parse_frame",
-    "verify_checksums",
-]
-
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 #: IPv4 frame sizes of RFC 8219 section 5.1 (IPv6 frames of the same test are 20 bytes longer).

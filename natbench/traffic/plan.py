@@ -9,15 +9,6 @@ from dataclasses import dataclass, field
 from natbench.traffic.enumeration import PortEnumeration
 from natbench.traffic.ports import PortRange
 
-__all__ = [
-    "AddressPlan",
-    "Family",
-    "ResponderMode",
-    "TrafficPlan",
-    "ipv6_frame_size",
-    "wire_frame_sizes",
-]
-
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 

@@ -59,34 +59,12 @@ The package: :mod:`~natbench.duts.recipes.schema` (the file as pydantic models),
 :mod:`~natbench.duts.recipes.formats` (file formats and their writers).
 """
 
-from natbench.duts.recipes.loader import (
-    is_recipe_path,
-    list_recipes,
-    load_recipe,
-    parse_recipe,
-    recipe_reference,
-    recipe_search_path,
-    shadowed_recipes,
-)
-from natbench.duts.recipes.params import BUILTIN_VARIABLES, PARAM_TYPES, ParamSpec
-from natbench.duts.recipes.render import RenderedCommand
-from natbench.duts.recipes.schema import KNOWN_STEPS, Check, Command, Recipe, Step
-
-__all__ = [
-    "BUILTIN_VARIABLES",
-    "KNOWN_STEPS",
-    "PARAM_TYPES",
-    "Check",
-    "Command",
-    "ParamSpec",
-    "Recipe",
-    "RenderedCommand",
-    "Step",
-    "is_recipe_path",
-    "list_recipes",
-    "load_recipe",
-    "parse_recipe",
-    "recipe_reference",
-    "recipe_search_path",
-    "shadowed_recipes",
-]
+from natbench.duts.recipes.loader import list_recipes as list_recipes
+from natbench.duts.recipes.loader import load_recipe as load_recipe
+from natbench.duts.recipes.loader import parse_recipe as parse_recipe
+from natbench.duts.recipes.loader import recipe_reference as recipe_reference
+from natbench.duts.recipes.loader import shadowed_recipes as shadowed_recipes
+from natbench.duts.recipes.render import RenderedCommand as RenderedCommand
+from natbench.duts.recipes.schema import KNOWN_STEPS as KNOWN_STEPS
+from natbench.duts.recipes.schema import Command as Command
+from natbench.duts.recipes.schema import Recipe as Recipe

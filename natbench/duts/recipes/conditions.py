@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["Clause", "Condition", "as_word", "parse_condition"]
-
 _NAME = r"([A-Za-z_]\w*)"
 
 

@@ -32,8 +32,6 @@ from pydantic import BeforeValidator
 from natbench.duts.recipes.fields import RecipeModel
 from natbench.values import MAX_RATE, parse_number
 
-__all__ = ["TableWork", "WorkRates"]
-
 
 class TableWork(StrEnum):
     """The work a command does on each connection of the DUT's table."""

@@ -11,8 +11,6 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr
 
-__all__ = ["Declared", "Flag", "Named", "OptionalText", "RecipeModel", "Text", "must"]
-
 
 class RecipeModel(BaseModel):
     """Base of every recipe schema model: unknown keys are errors, values are immutable.

@@ -20,8 +20,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["FORMATS", "UNKNOWN", "Format", "format_names"]
-
 MAX_TEXT_CHARS = 1024
 """Longest ``text`` value."""
 

@@ -14,17 +14,6 @@ from natbench.duts.recipes.schema import Recipe, RecipeSource
 from natbench.duts.recipes.semantics import check_recipe
 from natbench.errors import ConfigError, RecipeError
 
-__all__ = [
-    "SHIPPED",
-    "is_recipe_path",
-    "list_recipes",
-    "load_recipe",
-    "parse_recipe",
-    "recipe_reference",
-    "recipe_search_path",
-    "shadowed_recipes",
-]
-
 _SOURCE_TREE = Path(__file__).resolve().parents[3]
 """The checkout natbench runs from (``natbench/duts/recipes/`` is three levels below it)."""
 

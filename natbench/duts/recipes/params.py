@@ -25,7 +25,6 @@ from natbench.values import MAX_VALUE, parse_count, parse_number, parse_port_ran
 if TYPE_CHECKING:
     pass
 
-__all__ = ["BUILTIN_VARIABLES", "PARAM_TYPES", "ParamSpec", "param_name", "shown"]
 
 BUILTIN_VARIABLES = ("cores", "cpus", "dut")
 """Template variables natbench supplies at run time: active core count of the working point

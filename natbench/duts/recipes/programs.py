@@ -25,8 +25,6 @@ from dataclasses import dataclass
 
 from natbench.duts.recipes.shellsyntax import Expansion, Literal, PlaceholderPart, Substitution, Word
 
-__all__ = ["PROGRAMS", "Program", "ProgramRefusal", "Reading", "Role", "program_names"]
-
 
 @dataclass(frozen=True)
 class Role:

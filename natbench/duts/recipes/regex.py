@@ -17,8 +17,6 @@ from typing import Any
 
 import re2
 
-__all__ = ["MAX_PATTERN_CHARS", "MAX_VALUE_CHARS", "check_pattern", "pattern_matches"]
-
 MAX_PATTERN_CHARS = 512
 """Longest pattern a parameter may declare."""
 MAX_VALUE_CHARS = 256

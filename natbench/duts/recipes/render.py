@@ -15,8 +15,6 @@ from natbench.errors import RecipeError
 if TYPE_CHECKING:
     from natbench.duts.recipes.schema import Command, Recipe
 
-__all__ = ["RenderedCommand", "plan", "render_command", "saved_names", "step_options", "value_classes", "variables"]
-
 
 @dataclass(frozen=True)
 class RenderedCommand:

@@ -23,8 +23,6 @@ from pydantic import BeforeValidator, Field
 from natbench.duts.recipes.fields import Declared, RecipeModel, Text, must
 from natbench.plugins import DutDeclarations, SlabCache, TableParam
 
-__all__ = ["MemorySpec", "SlabSpec", "TableSize", "TableSpec", "declarations"]
-
 _KEY = re.compile(r"[a-z][a-z0-9_]*")
 _CACHE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_:.-]*")
 RESERVED_KEYS = ("mem_available", "mem_total")

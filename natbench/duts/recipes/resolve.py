@@ -16,8 +16,6 @@ from natbench.errors import RecipeError
 if TYPE_CHECKING:
     from natbench.duts.recipes.schema import Recipe
 
-__all__ = ["resolve_params"]
-
 
 def resolve_params(
     recipe: Recipe,

@@ -37,8 +37,6 @@ from natbench.duts.recipes.resolve import resolve_params
 from natbench.plugins import DutDeclarations
 from natbench.values import MAX_DURATION_SECONDS
 
-__all__ = ["DEFAULT_CLOCK", "KNOWN_STEPS", "Check", "Command", "Recipe", "RecipeSource", "Step"]
-
 KNOWN_STEPS = (
     "prepare",
     "setup",

@@ -22,8 +22,6 @@ from natbench.duts.recipes.template import TemplateSyntaxError, parse_template, 
 from natbench.duts.recipes.values import ValueClass
 from natbench.errors import RecipeError
 
-__all__ = ["check_recipe"]
-
 _NETNS = re.compile(r"(?:[A-Za-z0-9_.+-]|\{\{[^{}]*\}\})+")
 
 

@@ -53,8 +53,6 @@ from natbench.duts.recipes.shellsyntax import (
 )
 from natbench.duts.recipes.values import FormatText, ValueClass, is_datum, is_number, is_phrase, is_token
 
-__all__ = ["ShellStructureError", "Slot", "analyze", "command_slots", "value_problem"]
-
 _LOWERCASE = re.compile(r"[a-z][a-z0-9_]*")
 _ECHO_OPTION = re.compile(r"-[neE]+")
 _CONVERSION = re.compile(r"%(?:%|[-+ #0]*[0-9]*(?:\.[0-9]*)?([sdiuoxXc]))")

@@ -33,28 +33,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = [
-    "MAX_COMMANDS",
-    "MAX_DEPTH",
-    "MAX_PLACEHOLDERS",
-    "Arithmetic",
-    "Command",
-    "Compound",
-    "Expansion",
-    "Literal",
-    "Part",
-    "Pipeline",
-    "PlaceholderPart",
-    "Redirect",
-    "Sequence",
-    "ShellSyntaxError",
-    "Simple",
-    "Substitution",
-    "Word",
-    "mark_placeholders",
-    "parse",
-]
-
 MAX_PLACEHOLDERS = 1024
 """Most placeholders one command may hold."""
 MAX_DEPTH = 24

@@ -33,18 +33,6 @@ from natbench.duts.recipes.shell import Slot, value_problem
 from natbench.duts.recipes.values import RUNTIME, FormatText, ValueClass
 from natbench.traffic.ports import PortRange
 
-__all__ = [
-    "FILTERS",
-    "Placeholder",
-    "TemplateSyntaxError",
-    "cpu_hexmask",
-    "parse_template",
-    "quoted_placeholder",
-    "render_template",
-    "rendered_words",
-    "shown_value",
-]
-
 _PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.S)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

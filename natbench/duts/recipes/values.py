@@ -26,19 +26,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from natbench.duts.recipes.params import ParamSpec
 
-__all__ = [
-    "PHRASE",
-    "RUNTIME",
-    "TOKEN",
-    "FormatText",
-    "ValueClass",
-    "builtin_class",
-    "class_of",
-    "is_datum",
-    "is_number",
-    "is_phrase",
-    "is_token",
-]
 
 TOKEN = re.compile(r"[A-Za-z0-9_.:/,+-]+")
 """One plain token."""

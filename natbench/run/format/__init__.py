@@ -14,111 +14,47 @@ Every field is type-checked on the way in (:mod:`.fields`): a wrong type is one
 line (``trials.jsonl:7: intended_rate: expected a finite number, got 'x'``).
 """
 
-from natbench.run.format.campaign import StoredCampaign
-from natbench.run.format.codec import (
-    decode_campaign,
-    decode_meta,
-    decode_points,
-    encode_meta,
-    encode_points,
-    load_json,
-)
-from natbench.run.format.declarations import LEGACY, declarations_for, slab_label
-from natbench.run.format.fields import FieldError, json_safe, plain_json
-from natbench.run.format.files import (
-    ABANDONED,
-    CAMPAIGN,
-    DAMAGED,
-    EXPERIMENT_KIND,
-    POINTS,
-    REPAIRED,
-    RESULTS_PARQUET,
-    RUN,
-    TRIALS,
-    TRIALS_PARQUET,
-    RepKey,
-)
-from natbench.run.format.lines import (
-    KINDS,
-    NonFinite,
-    RecordKind,
-    RecordPlan,
-    checksum,
-    decode_record,
-    encode,
-    encode_record,
-    kind_of,
-    parse_line,
-    record_data,
-)
-from natbench.run.format.meta import (
-    COUNTS,
-    MAX_SEQ,
-    PENDING,
-    STATUSES,
-    HostFacts,
-    MalformedCounts,
-    RecordCounts,
-    Repair,
-    RunMeta,
-    RunStatus,
-    TesterFacts,
-    counts_problem,
-)
-from natbench.run.format.points import PointRecord
-from natbench.run.format.units import UNIT_ALIASES, directions_of, reported_factor, reported_unit
-
-__all__ = [
-    "ABANDONED",
-    "CAMPAIGN",
-    "COUNTS",
-    "DAMAGED",
-    "EXPERIMENT_KIND",
-    "KINDS",
-    "LEGACY",
-    "MAX_SEQ",
-    "PENDING",
-    "POINTS",
-    "REPAIRED",
-    "RESULTS_PARQUET",
-    "RUN",
-    "STATUSES",
-    "TRIALS",
-    "TRIALS_PARQUET",
-    "UNIT_ALIASES",
-    "FieldError",
-    "HostFacts",
-    "MalformedCounts",
-    "NonFinite",
-    "PointRecord",
-    "RecordCounts",
-    "RecordKind",
-    "RecordPlan",
-    "RepKey",
-    "Repair",
-    "RunMeta",
-    "RunStatus",
-    "StoredCampaign",
-    "TesterFacts",
-    "checksum",
-    "counts_problem",
-    "declarations_for",
-    "decode_campaign",
-    "decode_meta",
-    "decode_points",
-    "decode_record",
-    "directions_of",
-    "encode",
-    "encode_meta",
-    "encode_points",
-    "encode_record",
-    "json_safe",
-    "kind_of",
-    "load_json",
-    "parse_line",
-    "plain_json",
-    "record_data",
-    "reported_factor",
-    "reported_unit",
-    "slab_label",
-]
+from natbench.run.format.campaign import StoredCampaign as StoredCampaign
+from natbench.run.format.codec import decode_campaign as decode_campaign
+from natbench.run.format.codec import decode_meta as decode_meta
+from natbench.run.format.codec import decode_points as decode_points
+from natbench.run.format.codec import encode_meta as encode_meta
+from natbench.run.format.codec import encode_points as encode_points
+from natbench.run.format.declarations import LEGACY as LEGACY
+from natbench.run.format.declarations import declarations_for as declarations_for
+from natbench.run.format.declarations import slab_label as slab_label
+from natbench.run.format.fields import FieldError as FieldError
+from natbench.run.format.fields import json_safe as json_safe
+from natbench.run.format.fields import plain_json as plain_json
+from natbench.run.format.files import ABANDONED as ABANDONED
+from natbench.run.format.files import CAMPAIGN as CAMPAIGN
+from natbench.run.format.files import DAMAGED as DAMAGED
+from natbench.run.format.files import EXPERIMENT_KIND as EXPERIMENT_KIND
+from natbench.run.format.files import POINTS as POINTS
+from natbench.run.format.files import REPAIRED as REPAIRED
+from natbench.run.format.files import RESULTS_PARQUET as RESULTS_PARQUET
+from natbench.run.format.files import RUN as RUN
+from natbench.run.format.files import TRIALS as TRIALS
+from natbench.run.format.files import TRIALS_PARQUET as TRIALS_PARQUET
+from natbench.run.format.files import RepKey as RepKey
+from natbench.run.format.lines import RecordPlan as RecordPlan
+from natbench.run.format.lines import decode_record as decode_record
+from natbench.run.format.lines import encode as encode
+from natbench.run.format.lines import encode_record as encode_record
+from natbench.run.format.lines import kind_of as kind_of
+from natbench.run.format.lines import parse_line as parse_line
+from natbench.run.format.lines import record_data as record_data
+from natbench.run.format.meta import PENDING as PENDING
+from natbench.run.format.meta import STATUSES as STATUSES
+from natbench.run.format.meta import HostFacts as HostFacts
+from natbench.run.format.meta import MalformedCounts as MalformedCounts
+from natbench.run.format.meta import RecordCounts as RecordCounts
+from natbench.run.format.meta import Repair as Repair
+from natbench.run.format.meta import RunMeta as RunMeta
+from natbench.run.format.meta import RunStatus as RunStatus
+from natbench.run.format.meta import TesterFacts as TesterFacts
+from natbench.run.format.points import PointRecord as PointRecord
+from natbench.run.format.units import UNIT_ALIASES as UNIT_ALIASES
+from natbench.run.format.units import directions_of as directions_of
+from natbench.run.format.units import reported_factor as reported_factor
+from natbench.run.format.units import reported_unit as reported_unit

@@ -15,8 +15,6 @@ from natbench.config.source import YamlLimitError, load_yaml_data
 from natbench.errors import ConfigError
 from natbench.run.format.files import EXPERIMENT_KIND
 
-__all__ = ["NestingError", "StoredCampaign"]
-
 
 class NestingError(ValueError):
     """campaign.yaml is beyond the limits of natbench's YAML reader (nested deeper than any campaign, an alias bomb,

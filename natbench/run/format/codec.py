@@ -19,15 +19,6 @@ from natbench.run.format.fields import MAX_DEPTH, DuplicateKey, FieldError, dept
 from natbench.run.format.meta import RunMeta
 from natbench.run.format.points import PointRecord, points_from_json, points_to_json
 
-__all__ = [
-    "decode_campaign",
-    "decode_meta",
-    "decode_points",
-    "encode_meta",
-    "encode_points",
-    "load_json",
-]
-
 
 def load_json(raw: bytes, path: Path) -> Any:
     """The JSON value of a file's bytes (StoreError naming the file when it is no UTF-8 JSON, or when an object names

@@ -15,15 +15,6 @@ from typing import Any
 from natbench.plugins import DutDeclarations, SlabCache, TableParam
 from natbench.run.format.fields import as_list, as_object, as_str
 
-__all__ = [
-    "LEGACY",
-    "LEGACY_SLAB_LABELS",
-    "declarations_for",
-    "decode_declarations",
-    "encode_declarations",
-    "slab_label",
-]
-
 _TABLE = ("conntrack t. s.", "c.t.s/num.conn.")
 _HASH = ("hash table size", "n.c./h.t.s.")
 

@@ -14,31 +14,6 @@ from typing import Any
 
 from natbench.values import MAX_RATE
 
-__all__ = [
-    "MAX_DEPTH",
-    "DuplicateKey",
-    "FieldError",
-    "as_bool",
-    "as_count",
-    "as_float",
-    "as_int",
-    "as_list",
-    "as_object",
-    "as_optional_float",
-    "as_optional_int",
-    "as_optional_measure",
-    "as_optional_rate",
-    "as_optional_str",
-    "as_rate",
-    "as_str",
-    "as_time",
-    "depth",
-    "json_safe",
-    "no_duplicate_keys",
-    "plain_json",
-    "shown",
-]
-
 SHOWN_CHARS = 60
 """A value named in an error is cut to this many characters (an error line never echoes a file's content)."""
 

@@ -13,20 +13,6 @@ Layout (fixed by the developers' guide)::
 
 from __future__ import annotations
 
-__all__ = [
-    "ABANDONED",
-    "CAMPAIGN",
-    "DAMAGED",
-    "EXPERIMENT_KIND",
-    "POINTS",
-    "REPAIRED",
-    "RESULTS_PARQUET",
-    "RUN",
-    "TRIALS",
-    "TRIALS_PARQUET",
-    "RepKey",
-]
-
 CAMPAIGN = "campaign.yaml"
 """The resolved campaign as stored."""
 RUN = "run.json"

@@ -36,20 +36,6 @@ from natbench.run.format.fields import (
     shown,
 )
 
-__all__ = [
-    "KINDS",
-    "NonFinite",
-    "RecordKind",
-    "RecordPlan",
-    "checksum",
-    "decode_record",
-    "encode",
-    "encode_record",
-    "kind_of",
-    "parse_line",
-    "record_data",
-]
-
 RecordKind = Literal["trial", "result"]
 """The ``type`` of a record line."""
 

@@ -28,21 +28,6 @@ from natbench.run.format.fields import (
 )
 from natbench.run.format.files import RepKey
 
-__all__ = [
-    "COUNTS",
-    "MAX_SEQ",
-    "PENDING",
-    "STATUSES",
-    "HostFacts",
-    "MalformedCounts",
-    "RecordCounts",
-    "Repair",
-    "RunMeta",
-    "RunStatus",
-    "TesterFacts",
-    "counts_problem",
-]
-
 COUNTS = "records"
 """Key of the record counts in run.json."""
 PENDING = "repair_pending"

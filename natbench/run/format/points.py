@@ -20,8 +20,6 @@ from natbench.run.format.fields import (
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
-__all__ = ["PointRecord", "derived_problem", "points_from_json", "points_to_json"]
-
 
 @dataclass(frozen=True)
 class PointRecord:

@@ -20,8 +20,6 @@ from typing import BinaryIO
 from natbench.config.paths import pseudo_root
 from natbench.errors import StoreError
 
-__all__ = ["FILE_CAPS", "MAX_LINE", "open_regular", "read_capped"]
-
 MiB = 1 << 20
 
 FILE_CAPS = {

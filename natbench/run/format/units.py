@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["UNIT_ALIASES", "directions_of", "reported_factor", "reported_unit"]
-
 #: Unit spellings normalised in reports.
 UNIT_ALIASES = {"conn/s": "cps", "pps": "fps"}
 

@@ -11,12 +11,10 @@ the evidence it reads of them (:mod:`~natbench.search.fast.evidence`), when a fa
 how ``natbench plan`` counts it (:mod:`~natbench.search.fast.planning`).
 """
 
-from natbench.search.fast.algorithm import FAST
-from natbench.search.fast.jump import JUMPS
-from natbench.search.fast.moves import WALK_STEPS
-from natbench.search.fast.outcome import FastOutcome
-from natbench.search.fast.rule import ShortFailRule
-from natbench.search.fast.search import run_fast_search
-from natbench.search.fast.trial import FastStep, TrialVerdict
-
-__all__ = ["FAST", "JUMPS", "WALK_STEPS", "FastOutcome", "FastStep", "ShortFailRule", "TrialVerdict", "run_fast_search"]
+from natbench.search.fast.algorithm import FAST as FAST
+from natbench.search.fast.jump import JUMPS as JUMPS
+from natbench.search.fast.outcome import FastOutcome as FastOutcome
+from natbench.search.fast.rule import ShortFailRule as ShortFailRule
+from natbench.search.fast.search import run_fast_search as run_fast_search
+from natbench.search.fast.trial import FastStep as FastStep
+from natbench.search.fast.trial import TrialVerdict as TrialVerdict

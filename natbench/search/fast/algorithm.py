@@ -51,8 +51,6 @@ from natbench.search.outcome import SearchOutcome
 from natbench.search.shorttrials import ShortTrialSettings
 from natbench.search.task import SearchTask, TrialRequest
 
-__all__ = ["FAST", "FAST_NAME", "short_fail_rule", "trial_kind"]
-
 FAST_NAME = "fast"
 """The fast search's name in campaigns and results."""
 

@@ -11,8 +11,6 @@ from natbench.judging import is_tester_limited, recorded_net_lost
 from natbench.results import TrialRecord, Verdict
 from natbench.search.fast.trial import FastStep, TrialVerdict
 
-__all__ = ["FULL_SPAN", "burst_rate", "delivered_rate", "forwarded_rate", "trial_verdict", "worst_lost"]
-
 FULL_SPAN = 0.99
 """Share of a full trial's duration a trial must have sent over for its count alone to tell what a full trial forwards
 (the span from the first to the last frame is one frame interval short of the duration)."""

@@ -9,8 +9,6 @@ from natbench.search.fast.ledger import Ledger
 from natbench.search.fast.moves import Ask, Move, Nominee, bisect, walk_up
 from natbench.search.fast.rule import ShortFailRule
 
-__all__ = ["GuardPolicy"]
-
 
 @dataclass(frozen=True)
 class GuardPolicy:

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 
 from natbench.results import RepetitionResult
 
-__all__ = ["prior_seed", "probe_history", "short_delivered"]
-
 
 def short_delivered(earlier: Sequence[RepetitionResult]) -> float | None:
     """The most a failed short trial of the ``earlier`` repetitions delivered per second in its worst direction (their

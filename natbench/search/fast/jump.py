@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 from natbench.search.fast.ledger import Ledger
 
-__all__ = ["JUMPS", "JumpPolicy", "LeaveOnBurst", "LeaveOnFailure"]
-
 JUMPS = 3
 """Times an unseeded search goes to the rate a failed trial forwarded (:attr:`TrialVerdict.forwarded`) instead of its
 usual next step: a DUT out of capacity forwards about its ceiling, so the next trial there is close (a bucket or a

@@ -12,8 +12,6 @@ from natbench.results import Verdict
 from natbench.search.fast.trial import TrialVerdict
 from natbench.search.grid import RateGrid
 
-__all__ = ["Ledger"]
-
 
 @dataclass
 class Ledger:

@@ -11,8 +11,6 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["WALK_STEPS", "Ask", "Exit", "Move", "Nominee", "Steer", "bisect", "walk", "walk_down", "walk_up", "widths"]
-
 WALK_STEPS = 3
 """Steps of one error a walk takes before its steps double. A DUT whose full trials pass and fail at random around
 its ceiling (trial-to-trial jitter of a few errors) ends a walk from a good seed soonest with steps of one error;

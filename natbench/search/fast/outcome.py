@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from natbench.search.fast.ledger import Ledger
 from natbench.search.outcome import SearchOutcome
 
-__all__ = ["FastOutcome"]
-
 
 @dataclass(frozen=True)
 class FastOutcome(SearchOutcome):

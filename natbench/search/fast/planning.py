@@ -7,8 +7,6 @@ from __future__ import annotations
 from natbench.search.binary import search_steps
 from natbench.search.declare import PlanQuery, TrialGroups
 
-__all__ = ["CONFIRMATIONS", "PLAN_NOTE", "SEEDED_FULL", "SEEDED_PROBES", "SEEDED_TRIALS", "fast_trials", "plan"]
-
 CONFIRMATIONS = 2
 """Full-duration trials the unseeded (first) repetition of a fast search with short trials is assumed to need after
 its short ones: the pass at the result and the fail one error above it or a guard's trial there (more when a full

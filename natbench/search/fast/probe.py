@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from natbench.search.fast.ledger import Ledger
 from natbench.search.fast.rule import ShortFailRule
 
-__all__ = ["ProbePolicy"]
-
 
 @dataclass(frozen=True)
 class ProbePolicy:

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from natbench.results import Verdict
 from natbench.search.fast.trial import TrialVerdict
 
-__all__ = ["ShortFailRule"]
-
 
 @dataclass(frozen=True)
 class ShortFailRule:

@@ -84,8 +84,6 @@ from natbench.search.fast.trials import Trials
 from natbench.search.grid import RateGrid
 from natbench.search.retry import RetryRule
 
-__all__ = ["FullNarrowing", "ShortNarrowing", "run_fast_search"]
-
 
 @dataclass(frozen=True)
 class FullNarrowing:

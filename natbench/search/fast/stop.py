@@ -12,8 +12,6 @@ from natbench.search.fast.trial import FastStep
 from natbench.search.shorttrials import ShortTrialSettings
 from natbench.search.task import SearchTask
 
-__all__ = ["STOP_IN_FLIGHT", "STOP_MIN_MARGIN", "STOP_WINDOW", "StopRule", "stop_rule"]
-
 STOP_WINDOW = 0.25
 """Seconds the frames missing in a direction must stay above the threshold before the tester ends a full trial of the
 fast search (:attr:`~natbench.plugins.tester.LossStop.window`)."""

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 from natbench.results import Verdict
 
-__all__ = ["FastStep", "TrialVerdict"]
-
 
 @dataclass(frozen=True)
 class FastStep:

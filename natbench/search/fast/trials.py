@@ -14,8 +14,6 @@ from natbench.search.fast.rule import ShortFailRule
 from natbench.search.fast.trial import FastStep, TrialVerdict
 from natbench.search.retry import RetryRule
 
-__all__ = ["Trials"]
-
 
 class Trials:
     """Runs the fast search's trials through the caller's ``trial`` and books each in the ledger."""

@@ -17,31 +17,35 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from natbench.testbed.lab.host import HOST_LOCK, LabError
+    from natbench.testbed.lab.host import LabError as LabError
     from natbench.testbed.lab.inventory import (
-        UNOWNED_GRACE,
-        FoundLab,
-        find_labs,
-        list_labs,
-        recorded_lab,
-        remove_stale_labs,
-        stale_labs,
+        find_labs as find_labs,
     )
-    from natbench.testbed.lab.netns import NetnsLab, dut_recipe_params, lab_problems
-    from natbench.testbed.lab.vm import VmLab, VmSettings
+    from natbench.testbed.lab.inventory import (
+        list_labs as list_labs,
+    )
+    from natbench.testbed.lab.inventory import (
+        recorded_lab as recorded_lab,
+    )
+    from natbench.testbed.lab.inventory import (
+        remove_stale_labs as remove_stale_labs,
+    )
+    from natbench.testbed.lab.inventory import (
+        stale_labs as stale_labs,
+    )
+    from natbench.testbed.lab.netns import NetnsLab as NetnsLab
+    from natbench.testbed.lab.netns import lab_problems as lab_problems
+    from natbench.testbed.lab.vm import VmLab as VmLab
+    from natbench.testbed.lab.vm import VmSettings as VmSettings
 
 _HOME = {
-    "HOST_LOCK": "host",
     "LabError": "host",
-    "UNOWNED_GRACE": "inventory",
-    "FoundLab": "inventory",
     "find_labs": "inventory",
     "list_labs": "inventory",
     "recorded_lab": "inventory",
     "remove_stale_labs": "inventory",
     "stale_labs": "inventory",
     "NetnsLab": "netns",
-    "dut_recipe_params": "netns",
     "lab_problems": "netns",
     "VmLab": "vm",
     "VmSettings": "vm",
@@ -55,21 +59,3 @@ def __getattr__(name: str) -> Any:
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{home}"), name)
-
-
-__all__ = [
-    "HOST_LOCK",
-    "UNOWNED_GRACE",
-    "FoundLab",
-    "LabError",
-    "NetnsLab",
-    "VmLab",
-    "VmSettings",
-    "dut_recipe_params",
-    "find_labs",
-    "lab_problems",
-    "list_labs",
-    "recorded_lab",
-    "remove_stale_labs",
-    "stale_labs",
-]

@@ -35,8 +35,6 @@ from natbench.testbed.lab.vm_image import IMAGES, find_image, missing_tools
 from natbench.traffic.plan import AddressPlan
 from natbench.values import MAX_DURATION_SECONDS
 
-__all__ = ["LAB", "LabAccess", "LabBackend", "vm_settings"]
-
 _QEMU = ("qemu-system-x86_64", "qemu-img")
 """What booting a VM DUT needs on this machine."""
 

@@ -20,23 +20,6 @@ from pathlib import Path
 from natbench.config.paths import path_problem
 from natbench.errors import ConfigError, NatbenchError
 
-__all__ = [
-    "DEFAULT_STATE_DIR",
-    "HOST_LOCK",
-    "LAB_NAME_RE",
-    "OWNER_MARK",
-    "SYSTEM_STATE_DIR",
-    "LabError",
-    "alive",
-    "host_lock",
-    "netns_list",
-    "owner_alive",
-    "proc_start",
-    "require_root",
-    "run",
-    "state_dir",
-]
-
 SYSTEM_STATE_DIR = Path("/run/natbench/labs")
 """The state directory natbench uses without ``NATBENCH_LAB_STATE`` (the stale sweep always looks there)."""
 

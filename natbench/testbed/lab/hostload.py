@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HostLoad", "HostReading", "host_figures", "netns_inode", "own_seconds", "parse_cpu_stat"]
-
 TICK = 1.0 / os.sysconf("SC_CLK_TCK")
 """Seconds of one tick of ``/proc/stat`` and ``/proc/PID/stat``."""
 SAMPLES_PER_SECOND = 100

@@ -33,16 +33,6 @@ from natbench.testbed.lab.host import (
 from natbench.testbed.lab.netns import NetnsLab
 from natbench.testbed.lab.outliving import LeftProcess, left_processes, outliving_labs
 
-__all__ = [
-    "UNOWNED_GRACE",
-    "FoundLab",
-    "find_labs",
-    "list_labs",
-    "recorded_lab",
-    "remove_stale_labs",
-    "stale_labs",
-]
-
 UNOWNED_GRACE = 3600.0
 """Seconds a lab whose owner nobody recorded (no kernel mark, no state file found: made by an
 older natbench, or killed between creating a namespace and marking it) is left alone."""

@@ -17,8 +17,6 @@ from pathlib import Path
 
 from natbench.testbed.lab.jool_source import JoolSource, dkms_version
 
-__all__ = ["JOOL_MODULES", "build_script", "install_source"]
-
 JOOL_MODULES = ("jool_common", "jool", "jool_siit", "jool_mapt")
 """The kernel modules a Jool 4.2 source build must leave for the image's kernel."""
 

@@ -48,17 +48,6 @@ from natbench.testbed.lab.source_tree import (
 )
 from natbench.testbed.lab.source_tree import tree_digest as _tree_digest
 
-__all__ = [
-    "DEFAULT_SOURCE",
-    "JoolSource",
-    "JoolSourceError",
-    "SourcePin",
-    "check_tree",
-    "dkms_version",
-    "resolve_source",
-    "tree_digest",
-]
-
 DOWNLOAD_TIMEOUT = 60.0
 """Seconds a download may stall before it counts as no network."""
 

@@ -69,17 +69,6 @@ from natbench.testbed.lab.hostload import HostLoad
 from natbench.testbed.lab.outliving import LeftProcess, record_left
 from natbench.traffic.plan import AddressPlan, Family
 
-__all__ = [
-    "DUT_PRIVATE_IF",
-    "DUT_PUBLIC_IF",
-    "TESTER_INITIATOR_IF",
-    "TESTER_RESPONDER_IF",
-    "NetnsLab",
-    "drop_tester_ingress",
-    "dut_recipe_params",
-    "lab_problems",
-]
-
 TESTER_INITIATOR_IF = "nb-init"
 """The tester's private-side interface (in the tester namespace)."""
 TESTER_RESPONDER_IF = "nb-resp"

@@ -23,8 +23,6 @@ from typing import Any
 
 from natbench.testbed.lab.host import owner_alive, proc_start
 
-__all__ = ["SUFFIX", "LeftProcess", "left_processes", "outliving_labs", "record_left"]
-
 SUFFIX = ".outliving"
 """The file name ending of a lab's record of its leftover processes (beside its ``.json`` state file)."""
 

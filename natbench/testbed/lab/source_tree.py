@@ -31,23 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = [
-    "CHUNK",
-    "MAX_ARCHIVE_BYTES",
-    "MAX_DEPTH",
-    "MAX_MEMBERS",
-    "MAX_PATH_CHARS",
-    "MAX_TOTAL_BYTES",
-    "MiB",
-    "SourceTreeError",
-    "TreeStats",
-    "copy_tree",
-    "file_digest",
-    "read_head",
-    "tree_digest",
-    "unpack_archive",
-]
-
 MiB = 1 << 20
 """A mebibyte."""
 

@@ -58,21 +58,6 @@ from natbench.testbed.lab.netns import (
 from natbench.testbed.lab.vm_image import Image, build_image, find_image, missing_tools
 from natbench.traffic.plan import AddressPlan, Family
 
-__all__ = [
-    "DEFAULT_ACCEL",
-    "DEFAULT_BOOT_TIMEOUT",
-    "DEFAULT_MEMORY",
-    "DEFAULT_VCPUS",
-    "SSH_PORT",
-    "VM_PRIVATE_IF",
-    "VM_PUBLIC_IF",
-    "VmLab",
-    "VmSettings",
-    "choose_accel",
-    "netns_connect",
-    "vm_recipe_params",
-]
-
 log = logging.getLogger(__name__)
 
 VM_PRIVATE_IF = "eth1"

@@ -42,19 +42,6 @@ from natbench.testbed.lab.host import LabError
 from natbench.testbed.lab.jool_build import JOOL_MODULES, build_script, install_source
 from natbench.testbed.lab.jool_source import DEFAULT_SOURCE, Fetcher, JoolSource, resolve_source
 
-__all__ = [
-    "DEFAULT_CACHE_DIR",
-    "IMAGES",
-    "BuildStep",
-    "Image",
-    "ImageRecipe",
-    "build_image",
-    "cache_dir",
-    "find_image",
-    "missing_tools",
-    "recipe_key",
-]
-
 DEFAULT_CACHE_DIR = Path("/var/cache/natbench/images")
 """Where images are cached unless ``NATBENCH_IMAGE_CACHE`` names another directory."""
 

@@ -18,8 +18,6 @@ from natbench.testers.software.settings import PortSettings, SoftwareSettings
 if TYPE_CHECKING:
     from natbench.testers.software.tester import SoftwareTester
 
-__all__ = ["BACKEND", "SoftwareBackend", "check_settings", "create"]
-
 
 def check_settings(settings: SoftwareSettings | Mapping[str, Any], locate: Locate | None = None) -> SoftwareSettings:
     """The settings validated (a mapping through :class:`SoftwareSettings`) and checked against this machine

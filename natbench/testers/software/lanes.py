@@ -17,8 +17,6 @@ import numpy as np
 
 from natbench.testers.software.specs import RxPort, TxStream, _engine, engine_args
 
-__all__ = ["RT_PRIORITY", "Lane", "LaneRunner", "split_lanes"]
-
 RT_PRIORITY = 10
 """SCHED_FIFO priority of the data path during a trial (RT throttling still leaves the kernel 5 %)."""
 

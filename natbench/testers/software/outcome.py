@@ -13,8 +13,6 @@ from typing import Any
 from natbench.results import Deviation, Direction
 from natbench.testers.software.specs import _engine
 
-__all__ = ["Pacing", "deviations", "rate_check", "span", "tester_extra"]
-
 
 @dataclass(frozen=True)
 class Pacing:

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 
 from natbench.errors import TesterError
 
-__all__ = ["read_mac", "softnet_drops"]
-
 
 def softnet_drops(cpus: Sequence[int] | None) -> int:
     """Sum of the backlog drop counters (/proc/net/softnet_stat column 2) of ``cpus``."""

@@ -18,8 +18,6 @@ from natbench.traffic.enumeration import EnumerationOrder
 from natbench.traffic.plan import ResponderMode
 from natbench.values import MAX_WAIT_SECONDS
 
-__all__ = ["PortSettings", "SoftwareSettings"]
-
 _MAC = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 
 

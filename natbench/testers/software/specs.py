@@ -25,8 +25,6 @@ except ImportError as exc:  # pragma: no cover - only without a build
 else:
     ENGINE_IMPORT_ERROR = None
 
-__all__ = ["ENGINE_IMPORT_ERROR", "RxMode", "RxPort", "TxMode", "TxStream", "engine_args"]
-
 
 class TxMode(Enum):
     """How a stream picks each frame's ports (the value names the engine's constant)."""

@@ -36,8 +36,6 @@ from natbench.traffic.frames import FLAG_PHASE1, FLAG_PHASE2, FLAG_REVERSE, FLAG
 from natbench.traffic.plan import ResponderMode, TrafficPlan
 from natbench.version import __version__
 
-__all__ = ["SoftwareTester", "pair_indices", "responder_arrays", "tag_schedule"]
-
 SELECTIONS = {"random": TxMode.TUPLE_RANDOM, "linear": TxMode.TUPLE_LINEAR, "fixed": TxMode.TUPLE_FIXED}
 """How the reverse stream picks its tuples, by ``Phase2Options.selection``."""
 

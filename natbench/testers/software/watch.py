@@ -17,8 +17,6 @@ from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
 from natbench.testers.software.specs import RxPort, TxStream
 from natbench.testers.tailrate import TailRate
 
-__all__ = ["TIMED_COPY", "watch_block", "watching"]
-
 TIMED_COPY = 0.0005
 """Seconds a sample of the watch block may take (clock read, copy, clock read) for the forwarding rate's fit to use
 it: a sampling thread preempted between its clock and its copy would put the counts at the wrong time, and such

@@ -6,8 +6,6 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_SYNC_PORT", "ServerAddress", "parse_server"]
-
 DEFAULT_SYNC_PORT = 4501
 """TRex's RPC (sync) port when none is given; its publisher (async) port is the one below it, 4500."""
 

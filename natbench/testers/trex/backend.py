@@ -16,8 +16,6 @@ from natbench.testers.trex.settings import TRexSettings
 if TYPE_CHECKING:
     from natbench.testers.trex.tester import TRexTester
 
-__all__ = ["BACKEND", "TRexBackend", "check_settings", "create"]
-
 
 def check_settings(settings: Mapping[str, Any], locate: Locate | None = None) -> TRexSettings:
     """``testbed.tester.settings`` of ``kind: trex`` given as a mapping, validated without connecting; a problem

@@ -29,7 +29,6 @@ from natbench.errors import TesterError
 if TYPE_CHECKING:
     from natbench.testers.trex.watch import TrialWatch
 
-__all__ = ["IDLE_POLL", "MIN_SERVER_VERSION", "TRexSession", "ipv6_sockets", "load_api", "parse_version"]
 
 MIN_SERVER_VERSION = (3, 0)
 """Oldest TRex server natbench drives (value lists with next_var and the v3 core splitter)."""

@@ -12,14 +12,6 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-__all__ = [
-    "ETH_LEN",
-    "FCS_LEN",
-    "SIGNATURE",
-    "FrameTemplate",
-    "IPAddress",
-]
-
 ETH_LEN = 14
 """Ethernet II header length (no VLAN tag)."""
 FCS_LEN = 4

@@ -34,17 +34,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = [
-    "busiest_core",
-    "pacing_warnings",
-    "receive_drop_notes",
-    "receive_drops",
-    "receive_errors",
-    "timing",
-    "transmit_error_notes",
-    "transmit_errors",
-]
-
 _RX_DROP_NAME = re.compile(
     r"^(imissed|rx_.*(miss|drop|nombuf|no_?buf|no_mbuf|mbuf_allocation|out_of_buffer|no_dma|discards_phy|fifo|overrun))",
     re.IGNORECASE,

@@ -7,8 +7,6 @@ from typing import Any
 
 from natbench.results import LatencyStats
 
-__all__ = ["latency_from_pgid"]
-
 
 def _quantile(hist: list[tuple[float, int]], q: float) -> float:
     total = sum(c for _, c in hist)

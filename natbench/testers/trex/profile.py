@@ -20,8 +20,6 @@ from natbench.testers.trex import program as prg
 from natbench.testers.trex.streams import build_streams
 from natbench.traffic import AddressPlan, Family, PortRange, ResponderMode, TrafficPlan
 
-__all__ = ["NatbenchProfile", "read_mappings", "register_profile"]
-
 
 def _port_range(text: str) -> PortRange:
     first, _, last = text.partition("-")

@@ -43,24 +43,6 @@ from natbench.testers.trex.frames import FrameTemplate
 from natbench.testers.trex.settings import DEFAULT_BIAS_TOLERANCE
 from natbench.traffic import EnumerationOrder, Family, PortRange, ResponderMode, SplitMix64, TrafficPlan
 
-__all__ = [
-    "DEFAULT_MAX_CORES",
-    "MAX_BURST",
-    "MAX_LIST",
-    "FieldWrite",
-    "FlowVar",
-    "Port",
-    "Program",
-    "StreamPlan",
-    "ValueList",
-    "compile_phase1",
-    "compile_phase2",
-    "compile_validation",
-    "random_port_bias",
-    "random_port_counts",
-    "uniform_blocks",
-]
-
 MAX_LIST = 65535
 """Largest TRex value list (the DP keeps the list index in 16 bits)."""
 MAX_BURST = 2**31 - 1

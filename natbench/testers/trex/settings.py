@@ -11,8 +11,6 @@ from pydantic import Field, ValidationInfo, field_validator
 from natbench.plugins import TesterSettings
 from natbench.testers.trex.address import DEFAULT_SYNC_PORT, ServerAddress, parse_server
 
-__all__ = ["DEFAULT_BIAS_TOLERANCE", "TRexSettings"]
-
 DEFAULT_BIAS_TOLERANCE = 1e-4
 """Largest relative deviation from uniform of a phase-2 random port before its range is split (the default of
 ``bias_tolerance``)."""

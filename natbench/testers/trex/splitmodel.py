@@ -29,8 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CoreTrace", "SplitModelError", "run_stream"]
-
 
 class SplitModelError(ValueError):
     """The program uses something the model does not cover, or the server would reject it."""

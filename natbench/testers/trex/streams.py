@@ -8,8 +8,6 @@ from typing import Any
 from natbench.testers.trex.client import load_api
 from natbench.testers.trex.program import FieldWrite, FlowVar, Port, Program, StreamPlan
 
-__all__ = ["build_stream", "build_streams", "to_json"]
-
 
 def _packet(api: ModuleType, plan: StreamPlan) -> Any:
     f = plan.frame

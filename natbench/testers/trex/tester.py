@@ -24,8 +24,6 @@ from natbench.testers.trex.settings import TRexSettings
 from natbench.testers.trex.watch import Lane, TrialWatch
 from natbench.traffic import Family, ResponderMode, TrafficPlan
 
-__all__ = ["TRexTester", "multiplier", "tag_schedule", "trex_delay_measure"]
-
 UPLOAD_BATCH = 4
 """Streams built and sent to the server per ``add_streams`` call at most (the client library builds each stream's
 JSON, value lists as Python ints, for the whole call: a few streams at a time keep that bounded)."""

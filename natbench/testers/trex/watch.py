@@ -31,8 +31,6 @@ from natbench.results import Direction
 from natbench.testers.losswatch import SAMPLE_PERIOD, LossWatch
 from natbench.testers.tailrate import TailRate
 
-__all__ = ["TIMED_READ", "Lane", "TrialWatch"]
-
 TIMED_READ = SAMPLE_PERIOD / 2
 """Seconds a sample's read (the RPC's round trip) may take for the tail rate's fit to use it: its time is then known
 to within a quarter of the sampling period. A read held up longer (a busy server, a preempted client) would put its
