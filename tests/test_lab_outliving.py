@@ -20,10 +20,21 @@ from natbench.testbed.lab.outliving import SUFFIX, left_processes, outliving_lab
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _until_asleep(pid: int, seconds: float = 10.0) -> None:
+    """Wait until ``pid`` is in state S (its sleep), so that the state the record shows is known."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "S":
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"pid {pid} did not go to sleep within {seconds} s")
+
+
 def test_a_recorded_process_is_named_while_it_runs_and_dropped_once_it_has_ended(tmp_path: Path) -> None:
     proc = subprocess.Popen(["sleep", "30"])
     done = subprocess.Popen(["true"])
     done.wait()
+    _until_asleep(proc.pid)  # on a busy machine a new process may still be running (R) its exec for a while
     try:
         left = record_left(tmp_path, "x", "nb-x-dut", [proc.pid, done.pid])
         assert [(p.pid, p.args, p.namespace, p.lab) for p in left] == [(proc.pid, "sleep 30", "nb-x-dut", "x")]
