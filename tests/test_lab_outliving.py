@@ -63,6 +63,23 @@ def test_a_pid_used_again_by_another_process_is_not_the_recorded_one(tmp_path: P
         proc.wait()
 
 
+def test_a_lab_known_only_by_its_record_is_found_while_its_process_runs_and_not_after(tmp_path: Path) -> None:
+    from natbench.testbed.lab.inventory import find_labs
+
+    name = f"i44r{secrets.token_hex(3)}"
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        record_left(tmp_path, name, f"nb-{name}-dut", [proc.pid])
+        (found,) = [f for f in find_labs([tmp_path], kernel=False) if f.name == name]
+        assert [p.pid for p in found.left] == [proc.pid]
+        assert found.stale and found.reason == "taken down already" and found.namespaces == ()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert [f for f in find_labs([tmp_path], kernel=False) if f.name == name] == []  # nothing of it is left
+    assert not (tmp_path / f"{name}{SUFFIX}").exists()
+
+
 def test_a_damaged_record_line_names_nothing(tmp_path: Path) -> None:
     (tmp_path / f"x{SUFFIX}").write_text('not json\n{"pid": "a"}\n')
     assert left_processes(tmp_path, "x") == []

@@ -161,9 +161,11 @@ def find_labs(
         )
         ages = [a for ns in nss if (a := _ns_age(ns)) is not None]
         age = max(ages) if ages else None
+        left = tuple(left_processes(outliving[name], name)) if name in outliving else ()
+        if not nss and not files and not left:
+            continue  # only a record of processes that have ended since: nothing of the lab is left
         stale, reason = _staleness(name, live, by_hand, owners, nss, bool(files), age, unowned_grace)
         owner = owners[0][0] if owners else None
-        left = tuple(left_processes(outliving[name], name)) if name in outliving else ()
         out.append(FoundLab(name, nss, tuple(sorted(files)), owner, bool(live), by_hand, age, stale, reason, left))
     return out
 
