@@ -66,14 +66,27 @@ def recorded_net_lost(record: TrialRecord, direction: str) -> int | None:
     return net_lost(max(int(counts["sent"]) - int(counts["valid"]), 0), deviation)
 
 
-def judge_phase(phase: PhaseResult, acceptance: float, rate_tolerance: float) -> tuple[Verdict, str]:
+def allowed_shortfall(duration: float, rate_tolerance: float, slack: float) -> float:
+    """The relative shortfall of a phase's average rate that still keeps its rate: ``rate_tolerance``, or the tester's
+    timer ``slack`` (seconds, :attr:`~natbench.plugins.TrialEvidence.pacing_slack`) as a share of the phase's
+    ``duration`` where that is larger. At 0.1 % a 46 ms fill would be allowed 46 us behind schedule, less than the
+    tester's own timer allows its last frame; a phase of 10 s keeps the tolerance."""
+    if duration > 0:
+        return max(rate_tolerance, slack / duration)
+    return rate_tolerance
+
+
+def judge_phase(
+    phase: PhaseResult, acceptance: float, rate_tolerance: float, slack: float = 0.0
+) -> tuple[Verdict, str]:
     """Verdict of a phase result from its counts and the tester's deviations (see the module docstring).
 
     INVALID when the tester reports it could not keep the rate, achieved less than the intended rate
-    by more than ``rate_tolerance`` (relative; not asked of a stopped trial, whose pacing the tester judged against
-    the full trial's allowances), reports no or inconsistent counts, or its deviations alone could
-    explain the loss; FAIL when the loss ratio of a direction, net of what the tester's deviations explain,
-    exceeds ``acceptance`` (the reason names the worst direction); PASS otherwise.
+    by more than :func:`allowed_shortfall` (``rate_tolerance``, or the tester's timer ``slack`` over a short phase;
+    not asked of a stopped trial, whose pacing the tester judged against the full trial's allowances), reports no or
+    inconsistent counts, or its deviations alone could explain the loss; FAIL when the loss ratio of a direction, net
+    of what the tester's deviations explain, exceeds ``acceptance`` (the reason names the worst direction); PASS
+    otherwise.
     """
     if not phase.tester_ok:
         return Verdict.INVALID, f"tester could not keep the rate: {phase.tester_note or 'no reason given'}"
@@ -82,7 +95,7 @@ def judge_phase(phase: PhaseResult, acceptance: float, rate_tolerance: float) ->
     if (
         not phase.stopped
         and phase.intended_rate > 0
-        and phase.achieved_rate < phase.intended_rate * (1 - rate_tolerance)
+        and phase.achieved_rate < phase.intended_rate * (1 - allowed_shortfall(phase.duration, rate_tolerance, slack))
     ):
         short = 1 - phase.achieved_rate / phase.intended_rate
         return (

@@ -12,7 +12,7 @@ from natbench.errors import ConfigError
 from natbench.judging import limit_cause
 from natbench.metrics import registry
 from natbench.metrics.settings import MetricSettings
-from natbench.plugins import Directions, Dut, HostLoadProbe, Tester
+from natbench.plugins import Directions, Dut, HostLoadProbe, Tester, evidence_of
 from natbench.plugins.settings import DEFAULT_RATE_TOLERANCE
 from natbench.results import PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.traffic.plan import TrafficPlan
@@ -125,6 +125,12 @@ class ProcedureContext(Generic[S]):
         if value is None:
             raise ConfigError(f"{self.metric}: acceptance unresolved (build the settings with .resolved())")
         return value
+
+    @property
+    def pacing_slack(self) -> float:
+        """Seconds the tester's timer may put a phase's last frame behind schedule
+        (:attr:`~natbench.plugins.TrialEvidence.pacing_slack`, 0 where it declares none)."""
+        return evidence_of(self.tester).pacing_slack
 
     @property
     def directions(self) -> Directions:

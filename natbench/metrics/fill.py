@@ -153,7 +153,7 @@ def _judge(
     elif sample > 0 and _can_validate(ctx, phase, learn, n):
         judged = _Judged(Verdict.PASS, "", sampled=True)  # decided by the sample, its own trial stored after this one
     else:  # nothing can tell what the DUT holds: the tester's counts decide, and what divides by N says so
-        verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
+        verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance, ctx.pacing_slack)
         judged = _Judged(Verdict.INVALID if verdict is Verdict.FAIL else verdict, reason, verified=False)
     learned = phase.learned or 0
     if (

@@ -160,7 +160,7 @@ def phase2_step(
     ctx.announce(f"{kind}: {rate:,.0f} frames/s per direction for {seconds:g} s", seconds + ctx.settings.timeout)
     started = ctx.clock()
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase2(rate, seconds, directions, options))
-    verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
+    verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance, ctx.pacing_slack)
     if phase.stopped:
         verdict, reason = judge_stopped(
             phase,

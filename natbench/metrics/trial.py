@@ -164,7 +164,7 @@ def phase1_step(
     ctx.announce(f"{kind}: {n:,} connections at {rate:,.0f}/s", n / rate + ctx.settings.timeout if rate > 0 else None)
     started = ctx.clock()
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
-    verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance)
+    verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance, ctx.pacing_slack)
     ext: dict[str, Any] = {**(extra or {}), **mon}
     if memory is not None:
         memory.filled(phase, ext)

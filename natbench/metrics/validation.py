@@ -151,7 +151,7 @@ def _reverse_check(
         ctx.sleep(gap)
     started = ctx.clock()
     phase, mon = run_traffic(ctx, lambda: ctx.tester.validate(reverse))
-    verdict, reason = judge_phase(phase, 0.0, ctx.options.rate_tolerance)
+    verdict, reason = judge_phase(phase, 0.0, ctx.options.rate_tolerance, ctx.pacing_slack)
     ext = {**(extra or {}), **mon}
     if verdict is Verdict.FAIL:
         ext["fail_cause"] = "validation"

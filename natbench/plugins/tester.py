@@ -236,6 +236,10 @@ class TrialEvidence:
     receive_misses: bool = False
     """It reports the frames its own receive side missed (:attr:`~natbench.results.PhaseResult.deviations`), which
     the verdicts net out of the DUT's loss."""
+    pacing_slack: float = 0.0
+    """Seconds its timer may put the last frame of any phase behind schedule and still keep the rate, however short
+    the phase: the verdicts hold a phase's average rate to ``rate_tolerance`` of its duration or this slack, the
+    larger (:func:`~natbench.judging.allowed_shortfall`)."""
 
 
 NO_EVIDENCE = TrialEvidence()

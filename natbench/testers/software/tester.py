@@ -535,8 +535,11 @@ class SoftwareTester:
         """What the software tester tells of a phase-2 trial: a thread samples its counts every
         :data:`SAMPLE_PERIOD` seconds, so it stops a failed trial (:class:`~natbench.testers.losswatch.LossWatch`)
         and gives the second half's forwarding rate (:class:`~natbench.testers.tailrate.TailRate`); its receive side
-        reports the frames it missed (``Deviation.missed``)."""
-        return TrialEvidence(stops_failed_trials=True, tail_rates=True, receive_misses=True)
+        reports the frames it missed (``Deviation.missed``); its timer's slack is ``lateness_slack``, the lateness its
+        own pacing check allows the last frame of any phase."""
+        return TrialEvidence(
+            stops_failed_trials=True, tail_rates=True, receive_misses=True, pacing_slack=self.lateness_slack
+        )
 
     def _run(
         self,
