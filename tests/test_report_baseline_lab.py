@@ -49,6 +49,11 @@ def _campaign(tmp_path: Path, name: str, dut: str, family: str, metric: str, mor
     return path
 
 
+def unmarked(cells: list[str]) -> list[str]:
+    """Table cells without the host-load mark."""
+    return [c.removesuffix(" [h]") for c in cells]
+
+
 def test_nat_and_forwarding_lab_runs_report_the_throughput_ratio(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,6 +92,8 @@ def test_nat_and_forwarding_lab_runs_report_the_throughput_ratio(
     assert proc.returncode == 0, proc.stderr
     rows = {r[0]: r[1:] for r in (re.split(r"\s{2,}", ln.strip()) for ln in proc.stdout.splitlines())}
     expected = 100 * stored(nat, "throughput") / stored(fwd, "forwarding")
-    assert rows["throughput ratio (%)"] == [f"{expected:.1f}"]
-    assert rows["fwd. throughput median"] == [f"{stored(fwd, 'forwarding'):,.0f}"]
+    # a cell measured while other processes took the host's CPUs carries the mark " [h]" (docs/lab.md): the value is
+    # the same
+    assert unmarked(rows["throughput ratio (%)"]) == [f"{expected:.1f}"]
+    assert unmarked(rows["fwd. throughput median"]) == [f"{stored(fwd, 'forwarding'):,.0f}"]
     assert "fwd. throughput invalid trials" in rows and "throughput invalid trials" in rows

@@ -374,6 +374,7 @@ def stop_group(proc: subprocess.Popen[bytes], grace: float = KILL_GRACE) -> tupl
     or works inside a system call); ``held`` True when the group has ended but something outside it (a child that
     called ``setsid``) still held the pipes.
     """
+    deadline = time.monotonic() + grace
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGTERM)
     held = False
@@ -387,6 +388,9 @@ def stop_group(proc: subprocess.Popen[bytes], grace: float = KILL_GRACE) -> tupl
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()
+    # a member that has closed its pipes may still be exiting (not yet a zombie): it has the rest of the grace
+    while (proc.poll() is None or group_alive(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.01)
     if proc.poll() is None or group_alive(proc.pid):
         return False, False
     return True, held
