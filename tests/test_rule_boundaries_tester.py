@@ -10,11 +10,10 @@ deletes.
 from __future__ import annotations
 
 import os
-import secrets
-import subprocess
 from collections.abc import Iterator
 
 import pytest
+from vethwire import veth_wire
 
 from natbench.plugins import Directions, LossStop, Phase2Options, Port
 from natbench.results import Direction
@@ -32,14 +31,7 @@ def wire() -> Iterator[SoftwareTester]:
     """A software tester on one CPU whose Initiator and Responder are the two ends of one veth pair."""
     if os.geteuid() != 0:
         pytest.skip("needs root: creates a network namespace and AF_PACKET sockets")
-    ns = f"nb-i40-{os.getpid()}-{secrets.token_hex(2)}"
-    sh = lambda *a: subprocess.run(a, check=True, capture_output=True)  # noqa: E731
-    sh("ip", "netns", "add", ns)
-    try:
-        sh("ip", "-n", ns, "link", "add", "name", "wa", "type", "veth", "peer", "name", "wb")
-        sh("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
-        for dev, mac in (("wa", MAC_A), ("wb", MAC_B)):
-            sh("ip", "-n", ns, "link", "set", "dev", dev, "address", mac, "up")
+    with veth_wire("nb-i40", MAC_A, MAC_B) as ns:
         cpus = sorted(os.sched_getaffinity(0))[-1:]
         tester = SoftwareTester(Port("wa", MAC_A, MAC_B, ns), Port("wb", MAC_B, MAC_A, ns), cpus=cpus, timeout=0.3)
         tester.prepare(
@@ -49,8 +41,6 @@ def wire() -> Iterator[SoftwareTester]:
         )
         yield tester
         tester.close()
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
 def test_a_trial_that_asks_only_for_tail_rates_gets_them(wire: SoftwareTester) -> None:

@@ -9,10 +9,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import secrets
 import socket
 import struct
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from lab_helpers import kept_rate, stalled
+from vethwire import veth_wire
 
 from natbench import plugins
 from natbench.errors import ConfigError
@@ -73,20 +72,11 @@ def wire(request: pytest.FixtureRequest) -> Iterator[SoftwareTester]:
     all_cpus = sorted(os.sched_getaffinity(0))
     if request.param == "two-cpus" and len(all_cpus) < 2:
         pytest.skip("the two-lane tester needs two CPUs; this process may use one")
-    ns = f"nb-swt-{os.getpid()}-{secrets.token_hex(2)}"
-    sh = lambda *a: subprocess.run(a, check=True, capture_output=True)  # noqa: E731
-    sh("ip", "netns", "add", ns)
-    try:
-        sh("ip", "-n", ns, "link", "add", "name", "wa", "type", "veth", "peer", "name", "wb")
-        sh("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1")
-        for dev, mac in (("wa", MAC_A), ("wb", MAC_B)):
-            sh("ip", "-n", ns, "link", "set", "dev", dev, "address", mac, "up")
+    with veth_wire("nb-swt", MAC_A, MAC_B) as ns:
         cpus = all_cpus[-1:] if request.param == "one-cpu" else [all_cpus[-1], all_cpus[0]]
         t = SoftwareTester(Port("wa", MAC_A, MAC_B, ns), Port("wb", MAC_B, MAC_A, ns), cpus=cpus, timeout=0.3)
         yield t
         t.close()
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], check=False)
 
 
 SRC, DST = PortRange(20000, 20099), PortRange(80, 89)
