@@ -6,11 +6,13 @@ report aggregation, recipe templating) with the non-lab test suite, then prints:
 
 * the kill rate: mutants the tests caught (failed, or timed out) / mutants tested;
 * every surviving mutant as a diff against the original line(s), with the reason when
-  ``bench/mutation_equivalent.toml`` explains it as equivalent (a change no test can see because
+  ``bench/mutation_equivalent/`` explains it as equivalent (a change no test can see because
   the behaviour is the same), else ``UNEXPLAINED``.
 
-An explanation is keyed by the mutated function and the diff, not by mutmut's mutant number, so a
-code change that alters the mutant makes its explanation stale instead of silently wrong.
+The explanations of one mutated file live in ``bench/mutation_equivalent/<its module>.toml``
+(``natbench.judging.toml`` for natbench/judging.py). An explanation is keyed by the mutated
+function and the diff, not by mutmut's mutant number, so a code change that alters the mutant makes
+its explanation stale instead of silently wrong.
 
 mutmut only changes operators and constants. ``bench/semantic_mutants.toml`` adds hand-written
 **semantic** mutants of the core's rules (a changed N, a dropped damage check, a flipped comparison in
@@ -48,7 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EQUIVALENT = ROOT / "bench" / "mutation_equivalent.toml"
+EQUIVALENT = ROOT / "bench" / "mutation_equivalent"
+"""One TOML file of explanations per mutated source file, named after its module."""
 SEMANTIC = ROOT / "bench" / "semantic_mutants.toml"
 SEMANTIC_RESULTS = ROOT / "mutants" / "semantic.json"
 SEMANTIC_TIMEOUT = 900.0
@@ -121,12 +124,29 @@ def mutant_diff(mutants_dir: Path, m: Mutant, cache: dict[str, dict[str, str]]) 
     return "\n".join(lines)
 
 
-def load_equivalent(path: Path) -> dict[tuple[str, str], str]:
-    """Explanations: (function, diff) -> why the mutant is equivalent."""
-    if not path.exists():
-        return {}
-    data = tomllib.loads(path.read_text("utf-8"))
-    return {(e["function"], e["diff"].strip("\n")): e["reason"] for e in data.get("mutant", [])}
+def explanations_file(source: str) -> str:
+    """The explanations file of a mutated source file: ``natbench/judging.py`` -> ``natbench.judging.toml``."""
+    return source.removesuffix(".py").replace("/", ".") + ".toml"
+
+
+def load_equivalent(directory: Path) -> dict[tuple[str, str, str], str]:
+    """Explanations: (source file, function, diff) -> why the mutant is equivalent.
+
+    Raises ValueError naming the file when a file is not a list of ``[[mutant]]`` function/diff/reason or
+    explains one mutant twice."""
+    out: dict[tuple[str, str, str], str] = {}
+    for path in sorted(directory.glob("*.toml")) if directory.is_dir() else []:
+        source = path.name.removesuffix(".toml").replace(".", "/") + ".py"
+        try:
+            entries = tomllib.loads(path.read_text("utf-8")).get("mutant", [])
+            for e in entries:
+                key = (source, e["function"], e["diff"].strip("\n"))
+                if key in out:
+                    raise ValueError(f"{e['function']} is explained twice with the same diff")
+                out[key] = e["reason"]
+        except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: {exc}") from exc
+    return out
 
 
 def run_mutmut(children: int, names: list[str]) -> int:
@@ -303,19 +323,19 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         explained = load_equivalent(EQUIVALENT)
-    except (tomllib.TOMLDecodeError, KeyError) as exc:
-        print(f"mutation: {EQUIVALENT.relative_to(ROOT)}: not a list of [[mutant]] function/diff/reason: {exc}")
+    except ValueError as exc:
+        print(f"mutation: not a list of [[mutant]] function/diff/reason: {exc}")
         return 2
     cache: dict[str, dict[str, str]] = {}
     unexplained = 0
-    used: set[tuple[str, str]] = set()
+    used: set[tuple[str, str, str]] = set()
     survivors = [m for m in tested if m.status not in CAUGHT]
     if survivors:
         print()
         print("surviving mutants:")
     for m in survivors:
         diff = mutant_diff(mutants_dir, m, cache)
-        key = (m.function, diff)
+        key = (m.path, m.function, diff)
         reason = explained.get(key)
         if reason is None:
             unexplained += 1
@@ -327,17 +347,25 @@ def main(argv: list[str] | None = None) -> int:
         for line in diff.splitlines():
             print(f"      {line}")
     stale = set(explained) - used
+    covered = [m for m in tested if m.status != "no tests"]
+    covered_caught = sum(1 for m in covered if m.status in CAUGHT)
+    covered_rate = covered_caught / len(covered) if covered else 0.0
     print()
     print(
         f"mutmut kill rate: {caught} / {len(tested)} = {rate:.1%} ({len(survivors)} survivors: "
         f"{len(survivors) - unexplained} explained as equivalent, {unexplained} unexplained)"
     )
+    print(
+        f"mutmut kill rate over the mutants some test runs: {covered_caught} / {len(covered)} = {covered_rate:.1%} "
+        f"({len(tested) - len(covered)} mutants no test runs)"
+    )
     sem_rate = sem_caught / sem_tested if sem_tested else 0.0
     print(f"semantic kill rate: {sem_caught} / {sem_tested} = {sem_rate:.1%} (beside mutmut's {rate:.1%})")
-    if stale and not args.rerun_survivors:
-        print(
-            f"{len(stale)} explanation(s) in {EQUIVALENT.name} match no survivor any more (killed, or the code moved)"
-        )
+    if stale and not args.rerun_survivors and not status.get("not checked"):
+        gone = "match no survivor any more (killed, or the code moved)"
+        print(f"{len(stale)} explanation(s) in {EQUIVALENT.name}/ {gone}:")
+        for source, function, _diff in sorted(stale):
+            print(f"  {explanations_file(source)}: {function}")
     return 0 if rate >= args.min_rate and unexplained == 0 and sem_ok else 1
 
 

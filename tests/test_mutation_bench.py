@@ -9,6 +9,8 @@ import tomllib
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -22,17 +24,34 @@ def _bench() -> ModuleType:
 
 
 def test_every_equivalent_mutant_is_explained_once_with_its_diff() -> None:
-    data = tomllib.loads((ROOT / "bench" / "mutation_equivalent.toml").read_text("utf-8"))
-    entries = data["mutant"]
-    assert entries
-    for e in entries:
-        assert set(e) == {"function", "diff", "reason"}, e
-        lines = e["diff"].strip("\n").splitlines()
-        assert any(ln.startswith("-") for ln in lines) and any(ln.startswith("+") for ln in lines), e
-        assert len(e["reason"]) > 20, e
-    keys = [(e["function"], e["diff"].strip("\n")) for e in entries]
-    assert len(keys) == len(set(keys))
-    assert len(_bench().load_equivalent(ROOT / "bench" / "mutation_equivalent.toml")) == len(entries)
+    directory = ROOT / "bench" / "mutation_equivalent"
+    mutated = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["mutmut"]["only_mutate"])
+    count = 0
+    for path in sorted(directory.glob("*.toml")):
+        source = path.name.removesuffix(".toml").replace(".", "/") + ".py"
+        assert source in mutated, f"{path.name} explains mutants of a file the mutation run does not mutate"
+        entries = tomllib.loads(path.read_text("utf-8"))["mutant"]
+        assert entries, path
+        for e in entries:
+            assert set(e) == {"function", "diff", "reason"}, e
+            lines = e["diff"].strip("\n").splitlines()
+            assert any(ln.startswith("-") for ln in lines) and any(ln.startswith("+") for ln in lines), e
+            assert len(e["reason"]) > 20, e
+        count += len(entries)
+    assert count
+    assert len(_bench().load_equivalent(directory)) == count
+
+
+def test_an_explanation_names_its_file_and_a_twice_explained_mutant_is_refused(tmp_path: Path) -> None:
+    bench = _bench()
+    entry = '[[mutant]]\nfunction = "x_top"\ndiff = """\n-    return a * 2\n+    return a / 2"""\nreason = "r"\n'
+    (tmp_path / "natbench.judging.toml").write_text(entry, "utf-8")
+    key = ("natbench/judging.py", "x_top", "-    return a * 2\n+    return a / 2")
+    assert bench.load_equivalent(tmp_path) == {key: "r"}
+    assert bench.explanations_file("natbench/metrics/fill.py") == "natbench.metrics.fill.toml"
+    (tmp_path / "natbench.judging.toml").write_text(entry + entry, "utf-8")
+    with pytest.raises(ValueError, match=r"natbench\.judging\.toml: .*twice"):
+        bench.load_equivalent(tmp_path)
 
 
 MUTATED = '''
