@@ -8,6 +8,7 @@ import sys
 import tomllib
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -117,3 +118,39 @@ def test_every_semantic_mutant_still_finds_its_code_once_and_names_existing_test
         assert m.tests, m.name
         for t in m.tests:
             assert (ROOT / t.split("::")[0]).is_file(), (m.name, t)
+
+
+def _mutmut_cli() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_mutmut_cli", ROOT / "bench" / "mutmut_cli.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_depth_bound_counts_natbench_frames_up_to_the_test_and_skips_generated_code(tmp_path: Path) -> None:
+    cli = _mutmut_cli()
+    runner = cli.runner_roots()
+    assert any(r.endswith("/_pytest/") for r in runner)
+    src = tmp_path / "natbench"
+    src.mkdir()
+    chain = src / "chain.py"
+    chain.write_text(
+        "import inspect\n"
+        "def deepest(check):\n    return check(inspect.currentframe())\n"
+        "def middle(check):\n    return deepest(check)\n"
+        "def top(check):\n    return middle(check)\n",
+        "utf-8",
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(chain.read_text("utf-8"), str(chain), "exec"), namespace)
+    # generated code between the test and natbench (file name '<string>') counts for nothing
+    exec(compile("def generated(f, check):\n    return f(check)\n", "<string>", "exec"), namespace)
+    roots = [str(src) + "/"]
+
+    def walk(bound: int, where: list[str]) -> bool:
+        return bool(namespace["generated"](namespace["top"], lambda frame: cli.within_depth(frame, where, bound, runner)))
+
+    assert walk(4, roots)  # three natbench frames (top, middle, deepest): within a bound of 4
+    assert not walk(3, roots)  # ... and not within 3
+    assert walk(1, [str(tmp_path / "elsewhere") + "/"])  # frames outside the mutated sources count for nothing
