@@ -149,7 +149,9 @@ def test_the_depth_bound_counts_natbench_frames_up_to_the_test_and_skips_generat
     roots = [str(src) + "/"]
 
     def walk(bound: int, where: list[str]) -> bool:
-        return bool(namespace["generated"](namespace["top"], lambda frame: cli.within_depth(frame, where, bound, runner)))
+        return bool(
+            namespace["generated"](namespace["top"], lambda frame: cli.within_depth(frame, where, bound, runner))
+        )
 
     assert walk(4, roots)  # three natbench frames (top, middle, deepest): within a bound of 4
     assert not walk(3, roots)  # ... and not within 3
