@@ -15,6 +15,9 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 
 
@@ -48,20 +51,29 @@ def within_depth(frame: FrameType | None, roots: list[str], bound: int, runner: 
     return left > 0
 
 
-def _record_hit(name: str, caller: str | None = None) -> None:
-    """mutmut's ``record_trampoline_hit`` with :func:`within_depth` as its depth rule."""
-    from mutmut.configuration import config
-    from mutmut.state import state
+def max_stack_depth(pyproject: Path) -> int | None:
+    """``[tool.natbench-mutation] max_stack_depth`` of ``pyproject`` (None: no bound)."""
+    value = (
+        tomllib.loads(pyproject.read_text("utf-8")).get("tool", {}).get("natbench-mutation", {}).get("max_stack_depth")
+    )
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{pyproject}: [tool.natbench-mutation] max_stack_depth: a whole number >= 1, not {value!r}")
+    return value
 
-    cfg = config()
-    if cfg.max_stack_depth != -1:
-        roots = [os.path.realpath(p) + os.sep for p in cfg.resolved_mutated_source_paths]
+
+def _bounded(record: Callable[..., None], bound: int) -> Callable[..., None]:
+    """mutmut's ``record_trampoline_hit`` recording only the hits within ``bound`` natbench frames of the test."""
+    from mutmut.configuration import config
+
+    def record_hit(name: str, caller: str | None = None) -> None:
+        roots = [os.path.realpath(p) + os.sep for p in config().resolved_mutated_source_paths]
         here = inspect.currentframe()
-        if not within_depth(here.f_back if here else None, roots, cfg.max_stack_depth, runner_roots()):
-            return
-    state()._stats.add(name)
-    if caller is not None and cfg.track_dependencies:
-        state().function_dependencies[name].add(caller)
+        if within_depth(here.f_back if here else None, roots, bound, runner_roots()):
+            record(name, caller)
+
+    return record_hit
 
 
 def main() -> None:
@@ -71,8 +83,11 @@ def main() -> None:
     import mutmut.stats as stats
     from mutmut.__main__ import cli
 
-    stats.record_trampoline_hit = _record_hit
-    trampoline.record_trampoline_hit = _record_hit  # type: ignore[attr-defined]
+    bound = max_stack_depth(Path("pyproject.toml"))
+    if bound is not None:
+        record = _bounded(stats.record_trampoline_hit, bound)
+        stats.record_trampoline_hit = record
+        trampoline.record_trampoline_hit = record  # type: ignore[attr-defined]
     cli(prog_name="mutmut")
 
 

@@ -156,3 +156,17 @@ def test_the_depth_bound_counts_natbench_frames_up_to_the_test_and_skips_generat
     assert walk(4, roots)  # three natbench frames (top, middle, deepest): within a bound of 4
     assert not walk(3, roots)  # ... and not within 3
     assert walk(1, [str(tmp_path / "elsewhere") + "/"])  # frames outside the mutated sources count for nothing
+
+
+def test_the_depth_bound_is_read_from_pyproject_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    cli = _mutmut_cli()
+    assert cli.max_stack_depth(ROOT / "pyproject.toml") == 8
+    given = tmp_path / "pyproject.toml"
+    given.write_text("[tool.mutmut]\nsource_paths = ['natbench']\n", "utf-8")
+    assert cli.max_stack_depth(given) is None
+    for bad in ("0", "true", "'8'"):
+        given.write_text(f"[tool.natbench-mutation]\nmax_stack_depth = {bad}\n", "utf-8")
+        with pytest.raises(ValueError, match="max_stack_depth"):
+            cli.max_stack_depth(given)
+    given.write_text("[tool.natbench-mutation]\nmax_stack_depth = 1\n", "utf-8")
+    assert cli.max_stack_depth(given) == 1
