@@ -12,6 +12,7 @@ Usage: ``python bench/mutmut_cli.py run [mutant names]`` from the repository roo
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
@@ -37,18 +38,31 @@ def within_depth(frame: FrameType | None, roots: list[str], bound: int, runner: 
     separator).
 
     Frames without a file (``<string>``, ``<frozen ...>``) and frames outside ``roots`` are not counted."""
+    kinds = _kinds(tuple(roots), runner)
     left = bound
     while left and frame is not None:
-        filename = frame.f_code.co_filename
+        kind = kinds(frame.f_code.co_filename)
         frame = frame.f_back
-        if filename.startswith("<"):
-            continue
-        path = os.path.realpath(filename)
-        if path.startswith(runner):
+        if kind == "runner":
             break
-        if path.startswith(tuple(roots)):
+        if kind == "natbench":
             left -= 1
     return left > 0
+
+
+@functools.cache
+def _kinds(roots: tuple[str, ...], runner: tuple[str, ...]) -> Callable[[str], str]:
+    """What a frame's file is, remembered per file name (a test makes millions of calls, through a few hundred
+    files): ``runner``, ``natbench`` (one of ``roots``) or ``other`` (also a frame without a file)."""
+
+    @functools.cache
+    def kind(filename: str) -> str:
+        if filename.startswith("<"):
+            return "other"
+        path = os.path.realpath(filename)
+        return "runner" if path.startswith(runner) else "natbench" if path.startswith(roots) else "other"
+
+    return kind
 
 
 def max_stack_depth(pyproject: Path) -> int | None:
@@ -67,10 +81,15 @@ def _bounded(record: Callable[..., None], bound: int) -> Callable[..., None]:
     """mutmut's ``record_trampoline_hit`` recording only the hits within ``bound`` natbench frames of the test."""
     from mutmut.configuration import config
 
+    roots: list[str] = []
+    runner: list[tuple[str, ...]] = []
+
     def record_hit(name: str, caller: str | None = None) -> None:
-        roots = [os.path.realpath(p) + os.sep for p in config().resolved_mutated_source_paths]
+        if not runner:  # once pytest runs (its packages are loaded then)
+            roots.extend(os.path.realpath(p) + os.sep for p in config().resolved_mutated_source_paths)
+            runner.append(runner_roots())
         here = inspect.currentframe()
-        if within_depth(here.f_back if here else None, roots, bound, runner_roots()):
+        if within_depth(here.f_back if here else None, roots, bound, runner[0]):
             record(name, caller)
 
     return record_hit
