@@ -28,7 +28,14 @@ from natbench.search import (
     TrialGroups,
     TrialRequest,
 )
-from natbench.search.declare import DEFAULT_ALGORITHM, algorithm, algorithm_names, offered_names, reported_algorithm
+from natbench.search.declare import (
+    DEFAULT_ALGORITHM,
+    algorithm,
+    algorithm_names,
+    offered,
+    offered_names,
+    reported_algorithm,
+)
 from natbench.search.grid import RateGrid
 from natbench.search.mlr import MlrSection
 
@@ -79,11 +86,26 @@ def test_a_metric_offers_an_algorithm_when_its_settings_include_what_the_algorit
     assert ThroughputSettings(upper=1000, error=10, fill_rate=100).algorithm == DEFAULT_ALGORITHM == "binary"
 
 
+def test_offered_asks_the_registered_declaration_and_is_false_for_an_unknown_name() -> None:
+    # what the campaign estimate asks of a metric's algorithm: offered when its settings include what it reads
+    assert offered(ThroughputSettings, "mlr") and offered(ThroughputSettings, "binary") and offered(CpsSettings, "fast")
+    assert not offered(CpsSettings, "mlr")  # registered, but cps has no short trials and no MLRsearch goal
+    assert not offered(ThroughputSettings, "nope")  # not registered: not offered (no error)
+
+
 def test_a_stored_algorithm_this_natbench_does_not_know_is_reported_as_stored() -> None:
     other = reported_algorithm("from-the-future")
     assert other.name == "from-the-future"
     facts = BlockFacts("cps", 3)
     assert other.meaning(facts) == "final width (upper - lower) of the from-the-future search"
+    # the rest of its declaration, as reports and the campaign reference read it, says what little is known
+    assert other.description == "A search algorithm this natbench does not know (stored by another version)."
+    assert other.words == "from-the-future search"
+    assert other.summary(facts) == "from-the-future search; error: as the search stored it"
+    assert other.stored(None, None) == {"algorithm": "from-the-future"}  # type: ignore[arg-type]
+    assert other.plan(PlanQuery(0.0, 1000.0, 10.0, 3, CpsSettings)) == ()  # it plans no trial
+    with pytest.raises(NotImplementedError, match="^search algorithm 'from-the-future' is not registered in this"):
+        other.run(None)  # type: ignore[arg-type]  # it cannot search
     assert reported_algorithm(None).name == DEFAULT_ALGORITHM  # stored before results named their algorithm
 
 
