@@ -362,7 +362,7 @@ def mlr_trials(settings: Any) -> list[tuple[int, float]]:
         for k in range(1, goal.preceding_targets):
             groups.append((2, min(goal.final_trial_duration, goal.duration_sum * m**k)))
     good = math.ceil(goal.duration_sum * (1 - goal.exceed_ratio) / goal.final_trial_duration)
-    bad = math.ceil(goal.duration_sum * goal.exceed_ratio / goal.final_trial_duration) + 1 if goal.exceed_ratio else 1
+    bad = math.ceil(goal.duration_sum * goal.exceed_ratio / goal.final_trial_duration) + 1  # exceed ratio 0: one
     groups.append((good + bad, goal.final_trial_duration))
     return groups
 
