@@ -104,7 +104,7 @@ def test_a_stored_algorithm_this_natbench_does_not_know_is_reported_as_stored() 
     assert other.summary(facts) == "from-the-future search; error: as the search stored it"
     assert other.stored(None, None) == {"algorithm": "from-the-future"}  # type: ignore[arg-type]
     assert other.plan(PlanQuery(0.0, 1000.0, 10.0, 3, CpsSettings)) == ()  # it plans no trial
-    with pytest.raises(NotImplementedError, match="^search algorithm 'from-the-future' is not registered in this"):
+    with pytest.raises(NotImplementedError, match=r"^search algorithm 'from-the-future' is not registered in this"):
         other.run(None)  # type: ignore[arg-type]  # it cannot search
     assert reported_algorithm(None).name == DEFAULT_ALGORITHM  # stored before results named their algorithm
 

@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 
 from natbench.errors import SearchError
-from natbench.results import Verdict
+from natbench.results import RepetitionResult, Verdict
 from natbench.search import SearchOutcome
 from natbench.search.fast import JUMPS, FastStep, ShortFailRule, TrialVerdict, run_fast_search
+from natbench.search.fast.history import prior_seed, probe_history, short_delivered
+from natbench.search.fast.ledger import Ledger
+from natbench.search.fast.outcome import FastOutcome
+from natbench.search.grid import RateGrid
 
 
 def on_grid(rate: float, lower: float, error: float) -> bool:
@@ -575,3 +579,80 @@ def test_no_probe_at_or_below_what_a_failed_short_trial_delivered() -> None:
     dut = Bucket(1000, 300)
     run_fast_search(dut, lower=0, upper=2000, error=100, seed=1050, rule=_rule())
     assert dut.trials == ["p1000", "F1000", "p1100", "F1100"]
+
+
+def test_the_lowest_proof_at_or_above_a_rate_is_the_proof_at_that_rate_itself_when_there_is_one() -> None:
+    # short trials proved 300 and 600 upper bounds on the grid [0, 1000] of error 100
+    grid = RateGrid(0, 1000, 100)
+    book = Ledger(grid, proofs={300.0: 5, 600.0: 1})
+    assert book.lowest_proof(3) == 3  # the proof at 300 itself
+    assert (book.lowest_proof(2), book.lowest_proof(4), book.lowest_proof(6)) == (3, 6, 6)
+    assert book.lowest_proof(7) == grid.top == 10  # none at or above 700: the search's upper bound
+
+
+# --- what earlier repetitions at the point tell a fast search (natbench.search.fast.history) -------------------------
+def _earlier(repetition: int, value: float | None, error: float | None = None, **extra: Any) -> RepetitionResult:
+    return RepetitionResult("p", "throughput", repetition, value, "fps", error=error, extra=extra)
+
+
+def test_the_seed_is_the_middle_of_the_latest_repetitions_interval_above_the_lower_bound() -> None:
+    # the latest by repetition number, wherever it is in the list, not the highest value
+    earlier = [_earlier(1, 5000.0, 100.0), _earlier(0, 9000.0, 100.0)]
+    assert prior_seed(earlier, 0.0) == 5050.0
+    assert prior_seed([_earlier(0, 5000.0)], 0.0) == 5000.0  # no error stored: the value itself
+    # a value at the lower bound (no rate passed) or none is no seed; just above it is one
+    assert prior_seed([_earlier(0, 1000.0, 100.0)], 1000.0) is None
+    assert prior_seed([_earlier(0, None)], 0.0) is None and prior_seed([], 0.0) is None
+    assert prior_seed([_earlier(1, 1000.0, 100.0), _earlier(0, 1000.5, 100.0)], 1000.0) == 1050.5
+
+
+def test_probes_and_proofs_of_earlier_repetitions_add_up_and_a_missing_count_is_none() -> None:
+    earlier = [_earlier(0, 1.0, probes=3, probe_proofs=1), _earlier(1, 1.0, probes=2, probe_proofs=None)]
+    earlier.append(_earlier(2, 1.0))  # stored before results counted probes
+    assert probe_history(earlier) == (5, 1)
+    assert probe_history([]) == (0, 0)
+
+
+def test_the_most_a_failed_short_trial_of_earlier_repetitions_delivered_is_the_largest_stored() -> None:
+    earlier = [_earlier(0, 1.0, short_delivered=1200.0), _earlier(1, 1.0, short_delivered=None), _earlier(2, 1.0)]
+    assert short_delivered([*earlier, _earlier(3, 1.0, short_delivered=900.0)]) == 1200.0
+    assert short_delivered([_earlier(0, 1.0, short_delivered=0.0)]) == 0.0  # a delivery of 0 is one
+    assert short_delivered(earlier[1:]) is None and short_delivered([]) is None
+
+
+# --- the outcome of a search from its ledger (natbench.search.fast.outcome) -------------------------------------------
+def test_an_outcome_reports_the_cell_it_ended_in_and_every_count_of_the_ledger() -> None:
+    grid = RateGrid(0, 1000, 100)
+    book = Ledger(grid, proofs={400.0: 3}, rejected=[700.0], disproved=[500.0], delivered=350.0)
+    book.short, book.full, book.invalid, book.stopped = 6, 4, 2, 1
+    book.probes, book.probe_proofs, book.guards, book.jumps = 3, 1, 2, 1
+    out = FastOutcome.of(book, 3, 4, seeded=True)
+    assert out == FastOutcome(
+        value=300.0, lower=300.0, upper=400.0, steps=10, invalid=2, at_upper_limit=False, stopped_early=False,
+        tester_ceiling=None, passed=True, short_steps=6, full_steps=4, seeded=True, rejected=(700.0,), probes=3,
+        probe_proofs=1, short_bound=True, guard_trials=2, disproved=(500.0,), stopped=1, jumps=1, short_delivered=350.0,
+    )  # fmt: skip
+    # a full trial's bound (no proof at 400): no short bound; an unseeded search
+    unproven = FastOutcome.of(Ledger(grid), 3, 4, seeded=False)
+    assert (unproven.short_bound, unproven.seeded, unproven.passed) == (False, False, True)
+
+
+def test_an_outcome_at_the_search_bounds_passed_nothing_or_reached_the_upper_limit() -> None:
+    grid = RateGrid(0, 1000, 100)
+    bottom = FastOutcome.of(Ledger(grid), 0, 1, seeded=False)  # the lower bound is never tested: nothing passed
+    assert (bottom.value, bottom.upper, bottom.passed, bottom.at_upper_limit) == (0.0, 100.0, False, False)
+    top = FastOutcome.of(Ledger(grid), 9, 10, seeded=False)  # the upper bound is never tested: no rate failed
+    assert (top.value, top.upper, top.passed, top.at_upper_limit) == (900.0, 1000.0, True, True)
+
+
+def test_the_testers_ceiling_below_the_cells_end_is_the_upper_bound_and_no_short_bound() -> None:
+    grid = RateGrid(0, 1000, 100)
+    # the tester could not send 350 (nor 250, below the value 300, which is no ceiling above it); 400 and 350 were
+    # also proved by short trials: the bound is the tester's ceiling, not a short trial's
+    book = Ledger(grid, proofs={400.0: 3, 350.0: 1}, tester_limited=[250.0, 350.0])
+    out = FastOutcome.of(book, 3, 4, seeded=False)
+    assert (out.value, out.upper, out.tester_ceiling, out.short_bound) == (300, 350, 350, False)
+    assert not out.at_upper_limit
+    # a ceiling above the cell's end leaves the bound where it is (and the bound a short trial's)
+    high = FastOutcome.of(Ledger(grid, proofs={400.0: 3}, tester_limited=[450.0]), 3, 4, seeded=False)
+    assert (high.upper, high.tester_ceiling, high.short_bound) == (400, 450, True)
