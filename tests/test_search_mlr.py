@@ -14,7 +14,7 @@ from test_procedures import Harness
 from natbench.errors import SearchError
 from natbench.metrics.throughput import ThroughputSettings
 from natbench.plugins import Directions, Phase2Options
-from natbench.results import DirectionCounts, PhaseResult, TrialRecord, Verdict
+from natbench.results import DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.search import BlockFacts, SearchTask, TrialRequest
 from natbench.search.binary import search_steps
 from natbench.search.mlr import (
@@ -22,6 +22,7 @@ from natbench.search.mlr import (
     PRESETS,
     MlrGoal,
     MlrOutcome,
+    goal_words,
     measured,
     mlr_goal,
     mlr_search,
@@ -79,10 +80,78 @@ def test_a_goal_mlrsearch_would_refuse_is_named(change: dict[str, float], proble
         mlrsearch.SearchGoal(**{k: v for k, v in goal.as_dict().items()})
 
 
+BASE = MlrGoal(0.0, 0.0, 0.001, 1.0, 10.0, 10.0, 2, 2)
+"""A goal MLRsearch accepts: loss and exceed ratio 0, width 0.1 %, trials of 1 s then 10 s, duration sum 10 s."""
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"loss_ratio": 1.0}, "loss ratio 1 must be at least 0 and below 1"),
+        ({"loss_ratio": -0.1}, "loss ratio -0.1 must be at least 0 and below 1"),
+        ({"exceed_ratio": 1.0}, "exceed_ratio 1 must be at least 0 and below 1"),
+        ({"exceed_ratio": -0.1}, "exceed_ratio -0.1 must be at least 0 and below 1"),
+        ({"relative_width": 0.0}, "relative_width 0 must be above 0 and below 1"),
+        ({"relative_width": 1.0}, "relative_width 1 must be above 0 and below 1"),
+        ({"initial_trial_duration": 0.0}, "initial_trial_duration 0 must be positive"),
+        ({"final_trial_duration": 0.5}, "final_trial_duration 0.5 s is shorter than initial_trial_duration 1 s"),
+        ({"duration_sum": 9.5}, "duration_sum 9.5 s is shorter than final_trial_duration 10 s"),
+        ({"expansion_coefficient": 1}, "expansion_coefficient 1 must be at least 2"),
+        (
+            {"preceding_targets": 0},
+            "preceding_targets 0 must be at least 1 when initial_trial_duration (1 s) is shorter than duration_sum "
+            "(10 s)",
+        ),
+        (
+            {"preceding_targets": -1, "initial_trial_duration": 10.0},
+            "preceding_targets -1 must be at least 1 when initial_trial_duration (10 s) is shorter than duration_sum "
+            "(10 s)",
+        ),
+    ],
+)
+def test_each_value_of_a_goal_beyond_what_mlrsearch_accepts_is_named_alone(
+    change: dict[str, float], problem: str
+) -> None:
+    assert dataclasses.replace(BASE, **change).problems() == [problem]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"loss_ratio": 0.999},
+        {"exceed_ratio": 0.999},
+        {"relative_width": 0.999},
+        {"relative_width": 1e-9},
+        {"initial_trial_duration": 1e-9},
+        {"initial_trial_duration": 10.0, "preceding_targets": 0},  # every trial a final one: no preceding target
+        {"preceding_targets": 1},
+    ],
+)
+def test_a_goal_at_the_edge_of_what_mlrsearch_accepts_has_no_problem(change: dict[str, float]) -> None:
+    # BASE itself sits at the other edges: loss and exceed ratio 0, final trials as long as the duration sum,
+    # expansion coefficient 2
+    assert BASE.problems() == []
+    assert dataclasses.replace(BASE, **change).problems() == []
+
+
+def test_a_preset_natbench_does_not_know_is_named_with_the_known_ones() -> None:
+    with pytest.raises(SearchError, match=r"^unknown MLRsearch preset 'ndr' \(known: rfc2544, csit\)$"):
+        resolve_goal("ndr", {}, loss_ratio=0.0, **METRIC)
+
+
+def test_an_override_of_zero_is_kept_not_taken_for_the_presets_value() -> None:
+    goal = resolve_goal("csit", {"preceding_targets": 0, "expansion_coefficient": 0}, loss_ratio=0.0, **METRIC)
+    assert (goal.preceding_targets, goal.expansion_coefficient) == (0, 0)
+    assert goal.problems()[0] == "expansion_coefficient 0 must be at least 2"
+
+
 def test_settings_resolve_the_goal_with_the_metrics_acceptance() -> None:
     s = ThroughputSettings(upper=400_000, error=1000, fill_rate=1000, duration=10, mlr={"preset": "csit"})
     assert mlr_goal(s, 0.001) == MlrGoal(0.001, 0.5, 0.005, 1.0, 1.0, 21.0, 2, 2)
-    with pytest.raises(ValueError, match="duration_sum 5 s is shorter than final_trial_duration 10 s"):
+    refused = (
+        r"duration_sum 5 s is shorter than final_trial_duration 10 s \(preset rfc2544 with the metric's duration 10 s\)"
+    )
+    with pytest.raises(ValueError, match=refused):
         ThroughputSettings(upper=400_000, error=1000, fill_rate=1000, duration=10, mlr={"duration_sum": 5})
     with pytest.raises(ValueError, match="Extra inputs"):
         ThroughputSettings(upper=400_000, error=1000, fill_rate=1000, mlr={"exceed": 0.5})
@@ -340,3 +409,28 @@ def test_the_plan_counts_the_bad_final_trials_an_exceed_ratio_allows_in_final_tr
         upper=1_000_000, error=1000, fill_rate=1000, duration=10, mlr={"preset": "csit", "final_trial_duration": 3.0}
     )
     assert mlr_trials(s)[-1] == (4 + 5, 3.0)
+
+
+# --- the goal in a caption's words ------------------------------------------------------------------------------------
+def _result(**extra: Any) -> RepetitionResult:
+    return RepetitionResult("p", "throughput", 0, 1000.0, "fps", error=10.0, extra=extra)
+
+
+def test_goal_words_name_the_preset_and_the_goals_ratios_and_durations() -> None:
+    goal = mlr_goal(ThroughputSettings(upper=400_000, error=1000, fill_rate=1000, mlr={"preset": "csit"}), 0.005)
+    words = goal_words(_result(algorithm="mlr", mlr_preset="csit", mlr_goal=goal.as_dict()))
+    assert words == "preset csit: loss ratio 0.005, exceed ratio 0.5, final trials 1 s, duration sum 21 s"
+
+
+def test_goal_words_of_a_goal_stored_in_part_or_not_at_all() -> None:
+    goal = {"loss_ratio": 0.0, "exceed_ratio": 0.0, "final_trial_duration": 60.0}  # no duration sum
+    assert goal_words(_result(algorithm="mlr", mlr_preset="rfc2544", mlr_goal=goal)) == "preset rfc2544: goal as stored"
+    text = {**goal, "duration_sum": "60"}
+    assert goal_words(_result(algorithm="mlr", mlr_preset="rfc2544", mlr_goal=text)) == "preset rfc2544: goal as stored"
+    assert goal_words(_result(algorithm="mlr", mlr_preset="rfc2544", mlr_goal=None)) == "preset rfc2544"
+    assert goal_words(_result(algorithm="mlr")) == "preset ?"  # nothing stored but the algorithm
+
+
+def test_goal_words_are_none_for_a_result_of_another_search() -> None:
+    assert goal_words(_result(algorithm="binary", mlr_preset="rfc2544")) is None
+    assert goal_words(_result()) is None
