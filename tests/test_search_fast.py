@@ -656,3 +656,44 @@ def test_the_testers_ceiling_below_the_cells_end_is_the_upper_bound_and_no_short
     # a ceiling above the cell's end leaves the bound where it is (and the bound a short trial's)
     high = FastOutcome.of(Ledger(grid, proofs={400.0: 3}, tester_limited=[450.0]), 3, 4, seeded=False)
     assert (high.upper, high.tester_ceiling, high.short_bound) == (400, 450, True)
+
+
+# --- what run_fast_search refuses, and which seed it walks from -------------------------------------------------------
+@pytest.mark.parametrize(
+    ("lower", "upper", "error", "message"),
+    [
+        (float("nan"), 100, 10, "search bounds must be finite, non-negative and ordered, got [nan, 100]"),
+        (0, float("inf"), 10, "search bounds must be finite, non-negative and ordered, got [0, inf]"),
+        (-1, 100, 10, "search bounds must be finite, non-negative and ordered, got [-1, 100]"),
+        (100, 100, 10, "search bounds must be finite, non-negative and ordered, got [100, 100]"),
+        (0, 100, 0, "search error must be positive, got 0"),
+        (0, 100, -10, "search error must be positive, got -10"),
+    ],
+)
+def test_a_bad_range_or_error_is_named_with_its_values(lower: float, upper: float, error: float, message: str) -> None:
+    dut = Dut(short=50, full=50)
+    with pytest.raises(SearchError) as info:
+        run_fast_search(dut, lower=lower, upper=upper, error=error)
+    assert str(info.value) == message and dut.trials == []
+
+
+def test_a_range_from_zero_and_just_over_one_error_wide_is_searched() -> None:
+    dut = Dut(short=50, full=50)  # the grid 0, 10, 10.5: one trial at 10 (a short one, then its confirmation)
+    out = run_fast_search(dut, lower=0, upper=10.5, error=10)
+    assert (out.value, out.upper, out.passed) == (10, 10.5, True)
+
+
+@pytest.mark.parametrize("seed", [0.0, 100.0, -5.0, 105.0])
+def test_a_seed_at_or_beyond_the_bounds_is_no_seed_the_search_narrows(seed: float) -> None:
+    dut = Dut(short=55, full=55)  # [0, 100], error 10: short trials narrow from the middle
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=seed)
+    assert dut.trials[0] == "s50" and not out.seeded
+
+
+def test_a_seed_just_inside_the_bounds_starts_a_walk_strictly_inside_them() -> None:
+    dut = Dut(short=1000, full=1000)  # everything passes
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=0.01)
+    assert dut.trials[0] == "F10" and out.seeded  # the grid rate below 0.01 is the lower bound: the first inside
+    dut.trials.clear()
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=100 - 1e-10)  # a quotient within 1e-9 of 10
+    assert dut.trials == ["F90"] and out.seeded and (out.value, out.upper) == (90, 100)
