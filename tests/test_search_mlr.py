@@ -59,6 +59,11 @@ def test_overrides_replace_the_presets_values_and_derived_ones_follow() -> None:
     assert (goal.final_trial_duration, goal.duration_sum, goal.exceed_ratio) == (10.0, 10.0, 0.0)
     goal = resolve_goal("csit", {"relative_width": 0.001, "duration_sum": 11.0}, loss_ratio=0.0, **METRIC)
     assert (goal.relative_width, goal.duration_sum, goal.final_trial_duration) == (0.001, 11.0, 1.0)
+    # an initial trial duration set is kept, not the metric's short_duration (1 s) nor the preset's (csit: 1 s)
+    goal = resolve_goal("rfc2544", {"initial_trial_duration": 2.0}, loss_ratio=0.0, **METRIC)
+    assert (goal.initial_trial_duration, goal.final_trial_duration) == (2.0, 60.0)
+    goal = resolve_goal("csit", {"initial_trial_duration": 0.5}, loss_ratio=0.0, **METRIC)
+    assert (goal.initial_trial_duration, goal.final_trial_duration) == (0.5, 1.0)
 
 
 @pytest.mark.parametrize(
