@@ -697,3 +697,20 @@ def test_a_seed_just_inside_the_bounds_starts_a_walk_strictly_inside_them() -> N
     dut.trials.clear()
     out = run_fast_search(dut, lower=0, upper=100, error=10, seed=100 - 1e-10)  # a quotient within 1e-9 of 10
     assert dut.trials == ["F90"] and out.seeded and (out.value, out.upper) == (90, 100)
+
+
+def test_every_trial_carries_the_bounds_of_the_search_before_it() -> None:
+    # [0, 100], error 10, short and full ceiling 55: s50 passes, s70 and s60 fail; the full confirmations at 50
+    # (passes) and 60 (fails) are asked within the narrowed [50, 60]
+    steps: list[tuple[str, float, float, float]] = []
+    dut = Dut(short=55, full=55)
+
+    def trial(step: FastStep) -> TrialVerdict:
+        steps.append(("F" if step.full else "s", step.rate, step.lower, step.upper))
+        return dut(step)
+
+    out = run_fast_search(trial, lower=0, upper=100, error=10)
+    assert steps == [
+        ("s", 50, 0, 100), ("s", 70, 50, 100), ("s", 60, 50, 70), ("F", 50, 50, 60), ("F", 60, 50, 60)
+    ]  # fmt: skip
+    assert (out.value, out.upper) == (50, 60)

@@ -22,6 +22,7 @@ from natbench.search.mlr import (
     PRESETS,
     MlrGoal,
     MlrOutcome,
+    MlrSettings,
     goal_words,
     measured,
     mlr_goal,
@@ -148,6 +149,14 @@ def test_an_override_of_zero_is_kept_not_taken_for_the_presets_value() -> None:
     goal = resolve_goal("csit", {"preceding_targets": 0, "expansion_coefficient": 0}, loss_ratio=0.0, **METRIC)
     assert (goal.preceding_targets, goal.expansion_coefficient) == (0, 0)
     assert goal.problems()[0] == "expansion_coefficient 0 must be at least 2"
+
+
+def test_the_overrides_of_an_mlr_section_are_its_goal_values_without_the_preset() -> None:
+    overrides = MlrSettings(preset="csit", duration_sum=30).overrides()
+    assert overrides == {
+        "initial_trial_duration": None, "final_trial_duration": None, "duration_sum": 30.0, "exceed_ratio": None,
+        "relative_width": None, "expansion_coefficient": None, "preceding_targets": None,
+    }  # fmt: skip
 
 
 def test_settings_resolve_the_goal_with_the_metrics_acceptance() -> None:
