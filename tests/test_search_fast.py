@@ -714,3 +714,17 @@ def test_every_trial_carries_the_bounds_of_the_search_before_it() -> None:
         ("s", 50, 0, 100), ("s", 70, 50, 100), ("s", 60, 50, 70), ("F", 50, 50, 60), ("F", 60, 50, 60)
     ]  # fmt: skip
     assert (out.value, out.upper) == (50, 60)
+
+
+def test_every_failed_full_trial_the_tester_stopped_is_counted_and_nothing_else() -> None:
+    # full trials only, [0, 1000], error 100, ceiling 250: 500 fails, 200 passes, 300 fails; the tester says every
+    # trial stopped, but only a failed one is a stopped failure; short trials of another search are never counted
+    def trial(step: FastStep) -> TrialVerdict:
+        if step.rate <= 250:
+            return TrialVerdict(Verdict.PASS, stopped=True)
+        return TrialVerdict(Verdict.FAIL, lost=1, stopped=True)
+
+    out = run_fast_search(trial, lower=0, upper=1000, error=100, narrow_full=True)
+    assert (out.value, out.upper, out.full_steps, out.stopped) == (200, 300, 3, 2)
+    shorts = run_fast_search(trial, lower=0, upper=1000, error=100)  # s500 f, s200 p, s300 f, F200 p, F300 f
+    assert (shorts.short_steps, shorts.full_steps, shorts.stopped) == (3, 2, 1)
