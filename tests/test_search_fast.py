@@ -728,3 +728,28 @@ def test_every_failed_full_trial_the_tester_stopped_is_counted_and_nothing_else(
     assert (out.value, out.upper, out.full_steps, out.stopped) == (200, 300, 3, 2)
     shorts = run_fast_search(trial, lower=0, upper=1000, error=100)  # s500 f, s200 p, s300 f, F200 p, F300 f
     assert (shorts.short_steps, shorts.full_steps, shorts.stopped) == (3, 2, 1)
+
+
+def test_a_rate_is_the_testers_ceiling_only_when_every_invalid_try_there_was_the_testers() -> None:
+    # at 50 the first try is invalid for another reason, then the tester cannot keep the rate: not every try was
+    # the tester's, so 50 is no ceiling of it; the fourth invalid try in a row (max_invalid 3) ends the search
+    tries: list[int] = []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        tries.append(step.attempt)
+        if step.attempt == 0:
+            return TrialVerdict(Verdict.INVALID, "counts inconsistent")
+        return TrialVerdict(Verdict.INVALID, "tester could not keep the rate", tester_limited=True)
+
+    with pytest.raises(SearchError) as info:
+        run_fast_search(trial, lower=0, upper=100, error=10)
+    assert (
+        str(info.value) == "4 invalid trials in a row at rate 50 (max_invalid=3); last: tester could not keep the rate"
+    )
+    assert tries == [0, 1, 2, 3]
+
+
+def test_too_many_invalid_trials_without_a_reason_are_named_without_one() -> None:
+    with pytest.raises(SearchError) as info:
+        run_fast_search(lambda _s: TrialVerdict(Verdict.INVALID), lower=0, upper=100, error=10, max_invalid=1)
+    assert str(info.value) == "2 invalid trials in a row at rate 50 (max_invalid=1)"
