@@ -340,8 +340,15 @@ def test_a_probe_that_proves_replaces_the_full_trial_in_a_seeded_walk() -> None:
     # ceiling 1,040, seed 1,000.5: probe 1000 passes (wasted), full 1000 passes; probe 1100 loses 60 frames (1 s):
     # proof, and not small (half the 100 frames offered above 1,000 is 50): the repetition ends with one full trial
     dut = Overload(1040)
-    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
+    bounds: list[tuple[float, float]] = []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        bounds.append((step.lower, step.upper))
+        return dut(step)
+
+    out = run_fast_search(trial, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
     assert dut.trials == ["p1000", "F1000", "p1100"]
+    assert bounds == [(0, 2000), (0, 2000), (1000, 2000)]  # a probe carries the walk's bounds, as its full trial
     assert (out.value, out.upper, out.probes, out.probe_proofs, out.full_steps, out.short_bound) == (
         1000,
         1100,
