@@ -340,15 +340,17 @@ def test_a_probe_that_proves_replaces_the_full_trial_in_a_seeded_walk() -> None:
     # ceiling 1,040, seed 1,000.5: probe 1000 passes (wasted), full 1000 passes; probe 1100 loses 60 frames (1 s):
     # proof, and not small (half the 100 frames offered above 1,000 is 50): the repetition ends with one full trial
     dut = Overload(1040)
-    bounds: list[tuple[float, float]] = []
+    steps: list[tuple[bool, bool, int, float, float]] = []
 
     def trial(step: FastStep) -> TrialVerdict:
-        bounds.append((step.lower, step.upper))
+        steps.append((step.full, step.probe, step.attempt, step.lower, step.upper))
         return dut(step)
 
     out = run_fast_search(trial, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
     assert dut.trials == ["p1000", "F1000", "p1100"]
-    assert bounds == [(0, 2000), (0, 2000), (1000, 2000)]  # a probe carries the walk's bounds, as its full trial
+    # a probe is a short trial's first attempt within the walk's bounds, as its full trial; it counts as short
+    assert steps == [(False, True, 0, 0, 2000), (True, False, 0, 0, 2000), (False, True, 0, 1000, 2000)]
+    assert out.short_steps == 2
     assert (out.value, out.upper, out.probes, out.probe_proofs, out.full_steps, out.short_bound) == (
         1000,
         1100,
@@ -760,3 +762,18 @@ def test_too_many_invalid_trials_without_a_reason_are_named_without_one() -> Non
     with pytest.raises(SearchError) as info:
         run_fast_search(lambda _s: TrialVerdict(Verdict.INVALID), lower=0, upper=100, error=10, max_invalid=1)
     assert str(info.value) == "2 invalid trials in a row at rate 50 (max_invalid=1)"
+
+
+def test_an_invalid_probe_is_counted_not_retried_and_the_full_trial_decides() -> None:
+    # seeded walk with the rule, full ceiling 1,040: every probe is invalid (not retried, no short trial counted);
+    # the full trials decide: 1000 passes, 1100 fails
+    full = Overload(1040)
+
+    def trial(step: FastStep) -> TrialVerdict:
+        if step.probe:
+            return TrialVerdict(Verdict.INVALID, "counts inconsistent")
+        return full(step)
+
+    out = run_fast_search(trial, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
+    assert full.trials == ["F1000", "F1100"]
+    assert (out.value, out.upper, out.probes, out.invalid, out.short_steps, out.full_steps) == (1000, 1100, 2, 2, 0, 2)
