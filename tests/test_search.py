@@ -413,3 +413,11 @@ def test_the_grid_rate_of_an_index_is_lower_plus_index_errors_and_upper_from_the
     assert (grid.rate(0), grid.rate(1), grid.rate(9)) == (50, 150, 950)
     assert (grid.rate(10), grid.rate(11)) == (1000, 1000)
     assert grid.index(grid.rate(9)) == 9 and grid.index(grid.rate(10)) == 10
+
+
+def test_no_retry_at_all_is_a_valid_setting_and_one_invalid_trial_ends_the_search() -> None:
+    search = BinarySearch(0, 10, 1, max_invalid=0)
+    assert search.next_step().rate == 5.0
+    with pytest.raises(SearchError) as info:
+        search.report(Verdict.INVALID)
+    assert str(info.value) == "1 invalid trials in a row at rate 5 (max_invalid=0)"

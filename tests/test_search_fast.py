@@ -777,3 +777,19 @@ def test_an_invalid_probe_is_counted_not_retried_and_the_full_trial_decides() ->
     out = run_fast_search(trial, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
     assert full.trials == ["F1000", "F1100"]
     assert (out.value, out.upper, out.probes, out.invalid, out.short_steps, out.full_steps) == (1000, 1100, 2, 2, 0, 2)
+
+
+def test_each_probe_that_proves_is_counted() -> None:
+    # ceiling 1,040, seed 1,300.5 (above it): the walk down probes 1300, 1200 and 1100, each losing frames in its
+    # 1 s (acceptance 0: a proof, no full trial); the probe at 1000 loses none, and its full trial passes
+    dut = Overload(1040)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1300.5, rule=_rule())
+    assert dut.trials == ["p1300", "p1200", "p1100", "p1000", "F1000"]
+    assert (out.value, out.upper, out.probes, out.probe_proofs, out.short_steps, out.full_steps) == (
+        1000,
+        1100,
+        4,
+        3,
+        4,
+        1,
+    )
