@@ -135,6 +135,9 @@ def test_only_a_failure_for_the_dut_sake_tells_anything() -> None:
     assert forwarded_rate(record(Verdict.INVALID, counts, 10.0), ["forward"], 10.0) is None
     assert forwarded_rate(record(Verdict.FAIL, counts, 10.0, kind="validation"), ["forward"], 10.0) is None
     assert forwarded_rate(record(Verdict.FAIL, counts, 0.0), ["forward"], 10.0) is None
+    # no duration stored tells nothing, with the tester's tail rate or for a phase 1 over its own length
+    assert forwarded_rate(record(Verdict.FAIL, counts, 0.0, tail_rates={"forward": 9.0}), ["forward"], 10.0) is None
+    assert forwarded_rate(record(Verdict.FAIL, counts, 0.0, kind="phase1"), ["forward"], None) is None
 
 
 def test_a_phase_1_tells_its_own_rate_over_its_own_length() -> None:
@@ -164,6 +167,9 @@ def test_the_worse_direction_forwarded_less() -> None:
         19_000
     )
     assert forwarded_rate(record(Verdict.FAIL, {}, 10.0), BOTH, 10.0) is None  # no counts: nothing to tell
+    # a direction the trial did not send, listed first, leaves the other to tell
+    only_reverse = record(Verdict.FAIL, {"reverse": (200_000, 190_000)}, 10.0)
+    assert forwarded_rate(only_reverse, BOTH, 10.0) == pytest.approx(19_000)
     assert delivered_rate(record(Verdict.FAIL, {}, 10.0), BOTH) is None
     assert delivered_rate(record(Verdict.FAIL, {"forward": (1, 1)}, 0.0), BOTH) is None  # no duration
 
@@ -179,6 +185,10 @@ def test_a_burst_is_what_a_direction_delivered_above_its_tail_never_below_zero_a
     no_counts = record(Verdict.FAIL, {"forward": (25_000, 21_000)}, 1.0, tail_rates=tails)
     assert burst_rate(no_counts, BOTH) is None  # reverse has a tail but no counts
     assert burst_rate(record(Verdict.FAIL, counts, 0.0, tail_rates=tails), BOTH) is None  # no duration
+    assert burst_rate(record(Verdict.FAIL, counts, 1.0, tail_rates=tails), []) is None  # no direction
+    # over 2 s: forward delivered 21,000 / 2 = 10,500 per second over a tail of 10,000: 500 above
+    slow = record(Verdict.FAIL, counts, 2.0, tail_rates={"forward": 10_000.0, "reverse": 10_000.0})
+    assert burst_rate(slow, ["forward"]) == pytest.approx(500)
 
 
 def test_the_frames_a_trial_lost_are_its_worst_directions_net_of_the_testers_deviation() -> None:
