@@ -16,7 +16,10 @@ from natbench.search.fast import JUMPS, FastStep, ShortFailRule, TrialVerdict, r
 from natbench.search.fast.history import prior_seed, probe_history, short_delivered
 from natbench.search.fast.ledger import Ledger
 from natbench.search.fast.outcome import FastOutcome
+from natbench.search.fast.probe import ProbePolicy
+from natbench.search.fast.trials import Trials
 from natbench.search.grid import RateGrid
+from natbench.search.retry import RetryRule
 
 
 def on_grid(rate: float, lower: float, error: float) -> bool:
@@ -793,3 +796,25 @@ def test_each_probe_that_proves_is_counted() -> None:
         4,
         1,
     )
+
+
+def test_a_probe_is_booked_in_the_ledger_at_its_rate() -> None:
+    # a failed probe at 1,100 that lost 60 frames (a proof), forwarded 1,040 and delivered 1,050 with a burst of 10
+    book, rule = Ledger(RateGrid(0, 2000, 100)), _rule()
+    failed = TrialVerdict(Verdict.FAIL, lost=60, forwarded=1040.0, delivered=1050.0, burst=10.0)
+    trials = Trials(lambda _s: failed, book, RetryRule(3, 2), rule, ProbePolicy(rule, book))
+    assert trials.probe(1100.0, 1000.0, 2000.0) is True
+    assert (book.proofs, book.forwarded, book.bursts, book.delivered) == (
+        {1100.0: 60},
+        {1100.0: 1040.0},
+        {1100.0: 10.0},
+        1050.0,
+    )
+    assert (book.probes, book.probe_proofs, book.short) == (1, 1, 1)
+    # a passing probe at 1,200 forgets what an earlier failure there forwarded, and is a short pass
+    book.forwarded[1200.0] = 900.0
+    passing = Trials(
+        lambda _s: TrialVerdict(Verdict.PASS, lost=0), book, RetryRule(3, 2), rule, ProbePolicy(rule, book)
+    )
+    assert passing.probe(1200.0, 1000.0, 2000.0) is False
+    assert book.forwarded == {1100.0: 1040.0} and book.short_passes == [1200.0]
