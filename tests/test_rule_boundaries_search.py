@@ -15,6 +15,9 @@ import pytest
 
 from natbench.results import Verdict
 from natbench.search.fast import FastOutcome, FastStep, ShortFailRule, TrialVerdict, run_fast_search
+from natbench.search.fast.jump import JumpPolicy
+from natbench.search.fast.ledger import Ledger
+from natbench.search.grid import RateGrid
 
 PASS, FAIL = Verdict.PASS, Verdict.FAIL
 
@@ -306,3 +309,16 @@ def test_a_proving_loss_is_small_only_below_half_the_frames_offered_above_the_va
     half = int(50 * short_seconds)
     assert r.small(half - 1, 1100, 1000) is True
     assert r.small(half, 1100, 1000) is False
+
+
+# --- a jump goes strictly between the move's lower bound and its usual next step ------------------------------------
+
+
+def test_a_jump_lands_strictly_below_the_usual_next_step_and_above_the_lower_bound() -> None:
+    book = Ledger(RateGrid(0, 1000, 100))
+    jumps = JumpPolicy(book, 100.0, 3)
+    book.forwarded[800.0] = 600.0  # the failed trial at 800 (index 8) forwarded 600 (index 6)
+    assert jumps.target(8, 0, 6) is None  # 600 is the usual next step itself: no jump
+    assert jumps.target(8, 6, 7) is None  # 600 is the lower bound: no room
+    assert book.jumps == 0
+    assert jumps.target(8, 5, 7) == 6 and book.jumps == 1
