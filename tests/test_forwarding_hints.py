@@ -213,7 +213,8 @@ def test_a_short_trial_tells_what_it_delivered_and_its_burst_a_full_one_neither(
     phase1 = dataclasses.replace(rec, kind="phase1")  # a cps step is never a short trial
     assert trial_verdict(phase1, FastStep(25_600, 0, 40_000, 0, False), BOTH, 10.0).delivered is None
     limited = dataclasses.replace(rec, verdict=Verdict.INVALID, reason="tester could not keep the rate: slow")
-    assert trial_verdict(limited, FastStep(25_600, 0, 40_000, 0, False), BOTH, 10.0).tester_limited is True
+    said = trial_verdict(limited, FastStep(25_600, 0, 40_000, 0, False), BOTH, 10.0)
+    assert said.tester_limited is True and said.reason == "tester could not keep the rate: slow"  # the record's words
 
 
 def test_tail_rates_survive_the_json_round_trip() -> None:
