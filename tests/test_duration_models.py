@@ -30,7 +30,8 @@ from natbench.metrics.throughput import (
 )
 from natbench.metrics.validation import ValidationSettings
 from natbench.metrics.validation import estimate as validation_estimate
-from natbench.search.fast.planning import fast_trials
+from natbench.search.declare import PlanQuery
+from natbench.search.fast.planning import fast_trials, plan
 from natbench.search.mlr import MlrSettings, mlr_trials
 
 
@@ -209,3 +210,15 @@ def test_fast_counts_never_exceed_a_binary_search_per_seeded_repetition_and_one_
     one = ThroughputSettings(lower=0, upper=1000, error=100, repetitions=1, fill_rate=500, algorithm="fast")
     # ceil(log2(10)) = 4 short, 2 full confirmations, no seeded walk
     assert fast_trials(plan_query(one, 10.0), short=True) == (4, 2)
+
+
+def test_fast_plans_short_trials_only_where_they_are_shorter_than_the_full_trials() -> None:
+    # [0, 1000], error 100, one repetition: ceil(log2(10)) = 4 steps
+    s = ThroughputSettings(lower=0, upper=1000, error=100, repetitions=1, fill_rate=500, algorithm="fast")
+    # short trials of 1 s before full ones of 10 s: 4 short steps, 2 full confirmations
+    assert plan(PlanQuery(0, 1000, 100, 1, s, short_seconds=1.0, full_seconds=10.0)) == ((4, 1.0), (2, None))
+    # short trials as long as the full ones are full trials: 4 full steps, no short trial
+    assert plan(PlanQuery(0, 1000, 100, 1, s, short_seconds=10.0, full_seconds=10.0)) == ((4, None),)
+    # no full trial's duration (a phase 1), or no short trials: full steps only
+    assert plan(PlanQuery(0, 1000, 100, 1, s, short_seconds=1.0, full_seconds=None)) == ((4, None),)
+    assert plan(PlanQuery(0, 1000, 100, 1, s, short_seconds=None, full_seconds=10.0)) == ((4, None),)

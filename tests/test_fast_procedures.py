@@ -10,7 +10,9 @@ from test_procedures import Harness
 
 from natbench.plugins import Directions, Phase2Options
 from natbench.results import Deviation, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.search.fast import ShortFailRule
+from natbench.search import BlockFacts, SearchTask
+from natbench.search.fast import FastOutcome, FastStep, ShortFailRule
+from natbench.search.fast.algorithm import FAST, short_fail_rule, trial_kind
 from natbench.search.fast.evidence import worst_lost
 from natbench.testing import FakeTester
 
@@ -340,3 +342,61 @@ def test_frames_the_tester_missed_prove_no_upper_bound_and_fast_agrees_with_bina
         short_fails = [r for r in h.records if r.extra.get("search_trial") == "short" and r.verdict is Verdict.FAIL]
         assert short_fails and all(r.intended_rate >= 250_000 for r in short_fails)
         assert res.extra["short_bound"] is False and res.extra["rejected"] == [250_000]
+
+
+# --- the fast search's declaration: what its trials and results store, its rule, what captions say ------------------
+def test_a_fast_trial_stores_whether_it_was_short_or_full_and_a_probe() -> None:
+    assert trial_kind(FastStep(100.0, 0.0, 200.0, 0, True)) == {"search_trial": "full"}
+    assert trial_kind(FastStep(100.0, 0.0, 200.0, 0, False)) == {"search_trial": "short"}
+    assert trial_kind(FastStep(100.0, 0.0, 200.0, 0, False, probe=True)) == {"search_trial": "short", "probe": True}
+
+
+def _task(**kw: object) -> SearchTask:
+    def no_trial(_request: object) -> TrialRecord:
+        raise AssertionError("no trial runs here")
+
+    return SearchTask(0.0, 1000.0, 10.0, run=no_trial, settings=None, **kw)  # type: ignore[arg-type]
+
+
+def test_the_short_fail_rule_of_a_search_has_its_acceptance_durations_costs_and_the_points_history() -> None:
+    earlier = [
+        RepetitionResult("p", "throughput", 0, 500.0, "fps", extra={"probes": 3, "probe_proofs": 2}),
+        RepetitionResult("p", "throughput", 1, 510.0, "fps", extra={"probes": 1, "short_delivered": 640.0}),
+    ]
+    rule = short_fail_rule(_task(acceptance=0.001, overhead=1.5, earlier=earlier), 1.0, 10.0)
+    assert rule == ShortFailRule(
+        acceptance=0.001, full_seconds=10.0, short_seconds=1.0, full_cost=11.5, short_cost=2.5, probes=4, proofs=2,
+        delivered=640.0,
+    )  # fmt: skip
+
+
+def test_a_fast_result_stores_every_count_of_its_outcome() -> None:
+    out = FastOutcome(
+        500.0, 500.0, 510.0, 12, 1, False, short_steps=7, full_steps=5, seeded=True, rejected=(520.0,), probes=3,
+        probe_proofs=2, short_bound=True, guard_trials=1, disproved=(530.0,), stopped=2, jumps=1,
+        short_delivered=640.0, remeasured=1,
+    )  # fmt: skip
+    assert FAST.stored(_task(), out) == {
+        "algorithm": "fast", "short_steps": 7, "full_steps": 5, "seeded": True, "rejected": [520.0], "probes": 3,
+        "probe_proofs": 2, "short_bound": True, "guard_trials": 1, "disproved": [530.0], "stopped": 2, "jumps": 1,
+        "short_delivered": 640.0, "remeasured": 1,
+    }  # fmt: skip
+
+
+def test_a_fast_blocks_caption_words_its_short_bounds_and_seeded_repetitions() -> None:
+    meaning = (
+        "fast search: each value passed a full trial; its error is the distance to the lowest rate shown to fail, "
+        "by a full trial or by a short trial that lost more frames than a full trial may lose in all (the short-fail "
+        "rule{})"
+    )
+    assert FAST.meaning(BlockFacts("throughput", 3)) == meaning.format("")
+    shorts = BlockFacts("throughput", 3, {"short_bound": 2})
+    assert FAST.meaning(shorts) == meaning.format(", 2 of 3 repetitions' upper bound from a short trial")
+    assert FAST.notes(shorts) == () and FAST.notes(BlockFacts("throughput", 3, {"seeded": 0})) == ()
+    (note,) = FAST.notes(BlockFacts("throughput", 3, {"seeded": 2}))
+    assert note == (
+        "throughput: fast search; repetitions after the first started from the earlier ones' results (each value "
+        "still passed a full trial, with an upper bound one error above), so min / max are narrower than independent "
+        "binary searches'; on the modelled DUTs of bench/search_bias.py (queues, ceilings that vary from trial to "
+        "trial, drift, warm-up) its campaign medians are not above a binary search's (docs/engine.md)"
+    )

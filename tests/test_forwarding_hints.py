@@ -4,13 +4,15 @@ burst_rate, delivered_rate). The lab half (a real token bucket) is in tests/test
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 import pytest
 
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
-from natbench.search.fast.evidence import burst_rate, delivered_rate, forwarded_rate
+from natbench.search.fast import FastStep
+from natbench.search.fast.evidence import burst_rate, delivered_rate, forwarded_rate, trial_verdict, worst_lost
 from natbench.testers.losswatch import SAMPLE_PERIOD
 from natbench.testers.tailrate import MAX_SAMPLES, MIN_TAIL_SAMPLES, TailRate
 
@@ -133,6 +135,9 @@ def test_only_a_failure_for_the_dut_sake_tells_anything() -> None:
     assert forwarded_rate(record(Verdict.INVALID, counts, 10.0), ["forward"], 10.0) is None
     assert forwarded_rate(record(Verdict.FAIL, counts, 10.0, kind="validation"), ["forward"], 10.0) is None
     assert forwarded_rate(record(Verdict.FAIL, counts, 0.0), ["forward"], 10.0) is None
+    # no duration stored tells nothing, with the tester's tail rate or for a phase 1 over its own length
+    assert forwarded_rate(record(Verdict.FAIL, counts, 0.0, tail_rates={"forward": 9.0}), ["forward"], 10.0) is None
+    assert forwarded_rate(record(Verdict.FAIL, counts, 0.0, kind="phase1"), ["forward"], None) is None
 
 
 def test_a_phase_1_tells_its_own_rate_over_its_own_length() -> None:
@@ -140,6 +145,76 @@ def test_a_phase_1_tells_its_own_rate_over_its_own_length() -> None:
     # metric's directions was not sent in a phase 1
     rec = record(Verdict.FAIL, {"forward": (10_000, 7_247)}, 10_000 / 12_800, kind="phase1")
     assert forwarded_rate(rec, BOTH, None) == pytest.approx(7_247 * 12_800 / 10_000)
+
+
+def test_a_trial_over_99_percent_of_the_full_duration_tells_by_its_count_a_shorter_one_by_the_tail() -> None:
+    tails = {"forward": 15_000.0}
+    # 9.9 s of 10 (the span of a full trial's frames): its count, 178,200 / 9.9 = 18,000 per second
+    at = record(Verdict.FAIL, {"forward": (198_000, 178_200)}, 9.9, tail_rates=tails)
+    assert forwarded_rate(at, ["forward"], 10.0) == pytest.approx(18_000)
+    # 9.8 s: a shorter trial, the rest of the full one at the tail's rate: 176,400 / 10 + 15,000 x 0.02 = 17,940
+    below = record(Verdict.FAIL, {"forward": (196_000, 176_400)}, 9.8, tail_rates=tails)
+    assert forwarded_rate(below, ["forward"], 10.0) == pytest.approx(17_940)
+    assert forwarded_rate(record(Verdict.FAIL, {"forward": (196_000, 176_400)}, 9.8), ["forward"], 10.0) is None
+
+
+def test_the_worse_direction_forwarded_less() -> None:
+    # a full trial: forward forwarded 18,000 per second, reverse 19,000: a full trial there forwards 18,000
+    rec = record(Verdict.FAIL, {"forward": (200_000, 180_000), "reverse": (200_000, 190_000)}, 10.0)
+    assert forwarded_rate(rec, BOTH, 10.0) == pytest.approx(18_000)
+    assert forwarded_rate(rec, ["reverse"], 10.0) == pytest.approx(19_000)
+    assert delivered_rate(rec, BOTH) == pytest.approx(18_000) and delivered_rate(rec, ["reverse"]) == pytest.approx(
+        19_000
+    )
+    assert forwarded_rate(record(Verdict.FAIL, {}, 10.0), BOTH, 10.0) is None  # no counts: nothing to tell
+    # a direction the trial did not send, listed first, leaves the other to tell
+    only_reverse = record(Verdict.FAIL, {"reverse": (200_000, 190_000)}, 10.0)
+    assert forwarded_rate(only_reverse, BOTH, 10.0) == pytest.approx(19_000)
+    assert delivered_rate(record(Verdict.FAIL, {}, 10.0), BOTH) is None
+    assert delivered_rate(record(Verdict.FAIL, {"forward": (1, 1)}, 0.0), BOTH) is None  # no duration
+
+
+def test_a_burst_is_what_a_direction_delivered_above_its_tail_never_below_zero_and_needs_every_direction() -> None:
+    # 1 s: forward delivered 21,000 over a tail of 20,000 (1,000 above), reverse 19,500 under a tail of 20,000 (0)
+    counts = {"forward": (25_000, 21_000), "reverse": (25_000, 19_500)}
+    tails = {"forward": 20_000.0, "reverse": 20_000.0}
+    assert burst_rate(record(Verdict.FAIL, counts, 1.0, tail_rates=tails), BOTH) == pytest.approx(1000)
+    assert burst_rate(record(Verdict.FAIL, counts, 1.0, tail_rates=tails), ["reverse"]) == 0.0
+    one_tail = record(Verdict.FAIL, counts, 1.0, tail_rates={"forward": 20_000.0})
+    assert burst_rate(one_tail, BOTH) is None and burst_rate(one_tail, ["forward"]) == pytest.approx(1000)
+    no_counts = record(Verdict.FAIL, {"forward": (25_000, 21_000)}, 1.0, tail_rates=tails)
+    assert burst_rate(no_counts, BOTH) is None  # reverse has a tail but no counts
+    assert burst_rate(record(Verdict.FAIL, counts, 0.0, tail_rates=tails), BOTH) is None  # no duration
+    assert burst_rate(record(Verdict.FAIL, counts, 1.0, tail_rates=tails), []) is None  # no direction
+    # over 2 s: forward delivered 21,000 / 2 = 10,500 per second over a tail of 10,000: 500 above
+    slow = record(Verdict.FAIL, counts, 2.0, tail_rates={"forward": 10_000.0, "reverse": 10_000.0})
+    assert burst_rate(slow, ["forward"]) == pytest.approx(500)
+
+
+def test_the_frames_a_trial_lost_are_its_worst_directions_net_of_the_testers_deviation() -> None:
+    rec = record(
+        Verdict.FAIL, {"forward": (1000, 990), "reverse": (1000, 970)}, 1.0, deviations={"reverse": {"missed": 25}}
+    )
+    assert worst_lost(rec, BOTH) == 10  # reverse lost 30, 25 of them the tester's own: 5; forward 10
+    assert worst_lost(rec, ["reverse"]) == 5
+    assert worst_lost(rec, ["forward", "sideways"]) is None  # no counts for one of them: it proves nothing
+    assert worst_lost(rec, []) is None
+
+
+def test_a_short_trial_tells_what_it_delivered_and_its_burst_a_full_one_neither() -> None:
+    counts = {"forward": (25_600, 20_995), "reverse": (25_600, 20_995)}
+    rec = record(Verdict.FAIL, counts, 1.0, tail_rates={"forward": 20_000.0, "reverse": 20_000.0}, stopped=True)
+    short = trial_verdict(rec, FastStep(25_600, 0, 40_000, 0, False), BOTH, 10.0)
+    assert (short.verdict, short.lost, short.stopped, short.tester_limited) == (Verdict.FAIL, 4605, True, False)
+    assert short.delivered == pytest.approx(20_995) and short.burst == pytest.approx(995)
+    assert short.forwarded == pytest.approx(20_099.5)
+    full = trial_verdict(rec, FastStep(25_600, 0, 40_000, 0, True), BOTH, 10.0)
+    assert (full.delivered, full.burst) == (None, None) and full.forwarded == pytest.approx(20_099.5)
+    phase1 = dataclasses.replace(rec, kind="phase1")  # a cps step is never a short trial
+    assert trial_verdict(phase1, FastStep(25_600, 0, 40_000, 0, False), BOTH, 10.0).delivered is None
+    limited = dataclasses.replace(rec, verdict=Verdict.INVALID, reason="tester could not keep the rate: slow")
+    said = trial_verdict(limited, FastStep(25_600, 0, 40_000, 0, False), BOTH, 10.0)
+    assert said.tester_limited is True and said.reason == "tester could not keep the rate: slow"  # the record's words
 
 
 def test_tail_rates_survive_the_json_round_trip() -> None:

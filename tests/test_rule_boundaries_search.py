@@ -15,6 +15,9 @@ import pytest
 
 from natbench.results import Verdict
 from natbench.search.fast import FastOutcome, FastStep, ShortFailRule, TrialVerdict, run_fast_search
+from natbench.search.fast.jump import JumpPolicy
+from natbench.search.fast.ledger import Ledger
+from natbench.search.grid import RateGrid
 
 PASS, FAIL = Verdict.PASS, Verdict.FAIL
 
@@ -293,3 +296,29 @@ def test_a_first_probe_pays_only_when_half_a_full_trial_costs_more_than_a_short_
     # no probe yet: the rule of succession gives (0 + 1) / (0 + 2); half of 11.5 s is 5.75 s
     r = ShortFailRule(0.0, 10.0, 1.0, full_cost=11.5, short_cost=short_cost)
     assert r.worth_probing(0, 0) is worth
+
+
+# --- the guard's "small" loss: below half the frames the short trial offered above the passing rate -----------------
+
+
+@pytest.mark.parametrize("short_seconds", [1.0, 2.0])
+def test_a_proving_loss_is_small_only_below_half_the_frames_offered_above_the_value(short_seconds: float) -> None:
+    # the bound 1,100 over the value 1,000: a short trial offered 100 frames a second above the value, half of them
+    # 50 per second of short trial; a loss one frame below that is small, that loss itself is not
+    r = ShortFailRule(0.0, 10.0, short_seconds, full_cost=11.5, short_cost=2.5)
+    half = int(50 * short_seconds)
+    assert r.small(half - 1, 1100, 1000) is True
+    assert r.small(half, 1100, 1000) is False
+
+
+# --- a jump goes strictly between the move's lower bound and its usual next step ------------------------------------
+
+
+def test_a_jump_lands_strictly_below_the_usual_next_step_and_above_the_lower_bound() -> None:
+    book = Ledger(RateGrid(0, 1000, 100))
+    jumps = JumpPolicy(book, 100.0, 3)
+    book.forwarded[800.0] = 600.0  # the failed trial at 800 (index 8) forwarded 600 (index 6)
+    assert jumps.target(8, 0, 6) is None  # 600 is the usual next step itself: no jump
+    assert jumps.target(8, 6, 7) is None  # 600 is the lower bound: no room
+    assert book.jumps == 0
+    assert jumps.target(8, 5, 7) == 6 and book.jumps == 1

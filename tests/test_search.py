@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from natbench.errors import SearchError
 from natbench.results import Verdict
 from natbench.search.binary import BinarySearch, SearchStep, run_binary_search
+from natbench.search.grid import RateGrid
 
 
 def threshold_trial(ceiling: float):
@@ -392,3 +393,31 @@ def test_a_search_in_which_no_rate_passed_says_so_and_one_with_a_pass_does_not()
     # one pass (100 passes, nothing above it does): the same bounds' lower end is a measured rate
     one = run_binary_search(BinarySearch(0, 1000, 100), lambda s: Verdict.PASS if s.rate <= 100 else Verdict.FAIL)
     assert (one.value, one.upper, one.passed) == (100, 200, True)
+
+
+# --- the rate grid (natbench.search.grid) at its edges ---------------------------------------------------------------
+
+
+def test_the_grid_index_of_the_upper_bound_is_the_top_even_when_the_range_is_no_multiple_of_the_error() -> None:
+    # [0, 1050], error 100: rates 0, 100, ..., 1000 and the top cell's end 1050 (index 11)
+    grid = RateGrid(0, 1050, 100)
+    assert grid.top == 11
+    assert (grid.index(1050), grid.index(5000)) == (11, 11)
+    assert (grid.index(1049.9), grid.index(1000), grid.index(999.9)) == (10, 10, 9)
+    assert grid.index(1000 - 1e-8) == 10  # within 1e-9 of an error below a grid rate: that rate (floating point)
+    assert (grid.index(0), grid.index(-50)) == (0, 0)  # never below index 0
+
+
+def test_the_grid_rate_of_an_index_is_lower_plus_index_errors_and_upper_from_the_top() -> None:
+    grid = RateGrid(50, 1000, 100)  # top: ceil(9.5) = 10
+    assert (grid.rate(0), grid.rate(1), grid.rate(9)) == (50, 150, 950)
+    assert (grid.rate(10), grid.rate(11)) == (1000, 1000)
+    assert grid.index(grid.rate(9)) == 9 and grid.index(grid.rate(10)) == 10
+
+
+def test_no_retry_at_all_is_a_valid_setting_and_one_invalid_trial_ends_the_search() -> None:
+    search = BinarySearch(0, 10, 1, max_invalid=0)
+    assert search.next_step().rate == 5.0
+    with pytest.raises(SearchError) as info:
+        search.report(Verdict.INVALID)
+    assert str(info.value) == "1 invalid trials in a row at rate 5 (max_invalid=0)"

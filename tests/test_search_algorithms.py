@@ -13,11 +13,12 @@ import pytest
 from pydantic import ValidationError
 from test_procedures import Harness
 
+from natbench.errors import ConfigError
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.declare import error_caption
 from natbench.metrics.duration import search_seconds
 from natbench.metrics.throughput import ThroughputSettings
-from natbench.results import Verdict
+from natbench.results import RepetitionResult, Verdict
 from natbench.search import (
     ALGORITHMS,
     BlockFacts,
@@ -28,9 +29,19 @@ from natbench.search import (
     TrialGroups,
     TrialRequest,
 )
-from natbench.search.declare import DEFAULT_ALGORITHM, algorithm, algorithm_names, offered_names, reported_algorithm
+from natbench.search.declare import (
+    DEFAULT_ALGORITHM,
+    algorithm,
+    algorithm_names,
+    offered,
+    offered_names,
+    reference_algorithm,
+    reported_algorithm,
+    stored_algorithm,
+)
 from natbench.search.grid import RateGrid
 from natbench.search.mlr import MlrSection
+from natbench.search.shorttrials import ShortTrialSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,11 +90,70 @@ def test_a_metric_offers_an_algorithm_when_its_settings_include_what_the_algorit
     assert ThroughputSettings(upper=1000, error=10, fill_rate=100).algorithm == DEFAULT_ALGORITHM == "binary"
 
 
+def test_offered_asks_the_registered_declaration_and_is_false_for_an_unknown_name() -> None:
+    # what the campaign estimate asks of a metric's algorithm: offered when its settings include what it reads
+    assert offered(ThroughputSettings, "mlr") and offered(ThroughputSettings, "binary") and offered(CpsSettings, "fast")
+    assert not offered(CpsSettings, "mlr")  # registered, but cps has no short trials and no MLRsearch goal
+    assert not offered(ThroughputSettings, "nope")  # not registered: not offered (no error)
+
+
+class _ShortTrialsOnly(ShortTrialSettings):
+    """Settings with short trials but no MLRsearch goal."""
+
+
+def test_an_algorithm_is_offered_only_when_the_settings_include_every_model_it_requires() -> None:
+    mlr = algorithm("mlr")  # requires short trials and an MLRsearch goal
+    assert mlr.offered_by(ThroughputSettings) and not mlr.offered_by(_ShortTrialsOnly)
+    assert not mlr.offered_by(CpsSettings)
+    assert algorithm("binary").offered_by(_ShortTrialsOnly)  # it requires nothing
+
+
+def test_the_registered_algorithms_are_named_default_first_and_the_reference_is_the_seeds_binary_search() -> None:
+    assert algorithm_names() == ("binary", "fast", "mlr")
+    assert reference_algorithm() is algorithm("binary")
+    with pytest.raises(ConfigError, match=r"^algorithm: unknown search algorithm 'nope'; known: ") as err:
+        algorithm("nope")
+    assert err.value.field == "algorithm"
+
+
+def test_a_stored_result_names_its_algorithm_or_is_the_default_searchs_when_it_has_an_error() -> None:
+    def result(error: float | None, **extra: Any) -> RepetitionResult:
+        return RepetitionResult("p", "cps", 0, 1000.0, "cps", error=error, extra=extra)
+
+    assert stored_algorithm(result(100.0, algorithm="fast")) == "fast"
+    assert stored_algorithm(result(None, algorithm="fast")) == "fast"
+    # stored before results named their algorithm: a search result (it has an error, 0 too) is the default's
+    assert stored_algorithm(result(100.0)) == stored_algorithm(result(0.0)) == DEFAULT_ALGORITHM
+    assert stored_algorithm(result(100.0, algorithm=3)) == DEFAULT_ALGORITHM  # a name that is no text is none
+    assert stored_algorithm(result(None)) is None  # no error: no search's result
+
+
+def test_a_stored_name_is_reported_by_its_declaration_and_an_empty_one_by_the_default() -> None:
+    assert reported_algorithm("fast") is algorithm("fast")
+    assert reported_algorithm(None) is reported_algorithm("") is algorithm(DEFAULT_ALGORITHM)
+
+
+def test_a_blocks_facts_are_a_copy_of_the_summarised_columns() -> None:
+    counts, firsts = {"seeded": 2}, {"search_goal": "preset csit"}
+    facts = algorithm("fast").facts("throughput", 3, counts, firsts)
+    assert facts == BlockFacts("throughput", 3, {"seeded": 2}, {"search_goal": "preset csit"})
+    counts["seeded"], firsts["search_goal"] = 0, ""
+    assert (facts.counts, facts.firsts) == ({"seeded": 2}, {"search_goal": "preset csit"})
+
+
 def test_a_stored_algorithm_this_natbench_does_not_know_is_reported_as_stored() -> None:
     other = reported_algorithm("from-the-future")
     assert other.name == "from-the-future"
     facts = BlockFacts("cps", 3)
     assert other.meaning(facts) == "final width (upper - lower) of the from-the-future search"
+    # the rest of its declaration, as reports and the campaign reference read it, says what little is known
+    assert other.description == "A search algorithm this natbench does not know (stored by another version)."
+    assert other.words == "from-the-future search"
+    assert other.summary(facts) == "from-the-future search; error: as the search stored it"
+    assert other.stored(None, None) == {"algorithm": "from-the-future"}  # type: ignore[arg-type]
+    assert other.plan(PlanQuery(0.0, 1000.0, 10.0, 3, CpsSettings)) == ()  # it plans no trial
+    with pytest.raises(NotImplementedError, match=r"^search algorithm 'from-the-future' is not registered in this"):
+        other.run(None)  # type: ignore[arg-type]  # it cannot search
     assert reported_algorithm(None).name == DEFAULT_ALGORITHM  # stored before results named their algorithm
 
 

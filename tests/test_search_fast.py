@@ -10,9 +10,16 @@ from typing import Any
 import pytest
 
 from natbench.errors import SearchError
-from natbench.results import Verdict
+from natbench.results import RepetitionResult, Verdict
 from natbench.search import SearchOutcome
 from natbench.search.fast import JUMPS, FastStep, ShortFailRule, TrialVerdict, run_fast_search
+from natbench.search.fast.history import prior_seed, probe_history, short_delivered
+from natbench.search.fast.ledger import Ledger
+from natbench.search.fast.outcome import FastOutcome
+from natbench.search.fast.probe import ProbePolicy
+from natbench.search.fast.trials import Trials
+from natbench.search.grid import RateGrid
+from natbench.search.retry import RetryRule
 
 
 def on_grid(rate: float, lower: float, error: float) -> bool:
@@ -336,8 +343,17 @@ def test_a_probe_that_proves_replaces_the_full_trial_in_a_seeded_walk() -> None:
     # ceiling 1,040, seed 1,000.5: probe 1000 passes (wasted), full 1000 passes; probe 1100 loses 60 frames (1 s):
     # proof, and not small (half the 100 frames offered above 1,000 is 50): the repetition ends with one full trial
     dut = Overload(1040)
-    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
+    steps: list[tuple[bool, bool, int, float, float]] = []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        steps.append((step.full, step.probe, step.attempt, step.lower, step.upper))
+        return dut(step)
+
+    out = run_fast_search(trial, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
     assert dut.trials == ["p1000", "F1000", "p1100"]
+    # a probe is a short trial's first attempt within the walk's bounds, as its full trial; it counts as short
+    assert steps == [(False, True, 0, 0, 2000), (True, False, 0, 0, 2000), (False, True, 0, 1000, 2000)]
+    assert out.short_steps == 2
     assert (out.value, out.upper, out.probes, out.probe_proofs, out.full_steps, out.short_bound) == (
         1000,
         1100,
@@ -575,3 +591,230 @@ def test_no_probe_at_or_below_what_a_failed_short_trial_delivered() -> None:
     dut = Bucket(1000, 300)
     run_fast_search(dut, lower=0, upper=2000, error=100, seed=1050, rule=_rule())
     assert dut.trials == ["p1000", "F1000", "p1100", "F1100"]
+
+
+def test_the_lowest_proof_at_or_above_a_rate_is_the_proof_at_that_rate_itself_when_there_is_one() -> None:
+    # short trials proved 300 and 600 upper bounds on the grid [0, 1000] of error 100
+    grid = RateGrid(0, 1000, 100)
+    book = Ledger(grid, proofs={300.0: 5, 600.0: 1})
+    assert book.lowest_proof(3) == 3  # the proof at 300 itself
+    assert (book.lowest_proof(2), book.lowest_proof(4), book.lowest_proof(6)) == (3, 6, 6)
+    assert book.lowest_proof(7) == grid.top == 10  # none at or above 700: the search's upper bound
+
+
+# --- what earlier repetitions at the point tell a fast search (natbench.search.fast.history) -------------------------
+def _earlier(repetition: int, value: float | None, error: float | None = None, **extra: Any) -> RepetitionResult:
+    return RepetitionResult("p", "throughput", repetition, value, "fps", error=error, extra=extra)
+
+
+def test_the_seed_is_the_middle_of_the_latest_repetitions_interval_above_the_lower_bound() -> None:
+    # the latest by repetition number, wherever it is in the list, not the highest value
+    earlier = [_earlier(1, 5000.0, 100.0), _earlier(0, 9000.0, 100.0)]
+    assert prior_seed(earlier, 0.0) == 5050.0
+    assert prior_seed([_earlier(0, 5000.0)], 0.0) == 5000.0  # no error stored: the value itself
+    # a value at the lower bound (no rate passed) or none is no seed; just above it is one
+    assert prior_seed([_earlier(0, 1000.0, 100.0)], 1000.0) is None
+    assert prior_seed([_earlier(0, None)], 0.0) is None and prior_seed([], 0.0) is None
+    assert prior_seed([_earlier(1, 1000.0, 100.0), _earlier(0, 1000.5, 100.0)], 1000.0) == 1050.5
+
+
+def test_probes_and_proofs_of_earlier_repetitions_add_up_and_a_missing_count_is_none() -> None:
+    earlier = [_earlier(0, 1.0, probes=3, probe_proofs=1), _earlier(1, 1.0, probes=2, probe_proofs=None)]
+    earlier.append(_earlier(2, 1.0))  # stored before results counted probes
+    assert probe_history(earlier) == (5, 1)
+    assert probe_history([]) == (0, 0)
+
+
+def test_the_most_a_failed_short_trial_of_earlier_repetitions_delivered_is_the_largest_stored() -> None:
+    earlier = [_earlier(0, 1.0, short_delivered=1200.0), _earlier(1, 1.0, short_delivered=None), _earlier(2, 1.0)]
+    assert short_delivered([*earlier, _earlier(3, 1.0, short_delivered=900.0)]) == 1200.0
+    assert short_delivered([_earlier(0, 1.0, short_delivered=0.0)]) == 0.0  # a delivery of 0 is one
+    assert short_delivered(earlier[1:]) is None and short_delivered([]) is None
+
+
+# --- the outcome of a search from its ledger (natbench.search.fast.outcome) -------------------------------------------
+def test_an_outcome_reports_the_cell_it_ended_in_and_every_count_of_the_ledger() -> None:
+    grid = RateGrid(0, 1000, 100)
+    book = Ledger(grid, proofs={400.0: 3}, rejected=[700.0], disproved=[500.0], delivered=350.0)
+    book.short, book.full, book.invalid, book.stopped = 6, 4, 2, 1
+    book.probes, book.probe_proofs, book.guards, book.jumps = 3, 1, 2, 1
+    out = FastOutcome.of(book, 3, 4, seeded=True)
+    assert out == FastOutcome(
+        value=300.0, lower=300.0, upper=400.0, steps=10, invalid=2, at_upper_limit=False, stopped_early=False,
+        tester_ceiling=None, passed=True, short_steps=6, full_steps=4, seeded=True, rejected=(700.0,), probes=3,
+        probe_proofs=1, short_bound=True, guard_trials=2, disproved=(500.0,), stopped=1, jumps=1, short_delivered=350.0,
+    )  # fmt: skip
+    # a full trial's bound (no proof at 400): no short bound; an unseeded search
+    unproven = FastOutcome.of(Ledger(grid), 3, 4, seeded=False)
+    assert (unproven.short_bound, unproven.seeded, unproven.passed) == (False, False, True)
+
+
+def test_an_outcome_at_the_search_bounds_passed_nothing_or_reached_the_upper_limit() -> None:
+    grid = RateGrid(0, 1000, 100)
+    bottom = FastOutcome.of(Ledger(grid), 0, 1, seeded=False)  # the lower bound is never tested: nothing passed
+    assert (bottom.value, bottom.upper, bottom.passed, bottom.at_upper_limit) == (0.0, 100.0, False, False)
+    top = FastOutcome.of(Ledger(grid), 9, 10, seeded=False)  # the upper bound is never tested: no rate failed
+    assert (top.value, top.upper, top.passed, top.at_upper_limit) == (900.0, 1000.0, True, True)
+
+
+def test_the_testers_ceiling_below_the_cells_end_is_the_upper_bound_and_no_short_bound() -> None:
+    grid = RateGrid(0, 1000, 100)
+    # the tester could not send 350 (nor 250, below the value 300, which is no ceiling above it); 400 and 350 were
+    # also proved by short trials: the bound is the tester's ceiling, not a short trial's
+    book = Ledger(grid, proofs={400.0: 3, 350.0: 1}, tester_limited=[250.0, 350.0])
+    out = FastOutcome.of(book, 3, 4, seeded=False)
+    assert (out.value, out.upper, out.tester_ceiling, out.short_bound) == (300, 350, 350, False)
+    assert not out.at_upper_limit
+    # a ceiling above the cell's end leaves the bound where it is (and the bound a short trial's)
+    high = FastOutcome.of(Ledger(grid, proofs={400.0: 3}, tester_limited=[450.0]), 3, 4, seeded=False)
+    assert (high.upper, high.tester_ceiling, high.short_bound) == (400, 450, True)
+
+
+# --- what run_fast_search refuses, and which seed it walks from -------------------------------------------------------
+@pytest.mark.parametrize(
+    ("lower", "upper", "error", "message"),
+    [
+        (float("nan"), 100, 10, "search bounds must be finite, non-negative and ordered, got [nan, 100]"),
+        (0, float("inf"), 10, "search bounds must be finite, non-negative and ordered, got [0, inf]"),
+        (-1, 100, 10, "search bounds must be finite, non-negative and ordered, got [-1, 100]"),
+        (100, 100, 10, "search bounds must be finite, non-negative and ordered, got [100, 100]"),
+        (0, 100, 0, "search error must be positive, got 0"),
+        (0, 100, -10, "search error must be positive, got -10"),
+    ],
+)
+def test_a_bad_range_or_error_is_named_with_its_values(lower: float, upper: float, error: float, message: str) -> None:
+    dut = Dut(short=50, full=50)
+    with pytest.raises(SearchError) as info:
+        run_fast_search(dut, lower=lower, upper=upper, error=error)
+    assert str(info.value) == message and dut.trials == []
+
+
+def test_a_range_from_zero_and_just_over_one_error_wide_is_searched() -> None:
+    dut = Dut(short=50, full=50)  # the grid 0, 10, 10.5: one trial at 10 (a short one, then its confirmation)
+    out = run_fast_search(dut, lower=0, upper=10.5, error=10)
+    assert (out.value, out.upper, out.passed) == (10, 10.5, True)
+
+
+@pytest.mark.parametrize("seed", [0.0, 100.0, -5.0, 105.0])
+def test_a_seed_at_or_beyond_the_bounds_is_no_seed_the_search_narrows(seed: float) -> None:
+    dut = Dut(short=55, full=55)  # [0, 100], error 10: short trials narrow from the middle
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=seed)
+    assert dut.trials[0] == "s50" and not out.seeded
+
+
+def test_a_seed_just_inside_the_bounds_starts_a_walk_strictly_inside_them() -> None:
+    dut = Dut(short=1000, full=1000)  # everything passes
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=0.01)
+    assert dut.trials[0] == "F10" and out.seeded  # the grid rate below 0.01 is the lower bound: the first inside
+    dut.trials.clear()
+    out = run_fast_search(dut, lower=0, upper=100, error=10, seed=100 - 1e-10)  # a quotient within 1e-9 of 10
+    assert dut.trials == ["F90"] and out.seeded and (out.value, out.upper) == (90, 100)
+
+
+def test_every_trial_carries_the_bounds_of_the_search_before_it() -> None:
+    # [0, 100], error 10, short and full ceiling 55: s50 passes, s70 and s60 fail; the full confirmations at 50
+    # (passes) and 60 (fails) are asked within the narrowed [50, 60]
+    steps: list[tuple[str, float, float, float]] = []
+    dut = Dut(short=55, full=55)
+
+    def trial(step: FastStep) -> TrialVerdict:
+        steps.append(("F" if step.full else "s", step.rate, step.lower, step.upper))
+        return dut(step)
+
+    out = run_fast_search(trial, lower=0, upper=100, error=10)
+    assert steps == [
+        ("s", 50, 0, 100), ("s", 70, 50, 100), ("s", 60, 50, 70), ("F", 50, 50, 60), ("F", 60, 50, 60)
+    ]  # fmt: skip
+    assert (out.value, out.upper) == (50, 60)
+
+
+def test_every_failed_full_trial_the_tester_stopped_is_counted_and_nothing_else() -> None:
+    # full trials only, [0, 1000], error 100, ceiling 250: 500 fails, 200 passes, 300 fails; the tester says every
+    # trial stopped, but only a failed one is a stopped failure; short trials of another search are never counted
+    def trial(step: FastStep) -> TrialVerdict:
+        if step.rate <= 250:
+            return TrialVerdict(Verdict.PASS, stopped=True)
+        return TrialVerdict(Verdict.FAIL, lost=1, stopped=True)
+
+    out = run_fast_search(trial, lower=0, upper=1000, error=100, narrow_full=True)
+    assert (out.value, out.upper, out.full_steps, out.stopped) == (200, 300, 3, 2)
+    shorts = run_fast_search(trial, lower=0, upper=1000, error=100)  # s500 f, s200 p, s300 f, F200 p, F300 f
+    assert (shorts.short_steps, shorts.full_steps, shorts.stopped) == (3, 2, 1)
+
+
+def test_a_rate_is_the_testers_ceiling_only_when_every_invalid_try_there_was_the_testers() -> None:
+    # at 50 the first try is invalid for another reason, then the tester cannot keep the rate: not every try was
+    # the tester's, so 50 is no ceiling of it; the fourth invalid try in a row (max_invalid 3) ends the search
+    tries: list[int] = []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        tries.append(step.attempt)
+        if step.attempt == 0:
+            return TrialVerdict(Verdict.INVALID, "counts inconsistent")
+        return TrialVerdict(Verdict.INVALID, "tester could not keep the rate", tester_limited=True)
+
+    with pytest.raises(SearchError) as info:
+        run_fast_search(trial, lower=0, upper=100, error=10)
+    assert (
+        str(info.value) == "4 invalid trials in a row at rate 50 (max_invalid=3); last: tester could not keep the rate"
+    )
+    assert tries == [0, 1, 2, 3]
+
+
+def test_too_many_invalid_trials_without_a_reason_are_named_without_one() -> None:
+    with pytest.raises(SearchError) as info:
+        run_fast_search(lambda _s: TrialVerdict(Verdict.INVALID), lower=0, upper=100, error=10, max_invalid=1)
+    assert str(info.value) == "2 invalid trials in a row at rate 50 (max_invalid=1)"
+
+
+def test_an_invalid_probe_is_counted_not_retried_and_the_full_trial_decides() -> None:
+    # seeded walk with the rule, full ceiling 1,040: every probe is invalid (not retried, no short trial counted);
+    # the full trials decide: 1000 passes, 1100 fails
+    full = Overload(1040)
+
+    def trial(step: FastStep) -> TrialVerdict:
+        if step.probe:
+            return TrialVerdict(Verdict.INVALID, "counts inconsistent")
+        return full(step)
+
+    out = run_fast_search(trial, lower=0, upper=2000, error=100, seed=1000.5, rule=_rule())
+    assert full.trials == ["F1000", "F1100"]
+    assert (out.value, out.upper, out.probes, out.invalid, out.short_steps, out.full_steps) == (1000, 1100, 2, 2, 0, 2)
+
+
+def test_each_probe_that_proves_is_counted() -> None:
+    # ceiling 1,040, seed 1,300.5 (above it): the walk down probes 1300, 1200 and 1100, each losing frames in its
+    # 1 s (acceptance 0: a proof, no full trial); the probe at 1000 loses none, and its full trial passes
+    dut = Overload(1040)
+    out = run_fast_search(dut, lower=0, upper=2000, error=100, seed=1300.5, rule=_rule())
+    assert dut.trials == ["p1300", "p1200", "p1100", "p1000", "F1000"]
+    assert (out.value, out.upper, out.probes, out.probe_proofs, out.short_steps, out.full_steps) == (
+        1000,
+        1100,
+        4,
+        3,
+        4,
+        1,
+    )
+
+
+def test_a_probe_is_booked_in_the_ledger_at_its_rate() -> None:
+    # a failed probe at 1,100 that lost 60 frames (a proof), forwarded 1,040 and delivered 1,050 with a burst of 10
+    book, rule = Ledger(RateGrid(0, 2000, 100)), _rule()
+    failed = TrialVerdict(Verdict.FAIL, lost=60, forwarded=1040.0, delivered=1050.0, burst=10.0)
+    trials = Trials(lambda _s: failed, book, RetryRule(3, 2), rule, ProbePolicy(rule, book))
+    assert trials.probe(1100.0, 1000.0, 2000.0) is True
+    assert (book.proofs, book.forwarded, book.bursts, book.delivered) == (
+        {1100.0: 60},
+        {1100.0: 1040.0},
+        {1100.0: 10.0},
+        1050.0,
+    )
+    assert (book.probes, book.probe_proofs, book.short) == (1, 1, 1)
+    # a passing probe at 1,200 forgets what an earlier failure there forwarded, and is a short pass
+    book.forwarded[1200.0] = 900.0
+    passing = Trials(
+        lambda _s: TrialVerdict(Verdict.PASS, lost=0), book, RetryRule(3, 2), rule, ProbePolicy(rule, book)
+    )
+    assert passing.probe(1200.0, 1000.0, 2000.0) is False
+    assert book.forwarded == {1100.0: 1040.0} and book.short_passes == [1200.0]

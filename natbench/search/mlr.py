@@ -362,7 +362,7 @@ def mlr_trials(settings: Any) -> list[tuple[int, float]]:
         for k in range(1, goal.preceding_targets):
             groups.append((2, min(goal.final_trial_duration, goal.duration_sum * m**k)))
     good = math.ceil(goal.duration_sum * (1 - goal.exceed_ratio) / goal.final_trial_duration)
-    bad = math.ceil(goal.duration_sum * goal.exceed_ratio / goal.final_trial_duration) + 1 if goal.exceed_ratio else 1
+    bad = math.ceil(goal.duration_sum * goal.exceed_ratio / goal.final_trial_duration) + 1  # exceed ratio 0: one
     groups.append((good + bad, goal.final_trial_duration))
     return groups
 
@@ -451,8 +451,8 @@ def goal_words(r: RepetitionResult) -> str | None:
     words = [f"preset {r.extra.get('mlr_preset', '?')}"]
     if isinstance(goal, Mapping):
         words.append(
-            f"loss ratio {goal.get('loss_ratio', '?'):g}, exceed ratio {goal.get('exceed_ratio', '?'):g}, final trials "
-            f"{goal.get('final_trial_duration', '?'):g} s, duration sum {goal.get('duration_sum', '?'):g} s"
+            f"loss ratio {goal['loss_ratio']:g}, exceed ratio {goal['exceed_ratio']:g}, final trials "
+            f"{goal['final_trial_duration']:g} s, duration sum {goal['duration_sum']:g} s"
             if all(isinstance(goal.get(k), int | float) for k in _GOAL_KEYS)
             else "goal as stored"
         )

@@ -28,7 +28,6 @@ class GuardPolicy:
             self.rule is not None
             and lo > 0
             and book.proven(hi)
-            and hi - lo <= 1
             and self.rule.small(book.proofs[book.rate(hi)], book.rate(hi), book.rate(lo))
         )
 

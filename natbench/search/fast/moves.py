@@ -94,22 +94,23 @@ def bisect(
 
 def walk_up(lo: int, hi: int) -> Move:
     """From a passed ``lo`` up (:func:`widths`) until a rate fails or ``hi`` is reached."""
-    for width in widths():
-        k = lo + width
+    steps = widths()
+    while True:
+        k = lo + next(steps)
         if k >= hi:
             return lo, hi
         if not (yield Nominee(k, lo, hi, Ask.VERDICT)):
             return lo, k
         lo = k
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def walk_down(lo: int, hi: int, steer: Steer) -> Move:
     """From a failed ``hi`` down (:func:`widths`) until a rate passes or ``lo`` is reached. A failed trial's word may
     send the next step further down (``steer``); when the rate there passes, the walk goes up from it (:func:`walk_up`):
     the ceiling is then likely just above."""
-    for width in widths():
-        k = hi - width
+    steps = widths()
+    while True:
+        k = hi - next(steps)
         jumped = steer.target(hi, lo, k)
         k = k if jumped is None else jumped
         if k <= lo:
@@ -119,7 +120,6 @@ def walk_down(lo: int, hi: int, steer: Steer) -> Move:
                 return k, hi
             return (yield from walk_up(k, hi))
         hi = k
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def walk(start: int, lo: int, hi: int, steer: Steer) -> Move:
