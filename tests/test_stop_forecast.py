@@ -91,6 +91,14 @@ def two_way(lost: dict[Direction, int], seconds: float = 0.5, **kw: object) -> P
     return PhaseResult(300_000.0, 300_000.0, seconds, counts, stopped=True, **kw)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("verdict", [Verdict.PASS, Verdict.FAIL, Verdict.INVALID])
+def test_a_trial_that_ran_its_whole_duration_keeps_its_verdict(verdict: Verdict) -> None:
+    # not stopped: judge_phase's verdict stands, whatever the allowance (even none) and the shortfalls
+    phase = dataclasses.replace(stopped({F: 1000.0}, lost=500), stopped=False)
+    for allowance in (None, 0.0, 1e9):
+        assert judge_stopped(phase, verdict, "why", allowance, full_seconds=60.0) == (verdict, "why")
+
+
 def test_a_stop_nobody_asked_for_is_the_testers_fault() -> None:
     v, reason = judge_stopped(two_way({F: 500, R: 0}), Verdict.FAIL, "", None)
     assert (v, reason) == (Verdict.INVALID, "the tester ended the trial early, though no stop was asked for")
