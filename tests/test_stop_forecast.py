@@ -10,7 +10,14 @@ from collections.abc import Callable
 
 import pytest
 
-from natbench.judging import STOP_UNDECIDED, forecast, judge_phase, judge_stopped, recorded_net_lost
+from natbench.judging import (
+    STOP_UNDECIDED,
+    forecast,
+    judge_phase,
+    judge_stopped,
+    recorded_net_lost,
+    stop_proved_nothing,
+)
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
 from natbench.testers.losswatch import SAMPLE_PERIOD
 from natbench.testers.tailrate import MIN_TAIL_SAMPLES, TailRate
@@ -97,6 +104,22 @@ def test_a_trial_that_ran_its_whole_duration_keeps_its_verdict(verdict: Verdict)
     phase = dataclasses.replace(stopped({F: 1000.0}, lost=500), stopped=False)
     for allowance in (None, 0.0, 1e9):
         assert judge_stopped(phase, verdict, "why", allowance, full_seconds=60.0) == (verdict, "why")
+
+
+def record(verdict: Verdict, reason: str) -> TrialRecord:
+    """A stored full trial at 300,000/s with this verdict and reason."""
+    counts = {"forward": {"sent": 150_000, "received": 150_000, "valid": 150_000}}
+    return TrialRecord("p", "throughput", 0, 0, "phase2", 300_000, 300_000, counts, verdict, reason, 0.0, 0.5)
+
+
+def test_only_a_stop_that_proved_nothing_is_measured_again_in_full() -> None:
+    undecided = judge_stopped(two_way({F: 0, R: 0}), Verdict.PASS, "", 100.0)
+    assert stop_proved_nothing(record(*undecided))
+    failed = judge_stopped(two_way({F: 500, R: 0}), Verdict.FAIL, "", 100.0)
+    assert not stop_proved_nothing(record(*failed))
+    unasked = judge_stopped(two_way({F: 500, R: 0}), Verdict.FAIL, "", None)  # invalid, but the tester's fault
+    assert unasked[0] is Verdict.INVALID and not stop_proved_nothing(record(*unasked))
+    assert not stop_proved_nothing(record(Verdict.FAIL, undecided[1]))  # the reason alone does not make it one
 
 
 def test_a_stop_nobody_asked_for_is_the_testers_fault() -> None:
