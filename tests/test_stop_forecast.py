@@ -286,3 +286,5 @@ def test_a_records_loss_is_net_of_the_clumps_and_the_misses_stored_with_it() -> 
     assert recorded_net_lost(rec, "reverse") is None  # no counts in that direction
     over = dataclasses.replace(rec, extra={"deviations": {"forward": {"clump": 100, "missed": 50}}})
     assert recorded_net_lost(over, "forward") == 0  # never below none
+    whole = dataclasses.replace(rec, counts={"forward": {"sent": 1000, "received": 1000, "valid": 1000}}, extra={})
+    assert recorded_net_lost(whole, "forward") == 0  # a record that lost nothing lost nothing net
