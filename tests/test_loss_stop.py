@@ -128,9 +128,11 @@ def test_samples_before_every_direction_began_set_no_baseline() -> None:
 
 
 def test_a_sample_with_the_wrong_number_of_directions_is_refused() -> None:
-    with pytest.raises(ValueError, match="2 direction"):
+    with pytest.raises(ValueError, match=r"^a sample needs counts for 2 direction\(s\)$"):
         _watch(directions=2).observe(0.1, [1], [1])
-    with pytest.raises(ValueError, match="at least one direction"):
+    with pytest.raises(ValueError, match=r"^a sample needs counts for 2 direction\(s\)$"):
+        _watch(directions=2).observe(0.1, [1, 1], [1])
+    with pytest.raises(ValueError, match="^a loss watch needs at least one direction$"):
         _watch(directions=0)
 
 
