@@ -81,7 +81,7 @@ def test_a_sample_needs_every_direction() -> None:
         TailRate(2).observe(0.1, [1], [1])
     with pytest.raises(ValueError, match=r"^a sample needs counts for 2 direction\(s\)$"):
         TailRate(2).observe(0.1, [1, 1], [1])
-    with pytest.raises(ValueError, match="^a tail rate needs at least one direction$"):
+    with pytest.raises(ValueError, match=r"^a tail rate needs at least one direction$"):
         TailRate(0)
 
 
