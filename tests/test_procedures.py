@@ -21,6 +21,7 @@ from natbench.metrics.latency import LatencySettings, PdvSettings
 from natbench.metrics.registry import run_repetition
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.throughput import ThroughputSettings
+from natbench.metrics.trial import phase1_step
 from natbench.plugins import Directions, Phase2Options
 from natbench.results import (
     Deviation,
@@ -758,6 +759,32 @@ def test_a_table_short_of_the_frames_fails_and_one_beyond_sent_plus_slack_is_inv
         assert res.extra["no_passing_rate"] is True
         assert rec.reason == "DUT table holds 3999 connections but 4000 phase-1 frames arrived"
         assert rec.extra["fail_cause"] == "table_shortfall"
+
+
+@pytest.mark.parametrize(
+    ("slack", "surplus", "verdict", "reason"),
+    [
+        (None, 64, Verdict.PASS, ""),
+        (None, 65, Verdict.INVALID, "DUT table holds 4065 connections, more than the 4000 frames sent"),
+        (0, 0, Verdict.PASS, ""),
+        (0, 1, Verdict.INVALID, "DUT table holds 4001 connections, more than the 4000 frames sent"),
+        (None, -1, Verdict.FAIL, "DUT table holds 3999 connections but 4000 phase-1 frames arrived"),
+    ],
+)
+def test_a_phase_1_step_records_the_table_count_and_judges_it_against_the_frames(
+    slack: int | None, surplus: int, verdict: Verdict, reason: str
+) -> None:
+    """The same boundaries as one phase-1 step alone (natbench.metrics.trial.phase1_step): the count recorded with
+    the step, ``fail_cause: table_shortfall`` only with a table short of the frames that arrived."""
+    h = Harness(cps=200_000)
+    surplus_connections(h, surplus)
+    settings, options = build("cps", upper=100_000, error=60_000, **({} if slack is None else {"table_slack": slack}))
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        h.tester, h.dut, POINT, h.plan, "cps", 0, settings, emit=h.records.append, options=options
+    )
+    rec = phase1_step(ctx, 60_000, learn=False, kind="phase1")
+    assert (rec.verdict, rec.reason, rec.extra["dut_connections"]) == (verdict, reason, 4000 + surplus)
+    assert rec.extra.get("fail_cause") == ("table_shortfall" if verdict is Verdict.FAIL else None)
 
 
 @pytest.mark.parametrize(
