@@ -22,7 +22,8 @@ from natbench.metrics.registry import run_repetition
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.throughput import ThroughputSettings
 from natbench.metrics.trial import phase1_step
-from natbench.plugins import Directions, Phase2Options
+from natbench.metrics.validation import validated_step
+from natbench.plugins import Directions, Phase2Options, TrialEvidence
 from natbench.results import (
     Deviation,
     Direction,
@@ -1931,3 +1932,32 @@ def test_mlrsearch_gets_one_goal_with_the_metrics_settings_and_a_config_without_
         0.0,  # MLRsearch keeps "no warm-up" as 0.0
         10**9,
     )
+
+
+class ShortValidation(FakeTester):
+    """The fake tester; it declares 10 ms of timer slack, and its validation sends for 0.1 s, 5 % short of the rate."""
+
+    def evidence(self) -> TrialEvidence:
+        return TrialEvidence(pacing_slack=0.01)
+
+    def validate(self, rate: float) -> PhaseResult:
+        return dataclasses.replace(super().validate(rate), achieved_rate=rate * 0.95, duration=0.1)
+
+
+@pytest.mark.parametrize(("gap", "slept"), [(0.0, []), (2.0, [2.0])])
+def test_a_validation_is_judged_with_the_testers_slack_and_waits_only_a_gap_it_has(
+    gap: float, slept: list[float]
+) -> None:
+    # 5 % short over 0.1 s is within 10 ms of the tester's timer (10 % of the phase), beyond the 0.1 % tolerance:
+    # the validation passes; a gap of 0 sleeps not at all
+    h = Harness()
+    h.tester = ShortValidation(h.dut)
+    h.tester.prepare(h.plan)
+    settings, options = build("validation", rate=50_000)
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        h.tester, h.dut, POINT, h.plan, "validation", 0, settings, emit=h.records.append, sleep=h.slept.append,
+        options=options,
+    )  # fmt: skip
+    ok, rec = validated_step(ctx, 50_000, 100_000, gap=gap)
+    assert (ok, rec.kind, rec.verdict, rec.reason) == (True, "validation", Verdict.PASS, "")
+    assert h.slept == slept
