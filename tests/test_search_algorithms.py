@@ -19,7 +19,7 @@ from natbench.metrics import ProcedureContext
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.declare import error_caption
 from natbench.metrics.duration import search_seconds
-from natbench.metrics.searching import run_search
+from natbench.metrics.searching import run_search, search_task
 from natbench.metrics.throughput import ThroughputSettings
 from natbench.results import Verdict
 from natbench.search import (
@@ -181,3 +181,15 @@ def test_a_metric_searches_with_the_algorithm_it_is_given_over_the_one_its_setti
     given = replace(algorithm("binary"), run=lambda _task: outcome, stored=lambda _task, _out: {"by": "given"})
     assert run_search(ctx, lambda _request: NotImplemented, using=given) == (outcome, {"by": "given"})
     assert h.records == []  # the settings' binary search ran no trial
+
+
+def test_a_search_task_spans_the_range_it_is_given_else_the_settings() -> None:
+    h = Harness()
+    settings, options = build("cps", lower=100, upper=100_000, error=1_000)
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        h.tester, h.dut, POINT, h.plan, "cps", 0, settings, emit=h.records.append, options=options
+    )
+    task = search_task(ctx, lambda _request: NotImplemented)
+    assert (task.lower, task.upper, task.error) == (100.0, 100_000.0, 1_000.0)
+    task = search_task(ctx, lambda _request: NotImplemented, lower=3_000, upper=9_000)
+    assert (task.lower, task.upper, task.error) == (3_000.0, 9_000.0, 1_000.0)
