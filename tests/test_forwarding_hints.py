@@ -79,9 +79,11 @@ def test_memory_stays_bounded_on_a_long_trial() -> None:
 
 
 def test_a_sample_needs_every_direction() -> None:
-    with pytest.raises(ValueError, match="2 direction"):
+    with pytest.raises(ValueError, match=r"^a sample needs counts for 2 direction\(s\)$"):
         TailRate(2).observe(0.1, [1], [1])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^a sample needs counts for 2 direction\(s\)$"):
+        TailRate(2).observe(0.1, [1, 1], [1])
+    with pytest.raises(ValueError, match=r"^a tail rate needs at least one direction$"):
         TailRate(0)
 
 

@@ -1,5 +1,6 @@
 """How long a connection-establishment step needs its connections (RFC 9693, Sections 4.5 and 4.6): the arithmetic
-of :func:`natbench.metrics.lifetime.establishment_lifetime` at its edges."""
+of :func:`natbench.metrics.lifetime.establishment_lifetime` at its edges, and the validation metric's lifetime model
+(the rate it assumes when it has none)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ from typing import Any, cast
 
 import pytest
 
+from natbench.metrics.cps import CpsSettings
+from natbench.metrics.declare import Lifetime
+from natbench.metrics.latency import LatencySettings
 from natbench.metrics.lifetime import connection_limit, establishment_lifetime
 from natbench.metrics.settings import MetricSettings
+from natbench.metrics.validation import ValidationSettings
+from natbench.metrics.validation import lifetime as validation_lifetime
 from natbench.testing import FakeDut
 
 
@@ -55,3 +61,28 @@ def test_the_limit_is_the_smaller_of_refill_after_and_the_dut_timeout_and_names_
 def test_a_refill_after_equal_to_the_dut_timeout_is_named_as_the_limit() -> None:
     # a tie: the user's own setting is the one named (it comes first and is not larger)
     assert connection_limit(refill_after(120.0), TimeoutDut(120)) == (120.0, "refill_after")
+
+
+def test_validation_at_its_rate_needs_phase_1_the_gap_and_the_reverse_frames_at_alpha_times_it() -> None:
+    s = ValidationSettings(rate=500, alpha=2, timeout=2, gap=3)
+    # 1000 / 500 + 2 + 3 + 1000 / (2 x 500) + 2 = 10 s; a step that needs longer is refused (the timeout guard)
+    assert validation_lifetime(s, 1000, {}) == (Lifetime(10.0, "phase 1, gap and reverse frames at 500/s", True),)
+    s = ValidationSettings(rate=500, reverse_rate=250, alpha=2, timeout=2, gap=3)
+    assert validation_lifetime(s, 1000, {})[0].seconds == 1000 / 500 + 2 + 3 + 1000 / 250 + 2
+
+
+def test_validation_without_a_rate_needs_its_connections_longest_at_the_lowest_rate_the_cps_search_reports() -> None:
+    # cps [200, 1000] error 100: the lowest rate its search can report is 300/s; reverse frames at 4 x 300 = 1200/s:
+    # 1200 / 300 + 2 + 3 + 1200 / 1200 + 2 = 12 s
+    s = ValidationSettings(alpha=4, timeout=2, gap=3)
+    cps = CpsSettings(lower=200, upper=1000, error=100)
+    assert validation_lifetime(s, 1200, {"cps": cps}) == (
+        Lifetime(12.0, "phase 1, gap and reverse frames at 300/s", True),
+    )
+    assert validation_lifetime(ValidationSettings(rate=600, timeout=2), 1200, {"cps": cps})[0].step.endswith("600/s")
+
+
+def test_validation_without_a_rate_or_a_cps_search_assumes_no_lifetime() -> None:
+    s = ValidationSettings(alpha=4, timeout=2, gap=3)
+    assert validation_lifetime(s, 1200, {}) == ()
+    assert validation_lifetime(s, 1200, {"cps": LatencySettings(fill_rate=500)}) == ()  # no search: no rate

@@ -127,10 +127,27 @@ def test_samples_before_every_direction_began_set_no_baseline() -> None:
     assert watch.missing == (0, 0)
 
 
+def test_nothing_is_missing_before_every_direction_has_sent() -> None:
+    watch = _watch(directions=2)
+    assert watch.missing == (0, 0)  # no sample yet
+    assert not watch.observe(0.02, [0, 500], [0, 0])  # the first direction has not begun: no baseline, no gap
+    assert watch.missing == (0, 0)
+
+
+def test_a_direction_that_sent_its_first_frame_sets_the_baseline() -> None:
+    # one frame sent and received: the smallest gap is 0 from then on, so 10 frames short later are 10 missing
+    watch = _watch()
+    watch.observe(0.02, [1], [1])
+    watch.observe(0.04, [100], [90])
+    assert watch.missing == (10,)
+
+
 def test_a_sample_with_the_wrong_number_of_directions_is_refused() -> None:
-    with pytest.raises(ValueError, match="2 direction"):
+    with pytest.raises(ValueError, match=r"^a sample needs counts for 2 direction\(s\)$"):
         _watch(directions=2).observe(0.1, [1], [1])
-    with pytest.raises(ValueError, match="at least one direction"):
+    with pytest.raises(ValueError, match=r"^a sample needs counts for 2 direction\(s\)$"):
+        _watch(directions=2).observe(0.1, [1, 1], [1])
+    with pytest.raises(ValueError, match=r"^a loss watch needs at least one direction$"):
         _watch(directions=0)
 
 

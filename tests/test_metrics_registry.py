@@ -9,7 +9,7 @@ import pytest
 from metric_settings import build
 
 from natbench.campaign.schema import METRIC_NAMES, MetricsSpec
-from natbench.errors import ConfigError
+from natbench.errors import ConfigError, SearchError
 from natbench.metrics import (
     Metric,
     MetricSettings,
@@ -134,3 +134,32 @@ def test_a_metric_entry_is_frozen() -> None:
     m: Metric[Any] = CPS
     with pytest.raises(dataclasses.FrozenInstanceError):
         m.unit = "fps"  # type: ignore[misc]
+
+
+def test_a_stored_metric_this_natbench_does_not_know_is_reported_by_a_stand_in() -> None:
+    """reported_metric: a registered name resolves to its metric; another (stored by another version) to a stand-in
+    named by itself, ordered after every known metric, reported as stored (no unit, no axis words), declaring nothing,
+    estimating nothing, and refusing to run."""
+    assert registry.reported_metric("cps") is CPS
+    m = registry.reported_metric("future_metric")
+    assert find_metric("future_metric") is None  # resolving it registers nothing
+    assert (m.name, m.label, m.title, m.scale_label) == (
+        "future_metric", "future_metric", "future_metric", "future_metric rel. scale up",
+    )  # fmt: skip
+    assert m.description == "A metric this natbench does not know (stored by another version)."
+    assert (m.unit, m.axis, m.unit_words) == ("", "", "")
+    assert m.order > max(k.order for k in all_metrics())
+    assert m.sort_key > max(k.sort_key for k in all_metrics())
+    assert m.settings is MetricSettings
+    assert (m.columns, m.marks, m.count_rows, m.stat_rows, m.table, m.lifetime) == ((), (), (), (), None, None)
+    assert (m.lower_is_better, m.scaled, m.rate_from, m.baseline_for) == (False, False, None, None)
+    settings, _options = build("cps", upper=1000, error=100)
+    assert m.estimate(settings, 4000, {}) == (0, 0.0)
+    dut = FakeDut(FakeModel())
+    plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, 3)
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        FakeTester(dut), dut, POINT, plan, "future_metric", 0, settings, emit=lambda r: None
+    )
+    with pytest.raises(SearchError) as err:
+        m.run(ctx)
+    assert str(err.value) == "metric 'future_metric' is not registered in this natbench"

@@ -21,7 +21,9 @@ from natbench.metrics.latency import LatencySettings, PdvSettings
 from natbench.metrics.registry import run_repetition
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.throughput import ThroughputSettings
-from natbench.plugins import Directions, Phase2Options
+from natbench.metrics.trial import phase1_step
+from natbench.metrics.validation import validated_step
+from natbench.plugins import Directions, Phase2Options, TrialEvidence
 from natbench.results import (
     Deviation,
     Direction,
@@ -758,6 +760,32 @@ def test_a_table_short_of_the_frames_fails_and_one_beyond_sent_plus_slack_is_inv
         assert res.extra["no_passing_rate"] is True
         assert rec.reason == "DUT table holds 3999 connections but 4000 phase-1 frames arrived"
         assert rec.extra["fail_cause"] == "table_shortfall"
+
+
+@pytest.mark.parametrize(
+    ("slack", "surplus", "verdict", "reason"),
+    [
+        (None, 64, Verdict.PASS, ""),
+        (None, 65, Verdict.INVALID, "DUT table holds 4065 connections, more than the 4000 frames sent"),
+        (0, 0, Verdict.PASS, ""),
+        (0, 1, Verdict.INVALID, "DUT table holds 4001 connections, more than the 4000 frames sent"),
+        (None, -1, Verdict.FAIL, "DUT table holds 3999 connections but 4000 phase-1 frames arrived"),
+    ],
+)
+def test_a_phase_1_step_records_the_table_count_and_judges_it_against_the_frames(
+    slack: int | None, surplus: int, verdict: Verdict, reason: str
+) -> None:
+    """The same boundaries as one phase-1 step alone (natbench.metrics.trial.phase1_step): the count recorded with
+    the step, ``fail_cause: table_shortfall`` only with a table short of the frames that arrived."""
+    h = Harness(cps=200_000)
+    surplus_connections(h, surplus)
+    settings, options = build("cps", upper=100_000, error=60_000, **({} if slack is None else {"table_slack": slack}))
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        h.tester, h.dut, POINT, h.plan, "cps", 0, settings, emit=h.records.append, options=options
+    )
+    rec = phase1_step(ctx, 60_000, learn=False, kind="phase1")
+    assert (rec.verdict, rec.reason, rec.extra["dut_connections"]) == (verdict, reason, 4000 + surplus)
+    assert rec.extra.get("fail_cause") == ("table_shortfall" if verdict is Verdict.FAIL else None)
 
 
 @pytest.mark.parametrize(
@@ -1904,3 +1932,32 @@ def test_mlrsearch_gets_one_goal_with_the_metrics_settings_and_a_config_without_
         0.0,  # MLRsearch keeps "no warm-up" as 0.0
         10**9,
     )
+
+
+class ShortValidation(FakeTester):
+    """The fake tester; it declares 10 ms of timer slack, and its validation sends for 0.1 s, 5 % short of the rate."""
+
+    def evidence(self) -> TrialEvidence:
+        return TrialEvidence(pacing_slack=0.01)
+
+    def validate(self, rate: float) -> PhaseResult:
+        return dataclasses.replace(super().validate(rate), achieved_rate=rate * 0.95, duration=0.1)
+
+
+@pytest.mark.parametrize(("gap", "slept"), [(0.0, []), (2.0, [2.0])])
+def test_a_validation_is_judged_with_the_testers_slack_and_waits_only_a_gap_it_has(
+    gap: float, slept: list[float]
+) -> None:
+    # 5 % short over 0.1 s is within 10 ms of the tester's timer (10 % of the phase), beyond the 0.1 % tolerance:
+    # the validation passes; a gap of 0 sleeps not at all
+    h = Harness()
+    h.tester = ShortValidation(h.dut)
+    h.tester.prepare(h.plan)
+    settings, options = build("validation", rate=50_000)
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        h.tester, h.dut, POINT, h.plan, "validation", 0, settings, emit=h.records.append, sleep=h.slept.append,
+        options=options,
+    )  # fmt: skip
+    ok, rec = validated_step(ctx, 50_000, 100_000, gap=gap)
+    assert (ok, rec.kind, rec.verdict, rec.reason) == (True, "validation", Verdict.PASS, "")
+    assert h.slept == slept

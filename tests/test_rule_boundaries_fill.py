@@ -5,25 +5,37 @@ natbench.metrics.teardown_resolution; docs/engine.md "Table fills"):
   out a sampled fill whose sample failed;
 * a fill the tester sent short of N is repeated, also on a DUT that cannot count (N - 1 frames against N);
 * tear-down divides by the connections a fill nothing verified created, in the repetition and in the table;
-* a failed tear-down repetition advises more connections than it used, and a noise of 0 never advises 0.
+* a failed tear-down repetition advises more connections than it used, and a noise of 0 never advises 0;
+* what verifies a fill on a DUT that cannot count (natbench.metrics.fill.fill_table): the DUT's listing of exactly N
+  mappings (responder mode read), a validation sample (responder mode compute, or all N tuples learned), and each
+  verdict of that sample.
 
 Against the fakes (natbench.testing), through the procedures as a run calls them."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_procedures import Harness, noisy_empty
+from metric_settings import build
+from test_procedures import POINT, Harness, noisy_empty
 
 import natbench
+from natbench.errors import SearchError
+from natbench.metrics import ProcedureContext
+from natbench.metrics.fill import fill_table
 from natbench.metrics.teardown import teardown_figures
 from natbench.metrics.teardown_resolution import MIN_NOISE, DeletionProfile, advised_connections, resolution
-from natbench.results import Direction, DirectionCounts, PhaseResult, RepetitionResult, Verdict
-from natbench.testing import MemoryFakeDut
+from natbench.plugins import Mapping
+from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, Verdict
+from natbench.testing import FakeTester, MemoryFakeDut
 from natbench.testing.rundir import make_point, write_run_dir
+from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
+from natbench.traffic.plan import ResponderMode
+from natbench.workingpoint import WorkingPoint
 
 N = 4000  # the harness's point: 200 source x 20 destination ports
 
@@ -205,3 +217,183 @@ def test_a_noise_of_zero_never_advises_zero_connections() -> None:
     r = resolution(3, DeletionProfile(rate=1e6, noise=0.0, source="test"))
     assert r.advised == 4 and r.coarse and r.warning() is not None
     assert resolution(4, DeletionProfile(rate=1e6, noise=0.0, source="test")).warning() is None
+
+
+# --- what verifies a fill on a DUT that cannot count ----------------------------------------------------------------
+
+
+def fill_context(
+    h: Harness,
+    mode: ResponderMode = ResponderMode.LEARN,
+    *,
+    point: WorkingPoint = POINT,
+    clock: Any = lambda: 0.0,
+    **settings: Any,
+) -> ProcedureContext[Any]:
+    """A tear-down repetition's context on ``h``'s fakes (the DUT set up for ``point``), in responder ``mode``."""
+    h.plan = TrafficPlan(
+        Family.NAT44, AddressPlan.default(Family.NAT44), point.src_ports, point.dst_ports, 64, seed=3,
+        responder_mode=mode,
+    )  # fmt: skip
+    h.tester.prepare(h.plan)
+    h.dut.setup(point)
+    resolved, options = build("teardown", fill_rate=50_000, **settings)
+    return ProcedureContext(
+        tester=h.tester,
+        dut=h.dut,
+        point=point,
+        plan=h.plan,
+        metric="teardown",
+        repetition=0,
+        settings=resolved,
+        emit=h.records.append,
+        clock=clock,
+        sleep=h.slept.append,
+        options=options,
+    )
+
+
+def listing(h: Harness, *, drop: int = 0, seconds: float = 0.0, now: list[float] | None = None) -> None:
+    """The DUT lists its mappings ``drop`` short, taking ``seconds`` on the clock ``now``."""
+
+    def mappings(_orig: Any = h.dut.mappings) -> list[Mapping]:
+        if now is not None:
+            now[0] += seconds
+        got: list[Mapping] = _orig()
+        return got[: len(got) - drop]
+
+    h.dut.mappings = mappings  # type: ignore[method-assign]
+
+
+def test_a_fill_the_duts_listing_shows_whole_is_kept_and_gives_the_responder_its_tuples() -> None:
+    h = Harness(can_count=False)
+    now = [100.0]
+    listing(h, seconds=2.5, now=now)
+    fill = fill_table(fill_context(h, ResponderMode.READ, clock=lambda: now[0]), 50_000, learn=False)
+    assert (fill.connections, fill.verified) == (N, True)
+    assert fill.mappings is not None and len(fill.mappings) == N
+    assert h.tester.loaded == tuple(fill.mappings)  # the Responder answers the DUT's tuples
+    rec = fill.record
+    assert (rec.kind, rec.verdict, rec.reason) == ("fill", Verdict.PASS, "")
+    assert (rec.extra["dut_mappings"], rec.extra["dut_mappings_read_s"], rec.extra["fill_verified"]) == (N, 2.5, True)
+    assert "fail_cause" not in rec.extra
+    assert [r.kind for r in h.records] == ["fill"]  # the listing decided: no validation sample
+
+
+def test_a_fill_whose_dut_lists_one_connection_short_is_repeated_then_fails() -> None:
+    h = Harness(can_count=False)
+    listing(h, drop=1)
+    with pytest.raises(SearchError) as err:
+        fill_table(fill_context(h, ResponderMode.READ, max_invalid=1), 50_000, learn=False)
+    short = f"the DUT lists {N - 1} of the {N} connections"
+    assert str(err.value) == (
+        f"filling the table at fill_rate 50000: 2 fills in a row did not leave the 4,000 connections (last: {short});"
+        " lower fill_rate"
+    )
+    assert [(r.kind, r.verdict, r.reason) for r in h.records] == [("fill", Verdict.INVALID, short)] * 2
+    assert all(r.extra["fail_cause"] == "table_shortfall" and r.extra["dut_mappings"] == N - 1 for r in h.records)
+    assert h.tester.loaded is None  # a short listing is no Responder state
+
+
+def test_a_fill_in_responder_mode_compute_is_verified_by_a_validation_sample() -> None:
+    h = Harness(can_count=False)
+    fill = fill_table(fill_context(h, ResponderMode.COMPUTE), 50_000, learn=True)
+    assert (fill.verified, fill.record.extra["fill_verified"]) == (True, "sample")
+    assert [(r.kind, r.verdict) for r in h.records] == [("fill", Verdict.PASS), ("fill_check", Verdict.PASS)]
+
+
+ONE = WorkingPoint(0, PortRange(1000, 1000), PortRange(80, 80), 64, cores=1, name="one")  # a single connection
+
+
+@pytest.mark.parametrize(("learned", "verified"), [(1, "sample"), (0, False)])
+def test_a_fill_is_sampled_only_when_the_responder_learned_every_tuple(learned: int, verified: object) -> None:
+    # one connection: learned all (1) -> a validation sample verifies it; learned none -> nothing can, the tester's
+    # counts decide and the fill says so
+    h = Harness(can_count=False)
+
+    def phase1(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        return dataclasses.replace(_orig(rate, learn), learned=learned)
+
+    h.tester.phase1 = phase1  # type: ignore[method-assign]
+    fill = fill_table(fill_context(h, point=ONE), 50_000, learn=True)
+    assert fill.record.extra["fill_verified"] == verified
+    assert [r.kind for r in h.records] == (["fill", "fill_check"] if verified else ["fill"])
+
+
+class WithoutSampling:
+    """A tester without the optional ``validate_sample`` hook (delegates the protocol to a FakeTester)."""
+
+    def __init__(self, inner: FakeTester) -> None:
+        self.inner = inner
+
+    def prepare(self, traffic: TrafficPlan) -> None:
+        self.inner.prepare(traffic)
+
+    def phase1(self, rate: float, learn: bool) -> PhaseResult:
+        return self.inner.phase1(rate, learn)
+
+    def phase2(self, *args: Any) -> PhaseResult:
+        return self.inner.phase2(*args)
+
+    def validate(self, rate: float) -> PhaseResult:
+        return self.inner.validate(rate)
+
+    def facts(self) -> dict[str, Any]:
+        return self.inner.facts()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize(("hooked", "sent"), [(True, 100), (False, N)])
+def test_a_tester_without_the_sampling_hook_validates_every_tuple(hooked: bool, sent: int) -> None:
+    h = Harness(can_count=False)
+    ctx = fill_context(h)
+    if not hooked:
+        ctx.tester = WithoutSampling(h.tester)  # type: ignore[assignment]
+    fill = fill_table(ctx, 40_000, learn=True, sample=100)
+    check = h.records[-1]
+    assert (check.kind, check.verdict, check.reason, check.intended_rate) == ("fill_check", Verdict.PASS, "", 40_000)
+    assert check.counts["reverse"]["sent"] == check.counts["reverse"]["valid"] == sent
+    assert fill.record.extra["fill_verified"] == "sample"
+
+
+class SampleTester(FakeTester):
+    """The fake tester; its validation samples lose ``lost`` frames, of which its own deviation explains
+    ``explains``, or cannot be sent (``ok`` False)."""
+
+    def __init__(self, h: Harness, lost: int, explains: int, ok: bool) -> None:
+        super().__init__(h.dut)
+        self.lost, self.explains, self.ok = lost, explains, ok
+
+    def validate_sample(self, rate: float, count: int) -> PhaseResult:
+        res = super().validate_sample(rate, count)
+        c = res.counts[Direction.REVERSE]
+        counts = {Direction.REVERSE: DirectionCounts(c.sent, c.received - self.lost, c.valid - self.lost)}
+        deviations = {Direction.REVERSE: Deviation(clump=self.explains)} if self.explains else {}
+        note = "" if self.ok else "fake: lost its pace"
+        return dataclasses.replace(res, counts=counts, deviations=deviations, tester_ok=self.ok, tester_note=note)
+
+
+@pytest.mark.parametrize(
+    ("lost", "explains", "ok", "verdict", "reason"),
+    [
+        (0, 0, True, Verdict.PASS, ""),
+        (5, 5, True, Verdict.INVALID, "the sample lost 5 frames the tester's own deviation could explain"),
+        (5, 4, True, Verdict.INVALID, f"the DUT answered {N - 5} of {N} sampled connections"),
+        (0, 0, False, Verdict.INVALID, "the validation sample could not be sent: fake: lost its pace"),
+    ],
+)
+def test_a_fill_is_kept_only_when_its_validation_sample_arrives_whole(
+    lost: int, explains: int, ok: bool, verdict: Verdict, reason: str
+) -> None:
+    h = Harness(can_count=False)
+    h.tester = SampleTester(h, lost, explains, ok)
+    ctx = fill_context(h, max_invalid=0)
+    if verdict is Verdict.PASS:
+        assert fill_table(ctx, 50_000, learn=True).verified
+    else:
+        with pytest.raises(SearchError, match=re.escape(f"last: {reason}")):
+            fill_table(ctx, 50_000, learn=True)
+    check = h.records[-1]
+    assert (check.kind, check.verdict, check.reason, check.extra["sample"]) == ("fill_check", verdict, reason, N)

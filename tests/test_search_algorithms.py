@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from metric_settings import build
 from pydantic import ValidationError
-from test_procedures import Harness
+from test_procedures import POINT, Harness
 
 from natbench.errors import ConfigError
+from natbench.metrics import ProcedureContext
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.declare import error_caption
 from natbench.metrics.duration import search_seconds
+from natbench.metrics.searching import run_search, search_task
 from natbench.metrics.throughput import ThroughputSettings
 from natbench.results import RepetitionResult, Verdict
 from natbench.search import (
@@ -234,3 +238,28 @@ def test_every_registered_algorithm_plans_at_least_one_trial_per_repetition() ->
         s = _settings(algorithm=name, repetitions=3)
         trials, seconds = search_seconds(s, 10.0)
         assert trials >= 3 and seconds > 0, name
+
+
+def test_a_metric_searches_with_the_algorithm_it_is_given_over_the_one_its_settings_name() -> None:
+    """run_search's ``using`` (capacity's probes, cps's final validation) wins over the settings' algorithm."""
+    h = Harness()
+    settings, options = build("cps", upper=100_000, error=60_000, algorithm="binary")
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        h.tester, h.dut, POINT, h.plan, "cps", 0, settings, emit=h.records.append, options=options
+    )
+    outcome = SearchOutcome(value=1.0, lower=1.0, upper=2.0, steps=0, invalid=0, at_upper_limit=False)
+    given = replace(algorithm("binary"), run=lambda _task: outcome, stored=lambda _task, _out: {"by": "given"})
+    assert run_search(ctx, lambda _request: NotImplemented, using=given) == (outcome, {"by": "given"})
+    assert h.records == []  # the settings' binary search ran no trial
+
+
+def test_a_search_task_spans_the_range_it_is_given_else_the_settings() -> None:
+    h = Harness()
+    settings, options = build("cps", lower=100, upper=100_000, error=1_000)
+    ctx: ProcedureContext[Any] = ProcedureContext(
+        h.tester, h.dut, POINT, h.plan, "cps", 0, settings, emit=h.records.append, options=options
+    )
+    task = search_task(ctx, lambda _request: NotImplemented)
+    assert (task.lower, task.upper, task.error) == (100.0, 100_000.0, 1_000.0)
+    task = search_task(ctx, lambda _request: NotImplemented, lower=3_000, upper=9_000)
+    assert (task.lower, task.upper, task.error) == (3_000.0, 9_000.0, 1_000.0)

@@ -10,7 +10,14 @@ from collections.abc import Callable
 
 import pytest
 
-from natbench.judging import STOP_UNDECIDED, forecast, judge_stopped, recorded_net_lost
+from natbench.judging import (
+    STOP_UNDECIDED,
+    forecast,
+    judge_phase,
+    judge_stopped,
+    recorded_net_lost,
+    stop_proved_nothing,
+)
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
 from natbench.testers.losswatch import SAMPLE_PERIOD
 from natbench.testers.tailrate import MIN_TAIL_SAMPLES, TailRate
@@ -83,6 +90,115 @@ def test_without_the_full_duration_nothing_is_forecast() -> None:
     assert judge_stopped(phase, Verdict.FAIL, "", 0.0, full_seconds=60.0)[0] is Verdict.FAIL
 
 
+def two_way(lost: dict[Direction, int], seconds: float = 0.5, **kw: object) -> PhaseResult:
+    """A trial at 300,000/s per direction stopped after ``seconds``, ``lost[d]`` frames missing after the receive wait
+    in direction d."""
+    sent = int(300_000 * seconds)
+    counts = {d: DirectionCounts(sent, sent - k, sent - k) for d, k in lost.items()}
+    return PhaseResult(300_000.0, 300_000.0, seconds, counts, stopped=True, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("verdict", [Verdict.PASS, Verdict.FAIL, Verdict.INVALID])
+def test_a_trial_that_ran_its_whole_duration_keeps_its_verdict(verdict: Verdict) -> None:
+    # not stopped: judge_phase's verdict stands, whatever the allowance (even none) and the shortfalls
+    phase = dataclasses.replace(stopped({F: 1000.0}, lost=500), stopped=False)
+    for allowance in (None, 0.0, 1e9):
+        assert judge_stopped(phase, verdict, "why", allowance, full_seconds=60.0) == (verdict, "why")
+
+
+def record(verdict: Verdict, reason: str) -> TrialRecord:
+    """A stored full trial at 300,000/s with this verdict and reason."""
+    counts = {"forward": {"sent": 150_000, "received": 150_000, "valid": 150_000}}
+    return TrialRecord("p", "throughput", 0, 0, "phase2", 300_000, 300_000, counts, verdict, reason, 0.0, 0.5)
+
+
+def test_only_a_stop_that_proved_nothing_is_measured_again_in_full() -> None:
+    undecided = judge_stopped(two_way({F: 0, R: 0}), Verdict.PASS, "", 100.0)
+    assert stop_proved_nothing(record(*undecided))
+    failed = judge_stopped(two_way({F: 500, R: 0}), Verdict.FAIL, "", 100.0)
+    assert not stop_proved_nothing(record(*failed))
+    unasked = judge_stopped(two_way({F: 500, R: 0}), Verdict.FAIL, "", None)  # invalid, but the tester's fault
+    assert unasked[0] is Verdict.INVALID and not stop_proved_nothing(record(*unasked))
+    assert not stop_proved_nothing(record(Verdict.FAIL, undecided[1]))  # the reason alone does not make it one
+
+
+def test_a_stop_nobody_asked_for_is_the_testers_fault() -> None:
+    v, reason = judge_stopped(two_way({F: 500, R: 0}), Verdict.FAIL, "", None)
+    assert (v, reason) == (Verdict.INVALID, "the tester ended the trial early, though no stop was asked for")
+
+
+@pytest.mark.parametrize(("lost", "named"), [({F: 500, R: 300}, "forward"), ({F: 300, R: 500}, "reverse")])
+def test_a_stopped_trial_fails_naming_its_worst_direction(lost: dict[Direction, int], named: str) -> None:
+    v, reason = judge_stopped(two_way(lost), Verdict.FAIL, "", 100.0)
+    assert (v, reason) == (
+        Verdict.FAIL,
+        f"{named} loss 500/150000 in the first 0.5 s: more than the full trial may lose (100), stopped early",
+    )
+
+
+def test_a_stopped_trials_worst_direction_is_the_worst_net_of_the_testers_deviation() -> None:
+    # forward lost more, but the tester's own misses explain 400 of them: reverse is the worse, net; the forward
+    # loss, named when it is the worst, says what is net of the deviation
+    phase = two_way({F: 600, R: 300}, deviations={F: Deviation(missed=400)})
+    assert judge_stopped(phase, Verdict.FAIL, "", 100.0)[1].startswith("reverse loss 300/150000 in the first 0.5 s:")
+    phase = two_way({F: 600, R: 300}, deviations={F: Deviation(missed=100)})
+    assert judge_stopped(phase, Verdict.FAIL, "", 100.0)[1] == (
+        "forward loss 600/150000 in the first 0.5 s (500 net of the tester's own deviation): more than the full trial"
+        " may lose (100), stopped early"
+    )
+
+
+def test_of_two_directions_that_lost_as_much_the_first_is_named_as_judge_phase_does() -> None:
+    phase = two_way({F: 500, R: 500})
+    assert judge_stopped(phase, Verdict.FAIL, "", 100.0)[1].startswith("forward loss 500/150000")
+    assert judge_phase(dataclasses.replace(phase, stopped=False), 0.0, 0.001)[1].startswith("forward loss 500/")
+
+
+@pytest.mark.parametrize(("allowance", "verdict"), [(499.0, Verdict.FAIL), (500.0, Verdict.INVALID)])
+def test_a_stopped_trial_fails_on_its_loss_only_beyond_what_the_full_trial_may_lose(
+    allowance: float, verdict: Verdict
+) -> None:
+    assert judge_stopped(two_way({F: 500, R: 0}), Verdict.FAIL, "", allowance)[0] is verdict
+
+
+def test_a_stopped_trial_never_passes_even_without_counts() -> None:
+    # nothing lost (or nothing counted): the stop proved nothing, and the reason says how little it lost
+    for phase in (two_way({F: 0, R: 0}), two_way({})):
+        assert judge_stopped(phase, Verdict.PASS, "", 100.0) == (
+            Verdict.INVALID,
+            f"{STOP_UNDECIDED} its loss after the receive wait (0 frames) is within the full trial's allowance (100):"
+            " no verdict, measured again in full",
+        )
+    phase = two_way({F: 40, R: 70})
+    assert "(70 frames)" in judge_stopped(phase, Verdict.FAIL, "", 100.0)[1]
+
+
+@pytest.mark.parametrize(("allowance", "verdict"), [(100.0, Verdict.FAIL), (100.5, Verdict.INVALID)])
+def test_without_a_margin_the_threshold_a_shortfall_must_explain_is_the_allowance(
+    allowance: float, verdict: Verdict
+) -> None:
+    # short 10/s over the 10 s sent: 100 frames, the allowance exactly: it explains the stop (the 50 s left would add
+    # 500); just above the allowance it does not
+    phase = stopped({F: 10.0}, lost=0)
+    assert judge_stopped(phase, Verdict.FAIL, "", allowance, full_seconds=60.0)[0] is verdict
+
+
+def test_a_direction_without_a_shortfall_does_not_hide_the_next_ones() -> None:
+    assert forecast(stopped({R: 5.0}), 60.0, 1.0) == (250.0, "reverse", 299_995.0)
+    assert forecast(stopped({F: 0.0, R: 5.0}), 60.0, 1.0) == (250.0, "reverse", 299_995.0)
+
+
+def test_the_forecast_of_a_stop_within_the_first_second_counts_the_time_it_ran() -> None:
+    # stopped after 0.5 s, 10/s short: 5 frames by the stop (its threshold exactly), 95 more over the 9.5 s left of
+    # a 10 s trial
+    assert forecast(stopped({F: 10.0}, seconds=0.5), 10.0, 5.0) == (95.0, "forward", 299_990.0)
+    assert forecast(stopped({F: 10.0}, seconds=0.5), 10.0, 5.5) is None
+
+
+def test_of_two_directions_forecast_to_lose_as_much_the_first_is_named() -> None:
+    assert forecast(stopped({F: 5.0, R: 5.0}), 60.0, 1.0) == (250.0, "forward", 299_995.0)
+
+
 # --- the shortfall a tester measures from its counts -------------------------------------------------------------
 
 
@@ -143,6 +259,22 @@ def test_a_shortfall_needs_samples_enough_in_the_last_window(samples: int, told:
     assert (tail.shortfalls((samples - 0.5) * SAMPLE_PERIOD) is not None) is told
 
 
+@pytest.mark.parametrize(("window", "told"), [(4 * 0.125, True), (4 * 0.125 - 1e-9, False)])
+def test_the_last_window_holds_the_sample_exactly_one_window_before_the_end(window: float, told: bool) -> None:
+    # samples every 0.125 s (times exact in binary) of a 4 s sending, 1,000/s short: the last sample within the
+    # sending is at 4 s, so a window of 0.5 s holds those at 3.5, 3.625, ..., 4 s: MIN_TAIL_SAMPLES, both ends in
+    tail = TailRate(1)
+    for k in range(1, 33):
+        tail.observe(k * 0.125, [300_000 * k // 8], [299_000 * k // 8])
+    tail.observe(33 * 0.125, [300_000 * 33 // 8], [299_000 * 33 // 8])  # the sending ended between these two
+    tail.observe(34 * 0.125, [300_000 * 33 // 8], [299_000 * 33 // 8])
+    assert MIN_TAIL_SAMPLES == 5
+    short = tail.shortfalls(window)
+    assert (short is not None) is told
+    if short is not None:
+        assert short[0] == pytest.approx(1000.0, abs=1.0)
+
+
 def test_a_records_loss_is_net_of_the_clumps_and_the_misses_stored_with_it() -> None:
     rec = TrialRecord(
         "p", "throughput", 0, 0, "phase2", 300_000, 300_000,
@@ -154,3 +286,5 @@ def test_a_records_loss_is_net_of_the_clumps_and_the_misses_stored_with_it() -> 
     assert recorded_net_lost(rec, "reverse") is None  # no counts in that direction
     over = dataclasses.replace(rec, extra={"deviations": {"forward": {"clump": 100, "missed": 50}}})
     assert recorded_net_lost(over, "forward") == 0  # never below none
+    whole = dataclasses.replace(rec, counts={"forward": {"sent": 1000, "received": 1000, "valid": 1000}}, extra={})
+    assert recorded_net_lost(whole, "forward") == 0  # a record that lost nothing lost nothing net

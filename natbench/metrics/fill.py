@@ -128,7 +128,7 @@ class _Judged:
     sampled: bool = False
     """Decided by a validation sample that follows."""
     mappings: MappingTable | None = None
-    """The DUT's listing, when it was read to verify the fill."""
+    """The DUT's listing, when it kept the fill (the Responder's state; a short one is not kept)."""
 
 
 def _judge(
@@ -187,7 +187,7 @@ def _judge_listing(ctx: ProcedureContext[MetricSettings], ext: dict[str, Any]) -
     ext["dut_mappings_read_s"] = ctx.clock() - read
     if len(mappings) < n:
         ext["fail_cause"] = "table_shortfall"
-        return _Judged(Verdict.INVALID, f"the DUT lists {len(mappings)} of the {n} connections", mappings=mappings)
+        return _Judged(Verdict.INVALID, f"the DUT lists {len(mappings)} of the {n} connections")
     if isinstance(ctx.tester, LoadsMappings):
         ctx.tester.load_mappings(mappings)
     return _Judged(Verdict.PASS, "", mappings=mappings)

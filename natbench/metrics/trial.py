@@ -1,5 +1,5 @@
 """Trial plumbing every procedure shares: traffic with the DUT monitor around it, the table checks,
-phase-1 steps, retries of invalid trials, binary searches of stored trials, and result fields.
+phase-1 steps, retries of invalid trials, and the fields of search results.
 
 Decisions a network test engineer should know (docs/engine.md has the long form):
 
@@ -28,14 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from natbench.errors import DutStepFailed, SearchError
-from natbench.judging import RATE, is_tester_limited, judge_phase
+from natbench.judging import RATE, judge_phase
 from natbench.metrics.context import ProcedureContext
 from natbench.metrics.memory import FillMemory
-from natbench.metrics.settings import MetricSettings, SearchSettings
+from natbench.metrics.settings import MetricSettings
 from natbench.plugins import Directions, Dut, MonitorsCpu, ReportsSupport, SetsReceiveTimeout
 from natbench.results import PhaseResult, TrialRecord, Verdict
 from natbench.search import SearchOutcome
-from natbench.search.binary import BinarySearch, SearchStep
 
 
 def monitor_columns(samples: Mapping[str, Sequence[Mapping[str, Any]]], interval: float) -> dict[str, Any]:
@@ -181,13 +180,6 @@ def phase1_step(
     return ctx.record(kind, phase, verdict, reason, started, lower=lower, upper=upper, extra=ext)
 
 
-def fill_failed(rate: float, rec: TrialRecord) -> str:
-    """Why a failed table fill ends the repetition: lost frames, or connections the DUT did not keep."""
-    if rec.extra.get("fail_cause") == "table_shortfall":
-        return f"filling the table at fill_rate {rate:g} left connections missing ({rec.reason}); lower fill_rate"
-    return f"filling the table at fill_rate {rate:g} lost frames ({rec.reason}); lower fill_rate"
-
-
 def retry(ctx: ProcedureContext[MetricSettings], what: str, run: Callable[[], TrialRecord]) -> TrialRecord:
     """Run a non-search trial, retrying invalid ones up to ``max_invalid`` times."""
     for _ in range(ctx.settings.max_invalid + 1):
@@ -195,25 +187,6 @@ def retry(ctx: ProcedureContext[MetricSettings], what: str, run: Callable[[], Tr
         if rec.verdict is not Verdict.INVALID:
             return rec
     raise SearchError(f"{what}: {ctx.settings.max_invalid + 1} invalid trials in a row; last: {rec.reason}")
-
-
-def search_rates(
-    ctx: ProcedureContext[SearchSettings],
-    lower: float,
-    upper: float,
-    trial: Callable[[SearchStep], TrialRecord],
-    stop_below: float | None = None,
-) -> SearchOutcome:
-    """A binary search of ``[lower, upper]`` with the metric's ``error`` and ``max_invalid``; ``trial`` runs and
-    stores the trial of one step (a tester-limited invalid trial may lower the upper bound to the tester's ceiling)."""
-    s = ctx.settings
-    search = BinarySearch(lower, upper, s.error, max_invalid=s.max_invalid, stop_below=stop_below)
-
-    while not search.done:
-        step = search.next_step()
-        rec = trial(step)
-        search.report(rec.verdict, reason=rec.reason, tester_limited=is_tester_limited(rec))
-    return search.outcome()
 
 
 def search_value(out: SearchOutcome) -> float | None:
