@@ -84,6 +84,7 @@ def test_lines_of_the_abandoned_file_are_kept_with_their_line_and_text_without_n
     assert found.damage == []
     assert [(r.line, r.seq) for r in found.records] == [(1, None), (2, 7)]
     assert found.records[0].text == first[:-1]
+    assert [(r.data, r.kind) for r in found.records] == [({"type": "trial", **TRIAL}, "trial")] * 2
 
 
 def test_a_second_result_of_one_repetition_is_damage_naming_point_metric_and_repetition(tmp_path: Path) -> None:
@@ -234,9 +235,13 @@ def test_a_legacy_line_of_the_wrong_field_type_is_damage_of_its_repetition(tmp_p
 
 
 def test_an_abandoned_line_of_the_wrong_field_type_is_named_and_the_others_kept(tmp_path: Path) -> None:
-    path = write(tmp_path, encode("trial", TRIAL, 3), encode("trial", {**TRIAL, "verdict": "maybe"}, 4))
+    wrong = [encode("trial", {**TRIAL, "verdict": "maybe"}, 4), legacy({**TRIAL, "started_at": "noon"})]
+    path = write(tmp_path, encode("trial", TRIAL, 3), *wrong)
     found = scan(path, None, sequence=False)
-    assert found.damage == [f"{path}:2: verdict: expected one of pass, fail, invalid, got 'maybe'"]
+    assert found.damage == [
+        f"{path}:2: verdict: expected one of pass, fail, invalid, got 'maybe'",
+        f"{path}:3: started_at: expected a finite number, got 'noon'",  # a line from before sequence numbers
+    ]
     assert [(r.line, r.seq, r.record.step) for r in found.records] == [(1, 3, 0)]
 
 

@@ -42,6 +42,8 @@ from natbench.run.format import (
     encode_record,
     parse_line,
 )
+from natbench.run.format.fields import SHOWN_CHARS, DuplicateKey
+from natbench.run.format.lines import NonFinite
 from natbench.run.reader import RunDirectory, read_run
 from natbench.run.writer import RunStore
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
@@ -152,6 +154,14 @@ def test_a_point_stores_every_working_point_field_and_reads_back_as_that_point()
     assert not {"metric_settings", "co_swept_duts", "tag"} & set(plain)
 
 
+def test_a_point_overriding_no_setting_of_a_metric_gives_empty_settings() -> None:
+    wp = WorkingPoint(0, PortRange(1, 10), PortRange(1, 10), 64, metric_settings={"throughput": {"error": 5.0}})
+    record = PointRecord.of(wp)
+    assert record.settings_of("throughput") == {"error": 5.0}
+    assert record.settings_of("cps") == {}
+    assert PointRecord.of(damaged_runs.make_points()[0]).settings_of("throughput") == {}
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -205,6 +215,15 @@ def test_a_stored_campaign_gives_its_family_and_acceptances_and_nothing_when_unr
         assert (StoredCampaign.parse(text).family, StoredCampaign.parse(text).acceptance("cps")) == (None, None)
 
 
+def test_a_stored_campaign_that_states_no_acceptance_accepts_no_loss() -> None:
+    """traffic.acceptance unset is the schema's 0 (RFC 2544: no loss), for every metric without its own."""
+    for text in ("traffic: {family: nat44}\n", "metrics: {cps: {repetitions: 3}}\n", "name: bare\n"):
+        assert StoredCampaign.parse(text).acceptance("cps") == 0.0
+        assert StoredCampaign.parse(text).acceptance("cps", {"error": 10}) == 0.0  # an override of something else
+    stated = StoredCampaign.parse("traffic: {acceptance: 0.25}\nmetrics: {cps: {repetitions: 3}}\n")
+    assert stated.acceptance("cps") == 0.25
+
+
 # ----------------------------------------------------------------------------- record lines
 TRIAL = trial_record("p", "cps", 0, 0, rate=1000.0)
 RESULT = result_record("p", "cps", 0, 1000.0, "cps", error=10.0)
@@ -230,6 +249,33 @@ def test_a_record_field_of_the_wrong_type_is_named_with_what_it_holds(
     with pytest.raises(FieldError) as err:
         decode_record(data)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_a_record_line_holding_a_non_finite_number_is_refused_naming_the_number(token: str) -> None:
+    with pytest.raises(NonFinite) as err:
+        parse_line(f'{{"type": "trial", "intended_rate": {token}}}')
+    assert str(err.value) == f"non-finite number {token}"
+
+
+def test_a_key_named_twice_in_a_record_line_is_refused_naming_the_key() -> None:
+    with pytest.raises(DuplicateKey) as err:
+        parse_line('{"counts": {"sent": 1, "valid": 1}, "seq": 1, "counts": {}}')
+    assert err.value.key == "counts"
+    assert str(err.value) == "duplicate key 'counts' in one object (natbench writes each key once)"
+
+
+def test_a_wrong_value_is_named_whole_up_to_sixty_characters_and_cut_beyond() -> None:
+    fits = "x" * (SHOWN_CHARS - 2)  # its repr, quotes included, is exactly SHOWN_CHARS long
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": fits})
+    assert str(err.value) == f"intended_rate: expected a finite number, got '{fits}'"
+    longer = fits + "y"
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": longer})
+    shown_part = repr(longer)[: SHOWN_CHARS - 3] + "..."
+    assert str(err.value) == f"intended_rate: expected a finite number, got {shown_part}"
+    assert len(shown_part) == SHOWN_CHARS
 
 
 def test_a_missing_required_field_is_named_and_optional_ones_take_their_defaults() -> None:

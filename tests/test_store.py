@@ -28,8 +28,9 @@ import natbench.run.writer as writer_module
 from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.run.format import ABANDONED, HostFacts, PointRecord, RunMeta
-from natbench.run.reader import RunDirectory, read_run
+from natbench.run import frames
+from natbench.run.format import ABANDONED, HostFacts, PointRecord, RecordCounts, RunMeta
+from natbench.run.reader import DAMAGE_HINT, RunDirectory, read_run
 from natbench.run.repair import resume_store
 from natbench.run.writer import RunStore, atomic_write, link_latest, lock_dir
 from natbench.testing.rundir import write_run_dir
@@ -75,6 +76,11 @@ def new_store(tmp_path: Path) -> RunStore:
         tester_facts={"kind": "fake"},
         dut_facts={"dut": {"kernel": "x"}},
     )
+
+
+def _lines(run: Path) -> list[str]:
+    """The lines of the run's trials.jsonl."""
+    return (run / "trials.jsonl").read_text().splitlines()
 
 
 def test_layout_matches_the_guide(tmp_path: Path) -> None:
@@ -323,6 +329,37 @@ def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_firs
     assert not (run / ABANDONED).exists()
 
 
+def test_a_resume_stopped_before_rewriting_trials_jsonl_leaves_the_cut_off_trials_read_as_moved_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(1, 0))  # seq 3: repetition 1 cut off
+    real_write = repair_module.atomic_write
+
+    def stopped_at_the_rewrite(path: Path, text: str) -> None:
+        if path.name == "trials.jsonl":
+            raise OSError(errno.EIO, "Input/output error")
+        real_write(path, text)
+
+    monkeypatch.setattr(repair_module, "atomic_write", stopped_at_the_rewrite)
+    with pytest.raises(OSError, match="Input/output error"):
+        resume_store(run)
+    monkeypatch.undo()
+    # run.json counted the move before the rewrite: the trial still in the file is a leftover, not a record
+    stopped = RunDirectory.open(run)
+    assert stopped.meta.records == RecordCounts(written=3, trial=2, result=1, moved=((3, 3),))
+    assert stopped.scan().damage == [] and [r.record for r in stopped.scan().leftovers] == [trial(1, 0)]
+    assert list(stopped.records()) == [trial(0, 0), result(0)]
+    assert stopped.abandoned() == [trial(1, 0)]
+    resume_store(run).close()  # the next resume finishes the move
+    reader = RunDirectory.open(run)
+    assert len(_lines(run)) == 2 and reader.scan().leftovers == []
+    assert list(reader.records()) == [trial(0, 0), result(0)] and reader.abandoned() == [trial(1, 0)]
+
+
 def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         store.append_trial(trial(0, 0))
@@ -385,6 +422,188 @@ def test_non_finite_values_are_stored_as_null(tmp_path: Path) -> None:
     [back] = RunDirectory.open(tmp_path / "run").results()
     assert back.value is None
     assert back.extra == {"worst_case": None, "ok": 1.5}
+
+
+# ----------------------------------------------------------------------------- moving a lost testbed's trials aside
+def test_abandon_moves_the_trials_of_the_unfinished_repetitions_named_and_the_store_writes_on(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))  # seq 1  repetition 0: complete
+        store.append_result(result(0))  # seq 2
+        store.append_trial(trial(1, 0))  # seq 3  repetition 1: unfinished, named
+        store.append_trial(trial(1, 1, Verdict.INVALID))  # seq 4
+        store.append_trial(trial(2, 0))  # seq 5  repetition 2: unfinished, not named
+        lines = _lines(run)
+        assert store.abandon([(PID, "cps", 0), (PID, "cps", 1)]) == 2
+        # trials.jsonl keeps the other records byte for byte; the two lines moved aside as they were
+        assert _lines(run) == [lines[0], lines[1], lines[4]]
+        assert (run / ABANDONED).read_text() == lines[2] + "\n" + lines[3] + "\n"
+        assert store.counts == RecordCounts(written=5, trial=4, result=1, moved=((3, 4),))
+        assert RunDirectory.open(run).meta.records == store.counts  # counted in run.json, not only in memory
+        assert RunDirectory.open(run).scan().damage == []
+        store.append_trial(trial(1, 0, started=9.0))  # measured again, through the reopened trials file: seq 6
+        assert json.loads(_lines(run)[-1])["seq"] == 6
+    reader = RunDirectory.open(run)
+    assert reader.scan().damage == [] and reader.scan().notes == []
+    assert list(reader.records()) == [trial(0, 0), result(0), trial(2, 0), trial(1, 0, started=9.0)]
+    assert reader.abandoned() == [trial(1, 0), trial(1, 1, Verdict.INVALID)]
+
+
+def test_abandon_adds_to_the_ranges_moved_before_and_merges_neighbours(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))  # seq 1
+        store.append_trial(trial(1, 0))  # seq 2
+        store.append_trial(trial(2, 0))  # seq 3
+        assert store.abandon([(PID, "cps", 1)]) == 1
+        assert store.counts.moved == ((2, 2),)
+        assert store.abandon([(PID, "cps", 0), (PID, "cps", 2)]) == 2
+        assert store.counts.moved == ((1, 3),)
+        assert _lines(run) == []
+    reader = RunDirectory.open(run)
+    assert reader.meta.records == RecordCounts(written=3, trial=3, moved=((1, 3),))
+    assert reader.abandoned() == [trial(1, 0), trial(0, 0), trial(2, 0)]
+    assert reader.scan().damage == []
+
+
+def test_abandon_moves_nothing_and_writes_nothing_for_finished_or_untried_repetitions(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(1, 0, metric="throughput"))  # another metric's repetition 1 was started
+        before = {name: (run / name).read_bytes() for name in ("trials.jsonl", "run.json")}
+        inode = (run / "trials.jsonl").stat().st_ino
+        assert store.abandon([]) == 0
+        assert store.abandon([(PID, "cps", 0)]) == 0  # finished: its trials stay with its result
+        assert store.abandon([(PID, "cps", 1), ("other-point", "throughput", 1)]) == 0  # no trial stored of these
+        assert {name: (run / name).read_bytes() for name in before} == before
+        assert (run / "trials.jsonl").stat().st_ino == inode  # not even rewritten alike
+        assert not (run / ABANDONED).exists()
+        store.append_result(result(1, metric="throughput"))
+    stored = [trial(0, 0), result(0), trial(1, 0, metric="throughput"), result(1, metric="throughput")]
+    assert list(RunDirectory.open(run).records()) == stored
+
+
+def test_abandon_refuses_damaged_records_and_changes_nothing(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_trial(trial(0, 1))
+        lines = _lines(run)
+        lines[0] = lines[0].replace('"phase1"', '"phase2"')  # the checksum no longer matches
+        (run / "trials.jsonl").write_text("".join(ln + "\n" for ln in lines))
+        meta = (run / "run.json").read_bytes()
+        with pytest.raises(StoreError) as err:
+            store.abandon([(PID, "cps", 0)])
+        message = str(err.value).splitlines()
+        assert message[0] == f"{run}: damaged run directory (1 problem(s)):"
+        assert message[1].startswith(f"  {run / 'trials.jsonl'}:1: ")
+        assert message[2:] == [DAMAGE_HINT.format(path=run)]
+        assert _lines(run) == lines and (run / "run.json").read_bytes() == meta
+        assert not (run / ABANDONED).exists()
+
+
+def test_a_closed_store_refuses_to_abandon(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    store.append_trial(trial(0, 0))
+    store.close()
+    with pytest.raises(StoreError) as err:
+        store.abandon([(PID, "cps", 0)])
+    assert str(err.value) == f"{tmp_path / 'run'}: store is closed"
+    assert RunDirectory.open(tmp_path / "run").trials() == [trial(0, 0)]
+
+
+def test_an_abandon_whose_rewrite_fails_leaves_a_run_a_resume_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    store = new_store(tmp_path)
+    store.append_trial(trial(0, 0))
+    store.append_result(result(0))
+    store.append_trial(trial(1, 0))
+    real_write = writer_module.atomic_write
+
+    def full_disk_for_trials(path: Path, text: str) -> None:
+        if path.name == "trials.jsonl":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(path, text)
+
+    monkeypatch.setattr(writer_module, "atomic_write", full_disk_for_trials)
+    with pytest.raises(OSError, match="No space left"):
+        store.abandon([(PID, "cps", 1)])
+    monkeypatch.undo()
+    # run.json counted the move first: the trial still in trials.jsonl reads as a leftover, not as damage
+    reader = RunDirectory.open(run)
+    assert reader.meta.records == RecordCounts(written=3, trial=2, result=1, moved=((3, 3),))
+    assert reader.scan().damage == [] and list(reader.records()) == [trial(0, 0), result(0)]
+    assert reader.abandoned() == [trial(1, 0)]
+    # the trials file it closed is not written to again
+    with pytest.raises(StoreError, match="store is closed"):
+        store.append_trial(trial(1, 0, started=5.0))
+    store.close()
+    with resume_store(run) as again:
+        again.append_trial(trial(1, 0, started=5.0))
+    reader = RunDirectory.open(run)
+    assert list(reader.records()) == [trial(0, 0), result(0), trial(1, 0, started=5.0)]
+    assert reader.abandoned() == [trial(1, 0)]  # once
+
+
+# ----------------------------------------------------------------------------- verification before "complete"
+def test_verify_accepts_intact_records_holding_every_planned_result(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(0, 0, metric="throughput"))
+        store.append_result(result(0, metric="throughput"))
+        store.verify([(PID, "cps", 0), (PID, "throughput", 0)])
+        store.verify(iter([(PID, "cps", 0)]))  # fewer planned than stored: still complete
+        store.verify([])
+
+
+def test_verify_refuses_a_planned_repetition_with_trials_but_no_result(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(1, 0))  # cut off: trials, no result
+        with pytest.raises(StoreError) as err:
+            store.verify([(PID, "cps", 1), (PID, "cps", 0)])
+    assert str(err.value) == (
+        f"{tmp_path / 'run' / 'trials.jsonl'}: 1 planned repetition(s) have no stored result ({PID} cps repetition 1):"
+        " the run is not complete"
+    )
+
+
+def test_verify_names_at_most_five_missing_repetitions_in_order(tmp_path: Path) -> None:
+    trials = tmp_path / "run" / "trials.jsonl"
+    with new_store(tmp_path) as store:
+        five = [(PID, "cps", r) for r in (4, 2, 0, 3, 1)]
+        with pytest.raises(StoreError) as err:
+            store.verify(five)
+        named = ", ".join(f"{PID} cps repetition {r}" for r in range(5))
+        assert str(err.value) == (
+            f"{trials}: 5 planned repetition(s) have no stored result ({named}): the run is not complete"
+        )
+        with pytest.raises(StoreError) as err:
+            store.verify([*five, (PID, "cps", 5)])
+        assert str(err.value) == (
+            f"{trials}: 6 planned repetition(s) have no stored result ({named}, ...): the run is not complete"
+        )
+
+
+def test_verify_refuses_damaged_records_even_when_every_result_is_there(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        with open(run / "trials.jsonl", "a", encoding="utf-8") as f:
+            f.write("not a record\n")  # appended by something else
+        with pytest.raises(StoreError) as err:
+            store.verify([(PID, "cps", 0)])
+    message = str(err.value).splitlines()
+    assert message[0] == f"{run}: damaged run directory (1 problem(s)):"
+    assert message[1].startswith(f"  {run / 'trials.jsonl'}:3: ")
+    assert message[2:] == [DAMAGE_HINT.format(path=run)]
 
 
 # ----------------------------------------------------------------------------- exact file contents
@@ -902,6 +1121,13 @@ def test_parquet_export_writes_extra_as_json_with_sorted_keys_and_joins_the_poin
         assert res[column].tolist() == [value]
 
 
+def test_a_frame_of_records_made_in_memory_is_written_with_extra_keys_sorted(tmp_path: Path) -> None:
+    """Not only records read back from trials.jsonl (stored with sorted keys): any frame of natbench.run.frames."""
+    records = [dataclasses.replace(trial(0, 0), extra={"tx_ring": 512, "cpu": {"b": 1, "a": 2}})]
+    frames.to_parquet(frames.trials_frame(records), tmp_path / "t.parquet")
+    assert list(pd.read_parquet(tmp_path / "t.parquet")["extra"]) == ['{"cpu": {"a": 2, "b": 1}, "tx_ring": 512}']
+
+
 # ----------------------------------------------------------------------------- encoding
 
 # Run in a child without UTF-8 mode (which a parent started in the C locale has on for good). The child starts in
@@ -924,8 +1150,15 @@ out = {
     "point": run.points[0].name,
     "notes": [t.extra["note"] for t in run.trials()],
 }
+cut = run.trials()[0]
 resume_store(done).close()
 out["abandoned"] = [t.extra["note"] for t in RunDirectory.open(done).abandoned()]
+store = RunStore.create(Path(sys.argv[3]), campaign_text="x: 1\\n", points=run.points)
+store.append_trial(cut)
+store.abandon([(cut.point_id, cut.metric, cut.repetition)])
+store.append_trial(cut)  # through the trials file the abandon opened again
+store.close()
+out["measured_again"] = [t.extra["note"] for t in RunDirectory.open(Path(sys.argv[3])).trials()]
 print(json.dumps(out))
 """
 
@@ -948,7 +1181,7 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
     }
     source_root = Path(writer_module.__file__).resolve().parents[2]  # the natbench tree this test imports
     proc = subprocess.run(
-        [sys.executable, "-c", IN_ASCII_LOCALE, str(run), str(tmp_path / "fresh")],
+        [sys.executable, "-c", IN_ASCII_LOCALE, str(run), str(tmp_path / "fresh"), str(tmp_path / "lost")],
         cwd=source_root,
         env=env,
         capture_output=True,
@@ -962,6 +1195,7 @@ def test_run_files_are_utf8_whatever_the_locale(tmp_path: Path) -> None:
         "point": "pare-feu à états",
         "notes": ["délai 5 µs"],
         "abandoned": ["délai 5 µs"],
+        "measured_again": ["délai 5 µs"],
     }
     assert (tmp_path / "fresh" / "campaign.yaml").read_bytes() == "name: café\n".encode()
     assert (run / ABANDONED).read_bytes() == raw_line.encode()  # moved aside byte for byte
