@@ -931,6 +931,28 @@ def test_a_pytest_session_run_cannot_be_resumed_and_the_error_says_what_to_do(tm
 # ----------------------------------------------------------------------------- creating, closing, locking
 
 
+@pytest.mark.parametrize(
+    "keyword",
+    [
+        {"campaign_file": "t.yaml"},
+        {"campaign_name": "t"},
+        {"tester_facts": {"kind": "fake"}},
+        {"dut_facts": {"dut": {"kernel": "x"}}},
+    ],
+)
+def test_create_takes_a_given_meta_or_its_keywords_never_both(tmp_path: Path, keyword: dict[str, object]) -> None:
+    given = RunMeta(natbench_version="0.1", campaign_name="elsewhere", records=RecordCounts(written=9, trial=9))
+    with pytest.raises(ValueError, match=r"^give either meta or its keywords, not both$"):
+        RunStore.create(tmp_path / "both", campaign_text="name: t\n", points=POINTS, meta=given, **keyword)  # type: ignore[arg-type]
+    assert not (tmp_path / "both" / "run.json").exists()
+    with RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=POINTS, meta=given) as store:
+        store.append_trial(trial(0, 0))
+    stored = RunDirectory.open(tmp_path / "run").meta
+    # run.json is the given one, its record counts those of what this store wrote
+    assert (stored.natbench_version, stored.campaign_name, stored.git_commit) == ("0.1", "elsewhere", None)
+    assert stored.records == RecordCounts(written=1, trial=1)
+
+
 def test_create_makes_missing_parents_and_accepts_an_existing_empty_directory(tmp_path: Path) -> None:
     deep = tmp_path / "a" / "b" / "run"
     RunStore.create(deep, campaign_text="name: t\n", points=POINTS).close()
@@ -1035,6 +1057,22 @@ def test_git_gets_five_seconds_to_name_the_commit(
 
 
 # ----------------------------------------------------------------------------- DUT facts
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {},  # no facts: nothing to key by name
+        {"ce": {"release": "4.2"}, "kernel": "6.1"},  # one value is no DUT's facts: one DUT's flat facts
+        "DUT reached, no facts read",  # not even a mapping
+    ],
+)
+def test_dut_facts_are_filed_under_dut_unless_every_value_is_a_named_dut_s_facts(tmp_path: Path, facts: object) -> None:
+    with new_store(tmp_path) as store:
+        store.record_dut_facts("p1", facts)
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["duts"] == {"dut": facts}
+    assert meta["point_facts"] == {"p1": {"dut": facts}}
 
 
 def test_dut_facts_keep_null_values(tmp_path: Path) -> None:
