@@ -32,7 +32,7 @@ from natbench.run import frames
 from natbench.run.format import ABANDONED, HostFacts, PointRecord, RecordCounts, RunMeta
 from natbench.run.reader import DAMAGE_HINT, RunDirectory, read_run
 from natbench.run.repair import resume_store
-from natbench.run.writer import RunStore, atomic_write, link_latest, lock_dir
+from natbench.run.writer import RunStore, RunWriteError, append_fd, atomic_write, link_latest, lock_dir
 from natbench.testing.rundir import write_run_dir
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
@@ -183,6 +183,31 @@ def test_each_append_fsyncs_the_trials_file_after_writing_its_line(
         (True, run.stat().st_ino, None, 2),
     ]
     store.close()
+
+
+def test_a_record_whose_count_did_not_reach_run_json_keeps_its_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    store = new_store(tmp_path)
+
+    def full_disk(path: Path, meta: RunMeta) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer_module, "write_meta_file", full_disk)
+    with pytest.raises(RunWriteError) as err:
+        store.append_trial(trial(0, 0))  # on disk (seq 1), its count not in run.json
+    assert str(err.value) == (
+        f"{run / 'run.json'}: cannot be written: No space left on device; what was stored before stands"
+        f" (`natbench run --resume {run}` continues the run once there is room)"
+    )
+    monkeypatch.undo()
+    store.append_trial(trial(0, 1))  # the next number, never seq 1 again
+    store.close()
+    assert [json.loads(ln)["seq"] for ln in _lines(run)] == [1, 2]
+    reader = RunDirectory.open(run)
+    assert reader.scan().damage == [] and reader.trials() == [trial(0, 0), trial(0, 1)]
+    assert reader.meta.records == RecordCounts(written=2, trial=2)
 
 
 def test_atomic_write_fsyncs_the_new_file_before_the_rename_and_the_directory_after(
@@ -995,6 +1020,26 @@ def test_close_releases_the_run_even_when_closing_a_descriptor_fails(
     assert len(failed) == 1  # the lock's descriptor
     resume_store(tmp_path / "run").close()  # the run is free for the next writer
     assert RunDirectory.open(tmp_path / "run").abandoned() == [trial(0, 0)]
+
+
+def test_append_fd_appends_to_a_file_creating_it_and_exclusive_refuses_one_that_exists(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    path.write_text("old\n")
+    with pytest.raises(FileExistsError):
+        append_fd(path, exclusive=True)
+    fd = append_fd(path)
+    os.write(fd, b"new\n")
+    os.close(fd)
+    assert path.read_text() == "old\nnew\n"  # appended, never over what is there
+    fresh = tmp_path / "fresh.jsonl"
+    fd = append_fd(fresh, exclusive=True)
+    try:
+        assert not os.get_inheritable(fd)  # a DUT's or tester's child process never holds a run file open
+    finally:
+        os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644 & ~umask
 
 
 def test_the_run_lock_is_only_taken_on_a_directory(tmp_path: Path) -> None:
