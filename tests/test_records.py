@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from natbench.run.format import encode
-from natbench.run.records import scan
+from natbench.run.format.fields import MAX_DEPTH
+from natbench.run.records import MAX_LISTED, scan
 
 TRIAL = {
     "point_id": "p1",
@@ -251,3 +252,48 @@ def test_a_numbered_line_of_the_wrong_field_type_keeps_its_number_counted(tmp_pa
     found = scan(path, {"written": 2, "trial": 2})
     assert found.damage == [f"{path}:1: kind: expected a string, got 7"]
     assert [r.seq for r in found.records] == [2] and found.tainted == {("p1", "cps", 0), ("p1", "cps", 1)}
+
+
+def nested(levels: int) -> object:
+    """A JSON value nested ``levels`` deep (lists in lists: ``[[...]]``)."""
+    value: object = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_a_record_nested_as_deep_as_allowed_reads_and_one_level_more_is_damage(tmp_path: Path) -> None:
+    # the line's object is one level, "extra" a second: the value under it takes the rest
+    fits = encode("trial", {**TRIAL, "extra": {"deep": nested(MAX_DEPTH - 2)}}, 1)
+    too_deep = encode("trial", {**TRIAL, "repetition": 1, "extra": {"deep": nested(MAX_DEPTH - 1)}}, 2)
+    path = write(tmp_path, fits, too_deep)
+    found = scan(path, {"written": 2, "trial": 2})
+    assert [r.seq for r in found.records] == [1]
+    # its number is there: the line is damaged, no record is missing
+    assert found.damage == [f"{path}:2: not a natbench record: nested more than {MAX_DEPTH} levels deep"]
+    path = write(tmp_path, too_deep.replace('"seq":2', '"seq":1'))
+    assert scan(path, {"written": 1, "trial": 1}).damage == [
+        f"{path}:1: not a natbench record: nested more than {MAX_DEPTH} levels deep"
+    ]
+
+
+def test_as_many_problems_as_are_listed_are_all_named_and_one_more_is_counted(tmp_path: Path) -> None:
+    path = write(tmp_path, "garbage\n" * MAX_LISTED)
+    damage = scan(path, None).damage
+    assert len(damage) == MAX_LISTED and all(d.endswith("Expecting value: line 1 column 1 (char 0)") for d in damage)
+    path = write(tmp_path, "garbage\n" * (MAX_LISTED + 1))
+    damage = scan(path, None).damage
+    assert len(damage) == MAX_LISTED + 1
+    assert damage[-1] == f"{path}: ... and 1 more problem(s) of the kinds above"
+
+
+def test_a_moved_range_cannot_start_at_zero_nor_touch_the_one_before(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 3))
+    counts = {"written": 3, "trial": 3}
+    assert scan(path, counts | {"moved": [[1, 2]]}).damage == []
+    assert scan(path, counts | {"moved": [[0, 2]]}).damage == [
+        f"{tmp_path / 'run.json'}: records: moved: [0, 2] is no [first, last] range after 0 within the records written"
+    ]
+    assert scan(path, counts | {"moved": [[1, 1], [1, 2]]}).damage == [
+        f"{tmp_path / 'run.json'}: records: moved: [1, 2] is no [first, last] range after 1 within the records written"
+    ]

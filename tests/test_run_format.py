@@ -42,7 +42,8 @@ from natbench.run.format import (
     encode_record,
     parse_line,
 )
-from natbench.run.format.fields import SHOWN_CHARS, DuplicateKey
+from natbench.run.format.codec import load_json
+from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth
 from natbench.run.format.lines import NonFinite
 from natbench.run.reader import RunDirectory, read_run
 from natbench.run.writer import RunStore
@@ -276,6 +277,30 @@ def test_a_wrong_value_is_named_whole_up_to_sixty_characters_and_cut_beyond() ->
     shown_part = repr(longer)[: SHOWN_CHARS - 3] + "..."
     assert str(err.value) == f"intended_rate: expected a finite number, got {shown_part}"
     assert len(shown_part) == SHOWN_CHARS
+
+
+def test_a_rate_reads_from_zero_to_the_largest_measure_and_not_beyond() -> None:
+    for rate in (0.0, 0, MAX_MEASURE):
+        assert decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": rate}).intended_rate == rate
+    beyond = math.nextafter(MAX_MEASURE, math.inf)
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": beyond})
+    assert str(err.value) == f"intended_rate: expected at most {MAX_MEASURE:g}, got {beyond!r}"
+    below = -math.ulp(0.0)
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": below})
+    assert str(err.value) == f"intended_rate: expected a finite number >= 0, got {below!r}"
+
+
+def test_a_file_nested_as_deep_as_allowed_reads_and_one_level_more_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    fits = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    assert depth(load_json(fits, path)) == MAX_DEPTH
+    too_deep = b"[" + fits + b"]"
+    assert depth(json.loads(too_deep)) == MAX_DEPTH + 1
+    with pytest.raises(StoreError) as err:
+        load_json(too_deep, path)
+    assert str(err.value) == f"{path}: nested more than {MAX_DEPTH} levels deep (natbench writes a dozen at most)"
 
 
 def test_a_missing_required_field_is_named_and_optional_ones_take_their_defaults() -> None:
