@@ -110,6 +110,47 @@ def test_a_synthetic_run_of_older_versions_with_an_iso_start_time_reads() -> Non
         ("host", {"cpus": "2"}, "host.cpus: expected a whole number, got '2'"),
         ("point_testbeds", {"p": "a"}, "point_testbeds.p: expected a list, got 'a'"),
         ("resumed_at", [1.0, None], "resumed_at: expected a finite number, got None"),
+        ("natbench_version", 1, "natbench_version: expected a string, got 1"),
+        ("git_commit", 1, "git_commit: expected a string, got 1"),
+        ("host", {"hostname": 1}, "host.hostname: expected a string, got 1"),
+        ("host", {"platform": 1}, "host.platform: expected a string, got 1"),
+        ("host", {"python": 1}, "host.python: expected a string, got 1"),
+        ("host", {"machine": 1}, "host.machine: expected a string, got 1"),
+        ("host", [], "host: expected an object, got []"),
+        ("campaign_file", 1, "campaign_file: expected a string, got 1"),
+        ("campaign_name", 1, "campaign_name: expected a string, got 1"),
+        ("tester", {"kind": 1}, "tester.kind: expected a string, got 1"),
+        ("tester", {"backend": 1}, "tester.kind: expected a string, got 1"),
+        ("duts", [], "duts: expected an object, got []"),
+        ("failure", 1, "failure: expected a string, got 1"),
+        ("ended_at", "noon", "ended_at: expected Unix seconds or an ISO 8601 time, got 'noon'"),
+        ("point_facts", [], "point_facts: expected an object, got []"),
+        ("repairs", {}, "repairs: expected a list, got {}"),
+        ("repairs", [{"at": None}], "repairs[0].at: expected a finite number, got None"),
+        ("repairs", [{"at": 1.0, "backup": 1}], "repairs[0].backup: expected a string, got 1"),
+        ("repairs", [{"at": 1.0, "damage": [1]}], "repairs[0].damage: expected a string, got 1"),
+        ("repairs", [{"at": 1.0, "damage": "x"}], "repairs[0].damage: expected a list, got 'x'"),
+        (
+            "repairs",
+            [{"at": 1.0, "remeasured": [["p", "cps"]]}],
+            "repairs[0].remeasured: expected [point id, metric, repetition], got ['p', 'cps']",
+        ),
+        (
+            "repairs",
+            [{"at": 1.0, "remeasured": [["p", "cps", "0"]]}],
+            "repairs[0].remeasured: expected a whole number, got '0'",
+        ),
+        (
+            "repairs",
+            [{"at": 1.0, "dropped_results": "2"}],
+            "repairs[0].dropped_results: expected a whole number, got '2'",
+        ),
+        ("repair_pending", 1, "repair_pending: expected a string, got 1"),
+        ("run_id", 1, "run_id: expected a string, got 1"),
+        ("testbed_class", 1, "testbed_class: expected a string, got 1"),
+        ("point_testbeds", {"p": [1]}, "point_testbeds.p: expected a string, got 1"),
+        ("testbeds", [], "testbeds: expected an object, got []"),
+        ("testbeds", {"tb1": 1}, "testbeds.tb1: expected an object, got 1"),
     ],
 )
 def test_a_run_json_value_of_the_wrong_type_is_one_error_naming_the_file_and_the_field(
@@ -120,6 +161,12 @@ def test_a_run_json_value_of_the_wrong_type_is_one_error_naming_the_file_and_the
     with pytest.raises(StoreError) as err:
         decode_meta(json.dumps(data).encode(), path)
     assert str(err.value) == f"{path}: {message}"
+
+
+def test_run_json_s_model_takes_only_an_object() -> None:
+    with pytest.raises(FieldError) as err:
+        RunMeta.from_dict(["running"])
+    assert str(err.value) == "run.json: expected a JSON object"
 
 
 def test_malformed_record_counts_are_kept_as_stored_and_never_trusted() -> None:
@@ -184,8 +231,9 @@ def test_a_points_json_entry_of_the_wrong_type_is_one_error_naming_the_entry_and
     assert str(err.value).startswith(f"{path}: {message}")
     entries = json.loads((BASE / "points.json").read_text())
     del entries[1]["id"]
-    with pytest.raises(StoreError, match=r"points\.json: \[1\]\.id: missing"):
+    with pytest.raises(StoreError) as err:
         decode_points(json.dumps(entries).encode(), path)
+    assert str(err.value) == f"{path}: [1].id: missing (every working point has it)"
 
 
 def test_a_points_acceptance_override_is_stored_and_reported(tmp_path: Path) -> None:
