@@ -297,3 +297,16 @@ def test_a_moved_range_cannot_start_at_zero_nor_touch_the_one_before(tmp_path: P
     assert scan(path, counts | {"moved": [[1, 1], [1, 2]]}).damage == [
         f"{tmp_path / 'run.json'}: records: moved: [1, 2] is no [first, last] range after 1 within the records written"
     ]
+
+
+def test_a_missing_first_record_is_named_and_taints_the_repetition_after_it(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, encode("trial", {**TRIAL, "repetition": 1}, 2), encode("trial", {**TRIAL, "repetition": 2}, 3)
+    )
+    found = scan(path, {"written": 3, "trial": 3})
+    assert found.damage == [f"{path}:1: seq 1 missing (run.json counts 3 records written)"]
+    assert found.tainted == {("p1", "cps", 1)}
+    path = write(tmp_path)
+    assert scan(path, {"written": 2, "trial": 2}).damage == [
+        f"{path}:1: seq 1-2 missing at the end (run.json counts 2 records written)"
+    ]

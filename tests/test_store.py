@@ -225,6 +225,27 @@ def test_atomic_write_fsyncs_the_new_file_before_the_rename_and_the_directory_af
     ]
 
 
+def test_atomic_write_never_writes_into_a_temporary_file_planted_after_it_removed_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "run.json"
+    target.write_text("old\n")
+    tmp = tmp_path / ".run.json.tmp"
+    tmp.write_text("leftover of a killed writer\n")
+    real_unlink = Path.unlink
+
+    def unlink_then_planted(self: Path, missing_ok: bool = False) -> None:
+        real_unlink(self, missing_ok=missing_ok)
+        if self == tmp:
+            self.write_text("planted\n")  # another process creates the name in between
+
+    monkeypatch.setattr(Path, "unlink", unlink_then_planted)
+    with pytest.raises(FileExistsError):
+        atomic_write(target, "new\n")
+    monkeypatch.undo()
+    assert target.read_text() == "old\n" and tmp.read_text() == "planted\n"
+
+
 def test_create_refuses_an_existing_run(tmp_path: Path) -> None:
     new_store(tmp_path).close()
     with pytest.raises(StoreError, match="already holds a run"):
