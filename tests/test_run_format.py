@@ -163,6 +163,35 @@ def test_a_run_json_value_of_the_wrong_type_is_one_error_naming_the_file_and_the
     assert str(err.value) == f"{path}: {message}"
 
 
+def test_a_repair_in_run_json_reads_back_as_written_and_its_optional_fields_default() -> None:
+    repair = fmt.Repair(
+        at=5.5, backup="trials.damaged-x.jsonl", damage=("t:3: x",), remeasured=(("p", "cps", 2),), dropped_results=1
+    )
+    stored = repair.to_dict()
+    assert stored == {
+        "at": 5.5,
+        "backup": "trials.damaged-x.jsonl",
+        "damage": ["t:3: x"],
+        "remeasured": [["p", "cps", 2]],
+        "dropped_results": 1,
+    }
+    assert fmt.Repair.from_dict(stored, "repairs[0]") == repair
+    assert RunMeta.from_dict({"repairs": [stored]}).repairs == (repair,)
+    bare = fmt.Repair.from_dict({"at": 5.5}, "repairs[0]")
+    assert bare == fmt.Repair(at=5.5, backup=None, damage=(), remeasured=(), dropped_results=0)
+    for key, message in (
+        (["p", 1, 2], "repairs[0].remeasured: expected a string, got 1"),
+        ([1, "cps", 2], "repairs[0].remeasured: expected a string, got 1"),
+        ("p", "repairs[0].remeasured: expected a list, got 'p'"),
+    ):
+        with pytest.raises(FieldError) as err:
+            fmt.Repair.from_dict({"at": 5.5, "remeasured": [key]}, "repairs[0]")
+        assert str(err.value) == message
+    with pytest.raises(FieldError) as err:
+        fmt.Repair.from_dict([], "repairs[3]")
+    assert str(err.value) == "repairs[3]: expected an object, got []"
+
+
 def test_run_json_s_model_takes_only_an_object() -> None:
     with pytest.raises(FieldError) as err:
         RunMeta.from_dict(["running"])

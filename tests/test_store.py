@@ -14,6 +14,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,7 @@ from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run import frames
-from natbench.run.format import ABANDONED, HostFacts, PointRecord, RecordCounts, RunMeta
+from natbench.run.format import ABANDONED, HostFacts, PointRecord, RecordCounts, Repair, RunMeta
 from natbench.run.reader import DAMAGE_HINT, RunDirectory, read_run
 from natbench.run.repair import resume_store
 from natbench.run.writer import RunStore, RunWriteError, append_fd, atomic_write, link_latest, lock_dir
@@ -404,6 +405,95 @@ def test_a_resume_stopped_before_rewriting_trials_jsonl_leaves_the_cut_off_trial
     reader = RunDirectory.open(run)
     assert len(_lines(run)) == 2 and reader.scan().leftovers == []
     assert list(reader.records()) == [trial(0, 0), result(0)] and reader.abandoned() == [trial(1, 0)]
+
+
+REPAIR_CLOCK = SimpleNamespace(
+    time=lambda: 1_700_000_000.5, gmtime=lambda: time.gmtime(1_700_000_000), strftime=time.strftime
+)
+"""The repair's clock: 2023-11-14 22:13:20 UTC."""
+BACKUP = "trials.damaged-20231114T221320Z.jsonl"
+"""The copy of the damaged trials.jsonl a repair at that time keeps."""
+
+
+def damaged_run(tmp_path: Path) -> tuple[Path, str]:
+    """A complete run of four repetitions and a cut-off fifth, repetition 2's trial altered after writing."""
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        for rep in range(4):
+            store.append_trial(trial(rep, 0))
+            store.append_result(result(rep))
+        store.append_trial(trial(4, 0))
+        store.set_status("complete")
+    lines = _lines(run)
+    lines[4] = lines[4].replace('"phase1"', '"phase2"')  # seq 5: its checksum no longer matches
+    text = "".join(ln + "\n" for ln in lines)
+    (run / "trials.jsonl").write_text(text)
+    return run, text
+
+
+def test_a_repair_keeps_a_copy_measures_the_touched_repetitions_again_and_numbers_the_rest_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, damaged = damaged_run(tmp_path)
+    found = RunDirectory.open(run).scan()  # what the repair starts from
+    touched = found.tainted
+    assert (PID, "cps", 2) in touched and (PID, "cps", 0) not in touched and len(found.damage) == 1
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+    store = resume_store(run, repair=True)
+    store.close()
+    assert (run / BACKUP).read_text() == damaged  # the damaged file as it was
+    kept_reps = [rep for rep in range(4) if (PID, "cps", rep) not in touched]
+    kept = [r for rep in kept_reps for r in (trial(rep, 0), result(rep))]
+    reader = RunDirectory.open(run)
+    assert list(reader.records()) == kept
+    assert [json.loads(ln)["seq"] for ln in _lines(run)] == list(range(1, len(kept) + 1))  # numbered anew
+    set_aside = [r.record for r in found.records if r.kind == "trial" and r.record.repetition not in kept_reps]
+    assert reader.abandoned() == set_aside and trial(4, 0) in set_aside  # the cut-off one too
+    assert reader.meta.records == RecordCounts(written=len(kept), trial=len(kept_reps), result=len(kept_reps))
+    assert reader.meta.repairs == (
+        Repair(
+            at=1_700_000_000.5,
+            backup=BACKUP,
+            damage=tuple(found.damage),
+            remeasured=tuple(sorted(touched)),
+            dropped_results=len([k for k in touched if k[2] < 4]),  # repetitions 0-3 had their result
+        ),
+    )
+    assert reader.meta.status == "running" and reader.meta.repair_pending is None
+    assert not (run / ".trials.repaired.jsonl").exists()
+    assert RunMeta.from_dict(json.loads((run / "run.json").read_text())).repairs == reader.meta.repairs
+
+
+def test_a_repair_stopped_after_keeping_its_copy_leaves_trials_jsonl_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, damaged = damaged_run(tmp_path)
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+
+    def killed(p: Path, lines: list[str]) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repair_module, "save_abandoned", killed)
+    with pytest.raises(KeyboardInterrupt):
+        resume_store(run, repair=True)
+    assert (run / "trials.jsonl").read_text() == damaged  # copied, not moved: nothing lost before the commit
+    assert (run / BACKUP).read_text() == damaged
+    monkeypatch.undo()
+    resume_store(run, repair=True).close()
+    assert RunDirectory.open(run).scan().damage == []
+
+
+def test_a_repair_of_a_trials_file_that_is_a_link_moves_the_link_aside_never_its_target(tmp_path: Path) -> None:
+    run, damaged = damaged_run(tmp_path)
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text(damaged)
+    (run / "trials.jsonl").unlink()
+    (run / "trials.jsonl").symlink_to(elsewhere)
+    resume_store(run, repair=True).close()
+    backups = [p for p in run.iterdir() if p.name.startswith("trials.damaged-")]
+    assert len(backups) == 1 and backups[0].is_symlink() and os.readlink(backups[0]) == str(elsewhere)
+    assert elsewhere.read_text() == damaged and not (run / "trials.jsonl").is_symlink()
+    assert RunDirectory.open(run).scan().damage == []
 
 
 def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
