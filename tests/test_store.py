@@ -483,6 +483,29 @@ def test_a_repair_stopped_after_keeping_its_copy_leaves_trials_jsonl_as_it_was(
     assert RunDirectory.open(run).scan().damage == []
 
 
+def test_a_repair_in_the_same_second_as_an_earlier_one_keeps_its_own_copy_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, damaged = damaged_run(tmp_path)
+    (run / BACKUP).write_text("an earlier copy\n")  # the name a repair in the same second took
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+    resume_store(run, repair=True).close()
+    assert (run / BACKUP).read_text() == damaged  # never written into the earlier file
+    assert RunDirectory.open(run).scan().damage == []
+
+
+def test_a_trials_file_that_cannot_be_read_is_kept_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run, damaged = damaged_run(tmp_path)
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+
+    def unreadable(path: Path) -> object:
+        raise StoreError(f"{path}: cannot be read: Input/output error")
+
+    monkeypatch.setattr(repair_module, "open_regular", unreadable)
+    resume_store(run, repair=True).close()
+    assert (run / BACKUP).read_text() == damaged  # moved aside as it was, not read
+
+
 def test_a_repair_of_a_trials_file_that_is_a_link_moves_the_link_aside_never_its_target(tmp_path: Path) -> None:
     run, damaged = damaged_run(tmp_path)
     elsewhere = tmp_path / "elsewhere.jsonl"
