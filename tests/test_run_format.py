@@ -188,6 +188,9 @@ def test_a_repair_in_run_json_reads_back_as_written_and_its_optional_fields_defa
             fmt.Repair.from_dict({"at": 5.5, "remeasured": [key]}, "repairs[0]")
         assert str(err.value) == message
     with pytest.raises(FieldError) as err:
+        fmt.Repair.from_dict({"at": 5.5, "remeasured": "p"}, "repairs[0]")
+    assert str(err.value) == "repairs[0].remeasured: expected a list, got 'p'"
+    with pytest.raises(FieldError) as err:
         fmt.Repair.from_dict([], "repairs[3]")
     assert str(err.value) == "repairs[3]: expected an object, got []"
 
