@@ -374,6 +374,8 @@ def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_firs
         store.append_trial(trial(0, 0, started=5.0))
     assert RunDirectory.open(run).trials() == [trial(0, 0, started=5.0)]
     assert not (run / ABANDONED).exists()
+    assert RunDirectory.open(run).meta.repairs[-1].backup is None  # nothing to keep a copy of
+    assert not [p for p in run.iterdir() if p.name.startswith("trials.damaged-")]
 
 
 def test_a_resume_stopped_before_rewriting_trials_jsonl_leaves_the_cut_off_trials_read_as_moved_aside(
@@ -481,6 +483,23 @@ def test_a_repair_stopped_after_keeping_its_copy_leaves_trials_jsonl_as_it_was(
     monkeypatch.undo()
     resume_store(run, repair=True).close()
     assert RunDirectory.open(run).scan().damage == []
+
+
+def test_a_repair_stopped_before_its_rename_leaves_a_failed_run_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, _ = damaged_run(tmp_path)
+    meta = json.loads((run / "run.json").read_text()) | {"status": "failed", "failure": "DUT lost"}
+    (run / "run.json").write_text(json.dumps(meta))
+
+    def killed(p: Path, meta: RunMeta) -> RunMeta:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repair_module, "finish_repair", killed)
+    with pytest.raises(KeyboardInterrupt):
+        resume_store(run, repair=True)
+    stopped = RunDirectory.open(run).meta
+    assert stopped.repair_pending is not None and stopped.status == "failed"  # only a complete run becomes running
 
 
 def test_a_repair_in_the_same_second_as_an_earlier_one_keeps_its_own_copy_whole(
