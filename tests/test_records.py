@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from natbench.run.format import encode
+from natbench.run.format import RecordPlan, encode
 from natbench.run.format.fields import MAX_DEPTH
 from natbench.run.records import MAX_LISTED, scan
 
@@ -310,3 +310,19 @@ def test_a_missing_first_record_is_named_and_taints_the_repetition_after_it(tmp_
     assert scan(path, {"written": 2, "trial": 2}).damage == [
         f"{path}:1: seq 1-2 missing at the end (run.json counts 2 records written)"
     ]
+
+
+def test_a_record_lost_after_a_trial_taints_that_trial_s_repetition_and_the_next(tmp_path: Path) -> None:
+    # seq 2 is gone: it was repetition 0's next record (its result?) or the first of repetition 1
+    path = write(tmp_path, encode("trial", TRIAL, 1), encode("trial", {**TRIAL, "repetition": 1}, 3))
+    found = scan(path, {"written": 3, "trial": 3})
+    assert found.tainted == {("p1", "cps", 0), ("p1", "cps", 1)}
+
+
+def test_a_plan_holds_its_points_metrics_and_repetitions_from_0_to_one_below_the_planned() -> None:
+    plan = RecordPlan(frozenset({"p1"}), frozenset({"cps"}), {("p1", "cps"): 2})
+    assert plan.holds(("p1", "cps", 0)) and plan.holds(("p1", "cps", 1))
+    for key in (("p1", "cps", 2), ("p1", "cps", -1), ("p2", "cps", 0), ("p1", "throughput", 0)):
+        assert not plan.holds(key), key
+    any_metric = RecordPlan(frozenset({"p1"}))  # no metrics named, no repetitions planned
+    assert any_metric.holds(("p1", "throughput", 7)) and not any_metric.holds(("p2", "cps", 0))
