@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from natbench.run.format import encode
-from natbench.run.records import scan
+from natbench.run.format import RecordPlan, encode
+from natbench.run.format.fields import MAX_DEPTH
+from natbench.run.records import MAX_LISTED, scan
 
 TRIAL = {
     "point_id": "p1",
@@ -84,6 +85,7 @@ def test_lines_of_the_abandoned_file_are_kept_with_their_line_and_text_without_n
     assert found.damage == []
     assert [(r.line, r.seq) for r in found.records] == [(1, None), (2, 7)]
     assert found.records[0].text == first[:-1]
+    assert [(r.data, r.kind) for r in found.records] == [({"type": "trial", **TRIAL}, "trial")] * 2
 
 
 def test_a_second_result_of_one_repetition_is_damage_naming_point_metric_and_repetition(tmp_path: Path) -> None:
@@ -234,9 +236,13 @@ def test_a_legacy_line_of_the_wrong_field_type_is_damage_of_its_repetition(tmp_p
 
 
 def test_an_abandoned_line_of_the_wrong_field_type_is_named_and_the_others_kept(tmp_path: Path) -> None:
-    path = write(tmp_path, encode("trial", TRIAL, 3), encode("trial", {**TRIAL, "verdict": "maybe"}, 4))
+    wrong = [encode("trial", {**TRIAL, "verdict": "maybe"}, 4), legacy({**TRIAL, "started_at": "noon"})]
+    path = write(tmp_path, encode("trial", TRIAL, 3), *wrong)
     found = scan(path, None, sequence=False)
-    assert found.damage == [f"{path}:2: verdict: expected one of pass, fail, invalid, got 'maybe'"]
+    assert found.damage == [
+        f"{path}:2: verdict: expected one of pass, fail, invalid, got 'maybe'",
+        f"{path}:3: started_at: expected a finite number, got 'noon'",  # a line from before sequence numbers
+    ]
     assert [(r.line, r.seq, r.record.step) for r in found.records] == [(1, 3, 0)]
 
 
@@ -246,3 +252,77 @@ def test_a_numbered_line_of_the_wrong_field_type_keeps_its_number_counted(tmp_pa
     found = scan(path, {"written": 2, "trial": 2})
     assert found.damage == [f"{path}:1: kind: expected a string, got 7"]
     assert [r.seq for r in found.records] == [2] and found.tainted == {("p1", "cps", 0), ("p1", "cps", 1)}
+
+
+def nested(levels: int) -> object:
+    """A JSON value nested ``levels`` deep (lists in lists: ``[[...]]``)."""
+    value: object = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_a_record_nested_as_deep_as_allowed_reads_and_one_level_more_is_damage(tmp_path: Path) -> None:
+    # the line's object is one level, "extra" a second: the value under it takes the rest
+    fits = encode("trial", {**TRIAL, "extra": {"deep": nested(MAX_DEPTH - 2)}}, 1)
+    too_deep = encode("trial", {**TRIAL, "repetition": 1, "extra": {"deep": nested(MAX_DEPTH - 1)}}, 2)
+    path = write(tmp_path, fits, too_deep)
+    found = scan(path, {"written": 2, "trial": 2})
+    assert [r.seq for r in found.records] == [1]
+    # its number is there: the line is damaged, no record is missing
+    assert found.damage == [f"{path}:2: not a natbench record: nested more than {MAX_DEPTH} levels deep"]
+    path = write(tmp_path, too_deep.replace('"seq":2', '"seq":1'))
+    assert scan(path, {"written": 1, "trial": 1}).damage == [
+        f"{path}:1: not a natbench record: nested more than {MAX_DEPTH} levels deep"
+    ]
+
+
+def test_as_many_problems_as_are_listed_are_all_named_and_one_more_is_counted(tmp_path: Path) -> None:
+    path = write(tmp_path, "garbage\n" * MAX_LISTED)
+    damage = scan(path, None).damage
+    assert len(damage) == MAX_LISTED and all(d.endswith("Expecting value: line 1 column 1 (char 0)") for d in damage)
+    path = write(tmp_path, "garbage\n" * (MAX_LISTED + 1))
+    damage = scan(path, None).damage
+    assert len(damage) == MAX_LISTED + 1
+    assert damage[-1] == f"{path}: ... and 1 more problem(s) of the kinds above"
+
+
+def test_a_moved_range_cannot_start_at_zero_nor_touch_the_one_before(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 3))
+    counts = {"written": 3, "trial": 3}
+    assert scan(path, counts | {"moved": [[1, 2]]}).damage == []
+    assert scan(path, counts | {"moved": [[0, 2]]}).damage == [
+        f"{tmp_path / 'run.json'}: records: moved: [0, 2] is no [first, last] range after 0 within the records written"
+    ]
+    assert scan(path, counts | {"moved": [[1, 1], [1, 2]]}).damage == [
+        f"{tmp_path / 'run.json'}: records: moved: [1, 2] is no [first, last] range after 1 within the records written"
+    ]
+
+
+def test_a_missing_first_record_is_named_and_taints_the_repetition_after_it(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, encode("trial", {**TRIAL, "repetition": 1}, 2), encode("trial", {**TRIAL, "repetition": 2}, 3)
+    )
+    found = scan(path, {"written": 3, "trial": 3})
+    assert found.damage == [f"{path}:1: seq 1 missing (run.json counts 3 records written)"]
+    assert found.tainted == {("p1", "cps", 1)}
+    path = write(tmp_path)
+    assert scan(path, {"written": 2, "trial": 2}).damage == [
+        f"{path}:1: seq 1-2 missing at the end (run.json counts 2 records written)"
+    ]
+
+
+def test_a_record_lost_after_a_trial_taints_that_trial_s_repetition_and_the_next(tmp_path: Path) -> None:
+    # seq 2 is gone: it was repetition 0's next record (its result?) or the first of repetition 1
+    path = write(tmp_path, encode("trial", TRIAL, 1), encode("trial", {**TRIAL, "repetition": 1}, 3))
+    found = scan(path, {"written": 3, "trial": 3})
+    assert found.tainted == {("p1", "cps", 0), ("p1", "cps", 1)}
+
+
+def test_a_plan_holds_its_points_metrics_and_repetitions_from_0_to_one_below_the_planned() -> None:
+    plan = RecordPlan(frozenset({"p1"}), frozenset({"cps"}), {("p1", "cps"): 2})
+    assert plan.holds(("p1", "cps", 0)) and plan.holds(("p1", "cps", 1))
+    for key in (("p1", "cps", 2), ("p1", "cps", -1), ("p2", "cps", 0), ("p1", "throughput", 0)):
+        assert not plan.holds(key), key
+    any_metric = RecordPlan(frozenset({"p1"}))  # no metrics named, no repetitions planned
+    assert any_metric.holds(("p1", "throughput", 7)) and not any_metric.holds(("p2", "cps", 0))

@@ -23,7 +23,7 @@ import pytest
 
 from natbench.errors import StoreError
 from natbench.run.format import CAMPAIGN, RUN, TRIALS, PointRecord, RunStatus
-from natbench.run.reader import read_run
+from natbench.run.reader import half_created, read_run
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
 
 CAMPAIGN_TEXT = "name: synthetic\nmetrics:\n  cps:\n    repetitions: 1\n"
@@ -137,6 +137,35 @@ def test_a_renamed_point_key_is_refused_though_no_key_is_extra(tmp_path: Path, f
     (run / RUN).write_text(json.dumps({**meta, field: {P.id: value, "0123456789ab": value}}), "utf-8")
     with pytest.raises(StoreError, match=rf"run\.json: {field}: '0123456789ab' is no working point of points\.json"):
         read_run(run)
+
+
+def test_one_extra_point_key_is_named_alone_and_more_are_counted(tmp_path: Path) -> None:
+    run = write_run_dir(tmp_path / "run", [P], repetition(P.id), campaign_text=CAMPAIGN_TEXT)
+    meta = json.loads((run / RUN).read_text("utf-8"))
+    tail = ": one of the two files was changed after the run"
+    (run / RUN).write_text(json.dumps({**meta, "point_facts": {P.id: {}, "aaaaaaaaaaaa": {}}}), "utf-8")
+    with pytest.raises(StoreError) as err:
+        read_run(run)
+    assert str(err.value) == f"{run / RUN}: point_facts: 'aaaaaaaaaaaa' is no working point of points.json{tail}"
+    extra = {"aaaaaaaaaaaa": {}, "bbbbbbbbbbbb": {}}
+    (run / RUN).write_text(json.dumps({**meta, "point_facts": {P.id: {}, **extra}}), "utf-8")
+    with pytest.raises(StoreError) as err:
+        read_run(run)
+    assert str(err.value) == (
+        f"{run / RUN}: point_facts: 'aaaaaaaaaaaa' is no working point of points.json (and 1 more){tail}"
+    )
+
+
+# --- a directory whose creation stopped before run.json ------------------------------------------------------------
+
+
+def test_a_directory_holding_every_file_creation_writes_before_run_json_is_half_created(tmp_path: Path) -> None:
+    every = [CAMPAIGN, "points.json", TRIALS, *(f".{n}.tmp" for n in (CAMPAIGN, "points.json", TRIALS, RUN))]
+    for name in every:
+        (tmp_path / name).write_text("")
+    assert half_created(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine\n")  # a file creation does not write: not natbench's to take over
+    assert not half_created(tmp_path)
 
 
 # --- campaign.yaml ------------------------------------------------------------------------------------------------

@@ -42,6 +42,9 @@ from natbench.run.format import (
     encode_record,
     parse_line,
 )
+from natbench.run.format.codec import load_json
+from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth
+from natbench.run.format.lines import NonFinite
 from natbench.run.reader import RunDirectory, read_run
 from natbench.run.writer import RunStore
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
@@ -107,6 +110,47 @@ def test_a_synthetic_run_of_older_versions_with_an_iso_start_time_reads() -> Non
         ("host", {"cpus": "2"}, "host.cpus: expected a whole number, got '2'"),
         ("point_testbeds", {"p": "a"}, "point_testbeds.p: expected a list, got 'a'"),
         ("resumed_at", [1.0, None], "resumed_at: expected a finite number, got None"),
+        ("natbench_version", 1, "natbench_version: expected a string, got 1"),
+        ("git_commit", 1, "git_commit: expected a string, got 1"),
+        ("host", {"hostname": 1}, "host.hostname: expected a string, got 1"),
+        ("host", {"platform": 1}, "host.platform: expected a string, got 1"),
+        ("host", {"python": 1}, "host.python: expected a string, got 1"),
+        ("host", {"machine": 1}, "host.machine: expected a string, got 1"),
+        ("host", [], "host: expected an object, got []"),
+        ("campaign_file", 1, "campaign_file: expected a string, got 1"),
+        ("campaign_name", 1, "campaign_name: expected a string, got 1"),
+        ("tester", {"kind": 1}, "tester.kind: expected a string, got 1"),
+        ("tester", {"backend": 1}, "tester.kind: expected a string, got 1"),
+        ("duts", [], "duts: expected an object, got []"),
+        ("failure", 1, "failure: expected a string, got 1"),
+        ("ended_at", "noon", "ended_at: expected Unix seconds or an ISO 8601 time, got 'noon'"),
+        ("point_facts", [], "point_facts: expected an object, got []"),
+        ("repairs", {}, "repairs: expected a list, got {}"),
+        ("repairs", [{"at": None}], "repairs[0].at: expected a finite number, got None"),
+        ("repairs", [{"at": 1.0, "backup": 1}], "repairs[0].backup: expected a string, got 1"),
+        ("repairs", [{"at": 1.0, "damage": [1]}], "repairs[0].damage: expected a string, got 1"),
+        ("repairs", [{"at": 1.0, "damage": "x"}], "repairs[0].damage: expected a list, got 'x'"),
+        (
+            "repairs",
+            [{"at": 1.0, "remeasured": [["p", "cps"]]}],
+            "repairs[0].remeasured: expected [point id, metric, repetition], got ['p', 'cps']",
+        ),
+        (
+            "repairs",
+            [{"at": 1.0, "remeasured": [["p", "cps", "0"]]}],
+            "repairs[0].remeasured: expected a whole number, got '0'",
+        ),
+        (
+            "repairs",
+            [{"at": 1.0, "dropped_results": "2"}],
+            "repairs[0].dropped_results: expected a whole number, got '2'",
+        ),
+        ("repair_pending", 1, "repair_pending: expected a string, got 1"),
+        ("run_id", 1, "run_id: expected a string, got 1"),
+        ("testbed_class", 1, "testbed_class: expected a string, got 1"),
+        ("point_testbeds", {"p": [1]}, "point_testbeds.p: expected a string, got 1"),
+        ("testbeds", [], "testbeds: expected an object, got []"),
+        ("testbeds", {"tb1": 1}, "testbeds.tb1: expected an object, got 1"),
     ],
 )
 def test_a_run_json_value_of_the_wrong_type_is_one_error_naming_the_file_and_the_field(
@@ -117,6 +161,44 @@ def test_a_run_json_value_of_the_wrong_type_is_one_error_naming_the_file_and_the
     with pytest.raises(StoreError) as err:
         decode_meta(json.dumps(data).encode(), path)
     assert str(err.value) == f"{path}: {message}"
+
+
+def test_a_repair_in_run_json_reads_back_as_written_and_its_optional_fields_default() -> None:
+    repair = fmt.Repair(
+        at=5.5, backup="trials.damaged-x.jsonl", damage=("t:3: x",), remeasured=(("p", "cps", 2),), dropped_results=1
+    )
+    stored = repair.to_dict()
+    assert stored == {
+        "at": 5.5,
+        "backup": "trials.damaged-x.jsonl",
+        "damage": ["t:3: x"],
+        "remeasured": [["p", "cps", 2]],
+        "dropped_results": 1,
+    }
+    assert fmt.Repair.from_dict(stored, "repairs[0]") == repair
+    assert RunMeta.from_dict({"repairs": [stored]}).repairs == (repair,)
+    bare = fmt.Repair.from_dict({"at": 5.5}, "repairs[0]")
+    assert bare == fmt.Repair(at=5.5, backup=None, damage=(), remeasured=(), dropped_results=0)
+    for key, message in (
+        (["p", 1, 2], "repairs[0].remeasured: expected a string, got 1"),
+        ([1, "cps", 2], "repairs[0].remeasured: expected a string, got 1"),
+        ("p", "repairs[0].remeasured: expected a list, got 'p'"),
+    ):
+        with pytest.raises(FieldError) as err:
+            fmt.Repair.from_dict({"at": 5.5, "remeasured": [key]}, "repairs[0]")
+        assert str(err.value) == message
+    with pytest.raises(FieldError) as err:
+        fmt.Repair.from_dict({"at": 5.5, "remeasured": "p"}, "repairs[0]")
+    assert str(err.value) == "repairs[0].remeasured: expected a list, got 'p'"
+    with pytest.raises(FieldError) as err:
+        fmt.Repair.from_dict([], "repairs[3]")
+    assert str(err.value) == "repairs[3]: expected an object, got []"
+
+
+def test_run_json_s_model_takes_only_an_object() -> None:
+    with pytest.raises(FieldError) as err:
+        RunMeta.from_dict(["running"])
+    assert str(err.value) == "run.json: expected a JSON object"
 
 
 def test_malformed_record_counts_are_kept_as_stored_and_never_trusted() -> None:
@@ -152,6 +234,14 @@ def test_a_point_stores_every_working_point_field_and_reads_back_as_that_point()
     assert not {"metric_settings", "co_swept_duts", "tag"} & set(plain)
 
 
+def test_a_point_overriding_no_setting_of_a_metric_gives_empty_settings() -> None:
+    wp = WorkingPoint(0, PortRange(1, 10), PortRange(1, 10), 64, metric_settings={"throughput": {"error": 5.0}})
+    record = PointRecord.of(wp)
+    assert record.settings_of("throughput") == {"error": 5.0}
+    assert record.settings_of("cps") == {}
+    assert PointRecord.of(damaged_runs.make_points()[0]).settings_of("throughput") == {}
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -173,8 +263,9 @@ def test_a_points_json_entry_of_the_wrong_type_is_one_error_naming_the_entry_and
     assert str(err.value).startswith(f"{path}: {message}")
     entries = json.loads((BASE / "points.json").read_text())
     del entries[1]["id"]
-    with pytest.raises(StoreError, match=r"points\.json: \[1\]\.id: missing"):
+    with pytest.raises(StoreError) as err:
         decode_points(json.dumps(entries).encode(), path)
+    assert str(err.value) == f"{path}: [1].id: missing (every working point has it)"
 
 
 def test_a_points_acceptance_override_is_stored_and_reported(tmp_path: Path) -> None:
@@ -205,6 +296,15 @@ def test_a_stored_campaign_gives_its_family_and_acceptances_and_nothing_when_unr
         assert (StoredCampaign.parse(text).family, StoredCampaign.parse(text).acceptance("cps")) == (None, None)
 
 
+def test_a_stored_campaign_that_states_no_acceptance_accepts_no_loss() -> None:
+    """traffic.acceptance unset is the schema's 0 (RFC 2544: no loss), for every metric without its own."""
+    for text in ("traffic: {family: nat44}\n", "metrics: {cps: {repetitions: 3}}\n", "name: bare\n"):
+        assert StoredCampaign.parse(text).acceptance("cps") == 0.0
+        assert StoredCampaign.parse(text).acceptance("cps", {"error": 10}) == 0.0  # an override of something else
+    stated = StoredCampaign.parse("traffic: {acceptance: 0.25}\nmetrics: {cps: {repetitions: 3}}\n")
+    assert stated.acceptance("cps") == 0.25
+
+
 # ----------------------------------------------------------------------------- record lines
 TRIAL = trial_record("p", "cps", 0, 0, rate=1000.0)
 RESULT = result_record("p", "cps", 0, 1000.0, "cps", error=10.0)
@@ -230,6 +330,57 @@ def test_a_record_field_of_the_wrong_type_is_named_with_what_it_holds(
     with pytest.raises(FieldError) as err:
         decode_record(data)
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_a_record_line_holding_a_non_finite_number_is_refused_naming_the_number(token: str) -> None:
+    with pytest.raises(NonFinite) as err:
+        parse_line(f'{{"type": "trial", "intended_rate": {token}}}')
+    assert str(err.value) == f"non-finite number {token}"
+
+
+def test_a_key_named_twice_in_a_record_line_is_refused_naming_the_key() -> None:
+    with pytest.raises(DuplicateKey) as err:
+        parse_line('{"counts": {"sent": 1, "valid": 1}, "seq": 1, "counts": {}}')
+    assert err.value.key == "counts"
+    assert str(err.value) == "duplicate key 'counts' in one object (natbench writes each key once)"
+
+
+def test_a_wrong_value_is_named_whole_up_to_sixty_characters_and_cut_beyond() -> None:
+    fits = "x" * (SHOWN_CHARS - 2)  # its repr, quotes included, is exactly SHOWN_CHARS long
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": fits})
+    assert str(err.value) == f"intended_rate: expected a finite number, got '{fits}'"
+    longer = fits + "y"
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": longer})
+    shown_part = repr(longer)[: SHOWN_CHARS - 3] + "..."
+    assert str(err.value) == f"intended_rate: expected a finite number, got {shown_part}"
+    assert len(shown_part) == SHOWN_CHARS
+
+
+def test_a_rate_reads_from_zero_to_the_largest_measure_and_not_beyond() -> None:
+    for rate in (0.0, 0, MAX_MEASURE):
+        assert decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": rate}).intended_rate == rate
+    beyond = math.nextafter(MAX_MEASURE, math.inf)
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": beyond})
+    assert str(err.value) == f"intended_rate: expected at most {MAX_MEASURE:g}, got {beyond!r}"
+    below = -math.ulp(0.0)
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": below})
+    assert str(err.value) == f"intended_rate: expected a finite number >= 0, got {below!r}"
+
+
+def test_a_file_nested_as_deep_as_allowed_reads_and_one_level_more_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    fits = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    assert depth(load_json(fits, path)) == MAX_DEPTH
+    too_deep = b"[" + fits + b"]"
+    assert depth(json.loads(too_deep)) == MAX_DEPTH + 1
+    with pytest.raises(StoreError) as err:
+        load_json(too_deep, path)
+    assert str(err.value) == f"{path}: nested more than {MAX_DEPTH} levels deep (natbench writes a dozen at most)"
 
 
 def test_a_missing_required_field_is_named_and_optional_ones_take_their_defaults() -> None:

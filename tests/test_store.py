@@ -14,6 +14,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -28,10 +29,11 @@ import natbench.run.writer as writer_module
 from natbench import __version__
 from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
-from natbench.run.format import ABANDONED, HostFacts, PointRecord, RunMeta
-from natbench.run.reader import RunDirectory, read_run
+from natbench.run import frames
+from natbench.run.format import ABANDONED, HostFacts, PointRecord, RecordCounts, Repair, RunMeta
+from natbench.run.reader import DAMAGE_HINT, RunDirectory, read_run
 from natbench.run.repair import resume_store
-from natbench.run.writer import RunStore, atomic_write, link_latest, lock_dir
+from natbench.run.writer import RunStore, RunWriteError, append_fd, atomic_write, link_latest, lock_dir
 from natbench.testing.rundir import write_run_dir
 from natbench.traffic import PortRange
 from natbench.workingpoint import WorkingPoint
@@ -75,6 +77,11 @@ def new_store(tmp_path: Path) -> RunStore:
         tester_facts={"kind": "fake"},
         dut_facts={"dut": {"kernel": "x"}},
     )
+
+
+def _lines(run: Path) -> list[str]:
+    """The lines of the run's trials.jsonl."""
+    return (run / "trials.jsonl").read_text().splitlines()
 
 
 def test_layout_matches_the_guide(tmp_path: Path) -> None:
@@ -179,6 +186,31 @@ def test_each_append_fsyncs_the_trials_file_after_writing_its_line(
     store.close()
 
 
+def test_a_record_whose_count_did_not_reach_run_json_keeps_its_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    store = new_store(tmp_path)
+
+    def full_disk(path: Path, meta: RunMeta) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer_module, "write_meta_file", full_disk)
+    with pytest.raises(RunWriteError) as err:
+        store.append_trial(trial(0, 0))  # on disk (seq 1), its count not in run.json
+    assert str(err.value) == (
+        f"{run / 'run.json'}: cannot be written: No space left on device; what was stored before stands"
+        f" (`natbench run --resume {run}` continues the run once there is room)"
+    )
+    monkeypatch.undo()
+    store.append_trial(trial(0, 1))  # the next number, never seq 1 again
+    store.close()
+    assert [json.loads(ln)["seq"] for ln in _lines(run)] == [1, 2]
+    reader = RunDirectory.open(run)
+    assert reader.scan().damage == [] and reader.trials() == [trial(0, 0), trial(0, 1)]
+    assert reader.meta.records == RecordCounts(written=2, trial=2)
+
+
 def test_atomic_write_fsyncs_the_new_file_before_the_rename_and_the_directory_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -192,6 +224,27 @@ def test_atomic_write_fsyncs_the_new_file_before_the_rename_and_the_directory_af
         (False, target.stat().st_ino, len("new text\n"), "old\n"),  # the complete new file, old one still in place
         (True, tmp_path.stat().st_ino, None, "new text\n"),  # then the directory, holding the renamed entry
     ]
+
+
+def test_atomic_write_never_writes_into_a_temporary_file_planted_after_it_removed_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "run.json"
+    target.write_text("old\n")
+    tmp = tmp_path / ".run.json.tmp"
+    tmp.write_text("leftover of a killed writer\n")
+    real_unlink = Path.unlink
+
+    def unlink_then_planted(self: Path, missing_ok: bool = False) -> None:
+        real_unlink(self, missing_ok=missing_ok)
+        if self == tmp:
+            self.write_text("planted\n")  # another process creates the name in between
+
+    monkeypatch.setattr(Path, "unlink", unlink_then_planted)
+    with pytest.raises(FileExistsError):
+        atomic_write(target, "new\n")
+    monkeypatch.undo()
+    assert target.read_text() == "old\n" and tmp.read_text() == "planted\n"
 
 
 def test_create_refuses_an_existing_run(tmp_path: Path) -> None:
@@ -321,6 +374,168 @@ def test_a_resume_that_starts_trials_jsonl_anew_makes_it_durable_before_the_firs
         store.append_trial(trial(0, 0, started=5.0))
     assert RunDirectory.open(run).trials() == [trial(0, 0, started=5.0)]
     assert not (run / ABANDONED).exists()
+    assert RunDirectory.open(run).meta.repairs[-1].backup is None  # nothing to keep a copy of
+    assert not [p for p in run.iterdir() if p.name.startswith("trials.damaged-")]
+
+
+def test_a_resume_stopped_before_rewriting_trials_jsonl_leaves_the_cut_off_trials_read_as_moved_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(1, 0))  # seq 3: repetition 1 cut off
+    real_write = repair_module.atomic_write
+
+    def stopped_at_the_rewrite(path: Path, text: str) -> None:
+        if path.name == "trials.jsonl":
+            raise OSError(errno.EIO, "Input/output error")
+        real_write(path, text)
+
+    monkeypatch.setattr(repair_module, "atomic_write", stopped_at_the_rewrite)
+    with pytest.raises(OSError, match="Input/output error"):
+        resume_store(run)
+    monkeypatch.undo()
+    # run.json counted the move before the rewrite: the trial still in the file is a leftover, not a record
+    stopped = RunDirectory.open(run)
+    assert stopped.meta.records == RecordCounts(written=3, trial=2, result=1, moved=((3, 3),))
+    assert stopped.scan().damage == [] and [r.record for r in stopped.scan().leftovers] == [trial(1, 0)]
+    assert list(stopped.records()) == [trial(0, 0), result(0)]
+    assert stopped.abandoned() == [trial(1, 0)]
+    resume_store(run).close()  # the next resume finishes the move
+    reader = RunDirectory.open(run)
+    assert len(_lines(run)) == 2 and reader.scan().leftovers == []
+    assert list(reader.records()) == [trial(0, 0), result(0)] and reader.abandoned() == [trial(1, 0)]
+
+
+REPAIR_CLOCK = SimpleNamespace(
+    time=lambda: 1_700_000_000.5, gmtime=lambda: time.gmtime(1_700_000_000), strftime=time.strftime
+)
+"""The repair's clock: 2023-11-14 22:13:20 UTC."""
+BACKUP = "trials.damaged-20231114T221320Z.jsonl"
+"""The copy of the damaged trials.jsonl a repair at that time keeps."""
+
+
+def damaged_run(tmp_path: Path) -> tuple[Path, str]:
+    """A complete run of four repetitions and a cut-off fifth, repetition 2's trial altered after writing."""
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        for rep in range(4):
+            store.append_trial(trial(rep, 0))
+            store.append_result(result(rep))
+        store.append_trial(trial(4, 0))
+        store.set_status("complete")
+    lines = _lines(run)
+    lines[4] = lines[4].replace('"phase1"', '"phase2"')  # seq 5: its checksum no longer matches
+    text = "".join(ln + "\n" for ln in lines)
+    (run / "trials.jsonl").write_text(text)
+    return run, text
+
+
+def test_a_repair_keeps_a_copy_measures_the_touched_repetitions_again_and_numbers_the_rest_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, damaged = damaged_run(tmp_path)
+    found = RunDirectory.open(run).scan()  # what the repair starts from
+    touched = found.tainted
+    assert (PID, "cps", 2) in touched and (PID, "cps", 0) not in touched and len(found.damage) == 1
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+    store = resume_store(run, repair=True)
+    store.close()
+    assert (run / BACKUP).read_text() == damaged  # the damaged file as it was
+    kept_reps = [rep for rep in range(4) if (PID, "cps", rep) not in touched]
+    kept = [r for rep in kept_reps for r in (trial(rep, 0), result(rep))]
+    reader = RunDirectory.open(run)
+    assert list(reader.records()) == kept
+    assert [json.loads(ln)["seq"] for ln in _lines(run)] == list(range(1, len(kept) + 1))  # numbered anew
+    set_aside = [r.record for r in found.records if r.kind == "trial" and r.record.repetition not in kept_reps]
+    assert reader.abandoned() == set_aside and trial(4, 0) in set_aside  # the cut-off one too
+    assert reader.meta.records == RecordCounts(written=len(kept), trial=len(kept_reps), result=len(kept_reps))
+    assert reader.meta.repairs == (
+        Repair(
+            at=1_700_000_000.5,
+            backup=BACKUP,
+            damage=tuple(found.damage),
+            remeasured=tuple(sorted(touched)),
+            dropped_results=len([k for k in touched if k[2] < 4]),  # repetitions 0-3 had their result
+        ),
+    )
+    assert reader.meta.status == "running" and reader.meta.repair_pending is None
+    assert not (run / ".trials.repaired.jsonl").exists()
+    assert RunMeta.from_dict(json.loads((run / "run.json").read_text())).repairs == reader.meta.repairs
+
+
+def test_a_repair_stopped_after_keeping_its_copy_leaves_trials_jsonl_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, damaged = damaged_run(tmp_path)
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+
+    def killed(p: Path, lines: list[str]) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repair_module, "save_abandoned", killed)
+    with pytest.raises(KeyboardInterrupt):
+        resume_store(run, repair=True)
+    assert (run / "trials.jsonl").read_text() == damaged  # copied, not moved: nothing lost before the commit
+    assert (run / BACKUP).read_text() == damaged
+    monkeypatch.undo()
+    resume_store(run, repair=True).close()
+    assert RunDirectory.open(run).scan().damage == []
+
+
+def test_a_repair_stopped_before_its_rename_leaves_a_failed_run_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, _ = damaged_run(tmp_path)
+    meta = json.loads((run / "run.json").read_text()) | {"status": "failed", "failure": "DUT lost"}
+    (run / "run.json").write_text(json.dumps(meta))
+
+    def killed(p: Path, meta: RunMeta) -> RunMeta:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repair_module, "finish_repair", killed)
+    with pytest.raises(KeyboardInterrupt):
+        resume_store(run, repair=True)
+    stopped = RunDirectory.open(run).meta
+    assert stopped.repair_pending is not None and stopped.status == "failed"  # only a complete run becomes running
+
+
+def test_a_repair_in_the_same_second_as_an_earlier_one_keeps_its_own_copy_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, damaged = damaged_run(tmp_path)
+    (run / BACKUP).write_text("an earlier copy\n")  # the name a repair in the same second took
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+    resume_store(run, repair=True).close()
+    assert (run / BACKUP).read_text() == damaged  # never written into the earlier file
+    assert RunDirectory.open(run).scan().damage == []
+
+
+def test_a_trials_file_that_cannot_be_read_is_kept_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run, damaged = damaged_run(tmp_path)
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+
+    def unreadable(path: Path) -> object:
+        raise StoreError(f"{path}: cannot be read: Input/output error")
+
+    monkeypatch.setattr(repair_module, "open_regular", unreadable)
+    resume_store(run, repair=True).close()
+    assert (run / BACKUP).read_text() == damaged  # moved aside as it was, not read
+
+
+def test_a_repair_of_a_trials_file_that_is_a_link_moves_the_link_aside_never_its_target(tmp_path: Path) -> None:
+    run, damaged = damaged_run(tmp_path)
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text(damaged)
+    (run / "trials.jsonl").unlink()
+    (run / "trials.jsonl").symlink_to(elsewhere)
+    resume_store(run, repair=True).close()
+    backups = [p for p in run.iterdir() if p.name.startswith("trials.damaged-")]
+    assert len(backups) == 1 and backups[0].is_symlink() and os.readlink(backups[0]) == str(elsewhere)
+    assert elsewhere.read_text() == damaged and not (run / "trials.jsonl").is_symlink()
+    assert RunDirectory.open(run).scan().damage == []
 
 
 def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
@@ -385,6 +600,188 @@ def test_non_finite_values_are_stored_as_null(tmp_path: Path) -> None:
     [back] = RunDirectory.open(tmp_path / "run").results()
     assert back.value is None
     assert back.extra == {"worst_case": None, "ok": 1.5}
+
+
+# ----------------------------------------------------------------------------- moving a lost testbed's trials aside
+def test_abandon_moves_the_trials_of_the_unfinished_repetitions_named_and_the_store_writes_on(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))  # seq 1  repetition 0: complete
+        store.append_result(result(0))  # seq 2
+        store.append_trial(trial(1, 0))  # seq 3  repetition 1: unfinished, named
+        store.append_trial(trial(1, 1, Verdict.INVALID))  # seq 4
+        store.append_trial(trial(2, 0))  # seq 5  repetition 2: unfinished, not named
+        lines = _lines(run)
+        assert store.abandon([(PID, "cps", 0), (PID, "cps", 1)]) == 2
+        # trials.jsonl keeps the other records byte for byte; the two lines moved aside as they were
+        assert _lines(run) == [lines[0], lines[1], lines[4]]
+        assert (run / ABANDONED).read_text() == lines[2] + "\n" + lines[3] + "\n"
+        assert store.counts == RecordCounts(written=5, trial=4, result=1, moved=((3, 4),))
+        assert RunDirectory.open(run).meta.records == store.counts  # counted in run.json, not only in memory
+        assert RunDirectory.open(run).scan().damage == []
+        store.append_trial(trial(1, 0, started=9.0))  # measured again, through the reopened trials file: seq 6
+        assert json.loads(_lines(run)[-1])["seq"] == 6
+    reader = RunDirectory.open(run)
+    assert reader.scan().damage == [] and reader.scan().notes == []
+    assert list(reader.records()) == [trial(0, 0), result(0), trial(2, 0), trial(1, 0, started=9.0)]
+    assert reader.abandoned() == [trial(1, 0), trial(1, 1, Verdict.INVALID)]
+
+
+def test_abandon_adds_to_the_ranges_moved_before_and_merges_neighbours(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))  # seq 1
+        store.append_trial(trial(1, 0))  # seq 2
+        store.append_trial(trial(2, 0))  # seq 3
+        assert store.abandon([(PID, "cps", 1)]) == 1
+        assert store.counts.moved == ((2, 2),)
+        assert store.abandon([(PID, "cps", 0), (PID, "cps", 2)]) == 2
+        assert store.counts.moved == ((1, 3),)
+        assert _lines(run) == []
+    reader = RunDirectory.open(run)
+    assert reader.meta.records == RecordCounts(written=3, trial=3, moved=((1, 3),))
+    assert reader.abandoned() == [trial(1, 0), trial(0, 0), trial(2, 0)]
+    assert reader.scan().damage == []
+
+
+def test_abandon_moves_nothing_and_writes_nothing_for_finished_or_untried_repetitions(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(1, 0, metric="throughput"))  # another metric's repetition 1 was started
+        before = {name: (run / name).read_bytes() for name in ("trials.jsonl", "run.json")}
+        inode = (run / "trials.jsonl").stat().st_ino
+        assert store.abandon([]) == 0
+        assert store.abandon([(PID, "cps", 0)]) == 0  # finished: its trials stay with its result
+        assert store.abandon([(PID, "cps", 1), ("other-point", "throughput", 1)]) == 0  # no trial stored of these
+        assert {name: (run / name).read_bytes() for name in before} == before
+        assert (run / "trials.jsonl").stat().st_ino == inode  # not even rewritten alike
+        assert not (run / ABANDONED).exists()
+        store.append_result(result(1, metric="throughput"))
+    stored = [trial(0, 0), result(0), trial(1, 0, metric="throughput"), result(1, metric="throughput")]
+    assert list(RunDirectory.open(run).records()) == stored
+
+
+def test_abandon_refuses_damaged_records_and_changes_nothing(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_trial(trial(0, 1))
+        lines = _lines(run)
+        lines[0] = lines[0].replace('"phase1"', '"phase2"')  # the checksum no longer matches
+        (run / "trials.jsonl").write_text("".join(ln + "\n" for ln in lines))
+        meta = (run / "run.json").read_bytes()
+        with pytest.raises(StoreError) as err:
+            store.abandon([(PID, "cps", 0)])
+        message = str(err.value).splitlines()
+        assert message[0] == f"{run}: damaged run directory (1 problem(s)):"
+        assert message[1].startswith(f"  {run / 'trials.jsonl'}:1: ")
+        assert message[2:] == [DAMAGE_HINT.format(path=run)]
+        assert _lines(run) == lines and (run / "run.json").read_bytes() == meta
+        assert not (run / ABANDONED).exists()
+
+
+def test_a_closed_store_refuses_to_abandon(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+    store.append_trial(trial(0, 0))
+    store.close()
+    with pytest.raises(StoreError) as err:
+        store.abandon([(PID, "cps", 0)])
+    assert str(err.value) == f"{tmp_path / 'run'}: store is closed"
+    assert RunDirectory.open(tmp_path / "run").trials() == [trial(0, 0)]
+
+
+def test_an_abandon_whose_rewrite_fails_leaves_a_run_a_resume_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    store = new_store(tmp_path)
+    store.append_trial(trial(0, 0))
+    store.append_result(result(0))
+    store.append_trial(trial(1, 0))
+    real_write = writer_module.atomic_write
+
+    def full_disk_for_trials(path: Path, text: str) -> None:
+        if path.name == "trials.jsonl":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(path, text)
+
+    monkeypatch.setattr(writer_module, "atomic_write", full_disk_for_trials)
+    with pytest.raises(OSError, match="No space left"):
+        store.abandon([(PID, "cps", 1)])
+    monkeypatch.undo()
+    # run.json counted the move first: the trial still in trials.jsonl reads as a leftover, not as damage
+    reader = RunDirectory.open(run)
+    assert reader.meta.records == RecordCounts(written=3, trial=2, result=1, moved=((3, 3),))
+    assert reader.scan().damage == [] and list(reader.records()) == [trial(0, 0), result(0)]
+    assert reader.abandoned() == [trial(1, 0)]
+    # the trials file it closed is not written to again
+    with pytest.raises(StoreError, match="store is closed"):
+        store.append_trial(trial(1, 0, started=5.0))
+    store.close()
+    with resume_store(run) as again:
+        again.append_trial(trial(1, 0, started=5.0))
+    reader = RunDirectory.open(run)
+    assert list(reader.records()) == [trial(0, 0), result(0), trial(1, 0, started=5.0)]
+    assert reader.abandoned() == [trial(1, 0)]  # once
+
+
+# ----------------------------------------------------------------------------- verification before "complete"
+def test_verify_accepts_intact_records_holding_every_planned_result(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(0, 0, metric="throughput"))
+        store.append_result(result(0, metric="throughput"))
+        store.verify([(PID, "cps", 0), (PID, "throughput", 0)])
+        store.verify(iter([(PID, "cps", 0)]))  # fewer planned than stored: still complete
+        store.verify([])
+
+
+def test_verify_refuses_a_planned_repetition_with_trials_but_no_result(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        store.append_trial(trial(1, 0))  # cut off: trials, no result
+        with pytest.raises(StoreError) as err:
+            store.verify([(PID, "cps", 1), (PID, "cps", 0)])
+    assert str(err.value) == (
+        f"{tmp_path / 'run' / 'trials.jsonl'}: 1 planned repetition(s) have no stored result ({PID} cps repetition 1):"
+        " the run is not complete"
+    )
+
+
+def test_verify_names_at_most_five_missing_repetitions_in_order(tmp_path: Path) -> None:
+    trials = tmp_path / "run" / "trials.jsonl"
+    with new_store(tmp_path) as store:
+        five = [(PID, "cps", r) for r in (4, 2, 0, 3, 1)]
+        with pytest.raises(StoreError) as err:
+            store.verify(five)
+        named = ", ".join(f"{PID} cps repetition {r}" for r in range(5))
+        assert str(err.value) == (
+            f"{trials}: 5 planned repetition(s) have no stored result ({named}): the run is not complete"
+        )
+        with pytest.raises(StoreError) as err:
+            store.verify([*five, (PID, "cps", 5)])
+        assert str(err.value) == (
+            f"{trials}: 6 planned repetition(s) have no stored result ({named}, ...): the run is not complete"
+        )
+
+
+def test_verify_refuses_damaged_records_even_when_every_result_is_there(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        with open(run / "trials.jsonl", "a", encoding="utf-8") as f:
+            f.write("not a record\n")  # appended by something else
+        with pytest.raises(StoreError) as err:
+            store.verify([(PID, "cps", 0)])
+    message = str(err.value).splitlines()
+    assert message[0] == f"{run}: damaged run directory (1 problem(s)):"
+    assert message[1].startswith(f"  {run / 'trials.jsonl'}:3: ")
+    assert message[2:] == [DAMAGE_HINT.format(path=run)]
 
 
 # ----------------------------------------------------------------------------- exact file contents
@@ -712,6 +1109,28 @@ def test_a_pytest_session_run_cannot_be_resumed_and_the_error_says_what_to_do(tm
 # ----------------------------------------------------------------------------- creating, closing, locking
 
 
+@pytest.mark.parametrize(
+    "keyword",
+    [
+        {"campaign_file": "t.yaml"},
+        {"campaign_name": "t"},
+        {"tester_facts": {"kind": "fake"}},
+        {"dut_facts": {"dut": {"kernel": "x"}}},
+    ],
+)
+def test_create_takes_a_given_meta_or_its_keywords_never_both(tmp_path: Path, keyword: dict[str, object]) -> None:
+    given = RunMeta(natbench_version="0.1", campaign_name="elsewhere", records=RecordCounts(written=9, trial=9))
+    with pytest.raises(ValueError, match=r"^give either meta or its keywords, not both$"):
+        RunStore.create(tmp_path / "both", campaign_text="name: t\n", points=POINTS, meta=given, **keyword)  # type: ignore[arg-type]
+    assert not (tmp_path / "both" / "run.json").exists()
+    with RunStore.create(tmp_path / "run", campaign_text="name: t\n", points=POINTS, meta=given) as store:
+        store.append_trial(trial(0, 0))
+    stored = RunDirectory.open(tmp_path / "run").meta
+    # run.json is the given one, its record counts those of what this store wrote
+    assert (stored.natbench_version, stored.campaign_name, stored.git_commit) == ("0.1", "elsewhere", None)
+    assert stored.records == RecordCounts(written=1, trial=1)
+
+
 def test_create_makes_missing_parents_and_accepts_an_existing_empty_directory(tmp_path: Path) -> None:
     deep = tmp_path / "a" / "b" / "run"
     RunStore.create(deep, campaign_text="name: t\n", points=POINTS).close()
@@ -754,6 +1173,26 @@ def test_close_releases_the_run_even_when_closing_a_descriptor_fails(
     assert len(failed) == 1  # the lock's descriptor
     resume_store(tmp_path / "run").close()  # the run is free for the next writer
     assert RunDirectory.open(tmp_path / "run").abandoned() == [trial(0, 0)]
+
+
+def test_append_fd_appends_to_a_file_creating_it_and_exclusive_refuses_one_that_exists(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    path.write_text("old\n")
+    with pytest.raises(FileExistsError):
+        append_fd(path, exclusive=True)
+    fd = append_fd(path)
+    os.write(fd, b"new\n")
+    os.close(fd)
+    assert path.read_text() == "old\nnew\n"  # appended, never over what is there
+    fresh = tmp_path / "fresh.jsonl"
+    fd = append_fd(fresh, exclusive=True)
+    try:
+        assert not os.get_inheritable(fd)  # a DUT's or tester's child process never holds a run file open
+    finally:
+        os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644 & ~umask
 
 
 def test_the_run_lock_is_only_taken_on_a_directory(tmp_path: Path) -> None:
@@ -816,6 +1255,22 @@ def test_git_gets_five_seconds_to_name_the_commit(
 
 
 # ----------------------------------------------------------------------------- DUT facts
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {},  # no facts: nothing to key by name
+        {"ce": {"release": "4.2"}, "kernel": "6.1"},  # one value is no DUT's facts: one DUT's flat facts
+        "DUT reached, no facts read",  # not even a mapping
+    ],
+)
+def test_dut_facts_are_filed_under_dut_unless_every_value_is_a_named_dut_s_facts(tmp_path: Path, facts: object) -> None:
+    with new_store(tmp_path) as store:
+        store.record_dut_facts("p1", facts)
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["duts"] == {"dut": facts}
+    assert meta["point_facts"] == {"p1": {"dut": facts}}
 
 
 def test_dut_facts_keep_null_values(tmp_path: Path) -> None:
@@ -900,6 +1355,13 @@ def test_parquet_export_writes_extra_as_json_with_sorted_keys_and_joins_the_poin
     # tests/data/damaged-runs/cases.yaml)
     for column, value in (("label", "iptables-4c-4M"), ("connections", 4_000_000), ("cores", 4)):
         assert res[column].tolist() == [value]
+
+
+def test_a_frame_of_records_made_in_memory_is_written_with_extra_keys_sorted(tmp_path: Path) -> None:
+    """Not only records read back from trials.jsonl (stored with sorted keys): any frame of natbench.run.frames."""
+    records = [dataclasses.replace(trial(0, 0), extra={"tx_ring": 512, "cpu": {"b": 1, "a": 2}})]
+    frames.to_parquet(frames.trials_frame(records), tmp_path / "t.parquet")
+    assert list(pd.read_parquet(tmp_path / "t.parquet")["extra"]) == ['{"cpu": {"a": 2, "b": 1}, "tx_ring": 512}']
 
 
 # ----------------------------------------------------------------------------- encoding

@@ -658,7 +658,10 @@ def test_a_repair_stopped_before_its_rename_reads_clean_and_the_next_resume_fini
     repaired = (run / store.REPAIRED).read_bytes()
     plain = read_run(run)
     assert plain.damage == []  # run.json's counts match the repaired file, which the readers take
-    assert "a repair stopped before renaming .trials.repaired.jsonl" in plain.warnings[-1]
+    assert plain.warnings[-1] == (
+        f"{run / 'trials.jsonl'}: a repair stopped before renaming .trials.repaired.jsonl over it; read from"
+        " .trials.repaired.jsonl (the next `natbench run --resume` finishes the repair)"
+    )
     resume_store(run).close()  # no --repair needed: the repair is finished, not repeated
     assert (run / "trials.jsonl").read_bytes() == repaired
     assert not (run / store.REPAIRED).exists()

@@ -71,11 +71,6 @@ def moved_ranges(counts: Mapping[str, Any]) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in counts.get("moved", [])]
 
 
-def moved_count(counts: Mapping[str, Any]) -> int:
-    """How many records the ``moved`` ranges of (well-formed) counts hold."""
-    return sum(b - a + 1 for a, b in moved_ranges(counts))
-
-
 def _merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for a, b in sorted(ranges):

@@ -76,7 +76,7 @@ def _tidy(p: Path, meta: RunMeta, found: Scan) -> RunMeta:
     """An intact trials.jsonl: move trials of cut-off repetitions aside, drop a torn last line, fix the counts."""
     had_counts = isinstance(meta.records, RecordCounts)
     done = {rep_key(r.data) for r in found.records if r.data["type"] == "result"}
-    keep = [r for r in found.records if r.data["type"] == "result" or rep_key(r.data) in done]
+    keep = [r for r in found.records if rep_key(r.data) in done]  # a result's repetition is done: it stays
     cut = [r for r in found.records if r not in keep]
     counts = meta.records if isinstance(meta.records, RecordCounts) else RecordCounts()
     moved = with_range([list(x) for x in counts.moved], [r.seq for r in cut if r.seq is not None])
@@ -105,7 +105,7 @@ def _repair(p: Path, meta: RunMeta, found: Scan) -> RunMeta:
         fsync_dir(p)
     done = {rep_key(r.data) for r in found.records if r.data["type"] == "result"} - found.tainted
     keep = [r for r in found.records if rep_key(r.data) not in found.tainted]
-    keep = [r for r in keep if r.data["type"] == "result" or rep_key(r.data) in done]
+    keep = [r for r in keep if rep_key(r.data) in done]  # a kept result's repetition is done: it stays
     aside = [r for r in found.records if r not in keep and r.data["type"] == "trial"]
     save_abandoned(p, [r.text for r in aside])
     # every kept record numbered anew, the old unnumbered (legacy) ones too: count the kinds from these

@@ -102,11 +102,6 @@ def as_float(value: Any, field: str) -> float:
     return value
 
 
-def as_optional_float(value: Any, field: str) -> float | None:
-    """A finite number or null."""
-    return None if value is None else as_float(value, field)
-
-
 def as_count(value: Any, field: str) -> int:
     """A whole number from 0 to 2^63 - 1 (a repetition, a step, a frame count)."""
     number = as_int(value, field)
@@ -163,13 +158,6 @@ def depth(value: Any) -> int:
             return deepest
         stack.extend((child, level) for child in children)
     return deepest
-
-
-def as_bool(value: Any, field: str) -> bool:
-    """``true`` or ``false``."""
-    if not isinstance(value, bool):
-        raise _wrong(field, "true or false", value)
-    return value
 
 
 def as_object(value: Any, field: str) -> dict[str, Any]:
