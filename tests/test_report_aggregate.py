@@ -11,6 +11,7 @@ import pytest
 
 import natbench
 from natbench.errors import StoreError
+from natbench.metrics import reported_metric
 from natbench.metrics.teardown import TEARDOWN
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
@@ -257,6 +258,35 @@ def test_a_failed_teardown_repetition_is_not_an_experiment() -> None:
     assert (td["filled_median"], td["deletion_time"], td["rate"]) == (2.5, 2.0, 500.0)
 
 
+def test_a_teardown_point_missing_from_the_points_has_an_unknown_n() -> None:
+    """N comes from the results, else from the point's connections; a point the points do not list (or no points)
+    has no N and so no rate, but its deletion times are still summed up."""
+    pts = _points({"src": (1, 100), "dst": (1, 10)})  # 1,000 connections, another point id
+    recs = [
+        result_record("elsewhere", "teardown", r, 1.0, "conn/s", extra={"filled_delete_s": tn, "empty_delete_s": 0.5})
+        for r, tn in enumerate((2.5, 3.0))
+    ]
+    for points in (pts, pts.iloc[:0], None):
+        td = ag.own_summary(fr.results_frame(recs), TEARDOWN, points).loc["elsewhere"]
+        assert td["deletion_time"] == 2.25 and td["experiments"] == 2
+        assert math.isnan(td["connections"]) and math.isnan(td["rate"])
+
+
+def test_only_a_metric_with_a_table_of_its_own_has_an_own_summary() -> None:
+    cps = reported_metric("cps")
+    with pytest.raises(ValueError, match="metric 'cps' has no table of its own"):
+        ag.own_summary(fr.results_frame([result_record("p", "cps", 0, 5.0, "cps")]), cps)
+
+
+def test_no_results_at_all_give_empty_summaries_with_their_columns() -> None:
+    """An empty results frame, even one without any column (no records read), is summed up as no rows."""
+    for empty in (fr.results_frame([]), pd.DataFrame()):
+        td = ag.own_summary(empty, TEARDOWN)
+        assert td.empty and td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
+        s = ag.summarize(empty)
+        assert s.empty and list(s.columns) == ag.summary_columns()
+
+
 def test_trial_summary() -> None:
     recs = [
         trial_record("p", "cps", 0, i, rate=1e5, verdict=v, started_at=10.0 * i, duration=2.0)
@@ -409,6 +439,59 @@ def test_cpu_busy_skips_cores_without_a_sample() -> None:
     # sorted 50 [60 70] 90 -> median 65
     ragged = {"t": [0.5, 1.0, 1.5, 2.0], "idle": {"cpu0": [40.0, 30.0, 20.0, 10.0], "cpu1": [60.0, None, 60.0]}}
     assert ag.trial_cpu_busy({"monitor": {"dut": ragged}}) == pytest.approx(65.0)
+
+
+def test_each_samples_cpu_busy_is_over_the_cores_that_sample_names() -> None:
+    """A sample's busy figure is the mean over its own data-path cores, not over every core any sample named;
+    a sample that names none counts all sampled cores, and only itself."""
+    idle = {"cpu0": [20.0, 20.0, 20.0], "cpu1": [80.0, 80.0, 80.0]}  # cpu0 80 % busy, cpu1 20 % busy
+    moved = {"t": [0.5, 1.0, 1.5], "idle": idle, "data_path_cpus": [[0], [0], [1]]}
+    # per sample: 80, 80, 20 -> median 80 (over both cores every time: 50)
+    assert ag.trial_cpu_busy({"monitor": {"dut": moved}}) == pytest.approx(80.0)
+    unnamed = {"t": [0.5, 1.0, 1.5], "idle": idle, "data_path_cpus": [[0], [], [0]]}
+    # per sample: 80, (80 + 20) / 2 = 50, 80 -> median 80
+    assert ag.trial_cpu_busy({"monitor": {"dut": unnamed}}) == pytest.approx(80.0)
+
+
+def test_data_path_cores_of_one_sample_and_of_all_samples() -> None:
+    idle = {"cpu0": [1.0, 1.0], "cpu1": [1.0, 1.0], "cpu2": [1.0, 1.0]}
+    col = {"t": [0.5, 1.0], "idle": idle, "data_path_cpus": [[1], [0]]}
+    assert ag.data_path_cores(col, 0) == ["cpu1"] and ag.data_path_cores(col, 1) == ["cpu0"]
+    assert ag.data_path_cores(col) == ["cpu0", "cpu1"]  # the union over the samples, in the samples' core order
+    # a core named twice is listed once
+    assert ag.data_path_cores({**col, "data_path_cpus": [[1], [1, 2]]}) == ["cpu1", "cpu2"]
+    # a sample that names none: every sampled core, for that sample and for the union
+    gap = {**col, "data_path_cpus": [[1], []]}
+    assert ag.data_path_cores(gap, 0) == ["cpu1"] and ag.data_path_cores(gap, 1) == ["cpu0", "cpu1", "cpu2"]
+    assert ag.data_path_cores(gap) == ["cpu0", "cpu1", "cpu2"]
+
+
+def test_a_named_data_path_core_without_samples_is_still_a_data_path_core() -> None:
+    """Named cores the monitor did not sample come after the sampled ones, each once."""
+    col = {"t": [0.5], "idle": {"cpu0": [1.0], "cpu1": [1.0]}, "data_path_cpus": [[3, 1, 2]]}
+    assert ag.data_path_cores(col, 0) == ["cpu1", "cpu3", "cpu2"]
+    assert ag.data_path_cores(col) == ["cpu1", "cpu3", "cpu2"]
+
+
+def test_only_samples_with_a_data_path_value_count_towards_the_minimum() -> None:
+    """MIN_CPU_SAMPLES counts the samples that gave a data-path idle value, not the sample times."""
+    assert ag.MIN_CPU_SAMPLES == 3
+    gappy = {"t": [0.5, 1.0, 1.5, 2.0], "idle": {"cpu0": [40.0, None, 20.0, 30.0], "cpu1": [0.0, 0.0, 0.0, 0.0]}}
+    three = {**gappy, "data_path_cpus": [[0]] * 4}  # busy 60, -, 80, 70 -> median 70
+    assert ag.trial_cpu_busy({"monitor": {"dut": three}}) == pytest.approx(70.0)
+    two = {**three, "idle": {**gappy["idle"], "cpu0": [40.0, None, None, 30.0]}}  # busy 60 and 70 only
+    assert math.isnan(ag.trial_cpu_busy({"monitor": {"dut": two}}))
+
+
+def test_samples_beyond_the_stored_data_path_cpus_name_none() -> None:
+    col = {"t": [0.5, 1.0], "idle": {"cpu0": [1.0, 1.0], "cpu1": [1.0, 1.0]}, "data_path_cpus": [[1]]}
+    assert ag.data_path_cores(col, 0) == ["cpu1"] and ag.data_path_cores(col, 1) == ["cpu0", "cpu1"]
+
+
+def test_monitor_samples_without_sample_times_name_every_sampled_core() -> None:
+    assert ag.data_path_cores({"t": [], "idle": {"cpu0": [], "cpu1": []}}) == ["cpu0", "cpu1"]
+    assert ag.data_path_cores({}) == []
+    assert math.isnan(ag.trial_cpu_busy({"monitor": {"dut": {"t": [], "idle": {"cpu0": []}}}}))
 
 
 TEARDOWN_COLUMNS = [
