@@ -853,3 +853,31 @@ def test_without_a_registered_baseline_metric_there_is_no_ratio(monkeypatch: pyt
     recs = [result_record(p, "throughput", 0, 40.0, "fps"), result_record(p, "forwarding", 0, 100.0, "fps")]
     r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts)
     assert r.empty and list(r.columns) == ["point_id", "metric", "baseline_point", "ratio"]
+
+
+def _fills(*rows: tuple[str, str, float, float | None, float | None]) -> pd.DataFrame:
+    """A frame as fill_memory_frame builds it: point, metric, N, bytes per connection and one slab's growth."""
+    cols = ["point_id", "metric", "created_connections", "per_connection", "used", "mem_available", "conntrack_slab"]
+    data = [(p, m, n, per, None if per is None else per * n, None, slab) for p, m, n, per, slab in rows]
+    return pd.DataFrame(data, columns=cols).astype({c: "float64" for c in cols[2:]})
+
+
+def test_memory_summary_counts_the_fills_and_those_without_a_figure_per_point() -> None:
+    fills = _fills(
+        ("b", "teardown", 8000.0, 256.0, 256.0),
+        ("a", "throughput", 4000.0, 256.0, 256.0),
+        ("a", "throughput", 4000.0, None, None),  # no slab growth, MemAvailable within its noise: unknown
+        ("a", "throughput", 4000.0, 272.0, 272.0),
+        ("b", "throughput", 8000.0, 320.0, None),
+    )
+    m = ag.memory_summary(fills)
+    assert list(m.columns) == ["fills", "unknown", "per_connection", "used", "mem_available", "conntrack_slab"]
+    assert m.index.name == "point_id" and m.index.tolist() == ["b", "a"]  # the order the fills ran in
+    # a: three fills, one unknown; the medians are over the fills that gave a figure: (256 + 272) / 2
+    assert m.loc["a", ["fills", "unknown", "per_connection", "used"]].tolist() == [3.0, 1.0, 264.0, 1_056_000.0]
+    assert m.loc["b", ["fills", "unknown", "per_connection"]].tolist() == [2.0, 0.0, 288.0]
+    only = ag.memory_summary(fills, ["throughput"])  # b's tear-down fill left out
+    assert only.loc["b", ["fills", "per_connection", "used"]].tolist() == [1.0, 320.0, 2_560_000.0]
+    assert math.isnan(only.loc["b", "conntrack_slab"]) and only.loc["a", "fills"] == 3.0
+    none = ag.memory_summary(fills, ["cps"])
+    assert none.empty and none.index.name == "point_id" and list(none.columns) == list(m.columns)
