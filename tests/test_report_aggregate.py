@@ -597,6 +597,22 @@ def test_dut_cpu_busy_is_that_of_the_last_passing_trial_in_time_at_the_reported_
     assert r["dut_cpu_busy"].tolist() == [pytest.approx(60.0)]
 
 
+def test_a_repetition_measured_again_takes_the_cpu_busy_of_its_later_trial() -> None:
+    """Time decides before the step number (a repetition measured again after a kill counts its steps from 0);
+    only trials started at the same time are ordered by their step."""
+    pid = "p"
+
+    def at(step: int, started_at: float, busy: float) -> TrialRecord:
+        mon = {"monitor": {"dut": _mon({"cpu0": [100.0 - busy] * 3})}}
+        return trial_record(pid, "cps", 0, step, rate=85_000.0, started_at=started_at, extra=mon)
+
+    result = fr.results_frame([result_record(pid, "cps", 0, 85_000.0, "cps", error=1_000.0)])
+    again = [at(2, 1.0, 30.0), at(0, 9.0, 70.0)]  # the cut-off measurement's step 2, then the new step 0
+    assert ag.with_dut_cpu_busy(result, fr.trials_frame(again))["dut_cpu_busy"].tolist() == [pytest.approx(70.0)]
+    same_time = [at(5, 4.0, 40.0), at(4, 4.0, 20.0)]
+    assert ag.with_dut_cpu_busy(result, fr.trials_frame(same_time))["dut_cpu_busy"].tolist() == [pytest.approx(40.0)]
+
+
 def test_summary_rows_keep_the_run_order_and_take_the_median_cpu_busy() -> None:
     # q ran before p; p's repetitions had the DUT 10 %, 60 %, 20 % busy and one without samples:
     # median of 10, 20, 60 = 20 (the mean would be 30)
