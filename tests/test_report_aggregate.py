@@ -817,6 +817,25 @@ def test_a_throughput_without_a_matching_baseline_has_no_ratio() -> None:
     assert none.empty and list(none.columns) == ["point_id", "metric", "baseline_point", "ratio"]
 
 
+def test_a_baseline_with_other_port_numbers_at_either_end_is_no_baseline() -> None:
+    """Each bound of both port ranges must be the baseline's: a throughput whose source or destination range
+    starts or ends elsewhere gets no ratio."""
+    base = {"src": (2, 10), "dst": (3, 12), "cores": 1}
+    pts = _points(
+        {**base, "name": "fwd", "dut_params": {"d": {"r": "fwd"}}},
+        {**base, "name": "nat"},
+        {**base, "src": (1, 10), "name": "nat"},
+        {**base, "src": (2, 11), "name": "nat"},
+        {**base, "dst": (1, 12), "name": "nat"},
+        {**base, "dst": (3, 13), "name": "nat"},
+    )
+    fwd, same, *others = pts.index
+    recs = [result_record(fwd, "forwarding", 0, 100.0, "fps")]
+    recs += [result_record(p, "throughput", 0, 40.0, "fps") for p in (same, *others)]
+    r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts)
+    assert r.to_dict("records") == [{"point_id": same, "metric": "throughput", "baseline_point": fwd, "ratio": 0.4}]
+
+
 def test_results_are_read_from_raw_trials_jsonl_lines_in_any_order() -> None:
     # trials.jsonl interleaves trial and result lines; a trial line before a result must not end the reading
     lines = [
