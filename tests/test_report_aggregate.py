@@ -101,6 +101,23 @@ def test_scale_up_series_are_separate() -> None:
     assert su[ids[1]] == pytest.approx(0.75) and su[ids[3]] == pytest.approx(1.0)
 
 
+def test_each_metric_scales_against_its_own_reference() -> None:
+    """cps and forwarding measured at the same points: each metric's scale is against its own medians."""
+    pts = _points(*({"src": (1, s), "dst": (1, 10), "cores": c} for s, c in ((10, 1), (10, 2), (20, 2))))
+    one, two, more = pts.index
+    recs = []
+    for pid, cps, fwd in ((one, 100.0, 1000.0), (two, 150.0, 3000.0), (more, 120.0, 1500.0)):
+        recs += [result_record(pid, "cps", 0, cps, "cps"), result_record(pid, "forwarding", 0, fwd, "fps")]
+    s = ag.summarize(fr.results_frame(recs))
+    su = ag.scale_up_cores(s, pts).set_index(["point_id", "metric"])
+    # 150 / (2 x 100) and 3000 / (2 x 1000)
+    assert su.loc[(two, "cps"), "scale_up"] == 0.75 and su.loc[(two, "forwarding"), "scale_up"] == 1.5
+    sc = ag.scale_connections(s, pts).set_index(["point_id", "metric"])
+    # 2 cores: 100 -> 200 connections; cps 120 / 150, forwarding 1500 / 3000
+    assert sc.loc[(more, "cps"), "scale"] == 0.8 and sc.loc[(more, "forwarding"), "scale"] == 0.5
+    assert sc.loc[(more, "cps"), "ratio_prev"] == 0.8 and sc.loc[(more, "forwarding"), "ratio_prev"] == 0.5
+
+
 def test_scale_connections_and_previous_median() -> None:
     pts = _points(*({"src": (1, s), "dst": (1, 10), "cores": 4} for s in (40, 10, 20)))  # out of order
     ids = list(pts.index)
