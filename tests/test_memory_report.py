@@ -6,13 +6,17 @@ out of the noise of the readings of the emptied table; never negative, never a 0
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import natbench
+from natbench.metrics import reported_metric
 from natbench.metrics.memory import RESOLUTION, SIGNIFICANCE, fill_figures, memory_used
+from natbench.report import aggregate
+from natbench.run import frames
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
 
 GIB = 2**30
@@ -145,3 +149,28 @@ def test_no_memory_rows_without_stored_memory(tmp_path: Path) -> None:
     recs += [trial_record(p.id, "throughput", 0, 0, rate=4000, kind="fill", extra={"memory_error": "boom"})]
     perf = rows(natbench.load(write_run_dir(tmp_path / "run", [p], recs)).seed_table())
     assert not [r for r in perf if "memory" in r or "slab" in r]
+
+
+def test_only_a_passed_fill_check_right_after_a_sampled_fill_keeps_it() -> None:
+    """A sampled fill counts only when the very next trial of its repetition is a ``fill_check`` that passed: a
+    passing trial of another kind there, or a passed check after something else, does not keep it."""
+    sampled = {"fill_verified": "sample"}
+    kept = [fill("p", "throughput", 0, 4000, 300, 256, step=0, extra=sampled)]
+    kept += [trial_record("p", "throughput", 0, 1, rate=4000, kind="fill_check")]
+    other = [fill("p", "throughput", 1, 4000, 950, 900, step=0, extra=sampled)]
+    other += [trial_record("p", "throughput", 1, 1, rate=2000, kind="phase2")]  # passed, but not the sample
+    other += [trial_record("p", "throughput", 1, 2, rate=4000, kind="fill_check")]
+    frame = aggregate.fill_memory_frame(frames.trials_frame([*kept, *other]))
+    assert frame["conntrack_slab"].tolist() == [256.0] and frame["created_connections"].tolist() == [4000.0]
+
+
+def test_memory_counts_only_from_the_trial_kinds_a_metric_declares() -> None:
+    """Memory stored by a trial that is not one of its metric's memory trials (a phase-2 trial; any trial of cps,
+    which declares none) is not a fill's memory; a failed fill's neither."""
+    assert reported_metric("cps").memory_trials == () and reported_metric("throughput").memory_trials == ("fill",)
+    counted = fill("p", "throughput", 0, 4000, 300, 256)
+    phase2 = dataclasses.replace(fill("p", "throughput", 1, 4000, 950, 900), kind="phase2")
+    of_cps = fill("p", "cps", 0, 4000, 700, 700)
+    failed = fill("p", "throughput", 2, 4000, 800, 800, "fail")
+    frame = aggregate.fill_memory_frame(frames.trials_frame([counted, phase2, of_cps, failed]))
+    assert frame[["metric", "conntrack_slab"]].values.tolist() == [["throughput", 256.0]]

@@ -11,6 +11,7 @@ import pytest
 
 import natbench
 from natbench.errors import StoreError
+from natbench.metrics import reported_metric
 from natbench.metrics.teardown import TEARDOWN
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
@@ -98,6 +99,23 @@ def test_scale_up_series_are_separate() -> None:
     recs = [result_record(pid, "cps", 0, v, "cps") for pid, v in zip(ids, (100.0, 150.0, 10.0, 20.0), strict=True)]
     su = ag.scale_up_cores(ag.summarize(fr.results_frame(recs)), pts).set_index("point_id")["scale_up"]
     assert su[ids[1]] == pytest.approx(0.75) and su[ids[3]] == pytest.approx(1.0)
+
+
+def test_each_metric_scales_against_its_own_reference() -> None:
+    """cps and forwarding measured at the same points: each metric's scale is against its own medians."""
+    pts = _points(*({"src": (1, s), "dst": (1, 10), "cores": c} for s, c in ((10, 1), (10, 2), (20, 2))))
+    one, two, more = pts.index
+    recs = []
+    for pid, cps, fwd in ((one, 100.0, 1000.0), (two, 150.0, 3000.0), (more, 120.0, 1500.0)):
+        recs += [result_record(pid, "cps", 0, cps, "cps"), result_record(pid, "forwarding", 0, fwd, "fps")]
+    s = ag.summarize(fr.results_frame(recs))
+    su = ag.scale_up_cores(s, pts).set_index(["point_id", "metric"])
+    # 150 / (2 x 100) and 3000 / (2 x 1000)
+    assert su.loc[(two, "cps"), "scale_up"] == 0.75 and su.loc[(two, "forwarding"), "scale_up"] == 1.5
+    sc = ag.scale_connections(s, pts).set_index(["point_id", "metric"])
+    # 2 cores: 100 -> 200 connections; cps 120 / 150, forwarding 1500 / 3000
+    assert sc.loc[(more, "cps"), "scale"] == 0.8 and sc.loc[(more, "forwarding"), "scale"] == 0.5
+    assert sc.loc[(more, "cps"), "ratio_prev"] == 0.8 and sc.loc[(more, "forwarding"), "ratio_prev"] == 0.5
 
 
 def test_scale_connections_and_previous_median() -> None:
@@ -257,6 +275,35 @@ def test_a_failed_teardown_repetition_is_not_an_experiment() -> None:
     assert (td["filled_median"], td["deletion_time"], td["rate"]) == (2.5, 2.0, 500.0)
 
 
+def test_a_teardown_point_missing_from_the_points_has_an_unknown_n() -> None:
+    """N comes from the results, else from the point's connections; a point the points do not list (or no points)
+    has no N and so no rate, but its deletion times are still summed up."""
+    pts = _points({"src": (1, 100), "dst": (1, 10)})  # 1,000 connections, another point id
+    recs = [
+        result_record("elsewhere", "teardown", r, 1.0, "conn/s", extra={"filled_delete_s": tn, "empty_delete_s": 0.5})
+        for r, tn in enumerate((2.5, 3.0))
+    ]
+    for points in (pts, pts.iloc[:0], None):
+        td = ag.own_summary(fr.results_frame(recs), TEARDOWN, points).loc["elsewhere"]
+        assert td["deletion_time"] == 2.25 and td["experiments"] == 2
+        assert math.isnan(td["connections"]) and math.isnan(td["rate"])
+
+
+def test_only_a_metric_with_a_table_of_its_own_has_an_own_summary() -> None:
+    cps = reported_metric("cps")
+    with pytest.raises(ValueError, match="metric 'cps' has no table of its own"):
+        ag.own_summary(fr.results_frame([result_record("p", "cps", 0, 5.0, "cps")]), cps)
+
+
+def test_no_results_at_all_give_empty_summaries_with_their_columns() -> None:
+    """An empty results frame, even one without any column (no records read), is summed up as no rows."""
+    for empty in (fr.results_frame([]), pd.DataFrame()):
+        td = ag.own_summary(empty, TEARDOWN)
+        assert td.empty and td.index.name == "point_id" and list(td.columns) == TEARDOWN_COLUMNS
+        s = ag.summarize(empty)
+        assert s.empty and list(s.columns) == ag.summary_columns()
+
+
 def test_trial_summary() -> None:
     recs = [
         trial_record("p", "cps", 0, i, rate=1e5, verdict=v, started_at=10.0 * i, duration=2.0)
@@ -411,6 +458,59 @@ def test_cpu_busy_skips_cores_without_a_sample() -> None:
     assert ag.trial_cpu_busy({"monitor": {"dut": ragged}}) == pytest.approx(65.0)
 
 
+def test_each_samples_cpu_busy_is_over_the_cores_that_sample_names() -> None:
+    """A sample's busy figure is the mean over its own data-path cores, not over every core any sample named;
+    a sample that names none counts all sampled cores, and only itself."""
+    idle = {"cpu0": [20.0, 20.0, 20.0], "cpu1": [80.0, 80.0, 80.0]}  # cpu0 80 % busy, cpu1 20 % busy
+    moved = {"t": [0.5, 1.0, 1.5], "idle": idle, "data_path_cpus": [[0], [0], [1]]}
+    # per sample: 80, 80, 20 -> median 80 (over both cores every time: 50)
+    assert ag.trial_cpu_busy({"monitor": {"dut": moved}}) == pytest.approx(80.0)
+    unnamed = {"t": [0.5, 1.0, 1.5], "idle": idle, "data_path_cpus": [[0], [], [0]]}
+    # per sample: 80, (80 + 20) / 2 = 50, 80 -> median 80
+    assert ag.trial_cpu_busy({"monitor": {"dut": unnamed}}) == pytest.approx(80.0)
+
+
+def test_data_path_cores_of_one_sample_and_of_all_samples() -> None:
+    idle = {"cpu0": [1.0, 1.0], "cpu1": [1.0, 1.0], "cpu2": [1.0, 1.0]}
+    col = {"t": [0.5, 1.0], "idle": idle, "data_path_cpus": [[1], [0]]}
+    assert ag.data_path_cores(col, 0) == ["cpu1"] and ag.data_path_cores(col, 1) == ["cpu0"]
+    assert ag.data_path_cores(col) == ["cpu0", "cpu1"]  # the union over the samples, in the samples' core order
+    # a core named twice is listed once
+    assert ag.data_path_cores({**col, "data_path_cpus": [[1], [1, 2]]}) == ["cpu1", "cpu2"]
+    # a sample that names none: every sampled core, for that sample and for the union
+    gap = {**col, "data_path_cpus": [[1], []]}
+    assert ag.data_path_cores(gap, 0) == ["cpu1"] and ag.data_path_cores(gap, 1) == ["cpu0", "cpu1", "cpu2"]
+    assert ag.data_path_cores(gap) == ["cpu0", "cpu1", "cpu2"]
+
+
+def test_a_named_data_path_core_without_samples_is_still_a_data_path_core() -> None:
+    """Named cores the monitor did not sample come after the sampled ones, each once."""
+    col = {"t": [0.5], "idle": {"cpu0": [1.0], "cpu1": [1.0]}, "data_path_cpus": [[3, 1, 2]]}
+    assert ag.data_path_cores(col, 0) == ["cpu1", "cpu3", "cpu2"]
+    assert ag.data_path_cores(col) == ["cpu1", "cpu3", "cpu2"]
+
+
+def test_only_samples_with_a_data_path_value_count_towards_the_minimum() -> None:
+    """MIN_CPU_SAMPLES counts the samples that gave a data-path idle value, not the sample times."""
+    assert ag.MIN_CPU_SAMPLES == 3
+    gappy = {"t": [0.5, 1.0, 1.5, 2.0], "idle": {"cpu0": [40.0, None, 20.0, 30.0], "cpu1": [0.0, 0.0, 0.0, 0.0]}}
+    three = {**gappy, "data_path_cpus": [[0]] * 4}  # busy 60, -, 80, 70 -> median 70
+    assert ag.trial_cpu_busy({"monitor": {"dut": three}}) == pytest.approx(70.0)
+    two = {**three, "idle": {**gappy["idle"], "cpu0": [40.0, None, None, 30.0]}}  # busy 60 and 70 only
+    assert math.isnan(ag.trial_cpu_busy({"monitor": {"dut": two}}))
+
+
+def test_samples_beyond_the_stored_data_path_cpus_name_none() -> None:
+    col = {"t": [0.5, 1.0], "idle": {"cpu0": [1.0, 1.0], "cpu1": [1.0, 1.0]}, "data_path_cpus": [[1]]}
+    assert ag.data_path_cores(col, 0) == ["cpu1"] and ag.data_path_cores(col, 1) == ["cpu0", "cpu1"]
+
+
+def test_monitor_samples_without_sample_times_name_every_sampled_core() -> None:
+    assert ag.data_path_cores({"t": [], "idle": {"cpu0": [], "cpu1": []}}) == ["cpu0", "cpu1"]
+    assert ag.data_path_cores({}) == []
+    assert math.isnan(ag.trial_cpu_busy({"monitor": {"dut": {"t": [], "idle": {"cpu0": []}}}}))
+
+
 TEARDOWN_COLUMNS = [
     "experiments",
     "connections",
@@ -512,6 +612,22 @@ def test_dut_cpu_busy_is_that_of_the_last_passing_trial_in_time_at_the_reported_
     result = result_record(pid, "cps", 0, 85_000.0, "cps", error=1_000.0)
     r = ag.with_dut_cpu_busy(fr.results_frame([result]), fr.trials_frame(trials))
     assert r["dut_cpu_busy"].tolist() == [pytest.approx(60.0)]
+
+
+def test_a_repetition_measured_again_takes_the_cpu_busy_of_its_later_trial() -> None:
+    """Time decides before the step number (a repetition measured again after a kill counts its steps from 0);
+    only trials started at the same time are ordered by their step."""
+    pid = "p"
+
+    def at(step: int, started_at: float, busy: float) -> TrialRecord:
+        mon = {"monitor": {"dut": _mon({"cpu0": [100.0 - busy] * 3})}}
+        return trial_record(pid, "cps", 0, step, rate=85_000.0, started_at=started_at, extra=mon)
+
+    result = fr.results_frame([result_record(pid, "cps", 0, 85_000.0, "cps", error=1_000.0)])
+    again = [at(2, 1.0, 30.0), at(0, 9.0, 70.0)]  # the cut-off measurement's step 2, then the new step 0
+    assert ag.with_dut_cpu_busy(result, fr.trials_frame(again))["dut_cpu_busy"].tolist() == [pytest.approx(70.0)]
+    same_time = [at(5, 4.0, 40.0), at(4, 4.0, 20.0)]
+    assert ag.with_dut_cpu_busy(result, fr.trials_frame(same_time))["dut_cpu_busy"].tolist() == [pytest.approx(40.0)]
 
 
 def test_summary_rows_keep_the_run_order_and_take_the_median_cpu_busy() -> None:
@@ -718,6 +834,25 @@ def test_a_throughput_without_a_matching_baseline_has_no_ratio() -> None:
     assert none.empty and list(none.columns) == ["point_id", "metric", "baseline_point", "ratio"]
 
 
+def test_a_baseline_with_other_port_numbers_at_either_end_is_no_baseline() -> None:
+    """Each bound of both port ranges must be the baseline's: a throughput whose source or destination range
+    starts or ends elsewhere gets no ratio."""
+    base = {"src": (2, 10), "dst": (3, 12), "cores": 1}
+    pts = _points(
+        {**base, "name": "fwd", "dut_params": {"d": {"r": "fwd"}}},
+        {**base, "name": "nat"},
+        {**base, "src": (1, 10), "name": "nat"},
+        {**base, "src": (2, 11), "name": "nat"},
+        {**base, "dst": (1, 12), "name": "nat"},
+        {**base, "dst": (3, 13), "name": "nat"},
+    )
+    fwd, same, *others = pts.index
+    recs = [result_record(fwd, "forwarding", 0, 100.0, "fps")]
+    recs += [result_record(p, "throughput", 0, 40.0, "fps") for p in (same, *others)]
+    r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts)
+    assert r.to_dict("records") == [{"point_id": same, "metric": "throughput", "baseline_point": fwd, "ratio": 0.4}]
+
+
 def test_results_are_read_from_raw_trials_jsonl_lines_in_any_order() -> None:
     # trials.jsonl interleaves trial and result lines; a trial line before a result must not end the reading
     lines = [
@@ -770,3 +905,31 @@ def test_without_a_registered_baseline_metric_there_is_no_ratio(monkeypatch: pyt
     recs = [result_record(p, "throughput", 0, 40.0, "fps"), result_record(p, "forwarding", 0, 100.0, "fps")]
     r = ag.baseline_ratio(ag.summarize(fr.results_frame(recs)), pts)
     assert r.empty and list(r.columns) == ["point_id", "metric", "baseline_point", "ratio"]
+
+
+def _fills(*rows: tuple[str, str, float, float | None, float | None]) -> pd.DataFrame:
+    """A frame as fill_memory_frame builds it: point, metric, N, bytes per connection and one slab's growth."""
+    cols = ["point_id", "metric", "created_connections", "per_connection", "used", "mem_available", "conntrack_slab"]
+    data = [(p, m, n, per, None if per is None else per * n, None, slab) for p, m, n, per, slab in rows]
+    return pd.DataFrame(data, columns=cols).astype({c: "float64" for c in cols[2:]})
+
+
+def test_memory_summary_counts_the_fills_and_those_without_a_figure_per_point() -> None:
+    fills = _fills(
+        ("b", "teardown", 8000.0, 256.0, 256.0),
+        ("a", "throughput", 4000.0, 256.0, 256.0),
+        ("a", "throughput", 4000.0, None, None),  # no slab growth, MemAvailable within its noise: unknown
+        ("a", "throughput", 4000.0, 272.0, 272.0),
+        ("b", "throughput", 8000.0, 320.0, None),
+    )
+    m = ag.memory_summary(fills)
+    assert list(m.columns) == ["fills", "unknown", "per_connection", "used", "mem_available", "conntrack_slab"]
+    assert m.index.name == "point_id" and m.index.tolist() == ["b", "a"]  # the order the fills ran in
+    # a: three fills, one unknown; the medians are over the fills that gave a figure: (256 + 272) / 2
+    assert m.loc["a", ["fills", "unknown", "per_connection", "used"]].tolist() == [3.0, 1.0, 264.0, 1_056_000.0]
+    assert m.loc["b", ["fills", "unknown", "per_connection"]].tolist() == [2.0, 0.0, 288.0]
+    only = ag.memory_summary(fills, ["throughput"])  # b's tear-down fill left out
+    assert only.loc["b", ["fills", "per_connection", "used"]].tolist() == [1.0, 320.0, 2_560_000.0]
+    assert math.isnan(only.loc["b", "conntrack_slab"]) and only.loc["a", "fills"] == 3.0
+    none = ag.memory_summary(fills, ["cps"])
+    assert none.empty and none.index.name == "point_id" and list(none.columns) == list(m.columns)

@@ -271,13 +271,14 @@ def own_summary(results: pd.DataFrame, metric: Metric[Any], points: pd.DataFrame
     if t.empty:
         return pd.DataFrame(columns=list(table.names)).rename_axis("point_id")
     own = [c.name for c in metric.columns if c.dtype == "float64"]
-    connections = points["connections"] if points is not None and not points.empty else pd.Series(dtype="float64")
+    connections: dict[str, float] = {}  # N of each point listed in points; of any other point: unknown
+    if points is not None and not points.empty:
+        connections = {str(p): float(n) for p, n in points["connections"].items()}
     rows: dict[str, Mapping[str, float]] = {}
     for pid, g in t.groupby(t["point_id"].astype(str), sort=False):
         cols = {c: g[c].astype("float64").tolist() for c in own if c in g}
         cols["reported"] = g["reported"].astype("float64").tolist()
-        n = float(connections.get(pid, float("nan"))) if pid in connections.index else float("nan")
-        rows[str(pid)] = table.figures(cols, n)
+        rows[str(pid)] = table.figures(cols, connections.get(str(pid), math.nan))
     out = pd.DataFrame.from_dict(rows, orient="index", columns=list(table.names)).astype("float64")
     return out.rename_axis("point_id")
 
