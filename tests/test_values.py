@@ -7,7 +7,16 @@ from typing import Any
 import pytest
 
 from natbench.traffic.ports import PortRange
-from natbench.values import format_count, parse_count, parse_number, parse_port_range, parse_power
+from natbench.values import (
+    MAX_VALUE,
+    format_bytes,
+    format_count,
+    parse_bytes,
+    parse_count,
+    parse_number,
+    parse_port_range,
+    parse_power,
+)
 
 NUMBER_HELP = "expected a number such as 200000, 200k or 2^17, got "
 RANGE_HELP = "expected a port range such as '1-4000', {first: 1, last: 4000} or a count 4000, got "
@@ -59,6 +68,17 @@ def test_parse_number_names_the_bad_value_and_shows_examples(bad: Any, shown: st
     with pytest.raises(ValueError) as info:
         parse_number(bad)
     assert str(info.value) == NUMBER_HELP + shown
+
+
+def test_a_bad_value_of_40_characters_is_shown_whole_and_a_longer_one_cut_to_40() -> None:
+    # repr of 38 letters is 40 characters with its quotes: shown as it is
+    with pytest.raises(ValueError) as info:
+        parse_number("x" * 38)
+    assert str(info.value) == NUMBER_HELP + "'" + "x" * 38 + "'"
+    # 39 letters: 41 characters, cut to 40 (the opening quote, 36 letters and '...')
+    with pytest.raises(ValueError) as info:
+        parse_number("x" * 39)
+    assert str(info.value) == NUMBER_HELP + "'" + "x" * 36 + "..."
 
 
 # -- parse_count ----------------------------------------------------------------------------
@@ -251,3 +271,57 @@ def test_a_pair_is_no_port_range_of_a_campaign() -> None:
     with pytest.raises(ValueError) as info:
         parse_port_range([1024, 65535])
     assert str(info.value) == RANGE_HELP + "[1024, 65535]"
+
+
+# -- parse_bytes, format_bytes --------------------------------------------------------------
+
+BYTES_HELP = "expected a memory size such as 64Gi, 256G or 68719476736 (bytes), got "
+
+
+@pytest.mark.parametrize("size", [0, 1, MAX_VALUE])
+def test_a_whole_number_of_bytes_from_0_to_2_64_is_taken_as_it_is(size: int) -> None:
+    assert parse_bytes(size) == size
+
+
+@pytest.mark.parametrize("bad", [-1, MAX_VALUE + 1])
+def test_a_number_of_bytes_below_0_or_above_2_64_is_refused_naming_it(bad: int) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_bytes(bad)
+    assert str(info.value) == BYTES_HELP + str(bad)
+
+
+def test_a_memory_size_of_64_characters_is_read_and_one_of_65_refused() -> None:
+    assert parse_bytes("64Gi".rjust(64)) == 64 * 2**30  # blanks around a size are allowed
+    with pytest.raises(ValueError) as info:
+        parse_bytes("64Gi".rjust(65))
+    assert str(info.value) == BYTES_HELP + "'" + " " * 36 + "..."
+
+
+def test_a_memory_size_that_is_no_size_is_named_with_the_forms_it_may_take() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_bytes("lots")
+    assert str(info.value) == BYTES_HELP + "'lots'"
+
+
+def test_a_memory_size_beyond_2_64_after_its_unit_names_the_size_as_written() -> None:
+    # 20 nines of TiB: about 1.1 x 10^32 bytes, far beyond 2^64 (1.8 x 10^19)
+    with pytest.raises(ValueError) as info:
+        parse_bytes("99999999999999999999Ti")
+    assert str(info.value) == "'99999999999999999999Ti' is too large: the limit is 2^64"
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [
+        (0, "0 B"),
+        (999_999, "999,999 B"),  # below 1 MB: bytes
+        (1_000_000, "1.0 MB"),  # 1 MB exactly: megabytes
+        (1_750_000, "1.8 MB"),  # 1.75 exactly rounds up to 1.8 (a hair less would give 1.7)
+        (2**30 - 1, "1,073.7 MB"),  # one byte below 1 GiB: still MB alone
+        (2**30, "1.1 GB (1.0 GiB)"),  # 1 GiB = 1.073741824 GB: both figures from here on
+        (280 * 10**9, "280.0 GB (260.8 GiB)"),  # 280e9 / 2^30 = 260.77
+        (10**18, "1,000,000,000.0 GB (931,322,574.6 GiB)"),  # 10^18 / 2^30 = 931,322,574.615
+    ],
+)
+def test_format_bytes_writes_megabytes_from_10_6_and_gigabytes_with_gibibytes_from_2_30(n: int, text: str) -> None:
+    assert format_bytes(n) == text
