@@ -11,7 +11,6 @@ import yaml
 from sweep_campaigns import TWO_DUTS, campaign, load
 
 from natbench.campaign import Campaign
-
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 

@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 
+from natbench.duts.recipes.shell import analyze
 from natbench.duts.recipes.template import (
     Placeholder,
     TemplateSyntaxError,
     cpu_hexmask,
     parse_template,
     render_template,
+    shown_value,
 )
 from natbench.traffic.ports import PortRange
 
@@ -223,6 +225,40 @@ def test_an_unknown_filter_lists_the_known_ones() -> None:
         parse_template("echo {{ x | csv | nope }}")
     known = "addr, csv, first, hexmask, hms, last, len, lower, plen, upper, words"  # alphabetical
     assert str(info.value) == f"unknown filter 'nope' in '{{{{ x | csv | nope }}}}' (known: {known})"
+
+
+def test_a_bad_placeholder_of_60_characters_is_shown_whole_and_a_longer_one_cut_to_60() -> None:
+    whole = "{{ 1" + "x" * 53 + " }}"  # 60 characters
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse_template(f"echo {whole}")
+    assert str(info.value) == f"bad placeholder '{whole}': expected {{{{ name }}}} or {{{{ name | filter }}}}"
+    longer = "{{ 1" + "x" * 54 + " }}"  # 61 characters: its first 57 and '...'
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse_template(f"echo {longer}")
+    assert str(info.value) == "bad placeholder '{{ 1" + "x" * 53 + "...': expected {{ name }} or {{ name | filter }}"
+
+
+def test_an_unknown_filter_of_61_characters_is_cut_to_60_in_its_message() -> None:
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse_template("echo {{ x | " + "f" * 61 + " }}")
+    assert str(info.value).startswith("unknown filter '" + "f" * 57 + "...' in '{{ x | " + "f" * 50 + "...' (known: ")
+
+
+def test_a_value_whose_repr_has_40_characters_is_shown_whole_and_a_longer_one_cut_to_40() -> None:
+    assert shown_value("x" * 38) == "'" + "x" * 38 + "'"
+    assert shown_value("x" * 39) == "'" + "x" * 35 + "...'"  # 36 characters of the repr and ...'
+    assert shown_value("x" * 39, limit=41) == "'" + "x" * 39 + "'"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("-" + "a" * 37, "'-" + "a" * 37 + "'"), ("-" + "a" * 38, "'-" + "a" * 34 + "...'")],
+)
+def test_a_value_that_does_not_fit_its_place_is_named_cut_to_40_characters(value: str, shown: str) -> None:
+    text = "ip link show {{ x }}"
+    with pytest.raises(ValueError) as info:
+        render_template(text, {"x": value}, slots=analyze(text))
+    assert str(info.value).startswith(f"x: {shown} starts with '-': ip would read it as an option")
 
 
 @pytest.mark.parametrize("text", ["echo {{ x", "echo x }}", "echo {{ x }} }}", "echo }{{ x }}}"])
