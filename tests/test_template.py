@@ -12,6 +12,7 @@ from natbench.duts.recipes.template import (
     TemplateSyntaxError,
     cpu_hexmask,
     parse_template,
+    quoted_placeholder,
     render_template,
     shown_value,
 )
@@ -261,9 +262,37 @@ def test_a_value_that_does_not_fit_its_place_is_named_cut_to_40_characters(value
     assert str(info.value).startswith(f"x: {shown} starts with '-': ip would read it as an option")
 
 
-@pytest.mark.parametrize("text", ["echo {{ x", "echo x }}", "echo {{ x }} }}", "echo }{{ x }}}"])
+@pytest.mark.parametrize("text", ["echo {{}}", "echo {{ }}"])
+def test_an_empty_placeholder_is_a_bad_placeholder_not_unbalanced_braces(text: str) -> None:
+    # its '}}' follows its '{{' at once: the placeholder is found, and it names nothing
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse_template(text)
+    assert str(info.value) == f"bad placeholder '{text[5:]}': expected {{{{ name }}}} or {{{{ name | filter }}}}"
+
+
+@pytest.mark.parametrize(
+    "text", ["echo {{ x", "echo x }}", "echo {{ x }} }}", "echo }{{ x }}}", "echo }}{{ x }}", "}}{{ x }}"]
+)
 def test_unbalanced_braces_are_rejected(text: str) -> None:
-    # the last case: with the placeholder taken out, the braces on either side meet as '}}'
+    # "echo }{{ x }}}": with the placeholder taken out, the braces on either side meet as '}}'; a '}}' right
+    # before a placeholder closes nothing: the placeholder's own '}}' comes after its '{{'
     with pytest.raises(TemplateSyntaxError) as info:
         parse_template(text)
     assert str(info.value) == "unbalanced '{{' or '}}'"
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("'{{ x }}'", "{{ x }}"),  # a quote as the very first character opens
+        ('"{{ x }}" -v', "{{ x }}"),
+        ("{{ x }} '{{ y }}'", "{{ y }}"),  # the first placeholder inside quotes, not the first placeholder
+        ("'{{ x }} {{ y }}'", "{{ x }}"),  # one placeholder: up to its own '}}'
+        ("echo }} '{{ x }}'", "{{ x }}"),  # a '}}' before the placeholder closes nothing
+        ("echo '{{ x", "{{ x"),  # an unclosed placeholder inside quotes: the rest of the text
+        ("echo {{ x }} 'a' \"b\"", None),  # quotes closed before and after: outside
+        ("{{ x }}", None),
+    ],
+)
+def test_quoted_placeholder_finds_the_first_placeholder_inside_shell_quotes(text: str, found: str | None) -> None:
+    assert quoted_placeholder(text) == found
