@@ -289,6 +289,9 @@ def test_unbalanced_braces_are_rejected(text: str) -> None:
         ("{{ x }} '{{ y }}'", "{{ y }}"),  # the first placeholder inside quotes, not the first placeholder
         ("'{{ x }} {{ y }}'", "{{ x }}"),  # one placeholder: up to its own '}}'
         ("echo }} '{{ x }}'", "{{ x }}"),  # a '}}' before the placeholder closes nothing
+        ("{{ x }}'{{ y }}'", "{{ y }}"),  # a quote right after a placeholder opens
+        ("{{ x' }} {{ y }}", None),  # a quote inside a placeholder is no shell quote
+        ("{{ x '{{ y", None),  # an unclosed placeholder outside quotes runs to the end of the text
         ("echo '{{ x", "{{ x"),  # an unclosed placeholder inside quotes: the rest of the text
         ("echo {{ x }} 'a' \"b\"", None),  # quotes closed before and after: outside
         ("{{ x }}", None),
