@@ -292,6 +292,8 @@ def test_unbalanced_braces_are_rejected(text: str) -> None:
         ("{{ x }}'{{ y }}'", "{{ y }}"),  # a quote right after a placeholder opens
         ("{{ x' }} {{ y }}", None),  # a quote inside a placeholder is no shell quote
         ("{{ x '{{ y", None),  # an unclosed placeholder outside quotes runs to the end of the text
+        ("echo \\a'{{ x }}'", "{{ x }}"),  # a backslash escapes one character: the quote after it opens
+        ("iptables -X {{ chain }}", None),  # only ' and " open quotes
         ("echo '{{ x", "{{ x"),  # an unclosed placeholder inside quotes: the rest of the text
         ("echo {{ x }} 'a' \"b\"", None),  # quotes closed before and after: outside
         ("{{ x }}", None),
