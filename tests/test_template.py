@@ -16,6 +16,7 @@ from natbench.duts.recipes.template import (
     render_template,
     shown_value,
 )
+from natbench.duts.recipes.values import FormatText
 from natbench.traffic.ports import PortRange
 
 
@@ -301,3 +302,16 @@ def test_unbalanced_braces_are_rejected(text: str) -> None:
 )
 def test_quoted_placeholder_finds_the_first_placeholder_inside_shell_quotes(text: str, found: str | None) -> None:
     assert quoted_placeholder(text) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        (FormatText("a; flush ruleset", "nft"), "'\"a; flush ruleset\"'"),  # one nft string, then one shell word
+        (FormatText('say "hi"', "json"), '\'"say \\"hi\\""\''),  # a JSON string, its quotes escaped
+    ],
+)
+def test_a_text_value_is_written_by_its_formats_writer_then_quoted(text: FormatText, rendered: str) -> None:
+    assert render_template("nft add rule ip t c comment {{ x }}", {"x": text}) == (
+        "nft add rule ip t c comment " + rendered
+    )
