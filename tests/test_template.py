@@ -14,6 +14,7 @@ from natbench.duts.recipes.template import (
     parse_template,
     quoted_placeholder,
     render_template,
+    rendered_words,
     shown_value,
 )
 from natbench.duts.recipes.values import FormatText
@@ -315,3 +316,10 @@ def test_a_text_value_is_written_by_its_formats_writer_then_quoted(text: FormatT
     assert render_template("nft add rule ip t c comment {{ x }}", {"x": text}) == (
         "nft add rule ip t c comment " + rendered
     )
+
+
+def test_rendered_words_says_whether_a_value_renders_as_a_list() -> None:
+    assert rendered_words("a b", ()) == (["a b"], False)  # one word, whatever it holds
+    assert rendered_words(["a b"], ()) == (["a b"], True)  # a list of one item is still a list
+    assert rendered_words(["a", "b"], ("csv",)) == (["a,b"], False)  # csv makes one word of a list
+    assert rendered_words(4, ("hexmask",)) == (["0000000f"], False)
