@@ -17,7 +17,7 @@ from natbench.duts.recipes.template import (
     rendered_words,
     shown_value,
 )
-from natbench.duts.recipes.values import FormatText
+from natbench.duts.recipes.values import RUNTIME, FormatText, ValueClass
 from natbench.traffic.ports import PortRange
 
 
@@ -323,3 +323,29 @@ def test_rendered_words_says_whether_a_value_renders_as_a_list() -> None:
     assert rendered_words(["a b"], ()) == (["a b"], True)  # a list of one item is still a list
     assert rendered_words(["a", "b"], ("csv",)) == (["a,b"], False)  # csv makes one word of a list
     assert rendered_words(4, ("hexmask",)) == (["0000000f"], False)
+
+
+def test_each_placeholder_is_checked_against_its_own_place() -> None:
+    # three places in order: echo's text, an argument of ip (no leading '-'), a file after '--' (any)
+    text = "echo {{ a }}; ip link show {{ b }}; cat -- {{ c }}"
+    slots = analyze(text)
+    assert (
+        render_template(text, {"a": "x", "b": "eth0", "c": "-f"}, slots=slots) == "echo x; ip link show eth0; cat -- -f"
+    )
+    with pytest.raises(ValueError, match=r"^b: '-f' starts with '-': ip would read it as an option"):
+        render_template(text, {"a": "x", "b": "-f", "c": "-f"}, slots=slots)
+
+
+def test_a_value_is_checked_as_the_class_of_its_variable_after_its_filters() -> None:
+    # '3' may begin the line echo writes; a word may not: a parameter whose values are words is refused there even
+    # when this value is a number, a value learnt at run time only for what it is
+    text = "echo {{ x | lower }} > f"
+    slots = analyze(text)
+
+    def classes(name: str, filters: tuple[str, ...]) -> ValueClass:
+        return {("x", ("lower",)): ValueClass("word")}.get((name, filters), RUNTIME)
+
+    with pytest.raises(ValueError) as info:
+        render_template(text, {"x": "3"}, slots=slots, classes=classes)
+    assert str(info.value).startswith("x: '3' begins a statement of text echo writes")
+    assert render_template(text, {"x": "3"}, slots=slots) == "echo 3 > f"
