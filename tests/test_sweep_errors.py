@@ -237,3 +237,14 @@ def test_as_many_points_as_the_limit_are_expanded_and_one_more_is_refused_naming
             f"t.yaml:8: sweep: expands to {n} working points ({factors}), more than the limit of {n - 1}: "
             "sweep fewer values, or give --max-points N for a deliberate giant"
         )
+
+
+@pytest.mark.parametrize(
+    ("per_axis", "shown"),
+    [(999, "995,009,990,004,999"), (1000, "about 10^15")],  # 999^5 and 1000^5
+)
+def test_a_count_from_10_15_points_up_is_shown_as_a_power_of_ten(per_axis: int, shown: str) -> None:
+    values = "[" + ", ".join(str(v) for v in range(1, per_axis + 1)) + "]"
+    body = "  product:\n" + "".join(f"    duts.nat.{k}: {values}\n" for k in "abcde")
+    sizes = " x ".join(["1"] + [str(per_axis)] * 5)
+    assert error(body).startswith(f"t.yaml:8: sweep: expands to {shown} working points ({sizes}), more than the limit")
