@@ -273,7 +273,6 @@ def test_a_pair_is_no_port_range_of_a_campaign() -> None:
     assert str(info.value) == RANGE_HELP + "[1024, 65535]"
 
 
-
 # -- the limit of 2^64, on each side --------------------------------------------------------
 
 TOO_LARGE = " is too large: the limit is 2^64"
@@ -354,6 +353,7 @@ def test_a_port_count_beyond_2_64_says_it_is_too_large_not_that_it_is_no_range()
     with pytest.raises(ValueError) as info:
         parse_port_range("2^65")
     assert str(info.value) == "2^65" + TOO_LARGE
+
 
 # -- parse_bytes, format_bytes --------------------------------------------------------------
 
