@@ -122,13 +122,24 @@ def test_the_walk_takes_fewer_than_two_encryptions_on_average() -> None:
     assert encryptions / 4097 < 2
 
 
+@pytest.mark.parametrize("order", [FEISTEL, PRODUCT])
 @pytest.mark.parametrize("bad", [-1, 40])
-def test_a_frame_index_outside_the_pairs_is_refused_in_both_forms(bad: int) -> None:
-    e = enumeration(10, 4)
+def test_a_frame_index_outside_the_pairs_is_refused_in_both_forms(bad: int, order: EnumerationOrder) -> None:
+    e = enumeration(10, 4, order=order)
     with pytest.raises(IndexError, match=rf"^index {bad} outside \[0, 40\)$"):
         e.pair_index(bad)
     with pytest.raises(IndexError, match=r"^indices outside \[0, 40\)$"):
         e.pair_indices(np.array([0, bad]))
+
+
+@pytest.mark.parametrize("order", [FEISTEL, PRODUCT])
+def test_the_first_and_last_frame_index_are_pairs_and_come_back_as_int64(order: EnumerationOrder) -> None:
+    e = enumeration(10, 4, order=order)
+    j = e.pair_indices(np.array([0, 39], dtype=np.int32))
+    assert j.dtype == np.int64
+    assert j.tolist() == [e.pair_index(0), e.pair_index(39)]
+    if order is PRODUCT:
+        assert j.tolist() == [0, 39]  # the product order's pi is the identity
 
 
 @pytest.mark.parametrize("bad", [-1, 40])

@@ -7,7 +7,9 @@ The campaigns come from :mod:`sweep_campaigns`: the sweep body starts on line 9 
 from __future__ import annotations
 
 import pytest
-from sweep_campaigns import TWO_DUTS, error
+from sweep_campaigns import TWO_DUTS, error, load
+
+from natbench.campaign.sweep import points_limit
 
 AXES = "cores, src_ports, dst_ports, frame_size, duts.<dut>.<param>, metrics.<metric>.<setting>"
 CPS_SETTINGS = (
@@ -205,3 +207,44 @@ def test_an_override_that_breaks_a_rule_between_settings_is_reported_at_the_over
     assert error("  product:\n    metrics.cps.upper: [500]\n") == (
         "t.yaml:10: sweep.product.metrics.cps.upper[0]: error (1000) must be smaller than upper - lower (500)"
     )
+
+
+# -- the number of points ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "n", "factors"),
+    [
+        # a swept frame size stands for traffic.frame_sizes: 3 points, not 3 x the one default size
+        ("  product:\n    frame_size: [64, 128, 256]\n", 3, "3"),
+        # zip columns advance together: 3 points, the campaign's one frame size first
+        ("  zip:\n    cores: [1, 2, 3]\n    src_ports: ['1-10', '11-20', '21-30']\n", 3, "1 x 3"),
+        # product axes multiply, and the zip with them
+        (
+            "  product:\n    cores: [1, 2]\n  zip:\n    frame_size: [64, 128]\n    src_ports: ['1-9', '1-8']\n",
+            4,
+            "2 x 2",
+        ),
+    ],
+)
+def test_as_many_points_as_the_limit_are_expanded_and_one_more_is_refused_naming_the_factors(
+    body: str, n: int, factors: str
+) -> None:
+    with points_limit(n):
+        assert len(load(body).points()) == n
+    with points_limit(n - 1):
+        assert error(body) == (
+            f"t.yaml:8: sweep: expands to {n} working points ({factors}), more than the limit of {n - 1}: "
+            "sweep fewer values, or give --max-points N for a deliberate giant"
+        )
+
+
+@pytest.mark.parametrize(
+    ("per_axis", "shown"),
+    [(999, "995,009,990,004,999"), (1000, "about 10^15")],  # 999^5 and 1000^5
+)
+def test_a_count_from_10_15_points_up_is_shown_as_a_power_of_ten(per_axis: int, shown: str) -> None:
+    values = "[" + ", ".join(str(v) for v in range(1, per_axis + 1)) + "]"
+    body = "  product:\n" + "".join(f"    duts.nat.{k}: {values}\n" for k in "abcde")
+    sizes = " x ".join(["1"] + [str(per_axis)] * 5)
+    assert error(body).startswith(f"t.yaml:8: sweep: expands to {shown} working points ({sizes}), more than the limit")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
-from sweep_campaigns import TWO_DUTS, load
+import yaml
+from sweep_campaigns import TWO_DUTS, campaign, load
 
+from natbench.campaign import Campaign
 from natbench.traffic.ports import PortRange
 from natbench.workingpoint import WorkingPoint
 
@@ -163,3 +166,28 @@ def test_labels_are_unique_as_written_even_when_parameter_values_contain_dashes(
     body = "  zip:\n    duts.nat.a: [p-b, p, p-b]\n    duts.nat.b: [q, '-bq', r]\n    duts.nat.c: [1, 2, 3]\n"
     pts = load(body).points()
     assert [p.label for p in pts] == ["nat-1k-ap-b-bq-c1", "nat-1k-ap-b-bq-c2", "nat-1k-ap-b-br-c3"]
+
+
+def test_a_value_of_up_to_32_characters_is_labelled_whole_and_a_longer_one_cut_with_a_digest_of_it() -> None:
+    whole = "p" * 32
+    cut_a, cut_b = "q" * 24 + "a" * 9, "q" * 24 + "b" * 9  # 33 characters, the same first 24
+    pts = load(f"  product:\n    duts.nat.x: [{whole}, {cut_a}, {cut_b}]\n").points()
+
+    def digest(v: str) -> str:
+        return hashlib.sha256(v.encode()).hexdigest()[:7]
+
+    # a cut value is 32 characters too: 24 of the value, '~' and 7 hex digits of its SHA-256
+    assert [p.label for p in pts] == [
+        f"nat-1k-x{whole}",
+        f"nat-1k-x{'q' * 24}~{digest(cut_a)}",
+        f"nat-1k-x{'q' * 24}~{digest(cut_b)}",
+    ]
+
+
+def test_a_long_value_utf_8_cannot_encode_still_gets_a_label() -> None:
+    # a lone surrogate: what json.loads gives for "\\ud800", and a dict handed to Campaign.from_dict may hold
+    data = yaml.safe_load(campaign("  product:\n    duts.nat.x: [a, b]\n"))
+    data["sweep"]["product"]["duts.nat.x"] = ["\ud800" + "a" * 40, "b" * 40]
+    labels = [p.label for p in Campaign.from_dict(data).points()]
+    assert re.fullmatch("nat-1k-x\ud800" + "a" * 23 + "~[0-9a-f]{7}", labels[0])
+    assert re.fullmatch("nat-1k-x" + "b" * 24 + "~[0-9a-f]{7}", labels[1])

@@ -6,13 +6,18 @@ from typing import Any
 
 import pytest
 
+from natbench.duts.recipes.shell import analyze
 from natbench.duts.recipes.template import (
     Placeholder,
     TemplateSyntaxError,
     cpu_hexmask,
     parse_template,
+    quoted_placeholder,
     render_template,
+    rendered_words,
+    shown_value,
 )
+from natbench.duts.recipes.values import RUNTIME, FormatText, ValueClass
 from natbench.traffic.ports import PortRange
 
 
@@ -225,9 +230,122 @@ def test_an_unknown_filter_lists_the_known_ones() -> None:
     assert str(info.value) == f"unknown filter 'nope' in '{{{{ x | csv | nope }}}}' (known: {known})"
 
 
-@pytest.mark.parametrize("text", ["echo {{ x", "echo x }}", "echo {{ x }} }}", "echo }{{ x }}}"])
+def test_a_bad_placeholder_of_60_characters_is_shown_whole_and_a_longer_one_cut_to_60() -> None:
+    whole = "{{ 1" + "x" * 53 + " }}"  # 60 characters
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse_template(f"echo {whole}")
+    assert str(info.value) == f"bad placeholder '{whole}': expected {{{{ name }}}} or {{{{ name | filter }}}}"
+    longer = "{{ 1" + "x" * 54 + " }}"  # 61 characters: its first 57 and '...'
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse_template(f"echo {longer}")
+    assert str(info.value) == "bad placeholder '{{ 1" + "x" * 53 + "...': expected {{ name }} or {{ name | filter }}"
+
+
+def test_an_unknown_filter_of_61_characters_is_cut_to_60_in_its_message() -> None:
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse_template("echo {{ x | " + "f" * 61 + " }}")
+    assert str(info.value).startswith("unknown filter '" + "f" * 57 + "...' in '{{ x | " + "f" * 50 + "...' (known: ")
+
+
+def test_a_value_whose_repr_has_40_characters_is_shown_whole_and_a_longer_one_cut_to_40() -> None:
+    assert shown_value("x" * 38) == "'" + "x" * 38 + "'"
+    assert shown_value("x" * 39) == "'" + "x" * 35 + "...'"  # 36 characters of the repr and ...'
+    assert shown_value("x" * 39, limit=41) == "'" + "x" * 39 + "'"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("-" + "a" * 37, "'-" + "a" * 37 + "'"), ("-" + "a" * 38, "'-" + "a" * 34 + "...'")],
+)
+def test_a_value_that_does_not_fit_its_place_is_named_cut_to_40_characters(value: str, shown: str) -> None:
+    text = "ip link show {{ x }}"
+    with pytest.raises(ValueError) as info:
+        render_template(text, {"x": value}, slots=analyze(text))
+    assert str(info.value).startswith(f"x: {shown} starts with '-': ip would read it as an option")
+
+
+@pytest.mark.parametrize("text", ["echo {{}}", "echo {{ }}"])
+def test_an_empty_placeholder_is_a_bad_placeholder_not_unbalanced_braces(text: str) -> None:
+    # its '}}' follows its '{{' at once: the placeholder is found, and it names nothing
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse_template(text)
+    assert str(info.value) == f"bad placeholder '{text[5:]}': expected {{{{ name }}}} or {{{{ name | filter }}}}"
+
+
+@pytest.mark.parametrize(
+    "text", ["echo {{ x", "echo x }}", "echo {{ x }} }}", "echo }{{ x }}}", "echo }}{{ x }}", "}}{{ x }}"]
+)
 def test_unbalanced_braces_are_rejected(text: str) -> None:
-    # the last case: with the placeholder taken out, the braces on either side meet as '}}'
+    # "echo }{{ x }}}": with the placeholder taken out, the braces on either side meet as '}}'; a '}}' right
+    # before a placeholder closes nothing: the placeholder's own '}}' comes after its '{{'
     with pytest.raises(TemplateSyntaxError) as info:
         parse_template(text)
     assert str(info.value) == "unbalanced '{{' or '}}'"
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("'{{ x }}'", "{{ x }}"),  # a quote as the very first character opens
+        ('"{{ x }}" -v', "{{ x }}"),
+        ("{{ x }} '{{ y }}'", "{{ y }}"),  # the first placeholder inside quotes, not the first placeholder
+        ("'{{ x }} {{ y }}'", "{{ x }}"),  # one placeholder: up to its own '}}'
+        ("echo }} '{{ x }}'", "{{ x }}"),  # a '}}' before the placeholder closes nothing
+        ("{{ x }}'{{ y }}'", "{{ y }}"),  # a quote right after a placeholder opens
+        ("{{ x' }} {{ y }}", None),  # a quote inside a placeholder is no shell quote
+        ("{{ x '{{ y", None),  # an unclosed placeholder outside quotes runs to the end of the text
+        ("echo \\a'{{ x }}'", "{{ x }}"),  # a backslash escapes one character: the quote after it opens
+        ("iptables -X {{ chain }}", None),  # only ' and " open quotes
+        ("echo '{{ x", "{{ x"),  # an unclosed placeholder inside quotes: the rest of the text
+        ("echo {{ x }} 'a' \"b\"", None),  # quotes closed before and after: outside
+        ("{{ x }}", None),
+    ],
+)
+def test_quoted_placeholder_finds_the_first_placeholder_inside_shell_quotes(text: str, found: str | None) -> None:
+    assert quoted_placeholder(text) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        (FormatText("a; flush ruleset", "nft"), "'\"a; flush ruleset\"'"),  # one nft string, then one shell word
+        (FormatText('say "hi"', "json"), '\'"say \\"hi\\""\''),  # a JSON string, its quotes escaped
+    ],
+)
+def test_a_text_value_is_written_by_its_formats_writer_then_quoted(text: FormatText, rendered: str) -> None:
+    assert render_template("nft add rule ip t c comment {{ x }}", {"x": text}) == (
+        "nft add rule ip t c comment " + rendered
+    )
+
+
+def test_rendered_words_says_whether_a_value_renders_as_a_list() -> None:
+    assert rendered_words("a b", ()) == (["a b"], False)  # one word, whatever it holds
+    assert rendered_words(["a b"], ()) == (["a b"], True)  # a list of one item is still a list
+    assert rendered_words(["a", "b"], ("csv",)) == (["a,b"], False)  # csv makes one word of a list
+    assert rendered_words(4, ("hexmask",)) == (["0000000f"], False)
+
+
+def test_each_placeholder_is_checked_against_its_own_place() -> None:
+    # three places in order: echo's text, an argument of ip (no leading '-'), a file after '--' (any)
+    text = "echo {{ a }}; ip link show {{ b }}; cat -- {{ c }}"
+    slots = analyze(text)
+    assert (
+        render_template(text, {"a": "x", "b": "eth0", "c": "-f"}, slots=slots) == "echo x; ip link show eth0; cat -- -f"
+    )
+    with pytest.raises(ValueError, match=r"^b: '-f' starts with '-': ip would read it as an option"):
+        render_template(text, {"a": "x", "b": "-f", "c": "-f"}, slots=slots)
+
+
+def test_a_value_is_checked_as_the_class_of_its_variable_after_its_filters() -> None:
+    # '3' may begin the line echo writes; a word may not: a parameter whose values are words is refused there even
+    # when this value is a number, a value learnt at run time only for what it is
+    text = "echo {{ x | lower }} > f"
+    slots = analyze(text)
+
+    def classes(name: str, filters: tuple[str, ...]) -> ValueClass:
+        return {("x", ("lower",)): ValueClass("word")}.get((name, filters), RUNTIME)
+
+    with pytest.raises(ValueError) as info:
+        render_template(text, {"x": "3"}, slots=slots, classes=classes)
+    assert str(info.value).startswith("x: '3' begins a statement of text echo writes")
+    assert render_template(text, {"x": "3"}, slots=slots) == "echo 3 > f"
