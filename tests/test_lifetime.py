@@ -1,5 +1,6 @@
 """How long a connection-establishment step needs its connections (RFC 9693, Sections 4.5 and 4.6): the arithmetic
-of :func:`natbench.metrics.lifetime.establishment_lifetime` at its edges."""
+of :func:`natbench.metrics.lifetime.establishment_lifetime` at its edges, and the lifetime models of the metrics
+that keep connections (what the DUT-timeout check before a run warns about)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,14 @@ from typing import Any, cast
 
 import pytest
 
+from natbench.metrics.capacity import CapacitySettings
+from natbench.metrics.capacity import lifetime as capacity_lifetime
+from natbench.metrics.cps import CpsSettings, search_lifetime
+from natbench.metrics.declare import Lifetime
 from natbench.metrics.lifetime import connection_limit, establishment_lifetime
 from natbench.metrics.settings import MetricSettings
+from natbench.metrics.teardown import TeardownSettings
+from natbench.metrics.teardown import lifetime as teardown_lifetime
 from natbench.testing import FakeDut
 
 
@@ -55,3 +62,46 @@ def test_the_limit_is_the_smaller_of_refill_after_and_the_dut_timeout_and_names_
 def test_a_refill_after_equal_to_the_dut_timeout_is_named_as_the_limit() -> None:
     # a tie: the user's own setting is the one named (it comes first and is not larger)
     assert connection_limit(refill_after(120.0), TimeoutDut(120)) == (120.0, "refill_after")
+
+
+# ----------------------------------------------------------------------------- the metrics' lifetime models
+def test_a_cps_search_without_validation_needs_its_connections_for_its_slowest_phase_1_only() -> None:
+    # the lowest rate its grid tries is lower + error = 1000 + 1000 = 2000/s: 4,000 connections take 2 s to send,
+    # + the 2 s receive wait = 4 s; nothing validates them, so no reverse frames follow
+    s = CpsSettings(lower=1000, upper=9000, error=1000, timeout=2, alpha=2.0, validation="off")
+    (need,) = search_lifetime(s, 4000, {})
+    assert need == Lifetime(
+        4.0, "phase 1 of 4,000 connections at 2000/s, the lowest rate its search could try", refused=True
+    )
+
+
+@pytest.mark.parametrize("validation", ["every_step", "final"])
+def test_a_validated_cps_search_needs_its_connections_through_the_reverse_frames_at_alpha_times_the_rate(
+    validation: str,
+) -> None:
+    # phase 1 at 2000/s: 4000 / 2000 + 2 = 4 s; reverse frames at alpha x rate = 4000/s: 4000 / 4000 + 2 = 3 s
+    s = CpsSettings(lower=1000, upper=9000, error=1000, timeout=2, alpha=2.0, validation=validation)
+    (need,) = search_lifetime(s, 4000, {})
+    assert need == Lifetime(
+        7.0,
+        "phase 1 and its validation of 4,000 connections at 2000/s, the lowest rate its search could try",
+        refused=True,
+    )
+
+
+def test_a_capacity_probe_needs_the_most_connections_the_search_probes() -> None:
+    # the point's connections (123) do not matter: the slowest probe has max_connections = 8,000 at 2000/s:
+    # 8000 / 2000 + 2 = 6 s, validated (the default) at alpha 1: + 8000 / 2000 + 2 = 12 s
+    s = CapacitySettings(
+        min_connections=1000, max_connections=8000, connection_error=1000, lower=1000, upper=9000, error=1000, timeout=2
+    )
+    (need,) = capacity_lifetime(s, 123, {})
+    assert (need.seconds, need.refused) == (12.0, True)
+    assert need.step.startswith("phase 1 and its validation of 8,000 connections at 2000/s")
+
+
+def test_a_teardown_needs_the_fill_the_gap_and_a_second_receive_wait_and_is_not_refused() -> None:
+    # 1000 / 500 (fill) + 2 (receive wait) + 3 (gap) + 2 (the delete's margin) = 9 s; connections that would
+    # expire are warned about, nothing refuses the trial
+    s = TeardownSettings(fill_rate=500, timeout=2, gap=3)
+    assert teardown_lifetime(s, 1000, {}) == (Lifetime(9.0, "phase 1 + gap before the timed delete", refused=False),)

@@ -129,7 +129,8 @@ def fill_figures(memory: Mapping[str, Any]) -> FillFigures | None:
     fall = _number(used.get("mem_available"))
     noises = memory.get("noise")
     noise = _number(noises.get("mem_available")) if isinstance(noises, Mapping) else None
-    significant = fall is not None and noise is not None and fall > 0 and fall >= SIGNIFICANCE * max(noise, RESOLUTION)
+    # the threshold is positive (SIGNIFICANCE x at least RESOLUTION): a fall of 0 or a rise never counts
+    significant = fall is not None and noise is not None and fall >= SIGNIFICANCE * max(noise, RESOLUTION)
     mem_available = fall / n if significant and fall is not None else None
     if slabs:
         per, source = sum(slabs.values()), "slab"
