@@ -230,6 +230,31 @@ def test_a_fill_of_one_connection_stores_that_connections_memory() -> None:
     )
 
 
+@pytest.mark.parametrize("readings", [1, 0])
+def test_a_single_reading_of_the_emptied_table_waits_for_nothing_and_knows_no_noise(readings: int) -> None:
+    # readings 0 still takes the one snapshot the fill is measured from; one reading has no spread
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    waits: list[float] = []
+    memory, extra = FillMemory(dut, waits.append, readings=readings), {}
+    memory.emptied()
+    assert waits == []
+    dut.connections = N
+    memory.filled(_phase1(N), extra)
+    assert "noise" not in extra["memory"]
+    assert extra["memory"]["used"] == {"mem_available": 300 * N, "conntrack_slab": 256 * N}
+
+
+def test_a_fill_recorded_without_a_snapshot_after_its_traffic_stores_nothing() -> None:
+    # a fill judged by what the DUT holds calls snapshot_filled, then record: without the snapshot there is no
+    # "after" to compare with, and nothing is stored (no record with an empty snapshot)
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    memory, extra = FillMemory(dut), {}
+    memory.emptied()
+    dut.connections = N
+    memory.record(extra, N)
+    assert extra == {}
+
+
 class _Member:
     def __init__(self, name: str, snap: dict[str, int] | None) -> None:
         self.name = name
