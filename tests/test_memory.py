@@ -237,11 +237,23 @@ def test_a_single_reading_of_the_emptied_table_waits_for_nothing_and_knows_no_no
     waits: list[float] = []
     memory, extra = FillMemory(dut, waits.append, readings=readings), {}
     memory.emptied()
-    assert waits == []
+    assert (waits, dut.snapshots) == ([], 1)
     dut.connections = N
     memory.filled(_phase1(N), extra)
     assert "noise" not in extra["memory"]
     assert extra["memory"]["used"] == {"mem_available": 300 * N, "conntrack_slab": 256 * N}
+
+
+def test_two_readings_of_the_emptied_table_are_enough_for_a_spread() -> None:
+    # MemAvailable +2 MB at the first reading, -1 MB at the second: one wait between them, a 3 MB spread
+    dut = MemoryFakeDut(FakeModel(), slab_per_connection=256, mem_noise=(2_000_000, -1_000_000, 0))
+    waits: list[float] = []
+    memory, extra = FillMemory(dut, waits.append, readings=2), {}
+    memory.emptied()
+    assert (waits, dut.snapshots) == ([READING_GAP], 2)
+    dut.connections = N
+    memory.filled(_phase1(N), extra)
+    assert extra["memory"]["noise"] == {"mem_available": 3_000_000}
 
 
 def test_a_fill_recorded_without_a_snapshot_after_its_traffic_stores_nothing() -> None:
