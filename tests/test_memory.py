@@ -256,6 +256,21 @@ def test_two_readings_of_the_emptied_table_are_enough_for_a_spread() -> None:
     assert extra["memory"]["noise"] == {"mem_available": 3_000_000}
 
 
+def test_a_reading_of_the_emptied_table_that_fails_forgets_the_last_fills_snapshot() -> None:
+    # one FillMemory for two fills: the first is read whole (3 readings, 1 after); the second's readings of the
+    # emptied table fail, so its record has nothing to compare, not the first fill's snapshot
+    dut = MemoryFakeDut(FakeModel(), slab_per_connection=256, fail_snapshot=EMPTY_READINGS + 1)
+    memory, first = FillMemory(dut), {}
+    memory.emptied()
+    dut.connections = N
+    memory.filled(_phase1(N), first)
+    assert first["memory"]["used"]["conntrack_slab"] == 256 * N
+    second: dict[str, Any] = {}
+    memory.emptied()
+    memory.record(second, N)
+    assert second == {}
+
+
 def test_a_fill_recorded_without_a_snapshot_after_its_traffic_stores_nothing() -> None:
     # a fill judged by what the DUT holds calls snapshot_filled, then record: without the snapshot there is no
     # "after" to compare with, and nothing is stored (no record with an empty snapshot)
