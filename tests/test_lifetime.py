@@ -13,10 +13,11 @@ from natbench.metrics.capacity import CapacitySettings
 from natbench.metrics.capacity import lifetime as capacity_lifetime
 from natbench.metrics.cps import CpsSettings, search_lifetime
 from natbench.metrics.declare import Lifetime
-from natbench.metrics.lifetime import connection_limit, establishment_lifetime
+from natbench.metrics.lifetime import connection_limit, establishment_lifetime, filled_table_lifetime
 from natbench.metrics.settings import MetricSettings
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.teardown import lifetime as teardown_lifetime
+from natbench.metrics.throughput import ThroughputSettings
 from natbench.testing import FakeDut
 
 
@@ -105,3 +106,10 @@ def test_a_teardown_needs_the_fill_the_gap_and_a_second_receive_wait_and_is_not_
     # expire are warned about, nothing refuses the trial
     s = TeardownSettings(fill_rate=500, timeout=2, gap=3)
     assert teardown_lifetime(s, 1000, {}) == (Lifetime(9.0, "phase 1 + gap before the timed delete", refused=False),)
+
+
+def test_a_filled_table_trial_needs_the_fill_the_gap_and_phase_2_with_their_receive_waits() -> None:
+    # 1000 / 500 (fill) + 2 (its receive wait) + 3 (gap) + 10 (phase 2) + 2 (its receive wait) = 19 s; connections
+    # that would expire are warned about, nothing refuses the trial
+    s = ThroughputSettings(upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10)
+    assert filled_table_lifetime(s, 1000, {}) == (Lifetime(19.0, "phase 1 + gap + phase 2", refused=False),)
