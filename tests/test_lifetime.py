@@ -5,15 +5,22 @@ that keep connections (what the DUT-timeout check before a run warns about)."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
 
+from natbench.errors import DutError
 from natbench.metrics.capacity import CapacitySettings
 from natbench.metrics.capacity import lifetime as capacity_lifetime
 from natbench.metrics.cps import CpsSettings, search_lifetime
 from natbench.metrics.declare import Lifetime
-from natbench.metrics.lifetime import connection_limit, establishment_lifetime, filled_table_lifetime
+from natbench.metrics.lifetime import (
+    connection_limit,
+    connection_timeout,
+    establishment_lifetime,
+    filled_table_lifetime,
+)
 from natbench.metrics.settings import MetricSettings
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.teardown import lifetime as teardown_lifetime
@@ -113,3 +120,21 @@ def test_a_filled_table_trial_needs_the_fill_the_gap_and_phase_2_with_their_rece
     # that would expire are warned about, nothing refuses the trial
     s = ThroughputSettings(upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10)
     assert filled_table_lifetime(s, 1000, {}) == (Lifetime(19.0, "phase 1 + gap + phase 2", refused=False),)
+
+
+class BrokenFactsDut(FakeDut):
+    """A fake whose facts cannot be read."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    def facts(self) -> dict[str, Any]:
+        raise self.error
+
+
+def test_a_dut_without_facts_or_whose_facts_fail_names_no_timeout() -> None:
+    assert connection_timeout(cast(FakeDut, SimpleNamespace())) is None  # a stand-in with no facts at all
+    for error in (NotImplementedError(), OSError("no route"), DutError("facts failed")):
+        assert connection_timeout(BrokenFactsDut(error)) is None
+    assert connection_timeout(TimeoutDut(120)) == 120.0
