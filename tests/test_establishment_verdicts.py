@@ -578,3 +578,15 @@ def test_a_refused_step_is_stored_and_read_back_as_an_invalid_trial_without_coun
     assert [r.value for r in run.results()] == [None]
     summary = trial_summary(run.trials_frame())
     assert (int(summary["trials"].iloc[0]), int(summary["invalid"].iloc[0])) == (1, 1)
+
+
+def test_final_validation_with_a_search_that_cannot_validate_once_validates_every_step() -> None:
+    """The fast search's steps depend on the earlier ones, so a rate it kept on phase 1 alone would steer it: under
+    validation final it validates every step (each phase 1 followed by its reverse frames), and its rate is a
+    validated one."""
+    b = Bench(**FORWARDS_MORE)
+    res = b.run("cps", upper=400_000, error=1000, validation="final", algorithm="fast", check_table=False)
+    assert res.extra["validated"] is True
+    kinds = [r.kind for r in b.records]
+    assert kinds and kinds == ["phase1", "validation"] * (len(kinds) // 2)
+    assert not any(r.extra.get("final") for r in b.records)

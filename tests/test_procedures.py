@@ -687,6 +687,7 @@ def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() 
     assert res.value == 100_000
     assert res.extra["tester_bound"] is True and res.extra["at_upper_limit"] is False
     assert res.extra["tester_ceiling"] == 101_000
+    assert res.extra["tester_bound_cause"] == "rate"  # the tester could not send faster (not its clumps)
     assert (res.extra["steps"], res.extra["invalid"]) == (1, 18)
 
 
