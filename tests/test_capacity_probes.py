@@ -57,3 +57,16 @@ def test_each_capacity_step_validates_at_alpha_times_its_rate() -> None:
     assert pairs, [r.kind for r in records]
     assert all(a.kind == "phase1" for a, b in itertools.pairwise(records) if b.kind == "validation")
     assert all(reverse == rate * 0.5 for rate, reverse in pairs)
+
+
+def test_every_probe_searches_from_zero_whatever_the_cps_sections_lower() -> None:
+    """A probe is a cps search in [0, RS] (siitperf's cttc.sh): the settings' lower (1,500 here, above the fake's
+    1,000 connections per second) does not bound it, so the rate found is the DUT's, not a lower bound never
+    passed."""
+    point = WorkingPoint(0, PortRange(1000, 1009), PortRange(80, 81), 64, cores=1, name="small")
+    records: list[TrialRecord] = []
+    res = run_capacity(
+        point, records, lower=1500, upper=2000, error=100, min_connections=20, max_connections=40, connection_error=2
+    )
+    assert records[0].kind == "phase1" and records[0].lower == 0.0
+    assert 900 <= res.extra["rate_at_capacity"] <= 1000

@@ -70,6 +70,25 @@ def test_an_unknown_timeout_collapses_the_rate_and_the_result_is_marked_a_lower_
     assert any(m.column == "timeout_unknown" and m.symbol == "[t]" for m in CAPACITY.marks)
 
 
+@pytest.mark.parametrize(
+    ("settings", "reverse_share"),
+    [
+        ({"alpha": 2.0}, 0.5),  # reverse frames at 2 x the rate: half the phase-1 time again
+        ({"validation": "off", "check_table": True}, None),  # checked by the DUT's count: phase 1 alone
+    ],
+)
+def test_the_collapsed_probes_need_follows_its_validation(
+    settings: dict[str, Any], reverse_share: float | None
+) -> None:
+    res, _records = run(TableModel(timeout=2.0, reports_timeout=False), **settings)
+    assert res.extra["validated"] is True and res.extra["timeout_unknown"] is True
+    n, rate = res.extra["collapse_connections"], res.extra["collapse_rate"]
+    need = n / rate + 0.1  # phase 1 and its receive wait
+    if reverse_share is not None:
+        need += reverse_share * n / rate + 0.1  # the reverse frames and their receive wait
+    assert res.extra["collapse_lifetime"] == pytest.approx(need)
+
+
 def test_a_named_timeout_refuses_the_steps_that_need_longer_instead() -> None:
     res, records = run(TableModel(timeout=2.0, reports_timeout=True))
     assert res.value is None and "longer than the dut_timeout of 2 s" in res.extra["failed"]

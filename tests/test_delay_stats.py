@@ -133,4 +133,6 @@ def test_too_few_frames_after_the_warm_up_for_the_tagged_frames_is_an_error() ->
     with pytest.raises(SearchError, match="500 tagged frames do not fit"):
         latency_options(s, 8.0)
     o = latency_options(s, 9.0)  # 540 frames: fits
+    exact = latency_options(LatencySettings(fill_rate=1000, tagged_frames=540), 9.0)  # 540 frames for 540: fits
+    assert exact.latency_frames == 540
     assert (o.latency, o.latency_delay, o.latency_frames, o.all_delays) == (True, 60.0, 500, False)

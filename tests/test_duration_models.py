@@ -200,6 +200,27 @@ def test_capacity_probes_double_then_bisect_the_connection_count_each_a_cps_sear
     assert capacity_estimate(s.model_copy(update={"validation": "off"}), 123, {}) == (48, 528.0)
 
 
+def test_capacity_probes_are_reference_searches_of_a_whole_half_of_max_connections_whatever_the_algorithm() -> None:
+    s = CapacitySettings(
+        min_connections=1000,
+        max_connections=7001,
+        connection_error=1000,
+        lower=0,
+        upper=1000,
+        error=100,
+        timeout=2,
+        repetitions=2,
+        algorithm="fast",
+        validation="final",
+    )
+    # probes: ceil(log2(7001 / 1000)) = 3 doublings + ceil(log2((7001 - 1000) / 1000)) = ceil(2.58) = 3 bisections;
+    # each probe a binary search (the reference: never the campaign's fast one, which validates every step under
+    # "final") at 7001 // 2 = 3,500 connections (a whole count): 4 phase 1s at the middle rate 500, 3500 / 500 + 2
+    # + 1 = 10 s each, then the final phase 1 (10 s) and its validation (3500 / 500 + 2 = 9 s): 6 trials, 59 s.
+    # One repetition 6 * 6 = 36 trials, 6 * 59 = 354 s; 2 repetitions: 72, 708
+    assert capacity_estimate(s, 123, {}) == (72, 708.0)
+
+
 def test_fast_counts_never_exceed_a_binary_search_per_seeded_repetition_and_one_repetition_has_none() -> None:
     # [0, 300], error 100: a binary search needs ceil(log2(3)) = 2 trials, fewer than the 3 a seeded walk without
     # short trials is counted with: each of the 3 later repetitions counts 2. First repetition: 2 short + 2 full

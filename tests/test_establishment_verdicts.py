@@ -578,3 +578,29 @@ def test_a_refused_step_is_stored_and_read_back_as_an_invalid_trial_without_coun
     assert [r.value for r in run.results()] == [None]
     summary = trial_summary(run.trials_frame())
     assert (int(summary["trials"].iloc[0]), int(summary["invalid"].iloc[0])) == (1, 1)
+
+
+def test_final_validation_with_a_search_that_cannot_validate_once_validates_every_step() -> None:
+    """The fast search's steps depend on the earlier ones, so a rate it kept on phase 1 alone would steer it: under
+    validation final it validates every step (each phase 1 followed by its reverse frames), and its rate is a
+    validated one."""
+    b = Bench(**FORWARDS_MORE)
+    res = b.run("cps", upper=400_000, error=1000, validation="final", algorithm="fast", check_table=False)
+    assert res.extra["validated"] is True
+    kinds = [r.kind for r in b.records]
+    assert kinds and kinds == ["phase1", "validation"] * (len(kinds) // 2)
+    assert not any(r.extra.get("final") for r in b.records)
+
+
+def test_a_final_validation_that_rejects_the_top_rate_leaves_no_upper_limit_reached() -> None:
+    """Forwards phase 1 at every rate up to the search's upper bound (400,000) but keeps state for 150,000/s only:
+    the phase-1 search ends at the top of its grid (399,000), its final validation (reverse frames at alpha x rate =
+    2 x 399,000) fails,
+    and the search goes on below it. The result is no DUT at the upper limit: the top rate was rejected."""
+    b = Bench(cps=1_000_000.0, keep_rate=150_000.0)
+    res = b.run("cps", upper=400_000, error=1000, validation="final", check_table=False, alpha=2.0)
+    final = [(r.kind, r.intended_rate) for r in b.records if r.extra.get("final")]
+    assert final == [("phase1", 399_000), ("validation", 798_000)]
+    assert res.extra["rejected"] == [399_000] and res.extra["validated"] is True
+    assert res.extra["at_upper_limit"] is False
+    assert res.value is not None and res.value <= 150_000

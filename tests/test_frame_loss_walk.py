@@ -86,3 +86,25 @@ def test_the_tables_mark_an_incomplete_walk_and_the_summary_warns(tmp_path: Path
     assert median.endswith("[w]") is incomplete
     assert ("[w]: some repetitions' walk ran out of rates" in table.caption) is incomplete
     assert (warned == [warned[0]] and "in 2 of 2 repetitions" in warned[0]) if incomplete else not warned
+
+
+def test_a_walk_from_max_rate_goes_down_by_step_without_float_noise() -> None:
+    # ten rates from 100 % down to 10 %: 1 - 7 x 0.1 is 0.29999999999999993 in floats, the walk's rate 0.3 x max
+    s = FrameLossSettings(fill_rate=1000, max_rate=1.0)
+    assert s.walk() == [1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
+
+
+def test_a_walks_fractions_are_rounded_to_twelve_decimals() -> None:
+    # a step written with 13 decimals: 1 - 0.0123456789012 = 0.9876543210988, rounded to 0.987654321099; the walk
+    # has floor(1 / step) = 81 rates
+    s = FrameLossSettings(fill_rate=1000, max_rate=1.0, step=0.0123456789012)
+    rates = s.walk()
+    assert (len(rates), rates[1]) == (81, 0.987654321099)
+
+
+def test_a_step_whose_inverse_is_a_whole_number_in_decimals_walks_that_many_rates() -> None:
+    # 1 / (1 / 93) is 92.99999999999999 in floats: still 93 rates, the last one 1/93 of max_rate (rounded)
+    s = FrameLossSettings(fill_rate=1000, max_rate=93.0, step=1 / 93)
+    rates = s.walk()
+    assert len(rates) == 93
+    assert rates[-1] == pytest.approx(1.0)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from natbench.metrics.latency import fewer_tags, tagged_only
 from natbench.report import aggregate as ag
 from natbench.report.tables import performance_table
+from natbench.results import RepetitionResult
 from natbench.run import frames as fr
 from natbench.testing.rundir import make_point, result_record
 
@@ -45,3 +47,28 @@ def test_metrics_without_a_worst_case_get_no_such_row() -> None:
     recs = [result_record(str(p.id), "pdv", r, v, "s") for r, v in enumerate([1e-5, 2e-5])]
     t = performance_table(ag.summarize(fr.results_frame(recs)), fr.points_frame([p]))
     assert not any("worst case" in n for n in t.cells.index)
+
+
+def _latency(value: float | None, **extra: object) -> RepetitionResult:
+    return RepetitionResult("p", "latency", 0, value, "s", extra=dict(extra))
+
+
+def test_fewer_tags_marks_a_direction_one_frame_short_of_what_was_asked() -> None:
+    assert fewer_tags(_latency(1e-5, tags_asked=500, samples={"forward": 500, "reverse": 499})) is True
+    assert fewer_tags(_latency(1e-5, tags_asked=500, samples={"forward": 500, "reverse": 500})) is False
+    assert fewer_tags(_latency(1e-5, tags_asked=500, samples={"forward": 501})) is False
+
+
+def test_fewer_tags_needs_a_value_a_count_asked_for_and_counts_per_direction() -> None:
+    short = {"forward": 10}
+    assert fewer_tags(_latency(None, tags_asked=500, samples=short)) is False  # a failed repetition: no value
+    assert fewer_tags(_latency(1e-5, tags_asked=None, samples=short)) is False  # tagged_rate: no count asked
+    assert fewer_tags(_latency(1e-5, tags_asked=500, samples=[10])) is False  # no counts per direction
+    assert fewer_tags(_latency(1e-5, tags_asked=500, samples={"forward": None, "reverse": "10"})) is False
+
+
+def test_tagged_only_marks_a_pdv_whose_tester_timed_only_tagged_frames_in_some_direction() -> None:
+    assert tagged_only(_latency(1e-5, frames={"forward": "all", "reverse": "tagged"})) is True
+    assert tagged_only(_latency(1e-5, frames={"forward": "all", "reverse": "all"})) is False
+    assert tagged_only(_latency(1e-5, frames="tagged")) is False  # not per direction: a record of another kind
+    assert tagged_only(_latency(1e-5)) is False

@@ -1,19 +1,32 @@
 """How long a connection-establishment step needs its connections (RFC 9693, Sections 4.5 and 4.6): the arithmetic
-of :func:`natbench.metrics.lifetime.establishment_lifetime` at its edges, and the validation metric's lifetime model
-(the rate it assumes when it has none)."""
+of :func:`natbench.metrics.lifetime.establishment_lifetime` at its edges, and the lifetime models of the metrics
+that keep connections (what the DUT-timeout check before a run warns about; validation's assumes a rate when it has
+none)."""
 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
 
-from natbench.metrics.cps import CpsSettings
+from natbench.errors import DutError
+from natbench.metrics.capacity import CapacitySettings
+from natbench.metrics.capacity import lifetime as capacity_lifetime
+from natbench.metrics.cps import CpsSettings, search_lifetime
 from natbench.metrics.declare import Lifetime
 from natbench.metrics.latency import LatencySettings
-from natbench.metrics.lifetime import connection_limit, establishment_lifetime
+from natbench.metrics.lifetime import (
+    connection_limit,
+    connection_timeout,
+    establishment_lifetime,
+    filled_table_lifetime,
+)
 from natbench.metrics.settings import MetricSettings
+from natbench.metrics.teardown import TeardownSettings
+from natbench.metrics.teardown import lifetime as teardown_lifetime
+from natbench.metrics.throughput import ThroughputSettings
 from natbench.metrics.validation import ValidationSettings
 from natbench.metrics.validation import lifetime as validation_lifetime
 from natbench.testing import FakeDut
@@ -86,3 +99,71 @@ def test_validation_without_a_rate_or_a_cps_search_assumes_no_lifetime() -> None
     s = ValidationSettings(alpha=4, timeout=2, gap=3)
     assert validation_lifetime(s, 1200, {}) == ()
     assert validation_lifetime(s, 1200, {"cps": LatencySettings(fill_rate=500)}) == ()  # no search: no rate
+
+
+# ----------------------------------------------------------------------------- the metrics' lifetime models
+def test_a_cps_search_without_validation_needs_its_connections_for_its_slowest_phase_1_only() -> None:
+    # the lowest rate its grid tries is lower + error = 1000 + 1000 = 2000/s: 4,000 connections take 2 s to send,
+    # + the 2 s receive wait = 4 s; nothing validates them, so no reverse frames follow
+    s = CpsSettings(lower=1000, upper=9000, error=1000, timeout=2, alpha=2.0, validation="off")
+    (need,) = search_lifetime(s, 4000, {})
+    assert need == Lifetime(
+        4.0, "phase 1 of 4,000 connections at 2000/s, the lowest rate its search could try", refused=True
+    )
+
+
+@pytest.mark.parametrize("validation", ["every_step", "final"])
+def test_a_validated_cps_search_needs_its_connections_through_the_reverse_frames_at_alpha_times_the_rate(
+    validation: str,
+) -> None:
+    # phase 1 at 2000/s: 4000 / 2000 + 2 = 4 s; reverse frames at alpha x rate = 4000/s: 4000 / 4000 + 2 = 3 s
+    s = CpsSettings(lower=1000, upper=9000, error=1000, timeout=2, alpha=2.0, validation=validation)
+    (need,) = search_lifetime(s, 4000, {})
+    assert need == Lifetime(
+        7.0,
+        "phase 1 and its validation of 4,000 connections at 2000/s, the lowest rate its search could try",
+        refused=True,
+    )
+
+
+def test_a_capacity_probe_needs_the_most_connections_the_search_probes() -> None:
+    # the point's connections (123) do not matter: the slowest probe has max_connections = 8,000 at 2000/s:
+    # 8000 / 2000 + 2 = 6 s, validated (the default) at alpha 1: + 8000 / 2000 + 2 = 12 s
+    s = CapacitySettings(
+        min_connections=1000, max_connections=8000, connection_error=1000, lower=1000, upper=9000, error=1000, timeout=2
+    )
+    (need,) = capacity_lifetime(s, 123, {})
+    assert (need.seconds, need.refused) == (12.0, True)
+    assert need.step.startswith("phase 1 and its validation of 8,000 connections at 2000/s")
+
+
+def test_a_teardown_needs_the_fill_the_gap_and_a_second_receive_wait_and_is_not_refused() -> None:
+    # 1000 / 500 (fill) + 2 (receive wait) + 3 (gap) + 2 (the delete's margin) = 9 s; connections that would
+    # expire are warned about, nothing refuses the trial
+    s = TeardownSettings(fill_rate=500, timeout=2, gap=3)
+    assert teardown_lifetime(s, 1000, {}) == (Lifetime(9.0, "phase 1 + gap before the timed delete", refused=False),)
+
+
+def test_a_filled_table_trial_needs_the_fill_the_gap_and_phase_2_with_their_receive_waits() -> None:
+    # 1000 / 500 (fill) + 2 (its receive wait) + 3 (gap) + 10 (phase 2) + 2 (its receive wait) = 19 s; connections
+    # that would expire are warned about, nothing refuses the trial
+    s = ThroughputSettings(upper=1000, error=100, fill_rate=500, timeout=2, gap=3, duration=10)
+    assert filled_table_lifetime(s, 1000, {}) == (Lifetime(19.0, "phase 1 + gap + phase 2", refused=False),)
+
+
+class BrokenFactsDut(FakeDut):
+    """A fake whose facts cannot be read."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    def facts(self) -> dict[str, Any]:
+        raise self.error
+
+
+def test_a_dut_without_facts_or_whose_facts_fail_names_no_timeout() -> None:
+    assert connection_timeout(cast(FakeDut, SimpleNamespace())) is None  # a stand-in with no facts at all
+    for error in (NotImplementedError(), OSError("no route"), DutError("facts failed")):
+        assert connection_timeout(BrokenFactsDut(error)) is None
+    assert connection_timeout(TimeoutDut(120)) == 120.0

@@ -230,6 +230,58 @@ def test_a_fill_of_one_connection_stores_that_connections_memory() -> None:
     )
 
 
+@pytest.mark.parametrize("readings", [1, 0])
+def test_a_single_reading_of_the_emptied_table_waits_for_nothing_and_knows_no_noise(readings: int) -> None:
+    # readings 0 still takes the one snapshot the fill is measured from; one reading has no spread
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    waits: list[float] = []
+    memory, extra = FillMemory(dut, waits.append, readings=readings), {}
+    memory.emptied()
+    assert (waits, dut.snapshots) == ([], 1)
+    dut.connections = N
+    memory.filled(_phase1(N), extra)
+    assert "noise" not in extra["memory"]
+    assert extra["memory"]["used"] == {"mem_available": 300 * N, "conntrack_slab": 256 * N}
+
+
+def test_two_readings_of_the_emptied_table_are_enough_for_a_spread() -> None:
+    # MemAvailable +2 MB at the first reading, -1 MB at the second: one wait between them, a 3 MB spread
+    dut = MemoryFakeDut(FakeModel(), slab_per_connection=256, mem_noise=(2_000_000, -1_000_000, 0))
+    waits: list[float] = []
+    memory, extra = FillMemory(dut, waits.append, readings=2), {}
+    memory.emptied()
+    assert (waits, dut.snapshots) == ([READING_GAP], 2)
+    dut.connections = N
+    memory.filled(_phase1(N), extra)
+    assert extra["memory"]["noise"] == {"mem_available": 3_000_000}
+
+
+def test_a_reading_of_the_emptied_table_that_fails_forgets_the_last_fills_snapshot() -> None:
+    # one FillMemory for two fills: the first is read whole (3 readings, 1 after); the second's readings of the
+    # emptied table fail, so its record has nothing to compare, not the first fill's snapshot
+    dut = MemoryFakeDut(FakeModel(), slab_per_connection=256, fail_snapshot=EMPTY_READINGS + 1)
+    memory, first = FillMemory(dut), {}
+    memory.emptied()
+    dut.connections = N
+    memory.filled(_phase1(N), first)
+    assert first["memory"]["used"]["conntrack_slab"] == 256 * N
+    second: dict[str, Any] = {}
+    memory.emptied()
+    memory.record(second, N)
+    assert second == {}
+
+
+def test_a_fill_recorded_without_a_snapshot_after_its_traffic_stores_nothing() -> None:
+    # a fill judged by what the DUT holds calls snapshot_filled, then record: without the snapshot there is no
+    # "after" to compare with, and nothing is stored (no record with an empty snapshot)
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    memory, extra = FillMemory(dut), {}
+    memory.emptied()
+    dut.connections = N
+    memory.record(extra, N)
+    assert extra == {}
+
+
 class _Member:
     def __init__(self, name: str, snap: dict[str, int] | None) -> None:
         self.name = name

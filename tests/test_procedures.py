@@ -325,11 +325,23 @@ def test_latency_and_pdv_run_at_the_throughput_rate() -> None:
         d: {"median": pytest.approx(100e-6), "p99_9": pytest.approx(300e-6)} for d in ("forward", "reverse")
     }
     assert set(h.records[-1].extra["latency"]) == {"forward", "reverse"}
+    # what the result stores beside the value: the trial's verdict, the warm-up (the harness's 0.5 s), the tagged
+    # frames asked for (RFC 8219's default 500) and the frames timed per direction, as the trial counted them
+    assert (lat.extra["verdict"], lat.extra["reason"], lat.extra["tag_delay"], lat.extra["tags_asked"]) == (
+        "pass",
+        "",
+        0.5,
+        500,
+    )
+    assert lat.extra["samples"] == {d: v["samples"] for d, v in h.records[-1].extra["latency"].items()}
     # at 100,000: L = 1/3, base = 20 us x (1 + 4/81) = 20.988 us; PDV = 3 base - base/2 = 2.5 base = 52.469 us
     pdv = h.run("pdv", rate=100_000, fill_rate=50_000)
     assert pdv.extra["rate"] == 100_000
     assert pdv.value == pytest.approx(2.5 * 20e-6 * 85 / 81)
     assert pdv.extra["per_direction"] == {d: pytest.approx(2.5 * 20e-6 * 85 / 81) for d in ("forward", "reverse")}
+    # every frame timed (not only the tagged ones), exactly (no histogram error), as many as the trial counted
+    assert (pdv.extra["frames"], pdv.extra["error_bound"]) == ({"forward": "all", "reverse": "all"}, 0.0)
+    assert pdv.extra["samples"] == {d: v["samples"] for d, v in h.records[-1].extra["latency"].items()}
     missing = h.run("latency", fill_rate=50_000)
     assert missing.value is None and "needs a rate" in missing.extra["failed"]
 
@@ -689,6 +701,7 @@ def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() 
     assert res.value == 100_000
     assert res.extra["tester_bound"] is True and res.extra["at_upper_limit"] is False
     assert res.extra["tester_ceiling"] == 101_000
+    assert res.extra["tester_bound_cause"] == "rate"  # the tester could not send faster (not its clumps)
     assert (res.extra["steps"], res.extra["invalid"]) == (1, 18)
 
 

@@ -85,3 +85,28 @@ def test_max_connections_short_of_the_port_space_has_not_used_it_up() -> None:
     res, _ = capacity_at((65530, 65530), min_connections=20, max_connections=100, connection_error=20)
     assert probed(res) == [20, 40, 80, 100]
     assert (res.value, res.extra["not_reached"], res.extra["port_space_exhausted"]) == (100, True, False)
+
+
+def test_a_final_probe_at_exactly_gamma_times_the_safe_rate_is_kept_and_is_not_the_collapse_reported() -> None:
+    """Ceiling 1,000 cps up to 200 source ports, 400 up to 300, 0 beyond; 20 destination ports; connection_error
+    2,000 = 100 ports. Exponential: 200 ports 1,000 cps, 400 ports 0 (< 0.2 x 1,000): the collapse, at 8,000
+    connections, where the rate had to stay at 0.2 x 1,000 = 200. Final: one probe, 300 ports: 400 = 0.4 x 1,000,
+    kept (not below gamma x the safe rate). The DUT names no timeout, so the collapse that ended the search is
+    reported: the 400 ports', not the kept probe's."""
+    h = capacity_harness(lambda n: 1000.0 if n <= 200 else 400.0 if n <= 300 else 0.0)
+    res = h.run("capacity", upper=2000, error=1, connection_error=2000)
+    assert res.extra["probes"] == [[4000, 1000], [8000, 0], [6000, 400]]
+    assert (res.value, res.error) == (6000, 2000)
+    assert res.extra["timeout_unknown"] is True
+    assert (res.extra["collapse_connections"], res.extra["collapse_rate"]) == (8000, 200.0)
+
+
+def test_every_probe_is_the_reference_binary_search_whatever_the_algorithm_named() -> None:
+    """algorithm: fast names the cps search's algorithm, not the probes': each probe stays the seeds' binary search,
+    which under validation: final validates its result once (fast would validate every step). Only the first probe
+    (200 ports, 1,000 cps) has a rate to validate; the others collapse to 0."""
+    h = capacity_harness(lambda n: 1000.0 if n <= 200 else 0.0)
+    res = h.run("capacity", upper=2000, error=100, connection_error=2000, validation="final", algorithm="fast")
+    assert res.extra["probes"] == [[4000, 1000], [8000, 0], [6000, 0]]
+    validations = [r for r in h.records if r.kind == "validation"]
+    assert len(validations) == 1 and validations[0].extra["final"] is True

@@ -62,3 +62,49 @@ def test_a_slab_that_did_not_grow_shows_no_memory_figure_in_the_tables(tmp_path:
     assert run.memory["per_connection"].isna().all()
     table = run.seed_table()
     assert [str(c) for c in table.cells.loc["memory / conn. (B)"]] == ["-"]
+
+
+@pytest.mark.parametrize("connections", [None, 0, -4000, "4000", True, float("nan")])
+def test_a_record_that_names_no_positive_connection_count_has_no_figures(connections: object) -> None:
+    # a hand-edited or damaged record: the slab grew, but per connection of no known N is no figure
+    rec = {**record({"conntrack_slab": 256 * N}), "connections": connections}
+    assert fill_figures(rec) is None
+
+
+def test_one_connection_is_a_count_and_takes_all_the_growth() -> None:
+    rec = memory_used({"conntrack_slab": 4096}, {"conntrack_slab": 4096 + 320}, 1, {"mem_available": 0})
+    figures = fill_figures(rec)
+    assert figures is not None
+    assert (figures.connections, figures.per_connection, figures.source) == (1, 320.0, "slab")
+
+
+@pytest.mark.parametrize("used", [None, [256 * N], "conntrack_slab"])
+def test_a_record_whose_use_is_no_mapping_has_no_figure_but_its_connections(used: object) -> None:
+    figures = fill_figures({**record({"conntrack_slab": 256 * N}), "used": used})
+    assert figures is not None
+    assert (figures.connections, figures.per_connection, figures.source) == (N, None, None)
+    assert (figures.mem_available, figures.slabs) == (None, {})
+
+
+def test_only_numbers_that_grew_are_slabs_and_a_capacity_or_memavailable_never_is() -> None:
+    # mem_total rising (a DUT given more memory) is no connection's use, nor is a value that is no number;
+    # MemAvailable's fall (within its noise here) is its own figure, never a slab's
+    used = {
+        "mem_total": 2 * GIB,
+        "mem_available": 1024,
+        "conntrack_slab": 256 * N,
+        "broken_slab": None,
+        "text_slab": "12",
+        "flag_slab": True,
+    }
+    figures = fill_figures({"connections": N, "used": used, "noise": {"mem_available": 4096}})
+    assert figures is not None
+    assert figures.slabs == {"conntrack_slab": 256.0}
+    assert (figures.per_connection, figures.source, figures.mem_available) == (256.0, "slab", None)
+
+
+def test_memavailables_fall_is_reported_beside_the_slabs_it_does_not_replace() -> None:
+    # both tell: the slab's growth is the figure, MemAvailable's significant fall is kept beside it
+    figures = fill_figures(record({"conntrack_slab": 256 * N}, fall_per_connection=300))
+    assert figures is not None
+    assert (figures.per_connection, figures.source, figures.mem_available) == (256.0, "slab", 300.0)

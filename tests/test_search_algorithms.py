@@ -5,6 +5,7 @@ procedure, its plan and its caption, with nothing else of natbench changed."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -263,3 +264,19 @@ def test_a_search_task_spans_the_range_it_is_given_else_the_settings() -> None:
     assert (task.lower, task.upper, task.error) == (100.0, 100_000.0, 1_000.0)
     task = search_task(ctx, lambda _request: NotImplemented, lower=3_000, upper=9_000)
     assert (task.lower, task.upper, task.error) == (3_000.0, 9_000.0, 1_000.0)
+
+
+def test_cps_keeps_the_rates_its_algorithm_rejected_when_no_final_validation_rejected_one() -> None:
+    """A search algorithm may store rates it rejected itself (the fast search: a full trial disagreeing with the
+    short ones); cps stores them as ``rejected`` unless a final validation rejected a rate, which then is the one
+    named."""
+    rejecting = dataclasses.replace(
+        LINEAR, stored=lambda _task, out: {"algorithm": "linear", "rejected": [out.upper + 1000.0]}
+    )
+    ALGORITHMS.register("linear", rejecting)
+    try:
+        h = Harness(cps=240_000)
+        res = h.run("cps", upper=400_000, error=50_000, algorithm="linear")  # validation every_step: none final
+        assert (res.value, res.extra["rejected"]) == (200_000, [251_000.0])
+    finally:
+        ALGORITHMS.unregister("linear")

@@ -169,19 +169,20 @@ def capacity(ctx: ProcedureContext[CapacitySettings]) -> RepetitionResult:
         not_reached=False,
         port_space_exhausted=False,
         validated=checked,
-        **_timeout_extra(ctx, collapse[-1] if collapse else None, n_dst, checked),
+        **_timeout_extra(ctx, collapse[-1], n_dst, checked),  # a search that did not exhaust ended on a collapse
     )
 
 
 def _timeout_extra(
-    ctx: ProcedureContext[CapacitySettings], collapsed: tuple[int, float] | None, n_dst: int, checked: bool
+    ctx: ProcedureContext[CapacitySettings], collapsed: tuple[int, float], n_dst: int, checked: bool
 ) -> dict[str, Any]:
-    """Whether the collapse that ended the search may be the DUT's connection timeout rather than its table
-    (module docstring): ``timeout_unknown`` True when no connection limit is known, the probes were checked (an
-    unchecked probe cannot see an expired connection, and is marked unvalidated instead) and a probe collapsed;
-    then the collapsed count, the rate it had to keep and how long its step needed the connections at that rate."""
+    """Whether the collapse that ended the search (``collapsed``: its source ports and the rate it had to keep) may
+    be the DUT's connection timeout rather than its table (module docstring): ``timeout_unknown`` True when no
+    connection limit is known and the probes were checked (an unchecked probe cannot see an expired connection, and
+    is marked unvalidated instead); then the collapsed count, the rate it had to keep and how long its step needed
+    the connections at that rate."""
     s = ctx.settings
-    if collapsed is None or not checked or connection_limit(s, ctx.dut) is not None:
+    if not checked or connection_limit(s, ctx.dut) is not None:
         return {"timeout_unknown": False}
     n_src, rate = collapsed
     n = n_src * n_dst

@@ -68,11 +68,13 @@ class FrameLossSettings(FilledTableSettings):
         return self
 
     def walk(self) -> list[float]:
-        """The rates of the walk, highest first, each once."""
+        """The rates of the walk, highest first, each once: with ``max_rate``, ``max_rate x (1 - i x step)`` for
+        i = 0, 1, ... while the fraction stays positive (at least ten rates, ``step`` being at most 0.1), each fraction
+        rounded to 12 decimals so that float noise (1 - 7 x 0.1 = 0.29999999999999993) does not reach the rates."""
         if self.rates is not None:
             return sorted(set(self.rates), reverse=True)
         assert self.max_rate is not None
-        count = max(1, math.floor(1 / self.step + 1e-9))
+        count = math.floor(1 / self.step + 1e-9)
         return [self.max_rate * round(1 - i * self.step, 12) for i in range(count)]
 
 

@@ -129,7 +129,8 @@ def fill_figures(memory: Mapping[str, Any]) -> FillFigures | None:
     fall = _number(used.get("mem_available"))
     noises = memory.get("noise")
     noise = _number(noises.get("mem_available")) if isinstance(noises, Mapping) else None
-    significant = fall is not None and noise is not None and fall > 0 and fall >= SIGNIFICANCE * max(noise, RESOLUTION)
+    # the threshold is positive (SIGNIFICANCE x at least RESOLUTION): a fall of 0 or a rise never counts
+    significant = fall is not None and noise is not None and fall >= SIGNIFICANCE * max(noise, RESOLUTION)
     mem_available = fall / n if significant and fall is not None else None
     if slabs:
         per, source = sum(slabs.values()), "slab"
@@ -167,7 +168,7 @@ class FillMemory:
     def emptied(self) -> None:
         """:attr:`readings` snapshots of the empty table, :data:`READING_GAP` apart: the last is the one the fill is
         measured from, their spread of MemAvailable the noise."""
-        self.before, self.noise, self.error = None, None, None
+        self.before, self.noise, self.error, self.after = None, None, None, None  # a new fill: nothing read yet
         if self.dut is None:
             return
         seen: list[int] = []
@@ -208,7 +209,7 @@ class FillMemory:
     def record(self, extra: dict[str, Any], connections: int) -> None:
         """Store ``extra["memory"]`` for the ``connections`` the fill left (the connections it created: N when the
         DUT's count or a sample verified them), or ``memory_error`` when there is nothing to divide."""
-        if self.dut is None or self.before is None or self.after is None:
+        if self.before is None or self.after is None:  # after is only read (with a DUT) from a reading before
             return
         if connections <= 0:
             extra["memory_error"] = "no connection was created: no connection to divide by"
