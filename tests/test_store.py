@@ -502,14 +502,17 @@ def test_a_repair_stopped_before_its_rename_leaves_a_failed_run_failed(
     assert stopped.repair_pending is not None and stopped.status == "failed"  # only a complete run becomes running
 
 
-def test_a_repair_in_the_same_second_as_an_earlier_one_keeps_its_own_copy_whole(
+def test_a_repair_in_the_same_second_as_earlier_ones_keeps_their_copies_and_its_own_under_a_free_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run, damaged = damaged_run(tmp_path)
     (run / BACKUP).write_text("an earlier copy\n")  # the name a repair in the same second took
+    (run / BACKUP.replace("Z.", "Z-2.")).symlink_to(tmp_path / "nowhere")  # and a second one, even a dangling link
     monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
     resume_store(run, repair=True).close()
-    assert (run / BACKUP).read_text() == damaged  # never written into the earlier file
+    assert (run / BACKUP).read_text() == "an earlier copy\n"  # the earlier copy is kept whole
+    assert (run / BACKUP.replace("Z.", "Z-3.")).read_text() == damaged  # this repair's copy under a name of its own
+    assert RunDirectory.open(run).meta.repairs[-1].backup == BACKUP.replace("Z.", "Z-3.")
     assert RunDirectory.open(run).scan().damage == []
 
 

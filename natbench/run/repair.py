@@ -98,8 +98,7 @@ def _tidy(p: Path, meta: RunMeta, found: Scan) -> RunMeta:
 
 def _repair(p: Path, meta: RunMeta, found: Scan) -> RunMeta:
     """A damaged trials.jsonl the user accepted: back it up, drop what the damage touched, number anew."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    backup = p / DAMAGED.format(stamp=stamp)
+    backup = backup_name(p, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     if found.exists:
         _keep_damaged(p / TRIALS, backup)
         fsync_dir(p)
@@ -156,6 +155,17 @@ def _set_kinds(counts: RecordCounts, kept: list[Record]) -> RecordCounts:
     trials = len([r for r in kept if r.data["type"] == "trial" and r.seq is not None]) + counts.moved_count
     results = len([r for r in kept if r.data["type"] == "result" and r.seq is not None])
     return dataclasses.replace(counts, trial=trials, result=results)
+
+
+def backup_name(p: Path, stamp: str) -> Path:
+    """A name for the copy of a damaged trials.jsonl that nothing in ``p`` has: the repair's time (``stamp``), and
+    ``-2``, ``-3``, ... after it when an earlier repair in the same second took that name (its copy is kept whole)."""
+    backup = p / DAMAGED.format(stamp=stamp)
+    n = 1
+    while os.path.lexists(backup):
+        n += 1
+        backup = p / DAMAGED.format(stamp=f"{stamp}-{n}")
+    return backup
 
 
 def _keep_damaged(trials: Path, backup: Path) -> None:
