@@ -846,7 +846,7 @@ def test_a_failed_short_trial_that_delivered_nothing_books_a_delivery_of_zero() 
     assert book.delivered == 0.5
 
 
-# --- which short trials prove their rate an upper bound ----------------------------------------------------------------
+# --- which short trials prove their rate an upper bound ---------------------------------------------------------------
 @pytest.mark.parametrize(
     "tv",
     [
@@ -872,7 +872,7 @@ def test_a_probe_is_worth_it_at_a_rate_of_one_when_no_failed_short_trial_deliver
     assert ProbePolicy(rule, book).worth(1.0) is False
 
 
-# --- the guard: every full trial it runs is counted ---------------------------------------------------------------------
+# --- the guard: every full trial it runs is counted -------------------------------------------------------------------
 def test_the_guard_counts_each_of_its_full_trials_when_it_runs_twice() -> None:
     # grid [0, 2000] of error 100: 1,000 passed a full trial, a short trial at 1,100 lost 3 frames (small)
     book, rule = Ledger(RateGrid(0, 2000, 100), proofs={1100.0: 3}), _rule()
@@ -888,7 +888,7 @@ def test_the_guard_counts_each_of_its_full_trials_when_it_runs_twice() -> None:
     assert (book.guards, book.disproved, book.proofs) == (2, [1100.0], {})
 
 
-# --- the seed is value + error / 2, whatever the value -----------------------------------------------------------------
+# --- the seed is value + error / 2, whatever the value ----------------------------------------------------------------
 def test_a_seed_from_a_value_of_zero_above_a_negative_lower_bound_is_half_an_error() -> None:
     assert prior_seed([_earlier(0, 0.0, 100.0)], -100.0) == 50.0
 
