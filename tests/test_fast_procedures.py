@@ -8,12 +8,14 @@ import dataclasses
 import pytest
 from test_procedures import Harness
 
-from natbench.plugins import Directions, Phase2Options
+from natbench.judging import STOP_UNDECIDED
+from natbench.plugins import Directions, Phase2Options, TrialEvidence
 from natbench.results import Deviation, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
 from natbench.search import BlockFacts, SearchTask, TrialRequest, TrialRunner
 from natbench.search.fast import FastOutcome, FastStep, ShortFailRule
 from natbench.search.fast.algorithm import FAST, short_fail_rule, trial_kind
 from natbench.search.fast.evidence import worst_lost
+from natbench.search.shorttrials import ShortTrialSettings
 from natbench.testing import FakeTester
 
 
@@ -444,4 +446,27 @@ def test_each_fast_trial_is_asked_with_the_bounds_of_its_step_and_no_trial_measu
         (700.0, 500.0, 1000.0),
         (600.0, 500.0, 700.0),
     ]
+    assert (out.value, out.upper) == (500.0, 600.0)
+
+
+def test_a_fast_result_counts_the_rates_whose_stopped_full_trial_proved_nothing_and_was_measured_again() -> None:
+    # every stop the tester is asked for ends undecided (the receive wait undid it): the full trial runs again
+    asked: list[TrialRequest] = []
+    dut = _ceiling_run(550.0, asked)
+    undone: list[float] = []
+
+    def run(request: TrialRequest) -> TrialRecord:
+        rec = dut(request)
+        if request.stop is None:
+            return rec
+        undone.append(request.rate)
+        return dataclasses.replace(rec, verdict=Verdict.INVALID, reason=f"{STOP_UNDECIDED} the receive wait undid it")
+
+    task = SearchTask(
+        0.0, 1000.0, 100.0, run=run, settings=ShortTrialSettings(), directions=("forward",), short_seconds=1.0,
+        full_seconds=10.0, evidence=TrialEvidence(stops_failed_trials=True, tail_rates=True),
+    )  # fmt: skip
+    out = FAST.run(task)
+    assert isinstance(out, FastOutcome)
+    assert undone and out.remeasured == len(set(undone))
     assert (out.value, out.upper) == (500.0, 600.0)
