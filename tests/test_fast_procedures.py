@@ -8,12 +8,14 @@ import dataclasses
 import pytest
 from test_procedures import Harness
 
-from natbench.plugins import Directions, Phase2Options
+from natbench.judging import STOP_UNDECIDED
+from natbench.plugins import Directions, Phase2Options, TrialEvidence
 from natbench.results import Deviation, DirectionCounts, PhaseResult, RepetitionResult, TrialRecord, Verdict
-from natbench.search import BlockFacts, SearchTask
+from natbench.search import BlockFacts, SearchTask, TrialRequest, TrialRunner
 from natbench.search.fast import FastOutcome, FastStep, ShortFailRule
 from natbench.search.fast.algorithm import FAST, short_fail_rule, trial_kind
 from natbench.search.fast.evidence import worst_lost
+from natbench.search.shorttrials import ShortTrialSettings
 from natbench.testing import FakeTester
 
 
@@ -400,3 +402,71 @@ def test_a_fast_blocks_caption_words_its_short_bounds_and_seeded_repetitions() -
         "binary searches'; on the modelled DUTs of bench/search_bias.py (queues, ceilings that vary from trial to "
         "trial, drift, warm-up) its campaign medians are not above a binary search's (docs/engine.md)"
     )
+
+
+# --- the fast search as natbench runs it: each trial asked with the bounds it was nominated within ----------------
+def _ceiling_run(ceiling: float, asked: list[TrialRequest]) -> TrialRunner:
+    """Trials of a DUT that forwards up to ``ceiling`` (a phase-2 trial, one direction), each request kept."""
+
+    def run(request: TrialRequest) -> TrialRecord:
+        asked.append(request)
+        sent = round(request.rate * (request.duration or 10.0))
+        valid = sent if request.rate <= ceiling else round(ceiling * (request.duration or 10.0))
+        verdict = Verdict.PASS if valid == sent else Verdict.FAIL
+        counts = {"forward": {"sent": sent, "received": valid, "valid": valid}}
+        return TrialRecord("p", "throughput", 0, 0, "phase2", request.rate, request.rate, counts, verdict, "", 0.0, 1.0)
+
+    return run
+
+
+@pytest.mark.parametrize(("short_seconds", "full_seconds"), [(None, 10.0), (1.0, None), (None, None)])
+def test_a_fast_search_without_both_trial_durations_narrows_with_full_trials(
+    short_seconds: float | None, full_seconds: float | None
+) -> None:
+    # no short trials to narrow with (one duration unknown): every trial is a full one, the result as binary's
+    asked: list[TrialRequest] = []
+    task = SearchTask(
+        0.0, 1000.0, 100.0, run=_ceiling_run(550.0, asked), settings=None, directions=("forward",),
+        short_seconds=short_seconds, full_seconds=full_seconds,
+    )  # fmt: skip
+    out = FAST.run(task)
+    assert isinstance(out, FastOutcome)
+    assert (out.value, out.upper, out.short_steps) == (500.0, 600.0, 0)
+    assert asked and all(r.duration is None for r in asked)
+
+
+def test_each_fast_trial_is_asked_with_the_bounds_of_its_step_and_no_trial_measured_again() -> None:
+    asked: list[TrialRequest] = []
+    task = SearchTask(0.0, 1000.0, 100.0, run=_ceiling_run(550.0, asked), settings=None, directions=("forward",))
+    out = FAST.run(task)
+    assert isinstance(out, FastOutcome) and out.remeasured == 0  # no stop: nothing was measured again
+    # a bisection of [0, 1000]: 500 within (0, 1000) passes, 700 within (500, 1000) fails, then 600 within (500, 700)
+    assert [(r.rate, r.lower, r.upper) for r in asked] == [
+        (500.0, 0.0, 1000.0),
+        (700.0, 500.0, 1000.0),
+        (600.0, 500.0, 700.0),
+    ]
+    assert (out.value, out.upper) == (500.0, 600.0)
+
+
+def test_a_fast_result_counts_the_rates_whose_stopped_full_trial_proved_nothing_and_was_measured_again() -> None:
+    # every stop the tester is asked for ends undecided (the receive wait undid it): the full trial runs again
+    asked: list[TrialRequest] = []
+    dut = _ceiling_run(550.0, asked)
+    undone: list[float] = []
+
+    def run(request: TrialRequest) -> TrialRecord:
+        rec = dut(request)
+        if request.stop is None:
+            return rec
+        undone.append(request.rate)
+        return dataclasses.replace(rec, verdict=Verdict.INVALID, reason=f"{STOP_UNDECIDED} the receive wait undid it")
+
+    task = SearchTask(
+        0.0, 1000.0, 100.0, run=run, settings=ShortTrialSettings(), directions=("forward",), short_seconds=1.0,
+        full_seconds=10.0, evidence=TrialEvidence(stops_failed_trials=True, tail_rates=True),
+    )  # fmt: skip
+    out = FAST.run(task)
+    assert isinstance(out, FastOutcome)
+    assert undone and out.remeasured == len(set(undone))
+    assert (out.value, out.upper) == (500.0, 600.0)

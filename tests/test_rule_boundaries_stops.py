@@ -14,7 +14,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -135,6 +137,14 @@ def test_a_stop_is_asked_for_only_when_every_condition_holds() -> None:
     assert loss_stop(stopping(error=100_000.0, upper=400_000, stop_failed=False), full(300_000), rule(), set()) is None
     ctx.tester.stops = False  # type: ignore[attr-defined]
     assert loss_stop(ctx, full(300_000), rule(), set()) is None  # the tester cannot tell
+    ctx.tester.stops = True  # type: ignore[attr-defined]
+    s = ctx.settings
+    task = search_task(ctx, lambda _r: NotImplemented, short_seconds=s.short_duration, full_seconds=s.duration)
+    assert stop_rule(task, rule()) is not None  # the other side of the next line
+    # settings that are not the short trials' (even ones that say stop_failed): no stop
+    foreign = SimpleNamespace(stop_failed=True, short_fail=True, short_duration=1.0)
+    assert stop_rule(dataclasses.replace(task, settings=foreign), rule()) is None
+    ctx.tester.stops = False  # type: ignore[attr-defined]
     no_hook = context(Harness(), error=100_000.0, upper=400_000)
     no_hook.tester = object()  # type: ignore[assignment]
     assert loss_stop(no_hook, full(300_000), rule(), set()) is None  # a tester without the hook

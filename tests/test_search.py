@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from natbench.errors import SearchError
 from natbench.results import Verdict
-from natbench.search.binary import BinarySearch, SearchStep, run_binary_search
+from natbench.search.binary import BinarySearch, SearchStep, run_binary_search, search_steps
 from natbench.search.grid import RateGrid
 
 
@@ -421,3 +421,21 @@ def test_no_retry_at_all_is_a_valid_setting_and_one_invalid_trial_ends_the_searc
     with pytest.raises(SearchError) as info:
         search.report(Verdict.INVALID)
     assert str(info.value) == "1 invalid trials in a row at rate 5 (max_invalid=0)"
+
+
+@pytest.mark.parametrize(
+    ("upper", "steps"),
+    [
+        (50.0, 1),  # narrower than the error: one trial, never fewer
+        (100.0, 1),  # exactly the error wide
+        (150.0, 1),  # between one and two errors: ceil(log2(1.5)) = 1
+        (200.0, 1),  # log2(2) = 1
+        (201.0, 2),  # just above: ceil(log2(2.01)) = 2
+        (1000.0, 4),  # ceil(log2(10)) = 4
+    ],
+)
+def test_the_trials_of_one_binary_search_are_the_ceiling_of_log2_of_the_errors_in_its_range(
+    upper: float, steps: int
+) -> None:
+    assert search_steps(0.0, upper, 100.0) == steps
+    assert search_steps(1000.0, 1000.0 + upper, 100.0) == steps  # the width counts, not where the range lies

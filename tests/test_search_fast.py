@@ -13,8 +13,10 @@ from natbench.errors import SearchError
 from natbench.results import RepetitionResult, Verdict
 from natbench.search import SearchOutcome
 from natbench.search.fast import JUMPS, FastStep, ShortFailRule, TrialVerdict, run_fast_search
+from natbench.search.fast.guard import GuardPolicy
 from natbench.search.fast.history import prior_seed, probe_history, short_delivered
 from natbench.search.fast.ledger import Ledger
+from natbench.search.fast.moves import Ask, Nominee
 from natbench.search.fast.outcome import FastOutcome
 from natbench.search.fast.probe import ProbePolicy
 from natbench.search.fast.trials import Trials
@@ -818,3 +820,88 @@ def test_a_probe_is_booked_in_the_ledger_at_its_rate() -> None:
     )
     assert passing.probe(1200.0, 1000.0, 2000.0) is False
     assert book.forwarded == {1100.0: 1040.0} and book.short_passes == [1200.0]
+
+
+# --- what a counted trial tells the ledger: only a failure for the DUT's sake is remembered --------------------------
+def test_a_passing_short_trial_leaves_no_forwarding_burst_or_delivery_in_the_ledger() -> None:
+    # a short trial that passed at 1,100 and still reports a burst and a delivery: a pass says nothing of the ceiling
+    book = Ledger(RateGrid(0, 2000, 100), delivered=900.0)
+    book.note(1100.0, TrialVerdict(Verdict.PASS, lost=0, forwarded=1100.0, delivered=1100.0, burst=20.0))
+    assert (book.forwarded, book.bursts, book.delivered) == ({}, {}, 900.0)
+
+
+def test_a_failure_for_the_testers_sake_leaves_no_forwarding_or_delivery_in_the_ledger() -> None:
+    limited = TrialVerdict(Verdict.FAIL, tester_limited=True, lost=50, forwarded=800.0, delivered=850.0, burst=5.0)
+    book = Ledger(RateGrid(0, 2000, 100))
+    book.note(1100.0, limited)
+    assert (book.forwarded, book.bursts, book.delivered) == ({}, {}, None)
+
+
+def test_a_failed_short_trial_that_delivered_nothing_books_a_delivery_of_zero() -> None:
+    # a DUT that forwarded no frame at all in a short trial: the most delivered is 0, not some floor above it
+    book = Ledger(RateGrid(0, 2000, 100))
+    book.note(100.0, TrialVerdict(Verdict.FAIL, lost=100, delivered=0.0))
+    assert book.delivered == 0.0
+    book.note(200.0, TrialVerdict(Verdict.FAIL, lost=200, delivered=0.5))
+    assert book.delivered == 0.5
+
+
+# --- which short trials prove their rate an upper bound ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    "tv",
+    [
+        TrialVerdict(Verdict.PASS, lost=500),  # it passed
+        TrialVerdict(Verdict.INVALID, lost=500),  # it proved nothing (not for the tester's sake either)
+        TrialVerdict(Verdict.FAIL, tester_limited=True, lost=500),  # it failed for the tester's sake
+    ],
+)
+def test_only_a_short_trial_that_failed_for_the_duts_sake_proves_its_rate(tv: TrialVerdict) -> None:
+    rule = _rule()  # acceptance 0: any lost frame is more than a full trial may lose
+    assert rule.proved_by(1000.0, TrialVerdict(Verdict.FAIL, lost=500)) is True  # the other side
+    assert rule.proved_by(1000.0, tv) is False
+
+
+# --- when a probe is worth it: nothing delivered is known, so no rate is ruled out ------------------------------------
+def test_a_probe_is_worth_it_at_a_rate_of_one_when_no_failed_short_trial_delivered_anything_known() -> None:
+    rule = _rule()
+    assert rule.delivered is None and rule.worth_probing(0, 0)
+    book = Ledger(RateGrid(0, 10, 1))
+    assert ProbePolicy(rule, book).worth(1.0) is True
+    assert ProbePolicy(rule, book).worth(0.5) is True
+    book.delivered = 1.0  # the other side: a failed short trial delivered 1/s, a short trial at 1/s would pass
+    assert ProbePolicy(rule, book).worth(1.0) is False
+
+
+# --- the guard: every full trial it runs is counted -------------------------------------------------------------------
+def test_the_guard_counts_each_of_its_full_trials_when_it_runs_twice() -> None:
+    # grid [0, 2000] of error 100: 1,000 passed a full trial, a short trial at 1,100 lost 3 frames (small)
+    book, rule = Ledger(RateGrid(0, 2000, 100), proofs={1100.0: 3}), _rule()
+    hold = GuardPolicy(rule, book).hold(10, 11, 20)
+    assert next(hold) == Nominee(11, 10, 11, Ask.FULL)  # the guard's first full trial at 1,100: it passes
+    nominee = hold.send(True)
+    assert nominee == Nominee(12, 11, 20, Ask.VERDICT)  # the walk up from 1,100
+    book.proofs[1200.0] = 3  # a probe at 1,200 lost 3 frames: small against the 100 offered above 1,100
+    assert hold.send(False) == Nominee(12, 11, 12, Ask.FULL)  # the guard's second full trial: it fails
+    with pytest.raises(StopIteration) as done:
+        hold.send(False)
+    assert done.value.value == (11, 12)
+    assert (book.guards, book.disproved, book.proofs) == (2, [1100.0], {})
+
+
+# --- the seed is value + error / 2, whatever the value ----------------------------------------------------------------
+def test_a_seed_from_a_value_of_zero_above_a_negative_lower_bound_is_half_an_error() -> None:
+    assert prior_seed([_earlier(0, 0.0, 100.0)], -100.0) == 50.0
+
+
+# --- a rate at or above the tester's known ceiling is settled by the first trial the tester cannot keep -----------
+def test_a_tester_limited_trial_at_the_known_ceiling_settles_the_rate_at_once() -> None:
+    limited = TrialVerdict(Verdict.INVALID, "tester could not keep the rate", tester_limited=True)
+    book, steps = Ledger(RateGrid(0, 2000, 100)), []
+
+    def trial(step: FastStep) -> TrialVerdict:
+        steps.append(step)
+        return limited
+
+    trials = Trials(trial, book, RetryRule(3, 2, known_ceiling=1500.0), None, ProbePolicy(None, book))
+    assert trials.run(1500.0, True, 1000.0, 2000.0) is False
+    assert (len(steps), book.tester_limited, book.invalid) == (1, [1500.0], 1)
