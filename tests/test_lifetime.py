@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pytest
 
-from natbench.errors import DutError
+from natbench.errors import DutError, SearchError
 from natbench.metrics.capacity import CapacitySettings
 from natbench.metrics.capacity import lifetime as capacity_lifetime
 from natbench.metrics.cps import CpsSettings, search_lifetime
@@ -22,6 +22,7 @@ from natbench.metrics.lifetime import (
     connection_timeout,
     establishment_lifetime,
     filled_table_lifetime,
+    guard_establishment,
 )
 from natbench.metrics.settings import MetricSettings
 from natbench.metrics.teardown import TeardownSettings
@@ -167,3 +168,25 @@ def test_a_dut_without_facts_or_whose_facts_fail_names_no_timeout() -> None:
     for error in (NotImplementedError(), OSError("no route"), DutError("facts failed")):
         assert connection_timeout(BrokenFactsDut(error)) is None
     assert connection_timeout(TimeoutDut(120)) == 120.0
+
+
+def test_a_step_that_names_its_connections_is_guarded_by_them_not_by_the_points() -> None:
+    records: list[Any] = []
+    settings = type("Settings", (), {"refill_after": None, "timeout": 2.0})()
+    ctx = SimpleNamespace(
+        settings=settings,
+        dut=TimeoutDut(120),
+        point=SimpleNamespace(connections=1_000),
+        clock=lambda: 0.0,
+        record=lambda *args, **kw: records.append((args, kw)),
+    )
+    # the point's 1,000 connections at 1,000/s: 1 s + 2 s, within the 120 s timeout
+    guard_establishment(cast(Any, ctx), 1000.0, None)
+    # the step's own 200,000 connections: 200 s + 2 s, beyond it: refused, nothing sent
+    with pytest.raises(SearchError) as err:
+        guard_establishment(cast(Any, ctx), 1000.0, None, extra={"connections": 200_000})
+    assert "phase 1 of 200,000 connections at 1000/s needs them for 202.0 s" in str(err.value)
+    assert records and records[-1][1]["extra"]["connections"] == 200_000
+    # and a step of fewer connections than the point's passes where the point's would not
+    ctx.point = SimpleNamespace(connections=200_000)
+    guard_establishment(cast(Any, ctx), 1000.0, None, extra={"connections": 1_000})

@@ -17,7 +17,7 @@ from natbench.metrics import ProcedureContext
 from natbench.metrics.capacity import CapacitySettings
 from natbench.metrics.cps import CpsSettings
 from natbench.metrics.frame_loss import FrameLossSettings
-from natbench.metrics.latency import LatencySettings, PdvSettings
+from natbench.metrics.latency import LatencySettings, PdvSettings, latency_options
 from natbench.metrics.registry import run_repetition
 from natbench.metrics.teardown import TeardownSettings
 from natbench.metrics.throughput import ThroughputSettings
@@ -1974,3 +1974,74 @@ def test_a_validation_is_judged_with_the_testers_slack_and_waits_only_a_gap_it_h
     ok, rec = validated_step(ctx, 50_000, 100_000, gap=gap)
     assert (ok, rec.kind, rec.verdict, rec.reason) == (True, "validation", Verdict.PASS, "")
     assert h.slept == slept
+
+
+# ---------------------------------------------------------------------------- latency: tagged frames and PDV bounds
+def test_latency_options_tag_a_count_or_a_rate_of_frames() -> None:
+    counted = latency_options(LatencySettings(fill_rate=1000, duration=4.0, tag_delay=1.0, tagged_frames=600), 500.0)
+    # a count: that many frames spread over the trial after the warm-up, at the tester's default tag rate
+    assert (counted.latency, counted.latency_frames, counted.latency_delay, counted.latency_rate) == (
+        True,
+        600,
+        1.0,
+        1000.0,
+    )
+    rated = latency_options(
+        LatencySettings(fill_rate=1000, duration=4.0, tag_delay=1.0, tagged_frames=600, tagged_rate=250.0), 500.0
+    )
+    # a rate: 250 tags per second from the warm-up on, however many that makes
+    assert (rated.latency_frames, rated.latency_rate) == (None, 250.0)
+
+
+def test_latency_options_refuse_more_tagged_frames_than_the_trial_after_the_warm_up_holds() -> None:
+    s = LatencySettings(fill_rate=1000, duration=4.0, tag_delay=1.0, tagged_frames=1501)
+    # 3 s after the warm-up at 500 frames/s: 1,500 frames
+    with pytest.raises(SearchError) as err:
+        latency_options(s, 500.0)
+    assert str(err.value) == (
+        "1501 tagged frames do not fit into 3 s at 500 frames/s; lower tagged_frames or tag_delay, or lengthen duration"
+    )
+    assert latency_options(s.model_copy(update={"tagged_frames": 1500}), 500.0).latency_frames == 1500
+
+
+def test_latency_at_a_tag_rate_asks_no_tag_count() -> None:
+    h = Harness()
+    with_latency(h)
+    assert h.run("latency", rate=100_000, fill_rate=50_000, tagged_frames=400).extra["tags_asked"] == 400
+    res = h.run("latency", rate=100_000, fill_rate=50_000, tagged_frames=400, tagged_rate=100.0)
+    assert res.extra["tags_asked"] is None
+
+
+def test_a_delay_result_keeps_the_testers_tag_schedule_when_it_reports_one() -> None:
+    h = Harness()
+    schedule = {"forward": {"start": 50_000, "every": 100, "count": 400}}
+
+    def phase2(
+        rate: float, duration: float, directions: Directions, measure: Phase2Options, _orig: Any = h.tester.phase2
+    ) -> PhaseResult:
+        res: PhaseResult = _orig(rate, duration, directions, measure)
+        return dataclasses.replace(res, extra={"tag_schedule": schedule})
+
+    assert "tag_schedule" not in h.run("latency", rate=100_000, fill_rate=50_000).extra
+    h.tester.phase2 = phase2  # type: ignore[method-assign]
+    assert h.run("latency", rate=100_000, fill_rate=50_000).extra["tag_schedule"] == schedule
+    assert h.run("pdv", rate=100_000, fill_rate=50_000).extra["tag_schedule"] == schedule
+
+
+def test_pdvs_error_bound_is_the_largest_absolute_error_of_a_directions_99_9th_percentile() -> None:
+    h = Harness()
+    # a histogram's relative errors: forward 1 % of 100 us = 1 us, reverse 2 % of 80 us = 1.6 us
+    lat = {
+        Direction.FORWARD: dataclasses.replace(FORWARD_LATENCY, frames="all", error_bound=0.01),
+        Direction.REVERSE: dataclasses.replace(REVERSE_LATENCY, frames="all", error_bound=0.02),
+    }
+
+    def phase2(
+        rate: float, duration: float, directions: Directions, measure: Phase2Options, _orig: Any = h.tester.phase2
+    ) -> PhaseResult:
+        return dataclasses.replace(_orig(rate, duration, directions, measure), latency=lat)
+
+    h.tester.phase2 = phase2  # type: ignore[method-assign]
+    res = h.run("pdv", rate=100_000, fill_rate=50_000)
+    assert res.extra["error_bound"] == pytest.approx(1.6e-6)
+    assert res.value == pytest.approx(90e-6)
