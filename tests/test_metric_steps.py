@@ -224,9 +224,12 @@ def test_a_fill_the_dut_holds_up_to_the_table_slack_above_n_is_kept() -> None:
 
 
 def test_a_fill_the_dut_holds_beyond_the_table_slack_is_repeated_and_named() -> None:
+    records: list[TrialRecord] = []
+    ctx = dataclasses.replace(fill_ctx(4000 + 65, table_slack=64, max_invalid=0), emit=records.append)
     with pytest.raises(SearchError) as err:
-        fill_table(fill_ctx(4000 + 65, table_slack=64, max_invalid=0), 50_000.0, learn=True)
+        fill_table(ctx, 50_000.0, learn=True)
     assert "DUT table holds 4065 connections, more than the 4000 frames sent" in str(err.value)
+    assert [r.verdict for r in records] == [Verdict.INVALID]
 
 
 def test_a_fill_the_dut_holds_short_of_n_is_a_table_shortfall() -> None:
