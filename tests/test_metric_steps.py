@@ -1,0 +1,241 @@
+"""The trial steps of the procedures called directly (natbench.metrics.phase2.phase2_step,
+natbench.metrics.trial.phase1_step, natbench.metrics.fill): what each hands the tester, how it judges what the tester
+reports (a trial the tester stopped early, a short phase within the tester's pacing slack) and what it records.
+
+Against a fake testbed whose tester returns the phase result a test builds."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from metric_settings import build
+
+from natbench.errors import SearchError
+from natbench.metrics import ProcedureContext
+from natbench.metrics.fill import fill_table
+from natbench.metrics.phase2 import phase2_step
+from natbench.plugins import Directions, LossStop, Phase2Options, TrialEvidence
+from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
+from natbench.testing import FakeDut, FakeModel, FakeTester
+from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
+from natbench.workingpoint import WorkingPoint
+
+POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 4,000 connections
+
+
+class Bench:
+    """A fake testbed whose tester's phase 2 returns ``result(rate, duration)`` and remembers what it was asked."""
+
+    def __init__(self, result: Callable[[float, float], PhaseResult], *, slack: float = 0.0) -> None:
+        self.dut = FakeDut(FakeModel(nat=False))
+        self.dut.setup(POINT)
+        self.tester = FakeTester(self.dut)
+        self.plan = TrafficPlan(
+            Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, 3
+        )
+        self.tester.prepare(self.plan)
+        self.asked: list[tuple[float, float, Phase2Options]] = []
+        self.records: list[TrialRecord] = []
+
+        def phase2(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+            self.asked.append((rate, duration, measure))
+            return result(rate, duration)
+
+        self.tester.phase2 = phase2  # type: ignore[method-assign]
+        self.tester.evidence = lambda: TrialEvidence(stops_failed_trials=True, pacing_slack=slack)  # type: ignore[method-assign]
+
+    def ctx(self, metric: str = "forwarding", **settings: Any) -> ProcedureContext[Any]:
+        resolved, options = build(metric, {"duration": 10.0, "upper": 400_000, "error": 1000}, **settings)
+        return ProcedureContext(
+            tester=self.tester,
+            dut=self.dut,
+            point=POINT,
+            plan=self.plan,
+            metric=metric,
+            repetition=0,
+            settings=resolved,
+            emit=self.records.append,
+            clock=lambda: 0.0,
+            sleep=lambda _s: None,
+            options=options,
+        )
+
+
+def both(sent: int, valid: int) -> dict[Direction, DirectionCounts]:
+    return {d: DirectionCounts(sent, valid, valid) for d in (Direction.FORWARD, Direction.REVERSE)}
+
+
+def stopped(sent: int = 1000, valid: int = 1000, short: float = 0.0, seconds: float = 1.0) -> PhaseResult:
+    """A trial the tester stopped after ``seconds`` at 1,000 frames/s, ``short`` frames/s forwarded below that."""
+    return PhaseResult(
+        1000.0,
+        1000.0,
+        seconds,
+        both(sent, valid),
+        stopped=True,
+        shortfalls={Direction.FORWARD: short} if short else {},
+    )
+
+
+# --- phase 2: a trial the tester stopped early -----------------------------------------------------------------
+
+
+def test_a_stopped_trial_that_lost_more_than_the_full_trial_may_fails() -> None:
+    b = Bench(lambda r, s: stopped(valid=900))  # 100 lost in the first second, the full trial may lose 50
+    rec = phase2_step(b.ctx(), None, 1000.0, stop=LossStop(allowance=50.0, margin=10.0))
+    assert rec.verdict is Verdict.FAIL
+    assert "more than the full trial may lose (50), stopped early" in rec.reason
+    assert b.asked[0][2].stop == LossStop(allowance=50.0, margin=10.0)
+
+
+def test_a_stopped_trial_that_lost_within_the_allowance_is_measured_again() -> None:
+    b = Bench(lambda r, s: stopped(valid=960))  # 40 lost, 50 allowed: the stop proved nothing
+    rec = phase2_step(b.ctx(), None, 1000.0, stop=LossStop(allowance=50.0, margin=10.0))
+    assert rec.verdict is Verdict.INVALID
+    assert "(40 frames) is within the full trial's allowance (50)" in rec.reason
+
+
+def test_a_trial_the_tester_stopped_though_no_stop_was_asked_for_is_invalid() -> None:
+    b = Bench(lambda r, s: stopped(valid=900))
+    rec = phase2_step(b.ctx(), None, 1000.0)
+    assert (rec.verdict, rec.reason) == (
+        Verdict.INVALID,
+        "the tester ended the trial early, though no stop was asked for",
+    )
+    assert b.asked[0][2].stop is None
+
+
+def test_a_stop_forecast_over_the_steps_own_duration_fails_when_the_shortfall_made_the_stop() -> None:
+    # no loss after the receive wait, but the DUT forwarded 100/s short for the first second: over the 4 s left of a
+    # 5 s step that is 400 frames, more than the 50 allowed; 100 frames short reach the stop's threshold 50 + 50
+    b = Bench(lambda r, s: stopped(short=100.0))
+    rec = phase2_step(b.ctx(), None, 1000.0, stop=LossStop(allowance=50.0, margin=50.0), duration=5.0)
+    assert rec.verdict is Verdict.FAIL
+    assert "the full trial would lose 400 frames" in rec.reason
+    assert b.asked[0][1] == 5.0
+
+
+def test_a_shortfall_below_the_stops_threshold_forecasts_nothing() -> None:
+    # the threshold is allowance + margin = 50 + 51 > 100 frames short: the shortfall did not make the stop
+    b = Bench(lambda r, s: stopped(short=100.0))
+    rec = phase2_step(b.ctx(), None, 1000.0, stop=LossStop(allowance=50.0, margin=51.0), duration=5.0)
+    assert rec.verdict is Verdict.INVALID
+    assert "(0 frames) is within the full trial's allowance (50)" in rec.reason
+
+
+def test_the_stop_and_tail_rates_reach_the_tester_only_when_asked() -> None:
+    b = Bench(lambda r, s: PhaseResult(r, r, s, both(int(r * s), int(r * s))))
+    ctx = b.ctx()
+    phase2_step(ctx, None, 1000.0)
+    phase2_step(ctx, None, 1000.0, tail_rates=True)
+    stop = LossStop(allowance=5.0, margin=1.0)
+    phase2_step(ctx, None, 1000.0, stop=stop)
+    assert [(o.stop, o.tail_rates) for _r, _s, o in b.asked] == [(None, False), (None, True), (stop, False)]
+
+
+# --- phase 2: the duration and the pacing slack ------------------------------------------------------------------
+
+
+def test_a_step_runs_for_its_own_duration_or_else_the_metrics() -> None:
+    b = Bench(lambda r, s: PhaseResult(r, r, s, both(int(r * s), int(r * s))))
+    ctx = b.ctx()
+    phase2_step(ctx, None, 1000.0, duration=2.5)
+    phase2_step(ctx, None, 1000.0)
+    assert [s for _r, s, _o in b.asked] == [2.5, 10.0]
+
+
+def short_by(behind: float) -> Callable[[float, float], PhaseResult]:
+    """A phase whose average rate fell ``behind`` seconds of frames short over its duration."""
+    return lambda r, s: PhaseResult(r, r * (s - behind) / s, s, both(int(r * s), int(r * s)))
+
+
+def test_a_short_phase_within_the_testers_pacing_slack_keeps_its_rate() -> None:
+    # 0.05 s behind over 0.5 s is 10 % short: far beyond the rate tolerance, within a 0.1 s pacing slack
+    b = Bench(short_by(0.05), slack=0.1)
+    rec = phase2_step(b.ctx(), None, 1000.0, duration=0.5)
+    assert rec.verdict is Verdict.PASS
+
+
+def test_a_phase_short_beyond_the_pacing_slack_is_invalid() -> None:
+    b = Bench(short_by(0.06), slack=0.05)  # 12 % short over 0.5 s, the slack allows 10 %
+    rec = phase2_step(b.ctx(), None, 1000.0, duration=0.5)
+    assert rec.verdict is Verdict.INVALID
+    assert rec.reason.startswith("tester fell behind")
+
+
+def test_a_phase_short_beyond_the_rate_tolerance_without_slack_is_invalid() -> None:
+    b = Bench(short_by(0.05))  # 10 % short, no slack: the run's rate tolerance alone judges it
+    rec = phase2_step(b.ctx(), None, 1000.0, duration=0.5)
+    assert rec.verdict is Verdict.INVALID
+    assert rec.reason.startswith("tester fell behind")
+
+
+def test_a_phase_short_within_the_rate_tolerance_keeps_its_rate() -> None:
+    b = Bench(short_by(0.005))  # 0.05 % short over 10 s, within the run's 0.1 % tolerance, no slack
+    rec = phase2_step(b.ctx(), None, 1000.0)
+    assert (rec.verdict, rec.reason) == (Verdict.PASS, "")
+
+
+def test_a_stopped_trial_the_tester_failed_keeps_the_testers_verdict_and_reason() -> None:
+    def failed(r: float, s: float) -> PhaseResult:
+        return PhaseResult(1000.0, 1000.0, 1.0, both(1000, 900), stopped=True, tester_ok=False, tester_note="link down")
+
+    b = Bench(failed)
+    rec = phase2_step(b.ctx(), None, 1000.0, stop=LossStop(allowance=50.0, margin=10.0))
+    assert (rec.verdict, rec.reason) == (Verdict.INVALID, "tester could not keep the rate: link down")
+
+
+# --- fills: what the DUT's count keeps ---------------------------------------------------------------------------
+
+
+def fill_ctx(count: int, **settings: Any) -> ProcedureContext[Any]:
+    """A throughput context whose DUT counts ``count`` connections after the fill (the point's N is 4,000)."""
+    dut = FakeDut(FakeModel())
+    dut.setup(POINT)
+    tester = FakeTester(dut)
+    plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, 3)
+    tester.prepare(plan)
+    dut.count_connections = lambda: count  # type: ignore[method-assign]
+    resolved, options = build(
+        "throughput", {"duration": 1.0, "upper": 400_000, "error": 1000, "fill_rate": 50_000}, **settings
+    )
+    return ProcedureContext(
+        tester=tester,
+        dut=dut,
+        point=POINT,
+        plan=plan,
+        metric="throughput",
+        repetition=0,
+        settings=resolved,
+        emit=lambda _r: None,
+        clock=lambda: 0.0,
+        sleep=lambda _s: None,
+        options=options,
+    )
+
+
+def test_a_fill_the_dut_holds_up_to_the_table_slack_above_n_is_kept() -> None:
+    fill = fill_table(fill_ctx(4000 + 64, table_slack=64), 50_000.0, learn=True)
+    assert fill.verified and fill.connections == 4000
+    assert (fill.record.verdict, fill.record.reason) == (Verdict.PASS, "")
+
+
+def test_a_fill_the_dut_holds_beyond_the_table_slack_is_repeated_and_named() -> None:
+    records: list[TrialRecord] = []
+    ctx = dataclasses.replace(fill_ctx(4000 + 65, table_slack=64, max_invalid=0), emit=records.append)
+    with pytest.raises(SearchError) as err:
+        fill_table(ctx, 50_000.0, learn=True)
+    assert "DUT table holds 4065 connections, more than the 4000 frames sent" in str(err.value)
+    assert [r.verdict for r in records] == [Verdict.INVALID]
+
+
+def test_a_fill_the_dut_holds_short_of_n_is_a_table_shortfall() -> None:
+    records: list[TrialRecord] = []
+    ctx = dataclasses.replace(fill_ctx(3999, max_invalid=0), emit=records.append)
+    with pytest.raises(SearchError) as err:
+        fill_table(ctx, 50_000.0, learn=True)
+    assert "the DUT holds 3999 of the 4000 connections" in str(err.value)
+    assert [(r.verdict, r.extra.get("fail_cause")) for r in records] == [(Verdict.INVALID, "table_shortfall")]
