@@ -7,6 +7,7 @@ do not depend on which testbed measured it: a distributed run must store exactly
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -314,21 +315,38 @@ def test_a_worker_testbed_without_a_class_is_one_line_naming_file_and_field(tmp_
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_the_scheduler_command_binds_loopback_by_default() -> None:
+@contextlib.contextmanager
+def _scheduler(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``natbench scheduler --port 0 ARGS`` in a subprocess started as a script's ``natbench scheduler &`` is
+    (SIGINT ignored); yields it and the address it reported. Killed when it is still running at the end."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "natbench", "scheduler", "--port", "0"], stderr=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-m", "natbench", "scheduler", "--port", "0", *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
         assert proc.stderr is not None
         deadline = time.monotonic() + 60
         line = ""
-        while time.monotonic() < deadline and "listening at" not in line:
+        while time.monotonic() < deadline and "listening at " not in line and proc.poll() is None:
             line = proc.stderr.readline()
-        assert "natbench: scheduler listening at tcp://127.0.0.1:" in line
+        assert "listening at " in line, f"the scheduler did not report its address (exit {proc.poll()})"
+        yield proc, line.split("listening at ")[1].strip()
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_the_scheduler_command_binds_loopback_by_default_and_stops_on_a_signal(stop: signal.Signals) -> None:
+    with _scheduler() as (proc, address):
+        assert address.startswith("tcp://127.0.0.1:")
+        proc.send_signal(stop)  # Ctrl-C too, though the shell that started it in the background ignores SIGINT
+        assert proc.wait(timeout=20) == 0
 
 
 def test_the_workers_get_the_campaign_without_its_testbed_section(tmp_path: Path) -> None:
@@ -368,17 +386,7 @@ def test_a_run_over_tls_with_dask_security_and_no_plain_tcp(tmp_path: Path) -> N
         capture_output=True,
     )
     tls = ["--tls-ca-file", str(cert), "--tls-cert", str(cert), "--tls-key", str(key)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    sched = subprocess.Popen(
-        [sys.executable, "-m", "natbench", "scheduler", "--port", "0", *tls], stderr=subprocess.PIPE, text=True, env=env
-    )
-    try:
-        assert sched.stderr is not None
-        line = ""
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and "listening at" not in line:
-            line = sched.stderr.readline()
-        address = line.split("listening at ")[1].strip()
+    with _scheduler(*tls) as (sched, address):
         assert address.startswith("tls://127.0.0.1:")
         with pytest.raises(SchedulerUnreachable):  # plain TCP is not served
             connect(address.replace("tls://", "tcp://"), timeout=2)
@@ -392,6 +400,5 @@ def test_a_run_over_tls_with_dask_security_and_no_plain_tcp(tmp_path: Path) -> N
             run = run_distributed(small_campaign(tmp_path), client, tmp_path / "run")
             client.retire_workers()
         assert run.status == "complete" and len(run.results()) == 8
-    finally:
         sched.send_signal(signal.SIGINT)
-        sched.wait(timeout=20)
+        assert sched.wait(timeout=20) == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,22 @@ def need_distributed(command: str) -> None:
             f"natbench {command} needs Dask distributed ({exc.name or 'distributed'} is not installed): "
             "pip install 'natbench[distributed]'"
         ) from None
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+"""The signals that stop a worker or the scheduler cleanly (Ctrl-C, ``kill``, a service manager's stop)."""
+
+
+def close_on_stop_signals(close: Callable[[], Awaitable[object]]) -> None:
+    """Run ``close`` (a Dask server's) on the first of :data:`STOP_SIGNALS`, in the running event loop.
+
+    Whatever the disposition the process inherited: a shell starts a background command (``natbench scheduler
+    &`` in a script) with SIGINT ignored, and Python then never turns Ctrl-C into KeyboardInterrupt. Outside
+    the main thread (a worker served from a test's thread) signals cannot be caught and nothing is set."""
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not the main thread
+            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(close()))
 
 
 class WorkerFailed(NatbenchError):
@@ -100,10 +117,7 @@ def serve_worker(
             await worker
         except (OSError, TimeoutError, RuntimeError) as exc:
             raise WorkerFailed(f"no Dask scheduler reachable at {scheduler} within {death_timeout:g} s") from exc
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):  # close cleanly: the testbed (and a lab it brought up) too
-            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not the main thread
-                loop.add_signal_handler(sig, lambda: asyncio.ensure_future(worker.close()))
+        close_on_stop_signals(worker.close)  # closes the testbed (and a lab it brought up) too
         await worker.finished()
 
     asyncio.run(serve())
@@ -167,7 +181,7 @@ def worker_command(
 def scheduler_command(
     host: str, port: int, tls_ca_file: Path | None, tls_cert: Path | None, tls_key: Path | None
 ) -> None:
-    """Run a Dask scheduler for distributed runs (no dashboard), until Ctrl-C."""
+    """Run a Dask scheduler for distributed runs (no dashboard), until Ctrl-C or SIGTERM."""
     need_distributed("scheduler")
     from distributed import Scheduler
 
@@ -177,8 +191,8 @@ def scheduler_command(
     async def serve() -> None:
         kwargs: dict[str, Any] = {"security": security} if security is not None else {}
         async with Scheduler(host=host, port=port, protocol=protocol, dashboard=False, **kwargs) as s:
+            close_on_stop_signals(s.close)
             click.echo(f"natbench: scheduler listening at {s.address}", err=True)
             await s.finished()
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve())
+    asyncio.run(serve())
