@@ -711,7 +711,7 @@ def test_an_abandon_whose_rewrite_fails_leaves_a_run_a_resume_finishes(
         real_write(path, text)
 
     monkeypatch.setattr(writer_module, "atomic_write", full_disk_for_trials)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(RunWriteError, match=r"trials\.jsonl: cannot be written: No space left.*--resume"):
         store.abandon([(PID, "cps", 1)])
     monkeypatch.undo()
     # run.json counted the move first: the trial still in trials.jsonl reads as a leftover, not as damage
@@ -728,6 +728,27 @@ def test_an_abandon_whose_rewrite_fails_leaves_a_run_a_resume_finishes(
     reader = RunDirectory.open(run)
     assert list(reader.records()) == [trial(0, 0), result(0), trial(1, 0, started=5.0)]
     assert reader.abandoned() == [trial(1, 0)]  # once
+
+
+def test_an_abandon_that_cannot_save_the_trials_aside_changes_nothing_and_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_trial(trial(1, 0))
+        before = (run / "trials.jsonl").read_text(), (run / "run.json").read_text()
+
+        def full_disk(p: Path, lines: list[str]) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(writer_module, "save_abandoned", full_disk)
+        with pytest.raises(RunWriteError, match=r"trials\.abandoned\.jsonl: cannot be written: No space left"):
+            store.abandon([(PID, "cps", 1)])
+        monkeypatch.undo()
+        assert ((run / "trials.jsonl").read_text(), (run / "run.json").read_text()) == before
+        assert store.abandon([(PID, "cps", 1)]) == 1  # once there is room, the same call moves them
+    assert RunDirectory.open(run).abandoned() == [trial(1, 0)]
 
 
 # ----------------------------------------------------------------------------- verification before "complete"

@@ -329,13 +329,15 @@ class RunStore:
         if not cut:
             return 0
         keep = [r for r in found.records if r not in cut]
-        save_abandoned(self.path, [r.text for r in cut])
+        with _writing(self.path, self.path / ABANDONED):
+            save_abandoned(self.path, [r.text for r in cut])
         seqs = [r.seq for r in cut if r.seq is not None]
         moved = with_range([list(x) for x in self.counts.moved], seqs)
         self._write(self._meta.replace(records=dataclasses.replace(self.counts, moved=tuple((a, b) for a, b in moved))))
         self._fh.close()
         self._fh = None
-        atomic_write(self.path / TRIALS, "".join(r.text + "\n" for r in keep))
+        with _writing(self.path, self.path / TRIALS):  # the store stays closed: a resume finishes the move
+            atomic_write(self.path / TRIALS, "".join(r.text + "\n" for r in keep))
         self._fh = open(append_fd(self.path / TRIALS), "a", encoding="utf-8")  # noqa: SIM115 - kept open
         return len(cut)
 
