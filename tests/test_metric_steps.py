@@ -13,13 +13,15 @@ from typing import Any
 import pytest
 from metric_settings import build
 
-from natbench.errors import SearchError
+from natbench.errors import DutError, DutStepFailed, SearchError
 from natbench.metrics import ProcedureContext
 from natbench.metrics.fill import fill_table
+from natbench.metrics.memory import FillMemory
 from natbench.metrics.phase2 import phase2_step
+from natbench.metrics.trial import empty_table, phase1_step
 from natbench.plugins import Directions, LossStop, Phase2Options, TrialEvidence
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
-from natbench.testing import FakeDut, FakeModel, FakeTester
+from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -239,3 +241,166 @@ def test_a_fill_the_dut_holds_short_of_n_is_a_table_shortfall() -> None:
         fill_table(ctx, 50_000.0, learn=True)
     assert "the DUT holds 3999 of the 4000 connections" in str(err.value)
     assert [(r.verdict, r.extra.get("fail_cause")) for r in records] == [(Verdict.INVALID, "table_shortfall")]
+
+
+# --- phase-1 steps: the emptying, the announcement, the pacing, the DUT's memory ------------------------------------
+
+
+class Phase1Bench:
+    """A fake testbed for :func:`~natbench.metrics.trial.phase1_step`: the fake tester's phase 1 (or ``result(rate)``
+    when given, leaving the DUT with the frames that arrived), the records and the announcements it makes."""
+
+    def __init__(
+        self,
+        dut: FakeDut | None = None,
+        result: Callable[[float], PhaseResult] | None = None,
+        *,
+        slack: float = 0.0,
+        src_ports: PortRange = POINT.src_ports,
+    ) -> None:
+        self.dut = dut or FakeDut(FakeModel())
+        self.dut.setup(POINT)
+        self.tester = FakeTester(self.dut)
+        self.plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), src_ports, POINT.dst_ports, 64, 3)
+        self.tester.prepare(self.plan)
+        self.records: list[TrialRecord] = []
+        self.announced: list[tuple[str, float | None]] = []
+        if result is not None:
+
+            def phase1(rate: float, learn: bool) -> PhaseResult:
+                phase = result(rate)
+                self.dut.connections = sum(c.valid for c in phase.counts.values())
+                return phase
+
+            self.tester.phase1 = phase1  # type: ignore[method-assign]
+        self.tester.evidence = lambda: TrialEvidence(stops_failed_trials=True, pacing_slack=slack)  # type: ignore[method-assign]
+
+    def ctx(self, **settings: Any) -> ProcedureContext[Any]:
+        resolved, options = build("cps", {"upper": 400_000, "error": 1000}, **settings)
+        return ProcedureContext(
+            tester=self.tester,
+            dut=self.dut,
+            point=POINT,
+            plan=self.plan,
+            metric="cps",
+            repetition=0,
+            settings=resolved,
+            emit=self.records.append,
+            clock=lambda: 0.0,
+            sleep=lambda _s: None,
+            options=options,
+            announce=lambda what, seconds: self.announced.append((what, seconds)),
+        )
+
+
+class ResetFails(FakeDut):
+    """A fake DUT whose ``reset_connections`` raises ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(FakeModel())
+        self.error = error
+
+    def reset_connections(self) -> None:
+        raise self.error
+
+
+def test_a_reset_that_did_not_do_its_work_ends_the_repetition_with_its_reason() -> None:
+    failed = DutStepFailed("exit status 1: conntrack: operation failed", step="reset_connections", dut="d")
+    b = Phase1Bench(ResetFails(failed))
+    with pytest.raises(SearchError) as err:
+        empty_table(b.ctx())
+    assert str(err.value) == (
+        "emptying the DUT's connection table failed: DUT d: step reset_connections: exit status 1: conntrack:"
+        " operation failed"
+    )
+    assert err.value.__cause__ is failed
+
+
+def test_a_phase_1_step_whose_reset_failed_sends_no_traffic_and_stores_nothing() -> None:
+    b = Phase1Bench(ResetFails(DutStepFailed("timed out", step="reset_connections", dut="d")))
+    with pytest.raises(SearchError) as err:
+        phase1_step(b.ctx(), 1000.0, learn=False, kind="phase1")
+    assert str(err.value) == "emptying the DUT's connection table failed: DUT d: step reset_connections: timed out"
+    assert (b.tester.calls, b.records, b.announced) == (0, [], [])
+
+
+def test_a_dut_that_is_gone_while_emptying_is_no_failed_step_but_a_dut_error() -> None:
+    gone = DutError("connection closed", step="reset_connections", dut="d")
+    b = Phase1Bench(ResetFails(gone))
+    with pytest.raises(DutError) as err:
+        empty_table(b.ctx())
+    assert err.value is gone  # not wrapped: the run stops (and can be resumed)
+
+
+@pytest.mark.parametrize(
+    ("rate", "what", "seconds"),
+    [
+        (1000.0, "phase1: 4,000 connections at 1,000/s", 4000 / 1000 + 3.0),
+        (1.0, "phase1: 4,000 connections at 1/s", 4000 / 1 + 3.0),  # the slowest whole rate still has a forecast
+        (0.0, "phase1: 4,000 connections at 0/s", None),  # no rate: no forecast, no division by zero
+    ],
+)
+def test_a_phase_1_step_announces_its_connections_and_the_seconds_it_will_take(
+    rate: float, what: str, seconds: float | None
+) -> None:
+    b = Phase1Bench()
+    rec = phase1_step(b.ctx(timeout=3.0), rate, learn=False, kind="phase1")
+    assert b.announced == [(what, seconds)]  # N / rate of traffic, then the receive wait (timeout)
+    assert rec.verdict is Verdict.PASS
+
+
+def test_a_capacity_probe_announces_the_connections_it_names() -> None:
+    # the probe prepared the tester with 50 of the point's 200 source ports: 50 x 20 = 1,000 connections
+    b = Phase1Bench(src_ports=PortRange(1000, 1049))
+    rec = phase1_step(b.ctx(timeout=1.5), 2000.0, learn=False, kind="capacity", extra={"connections": 1000})
+    assert b.announced == [("capacity: 1,000 connections at 2,000/s", 1000 / 2000 + 1.5)]
+    assert (rec.verdict, rec.extra["connections"], rec.extra["dut_connections"]) == (Verdict.PASS, 1000, 1000)
+
+
+def phase1_short_by(behind: float) -> Callable[[float], PhaseResult]:
+    """A phase 1 of the point's 4,000 connections at ``rate`` whose average rate fell ``behind`` seconds of frames
+    short over its duration; every frame arrived."""
+
+    def result(rate: float) -> PhaseResult:
+        seconds = 4000 / rate
+        return PhaseResult(
+            rate, rate * (seconds - behind) / seconds, seconds, {Direction.FORWARD: DirectionCounts(4000, 4000, 4000)}
+        )
+
+    return result
+
+
+@pytest.mark.parametrize(
+    ("behind", "slack", "verdict"),
+    [
+        (0.05, 0.1, Verdict.PASS),  # 10 % short over 0.5 s: far beyond the rate tolerance, within the pacing slack
+        (0.06, 0.05, Verdict.INVALID),  # 12 % short, the slack allows 10 %
+        (0.0004, 0.0, Verdict.PASS),  # 0.08 % short, no slack: within the run's 0.1 % rate tolerance
+        (0.0006, 0.0, Verdict.INVALID),  # 0.12 % short, no slack: beyond it
+    ],
+)
+def test_a_phase_1_step_keeps_its_rate_within_the_rate_tolerance_or_the_testers_pacing_slack(
+    behind: float, slack: float, verdict: Verdict
+) -> None:
+    b = Phase1Bench(result=phase1_short_by(behind), slack=slack)
+    rec = phase1_step(b.ctx(), 8000.0, learn=False, kind="phase1")  # 4,000 connections in 0.5 s
+    assert rec.verdict is verdict
+    assert rec.reason.startswith("tester fell behind") if verdict is Verdict.INVALID else rec.reason == ""
+
+
+def test_a_phase_1_step_with_memory_stores_what_the_connections_took() -> None:
+    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
+    b = Phase1Bench(dut)
+    rec = phase1_step(b.ctx(), 50_000.0, learn=True, kind="fill", memory=FillMemory(dut))
+    memory = rec.extra["memory"]
+    assert memory["connections"] == 4000  # N: the phase's valid frames
+    assert memory["used"] == {"mem_available": 300 * 4000, "conntrack_slab": 256 * 4000}
+    assert memory["per_connection"] == {"mem_available": 300.0, "conntrack_slab": 256.0}
+    assert (rec.verdict, rec.extra["dut_connections"]) == (Verdict.PASS, 4000)
+
+
+def test_a_phase_1_step_with_memory_on_a_dut_without_the_hook_stores_none() -> None:
+    b = Phase1Bench()
+    rec = phase1_step(b.ctx(), 50_000.0, learn=True, kind="fill", memory=FillMemory(b.dut))
+    assert "memory" not in rec.extra and "memory_error" not in rec.extra
+    assert rec.verdict is Verdict.PASS
