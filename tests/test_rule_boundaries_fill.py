@@ -8,7 +8,10 @@ natbench.metrics.teardown_resolution; docs/engine.md "Table fills"):
 * a failed tear-down repetition advises more connections than it used, and a noise of 0 never advises 0;
 * what verifies a fill on a DUT that cannot count (natbench.metrics.fill.fill_table): the DUT's listing of exactly N
   mappings (responder mode read), a validation sample (responder mode compute, or all N tuples learned), and each
-  verdict of that sample.
+  verdict of that sample;
+* the expected duration a fill announces (none at a rate of 0), a DUT that can neither count nor list its mappings,
+  validation samples of 1 and 0 frames, the tester's counts, rate tolerance and pacing slack deciding a fill nothing
+  verifies (each on both sides), and a fill the DUT counted whole whose Responder learned fewer than N tuples.
 
 Against the fakes (natbench.testing), through the procedures as a run calls them."""
 
@@ -29,9 +32,9 @@ from natbench.metrics import ProcedureContext
 from natbench.metrics.fill import fill_table
 from natbench.metrics.teardown import teardown_figures
 from natbench.metrics.teardown_resolution import MIN_NOISE, DeletionProfile, advised_connections, resolution
-from natbench.plugins import Mapping
+from natbench.plugins import Mapping, TrialEvidence
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, RepetitionResult, Verdict
-from natbench.testing import FakeTester, MemoryFakeDut
+from natbench.testing import FakeDut, FakeTester, MemoryFakeDut
 from natbench.testing.rundir import make_point, write_run_dir
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.traffic.plan import ResponderMode
@@ -397,3 +400,175 @@ def test_a_fill_is_kept_only_when_its_validation_sample_arrives_whole(
             fill_table(ctx, 50_000, learn=True)
     check = h.records[-1]
     assert (check.kind, check.verdict, check.reason, check.extra["sample"]) == ("fill_check", verdict, reason, N)
+
+
+# --- what a fill announces --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rate", "shown", "expected"), [(0.0, "0", None), (0.5, "0", 2.25), (1.0, "1", 1.25), (4.0, "4", 0.5)]
+)
+def test_a_fill_announces_its_expected_duration_only_at_a_positive_rate(
+    rate: float, shown: str, expected: float | None
+) -> None:
+    # one connection at ``rate``: 1 / rate seconds of sending plus the 0.25 s receive wait; a rate of 0 (a campaign's
+    # fill_rate is positive, fill_table takes any) gives no duration to expect, so the fill is announced without one
+    h = Harness()
+    said: list[tuple[str, float | None]] = []
+    ctx = fill_context(h, point=ONE, timeout=0.25)
+    ctx.announce = lambda what, seconds: said.append((what, seconds))
+    fill = fill_table(ctx, rate, learn=True)
+    assert said == [(f"fill: 1 connections at {shown}/s", None if expected is None else pytest.approx(expected))]
+    assert fill.verified and fill.connections == 1
+
+
+# --- a DUT that can neither count nor list its mappings ---------------------------------------------------------------
+
+
+class Unlisted(FakeDut):
+    """A fake DUT that declares (the optional ``supports`` hook) that it can neither count its connections nor list
+    its mappings; asked for either anyway, it raises NotImplementedError."""
+
+    def supports(self, operation: str) -> bool:
+        return operation not in ("count_connections", "mappings")
+
+    def mappings(self) -> list[Mapping]:
+        raise NotImplementedError("this fake DUT cannot list its mappings")
+
+
+def test_a_read_mode_fill_on_a_dut_that_cannot_list_its_mappings_is_judged_by_the_testers_counts() -> None:
+    # responder mode read, no count and no listing: nothing can verify the fill (no tuples to sample either), so
+    # the tester's counts keep it, unverified, and the DUT is never asked for the list it declared it cannot give
+    h = Harness(can_count=False)
+    h.dut = Unlisted(h.dut.model)
+    h.tester.dut = h.dut
+    fill = fill_table(fill_context(h, ResponderMode.READ), 50_000, learn=False)
+    assert (fill.verified, fill.connections, fill.mappings) == (False, N, None)
+    rec = fill.record
+    assert (rec.verdict, rec.reason, rec.extra["fill_verified"]) == (Verdict.PASS, "", False)
+    assert "dut_mappings" not in rec.extra and "mappings" not in h.dut.events
+    assert [r.kind for r in h.records] == ["fill"]
+
+
+# --- the size of the validation sample --------------------------------------------------------------------------------
+
+
+def test_a_validation_sample_of_one_frame_verifies_a_fill() -> None:
+    h = Harness(can_count=False)
+    fill = fill_table(fill_context(h, ResponderMode.COMPUTE), 50_000, learn=True, sample=1)
+    assert [(r.kind, r.verdict, r.reason) for r in h.records] == [
+        ("fill", Verdict.PASS, ""),
+        ("fill_check", Verdict.PASS, ""),
+    ]
+    check = h.records[1]
+    assert check.extra["sample"] == 1 and check.counts["reverse"]["sent"] == check.counts["reverse"]["valid"] == 1
+    assert (fill.verified, fill.connections, fill.record.extra["fill_verified"]) == (True, N, "sample")
+
+
+def test_a_validation_sample_of_no_frames_leaves_the_fill_to_the_testers_counts() -> None:
+    h = Harness(can_count=False)
+    fill = fill_table(fill_context(h, ResponderMode.COMPUTE), 50_000, learn=True, sample=0)
+    assert [(r.kind, r.verdict, r.reason) for r in h.records] == [("fill", Verdict.PASS, "")]
+    assert (fill.verified, fill.connections, fill.record.extra["fill_verified"]) == (False, N, False)
+
+
+# --- a fill nothing can verify: the tester's counts and pacing decide -------------------------------------------------
+
+
+def unverifiable(h: Harness, *, valid: int = N, achieved: float = 1.0, duration: float = 0.08) -> None:
+    """The tester's phase 1 learns no tuple (nothing can verify the fill on a DUT that cannot count), forwards
+    ``valid`` of the N frames and achieves ``achieved`` x the rate over ``duration`` seconds."""
+
+    def phase1(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        res = _orig(rate, learn)
+        counts = {Direction.FORWARD: DirectionCounts(N, valid, valid)}
+        return dataclasses.replace(res, counts=counts, learned=0, achieved_rate=rate * achieved, duration=duration)
+
+    h.tester.phase1 = phase1  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize(("valid", "kept"), [(N - 40, True), (N - 41, False)])
+def test_an_unverified_fill_that_lost_more_than_the_acceptance_is_invalid_not_failed(valid: int, kept: bool) -> None:
+    # acceptance 1 %: 40 of the 4,000 frames may be lost, 41 may not; such a fill is repeated (INVALID), it is no
+    # measurement that failed
+    h = Harness(can_count=False)
+    unverifiable(h, valid=valid)
+    ctx = fill_context(h, acceptance=0.01, max_invalid=0)
+    if kept:
+        fill = fill_table(ctx, 50_000, learn=True)
+        assert (fill.verified, fill.connections, fill.record.verdict) == (False, valid, Verdict.PASS)
+    else:
+        with pytest.raises(SearchError):
+            fill_table(ctx, 50_000, learn=True)
+        rec = h.records[-1]
+        assert (rec.kind, rec.verdict, rec.extra["fill_verified"]) == ("fill", Verdict.INVALID, False)
+        assert rec.reason.startswith(f"forward loss {N - valid}/{N} = ")
+
+
+@pytest.mark.parametrize(("achieved", "kept"), [(0.9951, True), (0.9949, False)])
+def test_an_unverified_fill_keeps_its_rate_within_the_runs_rate_tolerance(achieved: float, kept: bool) -> None:
+    # the run's rate tolerance 0.5 % (the tester declares no pacing slack): 0.49 % short keeps the rate, 0.51 %
+    # does not
+    h = Harness(can_count=False)
+    unverifiable(h, achieved=achieved)
+    ctx = fill_context(h, rate_tolerance=0.005, max_invalid=0)
+    if kept:
+        assert fill_table(ctx, 50_000, learn=True).record.verdict is Verdict.PASS
+    else:
+        with pytest.raises(SearchError, match="tester fell behind"):
+            fill_table(ctx, 50_000, learn=True)
+
+
+@pytest.mark.parametrize(("achieved", "kept"), [(0.9901, True), (0.9899, False)])
+def test_an_unverified_fill_keeps_its_rate_within_the_testers_pacing_slack(achieved: float, kept: bool) -> None:
+    # a 0.08 s fill and a tester whose timer may put the last frame 0.8 ms behind: 1 % short keeps the rate, though
+    # the run's rate tolerance (0.1 %) alone would not
+    h = Harness(can_count=False)
+    unverifiable(h, achieved=achieved, duration=0.08)
+    h.tester.evidence = lambda: TrialEvidence(pacing_slack=0.0008)  # type: ignore[method-assign]
+    ctx = fill_context(h, max_invalid=0)
+    if kept:
+        assert fill_table(ctx, 50_000, learn=True).record.verdict is Verdict.PASS
+    else:
+        with pytest.raises(SearchError, match="tester fell behind"):
+            fill_table(ctx, 50_000, learn=True)
+
+
+# --- a fill the DUT counted whole but the Responder did not learn -----------------------------------------------------
+
+
+@pytest.mark.parametrize("learned", [None, 0, N - 1])
+def test_a_counted_fill_whose_responder_learned_fewer_than_n_tuples_is_repeated(learned: int | None) -> None:
+    # the DUT holds the N connections (its count says so), but the Responder, in responder mode learn, knows fewer
+    # of their tuples (none when the tester reports no learning): the fill is repeated
+    h = Harness()
+
+    def phase1(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        return dataclasses.replace(_orig(rate, learn), learned=learned)
+
+    h.tester.phase1 = phase1  # type: ignore[method-assign]
+    with pytest.raises(SearchError):
+        fill_table(fill_context(h, max_invalid=0), 50_000, learn=True)
+    rec = h.records[-1]
+    short = f"the Responder learned {learned or 0} of the {N} tuples"
+    assert (rec.kind, rec.verdict, rec.reason) == ("fill", Verdict.INVALID, short)
+    assert (rec.extra["dut_connections"], rec.extra["fill_verified"]) == (N, True)
+
+
+@pytest.mark.parametrize(
+    ("mode", "learn"), [(ResponderMode.LEARN, True), (ResponderMode.LEARN, False), (ResponderMode.COMPUTE, True)]
+)
+def test_a_counted_fill_is_kept_when_the_responder_needs_no_learned_tuples_or_learned_all(
+    mode: ResponderMode, learn: bool
+) -> None:
+    # learned all N (learn mode, learning): kept; not learning, or computing the tuples: what it learned is no
+    # matter (here none)
+    h = Harness()
+
+    def phase1(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        res = _orig(rate, learn)
+        return dataclasses.replace(res, learned=N if mode is ResponderMode.LEARN and learn else 0)
+
+    h.tester.phase1 = phase1  # type: ignore[method-assign]
+    fill = fill_table(fill_context(h, mode), 50_000, learn=learn)
+    assert (fill.record.verdict, fill.verified, fill.connections) == (Verdict.PASS, True, N)
