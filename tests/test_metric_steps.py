@@ -16,12 +16,11 @@ from metric_settings import build
 from natbench.errors import DutError, DutStepFailed, SearchError
 from natbench.metrics import ProcedureContext
 from natbench.metrics.fill import fill_table
-from natbench.metrics.memory import FillMemory
 from natbench.metrics.phase2 import phase2_step
 from natbench.metrics.trial import empty_table, phase1_step
 from natbench.plugins import Directions, LossStop, Phase2Options, TrialEvidence
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
-from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
+from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
 
@@ -243,7 +242,7 @@ def test_a_fill_the_dut_holds_short_of_n_is_a_table_shortfall() -> None:
     assert [(r.verdict, r.extra.get("fail_cause")) for r in records] == [(Verdict.INVALID, "table_shortfall")]
 
 
-# --- phase-1 steps: the emptying, the announcement, the pacing, the DUT's memory ------------------------------------
+# --- phase-1 steps: the emptying, the announcement, the pacing ------------------------------------
 
 
 class Phase1Bench:
@@ -386,21 +385,3 @@ def test_a_phase_1_step_keeps_its_rate_within_the_rate_tolerance_or_the_testers_
     rec = phase1_step(b.ctx(), 8000.0, learn=False, kind="phase1")  # 4,000 connections in 0.5 s
     assert rec.verdict is verdict
     assert rec.reason.startswith("tester fell behind") if verdict is Verdict.INVALID else rec.reason == ""
-
-
-def test_a_phase_1_step_with_memory_stores_what_the_connections_took() -> None:
-    dut = MemoryFakeDut(FakeModel(), bytes_per_connection=300, slab_per_connection=256)
-    b = Phase1Bench(dut)
-    rec = phase1_step(b.ctx(), 50_000.0, learn=True, kind="fill", memory=FillMemory(dut))
-    memory = rec.extra["memory"]
-    assert memory["connections"] == 4000  # N: the phase's valid frames
-    assert memory["used"] == {"mem_available": 300 * 4000, "conntrack_slab": 256 * 4000}
-    assert memory["per_connection"] == {"mem_available": 300.0, "conntrack_slab": 256.0}
-    assert (rec.verdict, rec.extra["dut_connections"]) == (Verdict.PASS, 4000)
-
-
-def test_a_phase_1_step_with_memory_on_a_dut_without_the_hook_stores_none() -> None:
-    b = Phase1Bench()
-    rec = phase1_step(b.ctx(), 50_000.0, learn=True, kind="fill", memory=FillMemory(b.dut))
-    assert "memory" not in rec.extra and "memory_error" not in rec.extra
-    assert rec.verdict is Verdict.PASS

@@ -30,7 +30,6 @@ from typing import Any
 from natbench.errors import DutStepFailed, SearchError
 from natbench.judging import RATE, judge_phase
 from natbench.metrics.context import ProcedureContext
-from natbench.metrics.memory import FillMemory
 from natbench.metrics.settings import MetricSettings
 from natbench.plugins import Directions, Dut, MonitorsCpu, ReportsSupport, SetsReceiveTimeout
 from natbench.results import PhaseResult, TrialRecord, Verdict
@@ -152,21 +151,15 @@ def phase1_step(
     lower: float | None = None,
     upper: float | None = None,
     extra: dict[str, Any] | None = None,
-    memory: FillMemory | None = None,
 ) -> TrialRecord:
-    """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it; with ``memory``
-    the DUT's memory is read after the emptying and after the traffic (:mod:`natbench.metrics.memory`)."""
+    """Empty the table, run phase 1 at ``rate``, judge it (incl. the table check) and store it."""
     empty_table(ctx)
-    if memory is not None:
-        memory.emptied()
     n = int((extra or {}).get("connections", ctx.point.connections))  # a capacity probe names its own count
     ctx.announce(f"{kind}: {n:,} connections at {rate:,.0f}/s", n / rate + ctx.settings.timeout if rate > 0 else None)
     started = ctx.clock()
     phase, mon = run_traffic(ctx, lambda: ctx.tester.phase1(rate, learn))
     verdict, reason = judge_phase(phase, ctx.acceptance, ctx.options.rate_tolerance, ctx.pacing_slack)
     ext: dict[str, Any] = {**(extra or {}), **mon}
-    if memory is not None:
-        memory.filled(phase, ext)
     if verdict is Verdict.FAIL:
         ext["fail_cause"] = "loss"
     if verdict is Verdict.PASS:
