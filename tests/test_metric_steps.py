@@ -16,11 +16,13 @@ from metric_settings import build
 from natbench.errors import SearchError
 from natbench.metrics import ProcedureContext
 from natbench.metrics.fill import fill_table
-from natbench.metrics.phase2 import phase2_step
+from natbench.metrics.memory import EMPTY_READINGS, READING_GAP
+from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.plugins import Directions, LossStop, Phase2Options, TrialEvidence
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
-from natbench.testing import FakeDut, FakeModel, FakeTester
+from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
+from natbench.traffic.plan import ResponderMode
 from natbench.workingpoint import WorkingPoint
 
 POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 4,000 connections
@@ -239,3 +241,171 @@ def test_a_fill_the_dut_holds_short_of_n_is_a_table_shortfall() -> None:
         fill_table(ctx, 50_000.0, learn=True)
     assert "the DUT holds 3999 of the 4000 connections" in str(err.value)
     assert [(r.verdict, r.extra.get("fail_cause")) for r in records] == [(Verdict.INVALID, "table_shortfall")]
+
+
+# --- phase 2 on a filled table: the Filler -----------------------------------------------------------------------
+
+
+class Table:
+    """A fake NAT of the point's 4,000 connections whose table phase-2 steps run on, with a clock the fake moves on:
+    a fill's phase 1 takes ``fill_seconds``, a listing of the DUT's mappings ``list_seconds``, a sleep its length.
+    The options each phase-2 step gave the tester are in :attr:`asked`, the sleeps in :attr:`slept`."""
+
+    def __init__(
+        self,
+        mode: ResponderMode = ResponderMode.LEARN,
+        *,
+        dut: FakeDut | None = None,
+        fill_seconds: float = 10.0,
+        list_seconds: float = 0.0,
+        **model: Any,
+    ) -> None:
+        self.dut = dut if dut is not None else FakeDut(FakeModel(**model))
+        self.dut.setup(POINT)
+        self.tester = FakeTester(self.dut)
+        self.plan = TrafficPlan(
+            Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, 3, mode
+        )
+        self.tester.prepare(self.plan)
+        self.now = 100.0
+        self.slept: list[float] = []
+        self.asked: list[Phase2Options] = []
+        self.records: list[TrialRecord] = []
+        listing, phase1, phase2 = self.dut.mappings, self.tester.phase1, self.tester.phase2
+
+        def timed_listing() -> list[Any]:
+            self.now += list_seconds
+            return listing()
+
+        def timed_phase1(rate: float, learn: bool) -> PhaseResult:
+            res = phase1(rate, learn)
+            self.now += fill_seconds
+            return res
+
+        def measured(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+            self.asked.append(measure)
+            res = phase2(rate, duration, directions, measure)
+            self.now += duration
+            return res
+
+        self.dut.mappings = timed_listing  # type: ignore[method-assign]
+        self.tester.phase1 = timed_phase1  # type: ignore[method-assign]
+        self.tester.phase2 = measured  # type: ignore[method-assign]
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def ctx(self, **settings: Any) -> ProcedureContext[Any]:
+        resolved, options = build(
+            "throughput",
+            {"duration": 30.0, "upper": 400_000, "error": 1000, "fill_rate": 50_000, "gap": 0},
+            **settings,
+        )
+        return ProcedureContext(
+            tester=self.tester,
+            dut=self.dut,
+            point=POINT,
+            plan=self.plan,
+            metric="throughput",
+            repetition=0,
+            settings=resolved,
+            emit=self.records.append,
+            clock=lambda: self.now,
+            sleep=self.sleep,
+            options=options,
+        )
+
+
+def test_a_fill_reads_the_emptied_tables_memory_its_reading_gap_apart_before_the_gap() -> None:
+    b = Table(dut=MemoryFakeDut(FakeModel()))
+    Filler(b.ctx(gap=5.0)).ensure(30.0)
+    assert b.slept == [READING_GAP] * (EMPTY_READINGS - 1) + [5.0]
+    fill = [r for r in b.records if r.kind == "fill"]
+    assert len(fill) == 1 and fill[0].extra["memory"]["readings"] == EMPTY_READINGS
+
+
+def test_read_mode_on_a_counting_dut_lists_the_table_after_the_fill_and_the_next_step_says_how_long_it_took() -> None:
+    # the count keeps the fill; the Responder's tuples are then listed, 2.5 s by the clock, 110 s after it started
+    b = Table(ResponderMode.READ, list_seconds=2.5)
+    ctx = b.ctx()
+    filler = Filler(ctx)
+    first, second = phase2_step(ctx, filler, 1000.0), phase2_step(ctx, filler, 1000.0)
+    assert b.dut.events.count("mappings") == 1
+    assert filler.mappings is not None and len(filler.mappings) == 4000
+    assert [o.mappings for o in b.asked] == [filler.mappings] * 2
+    assert first.extra["dut_mappings_read_s"] == 2.5
+    assert "dut_mappings_read_s" not in second.extra  # the read is recorded once, by the step after it
+    assert [r.kind for r in b.records] == ["fill", "phase2", "phase2"]
+
+
+def test_read_mode_on_a_dut_that_cannot_count_keeps_the_listing_the_fill_was_judged_by() -> None:
+    # the fill lists the table to verify itself and records how long that took; nothing is listed twice
+    b = Table(ResponderMode.READ, list_seconds=2.5, can_count=False)
+    ctx = b.ctx()
+    filler = Filler(ctx)
+    rec = phase2_step(ctx, filler, 1000.0)
+    assert b.dut.events.count("mappings") == 1
+    assert b.records[0].extra["dut_mappings_read_s"] == 2.5
+    assert "dut_mappings_read_s" not in rec.extra
+    assert filler.mappings is not None and len(filler.mappings) == 4000
+    assert b.asked[0].mappings == filler.mappings
+
+
+def test_learn_mode_reads_no_mappings_and_its_steps_record_no_read() -> None:
+    b = Table(ResponderMode.LEARN, list_seconds=2.5)
+    ctx = b.ctx()
+    filler = Filler(ctx)
+    rec = phase2_step(ctx, filler, 1000.0)
+    assert "mappings" not in b.dut.events
+    assert filler.mappings is None and b.asked[0].mappings is None
+    assert "dut_mappings_read_s" not in rec.extra
+    assert rec.extra["since_fill"] == 10.0  # the fill began 10 s before the step
+
+
+def test_a_fill_leaves_room_for_a_step_that_ends_exactly_at_the_limit_and_not_for_one_past_it() -> None:
+    # fill 10 s + gap 5 s, then a 30 s step and its 2 s receive wait end 47 s after the fill began
+    b = Table()
+    filler = Filler(b.ctx(gap=5.0, refill_after=47.0))
+    filler.ensure(30.0)
+    assert filler.since_fill() == 15.0
+    b = Table()
+    filler = Filler(b.ctx(gap=5.0, refill_after=46.5))
+    with pytest.raises(SearchError) as err:
+        filler.ensure(30.0)
+    assert str(err.value) == (
+        "a phase-2 step of 30 s + 2 s receive wait would end 47 s after the fill began, past the refill_after limit "
+        "of 46.5 s: connections would expire during the step; fill faster, shorten gap or duration, or raise the "
+        "DUT's timeout"
+    )
+
+
+def test_a_step_that_ends_exactly_at_the_limit_runs_on_the_same_fill_and_one_past_it_refills() -> None:
+    b = Table()
+    filler = Filler(b.ctx(refill_after=100.0))
+    filler.ensure(30.0)  # the fill began at 100 and ended at 110
+    b.now = 168.0  # 68 s after the fill began: the step would end at 68 + 30 + 2 = 100 s, the limit
+    filler.ensure(30.0)
+    assert [r.kind for r in b.records] == ["fill"]
+    b.now = 168.5  # it would end 0.5 s past the limit: fill again first
+    filler.ensure(30.0)
+    assert [r.kind for r in b.records] == ["fill", "fill"]
+    assert filler.since_fill() == 10.0
+
+
+def test_a_latency_step_asks_for_tagged_frames_at_its_rate_with_the_runs_selection_and_the_duts_tuples() -> None:
+    b = Table(ResponderMode.READ)
+    ctx = b.ctx(selection="fixed")
+    filler = Filler(ctx)
+    phase2_step(ctx, filler, 1000.0, tagged_rate=250.0)
+    listed = tuple(b.dut.mappings())
+    assert b.asked == [Phase2Options(latency=True, latency_rate=250.0, selection="fixed", mappings=listed)]
+
+
+def test_a_steps_own_measurement_gets_the_runs_selection_and_the_duts_tuples() -> None:
+    b = Table(ResponderMode.READ)
+    ctx = b.ctx(selection="fixed")
+    filler = Filler(ctx)
+    phase2_step(ctx, filler, 1000.0, measure=Phase2Options(all_delays=True, selection="linear"))
+    listed = tuple(b.dut.mappings())
+    assert b.asked == [Phase2Options(all_delays=True, selection="fixed", mappings=listed)]
