@@ -409,3 +409,92 @@ def test_a_steps_own_measurement_gets_the_runs_selection_and_the_duts_tuples() -
     phase2_step(ctx, filler, 1000.0, measure=Phase2Options(all_delays=True, selection="linear"))
     listed = tuple(b.dut.mappings())
     assert b.asked == [Phase2Options(all_delays=True, selection="fixed", mappings=listed)]
+
+
+def test_the_table_may_change_by_the_table_drift_during_a_step_and_one_connection_more_makes_it_invalid() -> None:
+    b = Table()
+    filler = Filler(b.ctx(table_drift=2))
+    filler.ensure(30.0)
+    assert filler.filled == 4000
+    for count, verdict, reason in [
+        (4002, Verdict.PASS, ""),
+        (3998, Verdict.PASS, ""),
+        (4003, Verdict.INVALID, "DUT table changed from 4000 to 4003 connections during phase 2"),
+        (3997, Verdict.INVALID, "DUT table changed from 4000 to 3997 connections during phase 2"),
+    ]:
+        filler.needed = False
+        b.dut.count_connections = lambda c=count: c  # type: ignore[method-assign]
+        extra: dict[str, Any] = {}
+        assert filler.after(Verdict.PASS, "", extra) == (verdict, reason)
+        assert extra["dut_connections"] == count
+        assert filler.needed is (verdict is Verdict.INVALID)  # a changed table is refilled before the next step
+
+
+def test_an_invalid_step_that_changed_the_table_keeps_its_own_reason_and_is_refilled() -> None:
+    b = Table()
+    filler = Filler(b.ctx())
+    filler.ensure(30.0)
+    b.dut.count_connections = lambda: 4100  # type: ignore[method-assign]
+    assert filler.after(Verdict.INVALID, "tester fell behind", {}) == (Verdict.INVALID, "tester fell behind")
+    assert filler.needed
+
+
+@pytest.mark.parametrize(("verdict", "refill"), [(Verdict.FAIL, True), (Verdict.PASS, False), (Verdict.INVALID, False)])
+def test_a_dut_that_cannot_count_is_refilled_after_a_failed_step_only(verdict: Verdict, refill: bool) -> None:
+    b = Table(can_count=False)
+    filler = Filler(b.ctx())
+    filler.ensure(30.0)
+    extra: dict[str, Any] = {}
+    assert filler.after(verdict, "why", extra) == (verdict, "why")
+    assert filler.needed is refill and "dut_connections" not in extra
+
+
+def test_refill_always_fills_before_every_step_and_auto_only_when_needed() -> None:
+    for refill, fills in [("always", 2), ("auto", 1)]:
+        b = Table()
+        ctx = b.ctx(refill=refill)
+        filler = Filler(ctx)
+        phase2_step(ctx, filler, 1000.0)
+        phase2_step(ctx, filler, 1000.0)
+        assert [r.kind for r in b.records].count("fill") == fills, refill
+
+
+def test_without_a_known_timeout_the_guard_is_off_warned_once_and_recorded_by_every_step() -> None:
+    b = Table()
+    warnings: list[str] = []
+    ctx = dataclasses.replace(b.ctx(), warn=warnings.append)
+    filler = Filler(ctx)
+    assert filler.limit is None
+    records = [phase2_step(ctx, filler, 1000.0), phase2_step(ctx, filler, 1000.0)]
+    assert [r.extra["timeout_guard"] for r in records] == ["off", "off"]
+    assert warnings == [
+        "throughput: DUT-timeout guard off: neither refill_after nor the DUT's facts name a connection timeout, so "
+        "connections may expire during a search on one fill unnoticed (set refill_after)"
+    ]
+    b = Table(udp_timeout=300.0)
+    ctx = dataclasses.replace(b.ctx(), warn=warnings.append)
+    filler = Filler(ctx)
+    assert (filler.limit, filler.limit_source) == (300.0, "dut_timeout")
+    assert "timeout_guard" not in phase2_step(ctx, filler, 1000.0).extra and len(warnings) == 1
+
+
+def test_a_step_announces_its_rate_and_duration_and_expects_its_receive_wait_too() -> None:
+    b = Bench(lambda r, s: PhaseResult(r, r, s, both(int(r * s), int(r * s))))
+    announced: list[tuple[str, float | None]] = []
+    ctx = dataclasses.replace(b.ctx(timeout=1.5), announce=lambda what, seconds: announced.append((what, seconds)))
+    phase2_step(ctx, None, 12_345.0, duration=2.5, kind="latency")
+    assert announced == [("latency: 12,345 frames/s per direction for 2.5 s", 4.0)]
+
+
+def test_a_direction_the_tester_reported_no_counts_for_makes_the_step_invalid() -> None:
+    b = Bench(lambda r, s: PhaseResult(r, r, s, {Direction.FORWARD: DirectionCounts(1000, 1000, 1000)}))
+    rec = phase2_step(b.ctx(), None, 1000.0)
+    assert (rec.verdict, rec.reason) == (Verdict.INVALID, "the tester reported no counts for reverse")
+
+
+def test_a_steps_value_is_its_worst_directions_loss_ratio() -> None:
+    counts = {Direction.FORWARD: DirectionCounts(1000, 990, 990), Direction.REVERSE: DirectionCounts(1000, 970, 970)}
+    b = Bench(lambda r, s: PhaseResult(r, r, s, counts))
+    rec = phase2_step(b.ctx(), None, 1000.0, lower=500.0, upper=2000.0)
+    assert rec.value == pytest.approx(0.03)
+    assert (rec.lower, rec.upper, rec.verdict) == (500.0, 2000.0, Verdict.FAIL)
