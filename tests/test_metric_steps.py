@@ -16,12 +16,14 @@ from metric_settings import build
 from natbench.errors import DutError, DutStepFailed, SearchError
 from natbench.metrics import ProcedureContext
 from natbench.metrics.fill import fill_table
-from natbench.metrics.phase2 import phase2_step
+from natbench.metrics.memory import EMPTY_READINGS, READING_GAP
+from natbench.metrics.phase2 import Filler, phase2_step
 from natbench.metrics.trial import empty_table, phase1_step
 from natbench.plugins import Directions, LossStop, Phase2Options, TrialEvidence
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
-from natbench.testing import FakeDut, FakeModel, FakeTester
+from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
+from natbench.traffic.plan import ResponderMode
 from natbench.workingpoint import WorkingPoint
 
 POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 4,000 connections
@@ -385,3 +387,260 @@ def test_a_phase_1_step_keeps_its_rate_within_the_rate_tolerance_or_the_testers_
     rec = phase1_step(b.ctx(), 8000.0, learn=False, kind="phase1")  # 4,000 connections in 0.5 s
     assert rec.verdict is verdict
     assert rec.reason.startswith("tester fell behind") if verdict is Verdict.INVALID else rec.reason == ""
+
+
+# --- phase 2 on a filled table: the Filler -----------------------------------------------------------------------
+
+
+class Table:
+    """A fake NAT of the point's 4,000 connections whose table phase-2 steps run on, with a clock the fake moves on:
+    a fill's phase 1 takes ``fill_seconds``, a listing of the DUT's mappings ``list_seconds``, a sleep its length.
+    The options each phase-2 step gave the tester are in :attr:`asked`, the sleeps in :attr:`slept`."""
+
+    def __init__(
+        self,
+        mode: ResponderMode = ResponderMode.LEARN,
+        *,
+        dut: FakeDut | None = None,
+        fill_seconds: float = 10.0,
+        list_seconds: float = 0.0,
+        **model: Any,
+    ) -> None:
+        self.dut = dut if dut is not None else FakeDut(FakeModel(**model))
+        self.dut.setup(POINT)
+        self.tester = FakeTester(self.dut)
+        self.plan = TrafficPlan(
+            Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, 3, mode
+        )
+        self.tester.prepare(self.plan)
+        self.now = 100.0
+        self.slept: list[float] = []
+        self.asked: list[Phase2Options] = []
+        self.records: list[TrialRecord] = []
+        listing, phase1, phase2 = self.dut.mappings, self.tester.phase1, self.tester.phase2
+
+        def timed_listing() -> list[Any]:
+            self.now += list_seconds
+            return listing()
+
+        def timed_phase1(rate: float, learn: bool) -> PhaseResult:
+            res = phase1(rate, learn)
+            self.now += fill_seconds
+            return res
+
+        def measured(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
+            self.asked.append(measure)
+            res = phase2(rate, duration, directions, measure)
+            self.now += duration
+            return res
+
+        self.dut.mappings = timed_listing  # type: ignore[method-assign]
+        self.tester.phase1 = timed_phase1  # type: ignore[method-assign]
+        self.tester.phase2 = measured  # type: ignore[method-assign]
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def ctx(self, **settings: Any) -> ProcedureContext[Any]:
+        resolved, options = build(
+            "throughput",
+            {"duration": 30.0, "upper": 400_000, "error": 1000, "fill_rate": 50_000, "gap": 0},
+            **settings,
+        )
+        return ProcedureContext(
+            tester=self.tester,
+            dut=self.dut,
+            point=POINT,
+            plan=self.plan,
+            metric="throughput",
+            repetition=0,
+            settings=resolved,
+            emit=self.records.append,
+            clock=lambda: self.now,
+            sleep=self.sleep,
+            options=options,
+        )
+
+
+def test_a_fill_reads_the_emptied_tables_memory_its_reading_gap_apart_before_the_gap() -> None:
+    b = Table(dut=MemoryFakeDut(FakeModel()))
+    Filler(b.ctx(gap=5.0)).ensure(30.0)
+    assert b.slept == [READING_GAP] * (EMPTY_READINGS - 1) + [5.0]
+    fill = [r for r in b.records if r.kind == "fill"]
+    assert len(fill) == 1 and fill[0].extra["memory"]["readings"] == EMPTY_READINGS
+
+
+def test_read_mode_on_a_counting_dut_lists_the_table_after_the_fill_and_the_next_step_says_how_long_it_took() -> None:
+    # the count keeps the fill; the Responder's tuples are then listed, 2.5 s by the clock, 110 s after it started
+    b = Table(ResponderMode.READ, list_seconds=2.5)
+    ctx = b.ctx()
+    filler = Filler(ctx)
+    first, second = phase2_step(ctx, filler, 1000.0), phase2_step(ctx, filler, 1000.0)
+    assert b.dut.events.count("mappings") == 1
+    assert filler.mappings is not None and len(filler.mappings) == 4000
+    assert [o.mappings for o in b.asked] == [filler.mappings] * 2
+    assert first.extra["dut_mappings_read_s"] == 2.5
+    assert "dut_mappings_read_s" not in second.extra  # the read is recorded once, by the step after it
+    assert [r.kind for r in b.records] == ["fill", "phase2", "phase2"]
+
+
+def test_read_mode_on_a_dut_that_cannot_count_keeps_the_listing_the_fill_was_judged_by() -> None:
+    # the fill lists the table to verify itself and records how long that took; nothing is listed twice
+    b = Table(ResponderMode.READ, list_seconds=2.5, can_count=False)
+    ctx = b.ctx()
+    filler = Filler(ctx)
+    rec = phase2_step(ctx, filler, 1000.0)
+    assert b.dut.events.count("mappings") == 1
+    assert b.records[0].extra["dut_mappings_read_s"] == 2.5
+    assert "dut_mappings_read_s" not in rec.extra
+    assert filler.mappings is not None and len(filler.mappings) == 4000
+    assert b.asked[0].mappings == filler.mappings
+
+
+def test_learn_mode_reads_no_mappings_and_its_steps_record_no_read() -> None:
+    b = Table(ResponderMode.LEARN, list_seconds=2.5)
+    ctx = b.ctx()
+    filler = Filler(ctx)
+    rec = phase2_step(ctx, filler, 1000.0)
+    assert "mappings" not in b.dut.events
+    assert filler.mappings is None and b.asked[0].mappings is None
+    assert "dut_mappings_read_s" not in rec.extra
+    assert rec.extra["since_fill"] == 10.0  # the fill began 10 s before the step
+
+
+def test_a_fill_leaves_room_for_a_step_that_ends_exactly_at_the_limit_and_not_for_one_past_it() -> None:
+    # fill 10 s + gap 5 s, then a 30 s step and its 2 s receive wait end 47 s after the fill began
+    b = Table()
+    filler = Filler(b.ctx(gap=5.0, refill_after=47.0))
+    filler.ensure(30.0)
+    assert filler.since_fill() == 15.0
+    b = Table()
+    filler = Filler(b.ctx(gap=5.0, refill_after=46.5))
+    with pytest.raises(SearchError) as err:
+        filler.ensure(30.0)
+    assert str(err.value) == (
+        "a phase-2 step of 30 s + 2 s receive wait would end 47 s after the fill began, past the refill_after limit "
+        "of 46.5 s: connections would expire during the step; fill faster, shorten gap or duration, or raise the "
+        "DUT's timeout"
+    )
+
+
+def test_a_step_that_ends_exactly_at_the_limit_runs_on_the_same_fill_and_one_past_it_refills() -> None:
+    b = Table()
+    filler = Filler(b.ctx(refill_after=100.0))
+    filler.ensure(30.0)  # the fill began at 100 and ended at 110
+    b.now = 168.0  # 68 s after the fill began: the step would end at 68 + 30 + 2 = 100 s, the limit
+    filler.ensure(30.0)
+    assert [r.kind for r in b.records] == ["fill"]
+    b.now = 168.5  # it would end 0.5 s past the limit: fill again first
+    filler.ensure(30.0)
+    assert [r.kind for r in b.records] == ["fill", "fill"]
+    assert filler.since_fill() == 10.0
+
+
+def test_a_latency_step_asks_for_tagged_frames_at_its_rate_with_the_runs_selection_and_the_duts_tuples() -> None:
+    b = Table(ResponderMode.READ)
+    ctx = b.ctx(selection="fixed")
+    filler = Filler(ctx)
+    phase2_step(ctx, filler, 1000.0, tagged_rate=250.0)
+    listed = tuple(b.dut.mappings())
+    assert b.asked == [Phase2Options(latency=True, latency_rate=250.0, selection="fixed", mappings=listed)]
+
+
+def test_a_steps_own_measurement_gets_the_runs_selection_and_the_duts_tuples() -> None:
+    b = Table(ResponderMode.READ)
+    ctx = b.ctx(selection="fixed")
+    filler = Filler(ctx)
+    phase2_step(ctx, filler, 1000.0, measure=Phase2Options(all_delays=True, selection="linear"))
+    listed = tuple(b.dut.mappings())
+    assert b.asked == [Phase2Options(all_delays=True, selection="fixed", mappings=listed)]
+
+
+def test_the_table_may_change_by_the_table_drift_during_a_step_and_one_connection_more_makes_it_invalid() -> None:
+    b = Table()
+    filler = Filler(b.ctx(table_drift=2))
+    filler.ensure(30.0)
+    assert filler.filled == 4000
+    for count, verdict, reason in [
+        (4002, Verdict.PASS, ""),
+        (3998, Verdict.PASS, ""),
+        (4003, Verdict.INVALID, "DUT table changed from 4000 to 4003 connections during phase 2"),
+        (3997, Verdict.INVALID, "DUT table changed from 4000 to 3997 connections during phase 2"),
+    ]:
+        filler.needed = False
+        b.dut.count_connections = lambda c=count: c  # type: ignore[method-assign]
+        extra: dict[str, Any] = {}
+        assert filler.after(Verdict.PASS, "", extra) == (verdict, reason)
+        assert extra["dut_connections"] == count
+        assert filler.needed is (verdict is Verdict.INVALID)  # a changed table is refilled before the next step
+
+
+def test_an_invalid_step_that_changed_the_table_keeps_its_own_reason_and_is_refilled() -> None:
+    b = Table()
+    filler = Filler(b.ctx())
+    filler.ensure(30.0)
+    b.dut.count_connections = lambda: 4100  # type: ignore[method-assign]
+    assert filler.after(Verdict.INVALID, "tester fell behind", {}) == (Verdict.INVALID, "tester fell behind")
+    assert filler.needed
+
+
+@pytest.mark.parametrize(("verdict", "refill"), [(Verdict.FAIL, True), (Verdict.PASS, False), (Verdict.INVALID, False)])
+def test_a_dut_that_cannot_count_is_refilled_after_a_failed_step_only(verdict: Verdict, refill: bool) -> None:
+    b = Table(can_count=False)
+    filler = Filler(b.ctx())
+    filler.ensure(30.0)
+    extra: dict[str, Any] = {}
+    assert filler.after(verdict, "why", extra) == (verdict, "why")
+    assert filler.needed is refill and "dut_connections" not in extra
+
+
+def test_refill_always_fills_before_every_step_and_auto_only_when_needed() -> None:
+    for refill, fills in [("always", 2), ("auto", 1)]:
+        b = Table()
+        ctx = b.ctx(refill=refill)
+        filler = Filler(ctx)
+        phase2_step(ctx, filler, 1000.0)
+        phase2_step(ctx, filler, 1000.0)
+        assert [r.kind for r in b.records].count("fill") == fills, refill
+
+
+def test_without_a_known_timeout_the_guard_is_off_warned_once_and_recorded_by_every_step() -> None:
+    b = Table()
+    warnings: list[str] = []
+    ctx = dataclasses.replace(b.ctx(), warn=warnings.append)
+    filler = Filler(ctx)
+    assert filler.limit is None
+    records = [phase2_step(ctx, filler, 1000.0), phase2_step(ctx, filler, 1000.0)]
+    assert [r.extra["timeout_guard"] for r in records] == ["off", "off"]
+    assert warnings == [
+        "throughput: DUT-timeout guard off: neither refill_after nor the DUT's facts name a connection timeout, so "
+        "connections may expire during a search on one fill unnoticed (set refill_after)"
+    ]
+    b = Table(udp_timeout=300.0)
+    ctx = dataclasses.replace(b.ctx(), warn=warnings.append)
+    filler = Filler(ctx)
+    assert (filler.limit, filler.limit_source) == (300.0, "dut_timeout")
+    assert "timeout_guard" not in phase2_step(ctx, filler, 1000.0).extra and len(warnings) == 1
+
+
+def test_a_step_announces_its_rate_and_duration_and_expects_its_receive_wait_too() -> None:
+    b = Bench(lambda r, s: PhaseResult(r, r, s, both(int(r * s), int(r * s))))
+    announced: list[tuple[str, float | None]] = []
+    ctx = dataclasses.replace(b.ctx(timeout=1.5), announce=lambda what, seconds: announced.append((what, seconds)))
+    phase2_step(ctx, None, 12_345.0, duration=2.5, kind="latency")
+    assert announced == [("latency: 12,345 frames/s per direction for 2.5 s", 4.0)]
+
+
+def test_a_direction_the_tester_reported_no_counts_for_makes_the_step_invalid() -> None:
+    b = Bench(lambda r, s: PhaseResult(r, r, s, {Direction.FORWARD: DirectionCounts(1000, 1000, 1000)}))
+    rec = phase2_step(b.ctx(), None, 1000.0)
+    assert (rec.verdict, rec.reason) == (Verdict.INVALID, "the tester reported no counts for reverse")
+
+
+def test_a_steps_value_is_its_worst_directions_loss_ratio() -> None:
+    counts = {Direction.FORWARD: DirectionCounts(1000, 990, 990), Direction.REVERSE: DirectionCounts(1000, 970, 970)}
+    b = Bench(lambda r, s: PhaseResult(r, r, s, counts))
+    rec = phase2_step(b.ctx(), None, 1000.0, lower=500.0, upper=2000.0)
+    assert rec.value == pytest.approx(0.03)
+    assert (rec.lower, rec.upper, rec.verdict) == (500.0, 2000.0, Verdict.FAIL)
