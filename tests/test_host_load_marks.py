@@ -15,7 +15,7 @@ from natbench.metrics import ProcedureContext
 from natbench.metrics.hostload import HOST_COLUMNS, host_busy, tolerance
 from natbench.metrics.registry import run_repetition
 from natbench.report.summary import summarize_run
-from natbench.results import RepetitionResult, TrialRecord
+from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.testing.rundir import write_run_dir
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
@@ -63,6 +63,37 @@ def measure(metric: str, probe: ScriptedProbe, records: list[TrialRecord], rep: 
         options=options, host_load=probe,
     )  # fmt: skip
     return run_repetition(ctx)
+
+
+def recording(probe: ScriptedProbe) -> ProcedureContext[Any]:
+    """A forwarding repetition's context whose host-load windows ``probe`` reports, its records kept nowhere."""
+    dut = FakeDut(FakeModel(forwarding=300_000))
+    plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, seed=3)
+    resolved, options = build("forwarding", directions="forward", upper=1_000_000, error=100_000, duration=1.0)
+    return ProcedureContext(
+        FakeTester(dut), dut, POINT, plan, "forwarding", 0, resolved, emit=lambda _r: None, options=options,
+        host_load=probe,
+    )  # fmt: skip
+
+
+def test_each_trial_but_a_fill_raises_the_repetitions_share_to_the_largest_beyond_the_bound() -> None:
+    """Trial by trial, the repetition keeps the largest share other processes took beyond each window's bound: a
+    smaller one later lowers nothing, a table fill's counts for nothing, a share within its bound for 0."""
+    ctx = recording(ScriptedProbe([0.005, 0.31, 0.11, 0.9, 0.9], bound=0.01))
+    assert ctx.host_others is None  # nothing measured yet
+    within = ctx.record("phase2", None, Verdict.PASS, "", 0.0)
+    assert within.extra["host_load"]["others"] == 0.005 and ctx.host_others == 0.0
+    ctx.record("phase2", None, Verdict.PASS, "", 0.0)
+    assert ctx.host_others == pytest.approx(0.30)
+    ctx.record("phase2", None, Verdict.PASS, "", 0.0)
+    assert ctx.host_others == pytest.approx(0.30)  # 0.10 beyond lowers nothing
+    for kind in ("fill", "fill_check"):
+        fill = ctx.record(kind, None, Verdict.PASS, "", 0.0)
+        assert fill.extra["host_load"]["others"] == 0.9  # stored with the fill, flagging nothing
+    assert ctx.host_others == pytest.approx(0.30)
+    first = recording(ScriptedProbe([0.11], bound=0.01))
+    first.record("phase2", None, Verdict.PASS, "", 0.0)
+    assert first.host_others == pytest.approx(0.10)
 
 
 def test_every_trial_stores_its_window_and_the_result_the_largest_share_beyond_the_bound() -> None:
