@@ -33,10 +33,10 @@ CPS = 212_000.0
 = 402,800 connections through a validated step at its top rate."""
 
 
-def run(table: TableModel, **settings: Any) -> tuple[RepetitionResult, list[TrialRecord]]:
+def run(table: TableModel, *, can_count: bool = True, **settings: Any) -> tuple[RepetitionResult, list[TrialRecord]]:
     clock = SimClock()
     tester, dut = modelled_pair(Behaviour(), table=table, sim=clock, command_seconds=0.0)
-    with_model(dut, cps=CPS)
+    with_model(dut, cps=CPS, can_count=can_count)
     plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, seed=3)
     tester.prepare(plan)
     dut.setup(POINT)
@@ -117,6 +117,20 @@ def test_unchecked_probes_cannot_see_expired_connections_and_are_marked_unvalida
     )
     assert res.extra["validated"] is False
     assert res.extra["timeout_unknown"] is False
+
+
+@pytest.mark.parametrize("can_count", [True, False])
+def test_a_table_check_marks_the_probes_checked_only_on_a_dut_that_can_count(can_count: bool) -> None:
+    """validation: off with the table check on: the DUT's count is what checks the probes. A DUT that says it cannot
+    count (its ``supports`` hook) checks nothing: the result is unvalidated and not marked [t], as with the check
+    off."""
+    res, records = run(
+        TableModel(limit=100_000, timeout=None), can_count=can_count, max_connections=400_000, validation="off",
+        check_table=True,
+    )  # fmt: skip
+    assert res.value is not None and 99_000 <= res.value <= 100_000
+    assert (res.extra["validated"], res.extra["timeout_unknown"]) == (can_count, can_count)
+    assert any("dut_connections" in r.extra for r in records) is can_count
 
 
 @pytest.mark.parametrize("reports", [False, True])

@@ -332,6 +332,15 @@ def test_without_a_known_timeout_every_phase2_trial_records_the_guard_off_and_th
     assert len(b.warnings) == 1 and "DUT-timeout guard off" in b.warnings[0]
 
 
+def test_the_guard_off_warning_names_the_metric_the_risk_and_the_setting_that_turns_it_on() -> None:
+    b = Bench(forwarding=400_000)
+    b.run("throughput", **THROUGHPUT)
+    assert b.warnings == [
+        "throughput: DUT-timeout guard off: neither refill_after nor the DUT's facts name a connection timeout, so "
+        "connections may expire during a search on one fill unnoticed (set refill_after)"
+    ]
+
+
 def test_the_runner_passes_each_procedure_warning_on_once() -> None:
     from natbench.run.observers import Observer
     from natbench.run.orchestrator import Orchestrator

@@ -705,6 +705,27 @@ def test_a_rate_the_tester_sends_short_becomes_its_ceiling_after_three_trials() 
     assert (res.extra["steps"], res.extra["invalid"]) == (1, 18)
 
 
+@pytest.mark.parametrize("metric", ["throughput", "forwarding"])
+def test_a_phase2_search_at_the_testers_ceiling_stores_that_the_tester_could_not_send_faster(metric: str) -> None:
+    """As for cps: above 100,000 fps the tester sends 0.15 % short, so those steps are invalid and the third at one
+    rate makes it the tester's ceiling; a throughput or forwarding search that ends there stores the cause (its
+    rate, not its clumps) beside its value."""
+    h = Harness(forwarding=300_000) if metric == "throughput" else Harness(nat=False, stateless_forwarding=300_000)
+
+    def short_above_100k(
+        rate: float, duration: float, directions: Directions, options: Phase2Options, _orig: Any = h.tester.phase2
+    ) -> PhaseResult:
+        res: PhaseResult = _orig(rate, duration, directions, options)
+        return res if rate <= 100_000 else dataclasses.replace(res, achieved_rate=rate * 0.9985)
+
+    h.tester.phase2 = short_above_100k  # type: ignore[method-assign]
+    extra = {"fill_rate": 50_000} if metric == "throughput" else {}
+    res = h.run(metric, upper=200_000, error=1000, max_invalid=8, **extra)
+    assert res.value == 100_000
+    assert (res.extra["tester_bound"], res.extra["tester_ceiling"]) == (True, 101_000)
+    assert res.extra["tester_bound_cause"] == "rate"
+
+
 @pytest.mark.parametrize("metric", ["cps", "throughput"])
 def test_a_search_in_which_no_rate_passed_stores_no_value_but_no_passing_rate(metric: str) -> None:
     """A DUT slower than the search's resolution: every rate tried fails. Bisecting [0, 1,000,000] with error 1,000

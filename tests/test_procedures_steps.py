@@ -108,6 +108,29 @@ def test_read_mode_hands_the_duts_tuples_to_the_tester_and_to_every_phase2_step(
     assert [o.mappings for o in b.options] == [listed, listed]
 
 
+@pytest.mark.parametrize("mode", [ResponderMode.READ, ResponderMode.LEARN])
+def test_the_time_the_duts_table_read_took_goes_with_the_first_phase2_step_after_its_fill(mode: ResponderMode) -> None:
+    # read mode on a DUT that counts: the fill is judged by the count, then the DUT's table is read for the Responder
+    # (2.5 s on the clock here); the first phase-2 step records how long the read took, the next one nothing. Learn
+    # mode reads no table, and no step records a read.
+    b = Bench(mode, forwarding=250_000)
+    now = [0.0]
+
+    def mappings(_orig: Any = b.fake.mappings) -> Any:
+        now[0] += 2.5
+        return _orig()
+
+    b.fake.mappings = mappings  # type: ignore[method-assign]
+    b.run("throughput", clock=lambda: now[0], upper=400_000, error=100_000, fill_rate=50_000)
+    phase2 = [r for r in b.records if r.kind == "phase2"]
+    assert [r.kind for r in b.records] == ["fill", "phase2", "phase2"]
+    if mode is ResponderMode.READ:
+        assert phase2[0].extra["dut_mappings_read_s"] == 2.5
+        assert "dut_mappings_read_s" not in phase2[1].extra
+    else:
+        assert all("dut_mappings_read_s" not in r.extra for r in phase2)
+
+
 def test_read_mode_with_an_empty_listing_fails_the_repetition() -> None:
     b = Bench(ResponderMode.READ)
     b.fake.mappings = lambda: []  # type: ignore[method-assign]

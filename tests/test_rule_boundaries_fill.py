@@ -572,3 +572,38 @@ def test_a_counted_fill_is_kept_when_the_responder_needs_no_learned_tuples_or_le
     h.tester.phase1 = phase1  # type: ignore[method-assign]
     fill = fill_table(fill_context(h, mode), 50_000, learn=learn)
     assert (fill.record.verdict, fill.verified, fill.connections) == (Verdict.PASS, True, N)
+
+
+# --- what the tester saw of a fill the DUT counted whole --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("valid", "tester_ok", "deviation", "seen"),
+    [
+        (N, True, False, False),  # every frame arrived, the rate kept, no deviation: nothing to add
+        (N - 1, True, False, True),  # one frame the tester counted lost
+        (N, False, False, True),  # the tester could not keep the rate
+        (N, True, True, True),  # the tester's own deviation (a stall it caught up with)
+    ],
+)
+def test_a_kept_fill_records_the_testers_view_only_when_the_tester_saw_something_amiss(
+    valid: int, tester_ok: bool, deviation: bool, seen: bool
+) -> None:
+    # the DUT counts all N connections, so the fill is kept whatever the tester saw; what it saw is recorded beside
+    # the fill when it differs from a clean phase 1, each of the three signs alone
+    h = Harness()
+
+    def phase1(rate: float, learn: bool, _orig: Any = h.tester.phase1) -> PhaseResult:
+        res = _orig(rate, learn)
+        deviations = {Direction.FORWARD: Deviation(clump=5)} if deviation else {}
+        counts = {Direction.FORWARD: DirectionCounts(N, valid, valid)}
+        return dataclasses.replace(res, counts=counts, tester_ok=tester_ok, deviations=deviations)
+
+    h.tester.phase1 = phase1  # type: ignore[method-assign]
+    fill = fill_table(fill_context(h), 50_000, learn=True)
+    rec = fill.record
+    assert (rec.verdict, fill.verified, fill.connections, rec.extra["dut_connections"]) == (Verdict.PASS, True, N, N)
+    if seen:
+        assert rec.extra["tester_view"] == {"sent": N, "valid": valid, "tester_ok": tester_ok}
+    else:
+        assert "tester_view" not in rec.extra

@@ -596,6 +596,24 @@ def test_a_crash_between_saving_and_rewriting_does_not_duplicate_abandoned_trial
     assert reader.trials() == []
 
 
+def test_a_repeated_save_skips_an_abandoned_trial_held_out_of_sequence_order(tmp_path: Path) -> None:
+    # trials.abandoned.jsonl keeps trials in the order they were moved aside, not by seq: here seq 2 (an abandon of
+    # repetition 1), then seq 1, saved by a resume that died before rewriting trials.jsonl. The next resume cuts
+    # seq 1 again and must find it already held, though it comes after a higher seq
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))  # seq 1
+        store.append_trial(trial(1, 0))  # seq 2
+        assert store.abandon([(PID, "cps", 1)]) == 1
+    with (run / ABANDONED).open("a", encoding="utf-8") as f:
+        f.write((run / "trials.jsonl").read_text())
+    resume_store(run).close()
+    assert [json.loads(line)["seq"] for line in (run / ABANDONED).read_text().splitlines()] == [2, 1]
+    reader = RunDirectory.open(run)
+    assert reader.abandoned() == [trial(1, 0), trial(0, 0)]
+    assert reader.trials() == []
+
+
 def test_non_finite_values_are_stored_as_null(tmp_path: Path) -> None:
     odd = RepetitionResult(PID, "latency", 0, float("nan"), "s", None, {"worst_case": float("inf"), "ok": 1.5})
     with new_store(tmp_path) as store:
