@@ -541,6 +541,69 @@ def test_a_repair_of_a_trials_file_that_is_a_link_moves_the_link_aside_never_its
     assert RunDirectory.open(run).scan().damage == []
 
 
+def test_a_resume_of_a_damaged_run_without_repair_names_the_run_and_changes_nothing(tmp_path: Path) -> None:
+    run, damaged = damaged_run(tmp_path)
+    meta = (run / "run.json").read_bytes()
+    with pytest.raises(StoreError) as err:
+        resume_store(run)
+    message = str(err.value).splitlines()
+    assert message[0] == f"{run}: damaged run directory (1 problem(s)):"
+    assert message[1].startswith(f"  {run / 'trials.jsonl'}:5: crc32: checksum mismatch")
+    assert message[2] == (
+        f"nothing was changed or measured; to accept the damage run `natbench run --resume {run} --repair`:"
+        " it keeps a copy of trials.jsonl and measures the damaged repetitions again"
+    )
+    assert (run / "trials.jsonl").read_text() == damaged and (run / "run.json").read_bytes() == meta
+    assert sorted(p.name for p in run.iterdir() if p.name.startswith("trials.")) == ["trials.jsonl"]
+
+
+def test_the_next_resume_finishes_a_repair_stopped_before_its_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repair that stopped after run.json named the repaired file: the next resume (repair or not) renames that
+    file over trials.jsonl, drops the name from run.json and goes on from the repaired records."""
+    run, damaged = damaged_run(tmp_path)
+    touched = RunDirectory.open(run).scan().tainted
+    monkeypatch.setattr(repair_module, "time", REPAIR_CLOCK)
+
+    def killed(p: Path, meta: RunMeta) -> RunMeta:  # the process dies after run.json named the repaired file
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repair_module, "finish_repair", killed)
+    with pytest.raises(KeyboardInterrupt):
+        resume_store(run, repair=True)
+    monkeypatch.undo()
+    repaired = (run / ".trials.repaired.jsonl").read_text()
+    assert (run / "trials.jsonl").read_text() == damaged  # not renamed yet
+    assert json.loads((run / "run.json").read_text())["repair_pending"] == ".trials.repaired.jsonl"
+    store = resume_store(run)  # no --repair needed: the repair was committed
+    kept_reps = [rep for rep in range(4) if (PID, "cps", rep) not in touched]
+    assert kept_reps and len(kept_reps) < 4
+    assert [rep for rep in range(5) if store.is_complete(PID, "cps", rep)] == kept_reps
+    store.append_trial(trial(4, 0))
+    store.append_result(result(4))
+    store.close()
+    assert not (run / ".trials.repaired.jsonl").exists()
+    assert _lines(run)[: len(repaired.splitlines())] == repaired.splitlines()  # the repaired file, appended to
+    on_disk = json.loads((run / "run.json").read_text())
+    assert "repair_pending" not in on_disk and on_disk["status"] == "running"
+    reader = RunDirectory.open(run)
+    assert reader.meta.repair_pending is None and len(reader.meta.repairs) == 1
+    kept = [r for rep in kept_reps for r in (trial(rep, 0), result(rep))]
+    assert list(reader.records()) == [*kept, trial(4, 0), result(4)]
+    assert [json.loads(ln)["seq"] for ln in _lines(run)] == list(range(1, len(kept) + 3))
+    assert reader.scan().damage == []
+
+
+@pytest.mark.parametrize("taken", [0, 1, 2, 3])
+def test_a_backup_name_is_the_stamp_then_the_first_free_number_from_2(tmp_path: Path, taken: int) -> None:
+    names = ["trials.damaged-S.jsonl", "trials.damaged-S-2.jsonl", "trials.damaged-S-3.jsonl"]
+    for name in names[:taken]:
+        (tmp_path / name).write_text("an earlier copy\n")
+    expected = [*names, "trials.damaged-S-4.jsonl"][taken]
+    assert repair_module.backup_name(tmp_path, "S") == tmp_path / expected
+
+
 def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         store.append_trial(trial(0, 0))
@@ -549,6 +612,43 @@ def test_resume_of_a_clean_run_rewrites_nothing(tmp_path: Path) -> None:
     resume_store(tmp_path / "run").close()
     assert (tmp_path / "run" / "trials.jsonl").stat().st_ino == before
     assert not (tmp_path / "run" / ABANDONED).exists()
+
+
+def test_a_resume_counts_a_record_written_just_before_the_counts_and_numbers_on_after_it(tmp_path: Path) -> None:
+    """Killed between a line and its count: run.json counts one record fewer than the file holds. The resume takes
+    the highest seq on disk as written, so what it appends is numbered after the record it moved aside."""
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_result(result(0))
+        counted = (run / "run.json").read_bytes()
+        store.append_trial(trial(1, 0))
+    (run / "run.json").write_bytes(counted)  # the count of seq 3 never reached run.json
+    assert RunDirectory.open(run).meta.records == RecordCounts(written=2, trial=1, result=1)
+    with resume_store(run) as store:
+        assert store.meta.records == RecordCounts(written=3, trial=2, result=1, moved=((3, 3),))
+        store.append_trial(trial(1, 0, started=5.0))
+        store.append_result(result(1))
+    assert [json.loads(ln)["seq"] for ln in _lines(run)] == [1, 2, 4, 5]
+    reader = RunDirectory.open(run)
+    assert list(reader.records()) == [trial(0, 0), result(0), trial(1, 0, started=5.0), result(1)]
+    assert reader.abandoned() == [trial(1, 0)]
+    assert reader.scan().damage == []
+
+
+def test_a_resume_of_a_run_from_before_sequence_numbers_counts_its_kept_lines_as_legacy(tmp_path: Path) -> None:
+    run = write_run_dir(tmp_path / "run", POINTS, [trial(0, 0), result(0), trial(1, 0)], status="running", legacy=True)
+    assert RunDirectory.open(run).meta.records is None
+    with resume_store(run) as store:
+        assert store.meta.records == RecordCounts(legacy=2)  # trial(1, 0) of the cut-off repetition moved aside
+        store.append_trial(trial(1, 0, started=5.0))
+        store.append_result(result(1))
+    assert [json.loads(ln).get("seq") for ln in _lines(run)] == [None, None, 1, 2]
+    reader = RunDirectory.open(run)
+    assert reader.meta.records == RecordCounts(written=2, trial=1, result=1, legacy=2)
+    assert list(reader.records()) == [trial(0, 0), result(0), trial(1, 0, started=5.0), result(1)]
+    assert reader.abandoned() == [trial(1, 0)]
+    assert reader.scan().damage == []
 
 
 def test_corrupt_line_is_reported_with_its_position(tmp_path: Path) -> None:
