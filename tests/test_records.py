@@ -11,7 +11,7 @@ import pytest
 
 from natbench.run.format import RecordPlan, encode
 from natbench.run.format.fields import MAX_DEPTH
-from natbench.run.records import MAX_LISTED, scan
+from natbench.run.records import MAX_LISTED, rep_key, scan
 
 TRIAL = {
     "point_id": "p1",
@@ -326,3 +326,23 @@ def test_a_plan_holds_its_points_metrics_and_repetitions_from_0_to_one_below_the
         assert not plan.holds(key), key
     any_metric = RecordPlan(frozenset({"p1"}))  # no metrics named, no repetitions planned
     assert any_metric.holds(("p1", "throughput", 7)) and not any_metric.holds(("p2", "cps", 0))
+
+
+@pytest.mark.parametrize(
+    "lacking",
+    [
+        {"metric": "cps", "repetition": 0},
+        {"point_id": "p1", "repetition": 0},
+        {"point_id": "p1", "metric": "cps"},
+        {"point_id": None, "metric": "cps", "repetition": 0},
+        {"point_id": "p1", "metric": None, "repetition": 0},
+        {"point_id": "p1", "metric": "cps", "repetition": "0"},
+    ],
+)
+def test_a_record_lacking_its_point_metric_or_repetition_has_no_repetition_key(lacking: dict[str, object]) -> None:
+    assert rep_key(lacking) is None
+
+
+def test_a_record_s_repetition_key_is_its_point_metric_and_repetition() -> None:
+    assert rep_key(TRIAL) == ("p1", "cps", 0)
+    assert rep_key(RESULT) == ("p1", "cps", 3)

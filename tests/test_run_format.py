@@ -316,7 +316,12 @@ RESULT = result_record("p", "cps", 0, 1000.0, "cps", error=10.0)
         (TRIAL, {"intended_rate": "fast"}, "intended_rate: expected a finite number, got 'fast'"),
         (TRIAL, {"repetition": True}, "repetition: expected a whole number, got True"),
         (TRIAL, {"counts": {"forward": {"sent": 1.5}}}, "counts.forward.sent: expected a whole number, got 1.5"),
+        (TRIAL, {"counts": []}, "counts: expected an object, got []"),
+        (TRIAL, {"counts": {"forward": 5}}, "counts.forward: expected an object, got 5"),
         (TRIAL, {"verdict": "maybe"}, "verdict: expected one of pass, fail, invalid, got 'maybe'"),
+        (TRIAL, {"verdict": 1}, "verdict: expected one of pass, fail, invalid, got 1"),
+        (TRIAL, {"lower": "low"}, "lower: expected a finite number, got 'low'"),
+        (TRIAL, {"upper": -1.0}, "upper: expected a finite number >= 0, got -1.0"),
         (TRIAL, {"extra": []}, "extra: expected an object, got []"),
         (TRIAL, {"colour": "red"}, "colour: not a field of a trial record"),
         (RESULT, {"value": "x" * 100}, f"value: expected a finite number, got '{'x' * 56}..."),
@@ -370,6 +375,16 @@ def test_a_rate_reads_from_zero_to_the_largest_measure_and_not_beyond() -> None:
     with pytest.raises(FieldError) as err:
         decode_record({"type": "trial", **TRIAL.to_dict(), "intended_rate": below})
     assert str(err.value) == f"intended_rate: expected a finite number >= 0, got {below!r}"
+
+
+def test_a_count_reads_from_zero_to_two_to_the_63_minus_one_and_not_beyond() -> None:
+    for step in (0, 2**63 - 1):
+        assert decode_record({"type": "trial", **TRIAL.to_dict(), "step": step}).step == step
+    for beyond in (2**63, -1):
+        with pytest.raises(FieldError) as err:
+            decode_record({"type": "trial", **TRIAL.to_dict(), "step": beyond})
+        assert (err.value.field, err.value.problem) == ("step", f"expected a whole number >= 0, got {beyond}")
+        assert str(err.value) == f"step: expected a whole number >= 0, got {beyond}"
 
 
 def test_a_file_nested_as_deep_as_allowed_reads_and_one_level_more_is_refused(tmp_path: Path) -> None:

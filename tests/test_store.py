@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+import natbench.run.reader as reader_module
 import natbench.run.repair as repair_module
 import natbench.run.writer as writer_module
 from natbench import __version__
@@ -256,6 +257,63 @@ def test_create_refuses_an_existing_run(tmp_path: Path) -> None:
 def test_open_names_what_is_missing(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=r"missing run\.json"):
         RunDirectory.open(tmp_path)
+
+
+def test_a_record_of_no_working_point_is_damage_and_reading_the_records_names_it_and_what_to_do(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+        store.append_trial(dataclasses.replace(trial(0, 1), point_id="0123456789ab"))
+    stray = f"{run}/trials.jsonl:2: point_id: '0123456789ab' is no working point of points.json"
+    directory = RunDirectory.open(run)
+    assert directory.scan().damage == [stray]
+    with pytest.raises(StoreError) as err:
+        list(directory.records())
+    assert str(err.value).splitlines() == [
+        f"{run}: damaged run directory (1 problem(s)):",
+        f"  {stray}",
+        f"`natbench run --resume {run} --repair` keeps a copy of trials.jsonl and measures the damaged repetitions"
+        f" again; `natbench report {run} --allow-damaged` reports the intact records",
+    ]
+
+
+def test_open_names_the_points_file_whose_entry_is_of_the_wrong_type(tmp_path: Path) -> None:
+    new_store(tmp_path).close()
+    run = tmp_path / "run"
+    (run / "points.json").write_text("[1]\n")
+    with pytest.raises(StoreError) as err:
+        RunDirectory.open(run)
+    assert str(err.value) == f"{run}/points.json: [0]: expected an object, got 1"
+
+
+def test_open_names_the_run_json_key_that_is_no_working_point(tmp_path: Path) -> None:
+    new_store(tmp_path).close()
+    run = tmp_path / "run"
+    meta = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**meta, "point_facts": {"0123456789ab": {"dut": {}}}}))
+    with pytest.raises(StoreError) as err:
+        RunDirectory.open(run)
+    assert str(err.value) == (
+        f"{run}/run.json: point_facts: '0123456789ab' is no working point of points.json: one of the two files was"
+        " changed after the run"
+    )
+
+
+def test_open_names_the_run_directory_when_looking_at_it_fails_without_a_file_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    new_store(tmp_path).close()
+    run = tmp_path / "run"
+
+    def failing_disk(path: Path) -> bool:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))  # an I/O error that names no file
+
+    monkeypatch.setattr(reader_module, "half_created", failing_disk)
+    with pytest.raises(StoreError) as err:
+        RunDirectory.open(run)
+    assert str(err.value) == f"{run}: cannot be read: Input/output error"
 
 
 def test_resume_moves_cut_off_trials_aside_and_drops_a_torn_line(tmp_path: Path) -> None:
@@ -1067,6 +1125,16 @@ def test_status_changes_rewrite_run_json_with_the_time_and_the_failure(
     clock.now = 600.0
     resume_store(run).close()
     assert meta()["resumed_at"] == [300.0, 600.0]
+
+
+def test_set_status_refuses_a_status_natbench_does_not_write_naming_those_it_does(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with new_store(tmp_path) as store:
+        before = (run / "run.json").read_bytes()
+        with pytest.raises(ValueError) as err:
+            store.set_status("done")
+        assert str(err.value) == "status: expected one of running, complete, failed, got 'done'"
+        assert (run / "run.json").read_bytes() == before
 
 
 def test_run_json_is_rewritten_as_indented_json_with_sorted_keys(

@@ -10,6 +10,7 @@ import pytest
 from sweep_campaigns import TWO_DUTS, error, load
 
 from natbench.campaign.sweep import points_limit
+from natbench.values import MAX_CORES
 
 AXES = "cores, src_ports, dst_ports, frame_size, duts.<dut>.<param>, metrics.<metric>.<setting>"
 CPS_SETTINGS = (
@@ -24,6 +25,14 @@ CPS_SETTINGS = (
 def test_zero_cores_are_rejected_at_the_value() -> None:
     assert error("  product:\n    cores: [1, 0]\n") == (
         "t.yaml:10: sweep.product.cores[1]: cores must be at least 1, got 0"
+    )
+
+
+def test_cores_up_to_the_largest_count_are_swept_and_one_more_is_rejected_at_the_value() -> None:
+    (p,) = load(f"  product:\n    cores: [{MAX_CORES}]\n").points()
+    assert p.cores == MAX_CORES
+    assert error(f"  product:\n    cores: [{MAX_CORES}, {MAX_CORES + 1}]\n") == (
+        f"t.yaml:10: sweep.product.cores[1]: cores must be at most {MAX_CORES}, got {MAX_CORES + 1}"
     )
 
 
