@@ -10,10 +10,12 @@ from metric_settings import build
 
 from natbench.errors import DutError
 from natbench.metrics import ProcedureContext
+from natbench.metrics.cps import establishment_search
 from natbench.metrics.lifetime import connection_timeout
 from natbench.metrics.registry import run_repetition
 from natbench.plugins import Directions, Phase2Options
 from natbench.results import Direction, PhaseResult, RepetitionResult, TrialRecord, Verdict
+from natbench.search.declare import algorithm
 from natbench.testing import FakeDut, FakeModel, FakeTester
 from natbench.traffic import AddressPlan, Family, PortRange, TrafficPlan
 from natbench.workingpoint import WorkingPoint
@@ -62,9 +64,13 @@ class Bench:
         self.warnings: list[str] = []
 
     def run(self, metric: str, *, clock: Any = None, **settings: Any) -> RepetitionResult:
+        return run_repetition(self.context(metric, clock=clock, **settings))
+
+    def context(self, metric: str, *, clock: Any = None, **settings: Any) -> ProcedureContext[Any]:
+        """A repetition's context with ``settings``; :attr:`records` emptied."""
         resolved, options = build(metric, **settings)
         self.records.clear()
-        ctx: ProcedureContext[Any] = ProcedureContext(
+        return ProcedureContext(
             self.tester,
             self.dut,
             POINT,
@@ -78,7 +84,6 @@ class Bench:
             options=options,
             warn=self.warnings.append,
         )
-        return run_repetition(ctx)
 
     def steps(self) -> list[tuple[str, float, Verdict]]:
         return [(r.kind, r.intended_rate, r.verdict) for r in self.records]
@@ -613,3 +618,88 @@ def test_a_final_validation_that_rejects_the_top_rate_leaves_no_upper_limit_reac
     assert res.extra["rejected"] == [399_000] and res.extra["validated"] is True
     assert res.extra["at_upper_limit"] is False
     assert res.value is not None and res.value <= 150_000
+
+
+# ------------------------------------------------------- the search of establishment_search itself (capacity's probes)
+def _final(b: Bench) -> tuple[list[TrialRecord], list[TrialRecord], list[TrialRecord]]:
+    """The trials of the phase-1 search, of its final validation and of the search that went on below it."""
+    final = [i for i, r in enumerate(b.records) if r.extra.get("final")]
+    return b.records[: final[0]], b.records[final[0] : final[-1] + 1], b.records[final[-1] + 1 :]
+
+
+def test_the_algorithm_given_runs_both_searches_and_its_fields_are_stored() -> None:
+    """``using`` overrides the settings' algorithm (fast, which could not validate once): the binary search runs
+    phase 1 alone up to 200,000, its final validation rejects it, and the binary search goes on below it validating
+    every step, as with binary settings; the result stores what the binary search stores."""
+    b = Bench(**FORWARDS_MORE)
+    ctx = b.context("cps", upper=400_000, error=1000, validation="final", check_table=False, algorithm="fast")
+    found = establishment_search(ctx, 0.0, 400_000.0, using=algorithm("binary"))
+    assert (found.outcome.value, found.rejected, found.validated) == (150_000, (200_000,), True)
+    assert found.stored == {"algorithm": "binary"}
+    search, final, below = _final(b)
+    assert [r.intended_rate for r in search] == [200_000, 300_000, 250_000, 225_000, 212_000, 206_000, 203_000, 201_000]
+    assert {r.kind for r in search} == {"phase1"}
+    assert [(r.kind, r.verdict) for r in final] == [("phase1", P), ("validation", F)]
+    assert [(r.kind, r.intended_rate) for r in below] == [
+        (k, rate) for rate in RATES[1:] for k in ("phase1", "validation")
+    ]
+
+
+def test_a_final_validation_that_keeps_the_rate_returns_the_algorithms_fields() -> None:
+    b = Bench(**FORWARDS_MORE)
+    ctx = b.context("cps", upper=400_000, error=1000, validation="final", algorithm="fast")
+    found = establishment_search(ctx, 0.0, 400_000.0, using=algorithm("binary"))
+    assert (found.outcome.value, found.rejected, found.validated) == (150_000, (), True)
+    assert found.stored == {"algorithm": "binary"}
+    assert [r.kind for r in b.records[:-2]] == ["phase1"] * len(RATES)  # binary validates once: phase 1 alone
+
+
+def test_the_search_below_a_rejected_rate_keeps_the_lower_bound_it_was_given() -> None:
+    """Searched in [50,000, 400,000] (the settings say [0, 400,000]): the phase-1 search ends at 200,000, which its
+    validation rejects; the search below it bisects [50,000, 200,000], first at 125,000, and never goes below
+    50,000."""
+    b = Bench(**FORWARDS_MORE)
+    ctx = b.context("cps", lower=0, upper=400_000, error=1000, validation="final", check_table=False)
+    found = establishment_search(ctx, 50_000.0, 400_000.0)
+    assert found.rejected == (200_000,)
+    _search, _final_trials, below = _final(b)
+    assert below[0].intended_rate == 125_000 and below[0].lower == 50_000
+    assert min(r.intended_rate for r in b.records) > 50_000
+    assert found.outcome.value == 150_000
+
+
+def test_the_search_below_a_rejected_rate_gives_up_below_stop_below_too() -> None:
+    """stop_below 180,000: the phase-1 search fails only above 200,000 and goes on; below the rejected 200,000,
+    175,000 fails its validation and the search gives up there (siitperf's stoprate)."""
+    b = Bench(**FORWARDS_MORE)
+    ctx = b.context("cps", upper=400_000, error=1000, validation="final", check_table=False)
+    found = establishment_search(ctx, 0.0, 400_000.0, stop_below=180_000.0)
+    out = found.outcome
+    assert (found.rejected, out.value, out.upper, out.stopped_early) == ((200_000,), 150_000, 175_000, True)
+    _search, _final_trials, below = _final(b)
+    assert [r.intended_rate for r in below if r.kind == "phase1"] == [100_000, 150_000, 175_000]
+    assert out.steps == 8 + 1 + 3
+
+
+def test_the_invalid_trials_of_both_searches_add_up_and_the_final_validations_retries_do_not() -> None:
+    """Every 5th tester call falls behind: one invalid trial in the phase-1 search, one in the final validation
+    (retried there), three in the search below the rejected rate."""
+    b = Bench(**FORWARDS_MORE, invalid_every=5)
+    ctx = b.context("cps", upper=400_000, error=1000, validation="final", check_table=False)
+    found = establishment_search(ctx, 0.0, 400_000.0)
+    invalid = [sum(r.verdict is Verdict.INVALID for r in part) for part in _final(b)]
+    assert invalid == [1, 1, 3]
+    assert found.outcome.invalid == 1 + 3
+    assert found.rejected == (200_000,) and found.outcome.value == 150_000
+
+
+def test_a_search_that_passes_every_rate_below_the_rejected_one_is_not_at_the_upper_limit() -> None:
+    """Keeps 199,500 connections/s: phase 1 passes up to 200,000, whose validation loses 10 of 4,000; below it every
+    validated step passes up to 199,000. No step of that search failed, yet 200,000 was rejected: not at the upper
+    limit of the search range."""
+    b = Bench(cps=200_000.0, keep_rate=199_500.0)
+    ctx = b.context("cps", upper=400_000, error=1000, validation="final", check_table=False)
+    found = establishment_search(ctx, 0.0, 400_000.0)
+    _search, _final_trials, below = _final(b)
+    assert below and all(r.verdict is P for r in below)
+    assert (found.outcome.value, found.rejected, found.outcome.at_upper_limit) == (199_000, (200_000,), False)

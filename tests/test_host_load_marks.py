@@ -4,6 +4,7 @@ share beyond the bound (table fills left out), and a result is flagged when that
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,36 @@ def test_each_trial_but_a_fill_raises_the_repetitions_share_to_the_largest_beyon
     first = recording(ScriptedProbe([0.11], bound=0.01))
     first.record("phase2", None, Verdict.PASS, "", 0.0)
     assert first.host_others == pytest.approx(0.10)
+
+
+def test_the_result_keeps_the_larger_of_a_trials_share_and_the_whole_repetitions() -> None:
+    """A trial's 0.30 beyond its bound stays when the whole span lies within the long window's bound (0.5); a
+    repetition whose only trial was a fill stores the whole span's share (0.2 - 0.01) alone."""
+    trial = recording(ScriptedProbe([0.31], bound=0.01, whole_bound=0.5))
+    trial.record("phase2", None, Verdict.PASS, "", 0.0)
+    res = trial.result(1.0)
+    assert res.extra["host_load"]["others"] < res.extra["host_load"]["bound"]
+    assert res.extra["host_others"] == pytest.approx(0.30)
+    filled = recording(ScriptedProbe([0.2], bound=0.5, whole_bound=0.01))
+    filled.record("fill", None, Verdict.PASS, "", 0.0)
+    assert filled.host_others is None  # a fill counts for no trial
+    assert filled.result(1.0).extra["host_others"] == pytest.approx(0.19)
+
+
+def test_the_result_stores_the_share_to_a_millionth() -> None:
+    ctx = recording(ScriptedProbe([0.1234567], bound=0.01, whole_bound=0.5))
+    ctx.record("phase2", None, Verdict.PASS, "", 0.0)
+    assert ctx.host_others == pytest.approx(0.1134567)
+    assert ctx.result(1.0).extra["host_others"] == 0.113457
+
+
+def test_a_context_without_a_probe_measures_nothing_though_it_holds_a_start_reading() -> None:
+    """A copy of a measured repetition's context with its probe taken away: its start reading alone measures
+    nothing (there is no probe to read the span's end from)."""
+    unmeasured = dataclasses.replace(recording(ScriptedProbe([0.31])), host_load=None)
+    assert unmeasured.host_start is not None
+    res = unmeasured.result(1.0)
+    assert "host_load" not in res.extra and "host_others" not in res.extra
 
 
 def test_every_trial_stores_its_window_and_the_result_the_largest_share_beyond_the_bound() -> None:
