@@ -12,6 +12,8 @@ A trial the tester ended early because it had failed (:attr:`~natbench.results.P
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from natbench.results import Deviation, PhaseResult, TrialRecord, Verdict
 
 RATE = "rate"
@@ -47,6 +49,14 @@ def stop_proved_nothing(record: TrialRecord) -> bool:
 def is_tester_limited(record: TrialRecord) -> bool:
     """True when ``record`` is invalid because of the tester (its rate, or its deviations explain the loss)."""
     return limit_cause(record) is not None
+
+
+def over_acceptance(lost: int, sent: int, acceptance: float) -> bool:
+    """True when ``lost`` of ``sent`` frames is more than ``acceptance`` (a loss ratio) allows: the one comparison
+    the verdicts make, for the loss as counted and for the net loss alike. Exact (``acceptance`` as the binary
+    fraction it is): the float forms ``lost / sent > acceptance`` and ``lost > acceptance * sent`` each round, and
+    at some acceptances disagree about the same counts."""
+    return Fraction(lost) > Fraction(acceptance) * sent
 
 
 def net_lost(lost: int, deviation: Deviation) -> int:
@@ -108,7 +118,8 @@ def judge_phase(
         if min(c.sent, c.received, c.valid) < 0 or c.valid > c.received or c.valid > c.sent:
             return Verdict.INVALID, f"inconsistent {d} counts: sent {c.sent}, received {c.received}, valid {c.valid}"
     over = sorted(
-        ((d, c) for d, c in phase.counts.items() if c.loss_ratio > acceptance), key=lambda kv: -kv[1].loss_ratio
+        ((d, c) for d, c in phase.counts.items() if over_acceptance(c.lost, c.sent, acceptance)),
+        key=lambda kv: -kv[1].loss_ratio,
     )
     if not over:
         return Verdict.PASS, ""
@@ -116,7 +127,7 @@ def judge_phase(
     for d, c in over:
         dev = phase.deviations.get(d, none)
         net = net_lost(c.lost, dev)
-        if net > acceptance * c.sent:
+        if over_acceptance(net, c.sent, acceptance):
             reason = f"{d} loss {c.lost}/{c.sent} = {c.loss_ratio:.6%} > {acceptance:.6%}"
             if dev.explains:
                 reason += f" ({net} net of the {dev.explains} the tester's own deviation could explain)"

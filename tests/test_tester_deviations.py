@@ -12,7 +12,7 @@ import pytest
 from metric_settings import TOLERANCE
 from test_procedures import Harness
 
-from natbench.judging import CLUMPS, RATE, is_tester_limited, judge_phase, limit_cause
+from natbench.judging import CLUMPS, RATE, is_tester_limited, judge_phase, limit_cause, over_acceptance
 from natbench.metrics.trial import search_extra
 from natbench.results import Deviation, Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
 from natbench.search import SearchOutcome
@@ -88,27 +88,24 @@ def test_the_invalid_reason_names_every_note_of_the_deviation_or_its_figures() -
     assert verdict is Verdict.INVALID and reason.endswith("explains up to 300 frames (clump 200, missed 100)")
 
 
-# 3 of 410 frames lost: a loss ratio one step of the float grid above this acceptance, while 3 lost frames are not
-# more than acceptance x 410 as floats compute it (3.0)
-EDGE_ACCEPTANCE = math.nextafter(3 / 410, 0.0)
+# 3 of 410 frames lost: acceptances one step of the float grid below and above 3/410. Below, 3 frames are more than
+# it allows though acceptance x 410 computes to 3.0 as floats round it; above, they are not.
+EDGE_BELOW = math.nextafter(3 / 410, 0.0)
+EDGE_ABOVE = math.nextafter(3 / 410, 1.0)
 
 
-def test_a_loss_ratio_above_the_acceptance_without_a_deviation_is_never_a_pass() -> None:
-    lost, sent = 3, 410
-    assert lost / sent > EDGE_ACCEPTANCE and lost <= EDGE_ACCEPTANCE * sent  # the float edge this test is about
-    verdict, _reason = judge_phase(phase({F: (410, 407)}), EDGE_ACCEPTANCE, TOLERANCE)
-    assert verdict is not Verdict.PASS
+def test_the_acceptance_is_compared_exactly_however_the_float_forms_round() -> None:
+    assert EDGE_BELOW < 3 / 410 and EDGE_BELOW * 410 >= 3  # the two float forms disagree here
+    assert over_acceptance(3, 410, EDGE_BELOW) and not over_acceptance(3, 410, EDGE_ABOVE)
+    assert not over_acceptance(5, 10, 0.5) and over_acceptance(6, 10, 0.5)  # an exact acceptance: equal is within
+    assert not over_acceptance(0, 0, 0.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="judge_phase compares the loss ratio (lost / sent > acceptance) to pick the directions over the acceptance "
-    "but the net loss as lost > acceptance x sent to fail them: at this float edge neither FAIL nor PASS comes out, "
-    "but INVALID blaming a deviation the tester never reported (explains up to 0 frames)",
-)
-def test_a_loss_ratio_above_the_acceptance_without_a_deviation_fails() -> None:
-    verdict, reason = judge_phase(phase({F: (410, 407)}), EDGE_ACCEPTANCE, TOLERANCE)
-    assert verdict is Verdict.FAIL, reason
+def test_a_loss_just_above_the_acceptance_fails_and_just_within_it_passes() -> None:
+    verdict, reason = judge_phase(phase({F: (410, 407)}), EDGE_BELOW, TOLERANCE)
+    assert verdict is Verdict.FAIL, reason  # never INVALID blaming a deviation the tester did not report
+    assert reason.startswith(f"{F} loss 3/410")
+    assert judge_phase(phase({F: (410, 407)}), EDGE_ABOVE, TOLERANCE) == (Verdict.PASS, "")
 
 
 def test_a_deviation_explains_only_its_own_direction() -> None:
