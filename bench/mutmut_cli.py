@@ -7,6 +7,9 @@ stats run stopped with FileNotFoundError. Here such frames are skipped, as frame
 rest of the rule is mutmut's: count the natbench frames from the function up to the test (pytest's frames end
 the walk); a function reached through more than the bound is not recorded for that test.
 
+``[tool.natbench-mutation] max_memory_gib`` caps the address space of mutmut and of every test process it forks
+(a mutant that allocates without end then fails with MemoryError rather than exhausting the machine).
+
 Usage: ``python bench/mutmut_cli.py run [mutant names]`` from the repository root (as ``python -m mutmut``).
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import resource
 import sys
 import tomllib
 from collections.abc import Callable
@@ -65,16 +69,30 @@ def _kinds(roots: tuple[str, ...], runner: tuple[str, ...]) -> Callable[[str], s
     return kind
 
 
-def max_stack_depth(pyproject: Path) -> int | None:
-    """``[tool.natbench-mutation] max_stack_depth`` of ``pyproject`` (None: no bound)."""
-    value = (
-        tomllib.loads(pyproject.read_text("utf-8")).get("tool", {}).get("natbench-mutation", {}).get("max_stack_depth")
-    )
+def _whole_number(pyproject: Path, key: str) -> int | None:
+    """``[tool.natbench-mutation] key`` of ``pyproject``: a whole number >= 1, or None when not set."""
+    value = tomllib.loads(pyproject.read_text("utf-8")).get("tool", {}).get("natbench-mutation", {}).get(key)
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{pyproject}: [tool.natbench-mutation] max_stack_depth: a whole number >= 1, not {value!r}")
+        raise ValueError(f"{pyproject}: [tool.natbench-mutation] {key}: a whole number >= 1, not {value!r}")
     return value
+
+
+def max_stack_depth(pyproject: Path) -> int | None:
+    """``[tool.natbench-mutation] max_stack_depth`` of ``pyproject`` (None: no bound)."""
+    return _whole_number(pyproject, "max_stack_depth")
+
+
+def max_memory_bytes(pyproject: Path) -> int | None:
+    """``[tool.natbench-mutation] max_memory_gib`` of ``pyproject`` in bytes (None: no cap)."""
+    gib = _whole_number(pyproject, "max_memory_gib")
+    return None if gib is None else gib * 2**30
+
+
+def cap_memory(limit: int) -> None:
+    """Cap this process's address space at ``limit`` bytes; every process it forks inherits the cap."""
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _bounded(record: Callable[..., None], bound: int) -> Callable[..., None]:
@@ -102,6 +120,9 @@ def main() -> None:
     import mutmut.stats as stats
     from mutmut.__main__ import cli
 
+    memory = max_memory_bytes(Path("pyproject.toml"))
+    if memory is not None:
+        cap_memory(memory)
     bound = max_stack_depth(Path("pyproject.toml"))
     if bound is not None:
         record = _bounded(stats.record_trampoline_hit, bound)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -170,3 +171,29 @@ def test_the_depth_bound_is_read_from_pyproject_and_a_bad_one_is_refused(tmp_pat
             cli.max_stack_depth(given)
     given.write_text("[tool.natbench-mutation]\nmax_stack_depth = 1\n", "utf-8")
     assert cli.max_stack_depth(given) == 1
+
+
+def test_the_memory_cap_is_read_from_pyproject_in_bytes_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    cli = _mutmut_cli()
+    assert cli.max_memory_bytes(ROOT / "pyproject.toml") == 6 * 2**30
+    given = tmp_path / "pyproject.toml"
+    given.write_text("[tool.natbench-mutation]\nmax_stack_depth = 8\n", "utf-8")
+    assert cli.max_memory_bytes(given) is None
+    given.write_text("[tool.natbench-mutation]\nmax_memory_gib = 1\n", "utf-8")
+    assert cli.max_memory_bytes(given) == 2**30
+    for bad in ("0", "1.5", "false"):
+        given.write_text(f"[tool.natbench-mutation]\nmax_memory_gib = {bad}\n", "utf-8")
+        with pytest.raises(ValueError, match="max_memory_gib"):
+            cli.max_memory_bytes(given)
+
+
+def test_a_process_under_the_memory_cap_gets_memory_error_not_the_machines_memory() -> None:
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('cli', {str(ROOT / 'bench' / 'mutmut_cli.py')!r})\n"
+        "cli = importlib.util.module_from_spec(spec); spec.loader.exec_module(cli)\n"
+        "cli.cap_memory(2**30)\n"
+        "small = bytearray(2**20)  # within the cap\n"
+        "try:\n    bytearray(2**31)\nexcept MemoryError:\n    sys.exit(3)\n"
+    )
+    assert subprocess.run([sys.executable, "-c", script], check=False).returncode == 3
