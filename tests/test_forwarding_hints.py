@@ -5,6 +5,7 @@ burst_rate, delivered_rate). The lab half (a real token bucket) is in tests/test
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Any
 
@@ -85,6 +86,78 @@ def test_a_sample_needs_every_direction() -> None:
         TailRate(2).observe(0.1, [1, 1], [1])
     with pytest.raises(ValueError, match=r"^a tail rate needs at least one direction$"):
         TailRate(0)
+
+
+def test_the_second_half_runs_from_the_first_sample_that_had_sent_in_every_direction() -> None:
+    # samples at 1 .. 9 s, the first with one frame sent in each direction: the sending runs 1 .. 9 s, its second
+    # half 5 .. 9 s holds exactly MIN_TAIL_SAMPLES samples (5, 6, 7, 8, 9) and gives the rate
+    tr = TailRate(2)
+    for k in range(1, 10):
+        tr.observe(float(k), [k, 3 * k], [k, 3 * k])  # one frame sent in forward by the first sample
+    tr.observe(10.0, [10, 30], [10, 30])
+    assert MIN_TAIL_SAMPLES == 5
+    assert tr.rates() == pytest.approx((1.0, 3.0))
+    # begun one second later (nothing sent by the first sample), the second half 5.5 .. 9 s holds 4: no rate
+    late = TailRate(2)
+    late.observe(1.0, [0, 3], [0, 3])
+    for k in range(2, 10):
+        late.observe(float(k), [k, 3 * k], [k, 3 * k])
+    late.observe(10.0, [10, 30], [10, 30])
+    assert late.rates() is None
+
+
+def test_counts_that_never_grew_or_a_direction_that_never_sent_give_no_rate() -> None:
+    # the sent counts never changed: the end of the sending is not known
+    frozen = TailRate(1)
+    for k in range(1, 20):
+        frozen.observe(k * 0.125, [500], [500])
+    assert frozen.rates() is None and frozen.shortfalls(1.0) is None
+    # forward's count grew, reverse never sent: no sample of the sending in every direction
+    one_sided = TailRate(2)
+    for k in range(1, 20):
+        one_sided.observe(k * 0.125, [100 * k, 0], [100 * k, 0])
+    assert one_sided.rates() is None and one_sided.shortfalls(1.0) is None
+
+
+def test_samples_whose_times_do_not_vary_give_no_rate() -> None:
+    # a clock that did not tick while the counts grew: no slope can be fitted
+    tr = TailRate(1)
+    for k in range(1, 10):
+        tr.observe(2.0, [100 * k], [100 * k])
+    assert tr.rates() is None and tr.shortfalls(1.0) is None
+
+
+def test_a_direction_that_forwarded_nothing_in_the_second_half_has_a_rate_of_exactly_zero() -> None:
+    # reverse's valid count stalls at 5,000 from the start while both directions keep sending
+    tr = TailRate(2)
+    for k in range(1, 12):
+        tr.observe(k * SAMPLE_PERIOD, [1000 * k, 1000 * k], [1000 * k, 5000])
+    tr.observe(12 * SAMPLE_PERIOD, [12_000, 12_000], [12_000, 5000])
+    rates = tr.rates()
+    assert rates is not None and rates[0] == pytest.approx(1000 / SAMPLE_PERIOD) and rates[1] == 0.0
+
+
+def test_up_to_max_samples_every_sample_is_kept() -> None:
+    tr = TailRate(1)
+    for k in range(1, MAX_SAMPLES + 1):
+        tr.observe(float(k), [k], [k])
+    assert [x[0] for x in tr._samples] == [float(k) for k in range(1, MAX_SAMPLES + 1)]
+    tr.observe(MAX_SAMPLES + 1.0, [MAX_SAMPLES + 1], [MAX_SAMPLES + 1])  # one more: every other one dropped
+    assert [x[0] for x in tr._samples] == [float(k) for k in range(1, MAX_SAMPLES + 2, 2)]
+
+
+def test_the_samples_kept_stay_evenly_spaced_as_a_long_trial_is_thinned() -> None:
+    # past MAX_SAMPLES every other sample is dropped and every other later one kept; past it again every fourth:
+    # the kept samples always lie on one even grid from the first, so the fit weighs every part of the trial alike
+    tr = TailRate(1)
+    n = 3 * MAX_SAMPLES
+    for k in range(1, n + 1):
+        tr.observe(float(k), [k], [k])
+        kept = [x[0] for x in tr._samples]
+        steps = {b - a for a, b in itertools.pairwise(kept)}
+        assert len(kept) <= MAX_SAMPLES and len(steps) <= 1, (k, sorted(steps))
+    assert kept[0] == 1.0 and steps == {4.0}  # thinned twice: every fourth sample
+    assert kept[-1] == max(t for t in range(1, n + 1) if (t - 1) % 4 == 0)
 
 
 def record(

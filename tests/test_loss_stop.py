@@ -99,6 +99,22 @@ def test_each_direction_is_watched_on_its_own() -> None:
     assert watch.missing[0] == 0 and watch.missing[1] > 64
 
 
+def test_without_a_margin_one_frame_beyond_the_allowance_stays_missing_long_enough_to_stop() -> None:
+    # margin 0 (or below: never less than none): the gap must stay above the allowance alone, by a single frame
+    for margin in (0.0, -50.0):
+        watch = _watch(allowance=10, margin=margin, window=0.1)
+        assert not watch.observe(0.02, [1000], [1000])  # the smallest gap: 0
+        times = [0.02 * k for k in range(2, 12)]
+        stops = [watch.observe(t, [1000 * k], [1000 * k - 11]) for k, t in enumerate(times, start=2)]
+        assert watch.missing == (11,) and any(stops), margin
+        assert watch.stopped_at is not None and watch.stopped_at - 0.04 >= 0.1
+        # exactly the allowance missing, for as long: never stopped
+        within = _watch(allowance=10, margin=margin, window=0.1)
+        within.observe(0.02, [1000], [1000])
+        assert not any(within.observe(t, [1000 * k], [1000 * k - 10]) for k, t in enumerate(times, start=2))
+        assert within.missing == (10,) and within.stopped_at is None
+
+
 @given(
     loss_rate=st.floats(min_value=0, max_value=5000),
     start=st.floats(min_value=0, max_value=9),

@@ -71,6 +71,13 @@ def test_report_facts_of_the_metrics() -> None:
     }  # fmt: skip
 
 
+def test_the_baseline_is_the_metric_that_is_one_and_none_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert registry.baseline_metric() is find_metric("forwarding")
+    without = tuple(m for m in all_metrics() if m.baseline_for is None)
+    monkeypatch.setattr(registry, "all_metrics", lambda: without)
+    assert registry.baseline_metric() is None
+
+
 def test_lookups_name_the_known_metrics() -> None:
     assert metric("cps") is CPS and find_metric("cps") is CPS
     assert find_metric("jitter") is None
