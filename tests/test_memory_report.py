@@ -192,6 +192,7 @@ def test_a_fill_without_a_memory_figure_does_not_hide_the_later_fills_of_its_rep
     no_connections = trial_record("p", "throughput", 0, 1, rate=4000, kind="fill", extra={"memory": {"used": {}}})
     read = fill("p", "throughput", 0, 4000, 300, 256, step=2)
     frame = aggregate.fill_memory_frame(frames.trials_frame([failed_reading, no_connections, read]))
+    assert len(frame) == 1
     assert frame["conntrack_slab"].tolist() == [256.0] and frame["created_connections"].tolist() == [4000.0]
 
 
