@@ -174,3 +174,57 @@ def test_memory_counts_only_from_the_trial_kinds_a_metric_declares() -> None:
     failed = fill("p", "throughput", 2, 4000, 800, 800, "fail")
     frame = aggregate.fill_memory_frame(frames.trials_frame([counted, phase2, of_cps, failed]))
     assert frame[["metric", "conntrack_slab"]].values.tolist() == [["throughput", 256.0]]
+
+
+def test_a_fills_memavailable_figure_is_kept_beside_the_slab_figure_it_loses_to() -> None:
+    """A DUT that shows its slab caches: per connection is the slab's growth (256 B), but MemAvailable's fall (300 B
+    per connection, 1,200,000 B: far above 10 x its 4,096 B noise) still stands in its own column."""
+    frame = aggregate.fill_memory_frame(frames.trials_frame([fill("p", "throughput", 0, 4000, 300, 256)]))
+    assert frame["per_connection"].tolist() == [256.0] and frame["conntrack_slab"].tolist() == [256.0]
+    assert frame["mem_available"].tolist() == [300.0]
+    assert frame["used"].tolist() == [4000 * 256.0]
+
+
+def test_a_fill_without_a_memory_figure_does_not_hide_the_later_fills_of_its_repetition() -> None:
+    """A repetition whose first fills stored no usable memory (the reading failed; a record naming no connections)
+    and whose last fill stored it: that last fill counts."""
+    failed_reading = trial_record("p", "throughput", 0, 0, rate=4000, kind="fill", extra={"memory_error": "boom"})
+    no_connections = trial_record("p", "throughput", 0, 1, rate=4000, kind="fill", extra={"memory": {"used": {}}})
+    read = fill("p", "throughput", 0, 4000, 300, 256, step=2)
+    frame = aggregate.fill_memory_frame(frames.trials_frame([failed_reading, no_connections, read]))
+    assert len(frame) == 1
+    assert frame["conntrack_slab"].tolist() == [256.0] and frame["created_connections"].tolist() == [4000.0]
+
+
+def test_fills_are_listed_in_the_order_the_run_measured_them() -> None:
+    """Point by point as the run went (point ``pb`` before ``pa``), a point's metrics in their measurement order
+    (throughput before teardown), not sorted by name."""
+    recs = [fill("pb", "throughput", 0, 4000, 300, 256), fill("pb", "throughput", 1, 4000, 300, 272)]
+    recs += [fill("pb", "teardown", 0, 4000, 300, 288), fill("pa", "throughput", 0, 4000, 300, 240)]
+    frame = aggregate.fill_memory_frame(frames.trials_frame(recs))
+    assert frame[["point_id", "metric"]].values.tolist() == [
+        ["pb", "throughput"],
+        ["pb", "throughput"],
+        ["pb", "teardown"],
+        ["pa", "throughput"],
+    ]
+    assert frame["conntrack_slab"].tolist() == [256.0, 272.0, 288.0, 240.0]
+    assert aggregate.memory_summary(frame).index.tolist() == ["pb", "pa"]
+
+
+@pytest.mark.parametrize(
+    "trials",
+    [
+        [],
+        [trial_record("p", "throughput", 0, 0, rate=4000, kind="fill", extra={"memory_error": "boom"})],
+    ],
+    ids=["no trials", "no fill stored memory"],
+)
+def test_a_run_without_memory_gives_an_empty_frame_of_the_same_columns_and_types(trials: list) -> None:
+    """The columns and their float64 types do not depend on whether any fill stored memory."""
+    frame = aggregate.fill_memory_frame(frames.trials_frame(trials))
+    assert frame.empty
+    assert frame.columns.tolist() == ["point_id", "metric", "created_connections", *aggregate.MEMORY_FIGURES]
+    assert frame.dtypes.iloc[2:].tolist() == ["float64"] * 4
+    with_fill = aggregate.fill_memory_frame(frames.trials_frame([fill("p", "throughput", 0, 4000, 300, None)]))
+    assert with_fill.dtypes.iloc[2:].tolist() == ["float64"] * 4  # as when a fill stored memory

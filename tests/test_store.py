@@ -1009,6 +1009,17 @@ def fixed_facts(monkeypatch: pytest.MonkeyPatch, now: float) -> Clock:
     return clock
 
 
+def test_new_meta_describes_a_run_that_has_just_started_and_written_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """run.json of a new run: running, this natbench's version, started now, and counts of zero records (not the
+    unknown counts of a run.json written before natbench counted its records)."""
+    fixed_facts(monkeypatch, 1_700_000_000.25)
+    meta = writer_module.new_meta(campaign_file="t.yaml", campaign_name="t", dut_facts={"dut": {"kernel": "x"}})
+    assert (meta.status, meta.natbench_version, meta.started_at) == ("running", __version__, 1_700_000_000.25)
+    assert (meta.campaign_file, meta.campaign_name, meta.git_commit) == ("t.yaml", "t", HEAD)
+    assert meta.records == RecordCounts() and meta.records.written == 0
+    assert meta.ended_at is None
+
+
 def test_run_json_and_points_json_at_creation_are_indented_json_with_sorted_run_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
