@@ -18,7 +18,7 @@ from natbench.metrics import ProcedureContext
 from natbench.metrics.fill import fill_table
 from natbench.metrics.memory import EMPTY_READINGS, READING_GAP
 from natbench.metrics.phase2 import Filler, phase2_step
-from natbench.metrics.trial import empty_table, phase1_step
+from natbench.metrics.trial import count_connections, dut_supports, empty_table, phase1_step, run_traffic
 from natbench.plugins import Directions, LossStop, Phase2Options, TrialEvidence
 from natbench.results import Direction, DirectionCounts, PhaseResult, TrialRecord, Verdict
 from natbench.testing import FakeDut, FakeModel, FakeTester, MemoryFakeDut
@@ -644,3 +644,56 @@ def test_a_steps_value_is_its_worst_directions_loss_ratio() -> None:
     rec = phase2_step(b.ctx(), None, 1000.0, lower=500.0, upper=2000.0)
     assert rec.value == pytest.approx(0.03)
     assert (rec.lower, rec.upper, rec.verdict) == (500.0, 2000.0, Verdict.FAIL)
+
+
+# --- what a step asks of the DUT: its monitor, what it says it supports, its count ----------------------------------
+class Unmonitored(FakeDut):
+    """A DUT whose monitor took no samples (it started too late, or the trial was shorter than one interval)."""
+
+    def stop_monitor(self) -> dict[str, list[dict[str, Any]]]:
+        self.events.append("stopped")
+        return {}
+
+
+class Silent:
+    """A DUT without the optional ReportsSupport hook (nothing to ask): every operation is assumed available."""
+
+
+class Asked(FakeDut):
+    """A fake DUT that remembers every count it was asked for."""
+
+    def __init__(self, model: FakeModel) -> None:
+        super().__init__(model)
+        self.counted = 0
+
+    def count_connections(self) -> int:
+        self.counted += 1
+        return super().count_connections()
+
+
+def test_a_monitor_that_took_samples_gives_its_columns_and_one_that_took_none_gives_nothing() -> None:
+    sampled = Phase1Bench()
+    phase, mon = run_traffic(sampled.ctx(monitor_interval=0.5), lambda: sampled.tester.phase1(1000.0, False))
+    assert phase.counts and set(mon) == {"monitor"}
+    quiet = Phase1Bench(Unmonitored(FakeModel()))
+    phase, mon = run_traffic(quiet.ctx(monitor_interval=0.5), lambda: quiet.tester.phase1(1000.0, False))
+    assert phase.counts and mon == {}
+    assert quiet.dut.events[-2:] == ["monitor", "stopped"]  # it was started and stopped, and said nothing
+
+
+def test_a_dut_is_asked_what_it_supports_and_one_without_the_hook_is_assumed_able() -> None:
+    assert dut_supports(Silent(), "count_connections") is True  # type: ignore[arg-type]
+    assert dut_supports(FakeDut(FakeModel(can_count=False)), "count_connections") is False
+    assert dut_supports(FakeDut(FakeModel(can_count=False)), "mappings") is True
+    assert dut_supports(FakeDut(FakeModel(can_count=True)), "count_connections") is True
+
+
+@pytest.mark.parametrize("can_count", [True, False])
+def test_the_table_is_counted_only_when_checks_are_on_and_the_dut_says_it_can_count(can_count: bool) -> None:
+    dut = Asked(FakeModel(can_count=can_count))
+    b = Phase1Bench(dut)
+    dut.connections = 1234
+    assert count_connections(b.ctx()) == (1234 if can_count else None)
+    assert dut.counted == (1 if can_count else 0)  # a DUT that says it cannot count is not asked
+    assert count_connections(b.ctx(check_table=False)) is None
+    assert dut.counted == (1 if can_count else 0)  # checks off: not asked either
