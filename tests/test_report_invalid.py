@@ -19,6 +19,7 @@ from report_cli import report_text
 import natbench
 from natbench.metrics.cps import CpsSettings
 from natbench.plugins import Directions
+from natbench.report import aggregate
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run.runner import RunSpec, start_run
 from natbench.run.writer import RunStore
@@ -127,3 +128,31 @@ def test_an_engine_run_shows_the_invalid_trials_it_stored(tmp_path: Path) -> Non
     assert sum(counted) > 0
     cells = natbench.load(tmp_path / "run").seed_table().cells.loc["cps invalid trials"].tolist()
     assert cells == [str(n) for n in counted]
+
+
+def test_the_summary_gains_exactly_one_float_column_of_counts(tmp_path: Path) -> None:
+    """with_invalid_trials adds the one column ``invalid_trials`` (float64: a count, or NaN where no trial of the
+    metric was stored at the point) to a copy of the summary, keeping its other columns and leaving it untouched."""
+    run = natbench.load(_run(tmp_path / "run"))
+    summary = aggregate.summarize(run.results)
+    before = summary.copy()
+    out = aggregate.with_invalid_trials(summary, run.trials)
+    assert list(out.columns) == [*summary.columns, "invalid_trials"]
+    assert out["invalid_trials"].dtype == "float64"
+    counts = {(str(p), str(m)): n for (p, m), n in out["invalid_trials"].items()}
+    assert {k: n for k, n in counts.items() if not pd.isna(n)} == {
+        (str(A.id), "cps"): 3.0,
+        (str(B.id), "cps"): 0.0,
+        (str(B.id), "throughput"): 4.0,
+        (str(A.id), "teardown"): 1.0,
+    }
+    assert pd.isna(counts[(str(A.id), "throughput")])
+    pd.testing.assert_frame_equal(summary, before)
+    # no trials stored at all: every count unknown, still one float64 column
+    none = aggregate.with_invalid_trials(summary, run.trials.iloc[0:0])
+    assert list(none.columns) == [*summary.columns, "invalid_trials"] and none["invalid_trials"].dtype == "float64"
+    assert none["invalid_trials"].isna().all()
+    # an empty summary: the column is there, empty and float64
+    empty = aggregate.with_invalid_trials(summary.iloc[0:0], run.trials)
+    assert list(empty.columns) == [*summary.columns, "invalid_trials"] and empty["invalid_trials"].dtype == "float64"
+    assert len(empty) == 0
