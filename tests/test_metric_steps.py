@@ -29,19 +29,52 @@ from natbench.workingpoint import WorkingPoint
 POINT = WorkingPoint(0, PortRange(1000, 1199), PortRange(80, 99), 64, cores=1, name="fake")  # 4,000 connections
 
 
-class Bench:
-    """A fake testbed whose tester's phase 2 returns ``result(rate, duration)`` and remembers what it was asked."""
+class Rig:
+    """A fake DUT set up for the point and a fake tester prepared for it; :meth:`context` builds a step's context
+    over them, its records in :attr:`records`."""
 
-    def __init__(self, result: Callable[[float, float], PhaseResult], *, slack: float = 0.0) -> None:
-        self.dut = FakeDut(FakeModel(nat=False))
+    def __init__(
+        self,
+        dut: FakeDut,
+        *,
+        mode: ResponderMode = ResponderMode.LEARN,
+        src_ports: PortRange = POINT.src_ports,
+    ) -> None:
+        self.dut = dut
         self.dut.setup(POINT)
         self.tester = FakeTester(self.dut)
         self.plan = TrafficPlan(
-            Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, 3
+            Family.NAT44, AddressPlan.default(Family.NAT44), src_ports, POINT.dst_ports, 64, 3, mode
         )
         self.tester.prepare(self.plan)
-        self.asked: list[tuple[float, float, Phase2Options]] = []
         self.records: list[TrialRecord] = []
+
+    def context(
+        self, metric: str, defaults: dict[str, Any], settings: dict[str, Any], **hooks: Any
+    ) -> ProcedureContext[Any]:
+        """The context of a step of ``metric`` (settings: ``defaults`` overridden by ``settings``); a still clock
+        and no sleep unless ``hooks`` give them."""
+        resolved, options = build(metric, defaults, **settings)
+        given: dict[str, Any] = {"emit": self.records.append, "clock": lambda: 0.0, "sleep": lambda _s: None}
+        return ProcedureContext(
+            tester=self.tester,
+            dut=self.dut,
+            point=POINT,
+            plan=self.plan,
+            metric=metric,
+            repetition=0,
+            settings=resolved,
+            options=options,
+            **{**given, **hooks},
+        )
+
+
+class Bench(Rig):
+    """A fake testbed whose tester's phase 2 returns ``result(rate, duration)`` and remembers what it was asked."""
+
+    def __init__(self, result: Callable[[float, float], PhaseResult], *, slack: float = 0.0) -> None:
+        super().__init__(FakeDut(FakeModel(nat=False)))
+        self.asked: list[tuple[float, float, Phase2Options]] = []
 
         def phase2(rate: float, duration: float, directions: Directions, measure: Phase2Options) -> PhaseResult:
             self.asked.append((rate, duration, measure))
@@ -51,20 +84,7 @@ class Bench:
         self.tester.evidence = lambda: TrialEvidence(stops_failed_trials=True, pacing_slack=slack)  # type: ignore[method-assign]
 
     def ctx(self, metric: str = "forwarding", **settings: Any) -> ProcedureContext[Any]:
-        resolved, options = build(metric, {"duration": 10.0, "upper": 400_000, "error": 1000}, **settings)
-        return ProcedureContext(
-            tester=self.tester,
-            dut=self.dut,
-            point=POINT,
-            plan=self.plan,
-            metric=metric,
-            repetition=0,
-            settings=resolved,
-            emit=self.records.append,
-            clock=lambda: 0.0,
-            sleep=lambda _s: None,
-            options=options,
-        )
+        return self.context(metric, {"duration": 10.0, "upper": 400_000, "error": 1000}, settings)
 
 
 def both(sent: int, valid: int) -> dict[Direction, DirectionCounts]:
@@ -196,28 +216,10 @@ def test_a_stopped_trial_the_tester_failed_keeps_the_testers_verdict_and_reason(
 
 def fill_ctx(count: int, **settings: Any) -> ProcedureContext[Any]:
     """A throughput context whose DUT counts ``count`` connections after the fill (the point's N is 4,000)."""
-    dut = FakeDut(FakeModel())
-    dut.setup(POINT)
-    tester = FakeTester(dut)
-    plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, 3)
-    tester.prepare(plan)
-    dut.count_connections = lambda: count  # type: ignore[method-assign]
-    resolved, options = build(
-        "throughput", {"duration": 1.0, "upper": 400_000, "error": 1000, "fill_rate": 50_000}, **settings
-    )
-    return ProcedureContext(
-        tester=tester,
-        dut=dut,
-        point=POINT,
-        plan=plan,
-        metric="throughput",
-        repetition=0,
-        settings=resolved,
-        emit=lambda _r: None,
-        clock=lambda: 0.0,
-        sleep=lambda _s: None,
-        options=options,
-    )
+    bed = Rig(FakeDut(FakeModel()))
+    bed.dut.count_connections = lambda: count  # type: ignore[method-assign]
+    defaults = {"duration": 1.0, "upper": 400_000, "error": 1000, "fill_rate": 50_000}
+    return bed.context("throughput", defaults, settings, emit=lambda _r: None)
 
 
 def test_a_fill_the_dut_holds_up_to_the_table_slack_above_n_is_kept() -> None:
@@ -247,7 +249,7 @@ def test_a_fill_the_dut_holds_short_of_n_is_a_table_shortfall() -> None:
 # --- phase-1 steps: the emptying, the announcement, the pacing ------------------------------------
 
 
-class Phase1Bench:
+class Phase1Bench(Rig):
     """A fake testbed for :func:`~natbench.metrics.trial.phase1_step`: the fake tester's phase 1 (or ``result(rate)``
     when given, leaving the DUT with the frames that arrived), the records and the announcements it makes."""
 
@@ -259,12 +261,7 @@ class Phase1Bench:
         slack: float = 0.0,
         src_ports: PortRange = POINT.src_ports,
     ) -> None:
-        self.dut = dut or FakeDut(FakeModel())
-        self.dut.setup(POINT)
-        self.tester = FakeTester(self.dut)
-        self.plan = TrafficPlan(Family.NAT44, AddressPlan.default(Family.NAT44), src_ports, POINT.dst_ports, 64, 3)
-        self.tester.prepare(self.plan)
-        self.records: list[TrialRecord] = []
+        super().__init__(dut or FakeDut(FakeModel()), src_ports=src_ports)
         self.announced: list[tuple[str, float | None]] = []
         if result is not None:
 
@@ -277,21 +274,10 @@ class Phase1Bench:
         self.tester.evidence = lambda: TrialEvidence(stops_failed_trials=True, pacing_slack=slack)  # type: ignore[method-assign]
 
     def ctx(self, **settings: Any) -> ProcedureContext[Any]:
-        resolved, options = build("cps", {"upper": 400_000, "error": 1000}, **settings)
-        return ProcedureContext(
-            tester=self.tester,
-            dut=self.dut,
-            point=POINT,
-            plan=self.plan,
-            metric="cps",
-            repetition=0,
-            settings=resolved,
-            emit=self.records.append,
-            clock=lambda: 0.0,
-            sleep=lambda _s: None,
-            options=options,
-            announce=lambda what, seconds: self.announced.append((what, seconds)),
-        )
+        return self.context("cps", {"upper": 400_000, "error": 1000}, settings, announce=self.announce)
+
+    def announce(self, what: str, seconds: float | None) -> None:
+        self.announced.append((what, seconds))
 
 
 class ResetFails(FakeDut):
@@ -392,7 +378,7 @@ def test_a_phase_1_step_keeps_its_rate_within_the_rate_tolerance_or_the_testers_
 # --- phase 2 on a filled table: the Filler -----------------------------------------------------------------------
 
 
-class Table:
+class Table(Rig):
     """A fake NAT of the point's 4,000 connections whose table phase-2 steps run on, with a clock the fake moves on:
     a fill's phase 1 takes ``fill_seconds``, a listing of the DUT's mappings ``list_seconds``, a sleep its length.
     The options each phase-2 step gave the tester are in :attr:`asked`, the sleeps in :attr:`slept`."""
@@ -406,17 +392,10 @@ class Table:
         list_seconds: float = 0.0,
         **model: Any,
     ) -> None:
-        self.dut = dut if dut is not None else FakeDut(FakeModel(**model))
-        self.dut.setup(POINT)
-        self.tester = FakeTester(self.dut)
-        self.plan = TrafficPlan(
-            Family.NAT44, AddressPlan.default(Family.NAT44), POINT.src_ports, POINT.dst_ports, 64, 3, mode
-        )
-        self.tester.prepare(self.plan)
+        super().__init__(dut if dut is not None else FakeDut(FakeModel(**model)), mode=mode)
         self.now = 100.0
         self.slept: list[float] = []
         self.asked: list[Phase2Options] = []
-        self.records: list[TrialRecord] = []
         listing, phase1, phase2 = self.dut.mappings, self.tester.phase1, self.tester.phase2
 
         def timed_listing() -> list[Any]:
@@ -443,24 +422,8 @@ class Table:
         self.now += seconds
 
     def ctx(self, **settings: Any) -> ProcedureContext[Any]:
-        resolved, options = build(
-            "throughput",
-            {"duration": 30.0, "upper": 400_000, "error": 1000, "fill_rate": 50_000, "gap": 0},
-            **settings,
-        )
-        return ProcedureContext(
-            tester=self.tester,
-            dut=self.dut,
-            point=POINT,
-            plan=self.plan,
-            metric="throughput",
-            repetition=0,
-            settings=resolved,
-            emit=self.records.append,
-            clock=lambda: self.now,
-            sleep=self.sleep,
-            options=options,
-        )
+        defaults = {"duration": 30.0, "upper": 400_000, "error": 1000, "fill_rate": 50_000, "gap": 0}
+        return self.context("throughput", defaults, settings, clock=lambda: self.now, sleep=self.sleep)
 
 
 def test_a_fill_reads_the_emptied_tables_memory_its_reading_gap_apart_before_the_gap() -> None:
