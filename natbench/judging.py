@@ -56,7 +56,7 @@ def over_acceptance(lost: int, sent: int, acceptance: float) -> bool:
     the verdicts make, for the loss as counted and for the net loss alike. Exact (``acceptance`` as the binary
     fraction it is): the float forms ``lost / sent > acceptance`` and ``lost > acceptance * sent`` each round, and
     at some acceptances disagree about the same counts."""
-    return Fraction(lost) > Fraction(acceptance) * sent
+    return lost > Fraction(acceptance) * sent
 
 
 def net_lost(lost: int, deviation: Deviation) -> int:
