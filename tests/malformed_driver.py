@@ -98,7 +98,9 @@ def main() -> None:
     import natbench.cli  # noqa: F401  (imported once, before any case is measured)
 
     size = _status("VmSize")
-    resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), resource.RLIM_INFINITY))
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]  # an inherited hard limit cannot be raised
+    soft = size + (1 << 30) if hard == resource.RLIM_INFINITY else min(size + (1 << 30), hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     real_stdout = sys.stdout
     results = [run_case(argv) for argv in cases]
     real_stdout.write(json.dumps(results))

@@ -396,7 +396,9 @@ def test_the_digest_reads_files_in_chunks(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "from natbench.testbed.lab.jool_source import tree_digest\n"
         "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (size + (64 << 20), resource.RLIM_INFINITY))\n"
+        "hard = resource.getrlimit(resource.RLIMIT_AS)[1]  # an inherited hard limit cannot be raised\n"
+        "soft = size + (64 << 20) if hard == resource.RLIM_INFINITY else min(size + (64 << 20), hard)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (soft, hard))\n"
         "print(tree_digest(Path(sys.argv[1])))\n"
     )
     proc = subprocess.run([sys.executable, "-c", script, str(tree)], capture_output=True, text=True, check=False)

@@ -788,7 +788,7 @@ def test_a_write_that_fails_stops_the_run_with_one_error_naming_the_file(tmp_pat
         "P = WorkingPoint(0, PortRange(1, 100), PortRange(1, 10), 64, cores=1, name='x')\n"
         "store = RunStore.create(Path(sys.argv[1]), campaign_text='name: x\\n', points=[P])\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-        "resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, resource.RLIM_INFINITY))\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))\n"
         "try:\n"
         "    for i in range(1000):\n"
         "        store.append_trial(TrialRecord(P.id, 'cps', 0, i, 'phase1', 1e3, 1e3, {}, Verdict.PASS, 'ok',"
