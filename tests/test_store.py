@@ -887,8 +887,9 @@ def test_an_abandon_whose_rewrite_fails_leaves_a_run_a_resume_finishes(
         real_write(path, text)
 
     monkeypatch.setattr(writer_module, "atomic_write", full_disk_for_trials)
-    with pytest.raises(RunWriteError, match=r"trials\.jsonl: cannot be written: No space left.*--resume"):
+    with pytest.raises(RunWriteError, match=r"trials\.jsonl: cannot be written: No space left") as failed:
         store.abandon([(PID, "cps", 1)])
+    assert f"`natbench run --resume {run}` continues the run" in str(failed.value)  # the command to run, whole
     monkeypatch.undo()
     # run.json counted the move first: the trial still in trials.jsonl reads as a leftover, not as damage
     reader = RunDirectory.open(run)
@@ -919,8 +920,11 @@ def test_an_abandon_that_cannot_save_the_trials_aside_changes_nothing_and_names_
             raise OSError(errno.ENOSPC, "No space left on device")
 
         monkeypatch.setattr(writer_module, "save_abandoned", full_disk)
-        with pytest.raises(RunWriteError, match=r"trials\.abandoned\.jsonl: cannot be written: No space left"):
+        with pytest.raises(
+            RunWriteError, match=r"trials\.abandoned\.jsonl: cannot be written: No space left"
+        ) as failed:
             store.abandon([(PID, "cps", 1)])
+        assert f"`natbench run --resume {run}` continues the run" in str(failed.value)
         monkeypatch.undo()
         assert ((run / "trials.jsonl").read_text(), (run / "run.json").read_text()) == before
         assert store.abandon([(PID, "cps", 1)]) == 1  # once there is room, the same call moves them
