@@ -12,7 +12,10 @@
 * the title names what varies only when it varies alone; an unknown scale is refused; a given title and the chosen
   metrics' key stand;
 * only a rate the directions multiply is said to count all frames of bidirectional traffic; the memory rows are the
-  figures and the slab caches, not the count of fills whose figure is unknown.
+  figures and the slab caches, not the count of fills whose figure is unknown;
+* the chosen metrics only; without a registered baseline metric, ordinary blocks; an "invalid trials" row only with
+  the trials' counts in the summary; the slab cache rows named as the caller names them, else as a run without
+  declarations does.
 
 Run directories written through the run-directory writer (natbench.testing.rundir) and loaded as the report loads
 them."""
@@ -205,3 +208,53 @@ def test_the_memory_rows_are_the_figures_and_the_slab_caches_not_the_count_of_un
     assert memory[:2] == ["memory / conn. (B)", "memory used (MB)"]
     assert table["memory / conn. (B)"] == ["256.0"]
     assert not any("unknown" in name for name in table), list(table)
+
+
+# --- the chosen metrics, the registered baseline, the summary's columns, the slab rows' names --------------------------
+
+
+def test_only_the_chosen_metrics_blocks(tmp_path: Path) -> None:
+    run = load(tmp_path, [P], [*results(P.id, "cps", 3), *results(P.id, "throughput", 3)])
+    assert [name for name in rows(performance_table(run.summary, run.points, ["cps"])) if "median" in name] == [
+        "cps median"
+    ]
+    every = rows(performance_table(run.summary, run.points))
+    assert "cps median" in every and "throughput median" in every
+
+
+def test_without_a_registered_baseline_the_forwarding_block_is_an_ordinary_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import natbench.report.performance as performance
+
+    run = load(tmp_path, [P], [*results(P.id, "throughput", 3), *results(P.id, "forwarding", 3, 2000.0)])
+    monkeypatch.setattr(performance, "baseline_metric", lambda: None)
+    table = performance_table(run.summary, run.points)
+    assert "throughput ratio (%)" not in rows(table) and BASELINE_WORDS not in table.caption
+    assert "throughput median" in rows(table) and "fwd. throughput median" in rows(table)
+
+
+def test_an_invalid_trials_row_only_with_the_trials_counts_in_the_summary(tmp_path: Path) -> None:
+    from natbench.report.aggregate import summarize
+
+    trial = trial_record(P.id, "cps", 0, 0, rate=1000, verdict="invalid")
+    run = load(tmp_path, [P], [*results(P.id, "cps", 3), trial])
+    assert rows(performance_table(run.summary, run.points))["cps invalid trials"] == ["1"]
+    assert "cps invalid trials" not in rows(performance_table(summarize(run.results), run.points))
+
+
+def test_the_slab_rows_are_named_as_the_caller_names_them_else_by_default(tmp_path: Path) -> None:
+    from natbench.metrics.memory import memory_used
+    from natbench.run.format.declarations import slab_label
+
+    before = {"mem_available": 10**10, "conntrack_slab": 4096}
+    after = {"mem_available": 10**10 - 5 * 4000, "conntrack_slab": 4096 + 256 * 4000}
+    fill = trial_record(
+        P.id, "throughput", 0, 0, rate=4000, kind="fill", extra={"memory": memory_used(before, after, 4000, {})}
+    )
+    run = load(tmp_path, [P], [*results(P.id, "throughput", 3), fill])
+    named = rows(performance_table(run.summary, run.points, memory=run.memory, slab_labels=lambda key: f"<{key}>"))
+    default = rows(performance_table(run.summary, run.points, memory=run.memory))
+    mine = [name for name in named if name.startswith("<")]
+    assert mine == ["<conntrack_slab>"]
+    assert slab_label({}, "conntrack_slab") in default and "<conntrack_slab>" not in default
