@@ -210,7 +210,7 @@ def test_the_memory_rows_are_the_figures_and_the_slab_caches_not_the_count_of_un
     assert not any("unknown" in name for name in table), list(table)
 
 
-# --- the chosen metrics, the registered baseline, the summary's columns, the slab rows' names --------------------------
+# --- the chosen metrics, the registered baseline, the summary's columns, the slab rows' names -------------------
 
 
 def test_only_the_chosen_metrics_blocks(tmp_path: Path) -> None:
