@@ -15,7 +15,10 @@
   figures and the slab caches, not the count of fills whose figure is unknown;
 * the chosen metrics only; without a registered baseline metric, ordinary blocks; an "invalid trials" row only with
   the trials' counts in the summary; the slab cache rows named as the caller names them, else as a run without
-  declarations does.
+  declarations does;
+* the run's tables: a table of its own only for a metric that has one, with figures for at least one point;
+* a caption's unit: the metric's words, else the unit its results name, else "as stored"; seconds shown as
+  milliseconds only for a metric that asks for it.
 
 Run directories written through the run-directory writer (natbench.testing.rundir) and loaded as the report loads
 them."""
@@ -258,3 +261,58 @@ def test_the_slab_rows_are_named_as_the_caller_names_them_else_by_default(tmp_pa
     mine = [name for name in named if name.startswith("<")]
     assert mine == ["<conntrack_slab>"]
     assert slab_label({}, "conntrack_slab") in default and "<conntrack_slab>" not in default
+
+
+# --- the run's tables, a caption's unit ------------------------------------------------------------------------------
+
+
+def teardown(reps: int = 3) -> list[Any]:
+    extra = {"T_N": 5.0, "T_0": 0.5, "connections": 1000}
+    return [result_record(P.id, "teardown", r, 1000 / 4.5, "conn/s", extra=extra) for r in range(reps)]
+
+
+def test_a_table_of_its_own_only_for_its_metric_with_figures(tmp_path: Path) -> None:
+    from natbench.report.tables import report_tables
+
+    run = load(tmp_path, [P], [*results(P.id, "cps", 3), *teardown()])
+    figures = run.figures("teardown")
+    titles = [t.key for t in report_tables(run.summary, run.points, own={"teardown": figures})]
+    assert titles == ["performance", "teardown"]
+    # without the figures (none given, or none for the metric, or for no point): no tear-down table
+    assert [t.key for t in report_tables(run.summary, run.points)] == ["performance"]
+    assert [t.key for t in report_tables(run.summary, run.points, own={})] == ["performance"]
+    empty = {"teardown": figures.iloc[0:0]}
+    assert [t.key for t in report_tables(run.summary, run.points, own=empty)] == ["performance"]
+    # figures given for a metric that has no table of its own: it stays a block of the performance table
+    cps = {"teardown": figures, "cps": figures}
+    assert [t.key for t in report_tables(run.summary, run.points, own=cps)] == ["performance", "teardown"]
+
+
+def test_a_captions_unit_is_the_metrics_words_else_the_stored_unit_else_as_stored() -> None:
+    from natbench.metrics import reported_metric
+    from natbench.report.rows import display, unit_words
+
+    assert unit_words(reported_metric("cps"), "cps", 1) == "connections per second"
+    unknown = reported_metric("mystery")  # a metric this natbench does not know: no words of its own
+    assert unit_words(unknown, "widgets", 1) == "widgets"
+    assert unit_words(unknown, "", 1) == "as stored"
+    # seconds as milliseconds only for a metric that asks for it
+    assert display(reported_metric("latency"), "s", "1") == (1e3, "")
+    assert display(unknown, "s", "1") == (1.0, "")
+
+
+def test_a_table_without_the_runs_fills_has_no_memory_rows(tmp_path: Path) -> None:
+    run = load(tmp_path, [P], results(P.id, "throughput", 3))
+    table = rows(performance_table(run.summary, run.points, memory=None))
+    assert not any(name.startswith("memory") for name in table) and "throughput median" in table
+
+
+def test_a_rows_zero_is_a_value_and_none_is_none() -> None:
+    import math
+
+    from natbench.report.seedtable import TableRows
+
+    b = TableRows(["p", "q", "r"])
+    b.add("invalid trials", [0, None, 2], lambda v: "-" if math.isnan(v) else f"{v:g}")
+    assert b.cells == [["0", "-", "2"]]
+    assert b.values[0][0] == 0.0 and math.isnan(b.values[0][1]) and b.values[0][2] == 2.0
