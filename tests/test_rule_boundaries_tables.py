@@ -298,6 +298,7 @@ def test_a_captions_unit_is_the_metrics_words_else_the_stored_unit_else_as_store
     assert unit_words(unknown, "", 1) == "as stored"
     # seconds as milliseconds only for a metric that asks for it
     assert display(reported_metric("latency"), "s", "1") == (1e3, "")
+    assert display(reported_metric("latency"), "ms", "1") == (1.0, "")
     assert display(unknown, "s", "1") == (1.0, "")
 
 
@@ -316,3 +317,12 @@ def test_a_rows_zero_is_a_value_and_none_is_none() -> None:
     b.add("invalid trials", [0, None, 2], lambda v: "-" if math.isnan(v) else f"{v:g}")
     assert b.cells == [["0", "-", "2"]]
     assert b.values[0][0] == 0.0 and math.isnan(b.values[0][1]) and b.values[0][2] == 2.0
+
+
+def test_a_points_frame_without_the_size_rows_names_reads_as_an_old_run(tmp_path: Path) -> None:
+    point = make_point(0, (1, 100), (1, 10), cores=1, dut_params={"dut": {"conntrack_max": 262144}})
+    run = load(tmp_path, [point], results(point.id, "cps", 3))
+    named = rows(performance_table(run.summary, run.points))
+    labels = ["table_label", "table_ratio_label", "hash_label", "hash_ratio_label"]
+    old = rows(performance_table(run.summary, run.points.drop(columns=labels)))
+    assert named["conntrack t. s."] == old["conntrack t. s."] == ["2^18"]
