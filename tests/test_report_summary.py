@@ -15,7 +15,7 @@ import natbench
 from natbench.report.headroom import cpu_headroom
 from natbench.report.html import render_html, run_figures
 from natbench.report.summary import fmt_duration, fmt_time, summarize_run
-from natbench.run.format.meta import HostFacts, TesterFacts
+from natbench.run.format import meta as run_meta
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
 
 
@@ -265,7 +265,7 @@ def test_the_facts_name_tester_natbench_host_and_testbeds_or_say_they_are_unknow
     p = make_point(0, (1, 400), (1, 10))
     known = _summary_of(
         tmp_path / "a",
-        host=HostFacts(hostname="lab1", platform="Linux-6.1", cpus=4),
+        host=run_meta.HostFacts(hostname="lab1", platform="Linux-6.1", cpus=4),
         point_testbeds={p.id: ("tb1",)},
         testbed_class="small",
     )
@@ -275,8 +275,8 @@ def test_the_facts_name_tester_natbench_host_and_testbeds_or_say_they_are_unknow
     assert known["testbed tb1 (class small)"] == p.label
     unknown = _summary_of(
         tmp_path / "b",
-        host=HostFacts(python="3.11"),
-        tester=TesterFacts("", {}),
+        host=run_meta.HostFacts(python="3.11"),
+        tester=run_meta.TesterFacts("", {}),
         natbench_version=None,
         git_commit=None,
         point_testbeds={p.id: ("tb1",)},
@@ -303,3 +303,18 @@ def test_the_duration_is_shown_from_zero_seconds_up(tmp_path: Path, ended: float
 def test_no_duration_when_the_start_is_unknown(tmp_path: Path) -> None:
     facts = _summary_of(tmp_path, started_at=None, ended_at=1_800_000_000.0)
     assert facts["started"] == "?" and "ended" in facts and "duration" not in facts
+
+
+def test_a_metric_measured_by_two_searches_describes_each_by_its_own_results(tmp_path: Path) -> None:
+    p, q = make_point(0, (1, 400), (1, 10)), make_point(1, (1, 800), (1, 10))
+    goal = {"loss_ratio": 0.0, "exceed_ratio": 0.0, "final_trial_duration": 60.0, "duration_sum": 60.0}
+    mlr = {"algorithm": "mlr", "mlr_preset": "rfc2544", "mlr_goal": goal}
+    records = [result_record(p.id, "throughput", r, 1000.0, "fps", error=10.0) for r in range(3)]
+    records += [result_record(q.id, "throughput", r, 2000.0, "fps", error=10.0, extra=mlr) for r in range(3)]
+    ((_, text),) = summarize_run(natbench.load(write_run_dir(tmp_path / "run", [p, q], records))).key_results
+    # MLRsearch's words name its goal, which only its own results store
+    assert text.endswith(
+        "(binary search; error: its final width; MLRsearch (preset rfc2544: loss ratio 0, exceed ratio 0, final "
+        "trials 60 s, duration sum 60 s); value: its relevant lower bound, error: the distance to its relevant "
+        "upper bound)"
+    )
