@@ -15,6 +15,7 @@ import natbench
 from natbench.report.headroom import cpu_headroom
 from natbench.report.html import render_html, run_figures
 from natbench.report.summary import fmt_duration, fmt_time, summarize_run
+from natbench.run.format import meta as run_meta
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
 
 
@@ -180,3 +181,140 @@ def test_a_failed_reason_is_cut_at_300_characters(tmp_path: Path, length: int, s
     (line,) = [x for x in w if "repetitions failed" in x]
     cut = "..." if length > shown else ""
     assert line.endswith(f"{p.label} teardown #0: {'x' * shown}{cut}.")
+
+
+# --- the summary's rules at their boundaries ------------------------------------------------------------------------
+
+
+def test_a_time_of_zero_or_less_is_unknown_and_one_second_after_the_epoch_is_not(utc: None) -> None:
+    assert fmt_time(0) == "?" and fmt_time(-5) == "?"
+    assert fmt_time(1) == "1970-01-01 00:00:01 UTC"
+    assert fmt_time(float("inf")) == "?"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(59, "59 s"), (60, "1 min 00 s"), (3599, "59 min 59 s"), (3600, "1 h 00 min")],
+)
+def test_durations_change_unit_at_a_minute_and_an_hour(seconds: float, text: str) -> None:
+    assert fmt_duration(seconds) == text
+
+
+def _summary_of(tmp_path: Path, **meta: Any) -> dict[str, str]:
+    """The summary's facts of a one-result run whose run.json holds ``meta`` (RunMeta fields) instead."""
+    p = make_point(0, (1, 400), (1, 10))
+    run = natbench.load(write_run_dir(tmp_path / "run", [p], [result_record(p.id, "cps", 0, 1000.0, "cps")]))
+    run.meta = run.meta.replace(**meta)
+    return dict(summarize_run(run).facts)
+
+
+def test_the_dut_line_shows_the_leading_facts_with_their_suffixes_and_table_sizes_once(tmp_path: Path) -> None:
+    dut = {
+        "serial": "X-1234",  # neither a leading fact nor a table size: left out
+        "os_release": "Debian 12",  # a leading fact ("os") with a suffix
+        "recipe": "iptables-nat44",
+        "memory_max": "4G",  # a leading fact ("memory") that also names a table size: once
+        "nf_conntrack_buckets": "65536",  # a table size by a word within its name
+    }
+    facts = _summary_of(tmp_path, duts={"dut": dut})
+    assert facts["DUT dut"] == "recipe iptables-nat44, os_release Debian 12, memory_max 4G, nf_conntrack_buckets 65536"
+
+
+@pytest.mark.parametrize(
+    ("status", "failure", "warning"),
+    [
+        ("complete", None, None),
+        ("running", None, "The run is not complete (status running)."),
+        ("failed", "DUT d: setup failed", "The run is not complete (status failed: DUT d: setup failed)."),
+    ],
+)
+def test_a_run_that_is_not_complete_is_warned_about(
+    tmp_path: Path, status: str, failure: str | None, warning: str | None
+) -> None:
+    p = make_point(0, (1, 400), (1, 10))
+    run = natbench.load(write_run_dir(tmp_path / "run", [p], [result_record(p.id, "cps", 0, 1000.0, "cps")]))
+    run.meta = run.meta.replace(status=status, failure=failure)
+    w = summarize_run(run).warnings
+    assert [x for x in w if x.startswith("The run is not complete")] == ([warning] if warning else [])
+
+
+def test_a_mark_without_a_warning_of_its_own_adds_no_empty_warning(tmp_path: Path) -> None:
+    # capacity's [n] mark (not reached) has no warning of its own: its count row warns, once
+    p = make_point(0, (1, 400), (1, 10))
+    extra = {"not_reached": True, "validated": True, "probes": []}
+    recs = [result_record(p.id, "capacity", r, 20_000.0, "conn", error=1000.0, extra=extra) for r in range(2)]
+    w = summarize_run(natbench.load(write_run_dir(tmp_path / "run", [p], recs))).warnings
+    assert "" not in w
+    assert len([x for x in w if "not reached in 2 of 2" in x]) == 1
+
+
+def test_a_trial_whose_tester_facts_are_null_carries_no_pacing_warning(tmp_path: Path) -> None:
+    p = make_point(0, (1, 400), (1, 10))
+    records = [
+        result_record(p.id, "cps", 0, 100_000.0, "cps", error=1000),
+        trial_record(p.id, "cps", 0, 0, rate=100_000, started_at=1, extra={"tester": None}),
+        trial_record(p.id, "cps", 0, 1, rate=100_000, started_at=2, extra={"tester": {"pacing_warnings": ["x"]}}),
+    ]
+    w = summarize_run(natbench.load(write_run_dir(tmp_path / "run", [p], records))).warnings
+    (line,) = [x for x in w if "pacing" in x]
+    assert line.startswith("1 trials carry TRex pacing warnings")
+
+
+def test_the_facts_name_tester_natbench_host_and_testbeds_or_say_they_are_unknown(tmp_path: Path) -> None:
+
+    p = make_point(0, (1, 400), (1, 10))
+    known = _summary_of(
+        tmp_path / "a",
+        host=run_meta.HostFacts(hostname="lab1", platform="Linux-6.1", cpus=4),
+        point_testbeds={p.id: ("tb1",)},
+        testbed_class="small",
+    )
+    assert known["tester"] == "software: version synthetic"
+    assert known["natbench"] == "0.1.0 (commit 000000000000)"
+    assert known["host"] == "lab1, 4 CPUs, Linux-6.1"
+    assert known["testbed tb1 (class small)"] == p.label
+    unknown = _summary_of(
+        tmp_path / "b",
+        host=run_meta.HostFacts(python="3.11"),
+        tester=run_meta.TesterFacts("", {}),
+        natbench_version=None,
+        git_commit=None,
+        point_testbeds={p.id: ("tb1",)},
+        testbed_class=None,
+    )
+    assert unknown["tester"] == "?"
+    assert unknown["natbench"] == "?"
+    assert unknown["host"] == "?, ? CPUs, "
+    assert unknown["testbed tb1 (class ?)"] == p.label
+
+
+@pytest.mark.parametrize(
+    ("ended", "duration"), [(0.0, "0 s"), (61.0, "1 min 01 s"), (-1.0, None), (float("inf"), None)]
+)
+def test_the_duration_is_shown_from_zero_seconds_up(tmp_path: Path, ended: float, duration: str | None) -> None:
+    p = make_point(0, (1, 400), (1, 10))
+    run = natbench.load(write_run_dir(tmp_path / "run", [p], [result_record(p.id, "cps", 0, 1000.0, "cps")]))
+    start = run.meta.started_at
+    assert start is not None
+    run.meta = run.meta.replace(ended_at=start + ended)
+    assert dict(summarize_run(run).facts).get("duration") == duration
+
+
+def test_no_duration_when_the_start_is_unknown(tmp_path: Path) -> None:
+    facts = _summary_of(tmp_path, started_at=None, ended_at=1_800_000_000.0)
+    assert facts["started"] == "?" and "ended" in facts and "duration" not in facts
+
+
+def test_a_metric_measured_by_two_searches_describes_each_by_its_own_results(tmp_path: Path) -> None:
+    p, q = make_point(0, (1, 400), (1, 10)), make_point(1, (1, 800), (1, 10))
+    goal = {"loss_ratio": 0.0, "exceed_ratio": 0.0, "final_trial_duration": 60.0, "duration_sum": 60.0}
+    mlr = {"algorithm": "mlr", "mlr_preset": "rfc2544", "mlr_goal": goal}
+    records = [result_record(p.id, "throughput", r, 1000.0, "fps", error=10.0) for r in range(3)]
+    records += [result_record(q.id, "throughput", r, 2000.0, "fps", error=10.0, extra=mlr) for r in range(3)]
+    ((_, text),) = summarize_run(natbench.load(write_run_dir(tmp_path / "run", [p, q], records))).key_results
+    # MLRsearch's words name its goal, which only its own results store
+    assert text.endswith(
+        "(binary search; error: its final width; MLRsearch (preset rfc2544: loss ratio 0, exceed ratio 0, final "
+        "trials 60 s, duration sum 60 s); value: its relevant lower bound, error: the distance to its relevant "
+        "upper bound)"
+    )

@@ -112,3 +112,38 @@ def test_a_metric_without_a_table_of_its_own_and_an_unknown_scale_are_refused(tm
     assert rows(own_table(reported_metric("teardown"), run.figures("teardown"), run.points, scale="k"))[
         "conn. tear d. rate"
     ] == ["0.2222"]
+
+
+# --- an empty summary, the slab rows' names, the title --------------------------------------------------------------
+
+
+def test_an_empty_summary_gives_no_flags(tmp_path: Path) -> None:
+    import pandas as pd
+
+    run = load(tmp_path, teardown(5.0, 0.5))
+    table = own_table(reported_metric("teardown"), run.figures("teardown"), run.points, summary=pd.DataFrame())
+    assert rows(table)["num. experiments"] == ["3"] and "invalid trials" not in rows(table)
+
+
+def test_the_slab_rows_are_named_as_the_caller_names_them_else_by_default(tmp_path: Path) -> None:
+    from natbench.metrics.memory import memory_used
+    from natbench.run.format.declarations import slab_label
+
+    before = {"mem_available": 10**10, "conntrack_slab": 4096}
+    after = {"mem_available": 10**10 - 5 * 1000, "conntrack_slab": 4096 + 256 * 1000}
+    memory = memory_used(before, after, 1000, {})
+    fill = trial_record(P.id, "teardown", 0, 0, rate=1000, kind="fill", extra={"memory": memory})
+    run = load(tmp_path, [*teardown(5.0, 0.5), fill])
+    metric, figures = reported_metric("teardown"), run.figures("teardown")
+    named = rows(own_table(metric, figures, run.points, memory=run.memory, slab_labels=lambda key: f"<{key}>"))
+    default = rows(own_table(metric, figures, run.points, memory=run.memory))
+    assert [name for name in named if name.startswith("<")] == ["<conntrack_slab>"]
+    assert slab_label({}, "conntrack_slab") in default and "<conntrack_slab>" not in default
+
+
+def test_a_given_title_else_the_metrics_own(tmp_path: Path) -> None:
+    run = load(tmp_path, teardown(5.0, 0.5))
+    metric = reported_metric("teardown")
+    assert metric.table is not None
+    assert own_table(metric, run.figures("teardown"), run.points, title="Mine").title == "Mine"
+    assert own_table(metric, run.figures("teardown"), run.points).title == metric.table.title != ""

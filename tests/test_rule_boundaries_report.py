@@ -4,20 +4,25 @@ natbench.report.tables; docs/report.md):
 * "raise upper" only for a search whose upper bound, not the tester, limited the value;
 * the seeds' binary-only error caption only when every search of a table is a binary one;
 * the memory note on unknown figures when some point's figure is unknown, not only when all are;
-* the summary's warnings count a metric's flagged repetitions against that metric's repetitions, not the run's.
+* the summary's warnings count a metric's flagged repetitions against that metric's repetitions, not the run's;
+* what every search result's columns say of a repetition (tester-bound by rate or by clumps, at the upper limit,
+  no passing rate), each condition false alone; the per-point figures leave out what is not a finite number; merged
+  blocks keep the first block's non-empty first value.
 
 Run directories written through the run-directory writer (natbench.testing.rundir) and loaded as the report loads
 them, or the caption function itself."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import natbench
-from natbench.metrics.declare import error_caption
+from natbench.metrics.declare import SEARCH_COLUMNS, error_caption, finite, merge_facts, number, stats
 from natbench.metrics.memory import memory_used
 from natbench.report.summary import summarize_run
+from natbench.results import RepetitionResult
 from natbench.search import BlockFacts
 from natbench.search.binary import SEEDS_ERROR
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
@@ -136,3 +141,56 @@ def test_a_rows_warning_counts_against_its_metrics_repetitions(tmp_path: Path) -
     records = [cps(r, at_upper_limit=True) for r in range(3)] + throughput(P.id)[:2]
     warnings = summarize_run(load(tmp_path, records)).warnings
     assert any("in 3 of 3 repetitions no rate failed" in w for w in warnings)
+
+
+# --- what every search result's columns say of a repetition ----------------------------------------------------------
+
+
+def flags(value: float | None = 100_000.0, **extra: Any) -> dict[str, bool]:
+    """The search columns (less the algorithm) of one cps result storing ``value`` and ``extra``."""
+    r = RepetitionResult("p", "cps", 0, value, "cps", 1000.0, dict(extra))
+    return {c.name: bool(c.value(r)) for c in SEARCH_COLUMNS if c.name != "algorithm"}
+
+
+def true_of(value: float | None = 100_000.0, **extra: Any) -> list[str]:
+    return [name for name, flagged in flags(value, **extra).items() if flagged]
+
+
+def test_tester_bound_by_rate_or_by_clumps_only_when_tester_bound() -> None:
+    assert true_of() == []
+    assert true_of(tester_bound=True, tester_bound_cause="rate") == ["tester_bound", "bound_by_rate"]
+    assert true_of(tester_bound=True, tester_bound_cause="clumps") == ["tester_bound", "bound_by_clumps"]
+    # stored before the cause was: by rate
+    assert true_of(tester_bound=True) == ["tester_bound", "bound_by_rate"]
+    # a cause without the search ending at the tester's ceiling bounds nothing
+    assert true_of(tester_bound=False, tester_bound_cause="clumps") == []
+    assert true_of(tester_bound=False, tester_bound_cause="rate") == []
+
+
+def test_at_the_upper_limit_only_with_a_value_the_flag_and_no_tester_bound() -> None:
+    assert true_of(at_upper_limit=True) == ["at_upper_limit"]
+    assert true_of(at_upper_limit=False) == []
+    assert "at_upper_limit" not in true_of(None, at_upper_limit=True)
+    assert "at_upper_limit" not in true_of(at_upper_limit=True, tester_bound=True)
+
+
+def test_no_passing_rate_only_without_a_value_and_with_the_flag() -> None:
+    assert true_of(None, no_passing_rate=True) == ["no_pass"]
+    assert true_of(None, failed="the DUT did not answer") == []  # a failed repetition, not one without a pass
+    assert true_of(100_000.0, no_passing_rate=True) == []
+
+
+def test_per_point_figures_leave_out_what_is_not_a_finite_number() -> None:
+    assert finite([None, float("nan"), float("inf"), 0, 2.5]) == [0.0, 2.5]
+    assert stats([1.0, None, float("nan"), 3.0]) == (2.0, 1.0, 3.0)
+    assert number(0) == 0.0 and number(7) == 7.0 and math.isnan(number(None))
+
+
+def test_merged_blocks_keep_the_first_non_empty_first_value() -> None:
+    blocks = [
+        BlockFacts("a", 1, {"seeded": 1}, {"search_goal": ""}),
+        BlockFacts("b", 2, {"seeded": 2}, {"search_goal": "preset csit"}),
+        BlockFacts("c", 3, {}, {"search_goal": "preset other"}),
+    ]
+    merged = merge_facts(blocks)
+    assert merged == BlockFacts("a, b, c", 6, {"seeded": 3}, {"search_goal": "preset csit"})

@@ -73,3 +73,8 @@ def test_an_empty_first_value_is_no_first_value() -> None:
     assert facts.firsts == {"search_goal": GOAL_WORDS}
     _, none = search_facts(block(algorithm=["mlr", "mlr"], search_goal=["", float("nan")]), "throughput")
     assert none.firsts == {} and none.repetitions == 6
+
+
+def test_rows_without_an_experiments_column_count_no_repetitions() -> None:
+    _, facts = search_facts(pd.DataFrame({"algorithm": ["fast", "fast"]}, index=[P.id, Q.id]), "throughput")
+    assert facts.repetitions == 0 and facts.counts == {}

@@ -12,7 +12,13 @@
 * the title names what varies only when it varies alone; an unknown scale is refused; a given title and the chosen
   metrics' key stand;
 * only a rate the directions multiply is said to count all frames of bidirectional traffic; the memory rows are the
-  figures and the slab caches, not the count of fills whose figure is unknown.
+  figures and the slab caches, not the count of fills whose figure is unknown;
+* the chosen metrics only; without a registered baseline metric, ordinary blocks; an "invalid trials" row only with
+  the trials' counts in the summary; the slab cache rows named as the caller names them, else as a run without
+  declarations does;
+* the run's tables: a table of its own only for a metric that has one, with figures for at least one point;
+* a caption's unit: the metric's words, else the unit its results name, else "as stored"; seconds shown as
+  milliseconds only for a metric that asks for it.
 
 Run directories written through the run-directory writer (natbench.testing.rundir) and loaded as the report loads
 them."""
@@ -205,3 +211,118 @@ def test_the_memory_rows_are_the_figures_and_the_slab_caches_not_the_count_of_un
     assert memory[:2] == ["memory / conn. (B)", "memory used (MB)"]
     assert table["memory / conn. (B)"] == ["256.0"]
     assert not any("unknown" in name for name in table), list(table)
+
+
+# --- the chosen metrics, the registered baseline, the summary's columns, the slab rows' names -------------------
+
+
+def test_only_the_chosen_metrics_blocks(tmp_path: Path) -> None:
+    run = load(tmp_path, [P], [*results(P.id, "cps", 3), *results(P.id, "throughput", 3)])
+    assert [name for name in rows(performance_table(run.summary, run.points, ["cps"])) if "median" in name] == [
+        "cps median"
+    ]
+    every = rows(performance_table(run.summary, run.points))
+    assert "cps median" in every and "throughput median" in every
+
+
+def test_without_a_registered_baseline_the_forwarding_block_is_an_ordinary_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import natbench.report.performance as performance
+
+    run = load(tmp_path, [P], [*results(P.id, "throughput", 3), *results(P.id, "forwarding", 3, 2000.0)])
+    monkeypatch.setattr(performance, "baseline_metric", lambda: None)
+    table = performance_table(run.summary, run.points)
+    assert "throughput ratio (%)" not in rows(table) and BASELINE_WORDS not in table.caption
+    assert "throughput median" in rows(table) and "fwd. throughput median" in rows(table)
+
+
+def test_an_invalid_trials_row_only_with_the_trials_counts_in_the_summary(tmp_path: Path) -> None:
+    from natbench.report.aggregate import summarize
+
+    trial = trial_record(P.id, "cps", 0, 0, rate=1000, verdict="invalid")
+    run = load(tmp_path, [P], [*results(P.id, "cps", 3), trial])
+    assert rows(performance_table(run.summary, run.points))["cps invalid trials"] == ["1"]
+    assert "cps invalid trials" not in rows(performance_table(summarize(run.results), run.points))
+
+
+def test_the_slab_rows_are_named_as_the_caller_names_them_else_by_default(tmp_path: Path) -> None:
+    from natbench.metrics.memory import memory_used
+    from natbench.run.format.declarations import slab_label
+
+    before = {"mem_available": 10**10, "conntrack_slab": 4096}
+    after = {"mem_available": 10**10 - 5 * 4000, "conntrack_slab": 4096 + 256 * 4000}
+    fill = trial_record(
+        P.id, "throughput", 0, 0, rate=4000, kind="fill", extra={"memory": memory_used(before, after, 4000, {})}
+    )
+    run = load(tmp_path, [P], [*results(P.id, "throughput", 3), fill])
+    named = rows(performance_table(run.summary, run.points, memory=run.memory, slab_labels=lambda key: f"<{key}>"))
+    default = rows(performance_table(run.summary, run.points, memory=run.memory))
+    mine = [name for name in named if name.startswith("<")]
+    assert mine == ["<conntrack_slab>"]
+    assert slab_label({}, "conntrack_slab") in default and "<conntrack_slab>" not in default
+
+
+# --- the run's tables, a caption's unit ------------------------------------------------------------------------------
+
+
+def teardown(reps: int = 3) -> list[Any]:
+    extra = {"T_N": 5.0, "T_0": 0.5, "connections": 1000}
+    return [result_record(P.id, "teardown", r, 1000 / 4.5, "conn/s", extra=extra) for r in range(reps)]
+
+
+def test_a_table_of_its_own_only_for_its_metric_with_figures(tmp_path: Path) -> None:
+    from natbench.report.tables import report_tables
+
+    run = load(tmp_path, [P], [*results(P.id, "cps", 3), *teardown()])
+    figures = run.figures("teardown")
+    titles = [t.key for t in report_tables(run.summary, run.points, own={"teardown": figures})]
+    assert titles == ["performance", "teardown"]
+    # without the figures (none given, or none for the metric, or for no point): no tear-down table
+    assert [t.key for t in report_tables(run.summary, run.points)] == ["performance"]
+    assert [t.key for t in report_tables(run.summary, run.points, own={})] == ["performance"]
+    empty = {"teardown": figures.iloc[0:0]}
+    assert [t.key for t in report_tables(run.summary, run.points, own=empty)] == ["performance"]
+    # figures given for a metric that has no table of its own: it stays a block of the performance table
+    cps = {"teardown": figures, "cps": figures}
+    assert [t.key for t in report_tables(run.summary, run.points, own=cps)] == ["performance", "teardown"]
+
+
+def test_a_captions_unit_is_the_metrics_words_else_the_stored_unit_else_as_stored() -> None:
+    from natbench.metrics import reported_metric
+    from natbench.report.rows import display, unit_words
+
+    assert unit_words(reported_metric("cps"), "cps", 1) == "connections per second"
+    unknown = reported_metric("mystery")  # a metric this natbench does not know: no words of its own
+    assert unit_words(unknown, "widgets", 1) == "widgets"
+    assert unit_words(unknown, "", 1) == "as stored"
+    # seconds as milliseconds only for a metric that asks for it
+    assert display(reported_metric("latency"), "s", "1") == (1e3, "")
+    assert display(reported_metric("latency"), "ms", "1") == (1.0, "")
+    assert display(unknown, "s", "1") == (1.0, "")
+
+
+def test_a_table_without_the_runs_fills_has_no_memory_rows(tmp_path: Path) -> None:
+    run = load(tmp_path, [P], results(P.id, "throughput", 3))
+    table = rows(performance_table(run.summary, run.points, memory=None))
+    assert not any(name.startswith("memory") for name in table) and "throughput median" in table
+
+
+def test_a_rows_zero_is_a_value_and_none_is_none() -> None:
+    import math
+
+    from natbench.report.seedtable import TableRows
+
+    b = TableRows(["p", "q", "r"])
+    b.add("invalid trials", [0, None, 2], lambda v: "-" if math.isnan(v) else f"{v:g}")
+    assert b.cells == [["0", "-", "2"]]
+    assert b.values[0][0] == 0.0 and math.isnan(b.values[0][1]) and b.values[0][2] == 2.0
+
+
+def test_a_points_frame_without_the_size_rows_names_reads_as_an_old_run(tmp_path: Path) -> None:
+    point = make_point(0, (1, 100), (1, 10), cores=1, dut_params={"dut": {"conntrack_max": 262144}})
+    run = load(tmp_path, [point], results(point.id, "cps", 3))
+    named = rows(performance_table(run.summary, run.points))
+    labels = ["table_label", "table_ratio_label", "hash_label", "hash_ratio_label"]
+    old = rows(performance_table(run.summary, run.points.drop(columns=labels)))
+    assert named["conntrack t. s."] == old["conntrack t. s."] == ["2^18"]

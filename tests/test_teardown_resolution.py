@@ -77,6 +77,20 @@ def test_the_boundaries_are_the_procedures(n: int, too_few: bool, coarse: bool) 
 def test_a_profile_without_a_rate_is_refused() -> None:
     with pytest.raises(ValueError, match="positive rate"):
         resolution(1000, DeletionProfile(rate=0, noise=0.01, source="x"))
+    with pytest.raises(ValueError, match="noise >= 0"):
+        resolution(1000, DeletionProfile(rate=1000, noise=-0.001, source="x"))
+    # a profile whose empty-table deletes did not vary at all (noise 0) is one, and a tiny rate too
+    assert resolution(1000, DeletionProfile(rate=2**17, noise=0.0, source="x")).too_few is False
+    assert resolution(1, DeletionProfile(rate=2**-10, noise=0.0, source="x")).deletion_time == 2**10
+
+
+@pytest.mark.parametrize(("n", "said"), [(999, "999 ms"), (1000, "1 s")])
+def test_the_warning_says_seconds_from_one_second(n: int, said: str) -> None:
+    r = resolution(n, DeletionProfile(rate=1000, noise=0.5, source="x"))  # M = 4 x 0.5 s x 1,000/s = 2,000
+    assert r.warning() == (
+        f"tear-down timed coarsely: deleting {n:,} connections takes about {said}, less than 4 x the empty-table "
+        "delete's noise of about 500 ms; at least 2,000 connections time it well"
+    )
 
 
 def test_recipes_by_name_or_path() -> None:

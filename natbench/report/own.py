@@ -22,11 +22,11 @@ def _time_decimals(col: pd.Series) -> int:
     """2 decimals (seed 000 Figure 5), 1 when a time reaches 1,000 s, more for times below 0.1 s
     (so that a fast software DUT's milliseconds keep three significant digits)."""
     m = col.max(skipna=True)
-    if not math.isnan(m) and m >= 999.95:
+    if m >= 999.95:  # NaN (no time at all) compares false
         return 1
     positive = col[col > 0]
     smallest = positive.min() if len(positive) else float("nan")
-    if not math.isnan(smallest) and smallest < 0.1:
+    if smallest < 0.1:  # NaN (no positive time) compares false
         return min(6, 1 - math.floor(math.log10(smallest)) + 1)
     return 2
 

@@ -88,7 +88,7 @@ def _select(summary: pd.DataFrame, metrics: Sequence[str] | None, baseline: str 
     compared = default.baseline_for if default is not None else None  # what the baseline is compared with
     if baseline is None:
         baseline = default.name if default is not None else ""
-    show_baseline = compared is not None and baseline in shown and compared in shown
+    show_baseline = baseline in shown and compared in shown
     main = [name for name in shown if not (show_baseline and name == baseline)]
     return _Selection(known, shown, main, baseline, compared if show_baseline else None)
 
@@ -164,7 +164,7 @@ class _Blocks:
         if "invalid_trials" in d and d["invalid_trials"].notna().any():  # trials stored: how many proved nothing
             self.rows.add(f"{prefix} invalid trials", d["invalid_trials"], fmt_count)
             self.notes.append(INVALID_NOTE)
-        if "dut_cpu_busy" in d and d["dut_cpu_busy"].notna().any():  # monitored: the DUT's load at the result
+        if d["dut_cpu_busy"].notna().any():  # monitored: the DUT's load at the result
             self.rows.add(f"{prefix} DUT CPU busy (%)", d["dut_cpu_busy"] / 100.0, fmt_percent)
             self.notes.append(CPU_NOTE)
 
@@ -188,7 +188,7 @@ class _Blocks:
     def _stat_rows(self, m: Metric[Any], d: pd.DataFrame, mult: float) -> None:
         """Median / min / max of each further statistic the metric declares (latency's worst case)."""
         for rows in m.stat_rows:
-            if f"{rows.column}_median" in d and d[f"{rows.column}_median"].notna().any():
+            if d[f"{rows.column}_median"].notna().any():
                 factor = mult if rows.in_metric_unit else 1.0
                 for stat in STATS:
                     vals = d[f"{rows.column}_{stat}"].astype("float64")
@@ -294,8 +294,8 @@ def performance_table(
     blocks.notes += memory_rows(rows, memory, ids, sel.metrics, slab_labels or (lambda key: slab_label({}, key)))
     for name in sel.main:
         blocks.block(sel.known[name], by[name], shared_exps is None)
-    base = sel.known.get(sel.baseline)
-    if sel.compared is not None and base is not None:
+    if sel.compared is not None:
+        base = sel.known[sel.baseline]
         base_exp = by[sel.baseline]["experiments"]
         same_exp = shared_exps is not None and bool((base_exp.fillna(-1) == shared_exps.fillna(-1)).all())
         blocks.block(base, by[sel.baseline], not same_exp)
@@ -309,8 +309,8 @@ def performance_table(
     error = error_sentence(blocks.searches)
     if error:
         caption += f" {error}"
-    if sel.compared is not None and base is not None:
-        caption += _baseline_caption(base, sel.compared, baseline_source)
+    if sel.compared is not None:
+        caption += _baseline_caption(sel.known[sel.baseline], sel.compared, baseline_source)
     if blocks.cores_scale is not None:
         caption += " rel. scale up = P(n) / (n * P(1)), n: number of CPU cores."
     caption += frame_caption(pts, family)

@@ -120,7 +120,7 @@ def _measured(run: Run) -> list[tuple[str, str]]:
 def _search(s: pd.DataFrame) -> str:
     """Which search produced a metric's values and what its error is, in a few words (nothing for a metric that is
     no search)."""
-    with_error = s[s["error"].notna()] if "error" in s else s.iloc[0:0]
+    with_error = s[s["error"].notna()]
     names = [str(a) for a in with_error.get("algorithm", pd.Series(dtype=object)).dropna().unique()]
     if not names:
         return ""
@@ -197,10 +197,10 @@ def _warnings(run: Run) -> list[str]:
         for m in _metrics(run):
             mine = r[(names == m.name).to_numpy(bool)]
             for row in (*SEARCH_ROWS, *m.count_rows):
-                n = int(mine[row.column].fillna(False).astype(bool).sum()) if row.column in mine else 0
+                n = int(mine[row.column].fillna(False).astype(bool).sum())
                 if n and row.warning:
                     out.append(row.warning.format(n=n, total=len(mine), title=m.title))
-        no_pass = r["no_pass"].fillna(False).astype(bool) if "no_pass" in r else pd.Series(False, index=r.index)
+        no_pass = r["no_pass"].fillna(False).astype(bool)
         failed = r[r["value"].isna() & ~no_pass]
         if not failed.empty:
             out.append(
@@ -215,12 +215,12 @@ def _warnings(run: Run) -> list[str]:
         for m in _metrics(run):
             mine = r[(names == m.name).to_numpy(bool)]
             for mark in (*m.marks, *HOST_MARKS):
-                n = int(mine[mark.column].fillna(False).astype(bool).sum()) if mark.column in mine else 0
+                n = int(mine[mark.column].fillna(False).astype(bool).sum())
                 if n and mark.warning:
                     out.append(mark.warning.format(n=n, total=len(mine), title=m.title))
     t = run.trials
     if not t.empty:
-        paced = sum(1 for e in t["extra"] if isinstance(e, dict) and (e.get("tester") or {}).get("pacing_warnings"))
+        paced = sum(1 for e in t["extra"] if (e.get("tester") or {}).get("pacing_warnings"))
         if paced:
             out.append(
                 f"{paced} trials carry TRex pacing warnings (sending in clumps, a saturated TRex core, or software "
