@@ -99,8 +99,8 @@ def _place_problems(recipe: Recipe, values: dict[str, Any]) -> list[tuple[str, s
             except ShellStructureError:  # reported when the recipe is loaded
                 continue
             for slot in (*netns_slots, *run_slots):
-                value = values.get(slot.name)
-                if value is None or slot.name not in recipe.params:
+                value = values.get(slot.name)  # declared parameters only: the rest is checked when rendered
+                if value is None:
                     continue
                 try:
                     words, _ = rendered_words(value, slot.filters)
