@@ -119,3 +119,37 @@ def test_an_optional_parameter_left_unset_is_not_checked_in_its_place() -> None:
     )
     assert r.resolve({}) == {"n": None} and r.render("setup", {}) == []
     assert r.render("setup", {"n": 4}) == ["x=4; echo $((x + 1))"]
+
+
+LIST = "{type: list, items: str, default: [a]}"
+
+
+@pytest.mark.parametrize(
+    ("command", "declaration", "value", "problem"),
+    [
+        ("ip link set {{ v | first }} up", LIST, [], "filter 'first' of an empty list has no item"),
+        ("ip link set {{ v | last }} up", LIST, [], "filter 'last' of an empty list has no item"),
+        ("n={{ v | len }}; echo $((n + 1))", "{type: int, default: 1}", 3, "filter 'len' does not apply to '3'"),
+        ("echo x {{ v | hexmask }} > /tmp/f", "{type: float, default: 1.0}", 2.5, "filter 'hexmask' does not apply"),
+    ],
+)
+def test_a_filter_that_does_not_apply_is_left_to_rendering_which_names_it_in_one_line(
+    command: str, declaration: str, value: Any, problem: str
+) -> None:
+    """Resolving cannot know whether the command renders (its ``when:``); rendering it says what is wrong."""
+    r = parse_recipe(HEAD + f"params:\n  v: {declaration}\nsteps:\n  setup:\n    - {command}\n", "r.yaml")
+    assert r.resolve({"v": value})["v"] == value
+    with pytest.raises(RecipeError) as info:
+        r.render("setup", {"v": value})
+    assert (info.value.file, info.value.line, info.value.field) == ("r.yaml", 9, "steps.setup.run")
+    assert problem in info.value.message and "\n" not in str(info.value)
+
+
+def test_a_command_guarded_against_an_empty_list_takes_its_first_item_only_when_there_is_one() -> None:
+    r = parse_recipe(
+        HEAD + f"params:\n  v: {LIST}\nsteps:\n  setup:\n"
+        "    - {run: 'ip link set {{ v | first }} up', when: v}\n",
+        "r.yaml",
+    )
+    assert r.resolve({"v": []}) == {"v": []} and r.render("setup", {"v": []}) == []
+    assert r.render("setup", {"v": ["eth1", "eth2"]}) == ["ip link set eth1 up"]

@@ -104,7 +104,7 @@ def _place_problems(recipe: Recipe, values: dict[str, Any]) -> list[tuple[str, s
                     continue
                 try:
                     words, _ = rendered_words(value, slot.filters)
-                except (ValueError, TypeError, IndexError):  # a filter that does not apply: rendering says so
+                except ValueError:  # a filter that does not apply: rendering says so
                     continue
                 for i, word in enumerate(words):
                     problem = value_problem(slot, word, i == 0, classes(slot.name, slot.filters))

@@ -72,6 +72,8 @@ def _first(v: Any) -> Any:
     if isinstance(v, PortRange):
         return v.first
     if isinstance(v, list | tuple):
+        if not v:
+            raise ValueError("filter 'first' of an empty list has no item")
         return v[0]
     raise ValueError("filter 'first' needs a port range or list")
 
@@ -80,6 +82,8 @@ def _last(v: Any) -> Any:
     if isinstance(v, PortRange):
         return v.last
     if isinstance(v, list | tuple):
+        if not v:
+            raise ValueError("filter 'last' of an empty list has no item")
         return v[-1]
     raise ValueError("filter 'last' needs a port range or list")
 
@@ -211,9 +215,12 @@ def _shell_word(word: str) -> str:
 
 def rendered_words(value: Any, filters: Sequence[str]) -> tuple[list[str], bool]:
     """The shell words (before quoting) ``value`` renders as after ``filters``, and whether it is a list (one
-    word per item) rather than one word."""
+    word per item) rather than one word. ValueError: a filter that does not apply to the value."""
     for f in filters:
-        value = FILTERS[f](value)
+        try:
+            value = FILTERS[f](value)
+        except TypeError:  # len of a number, hexmask of a float, ...
+            raise ValueError(f"filter {f!r} does not apply to {shown_value(str(value))}") from None
     if isinstance(value, list | tuple):
         return [_to_word(v) for v in value], True
     return [_to_word(value)], False
