@@ -11,13 +11,15 @@ from __future__ import annotations
 import pytest
 
 from natbench.duts.recipes import parse_recipe
-from natbench.duts.recipes.formats import FORMATS, UNKNOWN, Format
+from natbench.duts.recipes.formats import FORMATS, MAX_TEXT_CHARS, UNKNOWN, Format
 from natbench.errors import RecipeError
 
 PF, NFT, JSON = FORMATS["pf.conf"], FORMATS["nft"], FORMATS["json"]
 
 
-@pytest.mark.parametrize("bad", ['a"b', "a\\b", "a\nb", "a\tb", "a\x7fb", "a\x85b", "a\u2028b"])
+@pytest.mark.parametrize(
+    "bad", ['a"b', "a\\b", "\x00", "a\x1fb", "a\nb", "a\tb", "a\x7fb", "a\x9fb", "a\u2028b", "a\u2029"]
+)
 @pytest.mark.parametrize("name", ["pf.conf", "nft"])
 def test_a_quoted_string_refuses_each_character_it_cannot_hold(name: str, bad: str) -> None:
     with pytest.raises(ValueError, match=f"a {name} string cannot hold a double quote, a backslash or a control"):
@@ -30,7 +32,7 @@ def test_only_nft_refuses_a_dollar() -> None:
         NFT.write("a$b")
 
 
-@pytest.mark.parametrize("text", ["my rule; flush ruleset", "é ü {} # '", "", "a b"])
+@pytest.mark.parametrize("text", ["my rule; flush ruleset", "é ü {} # '", "", "a b", "~", "a\xa0b", "\u202f"])
 def test_any_other_text_is_one_string_of_the_format(text: str) -> None:
     assert PF.write(text) == NFT.write(text) == f'"{text}"'
 
@@ -50,6 +52,19 @@ def test_a_campaigns_text_value_is_refused_by_its_formats_writer() -> None:
     with pytest.raises(RecipeError, match="cannot hold a double quote") as info:
         r.resolve({"note": 'x" pass all'}, file="c.yaml")
     assert info.value.field == "note"
+
+
+def test_a_text_value_is_at_most_max_text_chars_long() -> None:
+    r = parse_recipe(
+        "recipe: t\nfamily: forwarding\nos: linux\nstateful: false\n"
+        "params:\n  note: {type: text, format: json, default: x}\n"
+        "steps:\n  setup:\n    - run: echo x {{ note }} > /tmp/x.json\n      format: json\n",
+        "r.yaml",
+    )
+    assert MAX_TEXT_CHARS == 1024
+    assert r.resolve({"note": "a" * MAX_TEXT_CHARS})["note"] == "a" * MAX_TEXT_CHARS
+    with pytest.raises(RecipeError, match="is longer than 1024 characters"):
+        r.resolve({"note": "a" * (MAX_TEXT_CHARS + 1)})
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,16 @@ import pytest
 
 from natbench.duts.recipes import parse_recipe
 from natbench.duts.recipes.params import ParamSpec
-from natbench.duts.recipes.values import RUNTIME, ValueClass, class_of, is_datum, is_number, is_phrase, is_token
+from natbench.duts.recipes.values import (
+    RUNTIME,
+    ValueClass,
+    builtin_class,
+    class_of,
+    is_datum,
+    is_number,
+    is_phrase,
+    is_token,
+)
 from natbench.errors import RecipeError
 
 ORDER = ("number", "datum", "word", "phrase")
@@ -68,12 +77,26 @@ def test_a_variable_no_parameter_declares_is_checked_when_rendered() -> None:
     assert class_of(None, ("len",)) == RUNTIME  # filters do not make a value learnt at run time any safer
 
 
+def test_the_variables_natbench_supplies_have_the_class_of_what_it_supplies() -> None:
+    assert builtin_class("cores") == ValueClass("number")
+    assert builtin_class("cpus") == ValueClass("number", True)  # a list of CPU numbers
+    assert builtin_class("dut") == ValueClass("word")
+    assert builtin_class("orig_ip_forward") == RUNTIME  # a saved output
+
+
 @pytest.mark.parametrize(
     ("declaration", "expected"),
     [
         ("{type: int, default: 1}", ValueClass("number")),
         ("{type: bool, default: true}", ValueClass("number")),
+        ("{type: float, default: 0.5}", ValueClass("number")),
+        ("{type: ip, default: 10.0.0.1}", ValueClass("datum")),
+        ("{type: ipv4, default: 10.0.0.1}", ValueClass("datum")),
+        ("{type: ipv6, default: '::1'}", ValueClass("datum")),
+        ("{type: net, default: 10.0.0.0/8}", ValueClass("datum")),
         ("{type: ipv4_net, default: 10.0.0.0/8}", ValueClass("datum")),
+        ("{type: ipv6_net, default: '64:ff9b::/96'}", ValueClass("datum")),
+        ("{type: mac, default: '02:00:00:00:00:01'}", ValueClass("datum")),
         ("{type: port_range, default: 1-2}", ValueClass("datum")),
         ("{type: interface, default: eth0}", ValueClass("word")),
         ("{type: str, default: a}", ValueClass("word")),  # without a pattern: one plain token
