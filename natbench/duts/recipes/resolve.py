@@ -30,12 +30,14 @@ def resolve_params(
     src_file = file or recipe.path
     specs = recipe.params
 
-    def where(key: str | None) -> int | None:
+    def where(key: str) -> int | None:
+        """The line of the campaign's field ``key`` (none when the campaign gives no lines), else of its
+        declaration in the recipe (of ``params:`` for a parameter the recipe does not declare)."""
         if source is not None:
-            return source.locate(() if key is None else (key,)).line
+            return source.locate((key,)).line
         if file is not None:
             return None
-        spec = specs.get(key) if key is not None else None
+        spec = specs.get(key)
         return spec.line if spec else (recipe.params_line or None)
 
     for key in given:
@@ -63,7 +65,7 @@ def resolve_params(
             raise RecipeError(
                 f"required by recipe {recipe.name} ({spec.doc or spec.type}) but not given",
                 file=src_file,
-                line=where(None) if source is not None else (spec.line if file is None else None),
+                line=source.locate(()).line if source is not None else (spec.line if file is None else None),
                 field=field_prefix + name,
             )
         else:
