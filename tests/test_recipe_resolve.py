@@ -54,6 +54,7 @@ def test_nothing_given_is_the_defaults() -> None:
 def test_an_error_names_the_campaigns_file_when_given_else_the_recipes(r: Recipe) -> None:
     assert error(r, {**GOOD, "b": "x"}, file="c.yaml").file == "c.yaml"
     assert error(r, {**GOOD, "b": "x"}).file == "r.yaml"
+    assert error(r, {**GOOD, "b": "x"}).message.endswith(", got 'x' (recipe t, type int)")
 
 
 @pytest.mark.parametrize(
