@@ -19,6 +19,7 @@ from natbench.duts.recipes.template import (
 )
 from natbench.duts.recipes.values import RUNTIME, FormatText, ValueClass
 from natbench.traffic.ports import PortRange
+from natbench.values import MAX_CORES
 
 
 def one(filters: str, value: Any) -> str:
@@ -59,6 +60,22 @@ def test_hexmask_rejects_a_negative_cpu_naming_it() -> None:
     with pytest.raises(ValueError) as info:
         cpu_hexmask([2, -1])
     assert str(info.value) == "negative CPU number -1"
+
+
+def test_hexmask_names_cpus_a_dut_can_have_only_and_stays_short() -> None:
+    """A campaign's number (10**12 is one) never becomes a mask of a trillion bits: CPU numbers stop below
+    MAX_CORES, as the campaign's cores do."""
+    groups = MAX_CORES // 32
+    assert cpu_hexmask([MAX_CORES - 1]) == ",".join(["80000000"] + ["00000000"] * (groups - 1))
+    assert cpu_hexmask(MAX_CORES) == ",".join(["ffffffff"] * groups)
+    with pytest.raises(ValueError, match=f"CPU number {MAX_CORES}: a DUT has at most {MAX_CORES} CPUs"):
+        cpu_hexmask([0, MAX_CORES])
+    with pytest.raises(ValueError, match=f"{MAX_CORES + 1} CPUs: a DUT has at most {MAX_CORES}"):
+        cpu_hexmask(MAX_CORES + 1)
+    with pytest.raises(ValueError, match="CPU number 1000000000000"):
+        one(" | hexmask", [10**12])
+    with pytest.raises(ValueError, match="1000000000000 CPUs"):
+        one(" | hexmask", 10**12)
 
 
 # -- first / last / csv / words / len / upper / lower ---------------------------------------------

@@ -30,12 +30,14 @@ def resolve_params(
     src_file = file or recipe.path
     specs = recipe.params
 
-    def where(key: str | None) -> int | None:
+    def where(key: str) -> int | None:
+        """The line of the campaign's field ``key`` (none when the campaign gives no lines), else of its
+        declaration in the recipe (of ``params:`` for a parameter the recipe does not declare)."""
         if source is not None:
-            return source.locate(() if key is None else (key,)).line
+            return source.locate((key,)).line
         if file is not None:
             return None
-        spec = specs.get(key) if key is not None else None
+        spec = specs.get(key)
         return spec.line if spec else (recipe.params_line or None)
 
     for key in given:
@@ -63,7 +65,7 @@ def resolve_params(
             raise RecipeError(
                 f"required by recipe {recipe.name} ({spec.doc or spec.type}) but not given",
                 file=src_file,
-                line=where(None) if source is not None else (spec.line if file is None else None),
+                line=source.locate(()).line if source is not None else (spec.line if file is None else None),
                 field=field_prefix + name,
             )
         else:
@@ -99,12 +101,12 @@ def _place_problems(recipe: Recipe, values: dict[str, Any]) -> list[tuple[str, s
             except ShellStructureError:  # reported when the recipe is loaded
                 continue
             for slot in (*netns_slots, *run_slots):
-                value = values.get(slot.name)
-                if value is None or slot.name not in recipe.params:
+                value = values.get(slot.name)  # declared parameters only: the rest is checked when rendered
+                if value is None:
                     continue
                 try:
                     words, _ = rendered_words(value, slot.filters)
-                except (ValueError, TypeError, IndexError):  # a filter that does not apply: rendering says so
+                except ValueError:  # a filter that does not apply: rendering says so
                     continue
                 for i, word in enumerate(words):
                     problem = value_problem(slot, word, i == 0, classes(slot.name, slot.filters))

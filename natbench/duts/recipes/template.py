@@ -32,6 +32,7 @@ from natbench.duts.recipes.formats import FORMATS
 from natbench.duts.recipes.shell import Slot, value_problem
 from natbench.duts.recipes.values import RUNTIME, FormatText, ValueClass
 from natbench.traffic.ports import PortRange
+from natbench.values import MAX_CORES
 
 _PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}", re.S)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -55,13 +56,18 @@ def cpu_hexmask(value: Any) -> str:
     """Hex CPU mask as written to ``rps_cpus`` / ``smp_affinity``: [16..23] -> ``00ff0000``.
 
     An int n means CPUs 0..n-1. The mask has at least 8 hex digits (groups of 32 bits
-    are separated by commas, as the kernel prints them).
+    are separated by commas, as the kernel prints them). CPU numbers stop below
+    :data:`~natbench.values.MAX_CORES` (a mask stays short, however large a campaign's number).
     """
+    if isinstance(value, int) and value > MAX_CORES:
+        raise ValueError(f"{value} CPUs: a DUT has at most {MAX_CORES}")
     cpus = list(range(value)) if isinstance(value, int) else [int(c) for c in value]
     mask = 0
     for cpu in cpus:
         if cpu < 0:
             raise ValueError(f"negative CPU number {cpu}")
+        if cpu >= MAX_CORES:
+            raise ValueError(f"CPU number {cpu}: a DUT has at most {MAX_CORES} CPUs (0 to {MAX_CORES - 1})")
         mask |= 1 << cpu
     digits = max(8, ((max(cpus, default=0) // 32) + 1) * 8)
     text = f"{mask:0{digits}x}"
@@ -72,6 +78,8 @@ def _first(v: Any) -> Any:
     if isinstance(v, PortRange):
         return v.first
     if isinstance(v, list | tuple):
+        if not v:
+            raise ValueError("filter 'first' of an empty list has no item")
         return v[0]
     raise ValueError("filter 'first' needs a port range or list")
 
@@ -80,6 +88,8 @@ def _last(v: Any) -> Any:
     if isinstance(v, PortRange):
         return v.last
     if isinstance(v, list | tuple):
+        if not v:
+            raise ValueError("filter 'last' of an empty list has no item")
         return v[-1]
     raise ValueError("filter 'last' needs a port range or list")
 
@@ -211,9 +221,12 @@ def _shell_word(word: str) -> str:
 
 def rendered_words(value: Any, filters: Sequence[str]) -> tuple[list[str], bool]:
     """The shell words (before quoting) ``value`` renders as after ``filters``, and whether it is a list (one
-    word per item) rather than one word."""
+    word per item) rather than one word. ValueError: a filter that does not apply to the value."""
     for f in filters:
-        value = FILTERS[f](value)
+        try:
+            value = FILTERS[f](value)
+        except TypeError:  # len of a number, hexmask of a float, ...
+            raise ValueError(f"filter {f!r} does not apply to {shown_value(str(value))}") from None
     if isinstance(value, list | tuple):
         return [_to_word(v) for v in value], True
     return [_to_word(value)], False

@@ -129,8 +129,7 @@ def class_of(spec: ParamSpec | None, filters: Sequence[str]) -> ValueClass:
             words = False
         elif name == "words":
             words = True
-        elif name == "addr":
-            kind = "datum" if kind == "datum" else kind
+        # addr keeps the class (an address stays a datum), as upper and lower do
     return ValueClass(kind, words)
 
 
