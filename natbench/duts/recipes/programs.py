@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 
 from natbench.duts.recipes.shellsyntax import Expansion, Literal, PlaceholderPart, Substitution, Word
 
@@ -80,8 +81,14 @@ def _carries(word: Word) -> bool:
 
 
 def _options_end(words: Sequence[Word]) -> int:
-    """Index of the literal ``--`` among the arguments (``len(words)``: none)."""
-    return next((i for i, w in enumerate(words) if i > 0 and w.plain() == "--"), len(words))
+    """Index of the literal ``--`` among the arguments (``len(words)``: none; ``words[0]`` is a program's name)."""
+    return next((i for i, w in enumerate(words) if w.plain() == "--"), len(words))
+
+
+def _leading_text(word: Word) -> str:
+    """The literal text a word begins with, quotes removed, up to its first placeholder or variable: what a
+    program sees first of it (``'-D'x`` and ``-{{ v }}`` both begin with ``-``)."""
+    return "".join(p.text for p in takewhile(lambda p: isinstance(p, Literal), word.parts) if isinstance(p, Literal))
 
 
 @dataclass(frozen=True)
@@ -143,8 +150,11 @@ class Program:
         return Reading([EMIT] * (len(words) - 1), prints_arguments=True)
 
     def _read_printf(self, words: Sequence[Word]) -> Reading:
-        if len(words) < 2 or _literal(words[1]) is None or (_literal(words[1]) or "").startswith("-"):
-            raise ProgramRefusal("printf's format must be the recipe's own text, first (no option, no value)", 1)
+        fmt = _literal(words[1]) if len(words) > 1 else None
+        if fmt is None or fmt.startswith("-"):
+            raise ProgramRefusal(
+                "printf's format must be the recipe's own text, first (no option, no value)", min(1, len(words) - 1)
+            )
         why = "printf's format"
         return Reading([Role("literal", why), *[EMIT] * (len(words) - 2)], printf_format=words[1])
 
@@ -256,10 +266,7 @@ class Program:
                 roles.append(argument)
                 argument = None
                 continue
-            first = word.parts[0] if word.parts else None
-            if not (
-                isinstance(first, Literal) and not first.quoted and first.text.startswith("-") and first.text != "-"
-            ):
+            if not _leading_text(word).startswith("-"):  # quoted or glued to a value, an option is an option
                 roles.append(DATA)
                 continue
             text = _literal(word)
@@ -294,10 +301,23 @@ class Program:
         return Reading(roles)
 
     def _read_awk(self, words: Sequence[Word]) -> Reading:
-        for i, word in enumerate(words[1:], 1):
-            text = word.plain()
-            if text is not None and (text == "-f" or text.startswith("-f") or text == "--file"):
-                raise ProgramRefusal("awk reads its program from a file: natbench reads only the recipe's own text", i)
+        """POSIX awk's options ``-F FS`` and ``-v NAME=VALUE`` (their argument glued or the next word), then its
+        program: any other option (``-f FILE``, gawk's ``--file=``, ``-E``, ``-i``, ...) may read code from a file."""
+        i = 1
+        while i < len(words):
+            text = _literal(words[i])
+            if text is None or not text.startswith("-") or text == "--":
+                break  # the program (or a value, refused as the literal it is)
+            if text in ("-F", "-v"):
+                i += 2
+                continue
+            if not text.startswith(("-F", "-v")):
+                raise ProgramRefusal(
+                    f"awk is given the option {text!r}: natbench knows -F and -v, never an awk reading its program "
+                    "from a file",
+                    i,
+                )
+            i += 1
         return self._read_literal(words)
 
     def _read_perl(self, words: Sequence[Word]) -> Reading:
