@@ -88,7 +88,7 @@ def _text(spec: ParamSpec, value: Any) -> FormatText:
         raise ValueError("contains a NUL byte")
     if spec.pattern and not pattern_matches(spec.pattern, value):
         raise ValueError(f"{shown(value)} does not match {shown(spec.pattern, 80)}")
-    fmt = FORMATS[spec.format or ""]
+    fmt = FORMATS[str(spec.format)]  # a text parameter always names its format
     try:
         fmt.write(value)
     except ValueError as exc:
