@@ -16,6 +16,7 @@ from natbench.duts.recipes import parse_recipe
 from natbench.duts.recipes.params import BUILTIN_VARIABLES, ParamSpec, shown
 from natbench.duts.recipes.values import FormatText
 from natbench.errors import RecipeError
+from natbench.traffic.ports import PortRange
 
 MAX = 2**64
 
@@ -131,6 +132,14 @@ def test_a_declaration_with_an_error_of_its_own_reports_that_error_not_its_defau
     assert e.field == "params.a.min"
     for declaration in ("  a: {type: text, format: yaml, default: x}\n", "  a: {type: text, default: x}\n"):
         assert refused(declaration).field == "params.a.format"  # its default is not written by a missing format
+
+
+def test_a_choice_is_a_phrase_and_a_pattern_one_re2_compiles() -> None:
+    assert declare("  a: {type: choice, choices: [a b, c]}\n")["a"].choices == ("a b", "c")
+    e = refused("  a: {type: choice, choices: [a, b;c]}\n")
+    assert e.field == "params.a.choices" and "choice 'b;c' holds characters a value may not" in e.message
+    e = refused("  a: {type: str, pattern: '(a'}\n")
+    assert e.field == "params.a.pattern" and "bad regular expression" in e.message
 
 
 def test_a_pattern_is_taken_only_when_given() -> None:
@@ -306,6 +315,13 @@ def test_a_mac_address_is_six_hex_pairs_whole_normalized_to_lowercase() -> None:
     ):
         fails(bad, "is not a MAC address", type="mac")
     fails(5, "5 is not a MAC address", type="mac")
+
+
+def test_a_port_range_value_may_be_one_port() -> None:
+    assert check("1024", type="port_range") == PortRange(1024, 1024)  # not the ports 1-1024
+    assert check(1024, type="port_range") == PortRange(1024, 1024)
+    assert check("1024-2047", type="port_range") == PortRange(1024, 2047)
+    assert check([1024, 2047], type="port_range") == PortRange(1024, 2047)
 
 
 def test_a_list_value_is_a_list_of_checked_items_none_of_them_null() -> None:

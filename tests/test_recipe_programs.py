@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from natbench.duts.recipes import parse_recipe
-from natbench.duts.recipes.shell import ShellStructureError, Slot, analyze
+from natbench.duts.recipes.shell import ShellStructureError, Slot, analyze, value_problem
+from natbench.duts.recipes.values import RUNTIME
 from natbench.errors import RecipeError
 
 
@@ -47,6 +48,7 @@ def test_modprobe_takes_the_options_natbench_knows_and_module_names() -> None:
     assert slot("modprobe {{ m }}").place == "an argument of modprobe"
     assert slot("modprobe -r {{ m }}").place == "an argument of modprobe"
     refused("modprobe -C f jool", "modprobe is given the option '-C'")
+    read("modprobe -r -- jool")  # '--' ends its options
 
 
 # -- printf ---------------------------------------------------------------------------------------------------------
@@ -141,6 +143,11 @@ def test_iptables_takes_a_value_glued_to_a_long_option_and_its_equals_sign_only(
     refused("iptables -A c '--comment='{{ x }}", "stands where iptables reads no value")  # written bare
 
 
+def test_ip6tables_reads_like_iptables() -> None:
+    assert slot("ip6tables -A c -o {{ x }} -j ACCEPT").place == "an argument of ip6tables"
+    refused("ip6tables -A c -j {{ x }}", "stands where ip6tables reads no value")
+
+
 # -- pfctl (getopt) -------------------------------------------------------------------------------------------------
 
 
@@ -158,6 +165,7 @@ def test_pfctl_takes_no_value_where_its_own_text_goes() -> None:
     refused("pfctl -s {{ x }}", "is the argument of pfctl -s")
     refused("pfctl -f{{ x }}", "stands in an option of pfctl")
     refused("pfctl -W {{ x }}", "pfctl is given the option -W, which natbench does not know")
+    refused("pfctl -f a -D {{ x }}", "is the argument of pfctl -D")  # one argument per option
 
 
 def test_pfctl_reads_a_quoted_option_or_one_glued_to_a_value_as_the_option_it_is() -> None:
@@ -179,6 +187,27 @@ def test_sysctl_takes_a_value_only_after_a_literal_setting_name_and_equals_sign(
     refused("sysctl -p f", "sysctl is given the option '-p'")
     for template in ("sysctl -w {{ v }}", "sysctl -w net.x{{ v }}", "sysctl -w ={{ v }}", "sysctl -w 'net.x='{{ v }}"):
         refused(template, "stands where sysctl reads a setting's name")
+
+
+def test_a_list_glued_to_a_sysctl_setting_may_not_pass_an_option_in_a_later_word() -> None:
+    """sysctl reads options wherever they stand (GNU getopt): ``net.x=1 -p`` loads /etc/sysctl.conf."""
+    s = slot("sysctl -w net.x={{ v }}")
+    assert value_problem(s, "-1", True, RUNTIME) is None  # net.x=-1: one word, the setting's value
+    assert "sysctl would read it as an option" in (value_problem(s, "-p", False, RUNTIME) or "")
+
+
+# -- programs that do not print their arguments ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("template", ["[ -n {{ x }} ] > f", "test -n {{ x }} > f", "cat {{ x }} > f",
+                                      "sleep {{ x }} > f", "kill {{ x }} > f"])  # fmt: skip
+def test_a_program_that_does_not_print_its_arguments_may_have_its_output_written_into_a_file(template: str) -> None:
+    assert slot(template).place.startswith("an argument of ")
+
+
+def test_a_program_that_may_print_its_arguments_may_not_have_its_output_written_into_a_file() -> None:
+    refused("ip link show {{ x }} > f", "which may print it")
+    refused("grep {{ x }} f > out", "which may print it")
 
 
 # -- awk ------------------------------------------------------------------------------------------------------------

@@ -295,7 +295,7 @@ class Program:
                 continue
             first = word.parts[0]
             if isinstance(first, Literal) and not first.quoted and first.text.endswith("=") and len(first.text) > 1:
-                roles.append(Role("data", options=False))
+                roles.append(DATA)  # glued: its first word is no option, a list's later ones may be (getopt permutes)
                 continue
             raise ProgramRefusal("stands where sysctl reads a setting's name: write name.of.setting={{ value }}", i)
         return Reading(roles)
