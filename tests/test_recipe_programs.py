@@ -39,6 +39,18 @@ def test_a_value_after_double_dash_may_start_with_a_dash_before_it_may_not() -> 
     assert slot("grep a - {{ x }}").dash_first  # a lone '-' (standard input) ends no options
 
 
+def test_a_value_glued_into_an_option_word_is_only_the_argument_of_a_long_options_equals_sign() -> None:
+    s = slot("jool --pool6={{ x }}")
+    assert s.place == "an argument of jool" and not s.dash_first
+    for template in ("conntrack -{{ x }}", "conntrack -L{{ x }}", "conntrack -L={{ x }}", "grep -e{{ x }} f",
+                     "jool --{{ x }}", "jool --pool6{{ x }}", "tee '-'{{ x }}", "modprobe -{{ x }} jool"):  # fmt: skip
+        refused(template, "stands in an option of")
+    assert slot("grep -- -{{ x }} f").place == "an argument of grep"  # after '--': an operand
+    assert slot("conntrack -L -p {{ x }}").dash_first  # a word of its own: the dash rule
+    assert slot("ip link set {{ x }}-a up").dash_first
+    read("conntrack -L -p udp")  # option words without a value
+
+
 # -- operands: modprobe ---------------------------------------------------------------------------------------------
 
 

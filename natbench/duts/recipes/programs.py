@@ -124,7 +124,13 @@ class Program:
     # -- the readers
 
     def _data_roles(self, words: Sequence[Word], start: int = 1) -> list[Role]:
+        """Data, read for options before ``--``; there a value may be glued into an option word only as the argument
+        of ``--name=`` (in ``-{{ v }}`` or ``-o{{ v }}`` its letters could be options natbench cannot know)."""
         end = _options_end(words)
+        for i in range(start, end):
+            lead = _leading_text(words[i])
+            if lead.startswith("-") and _carries(words[i]) and not (lead.startswith("--") and "=" in lead):
+                raise ProgramRefusal(f"stands in an option of {self.name}: a value may follow only '--name=' there", i)
         return [DATA if i < end else OPERAND for i in range(start, len(words))]
 
     def _read_data(self, words: Sequence[Word]) -> Reading:
