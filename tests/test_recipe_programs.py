@@ -95,6 +95,12 @@ def test_nft_reads_its_known_options_then_one_line_of_its_rule_language() -> Non
     assert slot("nft {{ x }}").written  # a value first: a rule word
 
 
+def test_nft_reads_a_value_glued_into_a_word_starting_with_a_dash_as_options_before_double_dash() -> None:
+    refused("nft -{{ x }} list ruleset", "stands in an option of nft")  # x = f: nft -f list
+    refused("nft add rule ip t c meta mark set -{{ x }}", "stands in an option of nft")  # getopt permutes
+    assert slot("nft -- add rule ip t c meta mark set -{{ x }}").place == "a word of nft's rule"
+
+
 def test_nft_reads_a_value_as_the_file_or_include_path_it_names() -> None:
     for template in ("nft -f {{ x }}", "nft --file {{ x }}", "nft -I {{ x }} -f /etc/nftables.conf",
                      "nft --includepath {{ x }} -f f"):  # fmt: skip

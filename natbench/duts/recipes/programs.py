@@ -127,11 +127,15 @@ class Program:
         """Data, read for options before ``--``; there a value may be glued into an option word only as the argument
         of ``--name=`` (in ``-{{ v }}`` or ``-o{{ v }}`` its letters could be options natbench cannot know)."""
         end = _options_end(words)
-        for i in range(start, end):
+        self._no_value_in_options(words[:end], start)
+        return [DATA if i < end else OPERAND for i in range(start, len(words))]
+
+    def _no_value_in_options(self, words: Sequence[Word], start: int = 1) -> None:
+        """Refuse a value glued into an option word of ``words`` other than as the argument of ``--name=``."""
+        for i in range(start, len(words)):
             lead = _leading_text(words[i])
             if lead.startswith("-") and _carries(words[i]) and not (lead.startswith("--") and "=" in lead):
                 raise ProgramRefusal(f"stands in an option of {self.name}: a value may follow only '--name=' there", i)
-        return [DATA if i < end else OPERAND for i in range(start, len(words))]
 
     def _read_data(self, words: Sequence[Word]) -> Reading:
         return Reading(self._data_roles(words), prints_arguments=self.prints)
@@ -168,6 +172,7 @@ class Program:
         return Reading(self._data_roles(words), prints_arguments=False, copies_input=True)
 
     def _read_nft(self, words: Sequence[Word]) -> Reading:
+        self._no_value_in_options(words[: _options_end(words)])  # nft reads options among its rule's words too
         roles: list[Role] = []
         i = 1
         while i < len(words):
