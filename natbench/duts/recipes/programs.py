@@ -4,7 +4,8 @@ A command of a recipe names its program literally (no path, no variable, no plac
 in :data:`PROGRAMS`. For each, :meth:`Program.read` says what every argument word is to it:
 
 * ``data``: a datum the program uses as such (an interface, an address, a file name, a number); a value may
-  stand there (never starting with ``-`` before a ``--``, where it would be an option);
+  stand there (never starting with ``-`` before a ``--``, where it would be an option, nor glued into an option word
+  but as the argument of ``--name=``);
 * ``emit``: text the program writes to its output (``echo``, ``printf``'s arguments): the value's text reaches
   whatever the output goes to;
 * ``rule``: a word of a rule language the program parses (``nft`` joins its arguments into a rule);
