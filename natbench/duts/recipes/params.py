@@ -8,7 +8,6 @@ follow the one grammar of :mod:`natbench.values` (``2^23``, ``8M``, ``"1024-6553
 from __future__ import annotations
 
 import ipaddress
-import math
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -31,7 +30,7 @@ BUILTIN_VARIABLES = ("cores", "cpus", "dut")
 (None: unchanged), the list of CPU numbers in use, the DUT's name."""
 
 _IFNAME = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,14}")
-_MAC = re.compile(r"^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$")
+_MAC = re.compile(r"[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}")
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _N = TypeVar("_N", int, float)
 
@@ -89,7 +88,7 @@ def _text(spec: ParamSpec, value: Any) -> FormatText:
         raise ValueError("contains a NUL byte")
     if spec.pattern and not pattern_matches(spec.pattern, value):
         raise ValueError(f"{shown(value)} does not match {shown(spec.pattern, 80)}")
-    fmt = FORMATS[spec.format or ""]
+    fmt = FORMATS[str(spec.format)]  # a text parameter always names its format
     try:
         fmt.write(value)
     except ValueError as exc:
@@ -161,7 +160,7 @@ def _interface(spec: ParamSpec, value: Any) -> str:
 
 
 def _mac(spec: ParamSpec, value: Any) -> str:
-    if not isinstance(value, str) or not _MAC.match(value):
+    if not isinstance(value, str) or not _MAC.fullmatch(value):
         raise ValueError(f"{shown(value)} is not a MAC address (aa:bb:cc:dd:ee:ff)")
     return value.lower()
 
@@ -176,6 +175,8 @@ def _list(spec: ParamSpec, value: Any) -> list[Any]:
     item_spec = spec.model_copy(update={"type": spec.items})
     out = []
     for i, item in enumerate(value):
+        if item is None:
+            raise ValueError(f"item {i} is null (a list holds values only)")
         try:
             out.append(item_spec.check(item))
         except ValueError as exc:
@@ -211,7 +212,7 @@ _ITEM_TYPE = must(
 )
 _FORMAT = must(lambda v: v is None or v in FORMATS, lambda v: f"unknown format {v!r} (known: {format_names()})")
 _BOUND = must(
-    lambda v: not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and abs(v) <= MAX_VALUE,
+    lambda v: not isinstance(v, bool) and isinstance(v, int | float) and abs(v) <= MAX_VALUE,  # not inf, nor nan
     "expected a finite number (at most 2^64 in magnitude)",
 )
 

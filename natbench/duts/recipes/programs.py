@@ -4,7 +4,8 @@ A command of a recipe names its program literally (no path, no variable, no plac
 in :data:`PROGRAMS`. For each, :meth:`Program.read` says what every argument word is to it:
 
 * ``data``: a datum the program uses as such (an interface, an address, a file name, a number); a value may
-  stand there (never starting with ``-`` before a ``--``, where it would be an option);
+  stand there (never starting with ``-`` before a ``--``, where it would be an option, nor glued into an option word
+  but as the argument of ``--name=``);
 * ``emit``: text the program writes to its output (``echo``, ``printf``'s arguments): the value's text reaches
   whatever the output goes to;
 * ``rule``: a word of a rule language the program parses (``nft`` joins its arguments into a rule);
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 
 from natbench.duts.recipes.shellsyntax import Expansion, Literal, PlaceholderPart, Substitution, Word
 
@@ -80,8 +82,14 @@ def _carries(word: Word) -> bool:
 
 
 def _options_end(words: Sequence[Word]) -> int:
-    """Index of the literal ``--`` among the arguments (``len(words)``: none)."""
-    return next((i for i, w in enumerate(words) if i > 0 and w.plain() == "--"), len(words))
+    """Index of the literal ``--`` among the arguments (``len(words)``: none; ``words[0]`` is a program's name)."""
+    return next((i for i, w in enumerate(words) if w.plain() == "--"), len(words))
+
+
+def _leading_text(word: Word) -> str:
+    """The literal text a word begins with, quotes removed, up to its first placeholder or variable: what a
+    program sees first of it (``'-D'x`` and ``-{{ v }}`` both begin with ``-``)."""
+    return "".join(p.text for p in takewhile(lambda p: isinstance(p, Literal), word.parts) if isinstance(p, Literal))
 
 
 @dataclass(frozen=True)
@@ -117,8 +125,18 @@ class Program:
     # -- the readers
 
     def _data_roles(self, words: Sequence[Word], start: int = 1) -> list[Role]:
+        """Data, read for options before ``--``; there a value may be glued into an option word only as the argument
+        of ``--name=`` (in ``-{{ v }}`` or ``-o{{ v }}`` its letters could be options natbench cannot know)."""
         end = _options_end(words)
+        self._no_value_in_options(words[:end], start)
         return [DATA if i < end else OPERAND for i in range(start, len(words))]
+
+    def _no_value_in_options(self, words: Sequence[Word], start: int = 1) -> None:
+        """Refuse a value glued into an option word of ``words`` other than as the argument of ``--name=``."""
+        for i in range(start, len(words)):
+            lead = _leading_text(words[i])
+            if lead.startswith("-") and _carries(words[i]) and not (lead.startswith("--") and "=" in lead):
+                raise ProgramRefusal(f"stands in an option of {self.name}: a value may follow only '--name=' there", i)
 
     def _read_data(self, words: Sequence[Word]) -> Reading:
         return Reading(self._data_roles(words), prints_arguments=self.prints)
@@ -143,8 +161,11 @@ class Program:
         return Reading([EMIT] * (len(words) - 1), prints_arguments=True)
 
     def _read_printf(self, words: Sequence[Word]) -> Reading:
-        if len(words) < 2 or _literal(words[1]) is None or (_literal(words[1]) or "").startswith("-"):
-            raise ProgramRefusal("printf's format must be the recipe's own text, first (no option, no value)", 1)
+        fmt = _literal(words[1]) if len(words) > 1 else None
+        if fmt is None or fmt.startswith("-"):
+            raise ProgramRefusal(
+                "printf's format must be the recipe's own text, first (no option, no value)", min(1, len(words) - 1)
+            )
         why = "printf's format"
         return Reading([Role("literal", why), *[EMIT] * (len(words) - 2)], printf_format=words[1])
 
@@ -152,6 +173,7 @@ class Program:
         return Reading(self._data_roles(words), prints_arguments=False, copies_input=True)
 
     def _read_nft(self, words: Sequence[Word]) -> Reading:
+        self._no_value_in_options(words[: _options_end(words)])  # nft reads options among its rule's words too
         roles: list[Role] = []
         i = 1
         while i < len(words):
@@ -256,10 +278,7 @@ class Program:
                 roles.append(argument)
                 argument = None
                 continue
-            first = word.parts[0] if word.parts else None
-            if not (
-                isinstance(first, Literal) and not first.quoted and first.text.startswith("-") and first.text != "-"
-            ):
+            if not _leading_text(word).startswith("-"):  # quoted or glued to a value, an option is an option
                 roles.append(DATA)
                 continue
             text = _literal(word)
@@ -288,16 +307,29 @@ class Program:
                 continue
             first = word.parts[0]
             if isinstance(first, Literal) and not first.quoted and first.text.endswith("=") and len(first.text) > 1:
-                roles.append(Role("data", options=False))
+                roles.append(DATA)  # glued: its first word is no option, a list's later ones may be (getopt permutes)
                 continue
             raise ProgramRefusal("stands where sysctl reads a setting's name: write name.of.setting={{ value }}", i)
         return Reading(roles)
 
     def _read_awk(self, words: Sequence[Word]) -> Reading:
-        for i, word in enumerate(words[1:], 1):
-            text = word.plain()
-            if text is not None and (text == "-f" or text.startswith("-f") or text == "--file"):
-                raise ProgramRefusal("awk reads its program from a file: natbench reads only the recipe's own text", i)
+        """POSIX awk's options ``-F FS`` and ``-v NAME=VALUE`` (their argument glued or the next word), then its
+        program: any other option (``-f FILE``, gawk's ``--file=``, ``-E``, ``-i``, ...) may read code from a file."""
+        i = 1
+        while i < len(words):
+            text = _literal(words[i])
+            if text is None or not text.startswith("-") or text == "--":
+                break  # the program (or a value, refused as the literal it is)
+            if text in ("-F", "-v"):
+                i += 2
+                continue
+            if not text.startswith(("-F", "-v")):
+                raise ProgramRefusal(
+                    f"awk is given the option {text!r}: natbench knows -F and -v, never an awk reading its program "
+                    "from a file",
+                    i,
+                )
+            i += 1
         return self._read_literal(words)
 
     def _read_perl(self, words: Sequence[Word]) -> Reading:
