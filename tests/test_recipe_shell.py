@@ -554,6 +554,7 @@ def test_a_backslash_escapes_only_inside_a_string_of_written_text() -> None:
 def test_a_new_line_or_a_blank_of_written_text_begins_a_word() -> None:
     after_line = slot("printf 'a\\n%s\\n' {{ x }} > f")
     assert after_line.head and after_line.dash_first
+    assert not after_line.inside_string  # printf's \n is read, not unseen text
     assert slot("echo 'a\t'{{ x }} > f").dash_first  # after a tab of the text echo writes
     assert slot("echo 'a '{{ x }} > f").dash_first
     assert not slot("echo 'a'{{ x }} > f").dash_first
@@ -718,3 +719,10 @@ def test_error_messages_follow_descriptor_copies() -> None:
     assert slot("ip link show {{ x }} > f 1>&2").place == "an argument of ip"  # its output goes to natbench again
     with pytest.raises(ShellStructureError, match="which may print it"):
         analyze("ip link show {{ x }} 1>&2 > f")
+
+
+def test_tee_run_in_a_namespace_reads_value_text_from_a_pipe() -> None:
+    inside = slot("echo {{ x }} | ip netns exec ns tee f > /dev/null")
+    assert inside.written and inside.head
+    with pytest.raises(ShellStructureError, match="only tee"):
+        analyze("echo {{ x }} | ip netns exec ns grep a")
