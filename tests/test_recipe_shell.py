@@ -670,6 +670,7 @@ def test_a_value_is_glued_only_after_text_known_to_be_non_empty() -> None:
     assert slot("ip link set ''{{ x }} up").dash_first  # empty quotes: the value starts the word
     assert not slot("ip link set $((1)){{ x }} up").dash_first  # arithmetic writes at least one digit
     assert not slot("ip link set x{{ x }} up").dash_first
+    assert not slot("ip link set x{{ x }} up").word_start and slot("ip link set {{ x }} up").word_start
 
 
 def test_a_syntax_error_at_the_first_placeholder_names_it() -> None:
@@ -726,3 +727,78 @@ def test_tee_run_in_a_namespace_reads_value_text_from_a_pipe() -> None:
     assert inside.written and inside.head
     with pytest.raises(ShellStructureError, match="only tee"):
         analyze("echo {{ x }} | ip netns exec ns grep a")
+
+
+def test_printf_writes_each_value_as_one_token_of_its_text() -> None:
+    s = slot("printf 'key %s\\n' {{ x }} > f", fmt="pf.conf")
+    assert (s.place, s.program, s.written, s.token, s.format) == ("text printf writes", "printf", True, True, "pf.conf")
+    assert s.dash_rest and s.word_start  # after a blank: each word of a list starts a written word
+    assert "one plain token" in (value_problem(s, "em0 pass", True, VALUE) or "")
+    assert "printf would read it as an option" in (value_problem(s, "-b", False, VALUE) or "")
+    after_key = slot("printf 'k=%s\\n' {{ x }} > f")
+    assert not after_key.dash_rest and value_problem(after_key, "-b", False, VALUE) is None
+    assert not slot("printf 'key %s\\n' a{{ x }} > f").word_start
+
+
+def test_echo_writes_a_lists_later_words_as_words_of_their_own() -> None:
+    s = slot("echo a {{ x }} > f")
+    assert s.dash_rest and s.word_start
+    assert "echo would read it as an option" in (value_problem(s, "-b", False, VALUE) or "")
+    glued = slot("echo a{{ x }} > f")
+    assert glued.dash_rest and not glued.word_start and not glued.dash_first
+
+
+def test_text_printed_to_natbench_has_no_dash_or_token_rule() -> None:
+    s = slot("echo {{ x }}")
+    assert (s.dash_first, s.dash_rest, s.token, s.written, s.word_start) == (False, False, False, False, True)
+    assert value_problem(s, "-b", False, VALUE) is None
+    assert slot("echo a > {{ f }}").word_start
+
+
+def test_the_words_of_nfts_rule_are_separated_by_blanks() -> None:
+    assert slot("nft add rule ip t c oifname {{ x }} counter").dash_first
+    assert not slot("nft add rule ip t c oifname x{{ x }} counter").dash_first
+
+
+def test_arithmetic_needs_numbers_wherever_it_stands_and_writes_digits() -> None:
+    assert slot("v={{ x }}; echo $((v + 1)) > f").number  # written into a file
+    assert slot("v={{ x }}; date +%s$((v + 1))").number  # the recipe's own text
+    assert slot("v={{ x }}; y=$(echo $((v + 1)))").number  # into the output of $( )
+    glued = slot("echo $((1)){{ x }} > f")  # after a digit of the written text
+    assert not glued.head and not glued.dash_first
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["echo a $(eval b) > f", "echo $(eval b)", "x=$(echo $(eval b))", "nft add rule ip t c comment $(eval b)"],
+)
+def test_a_substitution_in_text_is_read_as_a_command_of_its_own(template: str) -> None:
+    with pytest.raises(ShellStructureError, match="runs 'eval'"):
+        analyze(template)
+
+
+def test_variables_assigned_from_each_other_are_followed_once() -> None:
+    assert slot("a={{ x }}; b=$a; a=$b; ip link set $a up").token
+
+
+def test_a_redirection_through_an_unquoted_variable_needs_one_token() -> None:
+    assert slot("v={{ x }}; echo a > $v").token
+    assert not slot('v={{ x }}; echo a > "$v"').token
+
+
+def test_a_variable_copied_from_the_environment_is_refused() -> None:
+    with pytest.raises(ShellStructureError, match=r"cannot read \$HOME"):
+        analyze('w=$HOME; ip link set "$w" up')
+
+
+def test_a_written_value_is_text_of_the_line_for_what_follows_it() -> None:
+    first, second = analyze("echo {{ x }}{{ y }} > f")
+    assert first.head and first.dash_first
+    assert not second.head and not second.dash_first  # it follows the first value's text
+
+
+def test_text_after_a_variable_or_a_percent_sign_is_followed() -> None:
+    assert slot("v='\"a'; echo $v {{ x }} > f").inside_string  # a variable's text is unseen: it may open a string
+    assert not slot("v=a; echo a {{ x }} > f").inside_string
+    percent = slot("printf '%%%s\\n' {{ x }} > f")  # %% writes a '%': the value follows it in one word
+    assert not percent.head and not percent.dash_first

@@ -512,12 +512,10 @@ class _Analysis:
                 else:
                     walk.literal(part.text)
                 continue
-            if isinstance(part, Arithmetic):
-                self.part(part, _Needs(), "")
+            if isinstance(part, Arithmetic):  # read with its argument (argument()): here, the digits it writes
                 walk.literal("0")
                 continue
-            if isinstance(part, Substitution):
-                self.part(part, _Needs(), "")
+            if isinstance(part, Substitution):  # its command read with its argument: here, text natbench cannot see
                 walk.unknown()
                 continue
             head, start, inside = walk.value()
