@@ -717,6 +717,7 @@ def test_error_messages_follow_descriptor_copies() -> None:
     with pytest.raises(ShellStructureError, match="error messages go to a file or pipe"):
         analyze("ip link set {{ x }} up 2>&1 | tee f")
     assert slot("ip link set {{ x }} up > /dev/null 2>&1").place == "an argument of ip"
+    assert slot("ip link set {{ x }} up 2>/dev/null").place == "an argument of ip"  # errors to /dev/null: seen by none
     assert slot("ip link show {{ x }} > f 1>&2").place == "an argument of ip"  # its output goes to natbench again
     with pytest.raises(ShellStructureError, match="which may print it"):
         analyze("ip link show {{ x }} 1>&2 > f")
