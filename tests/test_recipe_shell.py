@@ -3,7 +3,9 @@
 The parser's subset (constructs read, constructs refused with what they are), the program table's readings, the
 places a value may stand and what each needs of it, values checked against their place when a campaign is
 validated and when a command is rendered, the load-time error naming file, line and field, ``text`` parameters
-and their formats, commands written as a list, and the linear-time pattern engine.
+and their formats, commands written as a list, and the linear-time pattern engine. The last section holds each
+need of a place at its boundary (the value on each side, each condition false alone): the semantic mutants of
+shell.py (bench/semantic_mutants.toml) are killed here.
 """
 
 from __future__ import annotations
