@@ -3,7 +3,9 @@
 The parser's subset (constructs read, constructs refused with what they are), the program table's readings, the
 places a value may stand and what each needs of it, values checked against their place when a campaign is
 validated and when a command is rendered, the load-time error naming file, line and field, ``text`` parameters
-and their formats, commands written as a list, and the linear-time pattern engine.
+and their formats, commands written as a list, and the linear-time pattern engine. The last section holds each
+need of a place at its boundary (the value on each side, each condition false alone): the semantic mutants of
+shell.py (bench/semantic_mutants.toml) are killed here.
 """
 
 from __future__ import annotations
@@ -532,3 +534,274 @@ def test_each_format_says_where_its_statements_begin_and_writes_its_strings() ->
     text = FormatText("a b", "json")
     again = pickle.loads(pickle.dumps(text))
     assert (again, again.file_format) == ("a b", "json")
+
+
+# --- the places' rules at their boundaries: each need on both sides, each condition of a rule false alone ----------
+
+
+def test_only_the_first_word_of_a_list_begins_the_statement_it_heads() -> None:
+    head = slot("echo {{ x }} > f")  # echo 1 block > f: 'block' follows the statement's first word
+    word = ValueClass("word")
+    assert "begins a statement" in (value_problem(head, "block", True, word) or "")
+    assert value_problem(head, "block", False, word) is None
+    assert value_problem(head, "1", True, ValueClass("number")) is None
+
+
+def test_a_backslash_escapes_only_inside_a_string_of_written_text() -> None:
+    assert slot("nft add rule ip t c comment 'a\\\"b' {{ x }}").inside_string  # a\"b: the quote opens a string
+    assert not slot("nft add rule ip t c comment 'a\\b' {{ x }}").inside_string  # nft's text: no escape there
+    assert not slot('nft add rule ip t c comment \'"a\\"b"\' {{ x }}').inside_string  # "a\"b": closed again
+
+
+def test_a_new_line_or_a_blank_of_written_text_begins_a_word() -> None:
+    after_line = slot("printf 'a\\n%s\\n' {{ x }} > f")
+    assert after_line.head and after_line.dash_first
+    assert not after_line.inside_string  # printf's \n is read, not unseen text
+    assert slot("echo 'a\t'{{ x }} > f").dash_first  # after a tab of the text echo writes
+    assert slot("echo 'a '{{ x }} > f").dash_first
+    assert not slot("echo 'a'{{ x }} > f").dash_first
+
+
+def test_a_value_after_text_natbench_cannot_see_may_be_inside_a_string() -> None:
+    unseen = slot("echo $(cat f) {{ x }} > f")
+    assert unseen.inside_string and unseen.head  # the output may end a line or open a string
+    assert not slot("echo a {{ x }} > f").inside_string
+
+
+def test_splitting_needs_one_token_only_where_the_shell_splits_a_variable() -> None:
+    assert not slot('v={{ x }}; w=$v; ip link set "$w" up').token  # an assignment does not split
+    assert slot('v={{ x }}; for i in $v; do ip link set "$i" up; done').token  # for's list does
+    assert not slot('v={{ x }}; for i in "$v"; do ip link set "$i" up; done').token  # unless quoted
+    assert slot('v={{ x }}; echo a "$v" > f').token  # written into a file: one token however quoted
+    assert not slot("v={{ x }}; echo $v").token  # printed to natbench: split words are harmless
+
+
+def test_a_variable_used_twice_meets_the_needs_of_both_uses() -> None:
+    for uses in ('ip link set $v up; ip link set "$v" up', 'ip link set "$v" up; ip link set $v up'):
+        assert slot(f"v={{{{ x }}}}; {uses}").token
+
+
+def test_pid_and_status_carry_no_value() -> None:
+    assert analyze("v=$$; ip link set $v up") == ()
+    assert analyze("date +x$$") == ()  # the recipe's own text: $$ is the shell's, not a value
+    assert analyze("printf '%b' $$ > f") == ()  # printf's format is checked only when values reach it
+    with pytest.raises(ShellStructureError, match="printf's format"):
+        analyze("printf '%b' {{ x }} > f")
+
+
+def test_the_recipes_own_text_may_not_come_from_a_substitution() -> None:
+    with pytest.raises(ShellStructureError, match=r"cannot read \$\( \) as an argument of date"):
+        analyze("date $(cat f)")
+    assert analyze("date +%s") == ()
+
+
+def test_a_program_refusing_a_value_names_the_placeholder() -> None:
+    with pytest.raises(ShellStructureError) as info:
+        analyze("ip link set a up; iptables -j {{ x }}")
+    assert info.value.placeholder == 0
+    assert str(info.value).startswith("placeholder {{ x }} stands where iptables reads no value")
+
+
+def test_an_assignment_in_front_of_a_command_named_by_no_literal_is_shown() -> None:
+    with pytest.raises(ShellStructureError) as info:
+        analyze("a=1 $(echo ip) link")
+    assert "'a=... ...'" in str(info.value)
+    with pytest.raises(ShellStructureError, match=r"'a=\.\.\. ip'"):
+        analyze("a=1 ip link")
+
+
+def test_a_program_named_by_any_path_is_refused_as_a_path() -> None:
+    for path in ("/sbin/ip", "sbin/ip", "./ip"):
+        with pytest.raises(ShellStructureError, match="naming its program by a path"):
+            analyze(f"{path} link set {{{{ x }}}} up")
+    with pytest.raises(ShellStructureError, match="runs 'sbin'"):
+        analyze("sbin link set {{ x }} up")
+
+
+def test_echo_options_are_skipped_only_before_its_text_quoted_or_not() -> None:
+    assert slot("echo -n {{ x }} > f").head
+    assert slot("echo '-n' {{ x }} > f").head  # the shell removes the quotes: echo reads -n as an option
+    assert slot('echo "-e" {{ x }} > f').head
+    assert not slot("echo '{' -n {{ x }} > f").head  # after the text begins, -n is text echo writes
+    assert not slot("echo -x {{ x }} > f").head  # not an option of echo: written
+
+
+def test_only_a_simple_tee_reads_value_text_from_a_pipe() -> None:
+    for template in ("echo {{ x }} | { tee f; }", "echo {{ x }} | tee f | { tee g; }"):
+        with pytest.raises(ShellStructureError, match="only tee"):
+            analyze(template)
+    chained = slot("echo {{ x }} | tee f | tee g > /dev/null")
+    assert chained.written and chained.head
+
+
+def test_a_printf_argument_glued_to_text_neither_begins_a_statement_nor_a_word() -> None:
+    glued = slot("printf '%s\\n' a{{ x }} > f")
+    assert (glued.head, glued.dash_first, glued.inside_string) == (False, False, True)  # 'a' may open a string
+    alone = slot("printf '%s\\n' {{ x }} > f")
+    assert (alone.head, alone.dash_first, alone.inside_string) == (True, True, False)
+
+
+def test_printfs_escapes_are_read_as_the_text_they_write() -> None:
+    tab = slot("printf 'a\\t%s\\n' {{ x }} > f")  # \t: a blank, after a word
+    assert (tab.head, tab.dash_first, tab.inside_string) == (False, True, False)
+    quote = slot("printf '\\\"a\\\" %s\\n' {{ x }} > f")  # \"a\": a string opened and closed
+    assert not quote.inside_string
+    assert slot("printf '\\\"%s\\n' {{ x }} > f").inside_string
+    backslash = slot("printf 'a\\\\\\\\ %s\\n' {{ x }} > f")  # \\: one backslash, seen
+    assert not backslash.inside_string
+    unknown = slot("printf 'a\\v%s\\n' {{ x }} > f")  # an escape natbench does not read: unseen text
+    assert unknown.inside_string and unknown.head
+
+
+def test_every_printf_conversion_counts_not_only_the_last() -> None:
+    first_heads = slot("printf '%s\\nkey %s\\n' {{ x }} > f")
+    assert first_heads.head  # the first conversion begins a line
+    after_blank = slot("printf 'a %s\\n' {{ x }} > f")
+    assert (after_blank.head, after_blank.dash_first, after_blank.inside_string) == (False, True, False)
+    assert slot("printf '%s=%s\\n' {{ x }} > f").dash_first  # the first conversion starts a word
+    assert slot("printf '\"%s\" %s\\n' {{ x }} > f").inside_string  # the first one is inside a string
+    assert not slot("printf 'k=%s\\n' {{ x }} > f").dash_first
+
+
+def test_echo_reads_backslashes_so_text_after_one_is_unseen() -> None:
+    assert slot("echo 'a\\b' {{ x }} > f").inside_string  # dash's echo reads escapes
+    assert not slot("echo 'ab' {{ x }} > f").inside_string
+
+
+def test_a_value_is_glued_only_after_text_known_to_be_non_empty() -> None:
+    assert slot("ip link set ''{{ x }} up").dash_first  # empty quotes: the value starts the word
+    assert not slot("ip link set $((1)){{ x }} up").dash_first  # arithmetic writes at least one digit
+    assert not slot("ip link set x{{ x }} up").dash_first
+    assert not slot("ip link set x{{ x }} up").word_start and slot("ip link set {{ x }} up").word_start
+
+
+def test_a_syntax_error_at_the_first_placeholder_names_it() -> None:
+    with pytest.raises(ShellStructureError) as info:
+        analyze("echo '{{ x }}'")
+    assert info.value.placeholder == 0 and str(info.value).startswith("placeholder {{ x }} ")
+    with pytest.raises(ShellStructureError) as info:
+        analyze("echo {{ x }} '{{ y }}'")
+    assert info.value.placeholder == 1 and str(info.value).startswith("placeholder {{ y }} ")
+
+
+def test_a_value_written_in_two_formats_has_no_one_format() -> None:
+    both = "v={{ x }}; nft add rule ip t c comment $v; echo a $v > f"
+    assert slot(both).written and slot(both).format is None
+    assert slot(both, fmt="pf.conf").format is None  # nft and pf.conf
+    assert slot("v={{ x }}; nft add rule ip t c comment $v; echo a $v > f", fmt="nft").format == "nft"
+    note = ValueClass("text", format="nft")
+    text = FormatText("a", "nft")
+    assert "stands where no nft text" in (value_problem(slot(both), text, True, note) or "")
+    assert "stands where no nft text" in (value_problem(slot("echo a {{ x }} > f"), text, True, note) or "")
+    assert value_problem(slot("echo a {{ x }} > f", fmt="nft"), text, True, note) is None
+    pf = slot("echo a {{ x }} > f", fmt="pf.conf")
+    assert "stands where no nft text" in (value_problem(pf, text, True, note) or "")
+
+
+def test_text_of_a_format_heads_a_statement_only_as_the_first_word() -> None:
+    head = slot("nft {{ x }}")
+    text, note = FormatText("a", "nft"), ValueClass("text", format="nft")
+    assert "begins a statement" in (value_problem(head, text, True, note) or "")
+    assert value_problem(head, text, False, note) is None
+    assert value_problem(slot("nft add rule ip t c comment {{ x }}"), text, True, note) is None
+
+
+def test_a_netns_template_is_read_with_its_command() -> None:
+    from natbench.duts.recipes.shell import command_slots
+
+    run, ns = command_slots("ip link set {{ dev }} up", "{{ ns }}")
+    assert [s.name for s in run] == ["dev"] and [s.name for s in ns] == ["ns"]
+    assert ns[0].place == "an argument of ip" and ns[0].dash_first
+    assert command_slots("ip link set {{ dev }} up") == (analyze("ip link set {{ dev }} up"), ())
+
+
+def test_error_messages_follow_descriptor_copies() -> None:
+    with pytest.raises(ShellStructureError, match="error messages go to a file or pipe"):
+        analyze("ip link set {{ x }} up 2>&1 | tee f")
+    assert slot("ip link set {{ x }} up > /dev/null 2>&1").place == "an argument of ip"
+    assert slot("ip link set {{ x }} up 2>/dev/null").place == "an argument of ip"  # errors to /dev/null: seen by none
+    assert slot("ip link show {{ x }} > f 1>&2").place == "an argument of ip"  # its output goes to natbench again
+    with pytest.raises(ShellStructureError, match="which may print it"):
+        analyze("ip link show {{ x }} 1>&2 > f")
+
+
+def test_tee_run_in_a_namespace_reads_value_text_from_a_pipe() -> None:
+    inside = slot("echo {{ x }} | ip netns exec ns tee f > /dev/null")
+    assert inside.written and inside.head
+    with pytest.raises(ShellStructureError, match="only tee"):
+        analyze("echo {{ x }} | ip netns exec ns grep a")
+
+
+def test_printf_writes_each_value_as_one_token_of_its_text() -> None:
+    s = slot("printf 'key %s\\n' {{ x }} > f", fmt="pf.conf")
+    assert (s.place, s.program, s.written, s.token, s.format) == ("text printf writes", "printf", True, True, "pf.conf")
+    assert s.dash_rest and s.word_start  # after a blank: each word of a list starts a written word
+    assert "one plain token" in (value_problem(s, "em0 pass", True, VALUE) or "")
+    assert "printf would read it as an option" in (value_problem(s, "-b", False, VALUE) or "")
+    after_key = slot("printf 'k=%s\\n' {{ x }} > f")
+    assert not after_key.dash_rest and value_problem(after_key, "-b", False, VALUE) is None
+    assert not slot("printf 'key %s\\n' a{{ x }} > f").word_start
+
+
+def test_echo_writes_a_lists_later_words_as_words_of_their_own() -> None:
+    s = slot("echo a {{ x }} > f")
+    assert s.dash_rest and s.word_start
+    assert "echo would read it as an option" in (value_problem(s, "-b", False, VALUE) or "")
+    glued = slot("echo a{{ x }} > f")
+    assert glued.dash_rest and not glued.word_start and not glued.dash_first
+
+
+def test_text_printed_to_natbench_has_no_dash_or_token_rule() -> None:
+    s = slot("echo {{ x }}")
+    assert (s.dash_first, s.dash_rest, s.token, s.written, s.word_start) == (False, False, False, False, True)
+    assert value_problem(s, "-b", False, VALUE) is None
+    assert slot("echo a > {{ f }}").word_start
+
+
+def test_the_words_of_nfts_rule_are_separated_by_blanks() -> None:
+    assert slot("nft add rule ip t c oifname {{ x }} counter").dash_first
+    assert not slot("nft add rule ip t c oifname x{{ x }} counter").dash_first
+
+
+def test_arithmetic_needs_numbers_wherever_it_stands_and_writes_digits() -> None:
+    assert slot("v={{ x }}; echo $((v + 1)) > f").number  # written into a file
+    assert slot("v={{ x }}; date +%s$((v + 1))").number  # the recipe's own text
+    assert slot("v={{ x }}; y=$(echo $((v + 1)))").number  # into the output of $( )
+    glued = slot("echo $((1)){{ x }} > f")  # after a digit of the written text
+    assert not glued.head and not glued.dash_first
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["echo a $(eval b) > f", "echo $(eval b)", "x=$(echo $(eval b))", "nft add rule ip t c comment $(eval b)"],
+)
+def test_a_substitution_in_text_is_read_as_a_command_of_its_own(template: str) -> None:
+    with pytest.raises(ShellStructureError, match="runs 'eval'"):
+        analyze(template)
+
+
+def test_variables_assigned_from_each_other_are_followed_once() -> None:
+    assert slot("a={{ x }}; b=$a; a=$b; ip link set $a up").token
+
+
+def test_a_redirection_through_an_unquoted_variable_needs_one_token() -> None:
+    assert slot("v={{ x }}; echo a > $v").token
+    assert not slot('v={{ x }}; echo a > "$v"').token
+
+
+def test_a_variable_copied_from_the_environment_is_refused() -> None:
+    with pytest.raises(ShellStructureError, match=r"cannot read \$HOME"):
+        analyze('w=$HOME; ip link set "$w" up')
+
+
+def test_a_written_value_is_text_of_the_line_for_what_follows_it() -> None:
+    first, second = analyze("echo {{ x }}{{ y }} > f")
+    assert first.head and first.dash_first
+    assert not second.head and not second.dash_first  # it follows the first value's text
+
+
+def test_text_after_a_variable_or_a_percent_sign_is_followed() -> None:
+    assert slot("v='\"a'; echo $v {{ x }} > f").inside_string  # a variable's text is unseen: it may open a string
+    assert not slot("v=a; echo a {{ x }} > f").inside_string
+    percent = slot("printf '%%%s\\n' {{ x }} > f")  # %% writes a '%': the value follows it in one word
+    assert not percent.head and not percent.dash_first

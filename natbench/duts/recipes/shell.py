@@ -260,7 +260,7 @@ class _Analysis:
             for k, cmd in enumerate(commands):
                 flow = _Flow("pipe", commands[k + 1]) if k + 1 < len(commands) else out
                 self.command(cmd, flow, err, stdin)
-                stdin = flow.arrived if flow.kind == "pipe" and k + 1 < len(commands) else []
+                stdin = flow.arrived  # value text the next command reads (after the last: nothing reads it here)
 
     def command(self, cmd: Command, out: _Flow, err: _Flow, stdin: list[object]) -> None:
         fds = self.redirects(cmd.redirects, out, err)
@@ -401,7 +401,7 @@ class _Analysis:
             self.refuse_carriers(
                 _flat(stdin), f"is written into the input of {program}: only tee reads text with a value"
             )
-        if reading.prints_arguments and not (fds[1].natbench and fds[2].natbench) and not _emits(reading):
+        if reading.prints_arguments and not fds[1].natbench and not _emits(reading):  # errors: refused above
             self.refuse_carriers(
                 carriers,
                 f"is an argument of {program}, which may print it: its output goes only to natbench or /dev/null",
@@ -409,12 +409,8 @@ class _Analysis:
 
     def argument(self, word: Word, role: Role, program: str) -> list[Carrier]:
         """Apply a role's needs to a word; the carriers it holds."""
-        carriers: list[Carrier] = []
+        carriers = _carriers(word)
         for part, glued in _pieces(word):
-            if isinstance(part, PlaceholderPart):
-                carriers.append(part.index)
-            elif isinstance(part, Expansion) and part.name not in ("$", "?"):
-                carriers.append(part.name)
             if role.kind == "literal":
                 if isinstance(part, Arithmetic):
                     self.part(part, _Needs(), "")
@@ -499,7 +495,7 @@ class _Analysis:
         skipping = True
         first = True
         for word in emitted:
-            if skipping and _ECHO_OPTION.fullmatch(word.plain() or ""):
+            if skipping and _ECHO_OPTION.fullmatch(word.literal() or ""):  # quoted or not: echo reads it
                 continue
             skipping = False
             if not first:
@@ -516,12 +512,10 @@ class _Analysis:
                 else:
                     walk.literal(part.text)
                 continue
-            if isinstance(part, Arithmetic):
-                self.part(part, _Needs(), "")
+            if isinstance(part, Arithmetic):  # read with its argument (argument()): here, the digits it writes
                 walk.literal("0")
                 continue
-            if isinstance(part, Substitution):
-                self.part(part, _Needs(), "")
+            if isinstance(part, Substitution):  # its command read with its argument: here, text natbench cannot see
                 walk.unknown()
                 continue
             head, start, inside = walk.value()
@@ -717,7 +711,7 @@ def value_problem(slot: Slot, word: str, first: bool, value_class: ValueClass) -
     """Why ``word`` (one rendered word of a value of ``value_class``; ``first``: its first word) may not stand in
     ``slot``; None when it may."""
     if isinstance(word, FormatText):
-        if not slot.written or slot.format != word.file_format:
+        if slot.format != word.file_format:  # a place where nothing is written has no format
             return f"is text for {word.file_format} and stands where no {word.file_format} text is written"
         try:
             FORMATS[word.file_format].write(str(word))
