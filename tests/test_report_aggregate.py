@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +14,11 @@ import pytest
 import natbench
 from natbench.errors import StoreError
 from natbench.metrics import reported_metric
+from natbench.metrics.cps import CPS
+from natbench.metrics.registry import METRICS
 from natbench.metrics.teardown import TEARDOWN
+from natbench.plugins import DutDeclarations, TableParam
+from natbench.plugins.columns import Column
 from natbench.report import aggregate as ag
 from natbench.report.formatting import fmt_size, fmt_value
 from natbench.report.load import DamagedRunWarning
@@ -933,3 +939,109 @@ def test_memory_summary_counts_the_fills_and_those_without_a_figure_per_point() 
     assert math.isnan(only.loc["b", "conntrack_slab"]) and only.loc["a", "fills"] == 3.0
     none = ag.memory_summary(fills, ["cps"])
     assert none.empty and none.index.name == "point_id" and list(none.columns) == list(m.columns)
+
+
+@pytest.fixture
+def plugin_metric() -> Iterator[str]:
+    """A metric as an installed plugin would add it, declaring a column summed up as its median over the
+    repetitions (``rtt``) and one its own table reads, not summed up (``note``: text); unregistered afterwards."""
+    rtt = Column("rtt", "float64", lambda r: r.extra.get("rtt"), summary="median")
+    note = Column("note", "object", lambda r: r.extra.get("note"), summary="none")
+    METRICS.register("plugin_rtt", dataclasses.replace(CPS, name="plugin_rtt", order=999, columns=(rtt, note)))
+    try:
+        yield "plugin_rtt"
+    finally:
+        METRICS.unregister("plugin_rtt")
+
+
+def test_a_declared_median_column_is_summed_up_as_its_median_and_a_none_column_not_at_all(plugin_metric: str) -> None:
+    # rtt 1, 5, 2: median 2 (mean 2.67, min 1, max 5); the notes are text, which has no median
+    recs = [
+        result_record("p", plugin_metric, r, 100.0, "cps", extra={"rtt": rtt, "note": f"run {r}"})
+        for r, rtt in enumerate([1.0, 5.0, 2.0])
+    ]
+    s = ag.summarize(fr.results_frame(recs))
+    assert list(s.columns) == ag.summary_columns()
+    assert "rtt" in s.columns and not [c for c in s.columns if c.startswith(("note", "rtt_"))]
+    assert s.loc[("p", plugin_metric), "rtt"] == 2.0
+
+
+def test_a_results_frame_without_the_declared_columns_sums_up_as_if_each_held_its_default() -> None:
+    """A frame lacking declared columns (a notebook's selection, an export of an older natbench) is summed up from
+    each column's default: no flag counted, no algorithm, no statistic, in the summary's own dtypes."""
+    recs = [result_record("p", "cps", r, v, "cps") for r, v in enumerate([10.0, 30.0, 20.0])]
+    recs.append(result_record("q", "throughput", 0, 5.0, "fps"))
+    full = fr.results_frame(recs)
+    declared = [c.name for c in fr.result_columns()]
+    assert all(full[c.name].isna().all() or (full[c.name] == c.default).all() for c in fr.result_columns())
+    bare = ag.summarize(full.drop(columns=declared))
+    pd.testing.assert_frame_equal(bare, ag.summarize(full))
+    row = bare.loc[("p", "cps")]
+    assert (row["tester_bound"], row["no_pass"], row["failed"], row["experiments"]) == (0, 0, 0, 3)
+    assert row["algorithm"] is None and math.isnan(row["worst_case_median"])
+
+
+def test_points_frame_names_the_table_and_hash_rows_the_dut_kind_declared() -> None:
+    """Each size comes with the rows its declaration names (report tables print them); a point that sets no size of a
+    kind gets no row for it."""
+    states = TableParam("state_limit", "state table size", "states/conn.")
+    buckets = TableParam("buckets", "bucket count", "conn./bucket")
+    declared = {"d": DutDeclarations(table_size=states, hash_size=buckets)}
+    both = make_point(0, (1, 10), (1, 4), dut_params={"d": {"state_limit": 100, "buckets": 8}})
+    table_only = make_point(1, (1, 10), (1, 4), dut_params={"d": {"state_limit": 200}})
+    pf = fr.points_frame([both, table_only], declared)
+    table = ["table_size", "table_label", "table_ratio_label"]
+    hashed = ["hash_size", "hash_label", "hash_ratio_label"]
+    assert pf.loc[both.id, table].tolist() == [100.0, "state table size", "states/conn."]
+    assert pf.loc[both.id, hashed].tolist() == [8.0, "bucket count", "conn./bucket"]
+    assert pf.loc[table_only.id, table].tolist() == [200.0, "state table size", "states/conn."]
+    assert pf.loc[table_only.id, hashed].isna().all()
+
+
+def test_a_point_record_without_its_number_of_connections_gets_the_port_ranges_product() -> None:
+    # 10 source x 4 destination ports: 40 connections, as every working point has |S| x |D|
+    point = dataclasses.replace(make_point(0, (1000, 1009), (80, 83)), connections=0)
+    assert fr.points_frame([point]).loc[point.id, "connections"] == 40
+
+
+def test_a_dut_parameter_json_has_no_form_for_groups_points_by_its_text_as_their_ids_do() -> None:
+    """A value such as a date (YAML reads ``2024-01-01`` as one) is keyed by its text, like the point's id: the
+    points of two core counts stay one series, the same series as with the value written as text."""
+    day = datetime.date(2024, 1, 1)
+    dated = [make_point(i, (1, 10), (1, 4), cores=i + 1, dut_params={"d": {"since": day}}) for i in range(2)]
+    texts = [make_point(i, (1, 10), (1, 4), cores=i + 1, dut_params={"d": {"since": "2024-01-01"}}) for i in range(2)]
+    by_date, by_text = fr.points_frame(dated), fr.points_frame(texts)
+    assert by_date["cores_group"].nunique() == 1 and by_date["conn_group"].nunique() == 2
+    assert by_date["cores_group"].tolist() == by_text["cores_group"].tolist()
+
+
+def test_a_directions_frame_count_stays_a_whole_number_however_large_and_na_where_unused() -> None:
+    # 2^53 + 1 has no float64 form: a float column would read it as 2^53
+    big = 2**53 + 1
+    counts = {"forward": {"sent": big, "valid": 3}}
+    trial = TrialRecord("p", "cps", 0, 0, "", 0.0, 0.0, counts, Verdict.PASS, "", 0.0, 1.0)
+    df = fr.trials_frame([trial])
+    assert [str(df[c].dtype) for c in fr.DIRECTION_COLUMNS] == ["Int64"] * 6
+    assert df.loc[0, "forward_sent"] == big and df.loc[0, "forward_valid"] == 3
+    assert df.loc[0, "forward_received"] is pd.NA and df.loc[0, "reverse_sent"] is pd.NA
+
+
+def test_a_column_a_metric_declares_is_computed_for_its_results_only() -> None:
+    """latency declares worst_case: a cps result whose extra holds the same key still shows the column's default."""
+    recs = [
+        result_record("p", "latency", 0, 0.5, "ms", extra={"worst_case": 9.0}),
+        result_record("p", "cps", 0, 100.0, "cps", extra={"worst_case": 7.0}),
+    ]
+    worst = fr.results_frame(recs)["worst_case"].tolist()
+    assert worst[0] == 9.0 and math.isnan(worst[1])
+
+
+def test_results_frame_adds_each_results_point_and_leaves_a_point_it_was_not_given_unknown() -> None:
+    known = make_point(0, (1000, 1009), (80, 83), cores=4)
+    uncored = make_point(1, (1, 2), (1, 3))
+    recs = [result_record(p, "cps", 0, 1.0, "cps") for p in (known.id, uncored.id, "elsewhere")]
+    df = fr.results_frame(recs, [known, uncored])
+    assert [str(df[c].dtype) for c in ("connections", "cores")] == ["Int64", "Int64"]
+    assert df["label"].tolist()[:2] == [known.label, uncored.label] and pd.isna(df.loc[2, "label"])
+    assert df["connections"].tolist()[:2] == [40, 6] and df.loc[2, "connections"] is pd.NA
+    assert df.loc[0, "cores"] == 4 and df.loc[1, "cores"] is pd.NA and df.loc[2, "cores"] is pd.NA
