@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import fcntl
+import io
 import json
 import os
 import platform
@@ -1689,6 +1690,44 @@ def test_the_plain_reader_names_what_it_cannot_read(tmp_path: Path) -> None:
     (run / "run.json").unlink()
     with pytest.raises(StoreError, match=r"run.json: missing; is this a natbench run directory\?$"):
         read_run(run)
+
+
+def test_the_plain_reader_names_the_run_directory_and_the_file_it_cannot_decode(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    new_store(tmp_path).close()
+    assert read_run(str(run)).path == run  # the directory it read, as a Path
+    (run / "campaign.yaml").write_bytes(b"name: \xff\n")
+    with pytest.raises(StoreError) as err:
+        read_run(run)
+    assert str(err.value) == f"{run / 'campaign.yaml'}: cannot be read as UTF-8 text (byte at offset 6)"
+    (run / "run.json").write_text("[]", "utf-8")
+    with pytest.raises(StoreError) as err:
+        read_run(run)
+    assert str(err.value) == f"{run / 'run.json'}: expected a JSON object"
+
+
+def test_the_plain_reader_names_the_run_directory_for_a_disk_error_that_names_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # closing trials.jsonl reports a deferred write-back error (EIO, as a network file system may at close): an
+    # OSError that carries no file name, so the StoreError names the run directory
+    from natbench.run import records
+
+    real = records.open_regular
+
+    class CloseFails(io.BufferedReader):
+        def close(self) -> None:
+            was_open = not self.closed
+            super().close()
+            if was_open:  # once, like the kernel's report of the error
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(records, "open_regular", lambda path: CloseFails(real(path).detach()))
+    run = tmp_path / "run"
+    new_store(tmp_path).close()
+    with pytest.raises(StoreError) as err:
+        read_run(run)
+    assert str(err.value) == f"{run}: cannot be read: Input/output error"
 
 
 def test_an_experiment_session_rewrites_its_campaign_and_points(tmp_path: Path) -> None:
