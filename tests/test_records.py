@@ -4,14 +4,18 @@ whose fields have the wrong types."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from natbench.run import records
 from natbench.run.format import RecordPlan, encode
 from natbench.run.format.fields import MAX_DEPTH
 from natbench.run.format.lines import checksum
+from natbench.run.format.safefile import MAX_LINE
 from natbench.run.records import MAX_LISTED, rep_key, scan
 
 TRIAL = {
@@ -570,3 +574,129 @@ def test_a_line_nested_too_deep_accounts_for_its_seq_only_when_that_is_a_positiv
         f"{path}:1: not a natbench record: nested more than {MAX_DEPTH} levels deep",
         f"{path}:2: seq 1 missing at the end (run.json counts 1 records written)",
     ]
+
+
+def test_counts_without_a_written_count_count_no_record_written(tmp_path: Path) -> None:
+    # "written" left out of run.json's counts is 0 (like every count): a file of one legacy line is intact
+    path = write(tmp_path, legacy(TRIAL))
+    found = scan(path, {"legacy": 1})
+    assert found.damage == [] and found.legacy == 1 and found.highest == 0
+
+
+def test_records_a_writer_counted_after_the_file_was_read_are_held_against_the_later_count(tmp_path: Path) -> None:
+    # run.json read before the file counted 1 record, read again after it 2 (a writer went on meanwhile): seq 2 is
+    # counted now, so even in a complete run it is no damage (a note: not in the first count); seq 3 is one beyond
+    # the later count: the one a writer may be adding (running), damage in a complete run
+    lines = [encode("trial", {**TRIAL, "repetition": r}, r + 1) for r in range(3)]
+    path = write(tmp_path, *lines[:2])
+    found = scan(path, {"written": 1, "trial": 1}, status="complete", counted_after=2)
+    assert found.damage == [] and [r.seq for r in found.records] == [1, 2]
+    assert found.notes == [
+        f"{path}:2: seq 2 not counted in run.json yet"
+        " (written just before the run stopped, or the run is still being written)"
+    ]
+    path = write(tmp_path, *lines)
+    assert scan(path, {"written": 1, "trial": 1}, status="running", counted_after=2).damage == []
+    assert scan(path, {"written": 1, "trial": 1}, status="complete", counted_after=2).damage == [
+        f"{path}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    ]
+    # the later count equal to the first: seq 2 is the one record beyond it, seq 3 two beyond (damage either way)
+    found = scan(path, {"written": 1, "trial": 1}, status="running", counted_after=1)
+    assert found.damage == [f"{path}:3: seq 3 beyond the 1 records run.json counts"]
+    found = scan(path, {"written": 1, "trial": 1}, status="complete", counted_after=1)
+    assert found.damage[0] == (
+        f"{path}:2: seq 2 beyond the 1 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    )
+
+
+def test_a_later_count_below_the_first_never_lowers_what_the_first_allows(tmp_path: Path) -> None:
+    # run.json read again shows fewer records written than before the file (replaced meanwhile): every record the
+    # first count holds stays intact
+    path = write(tmp_path, *(encode("trial", {**TRIAL, "repetition": r}, r + 1) for r in range(3)))
+    found = scan(path, {"written": 3, "trial": 3}, counted_after=0)
+    assert found.damage == [] and [r.seq for r in found.records] == [1, 2, 3]
+
+
+def test_a_number_no_writer_reaches_is_damage_even_in_a_run_without_counts(tmp_path: Path) -> None:
+    # without counts any number up to 2^62 is held (natbench counts at most MAX_SEQ); one beyond it is damage
+    top = 1 << 62
+    path = write(tmp_path, encode("trial", TRIAL, top))
+    assert [r.seq for r in scan(path, None).records] == [top]
+    path = write(tmp_path, encode("trial", TRIAL, top + 1))
+    found = scan(path, None)
+    assert found.records == []
+    assert found.damage == [f"{path}:1: seq {top + 1} beyond the 0 records run.json counts"]
+
+
+def test_numbered_records_in_a_run_without_counts_are_damage_naming_run_json(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 1), encode("trial", {**TRIAL, "repetition": 1}, 2))
+    found = scan(path, None)
+    assert found.damage == [
+        f"{path}: its records carry sequence numbers but run.json has no record counts (run.json replaced?)"
+    ]
+    assert [r.seq for r in found.records] == [1, 2] and found.highest == 2
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_the_abandoned_file_says_whether_its_last_line_is_torn(tmp_path: Path, torn: bool) -> None:
+    last = encode("trial", {**TRIAL, "repetition": 1}, 2)
+    path = write(tmp_path, encode("trial", TRIAL, 1), last[:-1] if torn else last)
+    found = scan(path, None, sequence=False)
+    assert found.torn is torn and found.damage == []
+    assert [r.seq for r in found.records] == ([1] if torn else [1, 2])
+
+
+def test_a_torn_last_line_is_a_note_while_running_and_damage_when_complete_or_after_missing_records(
+    tmp_path: Path,
+) -> None:
+    torn = encode("trial", {**TRIAL, "repetition": 1}, 2)[:-1]
+    path = write(tmp_path, encode("trial", TRIAL, 1), torn)
+    counts = {"written": 1, "trial": 1}
+    running = scan(path, counts)
+    assert running.damage == [] and running.torn
+    assert running.notes == [f"{path}:2: torn last line skipped (run interrupted while writing)"]
+    assert scan(path, counts, status="complete").damage == [
+        f"{path}:2: torn last line in a run whose status is 'complete'"
+    ]
+    # run.json counts 2 records: seq 2 is missing, so the file was cut short before the torn line
+    cut = scan(path, {"written": 2, "trial": 2})
+    assert cut.damage == [
+        f"{path}:2: seq 2 missing at the end (run.json counts 2 records written)",
+        f"{path}:2: torn last line after missing records: the file was cut short, not interrupted while writing",
+    ]
+    assert cut.notes == []
+
+
+def test_a_file_that_fails_after_opening_is_damage_naming_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the file opens but the next look at it fails (a disk error, simulated here): damage naming the file and the
+    # error's text, nothing read
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+
+    def failing(p: Path) -> object:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(records, "open_regular", failing)
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [f"{path}: cannot be read: Input/output error"] and found.records == []
+
+
+def padded(content_bytes: int) -> str:
+    """A record line (with its newline) whose content is ``content_bytes`` long: its reason padded with x."""
+    bare = len(encode("trial", TRIAL, 1)) - 1
+    return encode("trial", {**TRIAL, "reason": "x" * (content_bytes - bare)}, 1)
+
+
+def test_a_line_as_long_as_allowed_reads_and_one_byte_longer_is_damage(tmp_path: Path) -> None:
+    path = write(tmp_path, padded(MAX_LINE))
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [] and len(found.records[0].text) == MAX_LINE
+    path = write(tmp_path, padded(MAX_LINE + 1), encode("trial", {**TRIAL, "repetition": 1}, 2))
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage[0] == (
+        f"{path}:1: longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)"
+    )
+    assert [r.seq for r in found.records] == [2]

@@ -1730,6 +1730,20 @@ def test_the_plain_reader_names_the_run_directory_for_a_disk_error_that_names_no
     assert str(err.value) == f"{run}: cannot be read: Input/output error"
 
 
+def test_the_plain_reader_reads_a_repaired_file_only_when_run_json_names_it_and_it_is_there(tmp_path: Path) -> None:
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+    run = tmp_path / "run"
+    (run / ".trials.repaired.jsonl").write_bytes(b"")  # left over, but run.json names no pending repair
+    plain = read_run(run)
+    assert plain.trials == [trial(0, 0)] and plain.warnings == [] and plain.damage == []
+    (run / ".trials.repaired.jsonl").unlink()
+    meta = json.loads((run / "run.json").read_text("utf-8"))
+    (run / "run.json").write_text(json.dumps({**meta, "repair_pending": ".trials.repaired.jsonl"}), "utf-8")
+    plain = read_run(run)  # named, but gone (the rename went through): trials.jsonl is the file
+    assert plain.trials == [trial(0, 0)] and plain.warnings == [] and plain.damage == []
+
+
 def test_an_experiment_session_rewrites_its_campaign_and_points(tmp_path: Path) -> None:
     more = [*POINTS, dataclasses.replace(POINTS[0], index=1, cores=2)]
     with new_store(tmp_path) as store:
