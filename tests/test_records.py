@@ -5,9 +5,12 @@ whose fields have the wrong types."""
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -700,3 +703,69 @@ def test_a_line_as_long_as_allowed_reads_and_one_byte_longer_is_damage(tmp_path:
         f"{path}:1: longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)"
     )
     assert [r.seq for r in found.records] == [2]
+
+
+def test_an_unterminated_last_line_as_long_as_allowed_is_a_torn_line(tmp_path: Path) -> None:
+    # MAX_LINE bytes without a newline: the record being written when the run stopped, not an over-long line
+    path = write(tmp_path, padded(MAX_LINE)[:-1])
+    found = scan(path, {"written": 0})
+    assert found.torn and found.damage == []
+    assert found.notes == [f"{path}:1: torn last line skipped (run interrupted while writing)"]
+
+
+@pytest.mark.parametrize(
+    ("error", "named"),
+    [(OSError(errno.EIO, os.strerror(errno.EIO)), "Input/output error"), (OSError(), "OSError")],
+)
+def test_a_read_error_after_some_lines_is_damage_naming_the_next_line_and_the_lines_before_stand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, named: str
+) -> None:
+    # the disk fails once the first line is read (simulated here; the file and the reader are real): the error names
+    # line 2 (its text, or its type when it has none), record 1 stands, nothing after it is read
+    first = encode("trial", TRIAL, 1)
+    path = write(tmp_path, first, encode("trial", {**TRIAL, "repetition": 1}, 2))
+    real = records.open_regular
+
+    class FailingDisk(io.RawIOBase):
+        def __init__(self, raw: Any) -> None:
+            self.raw, self.offset = raw, 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            if self.offset >= len(first):
+                raise error
+            n = self.raw.readinto(memoryview(buffer)[: len(first) - self.offset]) or 0
+            self.offset += n
+            return n
+
+        def close(self) -> None:
+            self.raw.close()
+            super().close()
+
+    monkeypatch.setattr(records, "open_regular", lambda p: io.BufferedReader(FailingDisk(real(p).detach())))
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage == [f"{path}:2: cannot be read: {named} (not read further)"]
+    assert [r.seq for r in found.records] == [1]
+
+
+def test_an_over_long_line_is_skipped_in_bounded_memory(tmp_path: Path) -> None:
+    # a line eight times MAX_LINE long, then a record: the scanner reads past it a piece at a time (never the whole
+    # line at once) and goes on with the next line
+    path = tmp_path / "trials.jsonl"
+    with path.open("wb") as f:
+        for _ in range(8):
+            f.write(b"x" * MAX_LINE)
+        f.write(b"\n" + encode("trial", TRIAL, 2).encode())
+    tracemalloc.start()
+    try:
+        found = scan(path, {"written": 2, "trial": 2})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (
+        found.damage[0] == f"{path}:1: longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)"
+    )
+    assert [r.seq for r in found.records] == [2]
+    assert peak < 6 * MAX_LINE  # a few pieces of MAX_LINE at a time; the whole line would take 8
