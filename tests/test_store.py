@@ -1769,37 +1769,54 @@ def _counts_change_while_reading(run: Path, monkeypatch: pytest.MonkeyPatch, aft
     monkeypatch.setattr(reader_module, "scan", scanning)
 
 
-def _three_trials_two_counted_complete(tmp_path: Path) -> tuple[Path, str]:
-    """A run directory of 3 trials whose run.json counts 2 in a run marked complete; and its run.json as the store
-    wrote it (3 counted, running)."""
+def _three_trials_counted_complete(tmp_path: Path, counted: int, first_metric: str = "cps") -> tuple[Path, str]:
+    """A run directory of 3 trials (the first of ``first_metric``) whose run.json counts ``counted`` in a run marked
+    complete; and its run.json as the store wrote it (3 counted, running)."""
     with new_store(tmp_path) as store:
-        for rep in range(3):
-            store.append_trial(trial(rep, 0))
+        store.append_trial(trial(0, 0, metric=first_metric))
+        store.append_trial(trial(1, 0))
+        store.append_trial(trial(2, 0))
     run = tmp_path / "run"
     final = (run / "run.json").read_text("utf-8")
     meta = json.loads(final)
-    counted = {**meta, "records": {"written": 2, "trial": 2}, "status": "complete"}
-    (run / "run.json").write_text(json.dumps(counted), "utf-8")
+    marked = {**meta, "records": {"written": counted, "trial": counted}, "status": "complete"}
+    (run / "run.json").write_text(json.dumps(marked), "utf-8")
     return run, final
 
 
 def test_the_plain_reader_holds_records_against_run_json_read_again_after_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # run.json, read first, counted 2 records of a complete run; the file held 3; run.json read again counts 3 in a
-    # running run: a resume set the run running and appended meanwhile, nothing is damaged
-    run, final = _three_trials_two_counted_complete(tmp_path)
+    # run.json, read first, counted 1 record of a complete run; the file held 3; run.json read again counts 3 in a
+    # running run: a resume set the run running and appended meanwhile, so only what is wrong with a record itself
+    # is damage (the first is of a metric natbench does not know)
+    run, final = _three_trials_counted_complete(tmp_path, 1, first_metric="warp_speed")
     _counts_change_while_reading(run, monkeypatch, final)
     plain = read_run(run)
-    assert plain.damage == [] and plain.trials == [trial(rep, 0) for rep in range(3)]
+    assert plain.damage == [f"{run / 'trials.jsonl'}:1: metric: 'warp_speed' is no metric this natbench knows"]
+    assert plain.trials == [trial(1, 0), trial(2, 0)]
 
 
 def test_the_plain_reader_keeps_the_first_reading_when_run_json_cannot_be_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # as above, but run.json read again is no JSON (being replaced): the file is held against the first reading
-    run, _ = _three_trials_two_counted_complete(tmp_path)
+    # run.json counted 2 records of a complete run, the file holds 3, and run.json read again is no JSON (being
+    # replaced): the file is held against the first reading
+    run, _ = _three_trials_counted_complete(tmp_path, 2)
     _counts_change_while_reading(run, monkeypatch, "{")
+    plain = read_run(run)
+    assert plain.damage == [
+        f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    ]
+    assert plain.trials == [trial(0, 0), trial(1, 0)]
+
+
+def test_the_plain_reader_names_a_record_appended_to_a_complete_run_once_run_json_read_again_agrees(
+    tmp_path: Path,
+) -> None:
+    # run.json (read before and after the file alike) counts 2 records of a complete run, the file holds 3
+    run, _ = _three_trials_counted_complete(tmp_path, 2)
     plain = read_run(run)
     assert plain.damage == [
         f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
