@@ -1742,6 +1742,14 @@ def test_the_plain_reader_reads_a_repaired_file_only_when_run_json_names_it_and_
     (run / "run.json").write_text(json.dumps({**meta, "repair_pending": ".trials.repaired.jsonl"}), "utf-8")
     plain = read_run(run)  # named, but gone (the rename went through): trials.jsonl is the file
     assert plain.trials == [trial(0, 0)] and plain.warnings == [] and plain.damage == []
+    (run / ".trials.repaired.jsonl").write_bytes((run / "trials.jsonl").read_bytes())
+    (run / "trials.jsonl").write_bytes(b"")  # named and there: the repair stopped before its rename
+    plain = read_run(run)
+    assert plain.trials == [trial(0, 0)] and plain.damage == []
+    assert plain.warnings == [
+        f"{run / 'trials.jsonl'}: a repair stopped before renaming .trials.repaired.jsonl over it; read from"
+        " .trials.repaired.jsonl (the next `natbench run --resume` finishes the repair)"
+    ]
 
 
 def test_the_plain_reader_holds_records_of_a_metric_natbench_does_not_know_as_damage(tmp_path: Path) -> None:
