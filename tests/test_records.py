@@ -4,13 +4,21 @@ whose fields have the wrong types."""
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from natbench.run import records
 from natbench.run.format import RecordPlan, encode
 from natbench.run.format.fields import MAX_DEPTH
+from natbench.run.format.lines import checksum
+from natbench.run.format.safefile import MAX_LINE
 from natbench.run.records import MAX_LISTED, rep_key, scan
 
 TRIAL = {
@@ -346,3 +354,418 @@ def test_a_record_lacking_its_point_metric_or_repetition_has_no_repetition_key(l
 def test_a_record_s_repetition_key_is_its_point_metric_and_repetition() -> None:
     assert rep_key(TRIAL) == ("p1", "cps", 0)
     assert rep_key(RESULT) == ("p1", "cps", 3)
+
+
+def test_a_numbered_record_repeated_byte_for_byte_is_a_duplicate_of_its_first_and_taints_nothing(
+    tmp_path: Path,
+) -> None:
+    # line 2 is line 1 again (seq 1, same content): damage naming line 1 and the seq; the first copy stands and the
+    # next record (seq 2) is kept; an exact copy puts no repetition in doubt, so none is tainted
+    first = encode("trial", TRIAL, 1)
+    path = write(tmp_path, first, first, encode("trial", {**TRIAL, "repetition": 1}, 2))
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage == [f"{path}:2: duplicate of line 1 (seq 1)"]
+    assert [(r.line, r.seq) for r in found.records] == [(1, 1), (3, 2)]
+    assert found.records[0].text == first[:-1]
+    assert found.tainted == set() and found.notes == []
+
+
+def test_a_sequence_number_again_with_other_content_is_damage_tainting_both_records_and_the_next(
+    tmp_path: Path,
+) -> None:
+    # seq 1 is repetition 3's result on line 1 and a trial of repetition 1 on line 2: which one run.json counted is
+    # unknown, so the line is damage naming the first, and both records' repetitions are tainted, as is the next
+    # record's (repetition 4: a record may be lost before it); the first line stands
+    path = write(
+        tmp_path,
+        encode("result", RESULT, 1),
+        encode("trial", {**TRIAL, "repetition": 1}, 1),
+        encode("trial", {**TRIAL, "repetition": 4}, 2),
+    )
+    found = scan(path, {"written": 2, "trial": 1, "result": 1})
+    assert found.damage == [f"{path}:2: seq 1 again (first on line 1) with other content"]
+    assert [(r.line, r.seq, r.kind) for r in found.records] == [(1, 1, "result"), (3, 2, "trial")]
+    assert found.tainted == {("p1", "cps", 3), ("p1", "cps", 1), ("p1", "cps", 4)}
+
+
+def test_a_record_of_a_metric_the_plan_does_not_name_is_damage_naming_it_and_any_metric_passes_without_names(
+    tmp_path: Path,
+) -> None:
+    # the plan names the metrics natbench knows: a record of another one cannot be placed in any table (damage of its
+    # line, its repetition not tainted: no repair could measure it); a plan naming no metrics (None) takes any
+    path = write(tmp_path, encode("trial", {**TRIAL, "metric": "warp_speed"}, 1))
+    named = scan(path, {"written": 1, "trial": 1}, plan=RecordPlan(frozenset({"p1"}), frozenset({"cps"})))
+    assert named.damage == [f"{path}:1: metric: 'warp_speed' is no metric this natbench knows"]
+    assert named.records == [] and named.tainted == set()
+    unnamed = scan(path, {"written": 1, "trial": 1}, plan=RecordPlan(frozenset({"p1"})))
+    assert unnamed.damage == [] and [r.record.metric for r in unnamed.records] == ["warp_speed"]
+
+
+def numbered(data: dict[str, object], seq: object, kind: str = "trial") -> str:
+    """A record line carrying ``seq`` as given (any JSON value) and the checksum of its content."""
+    obj = {"type": kind, **data, "seq": seq}
+    return json.dumps({**obj, "crc32": checksum(obj)}, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+@pytest.mark.parametrize("seq", [None, 0, -1, True, "1", 1.5])
+def test_a_checksummed_line_whose_seq_is_no_positive_integer_is_damage_naming_the_value(
+    tmp_path: Path, seq: object
+) -> None:
+    # a line with a checksum is a numbered record (not one from before sequence numbers, whatever its seq): a seq
+    # that is missing (null), 0, negative, a boolean, a string or a fraction is damage of that line; 1 is the first
+    path = write(tmp_path, numbered(TRIAL, seq))
+    found = scan(path, {"written": 0})
+    assert found.damage == [f"{path}:1: seq: expected a positive integer, got {seq!r}"]
+    assert found.records == []
+    path = write(tmp_path, numbered(TRIAL, 1))
+    assert scan(path, {"written": 1, "trial": 1}).damage == []
+
+
+def test_a_checksummed_line_without_seq_is_damage_not_a_line_from_before_sequence_numbers(tmp_path: Path) -> None:
+    # no "seq" key at all, but a crc32: written with sequence numbers, then changed; run.json counts one legacy line,
+    # which a line without a checksum would be
+    obj = {"type": "trial", **TRIAL}
+    path = write(tmp_path, json.dumps({**obj, "crc32": checksum(obj)}, sort_keys=True) + "\n")
+    found = scan(path, {"written": 0, "legacy": 1})
+    assert found.damage[0] == f"{path}:1: seq: expected a positive integer, got None"
+    assert found.records == [] and found.legacy == 0
+
+
+def test_a_checksum_mismatch_taints_its_own_repetition(tmp_path: Path) -> None:
+    # the only line of the file was changed after writing: no record around it, its own repetition is in doubt
+    line = encode("trial", {**TRIAL, "repetition": 5}, 1).replace('"reason":""', '"reason":"x"')
+    path = write(tmp_path, line)
+    found = scan(path, {"written": 1, "trial": 1})
+    assert len(found.damage) == 1 and found.damage[0].startswith(f"{path}:1: crc32: checksum mismatch (stored ")
+    assert found.records == [] and found.tainted == {("p1", "cps", 5)}
+
+
+def test_a_line_that_is_no_utf8_is_damage_naming_the_byte_and_its_column(tmp_path: Path) -> None:
+    path = tmp_path / "trials.jsonl"
+    path.write_bytes(encode("trial", TRIAL, 1).encode() + b'{"\xff"}\n')
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [f"{path}:2: not UTF-8 text (byte 0xff at column 3)"]
+    assert [r.seq for r in found.records] == [1] and found.tainted == {("p1", "cps", 0)}
+
+
+def test_a_line_whose_checksum_cannot_be_computed_is_damage_of_that_line(tmp_path: Path) -> None:
+    # a lone UTF-16 surrogate written as a JSON escape (plain ASCII, valid JSON) has no UTF-8 form, so the checksum
+    # over the record's UTF-8 text cannot be computed: the line is no record natbench wrote
+    line = json.dumps({"type": "trial", **TRIAL, "reason": "\ud800", "seq": 1, "crc32": "00000000"}, sort_keys=True)
+    path = write(tmp_path, line + "\n")
+    found = scan(path, {"written": 1, "trial": 1})
+    assert len(found.damage) == 1 and found.damage[0].startswith(f"{path}:1: not a natbench record: ")
+    assert found.records == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the scanner names every checksum that cannot be computed a non-finite number; a lone surrogate is none",
+)
+def test_a_line_whose_checksum_cannot_be_computed_is_not_called_a_non_finite_number(tmp_path: Path) -> None:
+    line = json.dumps({"type": "trial", **TRIAL, "reason": "\ud800", "seq": 1, "crc32": "00000000"}, sort_keys=True)
+    path = write(tmp_path, line + "\n")
+    assert "non-finite" not in scan(path, {"written": 1, "trial": 1}).damage[0]
+
+
+def test_a_record_numbered_below_the_one_before_it_is_out_of_order_tainting_its_repetition(tmp_path: Path) -> None:
+    # seq 1, 3, then 2: line 3 is out of order (no record is missing: seq 2 is there); the record before it is a
+    # result (its repetition ended), so only line 3's own repetition is in doubt
+    path = write(
+        tmp_path,
+        encode("trial", TRIAL, 1),
+        encode("result", RESULT, 3),
+        encode("trial", {**TRIAL, "repetition": 7}, 2),
+    )
+    found = scan(path, {"written": 3, "trial": 2, "result": 1})
+    assert found.damage == [f"{path}:3: seq 2 out of order (after seq 3)"]
+    assert [r.seq for r in found.records] == [1, 3] and found.tainted == {("p1", "cps", 7)}
+
+
+def test_a_record_two_beyond_the_counts_is_damage_tainting_its_repetition(tmp_path: Path) -> None:
+    # run.json counts 1 record: seq 2 would be the one uncounted record a kill leaves (a note), seq 3 is damage
+    path = write(tmp_path, encode("result", RESULT, 1), encode("trial", {**TRIAL, "repetition": 7}, 3))
+    found = scan(path, {"written": 1, "result": 1})
+    assert found.damage == [f"{path}:2: seq 3 beyond the 1 records run.json counts"]
+    assert [r.seq for r in found.records] == [1] and found.tainted == {("p1", "cps", 7)}
+
+
+def test_a_result_among_the_records_a_resume_moved_aside_is_damage_tainting_its_repetition(tmp_path: Path) -> None:
+    # a resume moves only trials aside (of repetitions without a result); seq 1 lies in the moved range, and is a result
+    path = write(tmp_path, encode("result", RESULT, 1))
+    found = scan(path, {"written": 1, "trial": 1, "moved": [[1, 1]]})
+    assert found.damage == [f"{path}:1: seq 1: a result among the records a resume moved aside"]
+    assert found.records == [] and found.leftovers == [] and found.tainted == {("p1", "cps", 3)}
+
+
+def test_one_uncounted_record_is_a_note_while_running_and_damage_in_a_complete_run(tmp_path: Path) -> None:
+    # run.json counts 1 record, the file holds seq 2 as well: a kill between the line and the counts (running), or
+    # appended after the run ended (complete: the writer counts the last record before it marks the run complete)
+    path = write(tmp_path, encode("result", RESULT, 1), encode("trial", {**TRIAL, "repetition": 7}, 2))
+    counts = {"written": 1, "result": 1}
+    running = scan(path, counts, status="running")
+    assert running.damage == []
+    assert running.notes == [
+        f"{path}:2: seq 2 not counted in run.json yet"
+        " (written just before the run stopped, or the run is still being written)"
+    ]
+    assert [r.seq for r in running.records] == [1, 2] and running.tainted == set()
+    complete = scan(path, counts, status="complete")
+    assert complete.damage == [
+        f"{path}:2: seq 2 beyond the 1 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    ]
+    assert complete.notes == [] and [r.seq for r in complete.records] == [1]
+    assert complete.tainted == {("p1", "cps", 7)}
+
+
+def test_fewer_lines_from_before_sequence_numbers_than_run_json_counts_is_damage(tmp_path: Path) -> None:
+    path = write(tmp_path, legacy(TRIAL))
+    found = scan(path, {"written": 0, "legacy": 2})
+    assert found.damage == [
+        f"{path}: 1 line(s) without sequence numbers, but run.json counts 2 from before sequence numbers"
+    ]
+    assert found.legacy == 1 and [r.seq for r in found.records] == [None]
+
+
+def test_the_last_counted_record_missing_alone_is_named_at_the_end(tmp_path: Path) -> None:
+    # run.json counts 2 records, the file holds seq 1 only: seq 2 is missing after it (not a torn line: that would be
+    # a line without its newline), and the trial before it may have lost its next record
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage == [f"{path}:2: seq 2 missing at the end (run.json counts 2 records written)"]
+    assert found.tainted == {("p1", "cps", 0)}
+
+
+@pytest.mark.parametrize("number", ["NaN", "-Infinity", "1e999"])
+def test_a_line_holding_a_number_json_cannot_carry_is_damage_of_that_line(tmp_path: Path, number: str) -> None:
+    line = encode("trial", {**TRIAL, "repetition": 1}, 2).replace('"intended_rate":1000.0', f'"intended_rate":{number}')
+    path = write(tmp_path, encode("trial", TRIAL, 1), line)
+    found = scan(path, {"written": 2, "trial": 2})
+    # the line cannot be read, so neither can its number: seq 2, which run.json counts, is missing as well
+    assert found.damage == [
+        f"{path}:2: not a natbench record: non-finite number",
+        f"{path}:3: seq 2 missing at the end (run.json counts 2 records written)",
+    ]
+    assert [r.seq for r in found.records] == [1]
+
+
+def test_a_line_nested_beyond_what_the_json_reader_can_follow_is_damage_of_that_line(tmp_path: Path) -> None:
+    # thousands of levels: the JSON reader itself gives up (RecursionError), named like any nesting beyond MAX_DEPTH
+    path = write(tmp_path, encode("trial", TRIAL, 1), "[" * 100_000 + "]" * 100_000 + "\n")
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [f"{path}:2: not a natbench record: nested more than {MAX_DEPTH} levels deep"]
+    assert [r.seq for r in found.records] == [1]
+
+
+def test_a_line_nested_too_deep_that_is_no_object_is_damage_of_that_line(tmp_path: Path) -> None:
+    path = write(tmp_path, json.dumps(nested(MAX_DEPTH + 1)) + "\n")
+    found = scan(path, None)
+    assert found.damage == [f"{path}:1: not a natbench record: nested more than {MAX_DEPTH} levels deep"]
+
+
+@pytest.mark.parametrize("seq", [True, 1.0, "1"])
+def test_a_line_nested_too_deep_accounts_for_its_seq_only_when_that_is_a_positive_integer(
+    tmp_path: Path, seq: object
+) -> None:
+    # the line with seq 1 is damaged but its number is there (no record missing: the other test above); a seq that is
+    # no positive integer names no record, so seq 1, which run.json counts, is missing as well
+    line = json.dumps({"type": "trial", **TRIAL, "extra": {"deep": nested(MAX_DEPTH)}, "seq": seq}) + "\n"
+    path = write(tmp_path, line)
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [
+        f"{path}:1: not a natbench record: nested more than {MAX_DEPTH} levels deep",
+        f"{path}:2: seq 1 missing at the end (run.json counts 1 records written)",
+    ]
+
+
+def test_counts_without_a_written_count_count_no_record_written(tmp_path: Path) -> None:
+    # "written" left out of run.json's counts is 0 (like every count): a file of one legacy line is intact
+    path = write(tmp_path, legacy(TRIAL))
+    found = scan(path, {"legacy": 1})
+    assert found.damage == [] and found.legacy == 1 and found.highest == 0
+
+
+def test_records_a_writer_counted_after_the_file_was_read_are_held_against_the_later_count(tmp_path: Path) -> None:
+    # run.json read before the file counted 1 record, read again after it 2 (a writer went on meanwhile): seq 2 is
+    # counted now, so even in a complete run it is no damage (a note: not in the first count); seq 3 is one beyond
+    # the later count: the one a writer may be adding (running), damage in a complete run
+    lines = [encode("trial", {**TRIAL, "repetition": r}, r + 1) for r in range(3)]
+    path = write(tmp_path, *lines[:2])
+    found = scan(path, {"written": 1, "trial": 1}, status="complete", counted_after=2)
+    assert found.damage == [] and [r.seq for r in found.records] == [1, 2]
+    assert found.notes == [
+        f"{path}:2: seq 2 not counted in run.json yet"
+        " (written just before the run stopped, or the run is still being written)"
+    ]
+    path = write(tmp_path, *lines)
+    assert scan(path, {"written": 1, "trial": 1}, status="running", counted_after=2).damage == []
+    assert scan(path, {"written": 1, "trial": 1}, status="complete", counted_after=2).damage == [
+        f"{path}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    ]
+    # the later count equal to the first: seq 2 is the one record beyond it, seq 3 two beyond (damage either way)
+    found = scan(path, {"written": 1, "trial": 1}, status="running", counted_after=1)
+    assert found.damage == [f"{path}:3: seq 3 beyond the 1 records run.json counts"]
+    found = scan(path, {"written": 1, "trial": 1}, status="complete", counted_after=1)
+    assert found.damage[0] == (
+        f"{path}:2: seq 2 beyond the 1 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    )
+
+
+def test_a_later_count_below_the_first_never_lowers_what_the_first_allows(tmp_path: Path) -> None:
+    # run.json read again shows fewer records written than before the file (replaced meanwhile): every record the
+    # first count holds stays intact
+    path = write(tmp_path, *(encode("trial", {**TRIAL, "repetition": r}, r + 1) for r in range(3)))
+    found = scan(path, {"written": 3, "trial": 3}, counted_after=0)
+    assert found.damage == [] and [r.seq for r in found.records] == [1, 2, 3]
+
+
+def test_a_number_no_writer_reaches_is_damage_even_in_a_run_without_counts(tmp_path: Path) -> None:
+    # without counts any number up to 2^62 is held (natbench counts at most MAX_SEQ); one beyond it is damage
+    top = 1 << 62
+    path = write(tmp_path, encode("trial", TRIAL, top))
+    assert [r.seq for r in scan(path, None).records] == [top]
+    path = write(tmp_path, encode("trial", TRIAL, top + 1))
+    found = scan(path, None)
+    assert found.records == []
+    assert found.damage == [f"{path}:1: seq {top + 1} beyond the 0 records run.json counts"]
+
+
+def test_numbered_records_in_a_run_without_counts_are_damage_naming_run_json(tmp_path: Path) -> None:
+    path = write(tmp_path, encode("trial", TRIAL, 1), encode("trial", {**TRIAL, "repetition": 1}, 2))
+    found = scan(path, None)
+    assert found.damage == [
+        f"{path}: its records carry sequence numbers but run.json has no record counts (run.json replaced?)"
+    ]
+    assert [r.seq for r in found.records] == [1, 2] and found.highest == 2
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_the_abandoned_file_says_whether_its_last_line_is_torn(tmp_path: Path, torn: bool) -> None:
+    last = encode("trial", {**TRIAL, "repetition": 1}, 2)
+    path = write(tmp_path, encode("trial", TRIAL, 1), last[:-1] if torn else last)
+    found = scan(path, None, sequence=False)
+    assert found.torn is torn and found.damage == []
+    assert [r.seq for r in found.records] == ([1] if torn else [1, 2])
+
+
+def test_a_torn_last_line_is_a_note_while_running_and_damage_when_complete_or_after_missing_records(
+    tmp_path: Path,
+) -> None:
+    torn = encode("trial", {**TRIAL, "repetition": 1}, 2)[:-1]
+    path = write(tmp_path, encode("trial", TRIAL, 1), torn)
+    counts = {"written": 1, "trial": 1}
+    running = scan(path, counts)
+    assert running.damage == [] and running.torn
+    assert running.notes == [f"{path}:2: torn last line skipped (run interrupted while writing)"]
+    assert scan(path, counts, status="complete").damage == [
+        f"{path}:2: torn last line in a run whose status is 'complete'"
+    ]
+    # run.json counts 2 records: seq 2 is missing, so the file was cut short before the torn line
+    cut = scan(path, {"written": 2, "trial": 2})
+    assert cut.damage == [
+        f"{path}:2: seq 2 missing at the end (run.json counts 2 records written)",
+        f"{path}:2: torn last line after missing records: the file was cut short, not interrupted while writing",
+    ]
+    assert cut.notes == []
+
+
+def test_a_file_that_fails_after_opening_is_damage_naming_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the file opens but the next look at it fails (a disk error, simulated here): damage naming the file and the
+    # error's text, nothing read
+    path = write(tmp_path, encode("trial", TRIAL, 1))
+
+    def failing(p: Path) -> object:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(records, "open_regular", failing)
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [f"{path}: cannot be read: Input/output error"] and found.records == []
+
+
+def padded(content_bytes: int) -> str:
+    """A record line (with its newline) whose content is ``content_bytes`` long: its reason padded with x."""
+    bare = len(encode("trial", TRIAL, 1)) - 1
+    return encode("trial", {**TRIAL, "reason": "x" * (content_bytes - bare)}, 1)
+
+
+def test_a_line_as_long_as_allowed_reads_and_one_byte_longer_is_damage(tmp_path: Path) -> None:
+    path = write(tmp_path, padded(MAX_LINE))
+    found = scan(path, {"written": 1, "trial": 1})
+    assert found.damage == [] and len(found.records[0].text) == MAX_LINE
+    path = write(tmp_path, padded(MAX_LINE + 1), encode("trial", {**TRIAL, "repetition": 1}, 2))
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage[0] == (
+        f"{path}:1: longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)"
+    )
+    assert [r.seq for r in found.records] == [2]
+
+
+def test_an_unterminated_last_line_as_long_as_allowed_is_a_torn_line(tmp_path: Path) -> None:
+    # MAX_LINE bytes without a newline: the record being written when the run stopped, not an over-long line
+    path = write(tmp_path, padded(MAX_LINE)[:-1])
+    found = scan(path, {"written": 0})
+    assert found.torn and found.damage == []
+    assert found.notes == [f"{path}:1: torn last line skipped (run interrupted while writing)"]
+
+
+@pytest.mark.parametrize(
+    ("error", "named"),
+    [(OSError(errno.EIO, os.strerror(errno.EIO)), "Input/output error"), (OSError(), "OSError")],
+)
+def test_a_read_error_after_some_lines_is_damage_naming_the_next_line_and_the_lines_before_stand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, named: str
+) -> None:
+    # the disk fails once the first line is read (simulated here; the file and the reader are real): the error names
+    # line 2 (its text, or its type when it has none), record 1 stands, nothing after it is read
+    first = encode("trial", TRIAL, 1)
+    path = write(tmp_path, first, encode("trial", {**TRIAL, "repetition": 1}, 2))
+    real = records.open_regular
+
+    class FailingDisk(io.RawIOBase):
+        def __init__(self, raw: Any) -> None:
+            self.raw, self.offset = raw, 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: Any) -> int:
+            if self.offset >= len(first):
+                raise error
+            n = self.raw.readinto(memoryview(buffer)[: len(first) - self.offset]) or 0
+            self.offset += n
+            return n
+
+        def close(self) -> None:
+            self.raw.close()
+            super().close()
+
+    monkeypatch.setattr(records, "open_regular", lambda p: io.BufferedReader(FailingDisk(real(p).detach())))
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage == [f"{path}:2: cannot be read: {named} (not read further)"]
+    assert [r.seq for r in found.records] == [1]
+
+
+def test_an_over_long_line_is_skipped_in_bounded_memory(tmp_path: Path) -> None:
+    # a line eight times MAX_LINE long, then a record: the scanner reads past it a piece at a time (never the whole
+    # line at once) and goes on with the next line
+    path = tmp_path / "trials.jsonl"
+    with path.open("wb") as f:
+        for _ in range(8):
+            f.write(b"x" * MAX_LINE)
+        f.write(b"\n" + encode("trial", TRIAL, 2).encode())
+    tracemalloc.start()
+    try:
+        found = scan(path, {"written": 2, "trial": 2})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (
+        found.damage[0] == f"{path}:1: longer than {MAX_LINE >> 20} MiB: no record natbench writes (not read further)"
+    )
+    assert [r.seq for r in found.records] == [2]
+    assert peak < 6 * MAX_LINE  # a few pieces of MAX_LINE at a time; the whole line would take 8
