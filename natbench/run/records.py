@@ -256,6 +256,9 @@ class _Scanner:
         stored = obj.get("crc32")
         try:
             computed = checksum(obj)
+        except UnicodeEncodeError:  # a lone surrogate escape: valid JSON, but no text natbench writes has one
+            self.bad(number, "not a natbench record: a string with no UTF-8 form (a lone surrogate)")
+            return None
         except ValueError:  # parse_line lets no non-finite number through; a safeguard for other readers' objects
             self.bad(number, "not a natbench record: non-finite number")
             return None
