@@ -480,6 +480,14 @@ def test_a_record_numbered_below_the_one_before_it_is_out_of_order_tainting_its_
     assert [r.seq for r in found.records] == [1, 3] and found.tainted == {("p1", "cps", 7)}
 
 
+def test_the_scan_names_the_highest_seq_beyond_the_counts_for_a_second_look_at_run_json(tmp_path: Path) -> None:
+    # seq 2 is the one uncounted record a running writer may leave (kept, not beyond); 4 and 3 lie beyond
+    path = write(tmp_path, encode("trial", TRIAL, 1), encode("trial", TRIAL, 2))
+    assert scan(path, {"written": 1, "trial": 1}, status="running").beyond == 0
+    path = write(tmp_path, encode("trial", TRIAL, 1), encode("trial", TRIAL, 4), encode("trial", TRIAL, 3))
+    assert scan(path, {"written": 1, "trial": 1}, status="running").beyond == 4
+
+
 def test_a_record_two_beyond_the_counts_is_damage_tainting_its_repetition(tmp_path: Path) -> None:
     # run.json counts 1 record: seq 2 would be the one uncounted record a kill leaves (a note), seq 3 is damage
     path = write(tmp_path, encode("result", RESULT, 1), encode("trial", {**TRIAL, "repetition": 7}, 3))

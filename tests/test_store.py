@@ -1833,11 +1833,6 @@ def test_the_plain_reader_names_a_record_appended_to_a_complete_run_once_run_jso
     assert plain.trials == [trial(0, 0), trial(1, 0)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scan_run reads run.json again only when a kept record lies beyond the first counts; records more than one"
-    " beyond them are never kept, so a running writer's records appended between the two reads are called damage",
-)
 def test_the_plain_reader_holds_a_running_writers_records_against_run_json_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

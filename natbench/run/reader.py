@@ -164,7 +164,7 @@ def scan_run(path: Path, meta: RunMeta, plan: RecordPlan | None = None) -> Scan:
     found = scan(trials, counts, status=status, plan=plan)
     known = meta.records if isinstance(meta.records, RecordCounts) else None  # malformed counts are not trusted
     beyond = None if known is None else known.written + (status != "complete")
-    if beyond is not None and found.highest > beyond:
+    if beyond is not None and max(found.highest, found.beyond) > beyond:
         # a writer may be adding records (a resume of a complete run sets it running first): read its counts and
         # status again and check against those
         with contextlib.suppress(StoreError):

@@ -135,6 +135,8 @@ class Scan:
     """Repetitions the damage may have touched (a repair measures them again)."""
     highest: int = 0
     """The highest intact ``seq`` (or the count in run.json when higher)."""
+    beyond: int = 0
+    """The highest intact ``seq`` beyond what run.json counts (0: none): a running writer's, or damage."""
     legacy: int = 0
     """Intact lines without ``seq`` at the start of the file."""
 
@@ -292,6 +294,7 @@ class _Scanner:
             return
         if seq > self.limit:
             self.bad(number, f"seq {seq} beyond the {self.written} records run.json counts", data)
+            self.out.beyond = max(self.out.beyond, seq)
             return
         self.max_seq = seq
         self.by_seq[seq] = rec
