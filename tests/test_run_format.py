@@ -20,6 +20,8 @@ import pytest
 
 import natbench
 from natbench.campaign import load_campaign
+from natbench.config.source import MAX_DEPTH as YAML_DEPTH
+from natbench.config.source import MAX_NODES
 from natbench.errors import StoreError
 from natbench.report.bound import BOUND_COLUMNS
 from natbench.results import RepetitionResult, TrialRecord
@@ -42,6 +44,7 @@ from natbench.run.format import (
     encode_record,
     parse_line,
 )
+from natbench.run.format.campaign import NestingError
 from natbench.run.format.codec import load_json
 from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth
 from natbench.run.format.lines import NonFinite
@@ -303,6 +306,62 @@ def test_a_stored_campaign_that_states_no_acceptance_accepts_no_loss() -> None:
         assert StoredCampaign.parse(text).acceptance("cps", {"error": 10}) == 0.0  # an override of something else
     stated = StoredCampaign.parse("traffic: {acceptance: 0.25}\nmetrics: {cps: {repetitions: 3}}\n")
     assert stated.acceptance("cps") == 0.25
+
+
+def test_a_stored_campaign_that_is_no_yaml_keeps_its_text_and_says_nothing() -> None:
+    """A file that does not parse (or holds a value YAML cannot convert) is kept as it is, unreadable."""
+    for text in ("a: [", "date: 2024-13-45\n", "- a list\n", "just text"):
+        stored = StoredCampaign.parse(text)
+        assert (stored.text, stored.readable, stored.kind, stored.family) == (text, False, None, None)
+
+
+def test_a_stored_campaign_states_kind_and_family_only_where_written() -> None:
+    """kind and traffic.family are None when the file leaves them out or writes null, else the text they hold."""
+    for text in ("traffic: {acceptance: 0.1}\n", "kind: ~\ntraffic: {family: null}\n", "name: bare\n"):
+        stored = StoredCampaign.parse(text)
+        assert stored.readable and (stored.kind, stored.family) == (None, None)
+    stored = StoredCampaign.parse("kind: 3\ntraffic: {family: nat44}\n")
+    assert (stored.kind, stored.family) == ("3", "nat44") and not stored.experiment_session
+
+
+def test_a_stored_campaign_reads_each_metric_section_that_is_a_mapping_and_skips_the_others() -> None:
+    """A metric section that is no mapping states nothing; repetitions count only when a whole number."""
+    stored = StoredCampaign.parse(
+        "metrics:\n  cps: 3\n  latency: [1, 2]\n  teardown: text\n"
+        "  throughput: {acceptance: 0.1, repetitions: 2}\n"
+        "  fill: {repetitions: '3'}\n  lifetime: {repetitions: true}\n  memory: {repetitions: 2.0}\n"
+        "  capacity: {acceptance: 0.2}\n"
+    )
+    assert stored.readable
+    assert stored.metric_acceptance == {"throughput": 0.1, "capacity": 0.2}
+    assert stored.metric_repetitions == {"throughput": 2}
+    assert (stored.acceptance("cps"), stored.acceptance("throughput")) == (0.0, 0.1)
+
+
+def test_a_stored_campaign_of_more_values_than_a_campaign_file_may_hold_still_reads() -> None:
+    """The run's file was checked when the run started: its size is not limited again (only nesting and aliases)."""
+    many = ", ".join(str(i) for i in range(MAX_NODES + 1))
+    stored = StoredCampaign.parse(f"traffic: {{family: nat64}}\nsweep: [{many}]\n")
+    assert stored.readable and stored.family == "nat64"
+
+
+def test_a_stored_campaign_beyond_the_yaml_limits_is_refused_saying_which_limit() -> None:
+    """Too deep gets the hint that a campaign nests only a few levels; an alias cycle or bomb says what it is."""
+    with pytest.raises(NestingError) as deep:
+        StoredCampaign.parse("[" * (YAML_DEPTH + 1) + "]" * (YAML_DEPTH + 1))
+    assert str(deep.value) == f"nested more than {YAML_DEPTH} levels deep (a campaign nests a few)"
+    with pytest.raises(NestingError) as cycle:
+        StoredCampaign.parse("a: &a [*a]\n")
+    assert (
+        str(cycle.value)
+        == "a YAML alias refers to the mapping or list that holds it (a value that would contain itself)"
+    )
+    bomb = "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n" + "".join(
+        f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcde", "bcdef", strict=True)
+    )
+    with pytest.raises(NestingError) as expanded:
+        StoredCampaign.parse(bomb)
+    assert str(expanded.value).startswith("expands to more than ") and "campaign nests" not in str(expanded.value)
 
 
 # ----------------------------------------------------------------------------- record lines
