@@ -45,7 +45,7 @@ from natbench.run.format import (
     parse_line,
 )
 from natbench.run.format.campaign import NestingError
-from natbench.run.format.codec import load_json
+from natbench.run.format.codec import decode_campaign, load_json
 from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth
 from natbench.run.format.lines import NonFinite
 from natbench.run.reader import RunDirectory, read_run
@@ -362,6 +362,18 @@ def test_a_stored_campaign_beyond_the_yaml_limits_is_refused_saying_which_limit(
     with pytest.raises(NestingError) as expanded:
         StoredCampaign.parse(bomb)
     assert str(expanded.value).startswith("expands to more than ") and "campaign nests" not in str(expanded.value)
+
+
+def test_a_campaign_file_that_is_no_utf8_or_beyond_the_yaml_limits_is_one_error_naming_the_file() -> None:
+    """decode_campaign names the file and the byte that is no UTF-8, or the limit the YAML goes beyond."""
+    path = Path("runs/r/campaign.yaml")
+    with pytest.raises(StoreError) as binary:
+        decode_campaign(b"name: caf\xe9\n", path)
+    assert str(binary.value) == f"{path}: cannot be read as UTF-8 text (byte at offset 9)"
+    with pytest.raises(StoreError) as deep:
+        decode_campaign(b"[" * (YAML_DEPTH + 1) + b"]" * (YAML_DEPTH + 1), path)
+    assert str(deep.value) == f"{path}: nested more than {YAML_DEPTH} levels deep (a campaign nests a few)"
+    assert decode_campaign("name: caf\u00e9\n".encode(), path).readable  # UTF-8 text reads
 
 
 # ----------------------------------------------------------------------------- record lines
