@@ -48,6 +48,7 @@ from natbench.run.format.campaign import NestingError
 from natbench.run.format.codec import decode_campaign, load_json
 from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth
 from natbench.run.format.lines import NonFinite
+from natbench.run.format.meta import counts_problem
 from natbench.run.reader import RunDirectory, read_run
 from natbench.run.writer import RunStore
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
@@ -154,6 +155,9 @@ def test_a_synthetic_run_of_older_versions_with_an_iso_start_time_reads() -> Non
         ("point_testbeds", {"p": [1]}, "point_testbeds.p: expected a string, got 1"),
         ("testbeds", [], "testbeds: expected an object, got []"),
         ("testbeds", {"tb1": 1}, "testbeds.tb1: expected an object, got 1"),
+        ("resumed_at", [5.5, True], "resumed_at: expected a finite number, got True"),
+        ("resumed_at", [float("nan")], "resumed_at: expected a finite number, got nan"),
+        ("resumed_at", [float("inf")], "resumed_at: expected a finite number, got inf"),
     ],
 )
 def test_a_run_json_value_of_the_wrong_type_is_one_error_naming_the_file_and_the_field(
@@ -202,6 +206,15 @@ def test_run_json_s_model_takes_only_an_object() -> None:
     with pytest.raises(FieldError) as err:
         RunMeta.from_dict(["running"])
     assert str(err.value) == "run.json: expected a JSON object"
+
+
+def test_moved_records_need_records_written_to_lie_within() -> None:
+    """A moved range lies within the records written: with no ``written`` (none), no range fits."""
+    problem = "moved: [1, 1] is no [first, last] range after 0 within the records written"
+    assert counts_problem({"moved": [[1, 1]]}) == problem
+    assert counts_problem({"written": 0, "moved": [[1, 1]]}) == problem
+    assert counts_problem({"written": 1, "moved": [[1, 1]]}) is None
+    assert counts_problem({"moved": []}) is None
 
 
 def test_malformed_record_counts_are_kept_as_stored_and_never_trusted() -> None:
@@ -253,6 +266,10 @@ def test_a_point_overriding_no_setting_of_a_metric_gives_empty_settings() -> Non
         ({"src_ports": [1]}, "[1].src_ports: expected [first, last], got a list of 1"),
         ({"dut_params": {"dut": 5}}, "[1].dut_params.dut: expected an object, got 5"),
         ({"colour": "red"}, "[1].colour: not a field of a working point"),
+        ({"src_ports": "1000-2000"}, "[1].src_ports: expected a list, got '1000-2000'"),
+        ({"dst_ports": [1000, "2000"]}, "[1].dst_ports: expected a whole number, got '2000'"),
+        ({"dut_params": []}, "[1].dut_params: expected an object, got []"),
+        ({"metric_settings": 5}, "[1].metric_settings: expected an object, got 5"),
     ],
 )
 def test_a_points_json_entry_of_the_wrong_type_is_one_error_naming_the_entry_and_field(
