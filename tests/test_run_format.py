@@ -288,6 +288,28 @@ def test_a_points_json_entry_of_the_wrong_type_is_one_error_naming_the_entry_and
     assert str(err.value) == f"{path}: [1].id: missing (every working point has it)"
 
 
+def test_a_points_json_entry_changed_after_the_run_is_named_with_what_its_parameters_give(tmp_path: Path) -> None:
+    """The id is the hash of the parameters; connections and label follow from them: each mismatch is named."""
+    path = tmp_path / "points.json"
+
+    def refused(change: dict[str, object]) -> str:
+        entries = json.loads((BASE / "points.json").read_text())
+        entries[1] |= change
+        with pytest.raises(StoreError) as err:
+            decode_points(json.dumps(entries).encode(), path)
+        return str(err.value)
+
+    changed = json.loads((BASE / "points.json").read_text())[1] | {"frame_size": 128}
+    rehashed = PointRecord.from_dict(changed).to_working_point().id
+    assert rehashed != changed["id"]
+    assert refused({"frame_size": 128}) == (
+        f"{path}: [1].id: {changed['id']!r} is not the hash of this point's parameters (they hash to {rehashed}):"
+        " its parameters were changed after the run"
+    )
+    assert refused({"connections": 2001}) == f"{path}: [1].connections: 2001, but its port ranges hold 200 x 10 = 2000"
+    assert refused({"label": "fake-x"}) == f"{path}: [1].label: 'fake-x', but its parameters give 'fake-2c-2k'"
+
+
 def test_a_points_acceptance_override_is_stored_and_reported(tmp_path: Path) -> None:
     """points.json stores each point's metric settings, so the report reads a per-point acceptance (swept) instead
     of the campaign's (before, it read a key the store never wrote and fell back to the campaign's)."""
