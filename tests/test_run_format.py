@@ -20,6 +20,8 @@ import pytest
 
 import natbench
 from natbench.campaign import load_campaign
+from natbench.config.source import MAX_DEPTH as YAML_DEPTH
+from natbench.config.source import MAX_NODES
 from natbench.errors import StoreError
 from natbench.report.bound import BOUND_COLUMNS
 from natbench.results import RepetitionResult, TrialRecord
@@ -42,9 +44,11 @@ from natbench.run.format import (
     encode_record,
     parse_line,
 )
-from natbench.run.format.codec import load_json
+from natbench.run.format.campaign import NestingError
+from natbench.run.format.codec import decode_campaign, load_json
 from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth
 from natbench.run.format.lines import NonFinite
+from natbench.run.format.meta import counts_problem
 from natbench.run.reader import RunDirectory, read_run
 from natbench.run.writer import RunStore
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
@@ -151,6 +155,9 @@ def test_a_synthetic_run_of_older_versions_with_an_iso_start_time_reads() -> Non
         ("point_testbeds", {"p": [1]}, "point_testbeds.p: expected a string, got 1"),
         ("testbeds", [], "testbeds: expected an object, got []"),
         ("testbeds", {"tb1": 1}, "testbeds.tb1: expected an object, got 1"),
+        ("resumed_at", [5.5, True], "resumed_at: expected a finite number, got True"),
+        ("resumed_at", [float("nan")], "resumed_at: expected a finite number, got nan"),
+        ("resumed_at", [float("inf")], "resumed_at: expected a finite number, got inf"),
     ],
 )
 def test_a_run_json_value_of_the_wrong_type_is_one_error_naming_the_file_and_the_field(
@@ -199,6 +206,15 @@ def test_run_json_s_model_takes_only_an_object() -> None:
     with pytest.raises(FieldError) as err:
         RunMeta.from_dict(["running"])
     assert str(err.value) == "run.json: expected a JSON object"
+
+
+def test_moved_records_need_records_written_to_lie_within() -> None:
+    """A moved range lies within the records written: with no ``written`` (none), no range fits."""
+    problem = "moved: [1, 1] is no [first, last] range after 0 within the records written"
+    assert counts_problem({"moved": [[1, 1]]}) == problem
+    assert counts_problem({"written": 0, "moved": [[1, 1]]}) == problem
+    assert counts_problem({"written": 1, "moved": [[1, 1]]}) is None
+    assert counts_problem({"moved": []}) is None
 
 
 def test_malformed_record_counts_are_kept_as_stored_and_never_trusted() -> None:
@@ -250,6 +266,20 @@ def test_a_point_overriding_no_setting_of_a_metric_gives_empty_settings() -> Non
         ({"src_ports": [1]}, "[1].src_ports: expected [first, last], got a list of 1"),
         ({"dut_params": {"dut": 5}}, "[1].dut_params.dut: expected an object, got 5"),
         ({"colour": "red"}, "[1].colour: not a field of a working point"),
+        ({"src_ports": "1000-2000"}, "[1].src_ports: expected a list, got '1000-2000'"),
+        ({"id": 5}, "[1].id: expected a string, got 5"),
+        ({"index": "1"}, "[1].index: expected a whole number, got '1'"),
+        ({"label": None}, "[1].label: expected a string, got None"),
+        ({"name": []}, "[1].name: expected a string, got []"),
+        ({"connections": 2000.0}, "[1].connections: expected a whole number, got 2000.0"),
+        ({"frame_size": "64"}, "[1].frame_size: expected a whole number, got '64'"),
+        ({"swept_dut": 1}, "[1].swept_dut: expected a string, got 1"),
+        ({"co_swept_duts": "dut"}, "[1].co_swept_duts: expected a list, got 'dut'"),
+        ({"co_swept_duts": ["dut", 2]}, "[1].co_swept_duts: expected a string, got 2"),
+        ({"tag": 7}, "[1].tag: expected a string, got 7"),
+        ({"dst_ports": [1000, "2000"]}, "[1].dst_ports: expected a whole number, got '2000'"),
+        ({"dut_params": []}, "[1].dut_params: expected an object, got []"),
+        ({"metric_settings": 5}, "[1].metric_settings: expected an object, got 5"),
     ],
 )
 def test_a_points_json_entry_of_the_wrong_type_is_one_error_naming_the_entry_and_field(
@@ -266,6 +296,28 @@ def test_a_points_json_entry_of_the_wrong_type_is_one_error_naming_the_entry_and
     with pytest.raises(StoreError) as err:
         decode_points(json.dumps(entries).encode(), path)
     assert str(err.value) == f"{path}: [1].id: missing (every working point has it)"
+
+
+def test_a_points_json_entry_changed_after_the_run_is_named_with_what_its_parameters_give(tmp_path: Path) -> None:
+    """The id is the hash of the parameters; connections and label follow from them: each mismatch is named."""
+    path = tmp_path / "points.json"
+
+    def refused(change: dict[str, object]) -> str:
+        entries = json.loads((BASE / "points.json").read_text())
+        entries[1] |= change
+        with pytest.raises(StoreError) as err:
+            decode_points(json.dumps(entries).encode(), path)
+        return str(err.value)
+
+    changed = json.loads((BASE / "points.json").read_text())[1] | {"frame_size": 128}
+    rehashed = PointRecord.from_dict(changed).to_working_point().id
+    assert rehashed != changed["id"]
+    assert refused({"frame_size": 128}) == (
+        f"{path}: [1].id: {changed['id']!r} is not the hash of this point's parameters (they hash to {rehashed}):"
+        " its parameters were changed after the run"
+    )
+    assert refused({"connections": 2001}) == f"{path}: [1].connections: 2001, but its port ranges hold 200 x 10 = 2000"
+    assert refused({"label": "fake-x"}) == f"{path}: [1].label: 'fake-x', but its parameters give 'fake-2c-2k'"
 
 
 def test_a_points_acceptance_override_is_stored_and_reported(tmp_path: Path) -> None:
@@ -303,6 +355,74 @@ def test_a_stored_campaign_that_states_no_acceptance_accepts_no_loss() -> None:
         assert StoredCampaign.parse(text).acceptance("cps", {"error": 10}) == 0.0  # an override of something else
     stated = StoredCampaign.parse("traffic: {acceptance: 0.25}\nmetrics: {cps: {repetitions: 3}}\n")
     assert stated.acceptance("cps") == 0.25
+
+
+def test_a_stored_campaign_that_is_no_yaml_keeps_its_text_and_says_nothing() -> None:
+    """A file that does not parse (or holds a value YAML cannot convert) is kept as it is, unreadable."""
+    for text in ("a: [", "date: 2024-13-45\n", "- a list\n", "just text"):
+        stored = StoredCampaign.parse(text)
+        assert (stored.text, stored.readable, stored.kind, stored.family) == (text, False, None, None)
+
+
+def test_a_stored_campaign_states_kind_and_family_only_where_written() -> None:
+    """kind and traffic.family are None when the file leaves them out or writes null, else the text they hold."""
+    for text in ("traffic: {acceptance: 0.1}\n", "kind: ~\ntraffic: {family: null}\n", "name: bare\n"):
+        stored = StoredCampaign.parse(text)
+        assert stored.readable and (stored.kind, stored.family) == (None, None)
+    stored = StoredCampaign.parse("kind: 3\ntraffic: {family: nat44}\n")
+    assert (stored.kind, stored.family) == ("3", "nat44") and not stored.experiment_session
+
+
+def test_a_stored_campaign_reads_each_metric_section_that_is_a_mapping_and_skips_the_others() -> None:
+    """A metric section that is no mapping states nothing; repetitions count only when a whole number."""
+    stored = StoredCampaign.parse(
+        "metrics:\n  cps: 3\n  latency: [1, 2]\n  teardown: text\n"
+        "  throughput: {acceptance: 0.1, repetitions: 2}\n"
+        "  fill: {repetitions: '3'}\n  lifetime: {repetitions: true}\n  memory: {repetitions: 2.0}\n"
+        "  capacity: {acceptance: 0.2}\n"
+    )
+    assert stored.readable
+    assert stored.metric_acceptance == {"throughput": 0.1, "capacity": 0.2}
+    assert stored.metric_repetitions == {"throughput": 2}
+    assert (stored.acceptance("cps"), stored.acceptance("throughput")) == (0.0, 0.1)
+
+
+def test_a_stored_campaign_of_more_values_than_a_campaign_file_may_hold_still_reads() -> None:
+    """The run's file was checked when the run started: its size is not limited again (only nesting and aliases)."""
+    many = ", ".join(str(i) for i in range(MAX_NODES + 1))
+    stored = StoredCampaign.parse(f"traffic: {{family: nat64}}\nsweep: [{many}]\n")
+    assert stored.readable and stored.family == "nat64"
+
+
+def test_a_stored_campaign_beyond_the_yaml_limits_is_refused_saying_which_limit() -> None:
+    """Too deep gets the hint that a campaign nests only a few levels; an alias cycle or bomb says what it is."""
+    with pytest.raises(NestingError) as deep:
+        StoredCampaign.parse("[" * (YAML_DEPTH + 1) + "]" * (YAML_DEPTH + 1))
+    assert str(deep.value) == f"nested more than {YAML_DEPTH} levels deep (a campaign nests a few)"
+    with pytest.raises(NestingError) as cycle:
+        StoredCampaign.parse("a: &a [*a]\n")
+    assert (
+        str(cycle.value)
+        == "a YAML alias refers to the mapping or list that holds it (a value that would contain itself)"
+    )
+    bomb = "a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n" + "".join(
+        f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcde", "bcdef", strict=True)
+    )
+    with pytest.raises(NestingError) as expanded:
+        StoredCampaign.parse(bomb)
+    assert str(expanded.value).startswith("expands to more than ") and "campaign nests" not in str(expanded.value)
+
+
+def test_a_campaign_file_that_is_no_utf8_or_beyond_the_yaml_limits_is_one_error_naming_the_file() -> None:
+    """decode_campaign names the file and the byte that is no UTF-8, or the limit the YAML goes beyond."""
+    path = Path("runs/r/campaign.yaml")
+    with pytest.raises(StoreError) as binary:
+        decode_campaign(b"name: caf\xe9\n", path)
+    assert str(binary.value) == f"{path}: cannot be read as UTF-8 text (byte at offset 9)"
+    with pytest.raises(StoreError) as deep:
+        decode_campaign(b"[" * (YAML_DEPTH + 1) + b"]" * (YAML_DEPTH + 1), path)
+    assert str(deep.value) == f"{path}: nested more than {YAML_DEPTH} levels deep (a campaign nests a few)"
+    assert decode_campaign("name: caf\u00e9\n".encode(), path).readable  # UTF-8 text reads
 
 
 # ----------------------------------------------------------------------------- record lines
