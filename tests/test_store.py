@@ -1805,26 +1805,15 @@ def test_the_plain_reader_holds_records_against_run_json_read_again_after_the_fi
     assert plain.trials == [trial(1, 0), trial(2, 0)]
 
 
-def test_the_plain_reader_keeps_the_first_reading_when_run_json_cannot_be_read_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("read_again", ["{", None], ids=["unreadable", "agreeing"])
+def test_the_plain_reader_names_a_record_appended_to_a_complete_run_whatever_run_json_read_again_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_again: str | None
 ) -> None:
-    # run.json counted 2 records of a complete run, the file holds 3, and run.json read again is no JSON (being
-    # replaced): the file is held against the first reading
+    # run.json counted 2 records of a complete run, the file holds 3; run.json read again is no JSON (being
+    # replaced: the file is held against the first reading) or agrees with the first reading
     run, _ = _three_trials_counted_complete(tmp_path, 2)
-    _counts_change_while_reading(run, monkeypatch, "{")
-    plain = read_run(run)
-    assert plain.damage == [
-        f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
-        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
-    ]
-    assert plain.trials == [trial(0, 0), trial(1, 0)]
-
-
-def test_the_plain_reader_names_a_record_appended_to_a_complete_run_once_run_json_read_again_agrees(
-    tmp_path: Path,
-) -> None:
-    # run.json (read before and after the file alike) counts 2 records of a complete run, the file holds 3
-    run, _ = _three_trials_counted_complete(tmp_path, 2)
+    if read_again is not None:
+        _counts_change_while_reading(run, monkeypatch, read_again)
     plain = read_run(run)
     assert plain.damage == [
         f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
