@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import pytest
+from selectable_ids import spelled
 
 from natbench.duts.recipes import load_recipe, parse_recipe
 from natbench.duts.recipes.regex import check_pattern, pattern_matches
@@ -137,7 +138,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize(("template", "why"), REFUSED, ids=[t for t, _ in REFUSED])
+@pytest.mark.parametrize(("template", "why"), REFUSED, ids=[spelled(t) for t, _ in REFUSED])
 def test_a_placeholder_where_natbench_does_not_know_its_value_is_data_is_refused(template: str, why: str) -> None:
     with pytest.raises(ShellStructureError) as info:
         analyze(template)
