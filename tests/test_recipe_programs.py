@@ -63,6 +63,46 @@ def test_modprobe_takes_the_options_natbench_knows_and_module_names() -> None:
     read("modprobe -r -- jool")  # '--' ends its options
 
 
+# -- echo and test: options and operators a value could complete -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["echo -{{ x }} > f", "echo -n{{ x }} > f", "echo -E{{ x }} > f", "echo '-'{{ x }} > f", "echo -n -{{ x }} > f",
+     "echo -n -e -{{ x }} > f", "echo '-n' -{{ x }} > f"],
+)  # fmt: skip
+def test_a_value_glued_after_a_dash_where_echo_reads_its_options_is_refused(template: str) -> None:
+    refused(template, "stands in echo's options: glued to a '-' its letters could choose -n or -e")
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["echo -x{{ x }} > f", "echo a -{{ x }} > f", "echo -n a -{{ x }} > f", "echo x-{{ x }} > f", "echo {{ x }} > f",
+     "echo -- -{{ x }} > f"],
+)  # fmt: skip
+def test_a_value_after_echos_options_or_after_text_that_is_no_option_is_written(template: str) -> None:
+    (found,) = analyze(template)
+    assert found.place == "text echo writes"
+
+
+def test_echo_without_a_value_reads_any_options() -> None:
+    read("echo -n -x > f")
+    read("echo -n > f")
+    read("echo - > f")  # a lone dash: no option, and no value glued to it
+
+
+@pytest.mark.parametrize("template", ["[ -{{ x }} a ]", "test -{{ x }} a", "[ a = b -o -{{ x }} c ]", "[ --{{ x }} ]"])
+def test_a_value_glued_after_a_dash_in_tests_operands_is_refused(template: str) -> None:
+    refused(template, "glued to a '-' it could choose one")
+
+
+def test_a_value_in_tests_operands_not_after_a_dash_is_data() -> None:
+    for template in ("[ x-{{ x }} = a ]", "[ {{ x }} = a ]", "[ -n {{ x }} ]", "test a{{ x }} = b"):
+        assert slot(template).place.startswith("an argument of"), template
+    assert slot("[ {{ x }} = a ]").dash_first  # a word of its own: the dash rule
+    read("[ -f a ]")
+
+
 # -- printf ---------------------------------------------------------------------------------------------------------
 
 

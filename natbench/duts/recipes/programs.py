@@ -21,6 +21,7 @@ its input into files (``tee``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import takewhile
@@ -142,6 +143,10 @@ class Program:
         return Reading(self._data_roles(words), prints_arguments=self.prints)
 
     def _read_test(self, words: Sequence[Word]) -> Reading:
+        """Every operand is data; a value may not be glued after a '-' (``-{{ v }}`` could choose the operator)."""
+        for i in range(1, len(words)):
+            if _carries(words[i]) and _leading_text(words[i]).startswith("-"):
+                raise ProgramRefusal(f"stands in an operator of {self.name}: glued to a '-' it could choose one", i)
         return Reading([DATA] * (len(words) - 1), prints_arguments=False)
 
     def _read_literal(self, words: Sequence[Word]) -> Reading:
@@ -158,6 +163,14 @@ class Program:
         return Reading(self._data_roles(words), prints_arguments=self.prints)
 
     def _read_echo(self, words: Sequence[Word]) -> Reading:
+        """Every argument is text echo writes; a value may not be glued to the start of an option (``-{{ v }}``,
+        ``-n{{ v }}``) where echo still reads options: its letters would choose -n or -e."""
+        for i in range(1, len(words)):
+            if ECHO_OPTION.fullmatch(_literal(words[i]) or ""):
+                continue
+            if _carries(words[i]) and _ECHO_OPTION_START.fullmatch(_leading_text(words[i])):
+                raise ProgramRefusal("stands in echo's options: glued to a '-' its letters could choose -n or -e", i)
+            break
         return Reading([EMIT] * (len(words) - 1), prints_arguments=True)
 
     def _read_printf(self, words: Sequence[Word]) -> Reading:
@@ -375,6 +388,10 @@ _IPTABLES_VALUE_OPTIONS = frozenset(
 )
 """Options of iptables whose argument may be a value (``-m`` and ``-j`` load extensions by name and are not here)."""
 _SYSCTL_FLAGS = frozenset(("-w", "-n", "-q", "-e"))
+ECHO_OPTION = re.compile(r"-[neE]+")
+"""A word echo reads as its options (dash knows -n; bash -n, -e and -E), up to the first other word."""
+_ECHO_OPTION_START = re.compile(r"-[neE]*")
+"""Text echo's options begin with: a value glued after it could complete an option."""
 
 
 def _program(

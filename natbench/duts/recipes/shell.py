@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from natbench.duts.recipes.formats import FORMATS, UNKNOWN, Format
-from natbench.duts.recipes.programs import PROGRAMS, ProgramRefusal, Reading, Role
+from natbench.duts.recipes.programs import ECHO_OPTION, PROGRAMS, ProgramRefusal, Reading, Role
 from natbench.duts.recipes.shellsyntax import (
     Arithmetic,
     Command,
@@ -54,7 +54,6 @@ from natbench.duts.recipes.shellsyntax import (
 from natbench.duts.recipes.values import FormatText, ValueClass, is_datum, is_number, is_phrase, is_token
 
 _LOWERCASE = re.compile(r"[a-z][a-z0-9_]*")
-_ECHO_OPTION = re.compile(r"-[neE]+")
 _CONVERSION = re.compile(r"%(?:%|[-+ #0]*[0-9]*(?:\.[0-9]*)?([sdiuoxXc]))")
 
 
@@ -495,7 +494,7 @@ class _Analysis:
         skipping = True
         first = True
         for word in emitted:
-            if skipping and _ECHO_OPTION.fullmatch(word.literal() or ""):  # quoted or not: echo reads it
+            if skipping and ECHO_OPTION.fullmatch(word.literal() or ""):  # quoted or not: echo reads it
                 continue
             skipping = False
             if not first:
