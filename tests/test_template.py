@@ -68,8 +68,9 @@ def test_hexmask_names_cpus_a_dut_can_have_only_and_stays_short() -> None:
     groups = MAX_CORES // 32
     assert cpu_hexmask([MAX_CORES - 1]) == ",".join(["80000000"] + ["00000000"] * (groups - 1))
     assert cpu_hexmask(MAX_CORES) == ",".join(["ffffffff"] * groups)
-    with pytest.raises(ValueError, match=f"CPU number {MAX_CORES}: a DUT has at most {MAX_CORES} CPUs"):
+    with pytest.raises(ValueError) as info:
         cpu_hexmask([0, MAX_CORES])
+    assert str(info.value) == f"CPU number {MAX_CORES}: a DUT has at most {MAX_CORES} CPUs (0 to {MAX_CORES - 1})"
     with pytest.raises(ValueError, match=f"{MAX_CORES + 1} CPUs: a DUT has at most {MAX_CORES}"):
         cpu_hexmask(MAX_CORES + 1)
     with pytest.raises(ValueError, match="CPU number 1000000000000"):
@@ -95,6 +96,14 @@ def test_first_and_last_of_a_scalar_say_what_they_need(name: str) -> None:
     with pytest.raises(ValueError) as info:
         one(f" | {name}", "1-4000")
     assert str(info.value) == f"filter '{name}' needs a port range or list"
+
+
+@pytest.mark.parametrize("name", ["first", "last"])
+def test_first_and_last_of_an_empty_list_say_it_has_no_item(name: str) -> None:
+    with pytest.raises(ValueError) as info:
+        one(f" | {name}", [])
+    assert str(info.value) == f"filter '{name}' of an empty list has no item"
+    assert one(f" | {name}", ["a"]) == "a"  # one item: the first and the last
 
 
 def test_csv_joins_a_list_into_one_quoted_word() -> None:
