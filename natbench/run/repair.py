@@ -102,9 +102,9 @@ def _repair(p: Path, meta: RunMeta, found: Scan) -> RunMeta:
     if found.exists:
         _keep_damaged(p / TRIALS, backup)
         fsync_dir(p)
-    done = {rep_key(r.data) for r in found.records if r.data["type"] == "result"} - found.tainted
-    keep = [r for r in found.records if rep_key(r.data) not in found.tainted]
-    keep = [r for r in keep if rep_key(r.data) in done]  # a kept result's repetition is done: it stays
+    done = {rep_key(r.data) for r in found.records if r.data["type"] == "result"}
+    keep = [r for r in found.records if rep_key(r.data) not in found.tainted]  # the damage's repetitions go
+    keep = [r for r in keep if rep_key(r.data) in done]  # of the rest, a repetition with its result stays
     aside = [r for r in found.records if r not in keep and r.data["type"] == "trial"]
     save_abandoned(p, [r.text for r in aside])
     # every kept record numbered anew, the old unnumbered (legacy) ones too: count the kinds from these
