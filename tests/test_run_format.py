@@ -49,6 +49,7 @@ from natbench.run.format.codec import decode_campaign, load_json
 from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth
 from natbench.run.format.lines import NonFinite
 from natbench.run.format.meta import counts_problem
+from natbench.run.format.points import points_from_json
 from natbench.run.reader import RunDirectory, read_run
 from natbench.run.writer import RunStore
 from natbench.testing.rundir import make_point, result_record, trial_record, write_run_dir
@@ -113,6 +114,8 @@ def test_a_synthetic_run_of_older_versions_with_an_iso_start_time_reads() -> Non
         ("tester", "trex", "tester: expected an object, got 'trex'"),
         ("host", {"cpus": "2"}, "host.cpus: expected a whole number, got '2'"),
         ("point_testbeds", {"p": "a"}, "point_testbeds.p: expected a list, got 'a'"),
+        ("point_testbeds", ["p"], "point_testbeds: expected an object, got ['p']"),
+        ("resumed_at", 5.5, "resumed_at: expected a list, got 5.5"),
         ("resumed_at", [1.0, None], "resumed_at: expected a finite number, got None"),
         ("natbench_version", 1, "natbench_version: expected a string, got 1"),
         ("git_commit", 1, "git_commit: expected a string, got 1"),
@@ -217,6 +220,39 @@ def test_moved_records_need_records_written_to_lie_within() -> None:
     assert counts_problem({"moved": []}) is None
 
 
+def test_record_counts_left_out_of_run_json_read_as_none_written() -> None:
+    """Each count run.json's ``records`` leaves out is 0 (a kind of record never written), the others as stored."""
+    assert RunMeta.from_dict({"records": {}}).records == RecordCounts()
+    results_only = RunMeta.from_dict({"records": {"written": 2, "result": 2}}).records
+    assert results_only == RecordCounts(written=2, trial=0, result=2, legacy=0, moved=())
+    stored = {"written": 4, "trial": 2, "result": 1, "legacy": 1, "moved": [[1, 2]]}
+    assert RunMeta.from_dict({"records": stored}).records == RecordCounts(4, 2, 1, 1, ((1, 2),))
+
+
+def test_a_run_json_without_a_status_reads_as_unknown_and_is_written_back_without_one() -> None:
+    meta = RunMeta.from_dict({"natbench_version": "1.0"})
+    assert meta.status == "unknown"
+    assert "status" not in meta.to_dict()
+    assert RunMeta.from_dict(meta.to_dict()).status == "unknown"
+    assert RunMeta.from_dict({"status": "failed"}).status == "failed"
+
+
+def test_host_facts_this_version_does_not_know_are_kept_and_written_back() -> None:
+    stored = {"hostname": "vm", "cpus": 2, "numa_nodes": 1, "kernel": {"release": "6.1"}}
+    host = HostFacts.from_dict(stored)
+    assert host == HostFacts(hostname="vm", cpus=2, other={"numa_nodes": 1, "kernel": {"release": "6.1"}})
+    assert host.to_dict() == {"cpus": 2, "hostname": "vm", "kernel": {"release": "6.1"}, "numa_nodes": 1}
+    assert RunMeta.from_dict({"host": stored}).to_dict()["host"] == host.to_dict()
+
+
+def test_a_distributed_run_s_testbeds_read_back_under_their_names() -> None:
+    testbeds = {"tb1": {"class": "lab", "tester": {"kind": "fake"}}, "tb2": {"class": "lab"}}
+    meta = RunMeta.from_dict({"testbeds": testbeds, "point_testbeds": {"p": ["tb2", "tb1"]}})
+    assert meta.testbeds == testbeds
+    assert meta.point_testbeds == {"p": ("tb2", "tb1")}
+    assert meta.to_dict()["testbeds"] == testbeds
+
+
 def test_malformed_record_counts_are_kept_as_stored_and_never_trusted() -> None:
     counts = {"written": 3, "moved": [[2, 9]]}
     meta = RunMeta.from_dict({"status": "running", "records": counts})
@@ -296,6 +332,28 @@ def test_a_points_json_entry_of_the_wrong_type_is_one_error_naming_the_entry_and
     with pytest.raises(StoreError) as err:
         decode_points(json.dumps(entries).encode(), path)
     assert str(err.value) == f"{path}: [1].id: missing (every working point has it)"
+
+
+def test_points_json_s_model_takes_only_a_list_of_working_points() -> None:
+    with pytest.raises(FieldError) as err:
+        points_from_json({"points": []})
+    assert (err.value.field, err.value.problem) == ("points", "expected a list of working points")
+    assert str(err.value) == "points: expected a list of working points"
+    assert points_from_json([]) == []
+
+
+def test_a_working_point_listed_twice_is_named_with_the_entry_that_listed_it_first() -> None:
+    entries = json.loads((BASE / "points.json").read_text())
+    assert len(entries) == 2 and entries[0]["id"] != entries[1]["id"]
+    assert [p.id for p in points_from_json(entries)] == [entries[0]["id"], entries[1]["id"]]
+    again = entries[1]["id"]
+    with pytest.raises(FieldError) as err:
+        points_from_json([*entries, entries[1]])
+    assert (err.value.field, err.value.problem) == (
+        "[2].id",
+        f"{again} again (entry [1]): a working point listed twice",
+    )
+    assert str(err.value) == f"[2].id: {again} again (entry [1]): a working point listed twice"
 
 
 def test_a_points_json_entry_changed_after_the_run_is_named_with_what_its_parameters_give(tmp_path: Path) -> None:

@@ -188,6 +188,32 @@ def test_each_append_fsyncs_the_trials_file_after_writing_its_line(
     store.close()
 
 
+def test_a_record_that_cannot_reach_trials_jsonl_names_that_file_and_is_not_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write error of trials.jsonl (a full disk reported when the line is synced) stops the run naming trials.jsonl
+    and the resume; run.json never counts the record (it is counted only once on disk)."""
+    run = tmp_path / "run"
+    store = new_store(tmp_path)
+    store.append_trial(trial(0, 0))
+    counted = (run / "run.json").read_text()
+
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer_module.os, "fsync", full_disk)
+    with pytest.raises(RunWriteError) as err:
+        store.append_trial(trial(0, 1))
+    monkeypatch.undo()
+    assert str(err.value) == (
+        f"{run / 'trials.jsonl'}: cannot be written: No space left on device; what was stored before stands"
+        f" (`natbench run --resume {run}` continues the run once there is room)"
+    )
+    assert (run / "run.json").read_text() == counted
+    assert store.counts == RecordCounts(written=1, trial=1)
+    store.close()
+
+
 def test_a_record_whose_count_did_not_reach_run_json_keeps_its_number(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
