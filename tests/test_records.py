@@ -556,6 +556,20 @@ def test_a_line_holding_a_number_json_cannot_carry_is_damage_of_that_line(tmp_pa
     assert [r.seq for r in found.records] == [1]
 
 
+def test_a_non_finite_number_a_line_parser_let_through_is_still_damage_of_that_line_when_checksummed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the checksum itself refuses a number JSON cannot carry: with a line parser that admits NaN (plain json.loads,
+    # standing in for another reader's objects) the line is still damage, named once; its seq is there, so no record
+    # is missing
+    monkeypatch.setattr(records, "parse_line", json.loads)
+    line = encode("trial", {**TRIAL, "repetition": 1}, 2).replace('"intended_rate":1000.0', '"intended_rate":NaN')
+    path = write(tmp_path, encode("trial", TRIAL, 1), line)
+    found = scan(path, {"written": 2, "trial": 2})
+    assert found.damage == [f"{path}:2: not a natbench record: non-finite number"]
+    assert [r.seq for r in found.records] == [1]
+
+
 def test_a_line_nested_beyond_what_the_json_reader_can_follow_is_damage_of_that_line(tmp_path: Path) -> None:
     # thousands of levels: the JSON reader itself gives up (RecursionError), named like any nesting beyond MAX_DEPTH
     path = write(tmp_path, encode("trial", TRIAL, 1), "[" * 100_000 + "]" * 100_000 + "\n")

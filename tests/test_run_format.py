@@ -12,6 +12,7 @@ import json
 import math
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import damaged_runs
@@ -43,11 +44,12 @@ from natbench.run.format import (
     encode_points,
     encode_record,
     parse_line,
+    record_data,
 )
 from natbench.run.format.campaign import NestingError
 from natbench.run.format.codec import decode_campaign, load_json
-from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth
-from natbench.run.format.lines import NonFinite
+from natbench.run.format.fields import MAX_DEPTH, MAX_MEASURE, SHOWN_CHARS, DuplicateKey, depth, no_duplicate_keys
+from natbench.run.format.lines import NonFinite, checksum
 from natbench.run.format.meta import counts_problem
 from natbench.run.format.points import points_from_json
 from natbench.run.reader import RunDirectory, read_run
@@ -529,6 +531,46 @@ def test_a_key_named_twice_in_a_record_line_is_refused_naming_the_key() -> None:
     assert str(err.value) == "duplicate key 'counts' in one object (natbench writes each key once)"
 
 
+def test_the_key_named_twice_is_the_one_named_wherever_it_comes_in_the_object() -> None:
+    # the object's first key is named once: the error names the later key that comes again, not the first one
+    with pytest.raises(DuplicateKey) as err:
+        no_duplicate_keys([("seq", 1), ("type", "trial"), ("counts", {}), ("counts", {"forward": {}})])
+    assert err.value.key == "counts"
+    with pytest.raises(DuplicateKey) as err:
+        parse_line('{"seq": 1, "type": "trial", "type": "result"}')
+    assert str(err.value) == "duplicate key 'type' in one object (natbench writes each key once)"
+    assert no_duplicate_keys([("seq", 1), ("type", "trial")]) == {"seq": 1, "type": "trial"}
+
+
+def test_a_line_of_no_record_type_is_named_by_its_type_field() -> None:
+    for kind, named in (("abandoned", "'abandoned'"), (None, "None")):
+        data = {"type": kind, **TRIAL.to_dict()} if kind is not None else TRIAL.to_dict()
+        with pytest.raises(FieldError) as err:
+            decode_record(data)
+        assert (err.value.field, err.value.problem) == ("type", f"expected 'trial' or 'result', got {named}")
+        assert str(err.value) == f"type: expected 'trial' or 'result', got {named}"
+
+
+def test_the_checksum_is_the_crc32_of_the_canonical_json_and_refuses_what_json_cannot_hold() -> None:
+    # canonical: sorted keys, no spaces, text as UTF-8 (not escaped), crc32 itself left out
+    body = {"reason": "d\u00e9bit \u2192 0", "seq": 3, "type": "trial"}
+    canonical = '{"reason":"d\u00e9bit \u2192 0","seq":3,"type":"trial"}'.encode()
+    assert checksum({**body, "crc32": "00000000"}) == f"{zlib.crc32(canonical):08x}"
+    for number in (math.nan, math.inf, -math.inf):  # no JSON form: no checksum either
+        with pytest.raises(ValueError, match=r"^Out of range float values are not JSON compliant"):
+            checksum({**body, "value": number})
+
+
+def test_a_record_json_cannot_hold_is_refused_before_it_is_stored() -> None:
+    # NaN values become null; a NaN key cannot, and an object that is no JSON value has no form at all
+    nan_key = RepetitionResult("p", "latency", 0, 1.0, "s", None, {math.nan: 1.0})
+    with pytest.raises(ValueError, match=r"^Out of range float values are not JSON compliant"):
+        record_data(nan_key)
+    with pytest.raises(TypeError, match=r"^Object of type object is not JSON serializable"):
+        record_data(dataclasses.replace(TRIAL, extra={"handle": object()}))
+    assert record_data(dataclasses.replace(RESULT, value=math.nan))["value"] is None
+
+
 def test_a_wrong_value_is_named_whole_up_to_sixty_characters_and_cut_beyond() -> None:
     fits = "x" * (SHOWN_CHARS - 2)  # its repr, quotes included, is exactly SHOWN_CHARS long
     with pytest.raises(FieldError) as err:
@@ -574,6 +616,34 @@ def test_a_file_nested_as_deep_as_allowed_reads_and_one_level_more_is_refused(tm
     with pytest.raises(StoreError) as err:
         load_json(too_deep, path)
     assert str(err.value) == f"{path}: nested more than {MAX_DEPTH} levels deep (natbench writes a dozen at most)"
+
+
+def test_a_scalar_nests_no_level_and_each_object_or_list_one_more() -> None:
+    assert [depth(value) for value in (7, "x", None, 1.5)] == [0, 0, 0, 0]
+    assert [depth(value) for value in ([], {}, [1], {"a": []}, [[{"b": 1}]])] == [1, 1, 1, 2, 3]
+
+
+def test_a_file_nested_beyond_the_json_reader_s_own_limit_is_refused_like_one_level_too_deep(tmp_path: Path) -> None:
+    # so deep that the JSON reader itself gives up (a RecursionError inside it): the same one line naming the file
+    path = tmp_path / "points.json"
+    with pytest.raises(StoreError) as err:
+        load_json(b"[" * 100_000 + b"]" * 100_000, path)
+    assert str(err.value) == f"{path}: nested more than {MAX_DEPTH} levels deep (natbench writes a dozen at most)"
+
+
+def test_a_file_that_is_no_utf8_or_names_a_key_twice_is_one_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    with pytest.raises(StoreError) as err:
+        load_json(b'{"name": "caf\xe9"}', path)
+    assert str(err.value) == f"{path}: not UTF-8 text (byte at offset 13)"
+    for text, key in (
+        (b'{"status": "running", "seq": 1, "seq": 2}', "seq"),
+        (b'[{"id": "a"}, {"id": "b", "cores": 1, "id": "c"}]', "id"),
+    ):
+        with pytest.raises(StoreError) as err:
+            load_json(text, path)
+        assert str(err.value) == f"{path}: duplicate key '{key}' in one object (natbench writes each key once)"
+    assert load_json(b'{"seq": 1, "status": "running"}', path) == {"seq": 1, "status": "running"}
 
 
 def test_a_missing_required_field_is_named_and_optional_ones_take_their_defaults() -> None:

@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+import natbench.run.format.safefile as safefile_module
 import natbench.run.reader as reader_module
 import natbench.run.repair as repair_module
 import natbench.run.writer as writer_module
@@ -33,7 +34,7 @@ from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run import frames
 from natbench.run.format import ABANDONED, HostFacts, PointRecord, RecordCounts, Repair, RunMeta
-from natbench.run.reader import DAMAGE_HINT, RunDirectory, read_run
+from natbench.run.reader import DAMAGE_HINT, RunDirectory, read_bytes, read_run, scan_run
 from natbench.run.repair import resume_store
 from natbench.run.writer import RunStore, RunWriteError, append_fd, atomic_write, link_latest, lock_dir
 from natbench.testing.rundir import write_run_dir
@@ -341,6 +342,95 @@ def test_open_names_the_run_directory_when_looking_at_it_fails_without_a_file_na
     with pytest.raises(StoreError) as err:
         RunDirectory.open(run)
     assert str(err.value) == f"{run}: cannot be read: Input/output error"
+
+
+@pytest.mark.parametrize(
+    ("error", "named"),
+    [(OSError(errno.EIO, os.strerror(errno.EIO)), "Input/output error"), (OSError("stale handle"), "stale handle")],
+)
+def test_a_metadata_file_whose_closing_fails_is_named_with_the_error_s_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, named: str
+) -> None:
+    # the file opens and reads, then closing it reports a deferred error (as a network file system may; simulated
+    # here, the file is real): the error's own text (strerror), or the error itself when it has none
+    path = tmp_path / "run.json"
+    path.write_text("{}", "utf-8")
+    real = safefile_module.open_regular
+
+    class CloseFails(io.BufferedReader):
+        def close(self) -> None:
+            was_open = not self.closed
+            super().close()
+            if was_open:
+                raise error
+
+    monkeypatch.setattr(safefile_module, "open_regular", lambda p: CloseFails(real(p).detach()))
+    with pytest.raises(StoreError) as err:
+        read_bytes(path)
+    assert str(err.value) == f"{path}: cannot be read: {named}"
+
+
+def test_each_metadata_file_is_read_up_to_its_own_cap_and_a_name_without_one_up_to_run_json_s(tmp_path: Path) -> None:
+    # campaign.yaml may hold 16 MiB, run.json (and any other file read as metadata) 64 MiB: sparse files, read whole
+    caps = safefile_module.FILE_CAPS
+    mib = safefile_module.MiB
+    campaign = tmp_path / "campaign.yaml"
+    with campaign.open("wb") as f:
+        f.truncate(caps["campaign.yaml"])
+    assert len(read_bytes(campaign)) == caps["campaign.yaml"] == 16 * mib
+    with campaign.open("ab") as f:
+        f.write(b"\n")
+    with pytest.raises(StoreError) as err:
+        read_bytes(campaign)
+    assert str(err.value) == (
+        f"{campaign}: larger than the 16 MiB a campaign.yaml may hold (natbench writes far less): not read"
+    )
+    other = tmp_path / "facts.json"
+    other.write_text("{}", "utf-8")
+    assert read_bytes(other) == b"{}"
+    with other.open("ab") as f:
+        f.truncate(caps["run.json"] + 1)
+    with pytest.raises(StoreError) as err:
+        read_bytes(other)
+    assert str(err.value) == (
+        f"{other}: larger than the 64 MiB a facts.json may hold (natbench writes far less): not read"
+    )
+
+
+def _three_trials_read_again_as(tmp_path: Path, written: int, status: str) -> Path:
+    """A run directory of 3 trials whose run.json (read again after trials.jsonl) counts ``written`` in a run of
+    ``status``."""
+    with new_store(tmp_path) as store:
+        for rep in range(3):
+            store.append_trial(trial(rep, 0))
+    run = tmp_path / "run"
+    meta = json.loads((run / "run.json").read_text("utf-8"))
+    again = {**meta, "records": {"written": written, "trial": written}, "status": status}
+    (run / "run.json").write_text(json.dumps(again), "utf-8")
+    return run
+
+
+def test_one_record_beyond_the_counts_of_a_running_run_is_held_against_the_first_reading_alone(
+    tmp_path: Path,
+) -> None:
+    # run.json read first: 2 of the 3 records counted, running. One record beyond them is what a kill between a
+    # line and its count leaves: a note, whatever run.json says when read again (here: complete, still 2 counted)
+    run = _three_trials_read_again_as(tmp_path, 2, "complete")
+    first = RunDirectory.open(run).meta.replace(records=RecordCounts(written=2, trial=2), status="running")
+    found = scan_run(run, first)
+    assert found.damage == []
+    assert found.notes == [
+        f"{run / 'trials.jsonl'}:3: seq 3 not counted in run.json yet"
+        " (written just before the run stopped, or the run is still being written)"
+    ]
+    # two records beyond the first reading's count: run.json is read again, and the later reading says complete
+    # with 2 counted, so the third record was appended after the run ended
+    first = first.replace(records=RecordCounts(written=1, trial=1))
+    found = scan_run(run, first)
+    assert found.damage == [
+        f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    ]
 
 
 def test_resume_moves_cut_off_trials_aside_and_drops_a_torn_line(tmp_path: Path) -> None:
