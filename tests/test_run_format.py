@@ -8,6 +8,7 @@ facts' old key ``backend``, now ``kind``.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import math
 import subprocess
@@ -106,6 +107,39 @@ def test_a_synthetic_run_of_older_versions_with_an_iso_start_time_reads() -> Non
     assert meta.other == {"pytest": {"pid": 7}}  # a key natbench does not know is kept, and written back
     assert meta.to_dict()["pytest"] == {"pid": 7}
     assert meta.records is None  # from before record counts
+
+
+def test_a_run_json_without_a_status_is_written_back_without_one_and_a_known_status_is_written() -> None:
+    unknown = RunMeta.from_dict({"campaign_name": "t"})
+    assert unknown.status == "unknown"
+    assert "status" not in unknown.to_dict()  # "unknown" is the reader's word for none, never stored
+    assert "status" not in json.loads(encode_meta(unknown))
+    for status in ("running", "complete", "failed"):
+        assert RunMeta(status=status).to_dict()["status"] == status
+
+
+def test_a_distributed_run_s_id_class_and_testbeds_are_written_under_their_keys_and_read_back() -> None:
+    meta = RunMeta(
+        run_id="r-1",
+        testbed_class="lab-a",
+        point_testbeds={"p1": ("tb1", "tb2"), "p2": ("tb2",)},
+        testbeds={"tb1": {"class": "lab-a", "tester": {"kind": "trex"}}, "tb2": {"class": "lab-a"}},
+    )
+    stored = json.loads(encode_meta(meta))
+    assert stored["run_id"] == "r-1"
+    assert stored["testbed_class"] == "lab-a"
+    assert stored["point_testbeds"] == {"p1": ["tb1", "tb2"], "p2": ["tb2"]}  # JSON lists, in order
+    assert stored["testbeds"] == {"tb1": {"class": "lab-a", "tester": {"kind": "trex"}}, "tb2": {"class": "lab-a"}}
+    back = decode_meta(encode_meta(meta).encode(), Path("run.json"))
+    assert back == meta and back.other == {}  # nothing read as a key natbench does not know
+    plain = RunMeta().to_dict()  # not a distributed run: none of these keys
+    assert not {"run_id", "testbed_class", "point_testbeds", "testbeds"} & plain.keys()
+
+
+def test_run_json_writes_a_fact_json_cannot_hold_as_its_text() -> None:
+    # a DUT fact parsed from YAML may be a date, a file name a Path: run.json stores their text, never fails
+    meta = RunMeta(duts={"dut": {"built": datetime.date(2026, 12, 6), "config": Path("/etc/nat.conf")}})
+    assert json.loads(encode_meta(meta))["duts"] == {"dut": {"built": "2026-12-06", "config": "/etc/nat.conf"}}
 
 
 @pytest.mark.parametrize(
@@ -653,6 +687,16 @@ def test_a_missing_required_field_is_named_and_optional_ones_take_their_defaults
         decode_record(data)
     bare = {k: v for k, v in TRIAL.to_dict().items() if k not in ("lower", "upper", "value", "extra")}
     assert decode_record({"type": "trial", **bare}) == dataclasses.replace(TRIAL, extra={})
+
+
+def test_a_record_of_an_unknown_type_is_refused_naming_the_type_field_and_the_value() -> None:
+    with pytest.raises(FieldError) as err:
+        decode_record({"type": "trials", **TRIAL.to_dict()})
+    assert err.value.field == "type"
+    assert str(err.value) == "type: expected 'trial' or 'result', got 'trials'"
+    with pytest.raises(FieldError) as missing:
+        decode_record(dict(TRIAL.to_dict()))
+    assert str(missing.value) == "type: expected 'trial' or 'result', got None"
 
 
 def test_a_line_with_a_wrong_field_type_is_damage_of_its_repetition_like_a_checksum_mismatch(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from natbench.errors import StoreError
 from natbench.results import RepetitionResult, TrialRecord, Verdict
 from natbench.run import frames
 from natbench.run.format import ABANDONED, HostFacts, PointRecord, RecordCounts, Repair, RunMeta
-from natbench.run.reader import DAMAGE_HINT, RunDirectory, read_bytes, read_run, scan_run
+from natbench.run.reader import DAMAGE_HINT, RunDirectory, half_created, read_bytes, read_run, scan_run
 from natbench.run.repair import resume_store
 from natbench.run.writer import RunStore, RunWriteError, append_fd, atomic_write, link_latest, lock_dir
 from natbench.testing.rundir import write_run_dir
@@ -1535,6 +1535,63 @@ def test_append_fd_appends_to_a_file_creating_it_and_exclusive_refuses_one_that_
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o644 & ~umask
+
+
+def test_append_fd_refuses_a_symbolic_link_in_the_file_s_place_and_writes_nothing_through_it(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.jsonl"
+    link = tmp_path / "trials.jsonl"
+    link.symlink_to(target)  # dangling: following it would create the target
+    with pytest.raises(StoreError) as err:
+        append_fd(link)
+    assert str(err.value) == (
+        f"{link}: a symbolic link: natbench writes a run directory's files itself, never through a link"
+    )
+    assert not target.exists()
+    target.write_text("theirs\n")  # a link to an existing file is refused alike, the file left as it was
+    with pytest.raises(StoreError, match="a symbolic link"):
+        append_fd(link)
+    assert target.read_text() == "theirs\n"
+
+
+def test_a_store_given_run_json_without_record_counts_counts_from_zero(tmp_path: Path) -> None:
+    new_store(tmp_path).close()
+    run = tmp_path / "run"
+    meta = RunDirectory.open(run).meta.replace(records=None)  # a run.json from before record counts
+    store = RunStore(run, meta, set(), lock_dir(run))
+    try:
+        assert store.counts == RecordCounts()
+        assert store.meta.records == RecordCounts()
+        store.append_trial(trial(0, 0))
+        assert store.counts == RecordCounts(written=1, trial=1)
+    finally:
+        store.close()
+    assert json.loads((run / "run.json").read_text())["records"]["written"] == 1
+
+
+def test_half_created_is_false_for_a_path_that_is_no_directory(tmp_path: Path) -> None:
+    assert not half_created(tmp_path / "missing")
+    plain = tmp_path / "campaign.yaml"
+    plain.write_text("name: t\n")
+    assert not half_created(plain)
+    half = tmp_path / "half"
+    half.mkdir()
+    (half / "campaign.yaml").write_text("name: t\n")
+    assert half_created(half)  # the directory beside them that is half-created
+    (half / "run.json").write_text("{}")
+    assert not half_created(half)
+
+
+def test_create_takes_over_a_half_created_directory_replacing_its_files(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "campaign.yaml").write_text("name: old\n")  # killed after writing these, before run.json
+    (run / ".points.json.tmp").write_text("[")
+    (run / "trials.jsonl").write_text("")
+    with new_store(tmp_path) as store:
+        store.append_trial(trial(0, 0))
+    assert sorted(p.name for p in run.iterdir()) == ["campaign.yaml", "points.json", "run.json", "trials.jsonl"]
+    assert (run / "campaign.yaml").read_text() == "name: t\n"
+    assert RunDirectory.open(run).trials() == [trial(0, 0)]
 
 
 def test_the_run_lock_is_only_taken_on_a_directory(tmp_path: Path) -> None:
