@@ -433,6 +433,27 @@ def test_one_record_beyond_the_counts_of_a_running_run_is_held_against_the_first
     ]
 
 
+def test_one_record_beyond_the_counts_of_a_complete_run_leads_to_a_second_look_at_run_json(tmp_path: Path) -> None:
+    # run.json read first: complete with 2 of the 3 records counted. A complete run leaves no uncounted record, so
+    # the third sends the reader back to run.json: a resume has since set the run running (3 counted), and a record
+    # of a running run beyond the first count is a note, not damage
+    run = _three_trials_read_again_as(tmp_path, 3, "running")
+    first = RunDirectory.open(run).meta.replace(records=RecordCounts(written=2, trial=2), status="complete")
+    found = scan_run(run, first)
+    assert found.damage == []
+    assert found.notes == [
+        f"{run / 'trials.jsonl'}:3: seq 3 not counted in run.json yet"
+        " (written just before the run stopped, or the run is still being written)"
+    ]
+    # read again, run.json still says complete with 2: the third record was appended after the run ended
+    run = _three_trials_read_again_as(tmp_path / "again", 2, "complete")
+    found = scan_run(run, first)
+    assert found.damage == [
+        f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    ]
+
+
 def test_resume_moves_cut_off_trials_aside_and_drops_a_torn_line(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         store.append_trial(trial(0, 0))
