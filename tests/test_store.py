@@ -397,6 +397,22 @@ def test_each_metadata_file_is_read_up_to_its_own_cap_and_a_name_without_one_up_
     )
 
 
+def _third_not_counted_yet(run: Path) -> str:
+    """The scanner's note for the third record of a running run whose run.json counts 2."""
+    return (
+        f"{run / 'trials.jsonl'}:3: seq 3 not counted in run.json yet"
+        " (written just before the run stopped, or the run is still being written)"
+    )
+
+
+def _third_appended_after_the_end(run: Path) -> str:
+    """The scanner's damage line for the third record of a complete run whose run.json counts 2."""
+    return (
+        f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
+        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
+    )
+
+
 def _three_trials_read_again_as(tmp_path: Path, written: int, status: str) -> Path:
     """A run directory of 3 trials whose run.json (read again after trials.jsonl) counts ``written`` in a run of
     ``status``."""
@@ -419,18 +435,12 @@ def test_one_record_beyond_the_counts_of_a_running_run_is_held_against_the_first
     first = RunDirectory.open(run).meta.replace(records=RecordCounts(written=2, trial=2), status="running")
     found = scan_run(run, first)
     assert found.damage == []
-    assert found.notes == [
-        f"{run / 'trials.jsonl'}:3: seq 3 not counted in run.json yet"
-        " (written just before the run stopped, or the run is still being written)"
-    ]
+    assert found.notes == [_third_not_counted_yet(run)]
     # two records beyond the first reading's count: run.json is read again, and the later reading says complete
     # with 2 counted, so the third record was appended after the run ended
     first = first.replace(records=RecordCounts(written=1, trial=1))
     found = scan_run(run, first)
-    assert found.damage == [
-        f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
-        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
-    ]
+    assert found.damage == [_third_appended_after_the_end(run)]
 
 
 def test_one_record_beyond_the_counts_of_a_complete_run_leads_to_a_second_look_at_run_json(tmp_path: Path) -> None:
@@ -441,17 +451,11 @@ def test_one_record_beyond_the_counts_of_a_complete_run_leads_to_a_second_look_a
     first = RunDirectory.open(run).meta.replace(records=RecordCounts(written=2, trial=2), status="complete")
     found = scan_run(run, first)
     assert found.damage == []
-    assert found.notes == [
-        f"{run / 'trials.jsonl'}:3: seq 3 not counted in run.json yet"
-        " (written just before the run stopped, or the run is still being written)"
-    ]
+    assert found.notes == [_third_not_counted_yet(run)]
     # read again, run.json still says complete with 2: the third record was appended after the run ended
     run = _three_trials_read_again_as(tmp_path / "again", 2, "complete")
     found = scan_run(run, first)
-    assert found.damage == [
-        f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
-        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
-    ]
+    assert found.damage == [_third_appended_after_the_end(run)]
 
 
 def test_resume_moves_cut_off_trials_aside_and_drops_a_torn_line(tmp_path: Path) -> None:
@@ -2009,10 +2013,7 @@ def test_the_plain_reader_names_a_record_appended_to_a_complete_run_whatever_run
     if read_again is not None:
         _counts_change_while_reading(run, monkeypatch, read_again)
     plain = read_run(run)
-    assert plain.damage == [
-        f"{run / 'trials.jsonl'}:3: seq 3 beyond the 2 records run.json counts in a run whose status is 'complete'"
-        " (appended after the run ended: no writer leaves an uncounted record after that mark)"
-    ]
+    assert plain.damage == [_third_appended_after_the_end(run)]
     assert plain.trials == [trial(0, 0), trial(1, 0)]
 
 
