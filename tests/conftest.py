@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
-from selectable_ids import selectable, spelled
+from selectable_ids import spelled
 from system_needs import MARKER_NEEDS, unmet
 
 from natbench.campaign import load_campaign
@@ -42,9 +42,10 @@ _UNMET: dict[str, str | None] = {}
 
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
     """Spell a text parameter pytest would escape so that its test can be selected by id (selectable_ids)."""
-    if isinstance(val, str | bytes) and not selectable(val.decode("latin-1") if isinstance(val, bytes) else val):
-        return spelled(val)
-    return None
+    if not isinstance(val, str | bytes):
+        return None
+    shown = spelled(val)
+    return None if shown == val else shown
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
